@@ -1,0 +1,326 @@
+/*
+ * tensormm.h — the public API of libtensormm.
+ *
+ * libtensormm lets C training code train models whose tensors do not fit in
+ * GPU memory.  Code creates tensors in a context, runs operations on them
+ * through tmm_run(), and marks iteration boundaries; the library keeps the
+ * tensors the running op needs on the device and swaps the others out to
+ * pinned host memory (or, in UVM mode, migrates them), so that the math is
+ * unchanged and the results are bit-identical to an unconstrained run.
+ *
+ * Conventions (as liburing): every function that can fail returns 0 or a
+ * negative errno value (-ENOMEM, -EINVAL, ...) and writes its results
+ * through out-parameters.  tmm_strerror() names a code; tmm_last_error()
+ * gives the context's detailed message for the last failure (which tensor,
+ * which op, how many bytes, which tunable).
+ *
+ * Thread safety: a context is used by one thread at a time.  Different
+ * contexts are independent.
+ *
+ * The tunables (TENSORMM_* environment variables and the keys of the
+ * configuration string) are documented in tensormm(7).
+ */
+#ifndef TENSORMM_H
+#define TENSORMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Public functions are exported; everything else in the library is hidden. */
+#if defined(__GNUC__) && !defined(TMM_STATIC_BUILD)
+#define TMM_EXPORT __attribute__((visibility("default")))
+#else
+#define TMM_EXPORT
+#endif
+
+#define TMM_VERSION_MAJOR 0
+#define TMM_VERSION_MINOR 1
+#define TMM_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------
+ * Handles
+ * ---------------------------------------------------------------------- */
+
+/* A context: one device, one budget, one set of tensors. */
+typedef struct tmm_ctx tmm_ctx;
+
+/*
+ * A tensor handle.  It is a value, not a pointer: it encodes the owning
+ * context, a slot and a generation, so a handle that is zero, destroyed or
+ * from another context is refused with -EBADF instead of crashing.
+ */
+typedef struct tmm_tensor {
+	uint64_t id;
+} tmm_tensor;
+
+/* The handle that names no tensor (all bits zero). */
+#define TMM_TENSOR_NULL ((tmm_tensor){ 0 })
+
+/* ------------------------------------------------------------------------
+ * Context
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Creates a context.  `config` is a comma-separated list of key=value
+ * tunables ("policy=none,budget=6GiB"; NULL or "" for none).  Each value
+ * comes from the config string if given there, else from the matching
+ * TENSORMM_<KEY> environment variable, else from its default.
+ *
+ * Returns 0 and sets *out, or a negative errno: -EINVAL for an unknown key
+ * or invalid value, -ENODEV when the requested backend is not available,
+ * -ENOMEM.  On failure *out is NULL and the reason is available from
+ * tmm_last_error(NULL) (the calling thread's last creation error).
+ */
+TMM_EXPORT int tmm_ctx_create(tmm_ctx **out, const char *config);
+
+/*
+ * Destroys a context and every tensor still in it, waits for its pending
+ * copies and returns its device and host memory.  Returns 0, or -EBADF for
+ * NULL or a context already destroyed.  The pointer must not be used again.
+ */
+TMM_EXPORT int tmm_ctx_destroy(tmm_ctx *ctx);
+
+/*
+ * The detailed message of the last failed call on `ctx` ("" if none), or,
+ * with ctx NULL, of this thread's last failed tmm_ctx_create().  The string
+ * stays valid until the next call on the same context.
+ */
+TMM_EXPORT const char *tmm_last_error(const tmm_ctx *ctx);
+
+/* A short, static description of a (negative) errno return value. */
+TMM_EXPORT const char *tmm_strerror(int err);
+
+/* ------------------------------------------------------------------------
+ * Tensors
+ * ---------------------------------------------------------------------- */
+
+/* What a tensor is for; policies treat the kinds differently. */
+enum tmm_kind {
+	TMM_PERSISTENT = 0, /* weights, optimizer state: live across iterations */
+	TMM_ACTIVATION = 1, /* feature maps: produced forward, used backward */
+	TMM_GRADIENT = 2,   /* gradients */
+	TMM_SCRATCH = 3,    /* workspaces and temporaries */
+	TMM_KIND_COUNT
+};
+
+/*
+ * Creates a tensor of `bytes` bytes (> 0) of the given kind.  `name` (may be
+ * NULL) is copied and used in messages and traces.  The tensor holds no
+ * memory until it is first written or produced by an op.
+ * Returns 0 and sets *out, or -EINVAL / -ENOMEM / -EBADF.
+ */
+TMM_EXPORT int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
+		      const char *name, tmm_tensor *out);
+
+/*
+ * Destroys a tensor and returns its memory.  Returns 0, -EBADF for a bad
+ * handle, -EBUSY if it is acquired.
+ */
+TMM_EXPORT int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor t);
+
+/*
+ * Copies `bytes` bytes at `offset` of the tensor into `dst`, wherever the
+ * tensor currently is (device, host, or recomputed).  Returns 0, -EBADF,
+ * -EINVAL for a range outside the tensor, -ENODATA for a tensor never
+ * written, -ENOTSUP on a phantom (sizes-only) simulated device.
+ */
+TMM_EXPORT int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor t, size_t offset, void *dst,
+		    size_t bytes);
+
+/*
+ * Copies `bytes` bytes from `src` into the tensor at `offset`.  A tensor
+ * that holds no memory yet is materialised (zero-filled) first.  Returns 0,
+ * -EBADF, -EINVAL, -ENOMEM, -ENOTSUP (phantom device).
+ */
+TMM_EXPORT int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor t, size_t offset,
+		     const void *src, size_t bytes);
+
+/* The size in bytes of a tensor, or 0 for a bad handle. */
+TMM_EXPORT size_t tmm_tensor_bytes(const tmm_ctx *ctx, tmm_tensor t);
+
+/* ------------------------------------------------------------------------
+ * Operations
+ * ---------------------------------------------------------------------- */
+
+/* What an op computes; layer-typed policies (vDNN, SuperNeurons) use it. */
+enum tmm_op_kind {
+	TMM_OP_OTHER = 0,
+	TMM_OP_CONV,
+	TMM_OP_MATMUL,
+	TMM_OP_POOL,
+	TMM_OP_ACT,
+	TMM_OP_NORM,
+	TMM_OP_ELEMENTWISE,
+	TMM_OP_LOSS,
+	TMM_OP_OPTIMIZER,
+	TMM_OP_KIND_COUNT
+};
+
+/* tmm_op.flags */
+#define TMM_OP_PURE 0x1u     /* outputs are a function of the inputs alone:
+				they may be dropped and recomputed by calling
+				run again */
+#define TMM_OP_BACKWARD 0x2u /* part of the backward pass (a hint) */
+
+/*
+ * Runs the op on device pointers.  in[i] and out[i] are the device
+ * addresses of the op's inputs and outputs in descriptor order; `stream` is
+ * the backend's compute stream (a cudaStream_t on the cuda backend, NULL on
+ * the simulator, whose memory the host can touch directly in backed mode).
+ * Returns 0 or a negative errno, which tmm_run returns.
+ */
+typedef int (*tmm_run_fn)(void *const *in, void *const *out, void *user,
+			  void *stream);
+
+/*
+ * Runs the op on the slice [begin, end) of the outermost dimension of its
+ * split tensors (TSPLIT).  Reserved: the runtime does not split ops yet.
+ */
+typedef int (*tmm_run_slice_fn)(void *const *in, void *const *out,
+				size_t begin, size_t end, void *user,
+				void *stream);
+
+/* The cost hint of an op: the simulator's roofline and the planners use it. */
+struct tmm_cost {
+	double flops; /* floating-point operations */
+	double bytes; /* bytes of device memory read + written */
+};
+
+/*
+ * An op descriptor.  A tensor may appear in both inputs and outputs (an
+ * in-place update, such as an optimizer step); such an op is not pure.
+ * Outputs that hold no memory are allocated on the device by tmm_run.
+ */
+typedef struct tmm_op {
+	const char *name;	  /* for messages and traces; may be NULL */
+	enum tmm_op_kind kind;
+	unsigned flags;		  /* TMM_OP_PURE, TMM_OP_BACKWARD */
+	const tmm_tensor *inputs; /* n_inputs handles */
+	unsigned n_inputs;
+	const tmm_tensor *outputs; /* n_outputs handles */
+	unsigned n_outputs;
+	tmm_run_fn run;	   /* may be NULL on a phantom device: cost only */
+	void *user;	   /* passed to run and run_slice */
+	struct tmm_cost cost;
+	tmm_run_slice_fn run_slice; /* reserved for TSPLIT; NULL */
+	size_t slice_extent;	    /* outermost extent for run_slice; 0 */
+} tmm_op;
+
+/*
+ * Runs an op: makes its inputs resident (waiting for an in-flight copy,
+ * swapping in from the host, or recomputing as needed), allocates its
+ * outputs (evicting other tensors when the budget is short), records the
+ * accesses, calls op->run and fires any plan actions triggered here.
+ *
+ * Returns 0 or a negative errno: -EBADF (a bad handle), -EINVAL (a bad
+ * descriptor), -ENODATA (an input never written), -ENOMEM (the op's own
+ * inputs and outputs exceed the budget, or nothing more can be evicted), or
+ * what op->run returned.  On failure no tensor's bytes are lost.
+ */
+TMM_EXPORT int tmm_run(tmm_ctx *ctx, const tmm_op *op);
+
+/* ------------------------------------------------------------------------
+ * Escape hatch: direct access
+ * ---------------------------------------------------------------------- */
+
+enum tmm_access {
+	TMM_READ = 1,
+	TMM_WRITE = 2,
+	TMM_READ_WRITE = 3
+};
+
+/*
+ * Makes a tensor resident and pins it until tmm_release(); *ptr receives
+ * its device address.  Acquires nest (a count).  Returns 0, -EBADF,
+ * -EINVAL, -ENODATA (TMM_READ of a tensor never written), -ENOMEM.
+ */
+TMM_EXPORT int tmm_acquire(tmm_ctx *ctx, tmm_tensor t, enum tmm_access mode,
+		void **ptr);
+
+/* Unpins a tensor acquired by tmm_acquire().  Returns 0, -EBADF, -EINVAL
+ * (not acquired). */
+TMM_EXPORT int tmm_release(tmm_ctx *ctx, tmm_tensor t);
+
+/* ------------------------------------------------------------------------
+ * Iterations
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Mark the beginning and end of one training iteration.  Tensors created
+ * between the two are keyed by creation order, so plans apply to the fresh
+ * buffers of each step.  Returns 0, -EBADF, -EINVAL (unbalanced markers).
+ */
+TMM_EXPORT int tmm_iteration_begin(tmm_ctx *ctx);
+TMM_EXPORT int tmm_iteration_end(tmm_ctx *ctx);
+
+/* ------------------------------------------------------------------------
+ * Statistics
+ * ---------------------------------------------------------------------- */
+
+#define TMM_STATS_VERSION 1
+
+/*
+ * Counters of a context.  Set `version` to TMM_STATS_VERSION before
+ * calling tmm_stats_get(); fields may be added at the end in later
+ * versions.  Times are in nanoseconds of the backend's clock: virtual
+ * nanoseconds on the simulator.
+ */
+struct tmm_stats {
+	uint32_t version;
+	uint32_t simulated;	    /* 1 when the figures come from the sim */
+	char backend[16];	    /* "sim" or "cuda" */
+	char device[48];	    /* profile or device name */
+	char mode[8];		    /* "swap" or "uvm" */
+
+	uint64_t device_capacity;   /* bytes */
+	uint64_t budget;	    /* bytes the runtime may use */
+	uint64_t device_in_use;	    /* bytes held by tensors */
+	uint64_t device_peak;	    /* high-water mark of device_in_use */
+	uint64_t pool_largest_free; /* largest free block in the device pool */
+	double pool_fragmentation;  /* 1 - largest_free / total_free */
+	uint64_t host_in_use;	    /* bytes of tensors held on the host */
+	uint64_t host_pinned;	    /* pinned host bytes held (in use+cached) */
+
+	uint64_t swap_out_count, swap_out_bytes;
+	uint64_t swap_in_count, swap_in_bytes;
+	uint64_t passive_evictions; /* evictions forced by a full device */
+	uint64_t passive_eviction_bytes;
+	uint64_t on_demand_swap_ins;  /* back-accesses that found a tensor
+				       * on the host: a stall */
+	uint64_t swap_out_waits;      /* allocations that waited for the
+				       * earliest pending swap-out */
+	uint64_t stall_ns;	      /* compute time lost waiting for copies */
+
+	uint64_t ops;		      /* tmm_run calls */
+	uint64_t accesses;	      /* tensor accesses recorded */
+	uint64_t iterations;	      /* completed iterations */
+	uint64_t last_iteration_ns;   /* duration of the last iteration */
+	uint64_t elapsed_ns;	      /* backend clock since creation */
+	uint64_t compute_ns;	      /* time spent in ops */
+};
+
+/* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */
+TMM_EXPORT int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s);
+
+/* Writes `len` bytes of `text`; used by tmm_stats_print. */
+typedef void (*tmm_write_fn)(void *arg, const char *text, size_t len);
+
+#define TMM_STATS_JSON 0x1u /* tmm_stats_print: JSON instead of text */
+
+/*
+ * Prints the context's statistics through `write` (to stderr when NULL) as
+ * human-readable text, or as one JSON object with TMM_STATS_JSON.
+ * Returns 0, -EBADF.
+ */
+TMM_EXPORT int tmm_stats_print(tmm_ctx *ctx, tmm_write_fn write, void *arg,
+		    unsigned opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENSORMM_H */

@@ -1,0 +1,176 @@
+/*
+ * backend.h — the one interface between the runtime and a device.
+ *
+ * The runtime (run.c, mover.c, pool.c's arena) reaches the device through
+ * this vtable and nothing else, so the simulator and CUDA are
+ * interchangeable.  The model is CUDA's: a compute stream and two copy
+ * engines (host-to-device, device-to-host) that each run their work in
+ * order; events mark a point in one engine's work; the host may ask whether
+ * an event has completed, wait for it, or make another engine wait for it.
+ *
+ * Every function returning int returns 0 or a negative errno, and on
+ * failure writes a message naming the call and the cause into be->error.
+ */
+#ifndef TMM_BACKEND_H
+#define TMM_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensormm.h"
+
+struct tmm_config;
+
+/* The three in-order work queues of a device. */
+enum tmm_engine {
+	TMM_ENGINE_COMPUTE = 0,
+	TMM_ENGINE_H2D = 1, /* host-to-device copy engine */
+	TMM_ENGINE_D2H = 2, /* device-to-host copy engine */
+	TMM_ENGINE_COUNT
+};
+
+/*
+ * An event: a point in one engine's queue.  On the simulator it is the
+ * virtual time at which the work before it completes; on CUDA it wraps a
+ * cudaEvent_t.  An event with `valid` false is complete by definition.
+ */
+typedef struct tmm_event {
+	bool valid;
+	enum tmm_engine engine;
+	uint64_t t_ns;	/* sim: completion time */
+	void *native;	/* cuda: cudaEvent_t */
+} tmm_event;
+
+/* Advice on a managed range (cudaMemAdvise's flags, by meaning). */
+enum tmm_advice {
+	TMM_ADVISE_PREFERRED_DEVICE,
+	TMM_ADVISE_PREFERRED_HOST,
+	TMM_ADVISE_UNSET_PREFERRED,
+	TMM_ADVISE_ACCESSED_BY_DEVICE,
+	TMM_ADVISE_UNSET_ACCESSED_BY,
+	TMM_ADVISE_READ_MOSTLY,
+	TMM_ADVISE_UNSET_READ_MOSTLY
+};
+
+/* Where a prefetch moves a managed range. */
+enum tmm_location {
+	TMM_LOC_DEVICE,
+	TMM_LOC_HOST
+};
+
+/* What the runtime needs to know about the device. */
+struct tmm_device_info {
+	char name[48];		     /* profile or device name */
+	uint64_t capacity;	     /* device memory, bytes */
+	uint64_t free_at_open;	     /* free device memory when opened */
+	bool simulated;		     /* figures are virtual */
+	bool host_accessible;	     /* the host may dereference device
+				      * pointers (sim backed mode) */
+	bool phantom;		     /* sizes only: no bytes are kept */
+	bool concurrent_managed;     /* managed memory may be prefetched /
+				      * advised while kernels run */
+	int numa_node;		     /* the device's NUMA node, -1 unknown */
+	char pci_bus_id[32];	     /* "0000:3b:00.0", "" if none */
+};
+
+struct tmm_backend;
+
+struct tmm_backend_ops {
+	const char *name; /* "sim", "cuda" */
+
+	/* Opens the device described by cfg; fills be->info. */
+	int (*open)(struct tmm_backend *be, const struct tmm_config *cfg);
+	/* Waits for all queued work and releases everything. */
+	void (*close)(struct tmm_backend *be);
+
+	/* Device memory (the pool's arena). */
+	int (*dev_alloc)(struct tmm_backend *be, size_t bytes, void **ptr);
+	void (*dev_free)(struct tmm_backend *be, void *ptr, size_t bytes);
+
+	/* Managed (UVM) memory. */
+	int (*managed_alloc)(struct tmm_backend *be, size_t bytes, void **ptr);
+	void (*managed_free)(struct tmm_backend *be, void *ptr, size_t bytes);
+
+	/*
+	 * Pinned host memory, placed on `numa_node` when >= 0.  The host
+	 * pool (hostmem.c) caches these, so they are not on the hot path.
+	 */
+	int (*host_alloc)(struct tmm_backend *be, size_t bytes, int numa_node,
+			  void **ptr);
+	void (*host_free)(struct tmm_backend *be, void *ptr, size_t bytes);
+
+	/*
+	 * Queues a copy of `bytes` from src to dst on engine H2D or D2H; it
+	 * starts after the engine's earlier work.  Does not block the host.
+	 */
+	int (*copy_async)(struct tmm_backend *be, enum tmm_engine engine,
+			  void *dst, const void *src, size_t bytes);
+	/* Copies synchronously, ordered after all queued compute work. */
+	int (*copy_sync)(struct tmm_backend *be, void *dst, const void *src,
+			 size_t bytes, bool to_device);
+
+	/* Managed ranges: migrate, advise, or drop without write-back. */
+	int (*prefetch)(struct tmm_backend *be, enum tmm_engine engine,
+			void *ptr, size_t bytes, enum tmm_location to,
+			int numa_node);
+	int (*advise)(struct tmm_backend *be, void *ptr, size_t bytes,
+		      enum tmm_advice advice);
+	int (*discard)(struct tmm_backend *be, void *ptr, size_t bytes);
+
+	/* Events. */
+	int (*event_record)(struct tmm_backend *be, enum tmm_engine engine,
+			    tmm_event *ev);
+	/* 1 when complete, 0 when pending, negative errno on failure. */
+	int (*event_query)(struct tmm_backend *be, const tmm_event *ev);
+	/* The host waits for the event. */
+	int (*event_sync)(struct tmm_backend *be, const tmm_event *ev);
+	/* `engine` waits for the event before its later work. */
+	int (*engine_wait)(struct tmm_backend *be, enum tmm_engine engine,
+			   const tmm_event *ev);
+	void (*event_release)(struct tmm_backend *be, tmm_event *ev);
+
+	/*
+	 * Bracket an op's kernels on the compute stream.  kernel_end returns
+	 * the op's duration in *ns when the backend knows it now (the sim's
+	 * roofline), else 0 (CUDA reports it later from events or CUPTI).
+	 */
+	int (*kernel_begin)(struct tmm_backend *be, const struct tmm_cost *cost);
+	int (*kernel_end)(struct tmm_backend *be, const struct tmm_cost *cost,
+			  uint64_t *ns);
+
+	/* The compute stream handed to op callbacks (NULL on the sim). */
+	void *(*compute_stream)(struct tmm_backend *be);
+
+	/* The backend clock in nanoseconds (virtual on the sim). */
+	uint64_t (*now_ns)(struct tmm_backend *be);
+};
+
+/* A backend instance: the ops, their state, and what open() found. */
+struct tmm_backend {
+	const struct tmm_backend_ops *ops;
+	void *state;
+	struct tmm_device_info info;
+	char error[256];
+};
+
+/* The backends built into this library. */
+extern const struct tmm_backend_ops tmm_backend_sim_ops;
+#ifdef TMM_HAVE_CUDA
+extern const struct tmm_backend_ops tmm_backend_cuda_ops;
+#endif
+
+/*
+ * Opens the backend that cfg asks for ("auto" picks cuda when it is built
+ * and a device answers, else sim).  Returns 0, -ENODEV, or the backend's
+ * error; `err` receives a message.
+ */
+int tmm_backend_open(struct tmm_backend *be, const struct tmm_config *cfg,
+		     char *err, size_t errlen);
+void tmm_backend_close(struct tmm_backend *be);
+
+/* Formats a message into be->error (printf-style) and returns `code`. */
+int tmm_backend_fail(struct tmm_backend *be, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* TMM_BACKEND_H */
