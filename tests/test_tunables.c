@@ -1,0 +1,1027 @@
+/*
+ * test_tunables.c — Check tests of the tunables table and its parser.
+ *
+ * The tunables are the one place where users type text at the library, so
+ * every row is exercised with good and bad values, every error message is
+ * checked to name the key, the value, its source and what is accepted, and
+ * the table itself is checked for completeness, because a row that is
+ * missing or misspelt would silently drop a setting.
+ *
+ * Each test starts and ends with no TENSORMM_* variable in its environment,
+ * so neither the caller's shell nor an earlier test can change a result.
+ */
+#include <check.h>
+#include <errno.h>
+#include <locale.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim_profile.h"
+#include "tunables.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define KiB (1ull << 10)
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+#define TiB (1ull << 40)
+
+static struct tmm_config cfg;
+static char err[8192];
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * ---------------------------------------------------------------------- */
+
+/* Unsets every TENSORMM_* variable.  Restarts the scan after each unset,
+ * since unsetenv() may move the entries of environ. */
+static void clean_environment(void)
+{
+	for (;;) {
+		char *name = NULL;
+		char **e;
+
+		for (e = environ; e && *e; e++) {
+			if (!strncmp(*e, "TENSORMM_", 9)) {
+				name = strndup(*e, strcspn(*e, "="));
+				break;
+			}
+		}
+		if (!name)
+			return;
+		ck_assert_int_eq(unsetenv(name), 0);
+		free(name);
+	}
+}
+
+static void setup(void)
+{
+	clean_environment();
+	memset(&cfg, 0, sizeof(cfg));
+	err[0] = '\0';
+}
+
+static void teardown(void)
+{
+	clean_environment();
+}
+
+static int load(const char *config)
+{
+	err[0] = '\0';
+	return tmm_config_load(&cfg, config, err, sizeof(err));
+}
+
+static void load_ok(const char *config)
+{
+	int rc = load(config);
+
+	ck_assert_msg(rc == 0, "config '%s' refused (%d): %s",
+		      config ? config : "(null)", rc, err);
+}
+
+static void load_fails(const char *config)
+{
+	int rc = load(config);
+
+	ck_assert_msg(rc == -EINVAL, "config '%s' gave %d, not -EINVAL",
+		      config ? config : "(null)", rc);
+	ck_assert_msg(err[0], "config '%s' refused without a message",
+		      config ? config : "(null)");
+}
+
+static void err_has(const char *want)
+{
+	ck_assert_msg(strstr(err, want), "error \"%s\" lacks \"%s\"", err,
+		      want);
+}
+
+static void err_lacks(const char *unwanted)
+{
+	ck_assert_msg(!strstr(err, unwanted), "error \"%s\" has \"%s\"", err,
+		      unwanted);
+}
+
+static const struct tmm_tunable *row_of(enum tmm_tunable_id id)
+{
+	size_t n;
+
+	return &tmm_tunables(&n)[id];
+}
+
+static void check_format(enum tmm_tunable_id id, const char *want)
+{
+	char buf[4200];
+
+	tmm_config_format(&cfg, id, buf, sizeof(buf));
+	ck_assert_msg(!strcmp(buf, want), "%s formats as '%s', not '%s'",
+		      row_of(id)->name, buf, want);
+}
+
+static void check_sources(enum tmm_source want)
+{
+	int i;
+
+	for (i = 0; i < TMM_TUNABLE_COUNT; i++)
+		ck_assert_msg(cfg.source[i] == want, "%s: source %d, not %d",
+			      row_of(i)->name, cfg.source[i], want);
+}
+
+/* ------------------------------------------------------------------------
+ * Defaults
+ * ---------------------------------------------------------------------- */
+
+static void check_defaults(void)
+{
+	ck_assert_int_eq(cfg.backend, TMM_BACKEND_AUTO);
+	ck_assert_int_eq(cfg.mode, TMM_MODE_AUTO);
+	ck_assert(cfg.budget.is_percent);
+	ck_assert(cfg.budget.percent == 100);
+	ck_assert_str_eq(cfg.policy, "none");
+	ck_assert_str_eq(cfg.sim_profile, "p100-pcie3-16g");
+	ck_assert_uint_eq(cfg.sim_capacity, 0);
+	ck_assert_int_eq(cfg.sim_memory, TMM_SIM_BACKED);
+	ck_assert(cfg.sim_jitter == 0);
+	ck_assert_uint_eq(cfg.sim_seed, 1);
+	ck_assert_int_eq(cfg.host_numa_node, -1);
+	ck_assert_uint_eq(cfg.pinned_pool, 0);
+	ck_assert_str_eq(cfg.trace, "");
+	ck_assert_int_eq(cfg.log, TMM_LOG_WARN);
+	check_sources(TMM_SRC_DEFAULT);
+}
+
+START_TEST(test_defaults)
+{
+	load_ok(NULL);
+	check_defaults();
+	load_ok("");
+	check_defaults();
+	load_ok(" , ,, \t,");
+	check_defaults();
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Good values of every tunable
+ * ---------------------------------------------------------------------- */
+
+START_TEST(test_choices)
+{
+	load_ok("backend=sim");
+	ck_assert_int_eq(cfg.backend, TMM_BACKEND_SIM);
+	ck_assert_int_eq(cfg.source[TMM_T_BACKEND], TMM_SRC_CONFIG);
+	ck_assert_int_eq(cfg.source[TMM_T_MODE], TMM_SRC_DEFAULT);
+	load_ok("backend=cuda");
+	ck_assert_int_eq(cfg.backend, TMM_BACKEND_CUDA);
+	load_ok("backend=auto");
+	ck_assert_int_eq(cfg.backend, TMM_BACKEND_AUTO);
+	/* Words are matched without regard to case. */
+	load_ok("backend=SIM");
+	ck_assert_int_eq(cfg.backend, TMM_BACKEND_SIM);
+
+	load_ok("mode=swap");
+	ck_assert_int_eq(cfg.mode, TMM_MODE_SWAP);
+	load_ok("mode=uvm");
+	ck_assert_int_eq(cfg.mode, TMM_MODE_UVM);
+	load_ok("mode=auto");
+	ck_assert_int_eq(cfg.mode, TMM_MODE_AUTO);
+
+	load_ok("policy=none");
+	ck_assert_str_eq(cfg.policy, "none");
+	ck_assert_int_eq(cfg.source[TMM_T_POLICY], TMM_SRC_CONFIG);
+	load_ok("policy=None");
+	ck_assert_str_eq(cfg.policy, "none");
+
+	load_ok("sim_memory=phantom");
+	ck_assert_int_eq(cfg.sim_memory, TMM_SIM_PHANTOM);
+	load_ok("sim_memory=backed");
+	ck_assert_int_eq(cfg.sim_memory, TMM_SIM_BACKED);
+
+	load_ok("log=error");
+	ck_assert_int_eq(cfg.log, TMM_LOG_ERROR);
+	load_ok("log=warn");
+	ck_assert_int_eq(cfg.log, TMM_LOG_WARN);
+	load_ok("log=info");
+	ck_assert_int_eq(cfg.log, TMM_LOG_INFO);
+	load_ok("log=debug");
+	ck_assert_int_eq(cfg.log, TMM_LOG_DEBUG);
+}
+END_TEST
+
+START_TEST(test_budget_values)
+{
+	load_ok("budget=6GiB");
+	ck_assert(!cfg.budget.is_percent);
+	ck_assert_uint_eq(cfg.budget.bytes, 6 * GiB);
+	ck_assert_int_eq(cfg.source[TMM_T_BUDGET], TMM_SRC_CONFIG);
+	load_ok("budget=4096");
+	ck_assert(!cfg.budget.is_percent);
+	ck_assert_uint_eq(cfg.budget.bytes, 4096);
+	load_ok("budget=1B");
+	ck_assert_uint_eq(cfg.budget.bytes, 1);
+	load_ok("budget=50%");
+	ck_assert(cfg.budget.is_percent);
+	ck_assert(cfg.budget.percent == 50);
+	load_ok("budget=12.5%");
+	ck_assert(cfg.budget.percent == 12.5);
+	load_ok("budget=100%");
+	ck_assert(cfg.budget.percent == 100);
+	load_ok("budget=0.001%");
+	ck_assert(cfg.budget.percent == 0.001);
+	load_ok("budget = 50 % ");
+	ck_assert(cfg.budget.is_percent);
+	ck_assert(cfg.budget.percent == 50);
+}
+END_TEST
+
+START_TEST(test_sim_profile_values)
+{
+	const struct tmm_sim_profile *all;
+	char config[128];
+	size_t n, i;
+
+	all = tmm_sim_profiles(&n);
+	ck_assert_uint_gt(n, 0);
+	for (i = 0; i < n; i++) {
+		snprintf(config, sizeof(config), "sim_profile=%s",
+			 all[i].name);
+		load_ok(config);
+		ck_assert_str_eq(cfg.sim_profile, all[i].name);
+		ck_assert_int_eq(cfg.source[TMM_T_SIM_PROFILE],
+				 TMM_SRC_CONFIG);
+	}
+}
+END_TEST
+
+START_TEST(test_numeric_values)
+{
+	load_ok("sim_capacity=0");
+	ck_assert_uint_eq(cfg.sim_capacity, 0);
+	ck_assert_int_eq(cfg.source[TMM_T_SIM_CAPACITY], TMM_SRC_CONFIG);
+	load_ok("sim_capacity=8GiB");
+	ck_assert_uint_eq(cfg.sim_capacity, 8 * GiB);
+	load_ok("pinned_pool=256MiB");
+	ck_assert_uint_eq(cfg.pinned_pool, 256 * MiB);
+	load_ok("pinned_pool=0");
+	ck_assert_uint_eq(cfg.pinned_pool, 0);
+
+	load_ok("sim_jitter=0.05");
+	ck_assert(cfg.sim_jitter == 0.05);
+	load_ok("sim_jitter=1");
+	ck_assert(cfg.sim_jitter == 1);
+	load_ok("sim_jitter=0");
+	ck_assert(cfg.sim_jitter == 0);
+	load_ok("sim_jitter=0.0");
+	ck_assert(cfg.sim_jitter == 0);
+	load_ok("sim_jitter=1e-3");
+	ck_assert(cfg.sim_jitter == 0.001);
+	load_ok("sim_jitter=25E-2");
+	ck_assert(cfg.sim_jitter == 0.25);
+	load_ok("sim_jitter=0.1000000000000000000000001");
+	ck_assert(cfg.sim_jitter == 0.1);
+
+	load_ok("sim_seed=0");
+	ck_assert_uint_eq(cfg.sim_seed, 0);
+	load_ok("sim_seed=42");
+	ck_assert_uint_eq(cfg.sim_seed, 42);
+	load_ok("sim_seed=18446744073709551615");
+	ck_assert_uint_eq(cfg.sim_seed, UINT64_MAX);
+
+	load_ok("host_numa_node=-1");
+	ck_assert_int_eq(cfg.host_numa_node, -1);
+	load_ok("host_numa_node=0");
+	ck_assert_int_eq(cfg.host_numa_node, 0);
+	load_ok("host_numa_node=1023");
+	ck_assert_int_eq(cfg.host_numa_node, 1023);
+	ck_assert_int_eq(cfg.source[TMM_T_HOST_NUMA_NODE], TMM_SRC_CONFIG);
+}
+END_TEST
+
+START_TEST(test_trace_values)
+{
+	char config[4200];
+
+	load_ok("trace=/tmp/run.trace");
+	ck_assert_str_eq(cfg.trace, "/tmp/run.trace");
+	ck_assert_int_eq(cfg.source[TMM_T_TRACE], TMM_SRC_CONFIG);
+	/* Only the first '=' separates key and value. */
+	load_ok("trace=/tmp/a=b");
+	ck_assert_str_eq(cfg.trace, "/tmp/a=b");
+	/* An empty value turns the trace off, even over the environment. */
+	ck_assert_int_eq(setenv("TENSORMM_TRACE", "/tmp/env.trace", 1), 0);
+	load_ok("trace=");
+	ck_assert_str_eq(cfg.trace, "");
+	ck_assert_int_eq(cfg.source[TMM_T_TRACE], TMM_SRC_CONFIG);
+
+	/* The longest path that fits, and one byte more. */
+	strcpy(config, "trace=/");
+	memset(config + 7, 'x', 4094);
+	config[7 + 4094] = '\0';
+	load_ok(config);
+	ck_assert_uint_eq(strlen(cfg.trace), 4095);
+	strcat(config, "x");
+	load_fails(config);
+	err_has("too long");
+	err_has("at most 4095 characters");
+	err_has("(config string)");
+	/* A long value is shortened in the message, not pasted whole. */
+	ck_assert_uint_lt(strlen(err), 1000);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Bad values of every tunable
+ * ---------------------------------------------------------------------- */
+
+/* A bad item, and the reason its error must give. */
+struct bad_value {
+	const char *item;
+	const char *why;
+};
+
+static const struct bad_value bad_values[] = {
+	{ "backend=gpu", "not one of the choices" },
+	{ "backend=auto sim", "not one of the choices" },
+	{ "backend=", "empty value" },
+	{ "mode=swapp", "not one of the choices" },
+	{ "mode=", "empty value" },
+	{ "budget=12Q", "not a size or percentage" },
+	{ "budget=0", "too small" },
+	{ "budget=0B", "too small" },
+	{ "budget=0%", "a percentage must be more than 0" },
+	{ "budget=100.5%", "a percentage must be more than 0 and at most 100" },
+	{ "budget=-5%", "a percentage must be more than 0" },
+	{ "budget=-1GiB", "a size cannot be negative" },
+	{ "budget=16777216TiB", "too large" },
+	{ "budget=99999999999999999999", "too large" },
+	{ "budget=", "empty value" },
+	{ "budget=%", "not a size or percentage" },
+	{ "budget=50%%", "not a size or percentage" },
+	{ "budget=1.5.5G", "not a size or percentage" },
+	{ "budget=GiB", "not a size or percentage" },
+	{ "budget=5 5", "not a size or percentage" },
+	{ "budget=1e3", "not a size or percentage" },
+	{ "policy=capuchin", "not one of the choices" },
+	{ "policy=", "empty value" },
+	{ "sim_profile=no-such-gpu", "no simulator profile" },
+	{ "sim_profile=", "no simulator profile" },
+	{ "sim_capacity=-1", "a size cannot be negative" },
+	{ "sim_capacity=12Q", "not a size" },
+	{ "sim_capacity=50%", "not a size" },
+	{ "sim_capacity=18446744073709551616", "too large" },
+	{ "sim_capacity=", "empty value" },
+	{ "sim_memory=real", "not one of the choices" },
+	{ "sim_memory=", "empty value" },
+	{ "sim_jitter=1.5", "out of range [0, 1]" },
+	{ "sim_jitter=-0.1", "out of range [0, 1]" },
+	{ "sim_jitter=1e999", "out of range [0, 1]" },
+	{ "sim_jitter=nan", "not a number" },
+	{ "sim_jitter=inf", "not a number" },
+	{ "sim_jitter=0x1p-2", "not a number" },
+	{ "sim_jitter=0.5x", "not a number" },
+	{ "sim_jitter=.5", "not a number" },
+	{ "sim_jitter=abc", "not a number" },
+	{ "sim_jitter=", "empty value" },
+	{ "sim_seed=-1", "not an unsigned integer" },
+	{ "sim_seed=1.5", "not an unsigned integer" },
+	{ "sim_seed=+1", "not an unsigned integer" },
+	{ "sim_seed=18446744073709551616", "too large for 64 bits" },
+	{ "sim_seed=abc", "not an unsigned integer" },
+	{ "sim_seed=", "empty value" },
+	{ "host_numa_node=1024", "out of range [-1, 1023]" },
+	{ "host_numa_node=-2", "out of range [-1, 1023]" },
+	{ "host_numa_node=99999999999999999999", "out of range" },
+	{ "host_numa_node=1.5", "not an integer" },
+	{ "host_numa_node=abc", "not an integer" },
+	{ "host_numa_node=", "empty value" },
+	{ "pinned_pool=lots", "not a size" },
+	{ "pinned_pool=-4K", "a size cannot be negative" },
+	{ "pinned_pool=", "empty value" },
+	{ "log=verbose", "not one of the choices" },
+	{ "log=", "empty value" },
+};
+
+/* Every bad value is refused, and the message says which key, which
+ * value, where it came from, why, and what would have been accepted. */
+START_TEST(test_bad_value)
+{
+	const struct bad_value *bad = &bad_values[_i];
+	const struct tmm_tunable *rows;
+	char want[512];
+	size_t n, i, key_len = strcspn(bad->item, "=");
+
+	load_fails(bad->item);
+	snprintf(want, sizeof(want), "%s (config string): %s", bad->item,
+		 bad->why);
+	err_has(want);
+	rows = tmm_tunables(&n);
+	for (i = 0; i < n; i++)
+		if (strlen(rows[i].name) == key_len &&
+		    !strncmp(rows[i].name, bad->item, key_len))
+			break;
+	ck_assert_uint_lt(i, n);
+	snprintf(want, sizeof(want), "; accepted: %s", rows[i].accepted);
+	err_has(want);
+}
+END_TEST
+
+START_TEST(test_bad_sim_profile_lists_known)
+{
+	const struct tmm_sim_profile *all;
+	size_t n, i;
+
+	load_fails("sim_profile=k80");
+	err_has("sim_profile=k80 (config string)");
+	err_has("known profiles: ");
+	all = tmm_sim_profiles(&n);
+	for (i = 0; i < n; i++)
+		err_has(all[i].name);
+}
+END_TEST
+
+/* A failed load leaves the caller's configuration as it was. */
+START_TEST(test_failure_keeps_config)
+{
+	struct tmm_config before;
+
+	load_ok("budget=3GiB,log=debug");
+	before = cfg;
+	load_fails("log=error,budget=nonsense");
+	ck_assert(!memcmp(&before, &cfg, sizeof(cfg)));
+}
+END_TEST
+
+START_TEST(test_no_error_buffer)
+{
+	char tiny[1] = { 'x' };
+
+	ck_assert_int_eq(tmm_config_load(&cfg, "budget=x", NULL, 0), -EINVAL);
+	ck_assert_int_eq(tmm_config_load(&cfg, "budget=x", tiny, 1), -EINVAL);
+	ck_assert_int_eq(tiny[0], '\0');
+	ck_assert_int_eq(tmm_config_load(NULL, NULL, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_int_eq(tmm_config_load(&cfg, NULL, NULL, 0), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Sizes and percentages
+ * ---------------------------------------------------------------------- */
+
+START_TEST(test_size_suffixes)
+{
+	static const struct {
+		const char *text;
+		uint64_t bytes;
+	} good[] = {
+		{ "0", 0 },
+		{ "4096", 4096 },
+		{ "512B", 512 },
+		{ "512b", 512 },
+		{ "64K", 64 * KiB },
+		{ "64KB", 64 * KiB },
+		{ "64KiB", 64 * KiB },
+		{ "64kib", 64 * KiB },
+		{ "64kB", 64 * KiB },
+		{ "1M", MiB },
+		{ "2MiB", 2 * MiB },
+		{ "3mb", 3 * MiB },
+		{ "1G", GiB },
+		{ "6GiB", 6 * GiB },
+		{ "1T", TiB },
+		{ "2TiB", 2 * TiB },
+		{ "1.5GiB", 3 * GiB / 2 },
+		{ "0.5K", 512 },
+		{ "1.3K", 1331 }, /* 1331.2 bytes, rounded down */
+		{ "0.75", 0 },
+		{ "007", 7 },
+		{ " 6 GiB ", 6 * GiB },
+		{ "18446744073709551615", UINT64_MAX },
+		{ "16777215TiB", 16777215ull * TiB },
+		{ "16777215.5TiB", 16777215ull * TiB + TiB / 2 },
+	};
+	static const char *const bad[] = {
+		"", " ", "-1", "-0", "1Q", "K", "B", "KiB", "1KiBB", "1Ki",
+		"1iB", "1.5.5", ".5K", "5.K", "1e3", "+5", "0x10", "1 2",
+		"1,5G", "1 G B", "18446744073709551616",
+		"16777216TiB", "16777216T", "99999999999999999999999",
+		"17179869184G",
+	};
+	uint64_t bytes;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		bytes = 12345;
+		ck_assert_msg(!tmm_parse_size(good[i].text, &bytes),
+			      "'%s' refused", good[i].text);
+		ck_assert_msg(bytes == good[i].bytes,
+			      "'%s' gave %llu, not %llu", good[i].text,
+			      (unsigned long long)bytes,
+			      (unsigned long long)good[i].bytes);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		bytes = 12345;
+		ck_assert_msg(tmm_parse_size(bad[i], &bytes) == -EINVAL,
+			      "'%s' accepted", bad[i]);
+		ck_assert_msg(bytes == 12345, "'%s' wrote a result", bad[i]);
+	}
+	ck_assert_int_eq(tmm_parse_size(NULL, &bytes), -EINVAL);
+	ck_assert_int_eq(tmm_parse_size("1", NULL), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_budget_bytes)
+{
+	load_ok("budget=50%");
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 16 * GiB), 8 * GiB);
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 3), 1); /* 1.5, down */
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 0), 0);
+	load_ok("budget=12.5%");
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 1000), 125);
+	/* 33.3 is stored a hair below itself; 333 is still what is meant. */
+	load_ok("budget=33.3%");
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 1000), 333);
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 10), 3);
+	load_ok("budget=1%");
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 99), 0);
+	load_ok("budget=100%");
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 16 * GiB), 16 * GiB);
+	ck_assert_uint_eq(tmm_config_budget(&cfg, UINT64_MAX), UINT64_MAX);
+	load_ok("budget=99.9999%");
+	ck_assert_uint_le(tmm_config_budget(&cfg, UINT64_MAX), UINT64_MAX);
+	ck_assert_uint_gt(tmm_config_budget(&cfg, UINT64_MAX),
+			  UINT64_MAX / 100 * 99);
+
+	load_ok("budget=6GiB");
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 16 * GiB), 6 * GiB);
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 4 * GiB), 4 * GiB);
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 0), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Sources and precedence
+ * ---------------------------------------------------------------------- */
+
+/* Two good values per tunable, in the form tmm_config_format() writes. */
+static const struct {
+	enum tmm_tunable_id id;
+	const char *env_value;
+	const char *config_value;
+} two_values[] = {
+	{ TMM_T_BACKEND, "sim", "cuda" },
+	{ TMM_T_MODE, "swap", "uvm" },
+	{ TMM_T_BUDGET, "4GiB", "50%" },
+	{ TMM_T_POLICY, "none", "none" },
+	{ TMM_T_SIM_PROFILE, "p100-pcie3-16g", "p100-pcie3-16g" },
+	{ TMM_T_SIM_CAPACITY, "8GiB", "1TiB" },
+	{ TMM_T_SIM_MEMORY, "phantom", "backed" },
+	{ TMM_T_SIM_JITTER, "0.25", "0.05" },
+	{ TMM_T_SIM_SEED, "7", "18446744073709551615" },
+	{ TMM_T_HOST_NUMA_NODE, "0", "1023" },
+	{ TMM_T_PINNED_POOL, "256MiB", "4097" },
+	{ TMM_T_TRACE, "/tmp/env.trace", "/tmp/config.trace" },
+	{ TMM_T_LOG, "debug", "error" },
+};
+
+/* A new tunable must be added here too, to be tested for precedence. */
+_Static_assert(ARRAY_SIZE(two_values) == TMM_TUNABLE_COUNT,
+	       "two_values lacks a tunable");
+
+/* For every tunable: default, then environment, then config string over
+ * the environment, with the source recorded each time. */
+START_TEST(test_precedence_every_tunable)
+{
+	enum tmm_tunable_id id = two_values[_i].id;
+	const struct tmm_tunable *row = row_of(id);
+	char config[256];
+	int other;
+
+	load_ok(NULL);
+	ck_assert_int_eq(cfg.source[id], TMM_SRC_DEFAULT);
+	check_format(id, row->def);
+
+	ck_assert_int_eq(setenv(row->env, two_values[_i].env_value, 1), 0);
+	load_ok(NULL);
+	ck_assert_int_eq(cfg.source[id], TMM_SRC_ENV);
+	check_format(id, two_values[_i].env_value);
+	for (other = 0; other < TMM_TUNABLE_COUNT; other++)
+		if (other != (int)id)
+			ck_assert_int_eq(cfg.source[other], TMM_SRC_DEFAULT);
+
+	snprintf(config, sizeof(config), "%s=%s", row->name,
+		 two_values[_i].config_value);
+	load_ok(config);
+	ck_assert_int_eq(cfg.source[id], TMM_SRC_CONFIG);
+	check_format(id, two_values[_i].config_value);
+
+	ck_assert_int_eq(unsetenv(row->env), 0);
+	load_ok(NULL);
+	ck_assert_int_eq(cfg.source[id], TMM_SRC_DEFAULT);
+}
+END_TEST
+
+START_TEST(test_precedence_mixed)
+{
+	ck_assert_int_eq(setenv("TENSORMM_BUDGET", "4GiB", 1), 0);
+	ck_assert_int_eq(setenv("TENSORMM_LOG", "  debug\t", 1), 0);
+	load_ok("budget=2GiB");
+	ck_assert_uint_eq(cfg.budget.bytes, 2 * GiB);
+	ck_assert_int_eq(cfg.source[TMM_T_BUDGET], TMM_SRC_CONFIG);
+	ck_assert_int_eq(cfg.log, TMM_LOG_DEBUG);
+	ck_assert_int_eq(cfg.source[TMM_T_LOG], TMM_SRC_ENV);
+	ck_assert_int_eq(cfg.backend, TMM_BACKEND_AUTO);
+	ck_assert_int_eq(cfg.source[TMM_T_BACKEND], TMM_SRC_DEFAULT);
+
+	load_ok(NULL);
+	ck_assert_uint_eq(cfg.budget.bytes, 4 * GiB);
+	ck_assert_int_eq(cfg.source[TMM_T_BUDGET], TMM_SRC_ENV);
+}
+END_TEST
+
+START_TEST(test_env_bad_value)
+{
+	ck_assert_int_eq(setenv("TENSORMM_SIM_JITTER", "2", 1), 0);
+	load_fails(NULL);
+	err_has("sim_jitter=2 (environment variable TENSORMM_SIM_JITTER): "
+		"out of range [0, 1]; accepted: a number from 0 to 1");
+	/* A bad environment value is a mistake even where the config
+	 * string overrides it: it must not lie in wait for the next run. */
+	load_fails("sim_jitter=0.5");
+	err_has("TENSORMM_SIM_JITTER");
+
+	ck_assert_int_eq(setenv("TENSORMM_SIM_JITTER", "0.5", 1), 0);
+	ck_assert_int_eq(setenv("TENSORMM_BUDGET", "", 1), 0);
+	load_fails(NULL);
+	err_has("budget= (environment variable TENSORMM_BUDGET): empty "
+		"value; accepted: ");
+	ck_assert_int_eq(setenv("TENSORMM_BUDGET", "12Q", 1), 0);
+	load_fails(NULL);
+	err_has("budget=12Q (environment variable TENSORMM_BUDGET): not a "
+		"size or percentage; accepted: a size such as 512MiB, 6GiB "
+		"or 4096, or a percentage of device capacity such as 50%");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Keys and items
+ * ---------------------------------------------------------------------- */
+
+START_TEST(test_unknown_key_in_config)
+{
+	load_fails("budgte=6GiB");
+	err_has("unknown tunable 'budgte' in the config string; known "
+		"tunables: backend, mode, budget, policy, sim_profile, "
+		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
+		"host_numa_node, pinned_pool, trace, log");
+	err_has("did you mean 'budget'?");
+
+	load_fails("frobnicate=1");
+	err_has("unknown tunable 'frobnicate' in the config string");
+	err_lacks("did you mean");
+
+	/* Keys are exact: the environment name is not a key. */
+	load_fails("TENSORMM_BUDGET=6GiB");
+	err_has("unknown tunable 'TENSORMM_BUDGET'");
+
+	/* The error stops the load even after good items. */
+	load_fails("log=debug, backend=sim, sim_seeed=3");
+	err_has("'sim_seeed'");
+	err_has("did you mean 'sim_seed'?");
+}
+END_TEST
+
+START_TEST(test_unknown_key_in_env)
+{
+	ck_assert_int_eq(setenv("TENSORMM_BUDGTE", "6GiB", 1), 0);
+	load_fails(NULL);
+	err_has("unknown tunable 'TENSORMM_BUDGTE' in the environment; "
+		"known tunables: TENSORMM_BACKEND, TENSORMM_MODE, "
+		"TENSORMM_BUDGET,");
+	err_has("did you mean 'TENSORMM_BUDGET'?");
+	/* A correct config string does not excuse a typo in the shell. */
+	load_fails("budget=6GiB");
+	ck_assert_int_eq(unsetenv("TENSORMM_BUDGTE"), 0);
+
+	ck_assert_int_eq(setenv("TENSORMM_", "1", 1), 0);
+	load_fails(NULL);
+	err_has("unknown tunable 'TENSORMM_' in the environment");
+	ck_assert_int_eq(unsetenv("TENSORMM_"), 0);
+
+	/* Only the TENSORMM_ prefix is ours. */
+	ck_assert_int_eq(setenv("TENSORMMX_BUDGET", "1", 1), 0);
+	ck_assert_int_eq(setenv("XTENSORMM_BUDGET", "1", 1), 0);
+	load_ok(NULL);
+	ck_assert_int_eq(unsetenv("TENSORMMX_BUDGET"), 0);
+	ck_assert_int_eq(unsetenv("XTENSORMM_BUDGET"), 0);
+}
+END_TEST
+
+START_TEST(test_trimming_and_items)
+{
+	load_ok("  budget = 6GiB  ,, , mode= swap ,\t log =debug,");
+	ck_assert_uint_eq(cfg.budget.bytes, 6 * GiB);
+	ck_assert_int_eq(cfg.mode, TMM_MODE_SWAP);
+	ck_assert_int_eq(cfg.log, TMM_LOG_DEBUG);
+	ck_assert_int_eq(cfg.source[TMM_T_BACKEND], TMM_SRC_DEFAULT);
+	ck_assert_int_eq(cfg.source[TMM_T_BUDGET], TMM_SRC_CONFIG);
+
+	load_ok(",trace= /tmp/with space.trace ,");
+	ck_assert_str_eq(cfg.trace, "/tmp/with space.trace");
+
+	/* A repeated key: the last one wins. */
+	load_ok("budget=1GiB,log=info,budget=2GiB");
+	ck_assert_uint_eq(cfg.budget.bytes, 2 * GiB);
+	load_ok("budget=1GiB,budget=25%");
+	ck_assert(cfg.budget.is_percent);
+	ck_assert(cfg.budget.percent == 25);
+
+	load_fails("budget");
+	err_has("config string item 'budget' is not key=value");
+	load_fails("backend=sim, phantom ,log=info");
+	err_has("config string item 'phantom' is not key=value");
+	load_fails("=5");
+	err_has("config string item '=5' has no key");
+	load_fails("  = 5");
+	err_has("config string item '= 5' has no key");
+	load_fails("budget =");
+	err_has("budget= (config string): empty value");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The table
+ * ---------------------------------------------------------------------- */
+
+static bool nonempty(const char *s)
+{
+	return s && *s;
+}
+
+START_TEST(test_table_complete)
+{
+	const struct tmm_tunable *rows;
+	size_t n, i, j;
+
+	rows = tmm_tunables(&n);
+	ck_assert_ptr_nonnull(rows);
+	ck_assert_uint_eq(n, TMM_TUNABLE_COUNT);
+	ck_assert_ptr_eq(tmm_tunables(NULL), rows);
+	for (i = 0; i < n; i++) {
+		const struct tmm_tunable *r = &rows[i];
+		char env[128], config[4200];
+		const char *c;
+
+		ck_assert_msg(nonempty(r->name), "row %zu has no name", i);
+		for (c = r->name; *c; c++)
+			ck_assert_msg((*c >= 'a' && *c <= 'z') ||
+				      (*c >= '0' && *c <= '9') || *c == '_',
+				      "name '%s' is not lower_snake", r->name);
+		snprintf(env, sizeof(env), "TENSORMM_%s", r->name);
+		for (c = env; *c; c++)
+			env[c - env] = (char)(*c >= 'a' && *c <= 'z' ?
+					      *c - 'a' + 'A' : *c);
+		ck_assert_msg(r->env && !strcmp(r->env, env),
+			      "%s: env %s, not %s", r->name, r->env, env);
+		ck_assert_msg(r->def, "%s has no default", r->name);
+		ck_assert_msg(nonempty(r->accepted), "%s: no accepted",
+			      r->name);
+		ck_assert_msg(nonempty(r->help), "%s: no help", r->name);
+		ck_assert_msg(nonempty(r->since), "%s: no since", r->name);
+		ck_assert_msg(r->min <= r->max, "%s: min > max", r->name);
+		ck_assert_msg(r->type <= TMM_TYPE_STRING, "%s: bad type",
+			      r->name);
+		ck_assert_msg((r->type == TMM_TYPE_CHOICE) ==
+			      (r->choices != NULL),
+			      "%s: choices and type disagree", r->name);
+		if (r->choices) {
+			bool has_default = false;
+
+			ck_assert_msg(r->choices[0], "%s: no choices",
+				      r->name);
+			for (j = 0; r->choices[j]; j++)
+				has_default |= !strcmp(r->choices[j], r->def);
+			ck_assert_msg(has_default, "%s: default '%s' is not "
+				      "a choice", r->name, r->def);
+		}
+		ck_assert_msg(!r->validate || r->type == TMM_TYPE_STRING,
+			      "%s: validate on a non-string", r->name);
+		for (j = 0; j < i; j++) {
+			ck_assert_msg(strcmp(rows[j].name, r->name),
+				      "name %s twice", r->name);
+			ck_assert_msg(strcmp(rows[j].env, r->env),
+				      "env %s twice", r->env);
+		}
+
+		/* The default parses as a config value, and reads back as
+		 * itself. */
+		snprintf(config, sizeof(config), "%s=%s", r->name, r->def);
+		load_ok(config);
+		ck_assert_int_eq(cfg.source[i], TMM_SRC_CONFIG);
+		check_format((enum tmm_tunable_id)i, r->def);
+	}
+}
+END_TEST
+
+/* The enum order and the table order are the same. */
+START_TEST(test_table_order)
+{
+	ck_assert_str_eq(row_of(TMM_T_BACKEND)->name, "backend");
+	ck_assert_str_eq(row_of(TMM_T_MODE)->name, "mode");
+	ck_assert_str_eq(row_of(TMM_T_BUDGET)->name, "budget");
+	ck_assert_str_eq(row_of(TMM_T_POLICY)->name, "policy");
+	ck_assert_str_eq(row_of(TMM_T_SIM_PROFILE)->name, "sim_profile");
+	ck_assert_str_eq(row_of(TMM_T_SIM_CAPACITY)->name, "sim_capacity");
+	ck_assert_str_eq(row_of(TMM_T_SIM_MEMORY)->name, "sim_memory");
+	ck_assert_str_eq(row_of(TMM_T_SIM_JITTER)->name, "sim_jitter");
+	ck_assert_str_eq(row_of(TMM_T_SIM_SEED)->name, "sim_seed");
+	ck_assert_str_eq(row_of(TMM_T_HOST_NUMA_NODE)->name,
+			 "host_numa_node");
+	ck_assert_str_eq(row_of(TMM_T_PINNED_POOL)->name, "pinned_pool");
+	ck_assert_str_eq(row_of(TMM_T_TRACE)->name, "trace");
+	ck_assert_str_eq(row_of(TMM_T_LOG)->name, "log");
+	ck_assert_int_eq(row_of(TMM_T_BUDGET)->type,
+			 TMM_TYPE_SIZE_OR_PERCENT);
+	ck_assert_int_eq(row_of(TMM_T_SIM_JITTER)->type, TMM_TYPE_DOUBLE);
+	ck_assert_int_eq(row_of(TMM_T_HOST_NUMA_NODE)->type, TMM_TYPE_INT);
+	ck_assert_int_eq(row_of(TMM_T_SIM_SEED)->type, TMM_TYPE_UINT64);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Formatting
+ * ---------------------------------------------------------------------- */
+
+/* Formats every tunable, parses the text back, and expects the same
+ * values and the same text. */
+static void check_round_trip(const char *config)
+{
+	static char text[TMM_TUNABLE_COUNT][4200];
+	static char joined[TMM_TUNABLE_COUNT * 4300];
+	struct tmm_config first;
+	char again[4200];
+	size_t used = 0;
+	int i;
+
+	load_ok(config);
+	first = cfg;
+	for (i = 0; i < TMM_TUNABLE_COUNT; i++) {
+		tmm_config_format(&first, i, text[i], sizeof(text[i]));
+		used += (size_t)snprintf(joined + used, sizeof(joined) - used,
+					 "%s%s=%.4100s", i ? "," : "",
+					 row_of(i)->name, text[i]);
+	}
+	load_ok(joined);
+	check_sources(TMM_SRC_CONFIG);
+	for (i = 0; i < TMM_TUNABLE_COUNT; i++) {
+		tmm_config_format(&cfg, i, again, sizeof(again));
+		ck_assert_msg(!strcmp(again, text[i]), "%s: '%s' then '%s'",
+			      row_of(i)->name, text[i], again);
+	}
+	ck_assert(first.backend == cfg.backend && first.mode == cfg.mode);
+	ck_assert(first.budget.is_percent == cfg.budget.is_percent);
+	ck_assert(first.budget.bytes == cfg.budget.bytes);
+	ck_assert(first.budget.percent == cfg.budget.percent);
+	ck_assert_str_eq(first.policy, cfg.policy);
+	ck_assert_str_eq(first.sim_profile, cfg.sim_profile);
+	ck_assert_uint_eq(first.sim_capacity, cfg.sim_capacity);
+	ck_assert(first.sim_memory == cfg.sim_memory);
+	ck_assert(first.sim_jitter == cfg.sim_jitter);
+	ck_assert_uint_eq(first.sim_seed, cfg.sim_seed);
+	ck_assert_int_eq(first.host_numa_node, cfg.host_numa_node);
+	ck_assert_uint_eq(first.pinned_pool, cfg.pinned_pool);
+	ck_assert_str_eq(first.trace, cfg.trace);
+	ck_assert(first.log == cfg.log);
+}
+
+START_TEST(test_format)
+{
+	char buf[64];
+
+	load_ok("budget=1.5GiB,sim_capacity=4097,pinned_pool=2048K,"
+		"sim_jitter=0.1,host_numa_node=-1,sim_seed=0");
+	check_format(TMM_T_BUDGET, "1536MiB");
+	check_format(TMM_T_SIM_CAPACITY, "4097");
+	check_format(TMM_T_PINNED_POOL, "2MiB");
+	check_format(TMM_T_SIM_JITTER, "0.1");
+	check_format(TMM_T_HOST_NUMA_NODE, "-1");
+	check_format(TMM_T_SIM_SEED, "0");
+	load_ok("budget=12.5%,sim_capacity=3TiB,sim_jitter=1e-3");
+	check_format(TMM_T_BUDGET, "12.5%");
+	check_format(TMM_T_SIM_CAPACITY, "3TiB");
+	check_format(TMM_T_SIM_JITTER, "0.001");
+	load_ok("budget=18446744073709551615");
+	check_format(TMM_T_BUDGET, "18446744073709551615");
+	load_ok("sim_capacity=16777215TiB");
+	check_format(TMM_T_SIM_CAPACITY, "16777215TiB");
+
+	check_round_trip(NULL);
+	check_round_trip("backend=cuda,mode=uvm,budget=33.3%,"
+			 "sim_memory=phantom,sim_jitter=0.333333333333333333,"
+			 "sim_seed=18446744073709551615,host_numa_node=7,"
+			 "pinned_pool=1.25GiB,trace=/tmp/t,log=info");
+	check_round_trip("budget=0.001%,sim_jitter=0.123456789012345678");
+
+	/* A short buffer is cut, not overrun; an unknown id writes "". */
+	load_ok("sim_profile=p100-pcie3-16g");
+	memset(buf, 'x', sizeof(buf));
+	tmm_config_format(&cfg, TMM_T_SIM_PROFILE, buf, 5);
+	ck_assert_str_eq(buf, "p100");
+	ck_assert_int_eq(buf[5], 'x');
+	tmm_config_format(&cfg, TMM_T_SIM_PROFILE, buf, 0);
+	ck_assert_int_eq(buf[0], 'p');
+	tmm_config_format(&cfg, TMM_TUNABLE_COUNT, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "");
+}
+END_TEST
+
+/* Where a locale with a decimal comma is installed, numbers still read
+ * and print with a point: the config must not depend on setlocale(). */
+START_TEST(test_locale_independent)
+{
+	static const char *const commas[] = { "de_DE.UTF-8", "de_DE.utf8",
+					      "fr_FR.UTF-8", "fr_FR.utf8" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commas); i++)
+		if (setlocale(LC_NUMERIC, commas[i]))
+			break;
+	load_ok("sim_jitter=0.25,budget=12.5%");
+	ck_assert(cfg.sim_jitter == 0.25);
+	check_format(TMM_T_SIM_JITTER, "0.25");
+	check_format(TMM_T_BUDGET, "12.5%");
+	load_fails("sim_jitter=0,25");
+	setlocale(LC_NUMERIC, "C");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Runner
+ * ---------------------------------------------------------------------- */
+
+static TCase *new_case(Suite *s, const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+static Suite *tunables_suite(void)
+{
+	Suite *s = suite_create("tunables");
+	TCase *tc;
+
+	tc = new_case(s, "defaults");
+	tcase_add_test(tc, test_defaults);
+
+	tc = new_case(s, "good values");
+	tcase_add_test(tc, test_choices);
+	tcase_add_test(tc, test_budget_values);
+	tcase_add_test(tc, test_sim_profile_values);
+	tcase_add_test(tc, test_numeric_values);
+	tcase_add_test(tc, test_trace_values);
+
+	tc = new_case(s, "bad values");
+	tcase_add_loop_test(tc, test_bad_value, 0, (int)ARRAY_SIZE(bad_values));
+	tcase_add_test(tc, test_bad_sim_profile_lists_known);
+	tcase_add_test(tc, test_failure_keeps_config);
+	tcase_add_test(tc, test_no_error_buffer);
+
+	tc = new_case(s, "sizes");
+	tcase_add_test(tc, test_size_suffixes);
+	tcase_add_test(tc, test_budget_bytes);
+
+	tc = new_case(s, "precedence");
+	tcase_add_loop_test(tc, test_precedence_every_tunable, 0,
+			    (int)ARRAY_SIZE(two_values));
+	tcase_add_test(tc, test_precedence_mixed);
+	tcase_add_test(tc, test_env_bad_value);
+
+	tc = new_case(s, "keys");
+	tcase_add_test(tc, test_unknown_key_in_config);
+	tcase_add_test(tc, test_unknown_key_in_env);
+	tcase_add_test(tc, test_trimming_and_items);
+
+	tc = new_case(s, "table");
+	tcase_add_test(tc, test_table_complete);
+	tcase_add_test(tc, test_table_order);
+	tcase_add_test(tc, test_format);
+	tcase_add_test(tc, test_locale_independent);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(tunables_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
