@@ -1,0 +1,146 @@
+/*
+ * context.h — the inside of a context and of a tensor (not public).
+ *
+ * A context owns one backend, one device pool over an arena of `budget`
+ * bytes, one pinned host pool, and a table of tensor records addressed by
+ * generation-tagged handles.  lib/ files share these structures; nothing
+ * outside lib/ sees them.
+ */
+#ifndef TMM_CONTEXT_H
+#define TMM_CONTEXT_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tensormm.h"
+#include "backend.h"
+#include "list.h"
+#include "tensor_state.h"
+#include "tunables.h"
+
+struct tmm_pool;
+struct tmm_pool_block;
+struct tmm_hostmem;
+
+/* One tensor. */
+struct tmm_tensor_rec {
+	uint32_t index;		/* slot in the table */
+	uint32_t gen;		/* bumped when the slot is freed */
+	bool live;
+	enum tmm_kind kind;
+	enum tmm_tstate state;
+	size_t bytes;
+	char *name;
+
+	uint32_t pins;		/* > 0: in use by the running op or an
+				 * acquire: never evicted */
+	uint32_t acquires;	/* tmm_acquire nesting */
+
+	void *dev;		/* device address, while on the device */
+	struct tmm_pool_block *block;
+	void *host;		/* pinned host buffer, while on the host */
+	tmm_event copy;		/* the copy in flight (SWAPPING_*) */
+
+	struct tmm_list on_device; /* ctx->device_lru, while on device */
+	struct tmm_list in_flight; /* ctx->swapping_out or swapping_in */
+	uint64_t last_use;	   /* ctx->use_clock at its last access */
+};
+
+/* A host buffer that may be reused only once a copy reading or writing it
+ * has completed. */
+struct tmm_deferred_host {
+	void *host;
+	size_t bytes;
+	tmm_event ev;
+};
+
+/* Counters behind tmm_stats_get (see struct tmm_stats for meanings). */
+struct tmm_counters {
+	uint64_t host_in_use;
+	uint64_t swap_out_count, swap_out_bytes;
+	uint64_t swap_in_count, swap_in_bytes;
+	uint64_t passive_evictions, passive_eviction_bytes;
+	uint64_t on_demand_swap_ins;
+	uint64_t swap_out_waits;
+	uint64_t stall_ns;
+	uint64_t ops, accesses;
+	uint64_t iterations, last_iteration_ns;
+	uint64_t compute_ns;
+};
+
+#define TMM_CTX_MAGIC 0x746d6d63u /* "tmmc" */
+#define TMM_TABLE_CHUNK 256u
+
+struct tmm_ctx {
+	uint32_t magic;
+	uint16_t serial;	/* tags this context's tensor handles */
+	struct tmm_config cfg;
+	struct tmm_backend be;
+	enum tmm_mode_choice mode; /* resolved: SWAP or UVM */
+	uint64_t budget;
+
+	void *arena;		/* the pool's device memory */
+	struct tmm_pool *pool;
+	struct tmm_hostmem *hostmem;
+
+	/* Tensor table: chunks of records, so pointers stay valid as it
+	 * grows; free slots are chained through free_slots. */
+	struct tmm_tensor_rec **chunks;
+	uint32_t n_chunks, n_slots;
+	uint32_t *free_slots;
+	uint32_t n_free, cap_free;
+	uint64_t live_tensors;
+
+	struct tmm_list device_lru;   /* on device, least recently used first */
+	struct tmm_list swapping_out; /* pending swap-outs, earliest first */
+	struct tmm_list swapping_in;  /* pending swap-ins, earliest first */
+	struct tmm_deferred_host *deferred;
+	size_t n_deferred, cap_deferred;
+
+	uint64_t use_clock;	/* ticks once per op: the LRU's time */
+	const char *current_op; /* name of the op running, for messages */
+	bool in_iteration;
+	uint64_t iteration_begin_ns;
+	uint64_t created_ns;
+
+	/* Scratch for the pointer arrays handed to op callbacks. */
+	void **ptr_scratch;
+	size_t ptr_scratch_len;
+
+	struct tmm_counters c;
+	char error[512];
+};
+
+/* Writes a message into ctx->error (printf-style) and returns `code`. */
+int tmm_fail(struct tmm_ctx *ctx, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Logs at `level` to stderr when TENSORMM_LOG allows it. */
+void tmm_log(const struct tmm_ctx *ctx, enum tmm_log_level level,
+	     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Validates a context pointer: 0, or -EBADF (with no message: there is no
+ * context to hold one). */
+static inline int tmm_ctx_check(const struct tmm_ctx *ctx)
+{
+	return (ctx && ctx->magic == TMM_CTX_MAGIC) ? 0 : -EBADF;
+}
+
+/* The record behind a handle, or NULL (with -EBADF in ctx->error) for a
+ * null, destroyed or foreign handle. */
+struct tmm_tensor_rec *tmm_tensor_lookup(struct tmm_ctx *ctx, tmm_tensor t,
+					 const char *caller);
+
+/* The name of a tensor for messages: its name, or "#<slot>". */
+const char *tmm_tensor_label(const struct tmm_tensor_rec *t, char *buf,
+			     size_t len);
+
+/* Destroys every live tensor (context teardown). */
+void tmm_tensor_table_clear(struct tmm_ctx *ctx);
+
+/* Formats a byte count as "1.50 GiB" into buf. */
+const char *tmm_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+
+#endif /* TMM_CONTEXT_H */

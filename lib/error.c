@@ -1,0 +1,80 @@
+/*
+ * error.c — error codes and messages.
+ *
+ * Functions return a negative errno; the detailed message (which tensor,
+ * which op, how many bytes, which tunable) is kept per context, because a
+ * code alone rarely tells a user what to change.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "context.h"
+
+/* The last tmm_ctx_create() failure of this thread (there is no context to
+ * hold it). */
+_Thread_local char tmm_create_error[512];
+
+int tmm_fail(struct tmm_ctx *ctx, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx->error, sizeof(ctx->error), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+const char *tmm_last_error(const tmm_ctx *ctx)
+{
+	if (!ctx)
+		return tmm_create_error;
+	if (tmm_ctx_check(ctx) < 0)
+		return "invalid context (NULL, destroyed, or not a tmm_ctx)";
+	return ctx->error;
+}
+
+const char *tmm_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case -EINVAL:
+		return "invalid argument";
+	case -EBADF:
+		return "bad handle (null, destroyed, or from another context)";
+	case -ENOMEM:
+		return "out of memory (device budget or host)";
+	case -ENODATA:
+		return "tensor was never written";
+	case -ENODEV:
+		return "device backend not available";
+	case -ENOTSUP:
+		return "operation not supported by this backend or mode";
+	case -EBUSY:
+		return "tensor is acquired";
+	case -EIO:
+		return "device error";
+	case -ERANGE:
+		return "value out of range";
+	default:
+		return "unknown error";
+	}
+}
+
+const char *tmm_fmt_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	unsigned u = 0;
+
+	while (v >= 1024.0 && u < 4) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, "%.2f %s", v, units[u]);
+	return buf;
+}

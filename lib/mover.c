@@ -1,0 +1,546 @@
+/*
+ * mover.c — the swap engine and passive mode.
+ *
+ * Every byte movement between device and host goes through here, so the
+ * invariants of tensor_state.h are kept in one place:
+ *  - a tensor's bytes always exist somewhere: the host copy is complete
+ *    before the device copy is released, and the other way round;
+ *  - device memory of a SWAPPING_OUT tensor is reused only after its copy
+ *    event completes (retired in tmm_mover_progress);
+ *  - a host buffer that a copy reads or writes is reused only after that
+ *    copy completes (the deferred list);
+ *  - a pinned tensor is never chosen for eviction.
+ *
+ * Copies are queued after the compute work issued so far (Capuchin §5.4:
+ * an action triggered by an access takes effect when the device reaches
+ * that access), and compute never waits for a swap-out (§5.3): only an
+ * allocation that does not fit waits, for the earliest pending swap-out,
+ * before it falls back to passive eviction.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mover.h"
+#include "hostmem.h"
+#include "pool.h"
+
+void tmm_mover_set_state(struct tmm_tensor_rec *t, enum tmm_tstate to)
+{
+	assert(tmm_tstate_legal(t->state, to));
+	t->state = to;
+}
+
+/* ---- waiting, with the time lost counted as stall -------------------- */
+
+static int host_wait(struct tmm_ctx *ctx, const tmm_event *ev)
+{
+	struct tmm_backend *be = &ctx->be;
+	uint64_t t0 = be->ops->now_ns(be);
+	int rc = be->ops->event_sync(be, ev);
+
+	ctx->c.stall_ns += be->ops->now_ns(be) - t0;
+	return rc;
+}
+
+static int compute_wait(struct tmm_ctx *ctx, const tmm_event *ev)
+{
+	struct tmm_backend *be = &ctx->be;
+	uint64_t t0 = be->ops->now_ns(be);
+	int rc = be->ops->engine_wait(be, TMM_ENGINE_COMPUTE, ev);
+
+	ctx->c.stall_ns += be->ops->now_ns(be) - t0;
+	return rc;
+}
+
+static int backend_error(struct tmm_ctx *ctx, int rc)
+{
+	return tmm_fail(ctx, rc, "%s", ctx->be.error);
+}
+
+/*
+ * Queues a copy on a copy engine, ordered after the compute work issued so
+ * far: the source may still be being written, or the destination still
+ * being read, by kernels already queued.
+ */
+static int copy_after_compute(struct tmm_ctx *ctx, enum tmm_engine engine,
+			      void *dst, const void *src, size_t bytes,
+			      tmm_event *done)
+{
+	struct tmm_backend *be = &ctx->be;
+	tmm_event after = { 0 };
+	int rc;
+
+	rc = be->ops->event_record(be, TMM_ENGINE_COMPUTE, &after);
+	if (rc == 0)
+		rc = be->ops->engine_wait(be, engine, &after);
+	be->ops->event_release(be, &after);
+	if (rc == 0)
+		rc = be->ops->copy_async(be, engine, dst, src, bytes);
+	if (rc == 0)
+		rc = be->ops->event_record(be, engine, done);
+	return rc < 0 ? backend_error(ctx, rc) : 0;
+}
+
+/* ---- device memory --------------------------------------------------- */
+
+static int device_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_pool_block *b;
+	int rc = tmm_pool_alloc(ctx->pool, t->bytes, &b);
+
+	if (rc < 0)
+		return rc;
+	t->block = b;
+	t->dev = (char *)ctx->arena + b->offset;
+	tmm_list_add_tail(&ctx->device_lru, &t->on_device);
+	return 0;
+}
+
+static void device_give_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	tmm_pool_free(ctx->pool, t->block);
+	t->block = NULL;
+	t->dev = NULL;
+	if (tmm_list_linked(&t->on_device))
+		tmm_list_del(&t->on_device);
+}
+
+/* ---- host memory ----------------------------------------------------- */
+
+static int host_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	int rc = tmm_hostmem_get(ctx->hostmem, t->bytes, &t->host);
+
+	if (rc < 0)
+		return tmm_fail(ctx, rc,
+				"no pinned host memory for tensor of %zu "
+				"bytes: %s",
+				t->bytes, ctx->be.error);
+	ctx->c.host_in_use += t->bytes;
+	return 0;
+}
+
+/*
+ * The tensor lets go of its host buffer.  When `ev` is a copy that may
+ * still be using the buffer, the buffer waits on the deferred list; the
+ * event's ownership moves there with it.
+ */
+static void host_give_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			   tmm_event *ev)
+{
+	struct tmm_backend *be = &ctx->be;
+
+	ctx->c.host_in_use -= t->bytes;
+	if (ev && ev->valid && be->ops->event_query(be, ev) == 0) {
+		if (ctx->n_deferred == ctx->cap_deferred) {
+			size_t cap = ctx->cap_deferred ? 2 * ctx->cap_deferred
+						       : 16;
+			void *p = realloc(ctx->deferred,
+					  cap * sizeof(*ctx->deferred));
+
+			if (!p) {
+				/* Out of memory for bookkeeping: wait for
+				 * the copy instead; nothing is lost. */
+				host_wait(ctx, ev);
+				goto put_now;
+			}
+			ctx->deferred = p;
+			ctx->cap_deferred = cap;
+		}
+		ctx->deferred[ctx->n_deferred++] = (struct tmm_deferred_host){
+			.host = t->host, .bytes = t->bytes, .ev = *ev
+		};
+		*ev = (tmm_event){ 0 };
+		t->host = NULL;
+		return;
+	}
+put_now:
+	if (ev)
+		be->ops->event_release(be, ev);
+	tmm_hostmem_put(ctx->hostmem, t->host, t->bytes);
+	t->host = NULL;
+}
+
+/* ---- completing copies ----------------------------------------------- */
+
+static void complete_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	tmm_list_del(&t->in_flight);
+	ctx->be.ops->event_release(&ctx->be, &t->copy);
+	device_give_back(ctx, t);
+	tmm_mover_set_state(t, TMM_TS_HOST);
+}
+
+static void complete_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	tmm_list_del(&t->in_flight);
+	host_give_back(ctx, t, &t->copy);
+	tmm_mover_set_state(t, TMM_TS_RESIDENT);
+}
+
+#define IN_FLIGHT_FIRST(list) \
+	tmm_container_of((list)->next, struct tmm_tensor_rec, in_flight)
+
+void tmm_mover_progress(struct tmm_ctx *ctx)
+{
+	struct tmm_backend *be = &ctx->be;
+	size_t i, kept;
+
+	/* Each engine runs in order: stop at the first copy still running. */
+	while (!tmm_list_empty(&ctx->swapping_out)) {
+		struct tmm_tensor_rec *t = IN_FLIGHT_FIRST(&ctx->swapping_out);
+
+		if (be->ops->event_query(be, &t->copy) == 0)
+			break;
+		complete_swap_out(ctx, t);
+	}
+	while (!tmm_list_empty(&ctx->swapping_in)) {
+		struct tmm_tensor_rec *t = IN_FLIGHT_FIRST(&ctx->swapping_in);
+
+		if (be->ops->event_query(be, &t->copy) == 0)
+			break;
+		complete_swap_in(ctx, t);
+	}
+	for (i = kept = 0; i < ctx->n_deferred; i++) {
+		struct tmm_deferred_host *d = &ctx->deferred[i];
+
+		if (be->ops->event_query(be, &d->ev) == 0) {
+			ctx->deferred[kept++] = *d;
+			continue;
+		}
+		be->ops->event_release(be, &d->ev);
+		tmm_hostmem_put(ctx->hostmem, d->host, d->bytes);
+	}
+	ctx->n_deferred = kept;
+}
+
+int tmm_mover_settle(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	int rc;
+
+	if (t->state != TMM_TS_SWAPPING_OUT && t->state != TMM_TS_SWAPPING_IN)
+		return 0;
+	rc = host_wait(ctx, &t->copy);
+	if (rc < 0)
+		return backend_error(ctx, rc);
+	if (t->state == TMM_TS_SWAPPING_OUT)
+		complete_swap_out(ctx, t);
+	else
+		complete_swap_in(ctx, t);
+	return 0;
+}
+
+int tmm_mover_drain(struct tmm_ctx *ctx)
+{
+	struct tmm_backend *be = &ctx->be;
+	int rc, first_error = 0;
+
+	while (!tmm_list_empty(&ctx->swapping_out)) {
+		rc = tmm_mover_settle(ctx, IN_FLIGHT_FIRST(&ctx->swapping_out));
+		if (rc < 0 && !first_error)
+			first_error = rc;
+	}
+	while (!tmm_list_empty(&ctx->swapping_in)) {
+		rc = tmm_mover_settle(ctx, IN_FLIGHT_FIRST(&ctx->swapping_in));
+		if (rc < 0 && !first_error)
+			first_error = rc;
+	}
+	for (size_t i = 0; i < ctx->n_deferred; i++) {
+		struct tmm_deferred_host *d = &ctx->deferred[i];
+
+		host_wait(ctx, &d->ev);
+		be->ops->event_release(be, &d->ev);
+		tmm_hostmem_put(ctx->hostmem, d->host, d->bytes);
+	}
+	ctx->n_deferred = 0;
+	return first_error;
+}
+
+/* ---- eviction -------------------------------------------------------- */
+
+int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		       bool sync)
+{
+	char label[64];
+	int rc;
+
+	if (t->state != TMM_TS_RESIDENT || t->pins)
+		return tmm_fail(ctx, -EINVAL,
+				"cannot evict tensor %s: it is %s%s",
+				tmm_tensor_label(t, label, sizeof(label)),
+				tmm_tstate_name(t->state),
+				t->pins ? " and pinned by a running op or "
+					  "tmm_acquire" : "");
+	rc = host_take(ctx, t);
+	if (rc < 0)
+		return rc;
+	rc = copy_after_compute(ctx, TMM_ENGINE_D2H, t->host, t->dev,
+				t->bytes, &t->copy);
+	if (rc < 0) {
+		host_give_back(ctx, t, NULL);
+		return rc;
+	}
+	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
+	tmm_list_add_tail(&ctx->swapping_out, &t->in_flight);
+	ctx->c.swap_out_count++;
+	ctx->c.swap_out_bytes += t->bytes;
+	if (sync)
+		return tmm_mover_settle(ctx, t);
+	return 0;
+}
+
+/* The least recently used tensor that passive mode may evict, or NULL. */
+static struct tmm_tensor_rec *passive_victim(struct tmm_ctx *ctx)
+{
+	struct tmm_list *n;
+
+	for (n = ctx->device_lru.next; n != &ctx->device_lru; n = n->next) {
+		struct tmm_tensor_rec *t =
+			tmm_container_of(n, struct tmm_tensor_rec, on_device);
+
+		if (t->state == TMM_TS_RESIDENT && !t->pins)
+			return t;
+	}
+	return NULL;
+}
+
+static int no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
+{
+	struct tmm_pool_stats ps;
+	uint64_t pinned = 0, in_flight = 0;
+	char label[64], b1[32], b2[32], b3[32], b4[32], b5[32];
+	struct tmm_list *n;
+
+	for (n = ctx->device_lru.next; n != &ctx->device_lru; n = n->next) {
+		const struct tmm_tensor_rec *r =
+			tmm_container_of(n, struct tmm_tensor_rec, on_device);
+
+		if (r->pins)
+			pinned += r->bytes;
+		else if (r->state != TMM_TS_RESIDENT)
+			in_flight += r->bytes;
+	}
+	tmm_pool_get_stats(ctx->pool, &ps);
+	return tmm_fail(ctx, -ENOMEM,
+			"op '%s': no room on the device for tensor %s (%s): "
+			"%s of the %s budget is held by tensors the running "
+			"op or tmm_acquire pins, %s by copies in flight, and "
+			"the largest free block is %s; raise "
+			"TENSORMM_BUDGET or release acquired tensors",
+			ctx->current_op ? ctx->current_op : "(none)",
+			tmm_tensor_label(t, label, sizeof(label)),
+			tmm_fmt_bytes(t->bytes, b1, sizeof(b1)),
+			tmm_fmt_bytes(pinned, b2, sizeof(b2)),
+			tmm_fmt_bytes(ctx->budget, b3, sizeof(b3)),
+			tmm_fmt_bytes(in_flight, b4, sizeof(b4)),
+			tmm_fmt_bytes(ps.largest_free, b5, sizeof(b5)));
+}
+
+int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	int rc;
+
+	assert(t->state == TMM_TS_EMPTY || t->state == TMM_TS_HOST);
+	for (;;) {
+		struct tmm_tensor_rec *victim;
+
+		if (device_take(ctx, t) == 0)
+			return 0;
+		/* Decoupled swapping: a pending swap-out will free its
+		 * memory soon, so wait for the earliest one first. */
+		if (!tmm_list_empty(&ctx->swapping_out)) {
+			victim = IN_FLIGHT_FIRST(&ctx->swapping_out);
+			rc = host_wait(ctx, &victim->copy);
+			if (rc < 0)
+				return backend_error(ctx, rc);
+			ctx->c.swap_out_waits++;
+			tmm_mover_progress(ctx);
+			continue;
+		}
+		/* Passive mode (Capuchin §4.2): evict on demand, least
+		 * recently used first, synchronously. */
+		victim = passive_victim(ctx);
+		if (!victim)
+			return no_room(ctx, t);
+		rc = tmm_mover_swap_out(ctx, victim, true);
+		if (rc < 0)
+			return rc;
+		ctx->c.passive_evictions++;
+		ctx->c.passive_eviction_bytes += victim->bytes;
+		tmm_log(ctx, TMM_LOG_DEBUG, "passive eviction of %zu bytes",
+			victim->bytes);
+	}
+}
+
+/* ---- bringing tensors back ------------------------------------------- */
+
+int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	char label[64];
+	int rc;
+
+	if (t->state != TMM_TS_HOST)
+		return tmm_fail(ctx, -EINVAL,
+				"cannot swap in tensor %s: it is %s",
+				tmm_tensor_label(t, label, sizeof(label)),
+				tmm_tstate_name(t->state));
+	rc = tmm_mover_alloc_device(ctx, t);
+	if (rc < 0)
+		return rc;
+	rc = copy_after_compute(ctx, TMM_ENGINE_H2D, t->dev, t->host,
+				t->bytes, &t->copy);
+	if (rc < 0) {
+		device_give_back(ctx, t);
+		return rc;
+	}
+	tmm_mover_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
+	ctx->c.swap_in_count++;
+	ctx->c.swap_in_bytes += t->bytes;
+	return 0;
+}
+
+int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			    bool need_data)
+{
+	char label[64];
+	int rc;
+
+	switch (t->state) {
+	case TMM_TS_RESIDENT:
+		return 0;
+	case TMM_TS_EMPTY:
+		if (need_data)
+			return tmm_fail(ctx, -ENODATA,
+					"op '%s': tensor %s is read but was "
+					"never written",
+					ctx->current_op ? ctx->current_op
+							: "(none)",
+					tmm_tensor_label(t, label,
+							 sizeof(label)));
+		rc = tmm_mover_alloc_device(ctx, t);
+		if (rc < 0)
+			return rc;
+		tmm_mover_set_state(t, TMM_TS_RESIDENT);
+		return 0;
+	case TMM_TS_SWAPPING_OUT:
+		/* Back-access before the copy ended: the device bytes are
+		 * still valid, so keep them and let the host copy go. */
+		tmm_list_del(&t->in_flight);
+		host_give_back(ctx, t, &t->copy);
+		tmm_mover_set_state(t, TMM_TS_RESIDENT);
+		return 0;
+	case TMM_TS_HOST:
+		if (!need_data) {
+			/* The op overwrites it: its old bytes are dead. */
+			host_give_back(ctx, t, NULL);
+			t->state = TMM_TS_EMPTY;
+			return tmm_mover_make_resident(ctx, t, false);
+		}
+		rc = tmm_mover_swap_in(ctx, t);
+		if (rc < 0)
+			return rc;
+		ctx->c.on_demand_swap_ins++;
+		/* Compute waits for the copy, as for any swap-in. */
+		__attribute__((fallthrough));
+	case TMM_TS_SWAPPING_IN:
+		rc = compute_wait(ctx, &t->copy);
+		return rc < 0 ? backend_error(ctx, rc) : 0;
+	case TMM_TS_DROPPED:
+	default:
+		return tmm_fail(ctx, -ENOTSUP,
+				"tensor %s is %s: recomputation is not "
+				"available in this build",
+				tmm_tensor_label(t, label, sizeof(label)),
+				tmm_tstate_name(t->state));
+	}
+}
+
+void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	/* A copy may still read or write the memory: wait for it.  A backend
+	 * error here leaves nothing better to do than to free. */
+	tmm_mover_settle(ctx, t);
+	if (t->block)
+		device_give_back(ctx, t);
+	if (t->host)
+		host_give_back(ctx, t, NULL);
+	/* Retiring the record is not a life-cycle transition. */
+	t->state = TMM_TS_EMPTY;
+}
+
+/* ---- host access for tmm_tensor_read / tmm_tensor_write --------------- */
+
+int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		    size_t offset, const void *src, size_t bytes)
+{
+	struct tmm_backend *be = &ctx->be;
+	int rc = tmm_mover_settle(ctx, t);
+
+	if (rc < 0)
+		return rc;
+	switch (t->state) {
+	case TMM_TS_EMPTY:
+		rc = host_take(ctx, t);
+		if (rc < 0)
+			return rc;
+		if (offset != 0 || bytes != t->bytes)
+			memset(t->host, 0, t->bytes);
+		memcpy((char *)t->host + offset, src, bytes);
+		/* Place it on the device only if that costs no eviction:
+		 * writing weights must not push out other weights. */
+		if (device_take(ctx, t) == 0) {
+			rc = be->ops->copy_sync(be, t->dev, t->host, t->bytes,
+						true);
+			if (rc < 0) {
+				device_give_back(ctx, t);
+				tmm_mover_set_state(t, TMM_TS_HOST);
+				return backend_error(ctx, rc);
+			}
+			host_give_back(ctx, t, NULL);
+			tmm_mover_set_state(t, TMM_TS_RESIDENT);
+		} else {
+			tmm_mover_set_state(t, TMM_TS_HOST);
+		}
+		return 0;
+	case TMM_TS_RESIDENT:
+		rc = be->ops->copy_sync(be, (char *)t->dev + offset, src, bytes,
+					true);
+		return rc < 0 ? backend_error(ctx, rc) : 0;
+	case TMM_TS_HOST:
+		memcpy((char *)t->host + offset, src, bytes);
+		return 0;
+	default:
+		return tmm_fail(ctx, -ENOTSUP, "cannot write a %s tensor",
+				tmm_tstate_name(t->state));
+	}
+}
+
+int tmm_mover_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		   size_t offset, void *dst, size_t bytes)
+{
+	struct tmm_backend *be = &ctx->be;
+	char label[64];
+	int rc = tmm_mover_settle(ctx, t);
+
+	if (rc < 0)
+		return rc;
+	switch (t->state) {
+	case TMM_TS_EMPTY:
+		return tmm_fail(ctx, -ENODATA,
+				"tmm_tensor_read: tensor %s was never written",
+				tmm_tensor_label(t, label, sizeof(label)));
+	case TMM_TS_RESIDENT:
+		rc = be->ops->copy_sync(be, dst, (char *)t->dev + offset, bytes,
+					false);
+		return rc < 0 ? backend_error(ctx, rc) : 0;
+	case TMM_TS_HOST:
+		memcpy(dst, (char *)t->host + offset, bytes);
+		return 0;
+	default:
+		return tmm_fail(ctx, -ENOTSUP, "cannot read a %s tensor",
+				tmm_tstate_name(t->state));
+	}
+}

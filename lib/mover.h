@@ -1,0 +1,93 @@
+/*
+ * mover.h — the swap engine: where a tensor's bytes are, and moving them.
+ *
+ * Mechanism only: the mover executes evictions and swap-ins it is asked for
+ * (by the runtime on an access, by a plan, or by passive mode when an
+ * allocation does not fit) and keeps the invariants of tensor_state.h.
+ * Copies run on the backend's copy engines and are retired lazily by
+ * tmm_mover_progress(), which polls their events.
+ */
+#ifndef TMM_MOVER_H
+#define TMM_MOVER_H
+
+#include <stdbool.h>
+
+#include "context.h"
+
+/*
+ * Makes t usable by the next compute work: on return t holds device memory
+ * and, when need_data, its bytes are there or queued to arrive before any
+ * later compute.  Handles every state: EMPTY (allocates; -ENODATA when
+ * need_data), SWAPPING_OUT (cancels the eviction), HOST (swaps in on
+ * demand, a counted stall; or, when !need_data, discards the host copy),
+ * SWAPPING_IN (makes compute wait for the copy).  The caller pins t first.
+ * Returns 0, -ENODATA, -ENOMEM, or a backend error.
+ */
+int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			    bool need_data);
+
+/*
+ * Evicts a RESIDENT, unpinned tensor to the host: a device-to-host copy
+ * queued after the compute work issued so far.  The device memory is
+ * released when the copy completes (tmm_mover_progress), and compute does
+ * not wait for it (Capuchin §5.3, decoupled swapping).  With `sync`, the
+ * host waits for the copy and the tensor is HOST on return.
+ * Returns 0, -EINVAL (wrong state or pinned), -ENOMEM (host), or a backend
+ * error; on failure the tensor is unchanged.
+ */
+int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		       bool sync);
+
+/*
+ * Starts bringing a HOST tensor back: allocates device memory (which may
+ * wait or evict) and queues a host-to-device copy.  Returns 0, -EINVAL
+ * (wrong state), -ENOMEM, or a backend error.
+ */
+int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * Gives t (EMPTY or HOST) device memory of its size, by best fit in the
+ * pool.  When the pool has no room: waits for the earliest pending
+ * swap-out, then evicts the least recently used unpinned tensors
+ * synchronously (passive mode), counting each.  Returns 0 or -ENOMEM with a
+ * message naming the tensor, the op and the bytes.
+ */
+int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Waits for t's copy in flight, if any, and completes its transition. */
+int tmm_mover_settle(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Retires every copy that has completed (cheap when none has). */
+void tmm_mover_progress(struct tmm_ctx *ctx);
+
+/* Waits for every copy in flight and retires it. */
+int tmm_mover_drain(struct tmm_ctx *ctx);
+
+/* Marks an access: t becomes the most recently used. */
+static inline void tmm_mover_touch(struct tmm_ctx *ctx,
+				   struct tmm_tensor_rec *t)
+{
+	t->last_use = ctx->use_clock;
+	if (tmm_list_linked(&t->on_device))
+		tmm_list_move_tail(&ctx->device_lru, &t->on_device);
+}
+
+/* Releases everything t holds (device, host, copies); t becomes EMPTY. */
+void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Sets t->state, which must be a legal transition (tensor_state.c). */
+void tmm_mover_set_state(struct tmm_tensor_rec *t, enum tmm_tstate to);
+
+
+
+/*
+ * Host <-> tensor copies for tmm_tensor_write/read, wherever t is.  Writing
+ * an EMPTY tensor materialises it zero-filled: on the device when it fits
+ * without evicting anything, else on the host.  Return 0, -ENODATA (read of
+ * an EMPTY tensor), -ENOMEM, or a backend error.
+ */
+int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		    size_t offset, const void *src, size_t bytes);
+int tmm_mover_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		   size_t offset, void *dst, size_t bytes);
+#endif /* TMM_MOVER_H */

@@ -1,0 +1,268 @@
+/*
+ * run.c — running an op, direct access, and iteration markers.
+ *
+ * tmm_run is the hot path: every tensor access of a training step passes
+ * here.  It allocates nothing in steady state (pointer arrays live on the
+ * stack, or in a context scratch buffer for ops with many tensors) and does
+ * constant work per tensor besides what the mover must do.
+ *
+ * The order matters: all of the op's tensors are pinned before any is made
+ * resident, so bringing one in can never evict another that the op needs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "mover.h"
+#include "pool.h"
+
+/* Ops with up to this many tensors need no scratch buffer. */
+#define STACK_TENSORS 16
+
+static void unpin(struct tmm_tensor_rec **recs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		recs[i]->pins--;
+}
+
+/* Is recs[i] the same tensor as an earlier entry? */
+static bool seen_before(struct tmm_tensor_rec **recs, unsigned i)
+{
+	for (unsigned j = 0; j < i; j++)
+		if (recs[j] == recs[i])
+			return true;
+	return false;
+}
+
+/* Fails the op early when its own tensors cannot fit in the budget. */
+static int check_fits(struct tmm_ctx *ctx, const tmm_op *op,
+		      struct tmm_tensor_rec **recs, unsigned n)
+{
+	uint64_t need = 0;
+	char b1[32], b2[32];
+
+	for (unsigned i = 0; i < n; i++)
+		if (!seen_before(recs, i))
+			need += (recs[i]->bytes + TMM_POOL_ALIGN - 1) /
+				TMM_POOL_ALIGN * TMM_POOL_ALIGN;
+	if (need <= ctx->budget)
+		return 0;
+	return tmm_fail(ctx, -ENOMEM,
+			"op '%s' needs %s for its %u input(s) and %u "
+			"output(s), more than the whole device budget (%s); "
+			"raise TENSORMM_BUDGET or split the op",
+			ctx->current_op, tmm_fmt_bytes(need, b1, sizeof(b1)),
+			op->n_inputs, op->n_outputs,
+			tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)));
+}
+
+static int check_op(struct tmm_ctx *ctx, const tmm_op *op)
+{
+	if (!op)
+		return tmm_fail(ctx, -EINVAL, "tmm_run: op is NULL");
+	if ((op->n_inputs && !op->inputs) || (op->n_outputs && !op->outputs))
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' declares %u input(s) and %u "
+				"output(s) but an array is NULL",
+				ctx->current_op, op->n_inputs, op->n_outputs);
+	if (!op->run && !ctx->be.info.phantom)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' has no run callback (only a "
+				"phantom simulated device runs cost-only ops)",
+				ctx->current_op);
+	if ((unsigned)op->kind >= TMM_OP_KIND_COUNT)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' has an unknown kind %d",
+				ctx->current_op, (int)op->kind);
+	return 0;
+}
+
+/* Is t among the op's inputs? (then an output that is also an input
+ * needs its current bytes). */
+static bool is_input(struct tmm_tensor_rec **recs, unsigned n_inputs,
+		     const struct tmm_tensor_rec *t)
+{
+	for (unsigned i = 0; i < n_inputs; i++)
+		if (recs[i] == t)
+			return true;
+	return false;
+}
+
+int tmm_run(tmm_ctx *ctx, const tmm_op *op)
+{
+	struct tmm_tensor_rec *stack_recs[STACK_TENSORS], **recs = stack_recs;
+	void *stack_ptrs[STACK_TENSORS], **ptrs = stack_ptrs;
+	bool stack_fresh[STACK_TENSORS], *fresh = stack_fresh;
+	struct tmm_backend *be;
+	unsigned n, i, pinned = 0;
+	uint64_t ns = 0;
+	int rc;
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	ctx->current_op = op && op->name ? op->name : "(unnamed)";
+	rc = check_op(ctx, op);
+	if (rc < 0)
+		return rc;
+	be = &ctx->be;
+	n = op->n_inputs + op->n_outputs;
+	if (n > STACK_TENSORS) {
+		size_t need = n * (2 * sizeof(void *) + sizeof(bool));
+
+		if (ctx->ptr_scratch_len < need) {
+			void *p = realloc(ctx->ptr_scratch, need);
+
+			if (!p)
+				return tmm_fail(ctx, -ENOMEM, "out of memory");
+			ctx->ptr_scratch = p;
+			ctx->ptr_scratch_len = need;
+		}
+		recs = (struct tmm_tensor_rec **)ctx->ptr_scratch;
+		ptrs = (void **)(recs + n);
+		fresh = (bool *)(ptrs + n);
+	}
+	for (i = 0; i < n; i++) {
+		tmm_tensor h = i < op->n_inputs ? op->inputs[i]
+					: op->outputs[i - op->n_inputs];
+
+		recs[i] = tmm_tensor_lookup(ctx, h, ctx->current_op);
+		if (!recs[i])
+			return -EBADF;
+	}
+	rc = check_fits(ctx, op, recs, n);
+	if (rc < 0)
+		return rc;
+
+	ctx->use_clock++;
+	for (; pinned < n; pinned++)
+		recs[pinned]->pins++;
+	for (i = 0; i < n; i++) {
+		bool output = i >= op->n_inputs;
+		bool need_data = !output || is_input(recs, op->n_inputs,
+						     recs[i]);
+
+		fresh[i] = output && recs[i]->state == TMM_TS_EMPTY;
+		rc = tmm_mover_make_resident(ctx, recs[i], need_data);
+		if (rc < 0)
+			goto fail;
+		ptrs[i] = recs[i]->dev;
+	}
+
+	rc = be->ops->kernel_begin(be, &op->cost);
+	if (rc < 0) {
+		rc = tmm_fail(ctx, rc, "%s", be->error);
+		goto fail;
+	}
+	rc = op->run ? op->run(ptrs, ptrs + op->n_inputs, op->user,
+			       be->ops->compute_stream(be))
+		     : 0;
+	if (rc != 0) {
+		/* Close the bracket; the callback's error is what to report. */
+		be->ops->kernel_end(be, &op->cost, &ns);
+		rc = tmm_fail(ctx, rc < 0 ? rc : -EIO,
+			      "op '%s' failed: its run callback returned %d "
+			      "(%s)", ctx->current_op, rc, tmm_strerror(rc));
+		goto fail;
+	}
+	rc = be->ops->kernel_end(be, &op->cost, &ns);
+	if (rc < 0) {
+		rc = tmm_fail(ctx, rc, "%s", be->error);
+		goto fail;
+	}
+	ctx->c.compute_ns += ns;
+	ctx->c.ops++;
+	ctx->c.accesses += n;
+	for (i = 0; i < n; i++)
+		tmm_mover_touch(ctx, recs[i]);
+	unpin(recs, n);
+	tmm_mover_progress(ctx);
+	return 0;
+
+fail:
+	/* An output that held nothing before holds nothing now; tensors
+	 * that held bytes keep them where they are. */
+	unpin(recs, pinned);
+	for (unsigned j = 0; j < i && j < n; j++)
+		if (fresh[j] && !recs[j]->pins)
+			tmm_mover_release(ctx, recs[j]);
+	return rc;
+}
+
+int tmm_acquire(tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode, void **ptr)
+{
+	struct tmm_tensor_rec *t;
+	int rc;
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	ctx->current_op = "tmm_acquire";
+	if (!ptr || mode < TMM_READ || mode > TMM_READ_WRITE)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_acquire: %s",
+				!ptr ? "ptr is NULL"
+				     : "mode is not TMM_READ, TMM_WRITE or "
+				       "TMM_READ_WRITE");
+	t = tmm_tensor_lookup(ctx, h, "tmm_acquire");
+	if (!t)
+		return -EBADF;
+	ctx->use_clock++;
+	t->pins++;
+	rc = tmm_mover_make_resident(ctx, t, mode & TMM_READ);
+	if (rc < 0) {
+		t->pins--;
+		return rc;
+	}
+	t->acquires++;
+	ctx->c.accesses++;
+	tmm_mover_touch(ctx, t);
+	*ptr = t->dev;
+	return 0;
+}
+
+int tmm_release(tmm_ctx *ctx, tmm_tensor h)
+{
+	struct tmm_tensor_rec *t;
+	char label[64];
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	t = tmm_tensor_lookup(ctx, h, "tmm_release");
+	if (!t)
+		return -EBADF;
+	if (!t->acquires)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_release: tensor %s is not acquired",
+				tmm_tensor_label(t, label, sizeof(label)));
+	t->acquires--;
+	t->pins--;
+	return 0;
+}
+
+int tmm_iteration_begin(tmm_ctx *ctx)
+{
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	if (ctx->in_iteration)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_iteration_begin: iteration %llu has not "
+				"ended (call tmm_iteration_end first)",
+				(unsigned long long)ctx->c.iterations + 1);
+	ctx->in_iteration = true;
+	ctx->iteration_begin_ns = ctx->be.ops->now_ns(&ctx->be);
+	return 0;
+}
+
+int tmm_iteration_end(tmm_ctx *ctx)
+{
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	if (!ctx->in_iteration)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_iteration_end: no iteration has begun");
+	ctx->in_iteration = false;
+	ctx->c.iterations++;
+	ctx->c.last_iteration_ns =
+		ctx->be.ops->now_ns(&ctx->be) - ctx->iteration_begin_ns;
+	return 0;
+}

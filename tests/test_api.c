@@ -1,0 +1,349 @@
+/*
+ * test_api.c — the public API's contract: handles, errors, messages.
+ *
+ * Null, destroyed and foreign handles must be refused with -EBADF and a
+ * message, never crash; every bad argument must give a negative errno and
+ * a message that says what was wrong; statistics must come out as text and
+ * as JSON.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensormm.h"
+
+static tmm_ctx *ctx;
+
+static void setup(void)
+{
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap,"
+					      "budget=1MiB"), 0);
+}
+
+static void teardown(void)
+{
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+
+static int copy_in0(void *const *in, void *const *out, void *user,
+		    void *stream)
+{
+	(void)user;
+	(void)stream;
+	memcpy(out[0], in[0], 64);
+	return 0;
+}
+
+static int fail_einval(void *const *in, void *const *out, void *user,
+		       void *stream)
+{
+	(void)in;
+	(void)out;
+	(void)user;
+	(void)stream;
+	return -EINVAL;
+}
+
+#define contains(hay, needle) ck_assert_ptr_nonnull(strstr((hay), (needle)))
+
+START_TEST(bad_handles_are_refused)
+{
+	tmm_ctx *other;
+	tmm_tensor t, foreign, dead;
+	char buf[64];
+
+	ck_assert_int_eq(tmm_tensor_create(ctx, 64, TMM_ACTIVATION, "t", &t),
+			 0);
+	/* null */
+	ck_assert_int_eq(tmm_tensor_read(ctx, TMM_TENSOR_NULL, 0, buf, 1),
+			 -EBADF);
+	contains(tmm_last_error(ctx), "null tensor handle");
+	/* destroyed; its slot reused by a new tensor with a new generation */
+	ck_assert_int_eq(tmm_tensor_create(ctx, 64, TMM_ACTIVATION, "d",
+					   &dead), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, dead), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, dead), -EBADF);
+	contains(tmm_last_error(ctx), "destroyed");
+	{
+		tmm_tensor reuse;
+
+		ck_assert_int_eq(tmm_tensor_create(ctx, 64, TMM_ACTIVATION,
+						   "r", &reuse), 0);
+		ck_assert(reuse.id != dead.id);
+		ck_assert_int_eq(tmm_tensor_write(ctx, dead, 0, buf, 1),
+				 -EBADF);
+		ck_assert_int_eq(tmm_tensor_write(ctx, reuse, 0, buf, 1), 0);
+	}
+	/* foreign */
+	ck_assert_int_eq(tmm_ctx_create(&other, "backend=sim,mode=swap,"
+						"budget=1MiB"), 0);
+	ck_assert_int_eq(tmm_tensor_create(other, 64, TMM_ACTIVATION, "f",
+					   &foreign), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, foreign, 0, buf, 1), -EBADF);
+	contains(tmm_last_error(ctx), "another context");
+	ck_assert_int_eq(tmm_ctx_destroy(other), 0);
+	/* garbage bits */
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, (tmm_tensor){ ~0ull }),
+			 -EBADF);
+	ck_assert_uint_eq(tmm_tensor_bytes(ctx, (tmm_tensor){ 12345 }), 0);
+	ck_assert_uint_eq(tmm_tensor_bytes(ctx, t), 64);
+	/* a handle in an op */
+	{
+		tmm_tensor in[1] = { TMM_TENSOR_NULL };
+		tmm_op op = { .name = "bad", .inputs = in, .n_inputs = 1,
+			      .outputs = &t, .n_outputs = 1, .run = copy_in0 };
+
+		ck_assert_int_eq(tmm_run(ctx, &op), -EBADF);
+	}
+}
+END_TEST
+
+START_TEST(bad_contexts_are_refused)
+{
+	tmm_ctx *c;
+	tmm_tensor t;
+
+	ck_assert_int_eq(tmm_ctx_destroy(NULL), -EBADF);
+	ck_assert_int_eq(tmm_tensor_create(NULL, 64, TMM_ACTIVATION, NULL,
+					   &t), -EBADF);
+	ck_assert_int_eq(tmm_run(NULL, NULL), -EBADF);
+	ck_assert_int_eq(tmm_iteration_begin(NULL), -EBADF);
+	contains(tmm_last_error((tmm_ctx *)&t), "invalid context");
+	/* Destroying twice is refused, not a double free. */
+	ck_assert_int_eq(tmm_ctx_create(&c, "backend=sim"), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(c), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(c), -EBADF);
+}
+END_TEST
+
+START_TEST(bad_config_names_key_and_value)
+{
+	tmm_ctx *c = (tmm_ctx *)1;
+
+	ck_assert_int_eq(tmm_ctx_create(&c, "budget=12Q"), -EINVAL);
+	ck_assert_ptr_null(c);
+	contains(tmm_last_error(NULL), "budget");
+	contains(tmm_last_error(NULL), "12Q");
+	contains(tmm_last_error(NULL), "accepted");
+	ck_assert_int_eq(tmm_ctx_create(&c, "nosuchkey=1"), -EINVAL);
+	contains(tmm_last_error(NULL), "nosuchkey");
+	ck_assert_int_eq(tmm_ctx_create(NULL, NULL), -EINVAL);
+	/* Modes and backends this build cannot give say so. */
+	ck_assert_int_eq(tmm_ctx_create(&c, "mode=uvm"), -ENOTSUP);
+	contains(tmm_last_error(NULL), "mode=uvm");
+	ck_assert_int_eq(tmm_ctx_create(&c, "backend=cuda"), -ENODEV);
+	contains(tmm_last_error(NULL), "backend=cuda");
+	/* A simulated device smaller than what the budget asks. */
+	ck_assert_int_eq(tmm_ctx_create(&c, "backend=sim,sim_capacity=1MiB,"
+					    "budget=2MiB"), 0);
+	{
+		struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+		ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+		ck_assert_uint_eq(st.budget, 1u << 20);
+		ck_assert_uint_eq(st.device_capacity, 1u << 20);
+		ck_assert_uint_eq(st.simulated, 1);
+	}
+	tmm_ctx_destroy(c);
+}
+END_TEST
+
+START_TEST(bad_arguments_say_what_is_wrong)
+{
+	tmm_tensor t;
+	char buf[128] = { 0 };
+
+	ck_assert_int_eq(tmm_tensor_create(ctx, 0, TMM_ACTIVATION, "z", &t),
+			 -EINVAL);
+	contains(tmm_last_error(ctx), "0 bytes");
+	ck_assert_int_eq(tmm_tensor_create(ctx, 64, (enum tmm_kind)9, "k",
+					   &t), -EINVAL);
+	ck_assert_int_eq(tmm_tensor_create(ctx, 2u << 20, TMM_PERSISTENT,
+					   "huge", &t), -ENOMEM);
+	contains(tmm_last_error(ctx), "huge");
+	ck_assert_int_eq(tmm_tensor_create(ctx, 64, TMM_ACTIVATION, "t", &t),
+			 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, t, 60, buf, 8), -EINVAL);
+	contains(tmm_last_error(ctx), "outside tensor 't'");
+	ck_assert_int_eq(tmm_tensor_write(ctx, t, 0, NULL, 8), -EINVAL);
+	ck_assert_int_eq(tmm_tensor_read(ctx, t, 0, buf, 8), -ENODATA);
+	contains(tmm_last_error(ctx), "never written");
+	/* A partial write zero-fills the rest. */
+	buf[0] = 7;
+	ck_assert_int_eq(tmm_tensor_write(ctx, t, 8, buf, 1), 0);
+	memset(buf, 0xff, sizeof(buf));
+	ck_assert_int_eq(tmm_tensor_read(ctx, t, 0, buf, 64), 0);
+	ck_assert_int_eq(buf[0], 0);
+	ck_assert_int_eq(buf[8], 7);
+	ck_assert_int_eq(buf[63], 0);
+	/* Bad op descriptors. */
+	ck_assert_int_eq(tmm_run(ctx, NULL), -EINVAL);
+	{
+		tmm_op op = { .name = "noarr", .n_inputs = 1 };
+
+		ck_assert_int_eq(tmm_run(ctx, &op), -EINVAL);
+		contains(tmm_last_error(ctx), "noarr");
+	}
+	{
+		tmm_op op = { .name = "norun", .outputs = &t, .n_outputs = 1 };
+
+		ck_assert_int_eq(tmm_run(ctx, &op), -EINVAL);
+		contains(tmm_last_error(ctx), "no run callback");
+	}
+	/* Unbalanced iteration markers. */
+	ck_assert_int_eq(tmm_iteration_end(ctx), -EINVAL);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), -EINVAL);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	/* Stats need their version. */
+	{
+		struct tmm_stats st = { .version = 999 };
+
+		ck_assert_int_eq(tmm_stats_get(ctx, &st), -EINVAL);
+		ck_assert_int_eq(tmm_stats_get(ctx, NULL), -EINVAL);
+	}
+}
+END_TEST
+
+START_TEST(failed_op_loses_nothing)
+{
+	tmm_tensor a, fresh_out, old_out;
+	char data[64], back[64];
+
+	memset(data, 0x42, sizeof(data));
+	ck_assert_int_eq(tmm_tensor_create(ctx, 64, TMM_ACTIVATION, "a", &a),
+			 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, 64, TMM_ACTIVATION, "fresh",
+					   &fresh_out), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, 64, TMM_ACTIVATION, "old",
+					   &old_out), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, a, 0, data, 64), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, old_out, 0, data, 64), 0);
+	{
+		tmm_tensor out[2] = { fresh_out, old_out };
+		tmm_op op = { .name = "failing", .inputs = &a, .n_inputs = 1,
+			      .outputs = out, .n_outputs = 2,
+			      .run = fail_einval };
+
+		ck_assert_int_eq(tmm_run(ctx, &op), -EINVAL);
+		contains(tmm_last_error(ctx), "failing");
+		contains(tmm_last_error(ctx), "run callback returned -22");
+	}
+	ck_assert_int_eq(tmm_tensor_read(ctx, a, 0, back, 64), 0);
+	ck_assert_mem_eq(back, data, 64);
+	/* The fresh output holds nothing, as before the op. */
+	ck_assert_int_eq(tmm_tensor_read(ctx, fresh_out, 0, back, 64),
+			 -ENODATA);
+}
+END_TEST
+
+START_TEST(acquire_pins_and_nests)
+{
+	tmm_tensor t;
+	void *p1 = NULL, *p2 = NULL;
+	char data[64] = "acquired";
+
+	ck_assert_int_eq(tmm_tensor_create(ctx, 64, TMM_ACTIVATION, "t", &t),
+			 0);
+	ck_assert_int_eq(tmm_acquire(ctx, t, TMM_READ, &p1), -ENODATA);
+	ck_assert_int_eq(tmm_acquire(ctx, t, TMM_WRITE, &p1), 0);
+	ck_assert_ptr_nonnull(p1);
+	/* Backed sim memory is host memory: write through the pointer. */
+	memcpy(p1, data, sizeof(data));
+	ck_assert_int_eq(tmm_acquire(ctx, t, TMM_READ, &p2), 0);
+	ck_assert_ptr_eq(p1, p2);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t), -EBUSY);
+	ck_assert_int_eq(tmm_release(ctx, t), 0);
+	ck_assert_int_eq(tmm_release(ctx, t), 0);
+	ck_assert_int_eq(tmm_release(ctx, t), -EINVAL);
+	contains(tmm_last_error(ctx), "not acquired");
+	ck_assert_int_eq(tmm_acquire(ctx, t, (enum tmm_access)0, &p1),
+			 -EINVAL);
+	{
+		char back[64];
+
+		ck_assert_int_eq(tmm_tensor_read(ctx, t, 0, back, 64), 0);
+		ck_assert_mem_eq(back, data, 64);
+	}
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t), 0);
+}
+END_TEST
+
+struct sink {
+	char buf[4096];
+	size_t len;
+};
+
+static void to_sink(void *arg, const char *text, size_t len)
+{
+	struct sink *s = arg;
+
+	if (s->len + len < sizeof(s->buf)) {
+		memcpy(s->buf + s->len, text, len);
+		s->len += len;
+		s->buf[s->len] = '\0';
+	}
+}
+
+START_TEST(stats_print_text_and_json)
+{
+	struct sink text = { .len = 0 }, json = { .len = 0 };
+	int depth = 0;
+
+	ck_assert_int_eq(tmm_stats_print(ctx, to_sink, &text, 0), 0);
+	contains(text.buf, "SIMULATED");
+	contains(text.buf, "p100-pcie3-16g");
+	contains(text.buf, "swap out");
+	ck_assert_int_eq(tmm_stats_print(ctx, to_sink, &json, TMM_STATS_JSON),
+			 0);
+	ck_assert_int_eq(json.buf[0], '{');
+	ck_assert_str_eq(json.buf + json.len - 2, "}\n");
+	contains(json.buf, "\"simulated\":true");
+	contains(json.buf, "\"budget\":1048576");
+	/* Balanced, and no key twice in a row without a comma. */
+	for (size_t k = 0; k < json.len; k++) {
+		depth += json.buf[k] == '{';
+		depth -= json.buf[k] == '}';
+		ck_assert(!(json.buf[k] == '"' && k + 1 < json.len &&
+			    json.buf[k + 1] == '"'));
+	}
+	ck_assert_int_eq(depth, 0);
+	ck_assert_int_eq(tmm_stats_print(NULL, to_sink, &json, 0), -EBADF);
+}
+END_TEST
+
+START_TEST(strerror_names_codes)
+{
+	ck_assert_str_eq(tmm_strerror(0), "success");
+	contains(tmm_strerror(-EBADF), "handle");
+	contains(tmm_strerror(-ENOMEM), "memory");
+	contains(tmm_strerror(-ENODATA), "never written");
+	ck_assert_str_eq(tmm_strerror(-12345), "unknown error");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("api");
+	TCase *tc = tcase_create("api");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, bad_handles_are_refused);
+	tcase_add_test(tc, bad_contexts_are_refused);
+	tcase_add_test(tc, bad_config_names_key_and_value);
+	tcase_add_test(tc, bad_arguments_say_what_is_wrong);
+	tcase_add_test(tc, failed_op_loses_nothing);
+	tcase_add_test(tc, acquire_pins_and_nests);
+	tcase_add_test(tc, stats_print_text_and_json);
+	tcase_add_test(tc, strerror_names_codes);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
