@@ -1,0 +1,566 @@
+/*
+ * mlp_model.c — the MLP of mlp_model.h: data, ops, and the training loop.
+ *
+ * Every op is a plain loop in a fixed order, so the arithmetic is the same
+ * whatever libtensormm does with the memory: any difference in the results
+ * under memory pressure is a bug in the memory manager.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlp_model.h"
+
+/* ---- deterministic pseudo-random numbers ------------------------------ */
+
+static uint64_t next_u64(uint64_t *s)
+{
+	/* splitmix64: small, and good enough for synthetic data */
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1). */
+static float next_unit(uint64_t *s)
+{
+	return (float)((double)(next_u64(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+}
+
+/* ---- op callbacks ----------------------------------------------------- */
+
+struct dims {
+	unsigned b, i, o; /* batch, inputs, outputs */
+	float lr, momentum;
+	int has_dx;	  /* fc_backward: a third output receives dX */
+};
+
+/* Z[b×o] = X[b×i] · W[i×o] + bias[o] */
+static int fc_forward(void *const *in, void *const *out, void *user,
+		      void *stream)
+{
+	const struct dims *d = user;
+	const float *x = in[0], *w = in[1], *bias = in[2];
+	float *z = out[0];
+
+	(void)stream;
+	for (unsigned r = 0; r < d->b; r++) {
+		float *zr = z + (size_t)r * d->o;
+
+		for (unsigned c = 0; c < d->o; c++)
+			zr[c] = bias[c];
+		for (unsigned k = 0; k < d->i; k++) {
+			float xv = x[(size_t)r * d->i + k];
+			const float *wk = w + (size_t)k * d->o;
+
+			for (unsigned c = 0; c < d->o; c++)
+				zr[c] += xv * wk[c];
+		}
+	}
+	return 0;
+}
+
+/* A = max(Z, 0) */
+static int relu_forward(void *const *in, void *const *out, void *user,
+			void *stream)
+{
+	const struct dims *d = user;
+	const float *z = in[0];
+	float *a = out[0];
+
+	(void)stream;
+	for (size_t k = 0; k < (size_t)d->b * d->o; k++)
+		a[k] = z[k] > 0.0f ? z[k] : 0.0f;
+	return 0;
+}
+
+/* dZ = dA where Z > 0, else 0 */
+static int relu_backward(void *const *in, void *const *out, void *user,
+			 void *stream)
+{
+	const struct dims *d = user;
+	const float *z = in[0], *da = in[1];
+	float *dz = out[0];
+
+	(void)stream;
+	for (size_t k = 0; k < (size_t)d->b * d->o; k++)
+		dz[k] = z[k] > 0.0f ? da[k] : 0.0f;
+	return 0;
+}
+
+/* Mean softmax cross-entropy: loss[1] and dLogits = (softmax - 1hot) / b */
+static int softmax_xent(void *const *in, void *const *out, void *user,
+			void *stream)
+{
+	const struct dims *d = user;
+	const float *logits = in[0];
+	const int32_t *labels = in[1];
+	float *loss = out[0], *dlogits = out[1];
+	double total = 0.0;
+
+	(void)stream;
+	for (unsigned r = 0; r < d->b; r++) {
+		const float *l = logits + (size_t)r * d->o;
+		float *g = dlogits + (size_t)r * d->o;
+		float max = l[0], sum = 0.0f;
+
+		for (unsigned c = 1; c < d->o; c++)
+			if (l[c] > max)
+				max = l[c];
+		for (unsigned c = 0; c < d->o; c++) {
+			g[c] = expf(l[c] - max);
+			sum += g[c];
+		}
+		for (unsigned c = 0; c < d->o; c++) {
+			g[c] /= sum;
+			if ((int32_t)c == labels[r])
+				total -= log((double)g[c] + 1e-12);
+			g[c] = (g[c] - ((int32_t)c == labels[r])) / d->b;
+		}
+	}
+	loss[0] = (float)(total / d->b);
+	return 0;
+}
+
+/* dW = Xᵀ·dZ, dbias = Σ dZ, and (when d->has_dx: the first layer needs
+ * no dX) dX = dZ·Wᵀ */
+static int fc_backward(void *const *in, void *const *out, void *user,
+		       void *stream)
+{
+	const struct dims *d = user;
+	const float *x = in[0], *w = in[1], *dz = in[2];
+	float *dw = out[0], *db = out[1], *dx = d->has_dx ? out[2] : NULL;
+
+	(void)stream;
+	memset(dw, 0, sizeof(float) * d->i * d->o);
+	memset(db, 0, sizeof(float) * d->o);
+	for (unsigned r = 0; r < d->b; r++) {
+		const float *dzr = dz + (size_t)r * d->o;
+
+		for (unsigned c = 0; c < d->o; c++)
+			db[c] += dzr[c];
+		for (unsigned k = 0; k < d->i; k++) {
+			float xv = x[(size_t)r * d->i + k];
+			float *dwk = dw + (size_t)k * d->o;
+
+			for (unsigned c = 0; c < d->o; c++)
+				dwk[c] += xv * dzr[c];
+		}
+	}
+	if (!dx)
+		return 0;
+	for (unsigned r = 0; r < d->b; r++) {
+		const float *dzr = dz + (size_t)r * d->o;
+
+		for (unsigned k = 0; k < d->i; k++) {
+			const float *wk = w + (size_t)k * d->o;
+			float s = 0.0f;
+
+			for (unsigned c = 0; c < d->o; c++)
+				s += dzr[c] * wk[c];
+			dx[(size_t)r * d->i + k] = s;
+		}
+	}
+	return 0;
+}
+
+/* SGD with momentum, in place: V = μV + dW; W -= lr·V (o elements). */
+static int sgd_momentum(void *const *in, void *const *out, void *user,
+			void *stream)
+{
+	const struct dims *d = user;
+	const float *grad = in[2];
+	float *w = out[0], *v = out[1];
+
+	(void)stream;
+	for (size_t k = 0; k < d->o; k++) {
+		v[k] = d->momentum * v[k] + grad[k];
+		w[k] -= d->lr * v[k];
+	}
+	return 0;
+}
+
+/* ---- the model -------------------------------------------------------- */
+
+struct layer {
+	unsigned in, out;
+	tmm_tensor w, b, vw, vb;     /* persistent */
+	struct dims fc, act, upd_w, upd_b;
+};
+
+struct model {
+	const struct mlp_config *cfg;
+	tmm_ctx *ctx;
+	unsigned n;		     /* layers, the last one is the classifier */
+	struct layer *layer;
+	struct dims loss_dims;
+	float *x_host;		     /* the whole synthetic data set */
+	int32_t *y_host;
+	unsigned samples;
+};
+
+/* Four batches of synthetic data, labelled by a random linear teacher. */
+static int make_data(struct model *m, uint64_t *rng)
+{
+	const struct mlp_config *c = m->cfg;
+	float *teacher;
+
+	m->samples = 4 * c->batch;
+	m->x_host = malloc(sizeof(float) * m->samples * c->inputs);
+	m->y_host = malloc(sizeof(int32_t) * m->samples);
+	teacher = malloc(sizeof(float) * c->inputs * c->classes);
+	if (!m->x_host || !m->y_host || !teacher) {
+		free(teacher);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < (size_t)c->inputs * c->classes; k++)
+		teacher[k] = next_unit(rng);
+	for (unsigned s = 0; s < m->samples; s++) {
+		float *x = m->x_host + (size_t)s * c->inputs;
+		float best = -INFINITY;
+
+		for (unsigned k = 0; k < c->inputs; k++)
+			x[k] = next_unit(rng);
+		for (unsigned cl = 0; cl < c->classes; cl++) {
+			float score = 0.0f;
+
+			for (unsigned k = 0; k < c->inputs; k++)
+				score += x[k] * teacher[k * c->classes + cl];
+			if (score > best) {
+				best = score;
+				m->y_host[s] = (int32_t)cl;
+			}
+		}
+	}
+	free(teacher);
+	return 0;
+}
+
+static int make_param(struct model *m, size_t count, const char *what,
+		      unsigned l, float scale, uint64_t *rng, tmm_tensor *t)
+{
+	char name[32];
+	float *init = calloc(count, sizeof(float));
+	int rc;
+
+	if (!init)
+		return -ENOMEM;
+	snprintf(name, sizeof(name), "%s%u", what, l);
+	for (size_t k = 0; scale != 0.0f && k < count; k++)
+		init[k] = scale * next_unit(rng);
+	rc = tmm_tensor_create(m->ctx, count * sizeof(float), TMM_PERSISTENT,
+			       name, t);
+	if (rc == 0)
+		rc = tmm_tensor_write(m->ctx, *t, 0, init,
+				      count * sizeof(float));
+	free(init);
+	return rc;
+}
+
+static int make_layers(struct model *m, uint64_t *rng)
+{
+	const struct mlp_config *c = m->cfg;
+	int rc;
+
+	m->n = c->layers + 1;
+	m->layer = calloc(m->n, sizeof(*m->layer));
+	if (!m->layer)
+		return -ENOMEM;
+	for (unsigned l = 0; l < m->n; l++) {
+		struct layer *ly = &m->layer[l];
+		/* He initialisation keeps ReLU activations in range. */
+		float scale;
+
+		ly->in = l == 0 ? c->inputs : c->width;
+		ly->out = l == m->n - 1 ? c->classes : c->width;
+		scale = sqrtf(6.0f / (float)ly->in);
+		ly->fc = (struct dims){ c->batch, ly->in, ly->out, 0, 0,
+					l > 0 };
+		ly->act = ly->fc;
+		ly->upd_w = (struct dims){ 1, 1, ly->in * ly->out, c->lr,
+					   c->momentum, 0 };
+		ly->upd_b = (struct dims){ 1, 1, ly->out, c->lr, c->momentum,
+					   0 };
+		if ((rc = make_param(m, (size_t)ly->in * ly->out, "W", l,
+				     scale, rng, &ly->w)) ||
+		    (rc = make_param(m, ly->out, "b", l, 0.0f, rng, &ly->b)) ||
+		    (rc = make_param(m, (size_t)ly->in * ly->out, "vW", l,
+				     0.0f, rng, &ly->vw)) ||
+		    (rc = make_param(m, ly->out, "vb", l, 0.0f, rng, &ly->vb)))
+			return rc;
+	}
+	m->loss_dims = (struct dims){ c->batch, c->classes, c->classes, 0, 0,
+				      0 };
+	return 0;
+}
+
+static double fc_flops(const struct dims *d)
+{
+	return 2.0 * d->b * d->i * d->o;
+}
+
+static double fc_bytes(const struct dims *d)
+{
+	return 4.0 * ((double)d->b * d->i + (double)d->i * d->o +
+		      (double)d->b * d->o);
+}
+
+static int run(tmm_ctx *ctx, const char *name, enum tmm_op_kind kind,
+	       unsigned flags, tmm_run_fn fn, const struct dims *d,
+	       const tmm_tensor *in, unsigned n_in, const tmm_tensor *out,
+	       unsigned n_out, double flops, double bytes)
+{
+	tmm_op op = {
+		.name = name, .kind = kind, .flags = flags,
+		.inputs = in, .n_inputs = n_in,
+		.outputs = out, .n_outputs = n_out,
+		.run = fn, .user = (void *)d,
+		.cost = { flops, bytes },
+	};
+
+	return tmm_run(ctx, &op);
+}
+
+/* Every tensor one step creates, destroyed at its end. */
+struct step_tensors {
+	tmm_tensor x, y, loss, dlogits;
+	tmm_tensor *z, *a, *dz, *da, *dw, *db;
+	tmm_tensor *all;
+	unsigned n_all;
+};
+
+static int fresh(struct model *m, struct step_tensors *st, size_t bytes,
+		 enum tmm_kind kind, const char *what, unsigned l,
+		 tmm_tensor *t)
+{
+	char name[32];
+	int rc;
+
+	snprintf(name, sizeof(name), "%s%u", what, l);
+	rc = tmm_tensor_create(m->ctx, bytes, kind, name, t);
+	if (rc == 0)
+		st->all[st->n_all++] = *t;
+	return rc;
+}
+
+static int one_step(struct model *m, unsigned step, float *loss_out)
+{
+	const struct mlp_config *c = m->cfg;
+	tmm_ctx *ctx = m->ctx;
+	unsigned n = m->n, first = (step % 4) * c->batch;
+	size_t act_bytes;
+	struct step_tensors st = { 0 };
+	tmm_tensor buf[6 * 64 + 8];
+	int rc;
+
+	if (n > 64)
+		return -EINVAL;
+	st.z = buf, st.a = st.z + n, st.dz = st.a + n, st.da = st.dz + n;
+	st.dw = st.da + n, st.db = st.dw + n;
+	st.all = malloc(sizeof(tmm_tensor) * (6 * n + 4));
+	if (!st.all)
+		return -ENOMEM;
+
+	rc = tmm_iteration_begin(ctx);
+	if (rc)
+		goto out;
+	if ((rc = fresh(m, &st, sizeof(float) * c->batch * c->inputs,
+			TMM_ACTIVATION, "x", 0, &st.x)) ||
+	    (rc = fresh(m, &st, sizeof(int32_t) * c->batch, TMM_ACTIVATION,
+			"y", 0, &st.y)) ||
+	    (rc = tmm_tensor_write(ctx, st.x, 0,
+				   m->x_host + (size_t)first * c->inputs,
+				   sizeof(float) * c->batch * c->inputs)) ||
+	    (rc = tmm_tensor_write(ctx, st.y, 0, m->y_host + first,
+				   sizeof(int32_t) * c->batch)))
+		goto out;
+
+	/* Forward. */
+	for (unsigned l = 0; l < n; l++) {
+		struct layer *ly = &m->layer[l];
+		tmm_tensor prev = l == 0 ? st.x : st.a[l - 1];
+		tmm_tensor fin[3] = { prev, ly->w, ly->b };
+
+		act_bytes = sizeof(float) * c->batch * ly->out;
+		if ((rc = fresh(m, &st, act_bytes, TMM_ACTIVATION, "z", l,
+				&st.z[l])) ||
+		    (rc = run(ctx, "fc_forward", TMM_OP_MATMUL, TMM_OP_PURE,
+			      fc_forward, &ly->fc, fin, 3, &st.z[l], 1,
+			      fc_flops(&ly->fc), fc_bytes(&ly->fc))))
+			goto out;
+		if (l == n - 1)
+			break;
+		if ((rc = fresh(m, &st, act_bytes, TMM_ACTIVATION, "a", l,
+				&st.a[l])) ||
+		    (rc = run(ctx, "relu", TMM_OP_ACT, TMM_OP_PURE,
+			      relu_forward, &ly->act, &st.z[l], 1, &st.a[l], 1,
+			      (double)c->batch * ly->out, 2.0 * act_bytes)))
+			goto out;
+	}
+
+	/* Loss. */
+	{
+		tmm_tensor lin[2] = { st.z[n - 1], st.y };
+		tmm_tensor lout[2];
+
+		if ((rc = fresh(m, &st, sizeof(float), TMM_SCRATCH, "loss", 0,
+				&st.loss)) ||
+		    (rc = fresh(m, &st, sizeof(float) * c->batch * c->classes,
+				TMM_GRADIENT, "dlogits", 0, &st.dlogits)))
+			goto out;
+		lout[0] = st.loss;
+		lout[1] = st.dlogits;
+		if ((rc = run(ctx, "softmax_xent", TMM_OP_LOSS, TMM_OP_PURE,
+			      softmax_xent, &m->loss_dims, lin, 2, lout, 2,
+			      5.0 * c->batch * c->classes,
+			      8.0 * c->batch * c->classes)))
+			goto out;
+	}
+
+	/* Backward, then the update of each layer as soon as its gradient
+	 * is ready (as frameworks do, so gradients die early). */
+	for (unsigned l = n; l-- > 0;) {
+		struct layer *ly = &m->layer[l];
+		tmm_tensor dz = l == n - 1 ? st.dlogits : st.dz[l];
+		tmm_tensor bin[3] = { l == 0 ? st.x : st.a[l - 1], ly->w, dz };
+		tmm_tensor bout[3];
+		tmm_tensor uw_in[3], uw_out[2], ub_in[3], ub_out[2];
+
+		if ((rc = fresh(m, &st, sizeof(float) * ly->in * ly->out,
+				TMM_GRADIENT, "dW", l, &st.dw[l])) ||
+		    (rc = fresh(m, &st, sizeof(float) * ly->out, TMM_GRADIENT,
+				"db", l, &st.db[l])))
+			goto out;
+		bout[0] = st.dw[l];
+		bout[1] = st.db[l];
+		if (l > 0 &&
+		    (rc = fresh(m, &st, sizeof(float) * c->batch * ly->in,
+				TMM_GRADIENT, "da", l - 1, &st.da[l - 1])))
+			goto out;
+		if (l > 0)
+			bout[2] = st.da[l - 1];
+		if ((rc = run(ctx, "fc_backward", TMM_OP_MATMUL,
+			      TMM_OP_BACKWARD, fc_backward, &ly->fc, bin, 3,
+			      bout, l > 0 ? 3 : 2, 2.0 * fc_flops(&ly->fc),
+			      2.0 * fc_bytes(&ly->fc))))
+			goto out;
+
+		uw_in[0] = ly->w, uw_in[1] = ly->vw, uw_in[2] = st.dw[l];
+		uw_out[0] = ly->w, uw_out[1] = ly->vw;
+		ub_in[0] = ly->b, ub_in[1] = ly->vb, ub_in[2] = st.db[l];
+		ub_out[0] = ly->b, ub_out[1] = ly->vb;
+		if ((rc = run(ctx, "sgd_w", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
+			      sgd_momentum, &ly->upd_w, uw_in, 3, uw_out, 2,
+			      3.0 * ly->in * ly->out,
+			      20.0 * ly->in * ly->out)) ||
+		    (rc = run(ctx, "sgd_b", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
+			      sgd_momentum, &ly->upd_b, ub_in, 3, ub_out, 2,
+			      3.0 * ly->out, 20.0 * ly->out)))
+			goto out;
+
+		if (l == 0)
+			break;
+		act_bytes = sizeof(float) * c->batch * ly->in;
+		{
+			tmm_tensor rin[2] = { st.z[l - 1], st.da[l - 1] };
+
+			if ((rc = fresh(m, &st, act_bytes, TMM_GRADIENT, "dz",
+					l - 1, &st.dz[l - 1])) ||
+			    (rc = run(ctx, "relu_backward", TMM_OP_ACT,
+				      TMM_OP_BACKWARD, relu_backward,
+				      &m->layer[l - 1].act, rin, 2,
+				      &st.dz[l - 1], 1,
+				      (double)c->batch * ly->in,
+				      3.0 * act_bytes)))
+				goto out;
+		}
+	}
+	rc = tmm_tensor_read(ctx, st.loss, 0, loss_out, sizeof(float));
+out:
+	for (unsigned k = 0; k < st.n_all; k++)
+		tmm_tensor_destroy(ctx, st.all[k]);
+	free(st.all);
+	if (rc == 0)
+		rc = tmm_iteration_end(ctx);
+	return rc;
+}
+
+static int collect_weights(struct model *m, uint8_t **weights,
+			   size_t *weights_len)
+{
+	size_t total = 0, at = 0;
+	uint8_t *buf;
+	int rc = 0;
+
+	for (unsigned l = 0; l < m->n; l++)
+		total += tmm_tensor_bytes(m->ctx, m->layer[l].w) +
+			 tmm_tensor_bytes(m->ctx, m->layer[l].b);
+	buf = malloc(total);
+	if (!buf)
+		return -ENOMEM;
+	for (unsigned l = 0; l < m->n && rc == 0; l++) {
+		tmm_tensor ts[2] = { m->layer[l].w, m->layer[l].b };
+
+		for (unsigned k = 0; k < 2 && rc == 0; k++) {
+			size_t len = tmm_tensor_bytes(m->ctx, ts[k]);
+
+			rc = tmm_tensor_read(m->ctx, ts[k], 0, buf + at, len);
+			at += len;
+		}
+	}
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	*weights = buf;
+	*weights_len = total;
+	return 0;
+}
+
+void mlp_config_default(struct mlp_config *cfg)
+{
+	*cfg = (struct mlp_config){
+		.batch = 128, .inputs = 256, .width = 256, .layers = 6,
+		.classes = 10, .steps = 8, .lr = 0.01f, .momentum = 0.9f,
+		.seed = 42,
+	};
+}
+
+int mlp_train(tmm_ctx *ctx, const struct mlp_config *cfg, float *losses,
+	      uint8_t **weights, size_t *weights_len, FILE *log)
+{
+	struct model m = { .cfg = cfg, .ctx = ctx };
+	uint64_t rng = cfg->seed;
+	int rc;
+
+	if (cfg->layers < 1 || cfg->layers > 63 || cfg->classes < 2 ||
+	    !cfg->batch || !cfg->inputs || !cfg->width)
+		return -EINVAL;
+	rc = make_data(&m, &rng);
+	if (rc == 0)
+		rc = make_layers(&m, &rng);
+	for (unsigned s = 0; rc == 0 && s < cfg->steps; s++) {
+		float loss;
+
+		rc = one_step(&m, s, &loss);
+		if (rc == 0 && losses)
+			losses[s] = loss;
+		if (rc == 0 && log)
+			fprintf(log, "step %2u  loss %.4f\n", s + 1, loss);
+	}
+	if (rc == 0 && weights)
+		rc = collect_weights(&m, weights, weights_len);
+	for (unsigned l = 0; m.layer && l < m.n; l++) {
+		tmm_tensor_destroy(ctx, m.layer[l].w);
+		tmm_tensor_destroy(ctx, m.layer[l].b);
+		tmm_tensor_destroy(ctx, m.layer[l].vw);
+		tmm_tensor_destroy(ctx, m.layer[l].vb);
+	}
+	free(m.layer);
+	free(m.x_host);
+	free(m.y_host);
+	return rc;
+}

@@ -1,0 +1,47 @@
+/*
+ * mlp_model.h — a multilayer perceptron trained through libtensormm.
+ *
+ * Real CPU math (the simulator's backed memory is host memory) on synthetic
+ * data, written as a framework would: weights and momentum are PERSISTENT
+ * tensors made once; every step creates fresh activation and gradient
+ * tensors, runs forward, loss, backward and SGD-with-momentum ops through
+ * tmm_run, and destroys them.  Used by the demo (examples/mlp.c) and by the
+ * end-to-end test that checks a run under memory pressure is bit-identical
+ * to an unconstrained one.
+ */
+#ifndef MLP_MODEL_H
+#define MLP_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tensormm.h"
+
+struct mlp_config {
+	unsigned batch;	  /* samples per step */
+	unsigned inputs;  /* features per sample */
+	unsigned width;	  /* units per hidden layer */
+	unsigned layers;  /* hidden layers (>= 1) */
+	unsigned classes; /* output classes (>= 2) */
+	unsigned steps;	  /* training steps (iterations) */
+	float lr, momentum;
+	uint64_t seed;	  /* data and initial weights */
+};
+
+/* A small default that still needs several MiB of device memory. */
+void mlp_config_default(struct mlp_config *cfg);
+
+/*
+ * Trains cfg->steps steps in ctx.  losses (cfg->steps floats, may be NULL)
+ * receives the loss of each step; when weights is not NULL, *weights
+ * receives a malloc'd copy of every weight and bias after training (the
+ * bytes a run must reproduce) and *weights_len its length.  Progress lines
+ * ("step 3 loss 2.1973") go to `log` when not NULL.
+ * Returns 0 or the negative errno of the failing libtensormm call (its
+ * message is in tmm_last_error(ctx)).
+ */
+int mlp_train(tmm_ctx *ctx, const struct mlp_config *cfg, float *losses,
+	      uint8_t **weights, size_t *weights_len, FILE *log);
+
+#endif /* MLP_MODEL_H */
