@@ -1,0 +1,275 @@
+/*
+ * sim_profile.c — the hardware profiles of the simulated GPU.
+ *
+ * Each row is one device the simulator can be.  Every figure carries its
+ * source or is marked as an estimate, because planners plan with these
+ * numbers and a benchmark is only as honest as its inputs.  Units: GB/s is
+ * 1e9 bytes/s and TFLOPS is 1e12 flop/s, as vendors quote them.
+ *
+ * Capacity is the nominal memory size read as binary units (16 GB ->
+ * 16 GiB), which is the physical HBM/GDDR on these boards.  A real device
+ * reports somewhat less through cudaMemGetInfo (an A100 40GB reports
+ * 42405855232 bytes total, PC2 wiki "NVIDIA A100 40GB with NVLINK"
+ * deviceQuery), and a CUDA context takes a few hundred MiB more; the
+ * budget tunable, not the profile, is where that headroom belongs.
+ *
+ * Host<->device link figures: only the P100's are measured (Microway,
+ * "Tesla P100 PCI-E 16GB up close", bandwidthTest, pinned, 32 MiB).  The
+ * other PCIe 3.0 x16 boards are given the same figures; PCIe 4.0 and 5.0
+ * double the signalling rate per generation with the same 128b/130b
+ * encoding, so those links get 2x and 4x the P100 measurement — estimates,
+ * which keep the measured ratio of achieved to raw rate (~74% H2D, ~82%
+ * D2H of 15.75 GB/s).
+ *
+ * Unified memory: 2 MiB VA blocks, 64 KiB big pages and 256 faults per
+ * batch are the nvidia-uvm driver's (open-gpu-kernel-modules:
+ * uvm_va_block_types.h UVM_VA_BLOCK_BITS 21, UVM_MIN_BIG_PAGE_SIZE,
+ * uvm_gpu_replayable_faults.c uvm_perf_fault_batch_count).  No
+ * authoritative per-fault or per-batch latency is published, so those, and
+ * the fault-path migration rate, are estimates (see the UVM_* defines).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sim_profile.h"
+
+#define KIB (UINT64_C(1) << 10)
+#define MIB (UINT64_C(1) << 20)
+#define GIB (UINT64_C(1) << 30)
+
+/* nvidia-uvm: UVM_VA_BLOCK_BITS 21 (uvm_va_block_types.h). */
+#define UVM_BLOCK_BYTES (2 * MIB)
+/* nvidia-uvm: UVM_MIN_BIG_PAGE_SIZE, the 64 KiB big page. */
+#define UVM_PAGE_BYTES (64 * KIB)
+/* nvidia-uvm: uvm_perf_fault_batch_count default 256. */
+#define UVM_FAULT_BATCH 256
+/*
+ * estimate: fixed cost of servicing one fault batch (fetch the fault
+ * buffer, sort, replay), 20 us.  Kim et al. (ASPLOS'20, "Batch-aware
+ * unified memory management") show batch processing, not the transfer,
+ * dominates; they publish no single figure that fits a profile.
+ */
+#define UVM_BATCH_NS 20000
+/* estimate: per-fault work inside a batch (lookup, map, TLB), 1 us. */
+#define UVM_FAULT_NS 1000
+
+/*
+ * estimate: a 10 us fixed cost per copy (cudaMemcpyAsync issue plus DMA
+ * setup), small against the MiB-sized swaps the runtime issues.
+ */
+#define COPY_LATENCY_NS 10000
+/* estimate: 5 us per op for kernel launch and its gaps. */
+#define LAUNCH_NS 5000
+/*
+ * estimate: a typical training op (convolution, GEMM, elementwise) reaches
+ * about 60% of the relevant peak.  No per-device measurement is at hand, so
+ * every profile uses the same figure.
+ */
+#define EFFICIENCY 0.6
+
+/* Microway bandwidthTest on a P100 PCIe 16GB, pinned, 32 MiB. */
+#define PCIE3_H2D_GBPS 11.69
+#define PCIE3_D2H_GBPS 12.9
+
+static const struct tmm_sim_profile profiles[] = {
+	{
+		.name = "p100-pcie3-16g",
+		.description = "NVIDIA Tesla P100 PCIe 16 GB",
+		/* 16 GB HBM2 (NVIDIA via tech4gamers), as 16 GiB */
+		.capacity = 16 * GIB,
+		/* measured, Microway (see PCIE3_*) */
+		.h2d_gbps = PCIE3_H2D_GBPS,
+		.d2h_gbps = PCIE3_D2H_GBPS,
+		.copy_latency_ns = COPY_LATENCY_NS,
+		/* 9.3 TFLOPS fp32, 18.7 fp16 (NVIDIA via tech4gamers) */
+		.fp32_tflops = 9.3,
+		.fp16_tflops = 18.7,
+		/* 732 GB/s HBM2 (NVIDIA P100 datasheet via Microway) */
+		.hbm_gbps = 732.0,
+		.launch_ns = LAUNCH_NS,
+		.efficiency = EFFICIENCY,
+		.uvm_block_bytes = UVM_BLOCK_BYTES,
+		.uvm_page_bytes = UVM_PAGE_BYTES,
+		.uvm_fault_batch = UVM_FAULT_BATCH,
+		.uvm_batch_ns = UVM_BATCH_NS,
+		.uvm_fault_ns = UVM_FAULT_NS,
+		/* estimate: fault-driven migration at half the pinned rate */
+		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
+	},
+	{
+		.name = "v100-pcie3-16g",
+		.description = "NVIDIA Tesla V100 PCIe 16 GB",
+		/* 16 GB HBM2 (NVIDIA V100 announcement via techrival) */
+		.capacity = 16 * GIB,
+		/* estimate: same PCIe 3.0 x16 link as the measured P100 */
+		.h2d_gbps = PCIE3_H2D_GBPS,
+		.d2h_gbps = PCIE3_D2H_GBPS,
+		.copy_latency_ns = COPY_LATENCY_NS,
+		/*
+		 * 14 TFLOPS fp32, 112 TFLOPS fp16 tensor core (NVIDIA V100
+		 * datasheet, PCIe; 14.13 at 1380 MHz boost per sysrqmts)
+		 */
+		.fp32_tflops = 14.0,
+		.fp16_tflops = 112.0,
+		/* 900 GB/s HBM2 (NVIDIA V100 datasheet; 897 per sysrqmts) */
+		.hbm_gbps = 900.0,
+		.launch_ns = LAUNCH_NS,
+		.efficiency = EFFICIENCY,
+		.uvm_block_bytes = UVM_BLOCK_BYTES,
+		.uvm_page_bytes = UVM_PAGE_BYTES,
+		.uvm_fault_batch = UVM_FAULT_BATCH,
+		.uvm_batch_ns = UVM_BATCH_NS,
+		.uvm_fault_ns = UVM_FAULT_NS,
+		/* estimate: half the pinned rate */
+		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
+	},
+	{
+		.name = "titanrtx-pcie3-24g",
+		.description = "NVIDIA TITAN RTX 24 GB",
+		/* 24 GB GDDR6 (Tom's Hardware launch table), as 24 GiB */
+		.capacity = 24 * GIB,
+		/* estimate: same PCIe 3.0 x16 link as the measured P100 */
+		.h2d_gbps = PCIE3_H2D_GBPS,
+		.d2h_gbps = PCIE3_D2H_GBPS,
+		.copy_latency_ns = COPY_LATENCY_NS,
+		/*
+		 * 16.3 TFLOPS fp32 (TSPLIT §VI-C; Tom's Hardware); 130 TFLOPS
+		 * tensor "deep learning" (NVIDIA via HotHardware)
+		 */
+		.fp32_tflops = 16.3,
+		.fp16_tflops = 130.0,
+		/* 672 GB/s, 384-bit GDDR6 at 14 Gbps (Tom's Hardware) */
+		.hbm_gbps = 672.0,
+		.launch_ns = LAUNCH_NS,
+		.efficiency = EFFICIENCY,
+		.uvm_block_bytes = UVM_BLOCK_BYTES,
+		.uvm_page_bytes = UVM_PAGE_BYTES,
+		.uvm_fault_batch = UVM_FAULT_BATCH,
+		.uvm_batch_ns = UVM_BATCH_NS,
+		.uvm_fault_ns = UVM_FAULT_NS,
+		/* estimate: half the pinned rate */
+		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
+	},
+	{
+		.name = "a100-pcie4-40g",
+		.description = "NVIDIA A100 PCIe 40 GB",
+		/* 40 GB HBM2 (NVIDIA A100 datasheet via PC2 wiki) */
+		.capacity = 40 * GIB,
+		/* estimate: PCIe 4.0 x16, 2x the P100 PCIe 3.0 measurement */
+		.h2d_gbps = 2 * PCIE3_H2D_GBPS,
+		.d2h_gbps = 2 * PCIE3_D2H_GBPS,
+		.copy_latency_ns = COPY_LATENCY_NS,
+		/*
+		 * 19.5 TFLOPS fp32, 312 TFLOPS fp16 tensor, dense (NVIDIA A100
+		 * datasheet via PC2 wiki and glennklockwood.com)
+		 */
+		.fp32_tflops = 19.5,
+		.fp16_tflops = 312.0,
+		/* 1555 GB/s HBM2 (NVIDIA A100 datasheet via PC2 wiki) */
+		.hbm_gbps = 1555.0,
+		.launch_ns = LAUNCH_NS,
+		.efficiency = EFFICIENCY,
+		.uvm_block_bytes = UVM_BLOCK_BYTES,
+		.uvm_page_bytes = UVM_PAGE_BYTES,
+		.uvm_fault_batch = UVM_FAULT_BATCH,
+		.uvm_batch_ns = UVM_BATCH_NS,
+		.uvm_fault_ns = UVM_FAULT_NS,
+		/* estimate: half the pinned rate */
+		.uvm_fault_gbps = 2 * PCIE3_H2D_GBPS / 2,
+	},
+	{
+		.name = "h100-pcie5-80g",
+		.description = "NVIDIA H100 PCIe 80 GB",
+		/* 80 GB HBM2e (NVIDIA H100 PCIe product brief PB-11133) */
+		.capacity = 80 * GIB,
+		/* estimate: PCIe 5.0 x16, 4x the P100 PCIe 3.0 measurement */
+		.h2d_gbps = 4 * PCIE3_H2D_GBPS,
+		.d2h_gbps = 4 * PCIE3_D2H_GBPS,
+		.copy_latency_ns = COPY_LATENCY_NS,
+		/*
+		 * 51 TFLOPS fp32; 756 TFLOPS fp16 tensor dense (1,513 with
+		 * sparsity, halved) (NVIDIA H100 spec table via HPC Tech)
+		 */
+		.fp32_tflops = 51.0,
+		.fp16_tflops = 756.0,
+		/* 2000 GB/s HBM2e (NVIDIA H100 PCIe product brief) */
+		.hbm_gbps = 2000.0,
+		.launch_ns = LAUNCH_NS,
+		.efficiency = EFFICIENCY,
+		.uvm_block_bytes = UVM_BLOCK_BYTES,
+		.uvm_page_bytes = UVM_PAGE_BYTES,
+		.uvm_fault_batch = UVM_FAULT_BATCH,
+		.uvm_batch_ns = UVM_BATCH_NS,
+		.uvm_fault_ns = UVM_FAULT_NS,
+		/* estimate: half the pinned rate */
+		.uvm_fault_gbps = 4 * PCIE3_H2D_GBPS / 2,
+	},
+};
+
+#define NPROFILES (sizeof(profiles) / sizeof(profiles[0]))
+
+const struct tmm_sim_profile *tmm_sim_profile_find(const char *name)
+{
+	size_t i;
+
+	if (!name)
+		return NULL;
+	for (i = 0; i < NPROFILES; i++)
+		if (strcmp(profiles[i].name, name) == 0)
+			return &profiles[i];
+	return NULL;
+}
+
+const struct tmm_sim_profile *tmm_sim_profiles(size_t *n)
+{
+	if (n)
+		*n = NPROFILES;
+	return profiles;
+}
+
+/*
+ * Nanoseconds to an integer, rounded to nearest.  Durations are summed on
+ * uint64_t timelines, so a NaN or negative input (a bad cost hint) must not
+ * wrap around; it counts as zero.
+ */
+static uint64_t ns_round(double ns)
+{
+	if (!(ns > 0))
+		return 0;
+	if (ns >= 1.8e19)
+		return UINT64_MAX;
+	return (uint64_t)llround(ns);
+}
+
+uint64_t tmm_sim_op_ns(const struct tmm_sim_profile *p, double flops,
+		       double bytes)
+{
+	double compute_ns, memory_ns, ns, eff;
+
+	if (!p)
+		return 0;
+	if (!(flops > 0))
+		flops = 0;
+	if (!(bytes > 0))
+		bytes = 0;
+	/* flop / (TFLOPS * 1e12 flop/s) s = flop / (TFLOPS * 1e3) ns */
+	compute_ns = flops / (p->fp32_tflops * 1e3);
+	/* B / (GB/s * 1e9 B/s) s = B / (GB/s) ns */
+	memory_ns = bytes / p->hbm_gbps;
+	ns = compute_ns > memory_ns ? compute_ns : memory_ns;
+	eff = p->efficiency > 0 && p->efficiency <= 1 ? p->efficiency : 1;
+	return ns_round(ns / eff) + p->launch_ns;
+}
+
+uint64_t tmm_sim_copy_ns(const struct tmm_sim_profile *p, uint64_t bytes,
+			 int to_device)
+{
+	double gbps;
+
+	if (!p)
+		return 0;
+	gbps = to_device ? p->h2d_gbps : p->d2h_gbps;
+	return p->copy_latency_ns + ns_round((double)bytes / gbps);
+}

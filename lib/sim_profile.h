@@ -1,0 +1,51 @@
+/*
+ * sim_profile.h — hardware profiles of the simulated GPU.
+ *
+ * One table (sim_profile.c) describes each device the simulator can be:
+ * memory, link and compute figures, each with its source in a comment or
+ * marked as an estimate.  Planners read these figures too (swap time =
+ * latency + bytes / bandwidth), never the simulator's internals.
+ */
+#ifndef TMM_SIM_PROFILE_H
+#define TMM_SIM_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tmm_sim_profile {
+	const char *name;	 /* "p100-pcie3-16g" */
+	const char *description; /* "NVIDIA Tesla P100 PCIe 16 GB" */
+	uint64_t capacity;	 /* device memory, bytes */
+	double h2d_gbps;	 /* pinned host-to-device, GB/s (1e9 B/s) */
+	double d2h_gbps;	 /* pinned device-to-host, GB/s */
+	uint64_t copy_latency_ns; /* fixed cost of one copy */
+	double fp32_tflops;	 /* peak fp32 */
+	double fp16_tflops;	 /* peak fp16 (tensor cores where present) */
+	double hbm_gbps;	 /* device memory bandwidth, GB/s */
+	uint64_t launch_ns;	 /* fixed cost of one op (kernel launch) */
+	double efficiency;	 /* fraction of peak a typical op reaches */
+	/* Unified memory (the fault model uses these; issue 7) */
+	uint64_t uvm_block_bytes;  /* VA block: 2 MiB */
+	uint64_t uvm_page_bytes;   /* migration granule: 64 KiB big page */
+	uint32_t uvm_fault_batch;  /* faults serviced per batch: 256 */
+	uint64_t uvm_batch_ns;	   /* fixed cost per fault batch (estimate) */
+	uint64_t uvm_fault_ns;	   /* cost per fault (estimate) */
+	double uvm_fault_gbps;	   /* migration bandwidth on the fault path */
+};
+
+/* The profile called `name`, or NULL. */
+const struct tmm_sim_profile *tmm_sim_profile_find(const char *name);
+
+/* All profiles; *n receives their number. */
+const struct tmm_sim_profile *tmm_sim_profiles(size_t *n);
+
+/* Roofline duration of an op in ns: max(flops / fp32, bytes / hbm) /
+ * efficiency + launch. */
+uint64_t tmm_sim_op_ns(const struct tmm_sim_profile *p, double flops,
+		       double bytes);
+
+/* Duration of one copy of `bytes` in ns: latency + bytes / bandwidth. */
+uint64_t tmm_sim_copy_ns(const struct tmm_sim_profile *p, uint64_t bytes,
+			 int to_device);
+
+#endif /* TMM_SIM_PROFILE_H */

@@ -1,0 +1,951 @@
+/*
+ * test_sim.c — the simulated GPU: profiles, clock, memory, events, jitter.
+ *
+ * Expected times are worked out by hand from the profile figures (the
+ * arithmetic is in the comments), not by calling the code under test, so a
+ * wrong figure or formula fails here.  Timing tests use phantom memory so
+ * that GiB-sized copies cost nothing; data tests use backed memory.
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "backend_sim.h"
+#include "sim_profile.h"
+#include "tunables.h"
+
+#define KIB (UINT64_C(1) << 10)
+#define MIB (UINT64_C(1) << 20)
+#define GIB (UINT64_C(1) << 30)
+
+/* p100: 1 GiB H2D = 10000 + 2^30 / 11.69 = 10000 + 91851310.86 */
+#define P100_H2D_GIB UINT64_C(91861311)
+/* p100: 1 GiB D2H = 10000 + 2^30 / 12.9 = 10000 + 83235800.31 */
+#define P100_D2H_GIB UINT64_C(83245800)
+/* p100: 1e12 flop = 1e12 / 9.3e3 ns = 107526881.72 / 0.6 + 5000 */
+#define P100_TFLOP UINT64_C(179216470)
+
+static void cfg_init(struct tmm_config *cfg, const char *profile,
+		     enum tmm_sim_memory mem)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->backend = TMM_BACKEND_SIM;
+	snprintf(cfg->sim_profile, sizeof(cfg->sim_profile), "%s", profile);
+	cfg->sim_memory = mem;
+	cfg->host_numa_node = -1;
+}
+
+static void open_cfg(struct tmm_backend *be, const struct tmm_config *cfg)
+{
+	memset(be, 0, sizeof(*be));
+	be->ops = &tmm_backend_sim_ops;
+	ck_assert_msg(be->ops->open(be, cfg) == 0, "open: %s", be->error);
+}
+
+static void open_sim(struct tmm_backend *be, const char *profile,
+		     enum tmm_sim_memory mem)
+{
+	struct tmm_config cfg;
+
+	cfg_init(&cfg, profile, mem);
+	open_cfg(be, &cfg);
+}
+
+static struct tmm_sim_counters counters(const struct tmm_backend *be)
+{
+	struct tmm_sim_counters c;
+
+	ck_assert_int_eq(tmm_sim_get_counters(be, &c), 0);
+	return c;
+}
+
+static uint64_t event_at(struct tmm_backend *be, enum tmm_engine e)
+{
+	tmm_event ev;
+
+	ck_assert_int_eq(be->ops->event_record(be, e, &ev), 0);
+	ck_assert(ev.valid);
+	return ev.t_ns;
+}
+
+/*
+ * The permissions of the mapping holding p, from /proc/self/maps ("rw-p",
+ * "---p"), or false when no mapping holds it.
+ */
+static bool map_perms(const void *p, char perms[5])
+{
+	uintptr_t a = (uintptr_t)p;
+	unsigned long lo, hi;
+	char line[512], pr[5];
+	bool found = false;
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "r");
+	ck_assert_ptr_nonnull(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, pr) != 3)
+			continue;
+		if (a >= lo && a < hi) {
+			memcpy(perms, pr, 5);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* ------------------------------------------------------------------------
+ * Profiles
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Hand-computed figures per profile.  Every profile: efficiency 0.6,
+ * launch 5000 ns, copy latency 10000 ns.
+ *   tflop: 1e12 flop (bytes 1e6, compute-bound):
+ *          1e12 / (TFLOPS * 1e3) ns / 0.6, rounded, + 5000
+ *   gbyte: 1e9 bytes (flops 1e9, memory-bound): 1e9 / GB/s / 0.6 + 5000
+ *   h2d/d2h: 1 GiB: 10000 + 2^30 / GB/s, rounded
+ */
+static const struct {
+	const char *name;
+	uint64_t capacity, tflop, gbyte, h2d, d2h;
+} expect[] = {
+	/* 9.3 TF: 179211469.53; 732 GB/s: 2276867.03;
+	 * 11.69: 91851310.86; 12.9: 83235800.31 */
+	{ "p100-pcie3-16g", 16 * GIB, 179216470, 2281867, 91861311,
+	  83245800 },
+	/* 14 TF: 119047619.05; 900 GB/s: 1851851.85; PCIe3 as p100 */
+	{ "v100-pcie3-16g", 16 * GIB, 119052619, 1856852, 91861311,
+	  83245800 },
+	/* 16.3 TF: 102249488.75; 672 GB/s: 2480158.73; PCIe3 as p100 */
+	{ "titanrtx-pcie3-24g", 24 * GIB, 102254489, 2485159, 91861311,
+	  83245800 },
+	/* 19.5 TF: 85470085.47; 1555 GB/s: 1071811.36;
+	 * 23.38: 45925655.43; 25.8: 41617900.16 */
+	{ "a100-pcie4-40g", 40 * GIB, 85475085, 1076811, 45935655,
+	  41627900 },
+	/* 51 TF: 32679738.56; 2000 GB/s: 833333.33;
+	 * 46.76: 22962827.72; 51.6: 20808950.08 */
+	{ "h100-pcie5-80g", 80 * GIB, 32684739, 838333, 22972828,
+	  20818950 },
+};
+
+#define NEXPECT (sizeof(expect) / sizeof(expect[0]))
+
+START_TEST(test_profile_table)
+{
+	const struct tmm_sim_profile *all;
+	size_t n, i;
+
+	all = tmm_sim_profiles(&n);
+	ck_assert_uint_eq(n, NEXPECT);
+	for (i = 0; i < n; i++) {
+		ck_assert_str_eq(all[i].name, expect[i].name);
+		ck_assert_ptr_eq(tmm_sim_profile_find(expect[i].name),
+				 &all[i]);
+		ck_assert_ptr_nonnull(all[i].description);
+		ck_assert_uint_eq(all[i].capacity, expect[i].capacity);
+		ck_assert(all[i].fp16_tflops > all[i].fp32_tflops);
+		ck_assert(all[i].efficiency > 0 && all[i].efficiency <= 1);
+		ck_assert_uint_eq(all[i].uvm_block_bytes, 2 * MIB);
+		ck_assert_uint_eq(all[i].uvm_page_bytes, 64 * KIB);
+		ck_assert_uint_eq(all[i].uvm_fault_batch, 256);
+		ck_assert(all[i].uvm_batch_ns > 0 && all[i].uvm_fault_ns > 0);
+		ck_assert(all[i].uvm_fault_gbps > 0 &&
+			  all[i].uvm_fault_gbps < all[i].h2d_gbps);
+	}
+	ck_assert_ptr_null(tmm_sim_profile_find("p100"));
+	ck_assert_ptr_null(tmm_sim_profile_find(NULL));
+}
+END_TEST
+
+START_TEST(test_profile_figures)
+{
+	const struct tmm_sim_profile *p = tmm_sim_profile_find(expect[_i].name);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(tmm_sim_op_ns(p, 1e12, 1e6), expect[_i].tflop);
+	ck_assert_uint_eq(tmm_sim_op_ns(p, 1e9, 1e9), expect[_i].gbyte);
+	ck_assert_uint_eq(tmm_sim_copy_ns(p, GIB, 1), expect[_i].h2d);
+	ck_assert_uint_eq(tmm_sim_copy_ns(p, GIB, 0), expect[_i].d2h);
+	/* Nothing to do still costs the fixed parts. */
+	ck_assert_uint_eq(tmm_sim_op_ns(p, 0, 0), 5000);
+	ck_assert_uint_eq(tmm_sim_copy_ns(p, 0, 1), 10000);
+	/* A bad cost hint counts as zero, not as a wrapped-around time. */
+	ck_assert_uint_eq(tmm_sim_op_ns(p, -1e12, -5), 5000);
+}
+END_TEST
+
+START_TEST(test_profile_round_numbers)
+{
+	const struct tmm_sim_profile *p;
+
+	p = tmm_sim_profile_find("p100-pcie3-16g");
+	ck_assert_ptr_nonnull(p);
+	/* 9.3e9 flop at 9.3 TF = 1 ms; / 0.6 = 1666666.67 -> 1666667 */
+	ck_assert_uint_eq(tmm_sim_op_ns(p, 9.3e9, 0), 1671667);
+	/* 732e6 B at 732 GB/s = 1 ms, the same */
+	ck_assert_uint_eq(tmm_sim_op_ns(p, 0, 732e6), 1671667);
+	/* 11.69e6 B at 11.69 GB/s = 1 ms + 10 us */
+	ck_assert_uint_eq(tmm_sim_copy_ns(p, 11690000, 1), 1010000);
+	ck_assert_uint_eq(tmm_sim_copy_ns(p, 12900000, 0), 1010000);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Open, info, counters accessor
+ * ---------------------------------------------------------------------- */
+
+START_TEST(test_open_info)
+{
+	struct tmm_backend be;
+
+	open_sim(&be, expect[_i].name, TMM_SIM_BACKED);
+	ck_assert_str_eq(be.info.name, expect[_i].name);
+	ck_assert_uint_eq(be.info.capacity, expect[_i].capacity);
+	ck_assert_uint_eq(be.info.free_at_open, expect[_i].capacity);
+	ck_assert(be.info.simulated);
+	ck_assert(be.info.host_accessible);
+	ck_assert(!be.info.phantom);
+	ck_assert(!be.info.concurrent_managed);
+	ck_assert_int_eq(be.info.numa_node, -1);
+	ck_assert_str_eq(be.info.pci_bus_id, "");
+	ck_assert_ptr_null(be.ops->compute_stream(&be));
+	ck_assert_uint_eq(be.ops->now_ns(&be), 0);
+	be.ops->close(&be);
+	ck_assert_ptr_null(be.state);
+
+	open_sim(&be, expect[_i].name, TMM_SIM_PHANTOM);
+	ck_assert(!be.info.host_accessible);
+	ck_assert(be.info.phantom);
+	be.ops->close(&be);
+}
+END_TEST
+
+START_TEST(test_open_errors)
+{
+	struct tmm_backend be;
+	struct tmm_config cfg;
+	size_t i;
+
+	cfg_init(&cfg, "gtx480", TMM_SIM_BACKED);
+	memset(&be, 0, sizeof(be));
+	be.ops = &tmm_backend_sim_ops;
+	ck_assert_int_eq(be.ops->open(&be, &cfg), -EINVAL);
+	ck_assert_ptr_null(be.state);
+	ck_assert_ptr_nonnull(strstr(be.error, "gtx480"));
+	for (i = 0; i < NEXPECT; i++)
+		ck_assert_msg(strstr(be.error, expect[i].name),
+			      "'%s' not listed in: %s", expect[i].name,
+			      be.error);
+	be.ops->close(&be); /* harmless after a failed open */
+
+	cfg_init(&cfg, "p100-pcie3-16g", TMM_SIM_BACKED);
+	cfg.sim_jitter = -0.1;
+	ck_assert_int_eq(be.ops->open(&be, &cfg), -EINVAL);
+	cfg.sim_jitter = 0;
+	cfg.sim_memory = (enum tmm_sim_memory)7;
+	ck_assert_int_eq(be.ops->open(&be, &cfg), -EINVAL);
+	ck_assert_ptr_null(be.state);
+
+	/* A capacity override replaces the profile's. */
+	cfg_init(&cfg, "p100-pcie3-16g", TMM_SIM_BACKED);
+	cfg.sim_capacity = 123456789;
+	open_cfg(&be, &cfg);
+	ck_assert_uint_eq(be.info.capacity, 123456789);
+	ck_assert_uint_eq(be.info.free_at_open, 123456789);
+	be.ops->close(&be);
+}
+END_TEST
+
+static int fake_open(struct tmm_backend *be, const struct tmm_config *cfg)
+{
+	(void)be;
+	(void)cfg;
+	return 0;
+}
+
+START_TEST(test_counters_only_sim)
+{
+	static const struct tmm_backend_ops other = { .name = "other",
+						      .open = fake_open };
+	struct tmm_backend be;
+	struct tmm_sim_counters c;
+	int dummy = 0;
+
+	memset(&be, 0, sizeof(be));
+	be.ops = &other;
+	be.state = &dummy;
+	ck_assert_int_eq(tmm_sim_get_counters(&be, &c), -EINVAL);
+	ck_assert_int_eq(tmm_sim_get_counters(NULL, &c), -EINVAL);
+
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	ck_assert_int_eq(tmm_sim_get_counters(&be, NULL), -EINVAL);
+	ck_assert_int_eq(tmm_sim_get_counters(&be, &c), 0);
+	be.ops->close(&be);
+	ck_assert_int_eq(tmm_sim_get_counters(&be, &c), -EINVAL);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Memory
+ * ---------------------------------------------------------------------- */
+
+/* _i: 0 backed, 1 phantom. */
+START_TEST(test_capacity_exact)
+{
+	const uint64_t cap = 3 * MIB + 5;
+	struct tmm_backend be;
+	struct tmm_config cfg;
+	void *a, *b, *c, *m;
+
+	cfg_init(&cfg, "p100-pcie3-16g", _i ? TMM_SIM_PHANTOM : TMM_SIM_BACKED);
+	cfg.sim_capacity = cap;
+	open_cfg(&be, &cfg);
+
+	ck_assert_int_eq(be.ops->dev_alloc(&be, cap + 1, &a), -ENOMEM);
+	ck_assert_ptr_null(a);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, MIB, &a), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, 2 * MIB + 5, &b), 0);
+	ck_assert_uint_eq(counters(&be).dev_allocated, cap);
+	/* Full to the byte: one more byte is refused, with the numbers. */
+	ck_assert_int_eq(be.ops->dev_alloc(&be, 1, &c), -ENOMEM);
+	ck_assert_str_eq(be.error, "sim dev_alloc: 1 bytes requested, 0 of "
+				   "3145733 free on p100-pcie3-16g");
+	/* Managed memory oversubscribes: it does not count. */
+	ck_assert_int_eq(be.ops->managed_alloc(&be, 4 * MIB, &m), 0);
+	ck_assert_uint_eq(counters(&be).dev_allocated, cap);
+
+	be.ops->dev_free(&be, a, MIB);
+	ck_assert_uint_eq(counters(&be).dev_allocated, 2 * MIB + 5);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, MIB + 1, &c), -ENOMEM);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, MIB, &c), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, 1, &a), -ENOMEM);
+	ck_assert_uint_eq(counters(&be).dev_peak, cap);
+
+	be.ops->dev_free(&be, b, 2 * MIB + 5);
+	be.ops->dev_free(&be, c, MIB);
+	be.ops->managed_free(&be, m, 4 * MIB);
+	ck_assert_uint_eq(counters(&be).dev_allocated, 0);
+	ck_assert_uint_eq(counters(&be).dev_peak, cap);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* A phantom 16 GiB device fills in one allocation and costs nothing. */
+START_TEST(test_capacity_full_profile)
+{
+	struct tmm_backend be;
+	void *a, *b;
+	char perms[5];
+
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, 16 * GIB, &a), 0);
+	ck_assert(map_perms(a, perms));
+	ck_assert_str_eq(perms, "---p");
+	ck_assert_int_eq(be.ops->dev_alloc(&be, 1, &b), -ENOMEM);
+	ck_assert_str_eq(be.error, "sim dev_alloc: 1 bytes requested, 0 of "
+				   "17179869184 free on p100-pcie3-16g");
+	be.ops->dev_free(&be, a, 16 * GIB);
+	ck_assert(!map_perms(a, perms));
+	be.ops->close(&be);
+}
+END_TEST
+
+START_TEST(test_backed_copies_move_bytes)
+{
+	const size_t n = 256 * KIB + 3;
+	struct tmm_backend be;
+	unsigned char *h1, *h2, *d, *m;
+	char perms[5];
+	size_t i;
+
+	open_sim(&be, "v100-pcie3-16g", TMM_SIM_BACKED);
+	ck_assert_int_eq(be.ops->host_alloc(&be, n, -1, (void **)&h1), 0);
+	ck_assert_int_eq(be.ops->host_alloc(&be, n, 0, (void **)&h2), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, n, (void **)&d), 0);
+	ck_assert_int_eq(be.ops->managed_alloc(&be, n, (void **)&m), 0);
+	ck_assert(map_perms(d, perms));
+	ck_assert_str_eq(perms, "rw-p");
+
+	for (i = 0; i < n; i++)
+		h1[i] = (unsigned char)(i * 7 + 1);
+	memset(h2, 0, n);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h1, n), 0);
+	ck_assert_int_eq(memcmp(d, h1, n), 0);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_D2H, h2, d, n), 0);
+	ck_assert_int_eq(memcmp(h2, h1, n), 0);
+
+	memset(h2, 0, n);
+	ck_assert_int_eq(be.ops->copy_sync(&be, m, h1, n, true), 0);
+	ck_assert_int_eq(be.ops->copy_sync(&be, h2, m, n, false), 0);
+	ck_assert_int_eq(memcmp(h2, h1, n), 0);
+	/* A prefetch moves time, never the bytes. */
+	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_H2D, m, n,
+					  TMM_LOC_DEVICE, -1), 0);
+	ck_assert_int_eq(memcmp(m, h1, n), 0);
+
+	ck_assert_uint_eq(counters(&be).bytes_h2d, 3 * n);
+	ck_assert_uint_eq(counters(&be).bytes_d2h, 2 * n);
+	be.ops->host_free(&be, h1, n);
+	be.ops->host_free(&be, h2, n);
+	be.ops->dev_free(&be, d, n);
+	be.ops->managed_free(&be, m, n);
+	be.ops->close(&be);
+}
+END_TEST
+
+START_TEST(test_phantom_copies_touch_nothing)
+{
+	const size_t n = 64 * KIB;
+	struct tmm_backend be;
+	unsigned char *src, *dst;
+	void *h, *d, *m;
+	char perms[5];
+	size_t i, untouched = 0;
+
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	ck_assert_int_eq(be.ops->host_alloc(&be, n, -1, &h), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, n, &d), 0);
+	ck_assert_int_eq(be.ops->managed_alloc(&be, n, &m), 0);
+	/* No access rights at all: a dereference would fault loudly. */
+	ck_assert(map_perms(h, perms));
+	ck_assert_str_eq(perms, "---p");
+	ck_assert(map_perms(d, perms));
+	ck_assert_str_eq(perms, "---p");
+	ck_assert(map_perms(m, perms));
+	ck_assert_str_eq(perms, "---p");
+
+	/* Would crash if the simulator touched phantom memory. */
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h, n), 0);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_D2H, h, d, n), 0);
+	ck_assert_int_eq(be.ops->copy_sync(&be, m, h, n, true), 0);
+	ck_assert_int_eq(be.ops->discard(&be, m, n), 0);
+
+	/* Even real buffers are left alone: phantom keeps sizes only. */
+	src = malloc(n);
+	dst = malloc(n);
+	ck_assert_ptr_nonnull(src);
+	ck_assert_ptr_nonnull(dst);
+	memset(src, 0x22, n);
+	memset(dst, 0x11, n);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, dst, src, n),
+			 0);
+	ck_assert_int_eq(be.ops->copy_sync(&be, dst, src, n, false), 0);
+	for (i = 0; i < n; i++)
+		untouched += dst[i] == 0x11;
+	ck_assert_uint_eq(untouched, n);
+	free(src);
+	free(dst);
+
+	/* The time was still spent. */
+	ck_assert_uint_eq(counters(&be).copies_h2d, 3);
+	ck_assert_uint_eq(counters(&be).copies_d2h, 2);
+	be.ops->host_free(&be, h, n);
+	be.ops->dev_free(&be, d, n);
+	be.ops->managed_free(&be, m, n);
+	be.ops->close(&be);
+}
+END_TEST
+
+START_TEST(test_free_mismatch_is_reported)
+{
+	struct tmm_backend be;
+	unsigned char *d, *m;
+	int local;
+
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_BACKED);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, 4096, (void **)&d), 0);
+	ck_assert_int_eq(be.ops->managed_alloc(&be, 4096, (void **)&m), 0);
+	be.ops->dev_free(&be, &local, sizeof(local));
+	ck_assert_ptr_nonnull(strstr(be.error, "dev_free"));
+	be.error[0] = '\0';
+	/* Freeing managed memory as device memory is refused: m lives on. */
+	be.ops->dev_free(&be, m, 4096);
+	ck_assert_ptr_nonnull(strstr(be.error, "not a live device"));
+	m[4095] = 1;
+	ck_assert_uint_eq(counters(&be).dev_allocated, 4096);
+	be.ops->dev_free(&be, d, 4096);
+	ck_assert_uint_eq(counters(&be).dev_allocated, 0);
+	be.ops->managed_free(&be, m, 4096);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* close() returns whatever is still allocated (leak checkers watch). */
+START_TEST(test_close_unmaps)
+{
+	struct tmm_backend be;
+	void *d, *m, *h;
+	char perms[5];
+
+	open_sim(&be, "a100-pcie4-40g", TMM_SIM_BACKED);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, 3 * MIB, &d), 0);
+	ck_assert_int_eq(be.ops->managed_alloc(&be, 5 * MIB, &m), 0);
+	ck_assert_int_eq(be.ops->host_alloc(&be, 64 * KIB, -1, &h), 0);
+	memset(h, 1, 64 * KIB);
+	be.ops->close(&be);
+	ck_assert(!map_perms(d, perms));
+	ck_assert(!map_perms(m, perms));
+}
+END_TEST
+
+START_TEST(test_discard_poisons)
+{
+	const size_t n = MIB;
+	struct tmm_backend be;
+	unsigned char *m, *d;
+	size_t i, wrong = 0;
+
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_BACKED);
+	ck_assert_int_eq(be.ops->managed_alloc(&be, n, (void **)&m), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, n, (void **)&d), 0);
+	memset(m, 0x11, n);
+	ck_assert_int_eq(be.ops->discard(&be, m + 4096, 8192), 0);
+	for (i = 0; i < n; i++)
+		wrong += m[i] != (i >= 4096 && i < 4096 + 8192 ? 0xDB : 0x11);
+	ck_assert_uint_eq(wrong, 0);
+	/* The whole range, exactly to its end, is accepted. */
+	ck_assert_int_eq(be.ops->discard(&be, m, n), 0);
+	ck_assert_uint_eq(m[n - 1], 0xDB);
+	/* Past the end, or not managed: refused, and nothing written. */
+	memset(d, 0x11, n);
+	ck_assert_int_eq(be.ops->discard(&be, m + 1, n), -EINVAL);
+	ck_assert_int_eq(be.ops->discard(&be, d, 16), -EINVAL);
+	ck_assert_uint_eq(d[0], 0x11);
+	/* Discard takes no time. */
+	ck_assert_uint_eq(be.ops->now_ns(&be), 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D), 0);
+	be.ops->managed_free(&be, m, n);
+	be.ops->dev_free(&be, d, n);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Engines and events
+ * ---------------------------------------------------------------------- */
+
+START_TEST(test_engine_ordering)
+{
+	struct tmm_backend be;
+	struct tmm_sim_counters c;
+	void *h, *d1, *d2;
+	tmm_event ev;
+
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	ck_assert_int_eq(be.ops->host_alloc(&be, GIB, -1, &h), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d1), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d2), 0);
+
+	/* Two copies on one engine run one after the other. */
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d1, h, GIB),
+			 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D), P100_H2D_GIB);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d2, h, GIB),
+			 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D), 2 * P100_H2D_GIB);
+	/* The other direction has its own engine: it overlaps. */
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_D2H, h, d1, GIB),
+			 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_D2H), P100_D2H_GIB);
+	/* Queuing copies does not move the host. */
+	ck_assert_uint_eq(be.ops->now_ns(&be), 0);
+	ck_assert_uint_eq(counters(&be).stall_ns, 0);
+
+	/* Waiting for the H2D engine does, and it is a stall. */
+	ck_assert_int_eq(be.ops->event_record(&be, TMM_ENGINE_H2D, &ev), 0);
+	ck_assert_int_eq(be.ops->event_query(&be, &ev), 0);
+	ck_assert_int_eq(be.ops->event_sync(&be, &ev), 0);
+	ck_assert_int_eq(be.ops->event_query(&be, &ev), 1);
+	ck_assert_uint_eq(be.ops->now_ns(&be), 2 * P100_H2D_GIB);
+	be.ops->event_release(&be, &ev);
+	/* Waiting again for a past event costs nothing. */
+	ck_assert_int_eq(be.ops->event_sync(&be, &ev), 0);
+
+	c = counters(&be);
+	ck_assert_uint_eq(c.stall_ns, 2 * P100_H2D_GIB);
+	ck_assert_uint_eq(c.engine_ns[TMM_ENGINE_COMPUTE], 2 * P100_H2D_GIB);
+	ck_assert_uint_eq(c.engine_ns[TMM_ENGINE_H2D], 2 * P100_H2D_GIB);
+	ck_assert_uint_eq(c.engine_ns[TMM_ENGINE_D2H], P100_D2H_GIB);
+	ck_assert_uint_eq(c.busy_ns[TMM_ENGINE_H2D], 2 * P100_H2D_GIB);
+	ck_assert_uint_eq(c.busy_ns[TMM_ENGINE_D2H], P100_D2H_GIB);
+	ck_assert_uint_eq(c.busy_ns[TMM_ENGINE_COMPUTE], 0);
+	ck_assert_uint_eq(c.bytes_h2d, 2 * GIB);
+	ck_assert_uint_eq(c.copies_h2d, 2);
+	ck_assert_uint_eq(c.bytes_d2h, GIB);
+	ck_assert_uint_eq(c.copies_d2h, 1);
+
+	/* A copy issued now starts now: the D2H engine sat idle. */
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_D2H, h, d2, GIB),
+			 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_D2H),
+			  2 * P100_H2D_GIB + P100_D2H_GIB);
+	be.ops->close(&be);
+}
+END_TEST
+
+START_TEST(test_copy_after_kernel)
+{
+	struct tmm_backend be;
+	struct tmm_cost cost = { .flops = 1e12, .bytes = 1e6 };
+	uint64_t ns = 0;
+	void *h, *d;
+
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	ck_assert_int_eq(be.ops->host_alloc(&be, GIB, -1, &h), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d), 0);
+	ck_assert_int_eq(be.ops->kernel_begin(&be, &cost), 0);
+	ck_assert_uint_eq(be.ops->now_ns(&be), 0);
+	ck_assert_int_eq(be.ops->kernel_end(&be, &cost, &ns), 0);
+	ck_assert_uint_eq(ns, P100_TFLOP);
+	ck_assert_uint_eq(be.ops->now_ns(&be), P100_TFLOP);
+
+	/* Issued after the kernel, the copy cannot start before it. */
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h, GIB),
+			 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D),
+			  P100_TFLOP + P100_H2D_GIB);
+
+	/* copy_sync waits for the queued H2D copy, then holds the host. */
+	ck_assert_int_eq(be.ops->copy_sync(&be, d, h, GIB, true), 0);
+	ck_assert_uint_eq(be.ops->now_ns(&be), P100_TFLOP + 2 * P100_H2D_GIB);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D),
+			  P100_TFLOP + 2 * P100_H2D_GIB);
+	ck_assert_int_eq(be.ops->copy_sync(&be, h, d, GIB, false), 0);
+	ck_assert_uint_eq(be.ops->now_ns(&be),
+			  P100_TFLOP + 2 * P100_H2D_GIB + P100_D2H_GIB);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_D2H),
+			  P100_TFLOP + 2 * P100_H2D_GIB + P100_D2H_GIB);
+	ck_assert_uint_eq(counters(&be).stall_ns, 0);
+
+	/* No cost hint: the launch alone. */
+	ck_assert_int_eq(be.ops->kernel_end(&be, NULL, &ns), 0);
+	ck_assert_uint_eq(ns, 5000);
+	ck_assert_uint_eq(counters(&be).kernels, 2);
+	be.ops->close(&be);
+}
+END_TEST
+
+START_TEST(test_event_query_follows_compute)
+{
+	struct tmm_backend be;
+	struct tmm_cost small = { .flops = 9.3e9, .bytes = 0 };
+	struct tmm_cost big = { .flops = 1e12, .bytes = 0 };
+	tmm_event ev, now, invalid = { .valid = false };
+	uint64_t ns;
+	void *h, *d;
+
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	ck_assert_int_eq(be.ops->host_alloc(&be, GIB, -1, &h), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d), 0);
+	ck_assert_int_eq(be.ops->event_query(&be, &invalid), 1);
+	ck_assert_int_eq(be.ops->event_sync(&be, &invalid), 0);
+
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h, GIB),
+			 0);
+	ck_assert_int_eq(be.ops->event_record(&be, TMM_ENGINE_H2D, &ev), 0);
+	ck_assert_int_eq(ev.engine, TMM_ENGINE_H2D);
+	ck_assert_uint_eq(ev.t_ns, P100_H2D_GIB);
+	ck_assert_int_eq(be.ops->event_query(&be, &ev), 0);
+	/* 1.67 ms of compute: the 91.9 ms copy is still running. */
+	ck_assert_int_eq(be.ops->kernel_end(&be, &small, &ns), 0);
+	ck_assert_uint_eq(ns, 1671667);
+	ck_assert_int_eq(be.ops->event_query(&be, &ev), 0);
+	/* 179 ms more: now it is done, without any wait. */
+	ck_assert_int_eq(be.ops->kernel_end(&be, &big, &ns), 0);
+	ck_assert_int_eq(be.ops->event_query(&be, &ev), 1);
+	ck_assert_uint_eq(counters(&be).stall_ns, 0);
+
+	/* An event at exactly the current time is complete. */
+	ck_assert_int_eq(be.ops->event_record(&be, TMM_ENGINE_COMPUTE, &now),
+			 0);
+	ck_assert_uint_eq(now.t_ns, 1671667 + P100_TFLOP);
+	ck_assert_int_eq(be.ops->event_query(&be, &now), 1);
+	be.ops->close(&be);
+}
+END_TEST
+
+START_TEST(test_engine_wait)
+{
+	struct tmm_backend be;
+	tmm_event ev, early;
+	void *h, *d;
+
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	ck_assert_int_eq(be.ops->host_alloc(&be, GIB, -1, &h), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d), 0);
+	ck_assert_int_eq(be.ops->event_record(&be, TMM_ENGINE_H2D, &early),
+			 0);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h, GIB),
+			 0);
+	ck_assert_int_eq(be.ops->event_record(&be, TMM_ENGINE_H2D, &ev), 0);
+
+	/* The D2H engine waits for the H2D copy; the host does not. */
+	ck_assert_int_eq(be.ops->engine_wait(&be, TMM_ENGINE_D2H, &ev), 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_D2H), P100_H2D_GIB);
+	ck_assert_uint_eq(be.ops->now_ns(&be), 0);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_D2H, h, d, GIB),
+			 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_D2H),
+			  P100_H2D_GIB + P100_D2H_GIB);
+	ck_assert_uint_eq(counters(&be).stall_ns, 0);
+
+	/* Compute waiting is a stall. */
+	ck_assert_int_eq(be.ops->engine_wait(&be, TMM_ENGINE_COMPUTE, &ev), 0);
+	ck_assert_uint_eq(be.ops->now_ns(&be), P100_H2D_GIB);
+	ck_assert_uint_eq(counters(&be).stall_ns, P100_H2D_GIB);
+	/* A past event never moves an engine back. */
+	ck_assert_int_eq(be.ops->engine_wait(&be, TMM_ENGINE_D2H, &early), 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_D2H),
+			  P100_H2D_GIB + P100_D2H_GIB);
+	ck_assert_int_eq(be.ops->engine_wait(&be, (enum tmm_engine)3, &ev),
+			 -EINVAL);
+	be.ops->close(&be);
+}
+END_TEST
+
+START_TEST(test_prefetch_timed_like_copy)
+{
+	struct tmm_backend be;
+	struct tmm_sim_counters c;
+	void *m, *d;
+
+	open_sim(&be, "h100-pcie5-80g", TMM_SIM_PHANTOM);
+	ck_assert_int_eq(be.ops->managed_alloc(&be, 2 * GIB, &m), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d), 0);
+	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_H2D, m, GIB,
+					  TMM_LOC_DEVICE, -1), 0);
+	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_D2H,
+					  (char *)m + GIB, GIB, TMM_LOC_HOST,
+					  0), 0);
+	ck_assert_uint_eq(be.ops->now_ns(&be), 0);
+	c = counters(&be);
+	/* h100: 1 GiB at 46.76 / 51.6 GB/s + 10 us (see expect[]) */
+	ck_assert_uint_eq(c.engine_ns[TMM_ENGINE_H2D], 22972828);
+	ck_assert_uint_eq(c.engine_ns[TMM_ENGINE_D2H], 20818950);
+	ck_assert_uint_eq(c.bytes_h2d, GIB);
+	ck_assert_uint_eq(c.bytes_d2h, GIB);
+	/* Advice takes no time. */
+	ck_assert_int_eq(be.ops->advise(&be, m, 2 * GIB,
+					TMM_ADVISE_PREFERRED_HOST), 0);
+	ck_assert_uint_eq(counters(&be).engine_ns[TMM_ENGINE_H2D], 22972828);
+	/* Only managed ranges may be prefetched. */
+	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_H2D, d, 4096,
+					  TMM_LOC_DEVICE, -1), -EINVAL);
+	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_H2D, m, 2 * GIB + 1,
+					  TMM_LOC_DEVICE, -1), -EINVAL);
+	be.ops->close(&be);
+}
+END_TEST
+
+START_TEST(test_bad_engine_and_advice)
+{
+	static const enum tmm_advice ok[] = {
+		TMM_ADVISE_PREFERRED_DEVICE, TMM_ADVISE_PREFERRED_HOST,
+		TMM_ADVISE_UNSET_PREFERRED, TMM_ADVISE_ACCESSED_BY_DEVICE,
+		TMM_ADVISE_UNSET_ACCESSED_BY, TMM_ADVISE_READ_MOSTLY,
+		TMM_ADVISE_UNSET_READ_MOSTLY,
+	};
+	struct tmm_backend be;
+	unsigned char *h, *m;
+	tmm_event ev;
+	size_t i;
+
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_BACKED);
+	ck_assert_int_eq(be.ops->host_alloc(&be, 4096, -1, (void **)&h), 0);
+	ck_assert_int_eq(be.ops->managed_alloc(&be, 4096, (void **)&m), 0);
+	memset(h, 0x5a, 4096);
+	memset(m, 0, 4096);
+
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_COMPUTE, m, h,
+					    4096), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(be.error, "copy_async"));
+	ck_assert_int_eq(be.ops->copy_async(&be, (enum tmm_engine)7, m, h,
+					    4096), -EINVAL);
+	ck_assert_int_eq(be.ops->copy_async(&be, (enum tmm_engine)-1, m, h,
+					    4096), -EINVAL);
+	ck_assert_uint_eq(m[0], 0); /* refused copies move nothing */
+	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_COMPUTE, m, 4096,
+					  TMM_LOC_DEVICE, -1), -EINVAL);
+	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_H2D, m, 4096,
+					  (enum tmm_location)2, -1), -EINVAL);
+	ck_assert_int_eq(be.ops->event_record(&be, TMM_ENGINE_COUNT, &ev),
+			 -EINVAL);
+	ck_assert_int_eq(be.ops->advise(&be, m, 4096, (enum tmm_advice)99),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(strstr(be.error, "99"));
+	ck_assert_int_eq(be.ops->advise(&be, m, 4096, (enum tmm_advice)-1),
+			 -EINVAL);
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		ck_assert_int_eq(be.ops->advise(&be, m, 4096, ok[i]), 0);
+	ck_assert_int_eq(be.ops->advise(&be, h, 4096,
+					TMM_ADVISE_READ_MOSTLY), -EINVAL);
+
+	/* Refused calls queue nothing. */
+	ck_assert_uint_eq(counters(&be).copies_h2d, 0);
+	ck_assert_uint_eq(counters(&be).engine_ns[TMM_ENGINE_H2D], 0);
+	be.ops->host_free(&be, h, 4096);
+	be.ops->managed_free(&be, m, 4096);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Jitter
+ * ---------------------------------------------------------------------- */
+
+#define NJIT 64
+
+static void durations(uint64_t *out, size_t n, double jitter, uint64_t seed)
+{
+	struct tmm_cost cost = { .flops = 1e12, .bytes = 0 };
+	struct tmm_backend be;
+	struct tmm_config cfg;
+	uint64_t sum = 0;
+	size_t i;
+
+	cfg_init(&cfg, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	cfg.sim_jitter = jitter;
+	cfg.sim_seed = seed;
+	open_cfg(&be, &cfg);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(be.ops->kernel_end(&be, &cost, &out[i]), 0);
+		sum += out[i];
+	}
+	/* The clock advanced by exactly what was reported. */
+	ck_assert_uint_eq(be.ops->now_ns(&be), sum);
+	ck_assert_uint_eq(counters(&be).busy_ns[TMM_ENGINE_COMPUTE], sum);
+	be.ops->close(&be);
+}
+
+START_TEST(test_jitter_zero_is_exact)
+{
+	uint64_t d[NJIT];
+	size_t i;
+
+	durations(d, NJIT, 0, 42);
+	for (i = 0; i < NJIT; i++)
+		ck_assert_uint_eq(d[i], P100_TFLOP);
+}
+END_TEST
+
+START_TEST(test_jitter_seeded)
+{
+	uint64_t a[NJIT], b[NJIT], c[NJIT];
+	size_t i, differ_ab = 0, differ_base = 0;
+
+	durations(a, NJIT, 0.1, 42);
+	durations(b, NJIT, 0.1, 42);
+	durations(c, NJIT, 0.1, 43);
+	ck_assert_int_eq(memcmp(a, b, sizeof(a)), 0);
+	for (i = 0; i < NJIT; i++) {
+		differ_ab += a[i] != c[i];
+		differ_base += a[i] != P100_TFLOP;
+	}
+	ck_assert_uint_ge(differ_ab, NJIT / 2);
+	ck_assert_uint_ge(differ_base, NJIT / 2);
+}
+END_TEST
+
+/* Centred on the roofline, and never below the 5% floor. */
+START_TEST(test_jitter_distribution)
+{
+	enum { N = 4000 };
+	static uint64_t d[N];
+	double sum = 0, sq = 0, mean, sd;
+	uint64_t lo = UINT64_MAX;
+	size_t i, floored = 0;
+
+	durations(d, N, 0.1, 7);
+	for (i = 0; i < N; i++)
+		sum += (double)d[i];
+	mean = sum / N;
+	for (i = 0; i < N; i++)
+		sq += ((double)d[i] - mean) * ((double)d[i] - mean);
+	sd = sqrt(sq / (N - 1)) / P100_TFLOP;
+	/* Standard error of the mean: 0.1 / sqrt(4000) = 0.16% */
+	ck_assert_msg(fabs(mean / P100_TFLOP - 1) < 0.01, "mean %f", mean);
+	ck_assert_msg(sd > 0.09 && sd < 0.11, "relative sd %f", sd);
+
+	/* jitter 1: 1 + N(0,1) < 0.05 about 17% of the time. */
+	durations(d, N, 1.0, 7);
+	for (i = 0; i < N; i++) {
+		if (d[i] < lo)
+			lo = d[i];
+		floored += d[i] <= 8960824;
+	}
+	/* 179216470 * 0.05 = 8960823.5 */
+	ck_assert_uint_ge(lo, 8960823);
+	ck_assert_uint_le(lo, 8960824);
+	ck_assert_uint_gt(floored, N / 10);
+	ck_assert_uint_lt(floored, N / 4);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Runner
+ * ---------------------------------------------------------------------- */
+
+static Suite *sim_suite(void)
+{
+	Suite *s = suite_create("sim");
+	TCase *tc;
+
+	tc = tcase_create("profiles");
+	tcase_add_test(tc, test_profile_table);
+	tcase_add_loop_test(tc, test_profile_figures, 0, NEXPECT);
+	tcase_add_test(tc, test_profile_round_numbers);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("open");
+	tcase_add_loop_test(tc, test_open_info, 0, NEXPECT);
+	tcase_add_test(tc, test_open_errors);
+	tcase_add_test(tc, test_counters_only_sim);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("memory");
+	tcase_add_loop_test(tc, test_capacity_exact, 0, 2);
+	tcase_add_test(tc, test_capacity_full_profile);
+	tcase_add_test(tc, test_backed_copies_move_bytes);
+	tcase_add_test(tc, test_phantom_copies_touch_nothing);
+	tcase_add_test(tc, test_free_mismatch_is_reported);
+	tcase_add_test(tc, test_close_unmaps);
+	tcase_add_test(tc, test_discard_poisons);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("engines");
+	tcase_add_test(tc, test_engine_ordering);
+	tcase_add_test(tc, test_copy_after_kernel);
+	tcase_add_test(tc, test_event_query_follows_compute);
+	tcase_add_test(tc, test_engine_wait);
+	tcase_add_test(tc, test_prefetch_timed_like_copy);
+	tcase_add_test(tc, test_bad_engine_and_advice);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("jitter");
+	tcase_add_test(tc, test_jitter_zero_is_exact);
+	tcase_add_test(tc, test_jitter_seeded);
+	tcase_add_test(tc, test_jitter_distribution);
+	tcase_set_timeout(tc, 60); /* valgrind is slow */
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sim_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
