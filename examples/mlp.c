@@ -31,7 +31,7 @@ static void usage(FILE *f)
 		"[--width N] [--batch N] [--json]\n"
 		"  --fraction F  device budget as a fraction of the "
 		"unconstrained peak, 0 < F <= 1 (default 0.3)\n"
-		"  --steps N     training steps (default 8)\n"
+		"  --steps N     training steps (default 12)\n"
 		"  --layers N    hidden layers (default 6)\n"
 		"  --width N     units per hidden layer (default 256)\n"
 		"  --batch N     samples per step (default 128)\n"

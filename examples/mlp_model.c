@@ -524,7 +524,7 @@ void mlp_config_default(struct mlp_config *cfg)
 {
 	*cfg = (struct mlp_config){
 		.batch = 128, .inputs = 256, .width = 256, .layers = 6,
-		.classes = 10, .steps = 8, .lr = 0.01f, .momentum = 0.9f,
+		.classes = 10, .steps = 12, .lr = 0.02f, .momentum = 0.9f,
 		.seed = 42,
 	};
 }
