@@ -16,6 +16,7 @@
 #include "context.h"
 #include "hostmem.h"
 #include "mover.h"
+#include "numa_place.h"
 #include "pool.h"
 
 extern _Thread_local char tmm_create_error[512];
@@ -187,6 +188,16 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 	}
 	node = ctx->cfg.host_numa_node >= 0 ? ctx->cfg.host_numa_node
 					    : ctx->be.info.numa_node;
+	/* A node that does not exist would fail every swap-out later. */
+	if (ctx->cfg.host_numa_node >= tmm_numa_node_count()) {
+		rc = create_fail(-EINVAL,
+				 "host_numa_node=%d: this machine has %d NUMA "
+				 "node(s), 0 to %d (or -1 for the GPU's node)",
+				 ctx->cfg.host_numa_node,
+				 tmm_numa_node_count(),
+				 tmm_numa_node_count() - 1);
+		goto fail;
+	}
 	rc = tmm_hostmem_create(&ctx->hostmem, &ctx->be, node,
 				ctx->cfg.pinned_pool);
 	if (rc < 0) {

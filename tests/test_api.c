@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,13 +105,14 @@ START_TEST(bad_contexts_are_refused)
 {
 	tmm_ctx *c;
 	tmm_tensor t;
+	uint64_t not_a_ctx[64] = { 0 };
 
 	ck_assert_int_eq(tmm_ctx_destroy(NULL), -EBADF);
 	ck_assert_int_eq(tmm_tensor_create(NULL, 64, TMM_ACTIVATION, NULL,
 					   &t), -EBADF);
 	ck_assert_int_eq(tmm_run(NULL, NULL), -EBADF);
 	ck_assert_int_eq(tmm_iteration_begin(NULL), -EBADF);
-	contains(tmm_last_error((tmm_ctx *)&t), "invalid context");
+	contains(tmm_last_error((tmm_ctx *)not_a_ctx), "invalid context");
 	/* Destroying twice is refused, not a double free. */
 	ck_assert_int_eq(tmm_ctx_create(&c, "backend=sim"), 0);
 	ck_assert_int_eq(tmm_ctx_destroy(c), 0);
@@ -130,6 +132,8 @@ START_TEST(bad_config_names_key_and_value)
 	ck_assert_int_eq(tmm_ctx_create(&c, "nosuchkey=1"), -EINVAL);
 	contains(tmm_last_error(NULL), "nosuchkey");
 	ck_assert_int_eq(tmm_ctx_create(NULL, NULL), -EINVAL);
+	ck_assert_int_eq(tmm_ctx_create(&c, "host_numa_node=1023"), -EINVAL);
+	contains(tmm_last_error(NULL), "NUMA node");
 	/* Modes and backends this build cannot give say so. */
 	ck_assert_int_eq(tmm_ctx_create(&c, "mode=uvm"), -ENOTSUP);
 	contains(tmm_last_error(NULL), "mode=uvm");
