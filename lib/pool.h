@@ -1,0 +1,69 @@
+/*
+ * pool.h — the device memory pool.
+ *
+ * One arena per context, carved into blocks by best fit with coalescing of
+ * free neighbours, every block aligned to TMM_POOL_ALIGN bytes
+ * (SuperNeurons §3.2.1: one big allocation up front, then a pool, because
+ * cudaMalloc/cudaFree are slow and synchronise the device).
+ *
+ * The pool manages offsets only: block metadata lives in host memory, never
+ * in the arena, because device memory is not host-accessible.  Block
+ * records are recycled, so after warm-up alloc and free do no host
+ * allocation.
+ */
+#ifndef TMM_POOL_H
+#define TMM_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TMM_POOL_ALIGN 256u
+
+struct tmm_pool;
+
+/* A block handed out by the pool (or a free one, internally). */
+struct tmm_pool_block {
+	uint64_t offset; /* from the arena base, a multiple of TMM_POOL_ALIGN */
+	uint64_t size;	 /* rounded up to TMM_POOL_ALIGN */
+};
+
+struct tmm_pool_stats {
+	uint64_t capacity;	/* arena bytes */
+	uint64_t in_use;	/* bytes in allocated blocks */
+	uint64_t peak;		/* high-water mark of in_use */
+	uint64_t largest_free;	/* the largest free block */
+	uint64_t free_blocks;	/* number of free blocks */
+	uint64_t used_blocks;	/* number of allocated blocks */
+	double fragmentation;	/* 1 - largest_free / (capacity - in_use);
+				 * 0 when nothing is free */
+};
+
+/* Creates a pool over an arena of `capacity` bytes, rounded down to
+ * TMM_POOL_ALIGN.  Returns 0, -ENOMEM, -EINVAL (capacity < TMM_POOL_ALIGN). */
+int tmm_pool_create(struct tmm_pool **out, uint64_t capacity);
+void tmm_pool_destroy(struct tmm_pool *pool);
+
+/*
+ * Allocates `bytes` (> 0), rounded up to TMM_POOL_ALIGN, from the smallest
+ * free block that fits (ties: lowest offset).  Returns 0 and sets *out,
+ * -ENOMEM when no free block is large enough (the pool is unchanged), or
+ * -EINVAL for 0 bytes.
+ */
+int tmm_pool_alloc(struct tmm_pool *pool, uint64_t bytes,
+		   struct tmm_pool_block **out);
+
+/* Returns a block to the pool and merges it with free neighbours.  NULL,
+ * and blocks this pool did not hand out, are ignored. */
+void tmm_pool_free(struct tmm_pool *pool, struct tmm_pool_block *block);
+
+/* Would an allocation of `bytes` succeed now? */
+int tmm_pool_fits(const struct tmm_pool *pool, uint64_t bytes);
+
+void tmm_pool_get_stats(const struct tmm_pool *pool,
+			struct tmm_pool_stats *st);
+
+/* Checks every internal invariant (for tests); returns 0, -EFAULT on a
+ * violation, -EINVAL for a NULL pool. */
+int tmm_pool_check(const struct tmm_pool *pool);
+
+#endif /* TMM_POOL_H */

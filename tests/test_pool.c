@@ -1,0 +1,832 @@
+/*
+ * test_pool.c — Check suite for the device memory pool (lib/pool.c).
+ *
+ * The pool's answers are compared with a reference model that is slow but
+ * obviously right (a sorted array of free ranges, best fit by scanning
+ * them all), step by step over long random alloc/free sequences with fixed
+ * seeds and three kinds of request sizes, with tmm_pool_check() after
+ * every step.  Hand-made layouts with known answers cover coalescing in
+ * every order, alignment and rounding, refused requests that must leave
+ * the pool unchanged, fragmentation, largest_free and peak, and a block
+ * corrupted through its public fields, which tmm_pool_check must notice.
+ */
+#include "pool.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNIT TMM_POOL_ALIGN
+
+/*
+ * ck_assert in a loop of thousands of steps reports a mark point each time
+ * it passes, which is slow; this only calls into Check when it fails.
+ */
+#define REQUIRE(cond, ...)                                                 \
+	do {                                                               \
+		if (!(cond))                                               \
+			ck_abort_msg(__VA_ARGS__);                         \
+	} while (0)
+
+/* ------------------------------------------------------------------------
+ * Deterministic randomness: splitmix64, so sequences are the same on every
+ * libc.
+ * ---------------------------------------------------------------------- */
+
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t random_below(uint64_t *state, uint64_t bound)
+{
+	return next_random(state) % bound;
+}
+
+/* ------------------------------------------------------------------------
+ * The reference model: free ranges sorted by offset, best fit by a full
+ * scan, merging by looking at the two neighbours in the array.
+ * ---------------------------------------------------------------------- */
+
+struct free_range {
+	uint64_t offset;
+	uint64_t size;
+};
+
+struct reference_pool {
+	uint64_t capacity;
+	uint64_t in_use;
+	uint64_t peak;
+	size_t count;
+	size_t room;
+	struct free_range *ranges;
+};
+
+static uint64_t rounded(uint64_t bytes)
+{
+	return (bytes + UNIT - 1) / UNIT * UNIT;
+}
+
+static void ref_init(struct reference_pool *ref, uint64_t capacity)
+{
+	memset(ref, 0, sizeof(*ref));
+	ref->capacity = capacity;
+	ref->room = 16;
+	ref->ranges = malloc(ref->room * sizeof(ref->ranges[0]));
+	ck_assert_ptr_nonnull(ref->ranges);
+	ref->ranges[0] = (struct free_range){ 0, capacity };
+	ref->count = 1;
+}
+
+static void ref_fini(struct reference_pool *ref)
+{
+	free(ref->ranges);
+}
+
+/* Index of the best-fitting range, or -1: smallest, then lowest offset. */
+static long ref_best_fit(const struct reference_pool *ref, uint64_t size)
+{
+	long best = -1;
+	size_t i;
+
+	for (i = 0; i < ref->count; i++) {
+		if (ref->ranges[i].size < size)
+			continue;
+		/* Strictly smaller only: ranges are in offset order. */
+		if (best < 0 || ref->ranges[i].size < ref->ranges[best].size)
+			best = (long)i;
+	}
+	return best;
+}
+
+static bool ref_alloc(struct reference_pool *ref, uint64_t bytes,
+		      uint64_t *offset)
+{
+	uint64_t size = rounded(bytes);
+	long best = ref_best_fit(ref, size);
+	struct free_range *range;
+
+	if (best < 0)
+		return false;
+	range = &ref->ranges[best];
+	*offset = range->offset;
+	range->offset += size;
+	range->size -= size;
+	if (range->size == 0) {
+		memmove(range, range + 1,
+			(ref->count - (size_t)best - 1) * sizeof(*range));
+		ref->count--;
+	}
+	ref->in_use += size;
+	if (ref->in_use > ref->peak)
+		ref->peak = ref->in_use;
+	return true;
+}
+
+static void ref_free(struct reference_pool *ref, uint64_t offset,
+		     uint64_t size)
+{
+	size_t at = 0;
+	bool joins_lower, joins_higher;
+
+	while (at < ref->count && ref->ranges[at].offset < offset)
+		at++;
+	joins_lower = at > 0 && ref->ranges[at - 1].offset +
+					ref->ranges[at - 1].size == offset;
+	joins_higher = at < ref->count &&
+		       offset + size == ref->ranges[at].offset;
+
+	if (joins_lower && joins_higher) {
+		ref->ranges[at - 1].size += size + ref->ranges[at].size;
+		memmove(&ref->ranges[at], &ref->ranges[at + 1],
+			(ref->count - at - 1) * sizeof(ref->ranges[0]));
+		ref->count--;
+	} else if (joins_lower) {
+		ref->ranges[at - 1].size += size;
+	} else if (joins_higher) {
+		ref->ranges[at].offset = offset;
+		ref->ranges[at].size += size;
+	} else {
+		if (ref->count == ref->room) {
+			ref->room *= 2;
+			ref->ranges = realloc(ref->ranges,
+					      ref->room *
+						      sizeof(ref->ranges[0]));
+			ck_assert_ptr_nonnull(ref->ranges);
+		}
+		memmove(&ref->ranges[at + 1], &ref->ranges[at],
+			(ref->count - at) * sizeof(ref->ranges[0]));
+		ref->ranges[at] = (struct free_range){ offset, size };
+		ref->count++;
+	}
+	ref->in_use -= size;
+}
+
+static uint64_t ref_largest(const struct reference_pool *ref)
+{
+	uint64_t largest = 0;
+	size_t i;
+
+	for (i = 0; i < ref->count; i++)
+		if (ref->ranges[i].size > largest)
+			largest = ref->ranges[i].size;
+	return largest;
+}
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * ---------------------------------------------------------------------- */
+
+static struct tmm_pool *new_pool(uint64_t capacity)
+{
+	struct tmm_pool *pool = NULL;
+
+	ck_assert_int_eq(tmm_pool_create(&pool, capacity), 0);
+	ck_assert_ptr_nonnull(pool);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	return pool;
+}
+
+static struct tmm_pool_block *must_alloc(struct tmm_pool *pool,
+					 uint64_t bytes)
+{
+	struct tmm_pool_block *block = NULL;
+
+	ck_assert_int_eq(tmm_pool_alloc(pool, bytes, &block), 0);
+	ck_assert_ptr_nonnull(block);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	return block;
+}
+
+static struct tmm_pool_stats stats_of(const struct tmm_pool *pool)
+{
+	struct tmm_pool_stats st;
+
+	tmm_pool_get_stats(pool, &st);
+	return st;
+}
+
+static void assert_same_stats(const struct tmm_pool_stats *a,
+			      const struct tmm_pool_stats *b)
+{
+	ck_assert_uint_eq(a->capacity, b->capacity);
+	ck_assert_uint_eq(a->in_use, b->in_use);
+	ck_assert_uint_eq(a->peak, b->peak);
+	ck_assert_uint_eq(a->largest_free, b->largest_free);
+	ck_assert_uint_eq(a->free_blocks, b->free_blocks);
+	ck_assert_uint_eq(a->used_blocks, b->used_blocks);
+	ck_assert_double_eq(a->fragmentation, b->fragmentation);
+}
+
+/* ------------------------------------------------------------------------
+ * Random sequences against the reference model
+ * ---------------------------------------------------------------------- */
+
+struct live_block {
+	struct tmm_pool_block *block;
+	uint64_t offset;
+	uint64_t size;
+};
+
+typedef uint64_t request_fn(uint64_t *rng, uint64_t capacity);
+
+/* Mostly small requests, some medium, a few that fill much of the arena. */
+static uint64_t mixed_request(uint64_t *rng, uint64_t capacity)
+{
+	uint64_t kind = random_below(rng, 100);
+
+	if (kind < 65)
+		return 1 + random_below(rng, 4 * UNIT);
+	if (kind < 95)
+		return 1 + random_below(rng, capacity / 32);
+	return 1 + random_below(rng, capacity / 3);
+}
+
+/*
+ * Sizes spread evenly over the powers of two up to a quarter of a large
+ * arena, so that both the pool's exact size classes (below 1 MiB) and its
+ * wider ones above get traffic, and searches cross many bitmap words.
+ */
+static uint64_t wide_request(uint64_t *rng, uint64_t capacity)
+{
+	unsigned top = 0;
+
+	while ((capacity / 4) >> (top + 1))
+		top++;
+	return 1 + random_below(rng, 1ull << random_below(rng, top + 1));
+}
+
+/*
+ * A few sizes over and over, as a network's tensors are: many free blocks
+ * of one size, where the lowest offset must win among equals.
+ */
+static uint64_t few_sizes_request(uint64_t *rng, uint64_t capacity)
+{
+	static const uint64_t sizes[] = {
+		256, 700, 4096, 65536, (1 << 20) + 256, 3 << 20,
+	};
+
+	(void)capacity;
+	return sizes[random_below(rng, sizeof(sizes) / sizeof(sizes[0]))];
+}
+
+static void run_random_sequence(uint64_t seed, uint64_t capacity,
+				int steps, request_fn *request)
+{
+	struct tmm_pool *pool = new_pool(capacity);
+	struct reference_pool ref;
+	struct live_block *live;
+	size_t live_count = 0;
+	uint64_t rng = seed;
+	int step;
+
+	ref_init(&ref, capacity);
+	live = calloc((size_t)steps, sizeof(*live));
+	ck_assert_ptr_nonnull(live);
+
+	for (step = 0; step < steps; step++) {
+		/* Alternate filling and draining phases to reach both ends. */
+		uint64_t alloc_percent = (step / 400) % 2 ? 35 : 70;
+		struct tmm_pool_stats st;
+
+		if (live_count == 0 ||
+		    random_below(&rng, 100) < alloc_percent) {
+			uint64_t bytes = request(&rng, capacity);
+			struct tmm_pool_block *block = NULL;
+			uint64_t want = 0;
+			bool ref_ok = ref_alloc(&ref, bytes, &want);
+			int fits = tmm_pool_fits(pool, bytes);
+			int rc = tmm_pool_alloc(pool, bytes, &block);
+
+			REQUIRE(fits == (int)ref_ok,
+				"seed %llu step %d: fits %d, model %d",
+				(unsigned long long)seed, step, fits, ref_ok);
+			if (!ref_ok) {
+				REQUIRE(rc == -ENOMEM && block == NULL,
+					"seed %llu step %d: rc %d, not -ENOMEM",
+					(unsigned long long)seed, step, rc);
+			} else {
+				REQUIRE(rc == 0,
+					"seed %llu step %d: rc %d for %llu B",
+					(unsigned long long)seed, step, rc,
+					(unsigned long long)bytes);
+				REQUIRE(block->offset == want &&
+						block->size == rounded(bytes),
+					"seed %llu step %d: got %llu+%llu, "
+					"model %llu+%llu",
+					(unsigned long long)seed, step,
+					(unsigned long long)block->offset,
+					(unsigned long long)block->size,
+					(unsigned long long)want,
+					(unsigned long long)rounded(bytes));
+				live[live_count++] = (struct live_block){
+					block, block->offset, block->size
+				};
+			}
+		} else {
+			size_t victim = random_below(&rng, live_count);
+			struct live_block gone = live[victim];
+
+			live[victim] = live[--live_count];
+			/* The pool must not have moved a live block. */
+			REQUIRE(gone.block->offset == gone.offset &&
+					gone.block->size == gone.size,
+				"seed %llu step %d: live block changed",
+				(unsigned long long)seed, step);
+			ref_free(&ref, gone.offset, gone.size);
+			tmm_pool_free(pool, gone.block);
+		}
+
+		REQUIRE(tmm_pool_check(pool) == 0,
+			"seed %llu step %d: tmm_pool_check failed",
+			(unsigned long long)seed, step);
+		tmm_pool_get_stats(pool, &st);
+		REQUIRE(st.capacity == capacity && st.in_use == ref.in_use &&
+				st.peak == ref.peak &&
+				st.free_blocks == ref.count &&
+				st.used_blocks == live_count &&
+				st.largest_free == ref_largest(&ref),
+			"seed %llu step %d: stats differ from the model",
+			(unsigned long long)seed, step);
+	}
+
+	/* Draining everything must give back the whole arena in one piece. */
+	while (live_count > 0)
+		tmm_pool_free(pool, live[--live_count].block);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	{
+		struct tmm_pool_stats st = stats_of(pool);
+
+		ck_assert_uint_eq(st.free_blocks, 1);
+		ck_assert_uint_eq(st.largest_free, capacity);
+		ck_assert_uint_eq(st.in_use, 0);
+		ck_assert_double_eq(st.fragmentation, 0.0);
+	}
+
+	free(live);
+	ref_fini(&ref);
+	tmm_pool_destroy(pool);
+}
+
+static const uint64_t random_seeds[] = {
+	1, 42, 1234, 0xdeadbeefull, 20240607, 0x5eed5eed5eedull,
+};
+
+START_TEST(test_random_sequences_match_reference_model)
+{
+	/* A small arena fills up and fragments; a larger one grows slabs. */
+	run_random_sequence(random_seeds[_i], 256 * UNIT, 4000, mixed_request);
+	run_random_sequence(random_seeds[_i] ^ 0xabcdef, 4096 * UNIT, 2500,
+			    mixed_request);
+}
+END_TEST
+
+START_TEST(test_wide_sizes_match_reference_model)
+{
+	run_random_sequence(random_seeds[_i] ^ 0x1, 1ull << 30, 2500,
+			    wide_request);
+}
+END_TEST
+
+START_TEST(test_repeated_sizes_match_reference_model)
+{
+	run_random_sequence(random_seeds[_i] ^ 0x2, 48ull << 20, 2500,
+			    few_sizes_request);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Hand-made layouts
+ * ---------------------------------------------------------------------- */
+
+START_TEST(test_create_rejects_bad_capacity)
+{
+	struct tmm_pool *pool = (struct tmm_pool *)&pool;
+
+	ck_assert_int_eq(tmm_pool_create(&pool, 0), -EINVAL);
+	ck_assert_ptr_null(pool);
+	ck_assert_int_eq(tmm_pool_create(&pool, UNIT - 1), -EINVAL);
+	ck_assert_ptr_null(pool);
+	ck_assert_int_eq(tmm_pool_create(NULL, 1 << 20), -EINVAL);
+
+	/* An unaligned tail could never hold a block: it is dropped. */
+	pool = new_pool(3 * UNIT + 100);
+	ck_assert_uint_eq(stats_of(pool).capacity, 3 * UNIT);
+	ck_assert_uint_eq(stats_of(pool).largest_free, 3 * UNIT);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
+START_TEST(test_alignment_and_rounding)
+{
+	struct tmm_pool *pool = new_pool(64 * UNIT);
+	static const uint64_t requests[] = { 1, 256, 257, 1000, 512, 255 };
+	static const uint64_t offsets[] = { 0, 256, 512, 1024, 2048, 2560 };
+	static const uint64_t sizes[] = { 256, 256, 512, 1024, 512, 256 };
+	size_t i;
+
+	for (i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
+		struct tmm_pool_block *b = must_alloc(pool, requests[i]);
+
+		ck_assert_uint_eq(b->offset, offsets[i]);
+		ck_assert_uint_eq(b->size, sizes[i]);
+		ck_assert_uint_eq(b->offset % TMM_POOL_ALIGN, 0);
+		ck_assert_uint_eq(b->size % TMM_POOL_ALIGN, 0);
+	}
+	ck_assert_uint_eq(stats_of(pool).in_use, 2816);
+	ck_assert_uint_eq(stats_of(pool).used_blocks, 6);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
+/* Each refused request returns its error and leaves every figure alone. */
+static void assert_refused(struct tmm_pool *pool, uint64_t bytes, int err)
+{
+	struct tmm_pool_stats before = stats_of(pool), after;
+	struct tmm_pool_block *sentinel = (struct tmm_pool_block *)&before;
+	struct tmm_pool_block *block = sentinel;
+
+	ck_assert_int_eq(tmm_pool_alloc(pool, bytes, &block), err);
+	ck_assert_ptr_eq(block, sentinel);
+	ck_assert_int_eq(tmm_pool_fits(pool, bytes), 0);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	after = stats_of(pool);
+	assert_same_stats(&before, &after);
+}
+
+START_TEST(test_bad_requests_leave_pool_unchanged)
+{
+	struct tmm_pool *pool = new_pool(16 * UNIT);
+	struct tmm_pool_block *blocks[16], *out = NULL;
+	int i;
+
+	must_alloc(pool, 1000);
+	assert_refused(pool, 0, -EINVAL);
+	assert_refused(pool, 16 * UNIT + 1, -ENOMEM);
+	assert_refused(pool, UINT64_MAX, -ENOMEM);	/* no rounding wrap */
+	assert_refused(pool, UINT64_MAX - 100, -ENOMEM);
+	assert_refused(pool, 12 * UNIT + 1, -ENOMEM);	/* 12 units free */
+	ck_assert_int_eq(tmm_pool_fits(pool, 12 * UNIT), 1);
+
+	ck_assert_int_eq(tmm_pool_alloc(NULL, 1, &out), -EINVAL);
+	ck_assert_int_eq(tmm_pool_alloc(pool, 1, NULL), -EINVAL);
+	ck_assert_int_eq(tmm_pool_fits(NULL, 1), 0);
+	tmm_pool_destroy(pool);
+
+	/* Enough bytes free in total, but no single block big enough. */
+	pool = new_pool(16 * UNIT);
+	for (i = 0; i < 16; i++)
+		blocks[i] = must_alloc(pool, UNIT);
+	for (i = 0; i < 16; i += 2)
+		tmm_pool_free(pool, blocks[i]);
+	ck_assert_uint_eq(stats_of(pool).free_blocks, 8);
+	assert_refused(pool, 2 * UNIT, -ENOMEM);
+	assert_refused(pool, UNIT + 1, -ENOMEM);
+	ck_assert_int_eq(tmm_pool_fits(pool, UNIT), 1);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
+START_TEST(test_best_fit_prefers_smallest_then_lowest)
+{
+	struct tmm_pool *pool = new_pool(16 * UNIT);
+	struct tmm_pool_block *hole0 = must_alloc(pool, 2 * UNIT);
+	struct tmm_pool_block *b, *hole2, *hole4;
+
+	must_alloc(pool, UNIT);			/* 512: stays used */
+	hole2 = must_alloc(pool, UNIT);		/* 768 */
+	must_alloc(pool, UNIT);			/* 1024: stays used */
+	hole4 = must_alloc(pool, UNIT);		/* 1280 */
+	must_alloc(pool, 10 * UNIT);		/* 1536..4095: the rest */
+	tmm_pool_free(pool, hole0);
+	tmm_pool_free(pool, hole2);
+	tmm_pool_free(pool, hole4);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	ck_assert_uint_eq(stats_of(pool).free_blocks, 3);
+
+	/* Two one-unit holes beat the lower two-unit one; lowest first. */
+	b = must_alloc(pool, 200);
+	ck_assert_uint_eq(b->offset, 768);
+	b = must_alloc(pool, UNIT);
+	ck_assert_uint_eq(b->offset, 1280);
+	b = must_alloc(pool, UNIT);
+	ck_assert_uint_eq(b->offset, 0);	/* splits the two-unit hole */
+	b = must_alloc(pool, UNIT);
+	ck_assert_uint_eq(b->offset, 256);	/* and takes its rest */
+	ck_assert_uint_eq(stats_of(pool).free_blocks, 0);
+	assert_refused(pool, 1, -ENOMEM);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
+/* All six orders of freeing three adjacent blocks between two guards. */
+static const int free_orders[6][3] = {
+	{ 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 },
+	{ 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 },
+};
+
+START_TEST(test_coalescing_three_adjacent_in_every_order)
+{
+	static const uint64_t sizes[3] = { UNIT, 2 * UNIT, 3 * UNIT };
+	struct tmm_pool *pool = new_pool(8 * UNIT);
+	struct tmm_pool_block *middle[3], *merged;
+	bool freed[3] = { false, false, false };
+	int k;
+
+	must_alloc(pool, UNIT);			/* lower guard at 0 */
+	for (k = 0; k < 3; k++)
+		middle[k] = must_alloc(pool, sizes[k]);
+	must_alloc(pool, UNIT);			/* upper guard, fills it */
+	ck_assert_uint_eq(stats_of(pool).free_blocks, 0);
+
+	for (k = 0; k < 3; k++) {
+		int which = free_orders[_i][k];
+		uint64_t runs = 0;
+		int j;
+
+		tmm_pool_free(pool, middle[which]);
+		freed[which] = true;
+		ck_assert_int_eq(tmm_pool_check(pool), 0);
+		/* Each maximal run of freed neighbours is one free block. */
+		for (j = 0; j < 3; j++)
+			if (freed[j] && (j == 0 || !freed[j - 1]))
+				runs++;
+		ck_assert_uint_eq(stats_of(pool).free_blocks, runs);
+	}
+	ck_assert_uint_eq(stats_of(pool).free_blocks, 1);
+	ck_assert_uint_eq(stats_of(pool).largest_free, 6 * UNIT);
+	ck_assert_uint_eq(stats_of(pool).used_blocks, 2);
+
+	/* The merged block is whole: one allocation takes all of it. */
+	merged = must_alloc(pool, 6 * UNIT);
+	ck_assert_uint_eq(merged->offset, UNIT);
+	ck_assert_uint_eq(stats_of(pool).free_blocks, 0);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
+START_TEST(test_everything_freed_is_one_block)
+{
+	enum { CAPACITY_UNITS = 20000 };
+	struct tmm_pool *pool = new_pool(CAPACITY_UNITS * (uint64_t)UNIT);
+	struct tmm_pool_block **blocks;
+	struct tmm_pool_stats st;
+	size_t count = 0, i;
+	uint64_t rng = 7;
+
+	blocks = calloc(CAPACITY_UNITS, sizeof(*blocks));
+	ck_assert_ptr_nonnull(blocks);
+	/* Fill to the last byte with blocks of mixed sizes. */
+	for (;;) {
+		struct tmm_pool_block *b = NULL;
+		uint64_t bytes = 1 + random_below(&rng, 3 * UNIT);
+
+		if (tmm_pool_alloc(pool, bytes, &b) < 0 &&
+		    tmm_pool_alloc(pool, 1, &b) < 0)
+			break;
+		blocks[count++] = b;
+	}
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	st = stats_of(pool);
+	ck_assert_uint_eq(st.in_use, st.capacity);
+	ck_assert_uint_eq(st.free_blocks, 0);
+	ck_assert_double_eq(st.fragmentation, 0.0);
+
+	/* Odd ones first: every free leaves isolated holes, then merges. */
+	for (i = 1; i < count; i += 2)
+		tmm_pool_free(pool, blocks[i]);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	ck_assert_uint_eq(stats_of(pool).free_blocks, count / 2);
+	for (i = 0; i < count; i += 2)
+		tmm_pool_free(pool, blocks[i]);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+
+	st = stats_of(pool);
+	ck_assert_uint_eq(st.free_blocks, 1);
+	ck_assert_uint_eq(st.used_blocks, 0);
+	ck_assert_uint_eq(st.in_use, 0);
+	ck_assert_uint_eq(st.largest_free, st.capacity);
+	ck_assert_double_eq(st.fragmentation, 0.0);
+	free(blocks);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
+START_TEST(test_fragmentation_and_largest_free)
+{
+	struct tmm_pool *pool = new_pool(16 * UNIT);
+	struct tmm_pool_block *blocks[16];
+	static const int holes[] = { 1, 2, 5, 8, 9, 10 };
+	struct tmm_pool_stats st;
+	size_t i;
+
+	st = stats_of(pool);
+	ck_assert_uint_eq(st.largest_free, 16 * UNIT);
+	ck_assert_double_eq(st.fragmentation, 0.0);
+
+	for (i = 0; i < 16; i++)
+		blocks[i] = must_alloc(pool, UNIT);
+	st = stats_of(pool);
+	ck_assert_uint_eq(st.largest_free, 0);
+	ck_assert_double_eq(st.fragmentation, 0.0);	/* nothing free */
+
+	/* Free runs of 2, 1 and 3 units: 1536 bytes free, largest 768. */
+	for (i = 0; i < sizeof(holes) / sizeof(holes[0]); i++)
+		tmm_pool_free(pool, blocks[holes[i]]);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	st = stats_of(pool);
+	ck_assert_uint_eq(st.in_use, 10 * UNIT);
+	ck_assert_uint_eq(st.free_blocks, 3);
+	ck_assert_uint_eq(st.used_blocks, 10);
+	ck_assert_uint_eq(st.largest_free, 3 * UNIT);
+	ck_assert_double_eq_tol(st.fragmentation, 0.5, 1e-12);
+
+	/* One more isolated unit: 1 - 3/7. */
+	tmm_pool_free(pool, blocks[15]);
+	st = stats_of(pool);
+	ck_assert_uint_eq(st.free_blocks, 4);
+	ck_assert_uint_eq(st.largest_free, 3 * UNIT);
+	ck_assert_double_eq_tol(st.fragmentation, 1.0 - 3.0 / 7.0, 1e-12);
+
+	/* Freeing 11..14 joins 8..15 into 8 units of 11 free: 1 - 8/11. */
+	for (i = 11; i < 15; i++)
+		tmm_pool_free(pool, blocks[i]);
+	st = stats_of(pool);
+	ck_assert_uint_eq(st.free_blocks, 3);
+	ck_assert_uint_eq(st.largest_free, 8 * UNIT);	/* 8..15 merged */
+	ck_assert_double_eq_tol(st.fragmentation, 1.0 - 8.0 / 11.0, 1e-12);
+	ck_assert_int_eq(tmm_pool_fits(pool, 8 * UNIT), 1);
+	ck_assert_int_eq(tmm_pool_fits(pool, 8 * UNIT + 1), 0);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
+START_TEST(test_peak_tracks_high_water_mark)
+{
+	struct tmm_pool *pool = new_pool(64 * UNIT);
+	struct tmm_pool_block *a = must_alloc(pool, 1000);	/* 1024 */
+	struct tmm_pool_block *b = must_alloc(pool, 2000);	/* 2048 */
+	struct tmm_pool_stats st;
+
+	st = stats_of(pool);
+	ck_assert_uint_eq(st.in_use, 3072);
+	ck_assert_uint_eq(st.peak, 3072);
+
+	tmm_pool_free(pool, a);
+	must_alloc(pool, 256);
+	st = stats_of(pool);
+	ck_assert_uint_eq(st.in_use, 2304);
+	ck_assert_uint_eq(st.peak, 3072);	/* not lowered by a free */
+
+	must_alloc(pool, 4096);
+	st = stats_of(pool);
+	ck_assert_uint_eq(st.in_use, 6400);
+	ck_assert_uint_eq(st.peak, 6400);
+
+	tmm_pool_free(pool, b);
+	assert_refused(pool, 64 * UNIT, -ENOMEM);	/* a refusal: no peak */
+	ck_assert_uint_eq(stats_of(pool).peak, 6400);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
+START_TEST(test_free_ignores_null_double_and_foreign_blocks)
+{
+	struct tmm_pool *pool = new_pool(16 * UNIT);
+	struct tmm_pool *other = new_pool(16 * UNIT);
+	struct tmm_pool_block *a, *b, *foreign;
+	struct tmm_pool_stats before, after;
+
+	a = must_alloc(pool, UNIT);
+	b = must_alloc(pool, UNIT);
+	must_alloc(pool, UNIT);
+	foreign = must_alloc(other, UNIT);
+
+	tmm_pool_free(NULL, a);
+	tmm_pool_free(pool, NULL);
+	tmm_pool_free(NULL, NULL);
+	ck_assert_uint_eq(stats_of(pool).used_blocks, 3);
+
+	/* b is freed alone (both neighbours used), then freed again. */
+	tmm_pool_free(pool, b);
+	before = stats_of(pool);
+	tmm_pool_free(pool, b);
+	tmm_pool_free(pool, foreign);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	ck_assert_int_eq(tmm_pool_check(other), 0);
+	after = stats_of(pool);
+	assert_same_stats(&before, &after);
+	ck_assert_uint_eq(stats_of(other).used_blocks, 1);
+
+	/* a merges into the free b, whose record is recycled: still ignored. */
+	tmm_pool_free(pool, a);
+	before = stats_of(pool);
+	tmm_pool_free(pool, b);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	after = stats_of(pool);
+	assert_same_stats(&before, &after);
+
+	tmm_pool_destroy(other);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
+/*
+ * The public part of a block is writable, so a caller can corrupt the
+ * pool through it; tmm_pool_check must notice, and be content again once
+ * the damage is undone.
+ */
+START_TEST(test_check_detects_corruption)
+{
+	struct tmm_pool *pool = new_pool(16 * UNIT);
+	struct tmm_pool_block *a = must_alloc(pool, UNIT);
+	struct tmm_pool_block *b = must_alloc(pool, 2 * UNIT);
+
+	must_alloc(pool, UNIT);
+	tmm_pool_free(pool, b);		/* a free hole between used blocks */
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+
+	a->size += UNIT;		/* overlaps the hole */
+	ck_assert_int_eq(tmm_pool_check(pool), -EFAULT);
+	a->size -= UNIT;
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+
+	a->offset += UNIT;		/* no longer where the list says */
+	ck_assert_int_eq(tmm_pool_check(pool), -EFAULT);
+	a->offset -= UNIT;
+
+	a->size = 100;			/* not a multiple of the alignment */
+	ck_assert_int_eq(tmm_pool_check(pool), -EFAULT);
+	a->size = UNIT;
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
+START_TEST(test_null_arguments_are_harmless)
+{
+	struct tmm_pool_stats st;
+
+	memset(&st, 0xff, sizeof(st));
+	tmm_pool_get_stats(NULL, &st);
+	ck_assert_uint_eq(st.capacity, 0);
+	ck_assert_uint_eq(st.free_blocks, 0);
+	tmm_pool_get_stats(NULL, NULL);
+	tmm_pool_destroy(NULL);
+	ck_assert_int_ne(tmm_pool_check(NULL), 0);
+}
+END_TEST
+
+static Suite *pool_suite(void)
+{
+	Suite *suite = suite_create("pool");
+	TCase *layouts = tcase_create("layouts");
+	TCase *model = tcase_create("reference model");
+	int seeds = (int)(sizeof(random_seeds) / sizeof(random_seeds[0]));
+
+	tcase_add_test(layouts, test_create_rejects_bad_capacity);
+	tcase_add_test(layouts, test_alignment_and_rounding);
+	tcase_add_test(layouts, test_bad_requests_leave_pool_unchanged);
+	tcase_add_test(layouts, test_best_fit_prefers_smallest_then_lowest);
+	tcase_add_loop_test(layouts,
+			    test_coalescing_three_adjacent_in_every_order, 0,
+			    6);
+	tcase_add_test(layouts, test_everything_freed_is_one_block);
+	tcase_add_test(layouts, test_fragmentation_and_largest_free);
+	tcase_add_test(layouts, test_peak_tracks_high_water_mark);
+	tcase_add_test(layouts,
+		       test_free_ignores_null_double_and_foreign_blocks);
+	tcase_add_test(layouts, test_check_detects_corruption);
+	tcase_add_test(layouts, test_null_arguments_are_harmless);
+	suite_add_tcase(suite, layouts);
+
+	/* Valgrind slows the model runs well past Check's default 4 s. */
+	tcase_set_timeout(model, 120);
+	tcase_add_loop_test(model, test_random_sequences_match_reference_model,
+			    0, seeds);
+	/* Big arenas have 4,000+ classes for every check to visit: fewer. */
+	tcase_add_loop_test(model, test_wide_sizes_match_reference_model, 0,
+			    seeds / 2 + 1);
+	tcase_add_loop_test(model, test_repeated_sizes_match_reference_model,
+			    0, seeds / 2 + 1);
+	suite_add_tcase(suite, model);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(pool_suite());
+	int failed;
+
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
