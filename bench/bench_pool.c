@@ -13,13 +13,13 @@
  *
  * Usage: bench_pool [live_blocks [pairs]]   (defaults 10000 2000000)
  */
+#include "machine.h"
 #include "pool.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 
 #define ARENA_BYTES (64ull << 30)
@@ -76,30 +76,6 @@ static unsigned long long parse_count(const char *text)
 	return value;
 }
 
-/* The "model name" line of /proc/cpuinfo, or "unknown". */
-static void cpu_model(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[512];
-
-	snprintf(buf, len, "unknown");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) != 0 || !colon)
-			continue;
-		colon++;
-		while (*colon == ' ' || *colon == '\t')
-			colon++;
-		colon[strcspn(colon, "\n")] = '\0';
-		snprintf(buf, len, "%s", colon);
-		break;
-	}
-	fclose(f);
-}
-
 /*
  * Frees a random live block and allocates a new random size in its slot,
  * `pairs` times.  Returns 0, or the error of a failed allocation.
@@ -136,10 +112,9 @@ int main(int argc, char **argv)
 	struct tmm_pool_block **live;
 	struct tmm_pool *pool;
 	struct tmm_pool_stats st;
-	struct utsname machine;
 	uint64_t rng = SEED;
 	double round_ns[ROUNDS], total_ns = 0, median, mean;
-	char cpu[256];
+	char machine[384];
 	int rc;
 
 	if (argc > 3 || (argc > 1 && !(live_count = parse_count(argv[1]))) ||
@@ -194,9 +169,7 @@ int main(int argc, char **argv)
 	median = round_ns[rounds / 2];
 
 	tmm_pool_get_stats(pool, &st);
-	if (uname(&machine) < 0)
-		snprintf(machine.machine, sizeof(machine.machine), "unknown");
-	cpu_model(cpu, sizeof(cpu));
+	bench_describe_machine(machine, sizeof(machine));
 
 	printf("pool alloc+free: %.1f ns per pair, median of %llu rounds "
 	       "(target < %.0f ns: %s)\n",
@@ -217,10 +190,10 @@ int main(int argc, char **argv)
 	printf("measured: %llu pairs in %llu rounds after %llu warm-up "
 	       "pairs; sizes %llu B .. %llu B uniform, seed %#llx; one "
 	       "thread; wall time from clock_gettime(CLOCK_MONOTONIC) around "
-	       "each round (includes the random number generator); machine "
-	       "%s, CPU %s; built with the project's CFLAGS\n",
+	       "each round (includes the random number generator); %s; built "
+	       "with the project's CFLAGS\n",
 	       pairs, rounds, live_count, MIN_REQUEST, MAX_REQUEST, SEED,
-	       machine.machine, cpu);
+	       machine);
 
 	tmm_pool_destroy(pool);
 	free(live);

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/utsname.h>
 
+#include "machine.h"
 #include "tensormm.h"
 
 static int nothing(void *const *in, void *const *out, void *user,
@@ -36,27 +36,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void cpu_model(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
-
-	snprintf(buf, len, "unknown CPU");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *colon;
-
-		if (!strncmp(line, "model name", 10) &&
-		    (colon = strchr(line, ':'))) {
-			snprintf(buf, len, "%s", colon + 2);
-			buf[strcspn(buf, "\n")] = '\0';
-			break;
-		}
-	}
-	fclose(f);
 }
 
 /* Times `ops` calls of one op shape; returns ns per op. */
@@ -79,10 +58,9 @@ static double time_ops(tmm_ctx *ctx, const tmm_op *op, long ops)
 int main(int argc, char **argv)
 {
 	long ops = argc > 1 ? atol(argv[1]) : 2000000;
-	struct utsname un;
 	tmm_ctx *ctx;
 	tmm_tensor t[8];
-	char cpu[128];
+	char machine[384];
 	double ns3, ns8;
 
 	if (ops <= 0) {
@@ -115,8 +93,7 @@ int main(int argc, char **argv)
 	}
 	tmm_ctx_destroy(ctx);
 
-	uname(&un);
-	cpu_model(cpu, sizeof(cpu));
+	bench_describe_machine(machine, sizeof(machine));
 	printf("tmm_run overhead per op, no plan actions, all tensors "
 	       "resident\n");
 	printf("  2 inputs + 1 output : %7.1f ns/op\n", ns3);
@@ -125,7 +102,7 @@ int main(int argc, char **argv)
 	       ns3 < 1000 && ns8 < 1000 ? "met" : "NOT met");
 	printf("how: %ld timed calls per shape after %ld warm-up calls, "
 	       "CLOCK_MONOTONIC wall time, sim backend holding the tensors "
-	       "(real CPU time, not simulated); %s %s, %s\n",
-	       ops, ops / 10, un.sysname, un.machine, cpu);
+	       "(real CPU time, not simulated); %s\n",
+	       ops, ops / 10, machine);
 	return 0;
 }
