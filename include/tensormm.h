@@ -75,24 +75,28 @@ typedef struct tmm_tensor {
  * -ENOMEM.  On failure *out is NULL and the reason is available from
  * tmm_last_error(NULL) (the calling thread's last creation error).
  */
-TMM_EXPORT int tmm_ctx_create(tmm_ctx **out, const char *config);
+TMM_EXPORT
+int tmm_ctx_create(tmm_ctx **out, const char *config);
 
 /*
  * Destroys a context and every tensor still in it, waits for its pending
  * copies and returns its device and host memory.  Returns 0, or -EBADF for
  * NULL or a context already destroyed.  The pointer must not be used again.
  */
-TMM_EXPORT int tmm_ctx_destroy(tmm_ctx *ctx);
+TMM_EXPORT
+int tmm_ctx_destroy(tmm_ctx *ctx);
 
 /*
  * The detailed message of the last failed call on `ctx` ("" if none), or,
  * with ctx NULL, of this thread's last failed tmm_ctx_create().  The string
  * stays valid until the next call on the same context.
  */
-TMM_EXPORT const char *tmm_last_error(const tmm_ctx *ctx);
+TMM_EXPORT
+const char *tmm_last_error(const tmm_ctx *ctx);
 
 /* A short, static description of a (negative) errno return value. */
-TMM_EXPORT const char *tmm_strerror(int err);
+TMM_EXPORT
+const char *tmm_strerror(int err);
 
 /* ------------------------------------------------------------------------
  * Tensors
@@ -113,14 +117,16 @@ enum tmm_kind {
  * memory until it is first written or produced by an op.
  * Returns 0 and sets *out, or -EINVAL / -ENOMEM / -EBADF.
  */
-TMM_EXPORT int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
+TMM_EXPORT
+int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 		      const char *name, tmm_tensor *out);
 
 /*
  * Destroys a tensor and returns its memory.  Returns 0, -EBADF for a bad
  * handle, -EBUSY if it is acquired.
  */
-TMM_EXPORT int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor t);
+TMM_EXPORT
+int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor t);
 
 /*
  * Copies `bytes` bytes at `offset` of the tensor into `dst`, wherever the
@@ -128,7 +134,8 @@ TMM_EXPORT int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor t);
  * -EINVAL for a range outside the tensor, -ENODATA for a tensor never
  * written, -ENOTSUP on a phantom (sizes-only) simulated device.
  */
-TMM_EXPORT int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor t, size_t offset, void *dst,
+TMM_EXPORT
+int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor t, size_t offset, void *dst,
 		    size_t bytes);
 
 /*
@@ -136,11 +143,13 @@ TMM_EXPORT int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor t, size_t offset, void *
  * that holds no memory yet is materialised (zero-filled) first.  Returns 0,
  * -EBADF, -EINVAL, -ENOMEM, -ENOTSUP (phantom device).
  */
-TMM_EXPORT int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor t, size_t offset,
+TMM_EXPORT
+int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor t, size_t offset,
 		     const void *src, size_t bytes);
 
 /* The size in bytes of a tensor, or 0 for a bad handle. */
-TMM_EXPORT size_t tmm_tensor_bytes(const tmm_ctx *ctx, tmm_tensor t);
+TMM_EXPORT
+size_t tmm_tensor_bytes(const tmm_ctx *ctx, tmm_tensor t);
 
 /* ------------------------------------------------------------------------
  * Operations
@@ -221,7 +230,8 @@ typedef struct tmm_op {
  * inputs and outputs exceed the budget, or nothing more can be evicted), or
  * what op->run returned.  On failure no tensor's bytes are lost.
  */
-TMM_EXPORT int tmm_run(tmm_ctx *ctx, const tmm_op *op);
+TMM_EXPORT
+int tmm_run(tmm_ctx *ctx, const tmm_op *op);
 
 /* ------------------------------------------------------------------------
  * Escape hatch: direct access
@@ -238,12 +248,14 @@ enum tmm_access {
  * its device address.  Acquires nest (a count).  Returns 0, -EBADF,
  * -EINVAL, -ENODATA (TMM_READ of a tensor never written), -ENOMEM.
  */
-TMM_EXPORT int tmm_acquire(tmm_ctx *ctx, tmm_tensor t, enum tmm_access mode,
+TMM_EXPORT
+int tmm_acquire(tmm_ctx *ctx, tmm_tensor t, enum tmm_access mode,
 		void **ptr);
 
 /* Unpins a tensor acquired by tmm_acquire().  Returns 0, -EBADF, -EINVAL
  * (not acquired). */
-TMM_EXPORT int tmm_release(tmm_ctx *ctx, tmm_tensor t);
+TMM_EXPORT
+int tmm_release(tmm_ctx *ctx, tmm_tensor t);
 
 /* ------------------------------------------------------------------------
  * Iterations
@@ -254,8 +266,10 @@ TMM_EXPORT int tmm_release(tmm_ctx *ctx, tmm_tensor t);
  * between the two are keyed by creation order, so plans apply to the fresh
  * buffers of each step.  Returns 0, -EBADF, -EINVAL (unbalanced markers).
  */
-TMM_EXPORT int tmm_iteration_begin(tmm_ctx *ctx);
-TMM_EXPORT int tmm_iteration_end(tmm_ctx *ctx);
+TMM_EXPORT
+int tmm_iteration_begin(tmm_ctx *ctx);
+TMM_EXPORT
+int tmm_iteration_end(tmm_ctx *ctx);
 
 /* ------------------------------------------------------------------------
  * Statistics
@@ -304,7 +318,8 @@ struct tmm_stats {
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */
-TMM_EXPORT int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s);
+TMM_EXPORT
+int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s);
 
 /* Writes `len` bytes of `text`; used by tmm_stats_print. */
 typedef void (*tmm_write_fn)(void *arg, const char *text, size_t len);
@@ -316,7 +331,8 @@ typedef void (*tmm_write_fn)(void *arg, const char *text, size_t len);
  * human-readable text, or as one JSON object with TMM_STATS_JSON.
  * Returns 0, -EBADF.
  */
-TMM_EXPORT int tmm_stats_print(tmm_ctx *ctx, tmm_write_fn write, void *arg,
+TMM_EXPORT
+int tmm_stats_print(tmm_ctx *ctx, tmm_write_fn write, void *arg,
 		    unsigned opts);
 
 #ifdef __cplusplus

@@ -1,8 +1,9 @@
 /*
  * test_swap_e2e.c — the swap engine end to end, on backed simulated memory.
  *
- * A chain of ops where op i reads t[i-1] and t[i/2] (so old tensors are needed again
- * after newer ones have pushed them out) runs once with the whole device
+ * A chain of ops where op i reads t[i-1] and t[i/2] (so old tensors are
+ * needed again after newer ones have pushed them out) runs once with the
+ * whole device
  * and once with a budget of 30% of that run's peak.  Every tensor's bytes
  * must be identical, the constrained run must stay within its budget, and
  * its statistics must show that swapping really happened.
