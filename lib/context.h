@@ -46,6 +46,8 @@ struct tmm_tensor_rec {
 	struct tmm_list on_device; /* ctx->device_lru, while on device */
 	struct tmm_list in_flight; /* ctx->swapping_out or swapping_in */
 	uint64_t last_use;	   /* ctx->use_clock at its last access */
+	uint64_t op_mark;	   /* ctx->use_clock of the op that last
+				    * listed it: spots repeats in one op */
 };
 
 /* A host buffer that may be reused only once a copy reading or writing it

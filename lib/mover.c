@@ -183,35 +183,44 @@ static void complete_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 #define IN_FLIGHT_FIRST(list) \
 	tmm_container_of((list)->next, struct tmm_tensor_rec, in_flight)
 
+/* Retires the copies of one engine's list that have completed.  Each
+ * engine runs in order, so the first copy still running ends the scan. */
+static void retire_completed(struct tmm_ctx *ctx, struct tmm_list *list,
+			     void (*complete)(struct tmm_ctx *,
+					      struct tmm_tensor_rec *))
+{
+	struct tmm_backend *be = &ctx->be;
+
+	while (!tmm_list_empty(list)) {
+		struct tmm_tensor_rec *t = IN_FLIGHT_FIRST(list);
+
+		if (be->ops->event_query(be, &t->copy) == 0)
+			break;
+		complete(ctx, t);
+	}
+}
+
+/* A deferred host buffer's copy has completed: reuse it. */
+static void release_deferred(struct tmm_ctx *ctx, struct tmm_deferred_host *d)
+{
+	ctx->be.ops->event_release(&ctx->be, &d->ev);
+	tmm_hostmem_put(ctx->hostmem, d->host, d->bytes);
+}
+
 void tmm_mover_progress(struct tmm_ctx *ctx)
 {
 	struct tmm_backend *be = &ctx->be;
 	size_t i, kept;
 
-	/* Each engine runs in order: stop at the first copy still running. */
-	while (!tmm_list_empty(&ctx->swapping_out)) {
-		struct tmm_tensor_rec *t = IN_FLIGHT_FIRST(&ctx->swapping_out);
-
-		if (be->ops->event_query(be, &t->copy) == 0)
-			break;
-		complete_swap_out(ctx, t);
-	}
-	while (!tmm_list_empty(&ctx->swapping_in)) {
-		struct tmm_tensor_rec *t = IN_FLIGHT_FIRST(&ctx->swapping_in);
-
-		if (be->ops->event_query(be, &t->copy) == 0)
-			break;
-		complete_swap_in(ctx, t);
-	}
+	retire_completed(ctx, &ctx->swapping_out, complete_swap_out);
+	retire_completed(ctx, &ctx->swapping_in, complete_swap_in);
 	for (i = kept = 0; i < ctx->n_deferred; i++) {
 		struct tmm_deferred_host *d = &ctx->deferred[i];
 
-		if (be->ops->event_query(be, &d->ev) == 0) {
+		if (be->ops->event_query(be, &d->ev) == 0)
 			ctx->deferred[kept++] = *d;
-			continue;
-		}
-		be->ops->event_release(be, &d->ev);
-		tmm_hostmem_put(ctx->hostmem, d->host, d->bytes);
+		else
+			release_deferred(ctx, d);
 	}
 	ctx->n_deferred = kept;
 }
@@ -232,30 +241,50 @@ int tmm_mover_settle(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return 0;
 }
 
-int tmm_mover_drain(struct tmm_ctx *ctx)
+/*
+ * The device could not say whether t's copy finished (a backend error).
+ * Complete the transition anyway, so the tensor leaves its in-flight list;
+ * used only where the tensor or the context is going away.
+ */
+static void retire_failed_copy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	struct tmm_backend *be = &ctx->be;
+	if (t->state == TMM_TS_SWAPPING_OUT)
+		complete_swap_out(ctx, t);
+	else if (t->state == TMM_TS_SWAPPING_IN)
+		complete_swap_in(ctx, t);
+}
+
+/* Waits for every copy on a list; returns the first error.  A copy the
+ * device cannot report on is retired all the same, or teardown would wait
+ * for it forever. */
+static int settle_all(struct tmm_ctx *ctx, struct tmm_list *list)
+{
 	int rc, first_error = 0;
 
-	while (!tmm_list_empty(&ctx->swapping_out)) {
-		rc = tmm_mover_settle(ctx, IN_FLIGHT_FIRST(&ctx->swapping_out));
-		if (rc < 0 && !first_error)
-			first_error = rc;
-	}
-	while (!tmm_list_empty(&ctx->swapping_in)) {
-		rc = tmm_mover_settle(ctx, IN_FLIGHT_FIRST(&ctx->swapping_in));
-		if (rc < 0 && !first_error)
-			first_error = rc;
-	}
-	for (size_t i = 0; i < ctx->n_deferred; i++) {
-		struct tmm_deferred_host *d = &ctx->deferred[i];
+	while (!tmm_list_empty(list)) {
+		struct tmm_tensor_rec *t = IN_FLIGHT_FIRST(list);
 
-		host_wait(ctx, &d->ev);
-		be->ops->event_release(be, &d->ev);
-		tmm_hostmem_put(ctx->hostmem, d->host, d->bytes);
+		rc = tmm_mover_settle(ctx, t);
+		if (rc == 0)
+			continue;
+		if (!first_error)
+			first_error = rc;
+		retire_failed_copy(ctx, t);
+	}
+	return first_error;
+}
+
+int tmm_mover_drain(struct tmm_ctx *ctx)
+{
+	int rc_out = settle_all(ctx, &ctx->swapping_out);
+	int rc_in = settle_all(ctx, &ctx->swapping_in);
+
+	for (size_t i = 0; i < ctx->n_deferred; i++) {
+		host_wait(ctx, &ctx->deferred[i].ev);
+		release_deferred(ctx, &ctx->deferred[i]);
 	}
 	ctx->n_deferred = 0;
-	return first_error;
+	return rc_out ? rc_out : rc_in;
 }
 
 /* ---- eviction -------------------------------------------------------- */
@@ -462,7 +491,8 @@ void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	/* A copy may still read or write the memory: wait for it.  A backend
 	 * error here leaves nothing better to do than to free. */
-	tmm_mover_settle(ctx, t);
+	if (tmm_mover_settle(ctx, t) < 0)
+		retire_failed_copy(ctx, t);
 	if (t->block)
 		device_give_back(ctx, t);
 	if (t->host)

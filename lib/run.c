@@ -26,26 +26,36 @@ static void unpin(struct tmm_tensor_rec **recs, unsigned n)
 		recs[i]->pins--;
 }
 
-/* Is recs[i] the same tensor as an earlier entry? */
-static bool seen_before(struct tmm_tensor_rec **recs, unsigned i)
-{
-	for (unsigned j = 0; j < i; j++)
-		if (recs[j] == recs[i])
-			return true;
-	return false;
-}
+/* Per-tensor facts of one op, from a single pass over its list. */
+#define LISTED_EARLIER 0x1u /* the tensor appears earlier in the op's list
+			     * (an output that is also an input) */
+#define WAS_EMPTY 0x2u	    /* an output that held nothing before the op */
 
-/* Fails the op early when its own tensors cannot fit in the budget. */
-static int check_fits(struct tmm_ctx *ctx, const tmm_op *op,
-		      struct tmm_tensor_rec **recs, unsigned n)
+/*
+ * Marks each distinct tensor of the op with this op's clock tick, noting
+ * repeats in flags[], and fails early when the distinct tensors cannot fit
+ * in the budget together.  One pass: no pairwise comparison on the hot
+ * path.
+ */
+static int mark_and_check_fits(struct tmm_ctx *ctx, const tmm_op *op,
+			       struct tmm_tensor_rec **recs, uint8_t *flags,
+			       unsigned n)
 {
 	uint64_t need = 0;
 	char b1[32], b2[32];
 
-	for (unsigned i = 0; i < n; i++)
-		if (!seen_before(recs, i))
-			need += (recs[i]->bytes + TMM_POOL_ALIGN - 1) /
-				TMM_POOL_ALIGN * TMM_POOL_ALIGN;
+	for (unsigned i = 0; i < n; i++) {
+		struct tmm_tensor_rec *t = recs[i];
+
+		flags[i] = 0;
+		if (t->op_mark == ctx->use_clock) {
+			flags[i] = LISTED_EARLIER;
+			continue;
+		}
+		t->op_mark = ctx->use_clock;
+		need += (t->bytes + TMM_POOL_ALIGN - 1) / TMM_POOL_ALIGN *
+			TMM_POOL_ALIGN;
+	}
 	if (need <= ctx->budget)
 		return 0;
 	return tmm_fail(ctx, -ENOMEM,
@@ -78,22 +88,11 @@ static int check_op(struct tmm_ctx *ctx, const tmm_op *op)
 	return 0;
 }
 
-/* Is t among the op's inputs? (then an output that is also an input
- * needs its current bytes). */
-static bool is_input(struct tmm_tensor_rec **recs, unsigned n_inputs,
-		     const struct tmm_tensor_rec *t)
-{
-	for (unsigned i = 0; i < n_inputs; i++)
-		if (recs[i] == t)
-			return true;
-	return false;
-}
-
 int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 {
 	struct tmm_tensor_rec *stack_recs[STACK_TENSORS], **recs = stack_recs;
 	void *stack_ptrs[STACK_TENSORS], **ptrs = stack_ptrs;
-	bool stack_fresh[STACK_TENSORS], *fresh = stack_fresh;
+	uint8_t stack_flags[STACK_TENSORS], *flags = stack_flags;
 	struct tmm_backend *be;
 	unsigned n, i, pinned = 0;
 	uint64_t ns = 0;
@@ -108,7 +107,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	be = &ctx->be;
 	n = op->n_inputs + op->n_outputs;
 	if (n > STACK_TENSORS) {
-		size_t need = n * (2 * sizeof(void *) + sizeof(bool));
+		size_t need = n * (2 * sizeof(void *) + sizeof(uint8_t));
 
 		if (ctx->ptr_scratch_len < need) {
 			void *p = realloc(ctx->ptr_scratch, need);
@@ -120,7 +119,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		}
 		recs = (struct tmm_tensor_rec **)ctx->ptr_scratch;
 		ptrs = (void **)(recs + n);
-		fresh = (bool *)(ptrs + n);
+		flags = (uint8_t *)(ptrs + n);
 	}
 	for (i = 0; i < n; i++) {
 		tmm_tensor h = i < op->n_inputs ? op->inputs[i]
@@ -130,19 +129,20 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		if (!recs[i])
 			return -EBADF;
 	}
-	rc = check_fits(ctx, op, recs, n);
+	ctx->use_clock++;
+	rc = mark_and_check_fits(ctx, op, recs, flags, n);
 	if (rc < 0)
 		return rc;
-
-	ctx->use_clock++;
 	for (; pinned < n; pinned++)
 		recs[pinned]->pins++;
 	for (i = 0; i < n; i++) {
 		bool output = i >= op->n_inputs;
-		bool need_data = !output || is_input(recs, op->n_inputs,
-						     recs[i]);
+		/* An output listed earlier is also an input (or a repeat
+		 * of an output already placed): its bytes are needed. */
+		bool need_data = !output || (flags[i] & LISTED_EARLIER);
 
-		fresh[i] = output && recs[i]->state == TMM_TS_EMPTY;
+		if (output && recs[i]->state == TMM_TS_EMPTY)
+			flags[i] |= WAS_EMPTY;
 		rc = tmm_mover_make_resident(ctx, recs[i], need_data);
 		if (rc < 0)
 			goto fail;
@@ -184,7 +184,7 @@ fail:
 	 * that held bytes keep them where they are. */
 	unpin(recs, pinned);
 	for (unsigned j = 0; j < i && j < n; j++)
-		if (fresh[j] && !recs[j]->pins)
+		if ((flags[j] & WAS_EMPTY) && !recs[j]->pins)
 			tmm_mover_release(ctx, recs[j]);
 	return rc;
 }

@@ -69,6 +69,18 @@
  */
 #define EFFICIENCY 0.6
 
+/* The figures every profile shares: the estimates above and the UVM
+ * driver's constants, which do not depend on the GPU. */
+#define SHARED_FIGURES                             \
+	.copy_latency_ns = COPY_LATENCY_NS,        \
+	.launch_ns = LAUNCH_NS,                    \
+	.efficiency = EFFICIENCY,                  \
+	.uvm_block_bytes = UVM_BLOCK_BYTES,        \
+	.uvm_page_bytes = UVM_PAGE_BYTES,          \
+	.uvm_fault_batch = UVM_FAULT_BATCH,        \
+	.uvm_batch_ns = UVM_BATCH_NS,              \
+	.uvm_fault_ns = UVM_FAULT_NS
+
 /* Microway bandwidthTest on a P100 PCIe 16GB, pinned, 32 MiB. */
 #define PCIE3_H2D_GBPS 11.69
 #define PCIE3_D2H_GBPS 12.9
@@ -82,19 +94,12 @@ static const struct tmm_sim_profile profiles[] = {
 		/* measured, Microway (see PCIE3_*) */
 		.h2d_gbps = PCIE3_H2D_GBPS,
 		.d2h_gbps = PCIE3_D2H_GBPS,
-		.copy_latency_ns = COPY_LATENCY_NS,
 		/* 9.3 TFLOPS fp32, 18.7 fp16 (NVIDIA via tech4gamers) */
 		.fp32_tflops = 9.3,
 		.fp16_tflops = 18.7,
 		/* 732 GB/s HBM2 (NVIDIA P100 datasheet via Microway) */
 		.hbm_gbps = 732.0,
-		.launch_ns = LAUNCH_NS,
-		.efficiency = EFFICIENCY,
-		.uvm_block_bytes = UVM_BLOCK_BYTES,
-		.uvm_page_bytes = UVM_PAGE_BYTES,
-		.uvm_fault_batch = UVM_FAULT_BATCH,
-		.uvm_batch_ns = UVM_BATCH_NS,
-		.uvm_fault_ns = UVM_FAULT_NS,
+		SHARED_FIGURES,
 		/* estimate: fault-driven migration at half the pinned rate */
 		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
 	},
@@ -106,7 +111,6 @@ static const struct tmm_sim_profile profiles[] = {
 		/* estimate: same PCIe 3.0 x16 link as the measured P100 */
 		.h2d_gbps = PCIE3_H2D_GBPS,
 		.d2h_gbps = PCIE3_D2H_GBPS,
-		.copy_latency_ns = COPY_LATENCY_NS,
 		/*
 		 * 14 TFLOPS fp32, 112 TFLOPS fp16 tensor core (NVIDIA V100
 		 * datasheet, PCIe; 14.13 at 1380 MHz boost per sysrqmts)
@@ -115,13 +119,7 @@ static const struct tmm_sim_profile profiles[] = {
 		.fp16_tflops = 112.0,
 		/* 900 GB/s HBM2 (NVIDIA V100 datasheet; 897 per sysrqmts) */
 		.hbm_gbps = 900.0,
-		.launch_ns = LAUNCH_NS,
-		.efficiency = EFFICIENCY,
-		.uvm_block_bytes = UVM_BLOCK_BYTES,
-		.uvm_page_bytes = UVM_PAGE_BYTES,
-		.uvm_fault_batch = UVM_FAULT_BATCH,
-		.uvm_batch_ns = UVM_BATCH_NS,
-		.uvm_fault_ns = UVM_FAULT_NS,
+		SHARED_FIGURES,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
 	},
@@ -133,7 +131,6 @@ static const struct tmm_sim_profile profiles[] = {
 		/* estimate: same PCIe 3.0 x16 link as the measured P100 */
 		.h2d_gbps = PCIE3_H2D_GBPS,
 		.d2h_gbps = PCIE3_D2H_GBPS,
-		.copy_latency_ns = COPY_LATENCY_NS,
 		/*
 		 * 16.3 TFLOPS fp32 (TSPLIT §VI-C; Tom's Hardware); 130 TFLOPS
 		 * tensor "deep learning" (NVIDIA via HotHardware)
@@ -142,13 +139,7 @@ static const struct tmm_sim_profile profiles[] = {
 		.fp16_tflops = 130.0,
 		/* 672 GB/s, 384-bit GDDR6 at 14 Gbps (Tom's Hardware) */
 		.hbm_gbps = 672.0,
-		.launch_ns = LAUNCH_NS,
-		.efficiency = EFFICIENCY,
-		.uvm_block_bytes = UVM_BLOCK_BYTES,
-		.uvm_page_bytes = UVM_PAGE_BYTES,
-		.uvm_fault_batch = UVM_FAULT_BATCH,
-		.uvm_batch_ns = UVM_BATCH_NS,
-		.uvm_fault_ns = UVM_FAULT_NS,
+		SHARED_FIGURES,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
 	},
@@ -160,7 +151,6 @@ static const struct tmm_sim_profile profiles[] = {
 		/* estimate: PCIe 4.0 x16, 2x the P100 PCIe 3.0 measurement */
 		.h2d_gbps = 2 * PCIE3_H2D_GBPS,
 		.d2h_gbps = 2 * PCIE3_D2H_GBPS,
-		.copy_latency_ns = COPY_LATENCY_NS,
 		/*
 		 * 19.5 TFLOPS fp32, 312 TFLOPS fp16 tensor, dense (NVIDIA A100
 		 * datasheet via PC2 wiki and glennklockwood.com)
@@ -169,13 +159,7 @@ static const struct tmm_sim_profile profiles[] = {
 		.fp16_tflops = 312.0,
 		/* 1555 GB/s HBM2 (NVIDIA A100 datasheet via PC2 wiki) */
 		.hbm_gbps = 1555.0,
-		.launch_ns = LAUNCH_NS,
-		.efficiency = EFFICIENCY,
-		.uvm_block_bytes = UVM_BLOCK_BYTES,
-		.uvm_page_bytes = UVM_PAGE_BYTES,
-		.uvm_fault_batch = UVM_FAULT_BATCH,
-		.uvm_batch_ns = UVM_BATCH_NS,
-		.uvm_fault_ns = UVM_FAULT_NS,
+		SHARED_FIGURES,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = 2 * PCIE3_H2D_GBPS / 2,
 	},
@@ -187,7 +171,6 @@ static const struct tmm_sim_profile profiles[] = {
 		/* estimate: PCIe 5.0 x16, 4x the P100 PCIe 3.0 measurement */
 		.h2d_gbps = 4 * PCIE3_H2D_GBPS,
 		.d2h_gbps = 4 * PCIE3_D2H_GBPS,
-		.copy_latency_ns = COPY_LATENCY_NS,
 		/*
 		 * 51 TFLOPS fp32; 756 TFLOPS fp16 tensor dense (1,513 with
 		 * sparsity, halved) (NVIDIA H100 spec table via HPC Tech)
@@ -196,13 +179,7 @@ static const struct tmm_sim_profile profiles[] = {
 		.fp16_tflops = 756.0,
 		/* 2000 GB/s HBM2e (NVIDIA H100 PCIe product brief) */
 		.hbm_gbps = 2000.0,
-		.launch_ns = LAUNCH_NS,
-		.efficiency = EFFICIENCY,
-		.uvm_block_bytes = UVM_BLOCK_BYTES,
-		.uvm_page_bytes = UVM_PAGE_BYTES,
-		.uvm_fault_batch = UVM_FAULT_BATCH,
-		.uvm_batch_ns = UVM_BATCH_NS,
-		.uvm_fault_ns = UVM_FAULT_NS,
+		SHARED_FIGURES,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = 4 * PCIE3_H2D_GBPS / 2,
 	},

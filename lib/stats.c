@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -139,47 +140,45 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	     ms(s->last_iteration_ns));
 }
 
+/* The integer fields of struct tmm_stats, in JSON order: one table, so a
+ * field added to the struct is added here once. */
+#define U64_FIELD(f) { #f, offsetof(struct tmm_stats, f) }
+static const struct {
+	const char *name;
+	size_t offset;
+} json_u64_fields[] = {
+	U64_FIELD(device_capacity),   U64_FIELD(budget),
+	U64_FIELD(device_in_use),     U64_FIELD(device_peak),
+	U64_FIELD(pool_largest_free), U64_FIELD(host_in_use),
+	U64_FIELD(host_pinned),	      U64_FIELD(swap_out_count),
+	U64_FIELD(swap_out_bytes),    U64_FIELD(swap_in_count),
+	U64_FIELD(swap_in_bytes),     U64_FIELD(passive_evictions),
+	U64_FIELD(passive_eviction_bytes), U64_FIELD(on_demand_swap_ins),
+	U64_FIELD(swap_out_waits),    U64_FIELD(stall_ns),
+	U64_FIELD(ops),		      U64_FIELD(accesses),
+	U64_FIELD(iterations),	      U64_FIELD(last_iteration_ns),
+	U64_FIELD(elapsed_ns),	      U64_FIELD(compute_ns),
+};
+
 static void print_json(struct printer *p, const struct tmm_stats *s)
 {
 	/* Names and values come from the library, never from users, and
 	 * hold no characters that JSON would need escaped. */
 	emit(p, "{\"version\":%u,\"simulated\":%s,\"backend\":\"%s\","
-		"\"device\":\"%s\",\"mode\":\"%s\",",
+		"\"device\":\"%s\",\"mode\":\"%s\","
+		"\"pool_fragmentation\":%.6f",
 	     s->version, s->simulated ? "true" : "false", s->backend,
-	     s->device, s->mode);
-	emit(p, "\"device_capacity\":%llu,\"budget\":%llu,"
-		"\"device_in_use\":%llu,\"device_peak\":%llu,"
-		"\"pool_largest_free\":%llu,\"pool_fragmentation\":%.6f,",
-	     (unsigned long long)s->device_capacity,
-	     (unsigned long long)s->budget,
-	     (unsigned long long)s->device_in_use,
-	     (unsigned long long)s->device_peak,
-	     (unsigned long long)s->pool_largest_free, s->pool_fragmentation);
-	emit(p, "\"host_in_use\":%llu,\"host_pinned\":%llu,"
-		"\"swap_out_count\":%llu,\"swap_out_bytes\":%llu,"
-		"\"swap_in_count\":%llu,\"swap_in_bytes\":%llu,",
-	     (unsigned long long)s->host_in_use,
-	     (unsigned long long)s->host_pinned,
-	     (unsigned long long)s->swap_out_count,
-	     (unsigned long long)s->swap_out_bytes,
-	     (unsigned long long)s->swap_in_count,
-	     (unsigned long long)s->swap_in_bytes);
-	emit(p, "\"passive_evictions\":%llu,\"passive_eviction_bytes\":%llu,"
-		"\"on_demand_swap_ins\":%llu,\"swap_out_waits\":%llu,"
-		"\"stall_ns\":%llu,",
-	     (unsigned long long)s->passive_evictions,
-	     (unsigned long long)s->passive_eviction_bytes,
-	     (unsigned long long)s->on_demand_swap_ins,
-	     (unsigned long long)s->swap_out_waits,
-	     (unsigned long long)s->stall_ns);
-	emit(p, "\"ops\":%llu,\"accesses\":%llu,\"iterations\":%llu,"
-		"\"last_iteration_ns\":%llu,\"elapsed_ns\":%llu,"
-		"\"compute_ns\":%llu}\n",
-	     (unsigned long long)s->ops, (unsigned long long)s->accesses,
-	     (unsigned long long)s->iterations,
-	     (unsigned long long)s->last_iteration_ns,
-	     (unsigned long long)s->elapsed_ns,
-	     (unsigned long long)s->compute_ns);
+	     s->device, s->mode, s->pool_fragmentation);
+	for (size_t i = 0; i < sizeof(json_u64_fields) /
+				       sizeof(json_u64_fields[0]);
+	     i++) {
+		const uint64_t *v = (const uint64_t *)((const char *)s +
+						       json_u64_fields[i].offset);
+
+		emit(p, ",\"%s\":%llu", json_u64_fields[i].name,
+		     (unsigned long long)*v);
+	}
+	emit(p, "}\n");
 }
 
 int tmm_stats_print(tmm_ctx *ctx, tmm_write_fn write, void *arg,

@@ -34,8 +34,12 @@ static struct tmm_tensor_rec *slot(const struct tmm_ctx *ctx, uint32_t i)
 	return &ctx->chunks[i / TMM_TABLE_CHUNK][i % TMM_TABLE_CHUNK];
 }
 
-struct tmm_tensor_rec *tmm_tensor_lookup(struct tmm_ctx *ctx, tmm_tensor h,
-					 const char *caller)
+/* Why a handle names no tensor here. */
+enum handle_fault { HANDLE_OK, HANDLE_NULL, HANDLE_FOREIGN, HANDLE_STALE };
+
+/* Decodes a handle without side effects: the record, or NULL and why. */
+static struct tmm_tensor_rec *find(const struct tmm_ctx *ctx, tmm_tensor h,
+				   enum handle_fault *fault)
 {
 	uint32_t index = (uint32_t)(h.id & INDEX_MASK);
 	uint32_t gen = (uint32_t)((h.id >> INDEX_BITS) & GEN_MASK);
@@ -43,22 +47,45 @@ struct tmm_tensor_rec *tmm_tensor_lookup(struct tmm_ctx *ctx, tmm_tensor h,
 	struct tmm_tensor_rec *t;
 
 	if (index == 0) {
-		tmm_fail(ctx, -EBADF, "%s: null tensor handle", caller);
+		*fault = HANDLE_NULL;
 		return NULL;
 	}
 	if (serial != ctx->serial) {
-		tmm_fail(ctx, -EBADF,
-			 "%s: tensor handle %#llx belongs to another context",
-			 caller, (unsigned long long)h.id);
+		*fault = HANDLE_FOREIGN;
 		return NULL;
 	}
 	index--;
 	t = index < ctx->n_slots ? slot(ctx, index) : NULL;
 	if (!t || !t->live || (t->gen & GEN_MASK) != gen) {
+		*fault = HANDLE_STALE;
+		return NULL;
+	}
+	*fault = HANDLE_OK;
+	return t;
+}
+
+struct tmm_tensor_rec *tmm_tensor_lookup(struct tmm_ctx *ctx, tmm_tensor h,
+					 const char *caller)
+{
+	enum handle_fault fault;
+	struct tmm_tensor_rec *t = find(ctx, h, &fault);
+
+	switch (fault) {
+	case HANDLE_OK:
+		break;
+	case HANDLE_NULL:
+		tmm_fail(ctx, -EBADF, "%s: null tensor handle", caller);
+		break;
+	case HANDLE_FOREIGN:
+		tmm_fail(ctx, -EBADF,
+			 "%s: tensor handle %#llx belongs to another context",
+			 caller, (unsigned long long)h.id);
+		break;
+	case HANDLE_STALE:
 		tmm_fail(ctx, -EBADF,
 			 "%s: tensor handle %#llx names a destroyed or "
 			 "unknown tensor", caller, (unsigned long long)h.id);
-		return NULL;
+		break;
 	}
 	return t;
 }
@@ -167,6 +194,7 @@ int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	tmm_list_init(&t->on_device);
 	tmm_list_init(&t->in_flight);
 	t->last_use = ctx->use_clock;
+	t->op_mark = 0;
 	ctx->live_tensors++;
 	*out = encode(ctx, t);
 	return 0;
@@ -215,12 +243,12 @@ void tmm_tensor_table_clear(struct tmm_ctx *ctx)
 
 size_t tmm_tensor_bytes(const tmm_ctx *ctx, tmm_tensor h)
 {
+	enum handle_fault fault;
 	struct tmm_tensor_rec *t;
 
 	if (tmm_ctx_check(ctx) < 0)
 		return 0;
-	/* lookup writes ctx->error on failure; this accessor reports 0. */
-	t = tmm_tensor_lookup((struct tmm_ctx *)ctx, h, "tmm_tensor_bytes");
+	t = find(ctx, h, &fault);
 	return t ? t->bytes : 0;
 }
 
