@@ -550,6 +550,8 @@ int mlp_train(tmm_ctx *ctx, const struct mlp_config *cfg, float *losses,
 			losses[s] = loss;
 		if (rc == 0 && log)
 			fprintf(log, "step %2u  loss %.4f\n", s + 1, loss);
+		if (rc == 0 && cfg->after_step)
+			rc = cfg->after_step(ctx, s + 1, cfg->after_step_arg);
 	}
 	if (rc == 0 && weights)
 		rc = collect_weights(&m, weights, weights_len);

@@ -27,6 +27,10 @@ struct mlp_config {
 	unsigned steps;	  /* training steps (iterations) */
 	float lr, momentum;
 	uint64_t seed;	  /* data and initial weights */
+	/* Called after each step when not NULL (the tests install a plan
+	 * there); a nonzero return stops the training with that value. */
+	int (*after_step)(tmm_ctx *ctx, unsigned step, void *arg);
+	void *after_step_arg;
 };
 
 /* A small default that still needs several MiB of device memory. */

@@ -122,8 +122,10 @@ int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 		      const char *name, tmm_tensor *out);
 
 /*
- * Destroys a tensor and returns its memory.  Returns 0, -EBADF for a bad
- * handle, -EBUSY if it is acquired.
+ * Destroys a tensor and returns its memory.  When a dropped tensor still
+ * needs this one's bytes to be recomputed, that tensor is regenerated
+ * first.  Returns 0, -EBADF for a bad handle, -EBUSY if it is acquired, or
+ * the error of that regeneration (-ENOMEM; the tensor then stays).
  */
 TMM_EXPORT
 int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor t);
@@ -174,6 +176,9 @@ enum tmm_op_kind {
 				they may be dropped and recomputed by calling
 				run again */
 #define TMM_OP_BACKWARD 0x2u /* part of the backward pass (a hint) */
+
+/* The most inputs, and the most outputs, one op may list. */
+#define TMM_OP_MAX_TENSORS 4096u
 
 /*
  * Runs the op on device pointers.  in[i] and out[i] are the device
@@ -226,7 +231,8 @@ typedef struct tmm_op {
  * accesses, calls op->run and fires any plan actions triggered here.
  *
  * Returns 0 or a negative errno: -EBADF (a bad handle), -EINVAL (a bad
- * descriptor), -ENODATA (an input never written), -ENOMEM (the op's own
+ * descriptor: unknown kind or flags, more than TMM_OP_MAX_TENSORS inputs
+ * or outputs), -ENODATA (an input never written), -ENOMEM (the op's own
  * inputs and outputs exceed the budget, or nothing more can be evicted), or
  * what op->run returned.  On failure no tensor's bytes are lost.
  */
@@ -245,8 +251,10 @@ enum tmm_access {
 
 /*
  * Makes a tensor resident and pins it until tmm_release(); *ptr receives
- * its device address.  Acquires nest (a count).  Returns 0, -EBADF,
- * -EINVAL, -ENODATA (TMM_READ of a tensor never written), -ENOMEM.
+ * its device address.  Acquires nest (a count).  The access is recorded
+ * like an op's; with TMM_WRITE the bytes count as written by the host (no
+ * longer recomputable).  Returns 0, -EBADF, -EINVAL, -ENODATA (TMM_READ of
+ * a tensor never written), -ENOMEM.
  */
 TMM_EXPORT
 int tmm_acquire(tmm_ctx *ctx, tmm_tensor t, enum tmm_access mode,
@@ -264,7 +272,15 @@ int tmm_release(tmm_ctx *ctx, tmm_tensor t);
 /*
  * Mark the beginning and end of one training iteration.  Tensors created
  * between the two are keyed by creation order, so plans apply to the fresh
- * buffers of each step.  Returns 0, -EBADF, -EINVAL (unbalanced markers).
+ * buffers of each step.  Every access between the two is recorded; the
+ * first complete iteration is *measured* (passive swapping keeps it
+ * alive), and at its end TENSORMM_POLICY's planner makes the plan that the
+ * next iterations follow (*guided*).  An iteration whose accesses stop
+ * matching the plan finishes in passive mode (counted in
+ * tmm_stats.plan_divergences).  With TENSORMM_TRACE set, each iteration
+ * is appended to the trace file at its end.  Returns 0, -EBADF, -EINVAL
+ * (unbalanced markers); tmm_iteration_begin may also return the error of
+ * regenerating a tensor left dropped by the previous iteration.
  */
 TMM_EXPORT
 int tmm_iteration_begin(tmm_ctx *ctx);
@@ -275,12 +291,13 @@ int tmm_iteration_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 1
+#define TMM_STATS_VERSION 2
 
 /*
  * Counters of a context.  Set `version` to TMM_STATS_VERSION before
  * calling tmm_stats_get(); fields may be added at the end in later
- * versions.  Times are in nanoseconds of the backend's clock: virtual
+ * versions, and a struct of an earlier version (1: up to compute_ns) is
+ * still filled up to its last field.  Times are in nanoseconds of the backend's clock: virtual
  * nanoseconds on the simulator.
  */
 struct tmm_stats {
@@ -315,6 +332,22 @@ struct tmm_stats {
 	uint64_t last_iteration_ns;   /* duration of the last iteration */
 	uint64_t elapsed_ns;	      /* backend clock since creation */
 	uint64_t compute_ns;	      /* time spent in ops */
+
+	/* Version 2: plans and recomputation. */
+	uint64_t drops;		      /* tensors whose device memory was
+				       * freed, to be recomputed */
+	uint64_t drop_bytes;
+	uint64_t recomputations;      /* ops re-run to regenerate them */
+	uint64_t recomputed_bytes;    /* bytes they regenerated */
+	uint64_t recompute_ns;	      /* time spent re-running ops */
+	uint64_t plan_actions;	      /* plan actions carried out */
+	uint64_t plan_actions_skipped; /* actions that did not apply: the
+					* tensor was not in a state they
+					* act on, or there was no room */
+	uint64_t guided_iterations;   /* iterations that followed a plan */
+	uint64_t plan_divergences;    /* ... and left it part-way */
+	uint64_t prefetch_late;	      /* back-accesses that found a
+				       * prefetched tensor still arriving */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

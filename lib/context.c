@@ -14,8 +14,11 @@
 #include <string.h>
 
 #include "context.h"
+#include "guide.h"
 #include "hostmem.h"
 #include "mover.h"
+#include "recompute.h"
+#include "tracker.h"
 #include "numa_place.h"
 #include "pool.h"
 
@@ -90,10 +93,13 @@ static int create_fail(int code, const char *fmt, ...)
 /* Releases whatever a (possibly half-built) context holds. */
 static void teardown(struct tmm_ctx *ctx)
 {
-	if (ctx->be.ops) {
+	if (ctx->be.ops && ctx->tracker && ctx->lineage && ctx->guide) {
 		tmm_tensor_table_clear(ctx);
 		tmm_mover_drain(ctx);
 	}
+	tmm_guide_destroy(ctx);
+	tmm_lineage_destroy(ctx);
+	tmm_tracker_destroy(ctx);
 	if (ctx->hostmem)
 		tmm_hostmem_destroy(ctx->hostmem);
 	if (ctx->pool)
@@ -147,6 +153,7 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 	tmm_list_init(&ctx->device_lru);
 	tmm_list_init(&ctx->swapping_out);
 	tmm_list_init(&ctx->swapping_in);
+	tmm_list_init(&ctx->dropped);
 
 	rc = tmm_config_load(&ctx->cfg, config, err, sizeof(err));
 	if (rc < 0) {
@@ -202,6 +209,15 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 				ctx->cfg.pinned_pool);
 	if (rc < 0) {
 		create_fail(rc, "cannot create the pinned host pool");
+		goto fail;
+	}
+	if (tmm_lineage_create(ctx) < 0 || tmm_guide_create(ctx) < 0) {
+		rc = create_fail(-ENOMEM, "tmm_ctx_create: out of memory");
+		goto fail;
+	}
+	rc = tmm_tracker_create(ctx, err, sizeof(err));
+	if (rc < 0) {
+		create_fail(rc, "%s", err);
 		goto fail;
 	}
 	rc = registry_add(ctx);

@@ -23,6 +23,9 @@
 struct tmm_pool;
 struct tmm_pool_block;
 struct tmm_hostmem;
+struct tmm_tracker;
+struct tmm_lineage;
+struct tmm_guide;
 
 /* One tensor. */
 struct tmm_tensor_rec {
@@ -48,6 +51,30 @@ struct tmm_tensor_rec {
 	uint64_t last_use;	   /* ctx->use_clock at its last access */
 	uint64_t op_mark;	   /* ctx->use_clock of the op that last
 				    * listed it: spots repeats in one op */
+
+	/* Tracking (tracker.c): the iteration that made it (0: made
+	 * outside iterations) and its creation order there; the iteration
+	 * whose trace lists it and its index in that trace. */
+	uint64_t made_epoch;
+	uint32_t ordinal;
+	uint32_t trace_index;
+	uint64_t trace_epoch;
+
+	/* Recomputation (recompute.c). */
+	uint64_t version;	   /* bumped by every write of its bytes */
+	uint32_t producer;	   /* lineage op that made its bytes, valid
+				    * while producer_epoch is the lineage's */
+	uint64_t producer_epoch;
+	uint32_t dropped_dependents; /* DROPPED tensors whose lineage
+				      * reads this one */
+	struct tmm_list dropped;   /* ctx->dropped, while DROPPED */
+	bool regenerated;	   /* made again by a recomputation that was
+				    * for another tensor: the first to go
+				    * when memory runs short (§5.3) */
+
+	/* Plan execution (guide.c): the PREFETCH action in flight for
+	 * it, for the feedback at its back-access. */
+	uint32_t pending_prefetch;
 };
 
 /* A host buffer that may be reused only once a copy reading or writing it
@@ -70,6 +97,11 @@ struct tmm_counters {
 	uint64_t ops, accesses;
 	uint64_t iterations, last_iteration_ns;
 	uint64_t compute_ns;
+	uint64_t drops, drop_bytes;
+	uint64_t recomputations, recomputed_bytes, recompute_ns;
+	uint64_t plan_actions, plan_actions_skipped;
+	uint64_t guided_iterations, plan_divergences;
+	uint64_t prefetch_late;
 };
 
 #define TMM_CTX_MAGIC 0x746d6d63u /* "tmmc" */
@@ -98,6 +130,7 @@ struct tmm_ctx {
 	struct tmm_list device_lru;   /* on device, least recently used first */
 	struct tmm_list swapping_out; /* pending swap-outs, earliest first */
 	struct tmm_list swapping_in;  /* pending swap-ins, earliest first */
+	struct tmm_list dropped;      /* DROPPED tensors */
 	struct tmm_deferred_host *deferred;
 	size_t n_deferred, cap_deferred;
 
@@ -106,6 +139,10 @@ struct tmm_ctx {
 	bool in_iteration;
 	uint64_t iteration_begin_ns;
 	uint64_t created_ns;
+
+	struct tmm_tracker *tracker; /* records each iteration */
+	struct tmm_lineage *lineage; /* producers of this iteration */
+	struct tmm_guide *guide;     /* the plan being followed */
 
 	/* Scratch for the pointer arrays handed to op callbacks. */
 	void **ptr_scratch;
@@ -138,6 +175,14 @@ struct tmm_tensor_rec *tmm_tensor_lookup(struct tmm_ctx *ctx, tmm_tensor t,
 /* The name of a tensor for messages: its name, or "#<slot>". */
 const char *tmm_tensor_label(const struct tmm_tensor_rec *t, char *buf,
 			     size_t len);
+
+/* The record behind a handle, or NULL; sets no message (for handles the
+ * library itself keeps). */
+struct tmm_tensor_rec *tmm_tensor_find(struct tmm_ctx *ctx, tmm_tensor h);
+
+/* The handle of a live record. */
+tmm_tensor tmm_tensor_handle(const struct tmm_ctx *ctx,
+			     const struct tmm_tensor_rec *t);
 
 /* Destroys every live tensor (context teardown). */
 void tmm_tensor_table_clear(struct tmm_ctx *ctx);

@@ -57,6 +57,14 @@ const char *tmm_strerror(int err)
 		return "device error";
 	case -ERANGE:
 		return "value out of range";
+	case -EAGAIN:
+		return "not possible yet (an iteration must complete first)";
+	case -ELOOP:
+		return "recomputation chain too deep";
+	case -EBADMSG:
+		return "corrupt or truncated file";
+	case -ENOSPC:
+		return "no space left";
 	default:
 		return "unknown error";
 	}

@@ -25,6 +25,8 @@
 #include "mover.h"
 #include "hostmem.h"
 #include "pool.h"
+#include "recompute.h"
+#include "tracker.h"
 
 void tmm_mover_set_state(struct tmm_tensor_rec *t, enum tmm_tstate to)
 {
@@ -313,6 +315,7 @@ int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	}
 	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
 	tmm_list_add_tail(&ctx->swapping_out, &t->in_flight);
+	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
 	ctx->c.swap_out_count++;
 	ctx->c.swap_out_bytes += t->bytes;
 	if (sync)
@@ -367,15 +370,21 @@ static int no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
 			tmm_fmt_bytes(ps.largest_free, b5, sizeof(b5)));
 }
 
-int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+/*
+ * Takes `bytes` of device memory for t (NULL: scratch), making room as
+ * tmm_mover_alloc_device describes; with !may_evict it only waits for
+ * pending swap-outs and returns -ENOSPC (no message) when that is not
+ * enough.
+ */
+static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			 size_t bytes, bool may_evict,
+			 struct tmm_pool_block **block)
 {
+	struct tmm_tensor_rec *victim;
 	int rc;
 
-	assert(t->state == TMM_TS_EMPTY || t->state == TMM_TS_HOST);
 	for (;;) {
-		struct tmm_tensor_rec *victim;
-
-		if (device_take(ctx, t) == 0)
+		if (tmm_pool_alloc(ctx->pool, bytes, block) == 0)
 			return 0;
 		/* Decoupled swapping: a pending swap-out will free its
 		 * memory soon, so wait for the earliest one first. */
@@ -388,24 +397,83 @@ int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 			tmm_mover_progress(ctx);
 			continue;
 		}
+		if (!may_evict)
+			return -ENOSPC;
+		/* Collective recomputation (Capuchin §5.3): what was
+		 * regenerated on the way stays only while memory allows. */
+		if (tmm_recompute_shed(ctx))
+			continue;
 		/* Passive mode (Capuchin §4.2): evict on demand, least
 		 * recently used first, synchronously. */
 		victim = passive_victim(ctx);
 		if (!victim)
-			return no_room(ctx, t);
+			return t ? no_room(ctx, t)
+				 : tmm_fail(ctx, -ENOMEM,
+					    "op '%s': no room on the device "
+					    "for a %zu-byte recomputation "
+					    "buffer; raise TENSORMM_BUDGET",
+					    ctx->current_op ? ctx->current_op
+							    : "(none)",
+					    bytes);
 		rc = tmm_mover_swap_out(ctx, victim, true);
 		if (rc < 0)
 			return rc;
 		ctx->c.passive_evictions++;
 		ctx->c.passive_eviction_bytes += victim->bytes;
+		tmm_tracker_event(ctx, TMM_EV_PASSIVE_EVICT, victim);
 		tmm_log(ctx, TMM_LOG_DEBUG, "passive eviction of %zu bytes",
 			victim->bytes);
 	}
 }
 
+static int alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			bool may_evict)
+{
+	struct tmm_pool_block *b;
+	int rc;
+
+	assert(t->state == TMM_TS_EMPTY || t->state == TMM_TS_HOST ||
+	       t->state == TMM_TS_DROPPED);
+	rc = make_room_for(ctx, t, t->bytes, may_evict, &b);
+	if (rc < 0)
+		return rc;
+	t->block = b;
+	t->dev = (char *)ctx->arena + b->offset;
+	tmm_list_add_tail(&ctx->device_lru, &t->on_device);
+	return 0;
+}
+
+int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	return alloc_device(ctx, t, true);
+}
+
+void tmm_mover_free_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	device_give_back(ctx, t);
+}
+
+int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
+			    struct tmm_pool_block **block, void **ptr)
+{
+	int rc = make_room_for(ctx, NULL, bytes, true, block);
+
+	if (rc < 0)
+		return rc;
+	*ptr = (char *)ctx->arena + (*block)->offset;
+	return 0;
+}
+
+void tmm_mover_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block)
+{
+	if (block)
+		tmm_pool_free(ctx->pool, block);
+}
+
 /* ---- bringing tensors back ------------------------------------------- */
 
-int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+static int swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		   bool may_evict)
 {
 	char label[64];
 	int rc;
@@ -415,7 +483,7 @@ int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 				"cannot swap in tensor %s: it is %s",
 				tmm_tensor_label(t, label, sizeof(label)),
 				tmm_tstate_name(t->state));
-	rc = tmm_mover_alloc_device(ctx, t);
+	rc = alloc_device(ctx, t, may_evict);
 	if (rc < 0)
 		return rc;
 	rc = copy_after_compute(ctx, TMM_ENGINE_H2D, t->dev, t->host,
@@ -426,9 +494,20 @@ int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	}
 	tmm_mover_set_state(t, TMM_TS_SWAPPING_IN);
 	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
+	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
 	ctx->c.swap_in_count++;
 	ctx->c.swap_in_bytes += t->bytes;
 	return 0;
+}
+
+int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	return swap_in(ctx, t, true);
+}
+
+int tmm_mover_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	return swap_in(ctx, t, false);
 }
 
 int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
@@ -478,17 +557,21 @@ int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		rc = compute_wait(ctx, &t->copy);
 		return rc < 0 ? backend_error(ctx, rc) : 0;
 	case TMM_TS_DROPPED:
+		if (!need_data) {
+			/* The op overwrites it: no need to recompute. */
+			tmm_recompute_forget(ctx, t);
+			return tmm_mover_make_resident(ctx, t, false);
+		}
+		return tmm_recompute_regenerate(ctx, t);
 	default:
-		return tmm_fail(ctx, -ENOTSUP,
-				"tensor %s is %s: recomputation is not "
-				"available in this build",
-				tmm_tensor_label(t, label, sizeof(label)),
-				tmm_tstate_name(t->state));
+		return tmm_fail(ctx, -EINVAL, "tensor %s is in no known state",
+				tmm_tensor_label(t, label, sizeof(label)));
 	}
 }
 
 void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
+	tmm_recompute_forget(ctx, t);
 	/* A copy may still read or write the memory: wait for it.  A backend
 	 * error here leaves nothing better to do than to free. */
 	if (tmm_mover_settle(ctx, t) < 0)
@@ -503,14 +586,36 @@ void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 /* ---- host access for tmm_tensor_read / tmm_tensor_write --------------- */
 
+/* Brings a DROPPED tensor back for host access. */
+static int undrop_for_host(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	int rc;
+
+	if (t->state != TMM_TS_DROPPED)
+		return 0;
+	t->pins++;
+	rc = tmm_recompute_regenerate(ctx, t);
+	t->pins--;
+	return rc;
+}
+
 int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		    size_t offset, const void *src, size_t bytes)
 {
 	struct tmm_backend *be = &ctx->be;
-	int rc = tmm_mover_settle(ctx, t);
+	int rc = tmm_recompute_settle_readers(ctx, t);
 
+	if (rc == 0 && t->state == TMM_TS_DROPPED) {
+		if (offset == 0 && bytes == t->bytes)
+			tmm_recompute_forget(ctx, t); /* all overwritten */
+		else
+			rc = undrop_for_host(ctx, t);
+	}
+	if (rc == 0)
+		rc = tmm_mover_settle(ctx, t);
 	if (rc < 0)
 		return rc;
+	tmm_lineage_host_write(ctx, t);
 	switch (t->state) {
 	case TMM_TS_EMPTY:
 		rc = host_take(ctx, t);
@@ -553,8 +658,10 @@ int tmm_mover_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 {
 	struct tmm_backend *be = &ctx->be;
 	char label[64];
-	int rc = tmm_mover_settle(ctx, t);
+	int rc = undrop_for_host(ctx, t);
 
+	if (rc == 0)
+		rc = tmm_mover_settle(ctx, t);
 	if (rc < 0)
 		return rc;
 	switch (t->state) {

@@ -20,7 +20,8 @@
  * later compute.  Handles every state: EMPTY (allocates; -ENODATA when
  * need_data), SWAPPING_OUT (cancels the eviction), HOST (swaps in on
  * demand, a counted stall; or, when !need_data, discards the host copy),
- * SWAPPING_IN (makes compute wait for the copy).  The caller pins t first.
+ * SWAPPING_IN (makes compute wait for the copy), DROPPED (recomputes it;
+ * or, when !need_data, forgets it).  The caller pins t first.
  * Returns 0, -ENODATA, -ENOMEM, or a backend error.
  */
 int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
@@ -46,13 +47,34 @@ int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /*
- * Gives t (EMPTY or HOST) device memory of its size, by best fit in the
- * pool.  When the pool has no room: waits for the earliest pending
- * swap-out, then evicts the least recently used unpinned tensors
- * synchronously (passive mode), counting each.  Returns 0 or -ENOMEM with a
- * message naming the tensor, the op and the bytes.
+ * Starts bringing a HOST tensor back ahead of its use (a plan's PREFETCH),
+ * but only into memory that is free or about to be: it may wait for a
+ * pending swap-out, never evicts.  Returns 0, -ENOSPC (no room: the
+ * back-access will bring it in), or an error as tmm_mover_swap_in.
+ */
+int tmm_mover_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * Gives t (EMPTY, HOST or DROPPED) device memory of its size, by best fit
+ * in the pool.  When the pool has no room: waits for the earliest pending
+ * swap-out, then drops what a recomputation regenerated on the way, then
+ * evicts the least recently used unpinned tensors synchronously (passive
+ * mode), counting each.  Returns 0 or -ENOMEM with a message naming the
+ * tensor, the op and the bytes.
  */
 int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Gives back t's device memory (a drop: the caller changes its state). */
+void tmm_mover_free_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * Device memory that belongs to no tensor, for an output a recomputation
+ * must produce but not keep; made room for as tmm_mover_alloc_device
+ * does.  Returns 0 or -ENOMEM.  Freeing NULL does nothing.
+ */
+int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
+			    struct tmm_pool_block **block, void **ptr);
+void tmm_mover_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block);
 
 /* Waits for t's copy in flight, if any, and completes its transition. */
 int tmm_mover_settle(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);

@@ -856,6 +856,11 @@ int tmm_pool_fits(const struct tmm_pool *pool, uint64_t bytes)
 }
 
 /* Fills *st; all zero for a NULL pool.  O(log n) for largest_free. */
+uint64_t tmm_pool_in_use(const struct tmm_pool *pool)
+{
+	return pool ? pool->in_use : 0;
+}
+
 void tmm_pool_get_stats(const struct tmm_pool *pool,
 			struct tmm_pool_stats *st)
 {

@@ -62,6 +62,10 @@ int tmm_pool_fits(const struct tmm_pool *pool, uint64_t bytes);
 void tmm_pool_get_stats(const struct tmm_pool *pool,
 			struct tmm_pool_stats *st);
 
+/* Bytes in allocated blocks: what get_stats gives as in_use, in O(1) for
+ * the tracker's hot path. */
+uint64_t tmm_pool_in_use(const struct tmm_pool *pool);
+
 /* Checks every internal invariant (for tests); returns 0, -EFAULT on a
  * violation, -EINVAL for a NULL pool. */
 int tmm_pool_check(const struct tmm_pool *pool);

@@ -14,8 +14,11 @@
 #include <string.h>
 
 #include "context.h"
+#include "guide.h"
 #include "mover.h"
 #include "pool.h"
+#include "recompute.h"
+#include "tracker.h"
 
 /* Ops with up to this many tensors need no scratch buffer. */
 #define STACK_TENSORS 16
@@ -27,8 +30,9 @@ static void unpin(struct tmm_tensor_rec **recs, unsigned n)
 }
 
 /* Per-tensor facts of one op, from a single pass over its list. */
-#define LISTED_EARLIER 0x1u /* the tensor appears earlier in the op's list
-			     * (an output that is also an input) */
+#define LISTED_EARLIER TMM_TRACK_REPEAT /* the tensor appears earlier in
+					* the op's list (an output that is
+					* also an input) */
 #define WAS_EMPTY 0x2u	    /* an output that held nothing before the op */
 
 /*
@@ -81,6 +85,19 @@ static int check_op(struct tmm_ctx *ctx, const tmm_op *op)
 				"tmm_run: op '%s' has no run callback (only a "
 				"phantom simulated device runs cost-only ops)",
 				ctx->current_op);
+	if (op->flags & ~(TMM_OP_PURE | TMM_OP_BACKWARD))
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' has unknown flags %#x (only "
+				"TMM_OP_PURE and TMM_OP_BACKWARD are defined)",
+				ctx->current_op,
+				op->flags & ~(TMM_OP_PURE | TMM_OP_BACKWARD));
+	if (op->n_inputs > TMM_OP_MAX_TENSORS ||
+	    op->n_outputs > TMM_OP_MAX_TENSORS)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' has %u inputs and %u "
+				"outputs; at most %u of each",
+				ctx->current_op, op->n_inputs, op->n_outputs,
+				TMM_OP_MAX_TENSORS);
 	if ((unsigned)op->kind >= TMM_OP_KIND_COUNT)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_run: op '%s' has an unknown kind %d",
@@ -95,7 +112,8 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	uint8_t stack_flags[STACK_TENSORS], *flags = stack_flags;
 	struct tmm_backend *be;
 	unsigned n, i, pinned = 0;
-	uint64_t ns = 0;
+	uint64_t ns = 0, start_ns, stall_before;
+	uint32_t first_access, n_accesses;
 	int rc;
 
 	if (tmm_ctx_check(ctx) < 0)
@@ -129,6 +147,16 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		if (!recs[i])
 			return -EBADF;
 	}
+	stall_before = ctx->c.stall_ns;
+	/* Overwriting an output must not take away the bytes that a dropped
+	 * tensor's recomputation would read (recompute.h). */
+	for (i = op->n_inputs; i < n; i++) {
+		if (!recs[i]->dropped_dependents)
+			continue;
+		rc = tmm_recompute_settle_readers(ctx, recs[i]);
+		if (rc < 0)
+			return rc;
+	}
 	ctx->use_clock++;
 	rc = mark_and_check_fits(ctx, op, recs, flags, n);
 	if (rc < 0)
@@ -143,12 +171,14 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 
 		if (output && recs[i]->state == TMM_TS_EMPTY)
 			flags[i] |= WAS_EMPTY;
+		tmm_guide_before_access(ctx, recs[i]);
 		rc = tmm_mover_make_resident(ctx, recs[i], need_data);
 		if (rc < 0)
 			goto fail;
 		ptrs[i] = recs[i]->dev;
 	}
 
+	start_ns = be->ops->now_ns(be);
 	rc = be->ops->kernel_begin(be, &op->cost);
 	if (rc < 0) {
 		rc = tmm_fail(ctx, rc, "%s", be->error);
@@ -173,11 +203,20 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	ctx->c.compute_ns += ns;
 	ctx->c.ops++;
 	ctx->c.accesses += n;
-	for (i = 0; i < n; i++)
+	tmm_lineage_record(ctx, op, recs, flags, n);
+	tmm_tracker_op(ctx, op, recs, flags, n, start_ns, ns,
+		       ctx->c.stall_ns - stall_before, &first_access,
+		       &n_accesses);
+	for (i = 0; i < n; i++) {
 		tmm_mover_touch(ctx, recs[i]);
+		recs[i]->regenerated = false; /* used: an ordinary tensor */
+	}
 	unpin(recs, n);
+	/* Step 5 of DESIGN.md's data flow: the plan's actions for these
+	 * accesses, now that the op's tensors are free to move. */
+	rc = tmm_guide_after_accesses(ctx, first_access, n_accesses);
 	tmm_mover_progress(ctx);
-	return 0;
+	return rc;
 
 fail:
 	/* An output that held nothing before holds nothing now; tensors
@@ -192,6 +231,7 @@ fail:
 int tmm_acquire(tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode, void **ptr)
 {
 	struct tmm_tensor_rec *t;
+	uint32_t first_access, n_accesses;
 	int rc;
 
 	if (tmm_ctx_check(ctx) < 0)
@@ -206,18 +246,29 @@ int tmm_acquire(tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode, void **ptr)
 	t = tmm_tensor_lookup(ctx, h, "tmm_acquire");
 	if (!t)
 		return -EBADF;
+	if ((mode & TMM_WRITE) && t->dropped_dependents) {
+		rc = tmm_recompute_settle_readers(ctx, t);
+		if (rc < 0)
+			return rc;
+	}
 	ctx->use_clock++;
 	t->pins++;
+	tmm_guide_before_access(ctx, t);
 	rc = tmm_mover_make_resident(ctx, t, mode & TMM_READ);
 	if (rc < 0) {
 		t->pins--;
 		return rc;
 	}
+	if (mode & TMM_WRITE)
+		tmm_lineage_host_write(ctx, t);
 	t->acquires++;
 	ctx->c.accesses++;
 	tmm_mover_touch(ctx, t);
+	t->regenerated = false;
 	*ptr = t->dev;
-	return 0;
+	tmm_tracker_direct(ctx, t, mode & TMM_READ, mode & TMM_WRITE,
+			   &first_access, &n_accesses);
+	return tmm_guide_after_accesses(ctx, first_access, n_accesses);
 }
 
 int tmm_release(tmm_ctx *ctx, tmm_tensor h)
@@ -241,6 +292,8 @@ int tmm_release(tmm_ctx *ctx, tmm_tensor h)
 
 int tmm_iteration_begin(tmm_ctx *ctx)
 {
+	int rc;
+
 	if (tmm_ctx_check(ctx) < 0)
 		return -EBADF;
 	if (ctx->in_iteration)
@@ -248,8 +301,13 @@ int tmm_iteration_begin(tmm_ctx *ctx)
 				"tmm_iteration_begin: iteration %llu has not "
 				"ended (call tmm_iteration_end first)",
 				(unsigned long long)ctx->c.iterations + 1);
+	rc = tmm_lineage_iteration_begin(ctx);
+	if (rc < 0)
+		return rc;
 	ctx->in_iteration = true;
 	ctx->iteration_begin_ns = ctx->be.ops->now_ns(&ctx->be);
+	tmm_tracker_iteration_begin(ctx);
+	tmm_guide_iteration_begin(ctx);
 	return 0;
 }
 
@@ -260,9 +318,12 @@ int tmm_iteration_end(tmm_ctx *ctx)
 	if (!ctx->in_iteration)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_iteration_end: no iteration has begun");
+	tmm_guide_iteration_end(ctx);
+	tmm_tracker_iteration_end(ctx);
 	ctx->in_iteration = false;
 	ctx->c.iterations++;
 	ctx->c.last_iteration_ns =
 		ctx->be.ops->now_ns(&ctx->be) - ctx->iteration_begin_ns;
+	tmm_guide_plan_if_due(ctx);
 	return 0;
 }

@@ -16,6 +16,9 @@
 #include "hostmem.h"
 #include "pool.h"
 
+/* The size of struct tmm_stats in version 1. */
+#define V1_SIZE (offsetof(struct tmm_stats, compute_ns) + sizeof(uint64_t))
+
 int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 {
 	struct tmm_pool_stats ps;
@@ -24,10 +27,22 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 
 	if (tmm_ctx_check(ctx) < 0)
 		return -EBADF;
-	if (!s || s->version != TMM_STATS_VERSION)
+	if (!s || s->version < 1 || s->version > TMM_STATS_VERSION)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_stats_get: set s->version to "
 				"TMM_STATS_VERSION (%d)", TMM_STATS_VERSION);
+	if (s->version == 1) {
+		/* A caller built against version 1 has the shorter
+		 * struct: fill a whole one, hand back its prefix. */
+		struct tmm_stats full = { .version = TMM_STATS_VERSION };
+		int rc = tmm_stats_get(ctx, &full);
+
+		if (rc == 0) {
+			memcpy(s, &full, V1_SIZE);
+			s->version = 1;
+		}
+		return rc;
+	}
 	c = &ctx->c;
 	tmm_pool_get_stats(ctx->pool, &ps);
 	tmm_hostmem_get_stats(ctx->hostmem, &hs);
@@ -61,6 +76,16 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 	s->last_iteration_ns = c->last_iteration_ns;
 	s->elapsed_ns = ctx->be.ops->now_ns(&ctx->be) - ctx->created_ns;
 	s->compute_ns = c->compute_ns;
+	s->drops = c->drops;
+	s->drop_bytes = c->drop_bytes;
+	s->recomputations = c->recomputations;
+	s->recomputed_bytes = c->recomputed_bytes;
+	s->recompute_ns = c->recompute_ns;
+	s->plan_actions = c->plan_actions;
+	s->plan_actions_skipped = c->plan_actions_skipped;
+	s->guided_iterations = c->guided_iterations;
+	s->plan_divergences = c->plan_divergences;
+	s->prefetch_late = c->prefetch_late;
 	return 0;
 }
 
@@ -130,14 +155,29 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	     (unsigned long long)s->swap_in_count,
 	     tmm_fmt_bytes(s->swap_in_bytes, a, sizeof(a)),
 	     (unsigned long long)s->on_demand_swap_ins);
+	emit(p, "  recompute %llu drops (%s), %llu ops re-run regenerating "
+		"%s\n",
+	     (unsigned long long)s->drops,
+	     tmm_fmt_bytes(s->drop_bytes, a, sizeof(a)),
+	     (unsigned long long)s->recomputations,
+	     tmm_fmt_bytes(s->recomputed_bytes, b, sizeof(b)));
+	emit(p, "  plan      %llu of %llu iterations guided, %llu left their "
+		"plan; actions %llu carried out, %llu skipped; %llu "
+		"prefetches late\n",
+	     (unsigned long long)s->guided_iterations,
+	     (unsigned long long)s->iterations,
+	     (unsigned long long)s->plan_divergences,
+	     (unsigned long long)s->plan_actions,
+	     (unsigned long long)s->plan_actions_skipped,
+	     (unsigned long long)s->prefetch_late);
 	emit(p, "  ops       %llu ops, %llu tensor accesses, %llu "
 		"iterations\n",
 	     (unsigned long long)s->ops, (unsigned long long)s->accesses,
 	     (unsigned long long)s->iterations);
 	emit(p, "  time      (%s) elapsed %.3f ms, compute %.3f ms, "
-		"stall %.3f ms, last iteration %.3f ms\n",
-	     time_kind, ms(s->elapsed_ns), ms(s->compute_ns), ms(s->stall_ns),
-	     ms(s->last_iteration_ns));
+		"recompute %.3f ms, stall %.3f ms, last iteration %.3f ms\n",
+	     time_kind, ms(s->elapsed_ns), ms(s->compute_ns),
+	     ms(s->recompute_ns), ms(s->stall_ns), ms(s->last_iteration_ns));
 }
 
 /* The integer fields of struct tmm_stats, in JSON order: one table, so a
@@ -158,6 +198,11 @@ static const struct {
 	U64_FIELD(ops),		      U64_FIELD(accesses),
 	U64_FIELD(iterations),	      U64_FIELD(last_iteration_ns),
 	U64_FIELD(elapsed_ns),	      U64_FIELD(compute_ns),
+	U64_FIELD(drops),	      U64_FIELD(drop_bytes),
+	U64_FIELD(recomputations),    U64_FIELD(recomputed_bytes),
+	U64_FIELD(recompute_ns),      U64_FIELD(plan_actions),
+	U64_FIELD(plan_actions_skipped), U64_FIELD(guided_iterations),
+	U64_FIELD(plan_divergences),  U64_FIELD(prefetch_late),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)

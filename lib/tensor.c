@@ -14,6 +14,8 @@
 
 #include "context.h"
 #include "mover.h"
+#include "recompute.h"
+#include "tracker.h"
 
 #define INDEX_BITS 24
 #define GEN_BITS 24
@@ -62,6 +64,19 @@ static struct tmm_tensor_rec *find(const struct tmm_ctx *ctx, tmm_tensor h,
 	}
 	*fault = HANDLE_OK;
 	return t;
+}
+
+struct tmm_tensor_rec *tmm_tensor_find(struct tmm_ctx *ctx, tmm_tensor h)
+{
+	enum handle_fault fault;
+
+	return find(ctx, h, &fault);
+}
+
+tmm_tensor tmm_tensor_handle(const struct tmm_ctx *ctx,
+			     const struct tmm_tensor_rec *t)
+{
+	return encode(ctx, t);
 }
 
 struct tmm_tensor_rec *tmm_tensor_lookup(struct tmm_ctx *ctx, tmm_tensor h,
@@ -195,8 +210,16 @@ int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	tmm_list_init(&t->in_flight);
 	t->last_use = ctx->use_clock;
 	t->op_mark = 0;
+	t->version = 0;
+	t->producer = 0;
+	t->producer_epoch = 0;
+	t->dropped_dependents = 0;
+	tmm_list_init(&t->dropped);
+	t->regenerated = false;
+	t->pending_prefetch = UINT32_MAX;
 	ctx->live_tensors++;
 	*out = encode(ctx, t);
+	tmm_tracker_tensor_made(ctx, t);
 	return 0;
 }
 
@@ -227,6 +250,15 @@ int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor h)
 				"%u time(s); tmm_release it first",
 				tmm_tensor_label(t, label, sizeof(label)),
 				t->acquires);
+	/* A dropped tensor may still need this one's bytes to be
+	 * recomputed: it comes back first. */
+	if (t->dropped_dependents) {
+		int rc = tmm_recompute_settle_readers(ctx, t);
+
+		if (rc < 0)
+			return rc;
+	}
+	tmm_tracker_tensor_gone(ctx, t);
 	retire(ctx, t);
 	return 0;
 }

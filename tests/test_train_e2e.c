@@ -1,40 +1,60 @@
 /*
- * test_train_e2e.c — a real training run under memory pressure.
+ * test_train_e2e.c — real training runs under memory pressure.
  *
- * The MLP of examples/ trains with the whole simulated device, then with
- * budgets of 50% and 30% of that run's peak.  The losses of every step and
- * the final weights must be bit-identical, the device peak must stay
- * within each budget, and swapping must really have happened.
+ * The MLP and the GPT of examples/ train with the whole simulated device,
+ * then with budgets of 100%, 50% and 30% of that run's peak, and with a
+ * plan written by hand (tests/handmade_plan.c) that mixes swaps, prefetches
+ * and drops-with-recomputation, installed after the first step.  The loss
+ * of every step and the final weights must be bit-identical to the
+ * unconstrained run, the device peak must stay within each budget, and
+ * the statistics must show that swapping (and recomputing) really
+ * happened.
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpt_model.h"
+#include "guide.h"
+#include "handmade_plan.h"
 #include "mlp_model.h"
 #include "tensormm.h"
+#include "context.h"
+#include "tracker.h"
+
+#define STEPS 5
 
 struct run {
-	float losses[8];
+	float losses[STEPS];
 	uint8_t *weights;
 	size_t len;
 	struct tmm_stats st;
 };
 
-static void train(const char *config, struct run *r)
+/* after_step hook: installs a handmade plan after the first step. */
+static int install_plan(tmm_ctx *ctx, unsigned step, void *arg)
 {
-	struct mlp_config mc;
-	tmm_ctx *ctx;
+	const enum handmade_style *style = arg;
+	struct tmm_plan plan;
 	int rc;
 
-	mlp_config_default(&mc);
-	mc.steps = 6;
-	mc.layers = 5;
-	mc.width = 192;
-	mc.batch = 64;
-	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
-		      tmm_last_error(NULL));
-	rc = mlp_train(ctx, &mc, r->losses, &r->weights, &r->len, NULL);
+	if (step != 1)
+		return 0;
+	ck_assert_uint_gt(handmade_plan(tmm_tracker_first(ctx), *style, 4, 6,
+					&plan),
+			  10);
+	rc = tmm_guide_install(ctx, &plan);
+	ck_assert_msg(rc == 0, "%s", tmm_last_error(ctx));
+	tmm_plan_free(&plan);
+	return 0;
+}
+
+typedef void (*train_fn)(const char *config, const enum handmade_style *plan,
+			 struct run *r);
+
+static void finish(tmm_ctx *ctx, const char *config, int rc, struct run *r)
+{
 	ck_assert_msg(rc == 0, "training under '%s' failed: %s", config,
 		      tmm_last_error(ctx));
 	r->st.version = TMM_STATS_VERSION;
@@ -42,62 +62,169 @@ static void train(const char *config, struct run *r)
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 
-static void check_fraction(unsigned percent)
+static void train_mlp(const char *config, const enum handmade_style *plan,
+		      struct run *r)
 {
-	struct run free_run = { 0 }, tight = { 0 };
+	struct mlp_config mc;
+	tmm_ctx *ctx;
+
+	mlp_config_default(&mc);
+	mc.steps = STEPS;
+	mc.layers = 5;
+	mc.width = 192;
+	mc.batch = 64;
+	if (plan) {
+		mc.after_step = install_plan;
+		mc.after_step_arg = (void *)plan;
+	}
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	finish(ctx, config,
+	       mlp_train(ctx, &mc, r->losses, &r->weights, &r->len, NULL), r);
+}
+
+static void train_gpt(const char *config, const enum handmade_style *plan,
+		      struct run *r)
+{
+	struct gpt_config gc;
+	tmm_ctx *ctx;
+
+	gpt_config_default(&gc);
+	gc.steps = STEPS;
+	gc.batch = 4;
+	if (plan) {
+		gc.after_step = install_plan;
+		gc.after_step_arg = (void *)plan;
+	}
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	finish(ctx, config,
+	       gpt_train(ctx, &gc, r->losses, &r->weights, &r->len, NULL), r);
+}
+
+/* The unconstrained run of each model, made once. */
+static struct run reference[2];
+static const train_fn models[2] = { train_mlp, train_gpt };
+static const char *const model_names[2] = { "mlp", "gpt" };
+
+static const struct run *reference_of(int model)
+{
+	struct run *r = &reference[model];
+
+	if (!r->weights) {
+		models[model]("backend=sim,sim_memory=backed,mode=swap", NULL,
+			      r);
+		ck_assert_uint_eq(r->st.swap_out_count, 0);
+		ck_assert_uint_eq(r->st.iterations, STEPS);
+		/* Training makes progress: the loss goes down. */
+		ck_assert_float_lt(r->losses[STEPS - 1], r->losses[0]);
+	}
+	return r;
+}
+
+/* Trains `model` at `percent` of its unconstrained peak, with a handmade
+ * plan when `plan` is not NULL, and checks the run against the
+ * reference. */
+static void check_run(int model, unsigned percent,
+		      const enum handmade_style *plan, struct run *got)
+{
+	const struct run *ref = reference_of(model);
+	uint64_t budget = ref->st.device_peak * percent / 100;
 	char config[128];
-	uint64_t budget;
 
-	train("backend=sim,sim_memory=backed,mode=swap", &free_run);
-	ck_assert_uint_eq(free_run.st.swap_out_count, 0);
-	ck_assert_uint_eq(free_run.st.iterations, 6);
-	/* Training makes progress: the loss goes down. */
-	ck_assert_float_lt(free_run.losses[5], free_run.losses[0]);
-
-	budget = free_run.st.device_peak * percent / 100;
 	snprintf(config, sizeof(config),
 		 "backend=sim,sim_memory=backed,mode=swap,budget=%llu",
 		 (unsigned long long)budget);
-	train(config, &tight);
-
-	ck_assert_uint_eq(tight.len, free_run.len);
-	ck_assert_msg(memcmp(tight.weights, free_run.weights, tight.len) == 0,
-		      "weights differ at a %u%% budget", percent);
-	ck_assert_mem_eq(tight.losses, free_run.losses,
-			 sizeof(free_run.losses));
-	ck_assert_uint_le(tight.st.device_peak, budget);
-	ck_assert_uint_gt(tight.st.swap_out_count, 0);
-	ck_assert_uint_gt(tight.st.swap_in_count, 0);
-	free(free_run.weights);
-	free(tight.weights);
+	models[model](config, plan, got);
+	ck_assert_uint_eq(got->len, ref->len);
+	ck_assert_msg(memcmp(got->weights, ref->weights, ref->len) == 0,
+		      "%s: weights differ at a %u%% budget%s",
+		      model_names[model], percent, plan ? " with a plan" : "");
+	ck_assert_msg(memcmp(got->losses, ref->losses, sizeof(ref->losses))
+			      == 0,
+		      "%s: losses differ at a %u%% budget%s",
+		      model_names[model], percent, plan ? " with a plan" : "");
+	ck_assert_uint_le(got->st.device_peak, budget);
+	ck_assert_uint_eq(got->st.iterations, STEPS);
+	free(got->weights);
 }
 
-START_TEST(mlp_at_50_percent)
+static void check_fraction(int model, unsigned percent)
 {
-	check_fraction(50);
+	struct run got = { 0 };
+
+	check_run(model, percent, NULL, &got);
+	if (percent < 100) {
+		ck_assert_uint_gt(got.st.swap_out_count, 0);
+		ck_assert_uint_gt(got.st.swap_in_count, 0);
+	} else {
+		ck_assert_uint_eq(got.st.swap_out_count, 0);
+	}
+	/* Policy none: the runs after the first follow an empty plan. */
+	ck_assert_uint_eq(got.st.guided_iterations, STEPS - 1);
+	ck_assert_uint_eq(got.st.plan_divergences, 0);
 }
+
+static void check_plan(int model, unsigned percent)
+{
+	static const enum handmade_style mixed = HANDMADE_MIXED;
+	struct run got = { 0 };
+
+	check_run(model, percent, &mixed, &got);
+	ck_assert_uint_eq(got.st.guided_iterations, STEPS - 1);
+	ck_assert_uint_eq(got.st.plan_divergences, 0);
+	ck_assert_uint_gt(got.st.plan_actions, 0);
+	ck_assert_uint_gt(got.st.drops, 0);
+	ck_assert_uint_gt(got.st.recomputations, 0);
+	ck_assert_uint_gt(got.st.swap_out_count, got.st.passive_evictions);
+}
+
+START_TEST(mlp_at_100_percent) { check_fraction(0, 100); }
 END_TEST
-
-START_TEST(mlp_at_30_percent)
-{
-	check_fraction(30);
-}
+START_TEST(mlp_at_50_percent) { check_fraction(0, 50); }
+END_TEST
+START_TEST(mlp_at_30_percent) { check_fraction(0, 30); }
+END_TEST
+START_TEST(mlp_with_a_swap_and_recompute_plan) { check_plan(0, 50); }
+END_TEST
+START_TEST(gpt_at_100_percent) { check_fraction(1, 100); }
+END_TEST
+START_TEST(gpt_at_50_percent) { check_fraction(1, 50); }
+END_TEST
+START_TEST(gpt_at_30_percent) { check_fraction(1, 30); }
+END_TEST
+START_TEST(gpt_with_a_swap_and_recompute_plan) { check_plan(1, 50); }
+END_TEST
+START_TEST(gpt_with_a_plan_at_30_percent) { check_plan(1, 30); }
 END_TEST
 
 int main(void)
 {
 	Suite *s = suite_create("train_e2e");
-	TCase *tc = tcase_create("mlp");
+	TCase *mlp = tcase_create("mlp"), *gpt = tcase_create("gpt");
 	SRunner *sr;
 	int failed;
 
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, mlp_at_50_percent);
-	tcase_add_test(tc, mlp_at_30_percent);
-	suite_add_tcase(s, tc);
+	tcase_set_timeout(mlp, 300);
+	tcase_set_timeout(gpt, 300);
+	tcase_add_test(mlp, mlp_at_100_percent);
+	tcase_add_test(mlp, mlp_at_50_percent);
+	tcase_add_test(mlp, mlp_at_30_percent);
+	tcase_add_test(mlp, mlp_with_a_swap_and_recompute_plan);
+	tcase_add_test(gpt, gpt_at_100_percent);
+	tcase_add_test(gpt, gpt_at_50_percent);
+	tcase_add_test(gpt, gpt_at_30_percent);
+	tcase_add_test(gpt, gpt_with_a_swap_and_recompute_plan);
+	tcase_add_test(gpt, gpt_with_a_plan_at_30_percent);
+	suite_add_tcase(s, mlp);
+	suite_add_tcase(s, gpt);
 	sr = srunner_create(s);
+	/* In-process, so the reference runs are made once per model. */
+	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	free(reference[0].weights);
+	free(reference[1].weights);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -1,0 +1,63 @@
+/*
+ * gpt_model.h — a small GPT (decoder-only transformer) trained through
+ * libtensormm.
+ *
+ * Real CPU math (the simulator's backed memory is host memory) on synthetic
+ * token sequences from a fixed random Markov chain, written as a framework
+ * would: the weights and the AdamW moments are PERSISTENT tensors made
+ * once; every step creates fresh input, activation, gradient and scratch
+ * tensors, runs the forward, the loss, the backward and the optimizer as
+ * ops through tmm_run, and destroys them.  The sibling of mlp_model.h,
+ * with more kinds of op (embedding, layer norm, attention, GELU, residual
+ * adds) and more tensors per step.
+ *
+ * The model: token and learned position embeddings; `layers` blocks of
+ * x += proj(attn(ln1(x))), x += fc2(gelu(fc(ln2(x)))) with causal
+ * multi-head attention and a 4× MLP; a final layer norm; a separate LM
+ * head; softmax cross-entropy against the next token.
+ */
+#ifndef GPT_MODEL_H
+#define GPT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tensormm.h"
+
+struct gpt_config {
+	unsigned batch;	  /* sequences per step */
+	unsigned seq;	  /* tokens per sequence (the context length) */
+	unsigned vocab;	  /* token ids 0..vocab-1 (>= 2) */
+	unsigned d_model; /* residual stream width */
+	unsigned heads;	  /* attention heads; must divide d_model */
+	unsigned layers;  /* transformer blocks (1..64) */
+	unsigned steps;	  /* training steps (iterations) */
+	float lr, beta1, beta2, eps, weight_decay; /* AdamW */
+	uint64_t seed;	  /* data and initial weights */
+	/* Called after each step when not NULL (as in mlp_config: a test
+	 * can install a plan there); a nonzero return stops the training
+	 * with that value. */
+	int (*after_step)(tmm_ctx *ctx, unsigned step, void *arg);
+	void *after_step_arg;
+};
+
+/* A small default (12 steps take about a second on one core) that still
+ * needs several MiB of device memory. */
+void gpt_config_default(struct gpt_config *cfg);
+
+/*
+ * Trains cfg->steps steps in ctx.  losses (cfg->steps floats, may be NULL)
+ * receives the loss of each step; when weights is not NULL, *weights
+ * receives a malloc'd copy of every trainable parameter after training (in
+ * a fixed order: embeddings, then each block, then the final norm and the
+ * head; the bytes a run must reproduce) and *weights_len its length.
+ * Progress lines ("step  3  loss 3.1234") go to `log` when not NULL.
+ * Returns 0, -EINVAL for a bad config (a zero size, d_model not divisible
+ * by heads, ...), or the negative errno of the failing libtensormm call
+ * (its message is in tmm_last_error(ctx)).
+ */
+int gpt_train(tmm_ctx *ctx, const struct gpt_config *cfg, float *losses,
+	      uint8_t **weights, size_t *weights_len, FILE *log);
+
+#endif /* GPT_MODEL_H */

@@ -1,0 +1,246 @@
+/*
+ * plan.c — the plan container and its check against a trace.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "tensormm.h"
+
+const char *tmm_action_name(enum tmm_action_type type)
+{
+	static const char *const names[TMM_ACT_TYPE_COUNT] = {
+		[TMM_ACT_EVICT_SWAP] = "EVICT_SWAP",
+		[TMM_ACT_EVICT_DROP] = "EVICT_DROP",
+		[TMM_ACT_PREFETCH] = "PREFETCH",
+		[TMM_ACT_ADVISE] = "ADVISE",
+	};
+
+	return (unsigned)type < TMM_ACT_TYPE_COUNT ? names[type] : "INVALID";
+}
+
+int tmm_plan_init(struct tmm_plan *p, const struct tmm_trace *t,
+		  const char *policy)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->policy, sizeof(p->policy), "%s", policy ? policy : "");
+	if (t->n_accesses) {
+		p->access_keys = malloc(sizeof(uint64_t) * t->n_accesses);
+		if (!p->access_keys)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < t->n_accesses; i++)
+		p->access_keys[i] = t->tensors[t->accesses[i].tensor].key;
+	p->n_accesses = t->n_accesses;
+	return 0;
+}
+
+int tmm_plan_add(struct tmm_plan *p, enum tmm_action_type type,
+		 uint32_t trigger, uint64_t key, uint32_t back_access,
+		 enum tmm_plan_advice advice)
+{
+	if (p->n_actions == p->cap_actions) {
+		uint32_t cap = p->cap_actions ? 2 * p->cap_actions : 64;
+		void *n = realloc(p->actions, sizeof(*p->actions) * cap);
+
+		if (!n)
+			return -ENOMEM;
+		p->actions = n;
+		p->cap_actions = cap;
+	}
+	p->actions[p->n_actions++] = (struct tmm_plan_action){
+		.type = type, .trigger = trigger, .key = key,
+		.back_access = back_access, .advice = advice,
+	};
+	return 0;
+}
+
+void tmm_plan_sort(struct tmm_plan *p)
+{
+	/* Insertion sort: stable, and planners emit nearly sorted lists. */
+	for (uint32_t i = 1; i < p->n_actions; i++) {
+		struct tmm_plan_action a = p->actions[i];
+		uint32_t j = i;
+
+		while (j > 0 && p->actions[j - 1].trigger > a.trigger) {
+			p->actions[j] = p->actions[j - 1];
+			j--;
+		}
+		p->actions[j] = a;
+	}
+}
+
+/* The trace index of the tensor with `key`, or TMM_TRACE_NONE. */
+static uint32_t tensor_of_key(const struct tmm_trace *t, uint64_t key)
+{
+	for (uint32_t i = 0; i < t->n_tensors; i++)
+		if (t->tensors[i].key == key)
+			return i;
+	return TMM_TRACE_NONE;
+}
+
+static int bad(char *err, size_t errlen, const struct tmm_plan *p,
+	       uint32_t i, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static int bad(char *err, size_t errlen, const struct tmm_plan *p,
+	       uint32_t i, const char *fmt, ...)
+{
+	const struct tmm_plan_action *a = &p->actions[i];
+	size_t n;
+	va_list ap;
+
+	n = (size_t)snprintf(err, errlen, "plan action %" PRIu32 " (%s at "
+			     "access %" PRIu32 ", tensor key %#" PRIx64 "): ",
+			     i, tmm_action_name(a->type), a->trigger, a->key);
+	if (n < errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err + n, errlen - n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/*
+ * Can the tensor be dropped after access `trigger`?  Its bytes then come
+ * from the last op that wrote it before the trigger, which must be pure
+ * and must not read the tensor itself (an in-place op cannot be re-run).
+ */
+static int check_droppable(const struct tmm_plan *p, uint32_t i,
+			   const struct tmm_trace *t, uint32_t tensor,
+			   char *err, size_t errlen)
+{
+	const struct tmm_trace_op *op;
+	const char *name = tmm_trace_str(t, t->tensors[tensor].name);
+	uint32_t w = TMM_TRACE_NONE;
+
+	for (uint32_t k = 0; k <= p->actions[i].trigger; k++)
+		if (t->accesses[k].tensor == tensor &&
+		    (t->accesses[k].flags & TMM_TA_WRITE))
+			w = k;
+	if (w == TMM_TRACE_NONE || t->accesses[w].op == TMM_TRACE_NONE)
+		return bad(err, errlen, p, i,
+			   "tensor '%s' is not produced by an op in the "
+			   "iteration before the drop, so it could not be "
+			   "recomputed; swap it instead", name);
+	op = &t->ops[t->accesses[w].op];
+	if (!(op->flags & TMM_OP_PURE))
+		return bad(err, errlen, p, i,
+			   "tensor '%s' is produced by op '%s', which is not "
+			   "flagged TMM_OP_PURE, so it cannot be dropped and "
+			   "recomputed; swap it instead",
+			   name, tmm_trace_str(t, op->name));
+	if (t->accesses[w].flags & TMM_TA_READ)
+		return bad(err, errlen, p, i,
+			   "tensor '%s' is updated in place by op '%s' (read "
+			   "and written), which cannot be re-run to recover "
+			   "it; swap it instead",
+			   name, tmm_trace_str(t, op->name));
+	return 0;
+}
+
+int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
+		      char *err, size_t errlen)
+{
+	if (p->n_accesses != t->n_accesses) {
+		snprintf(err, errlen,
+			 "the plan is for an iteration of %" PRIu32 " tensor "
+			 "accesses, but the trace has %" PRIu32,
+			 p->n_accesses, t->n_accesses);
+		return -EINVAL;
+	}
+	for (uint32_t k = 0; k < t->n_accesses; k++) {
+		uint64_t key = t->tensors[t->accesses[k].tensor].key;
+
+		if (p->access_keys[k] != key) {
+			snprintf(err, errlen,
+				 "access %" PRIu32 " of the plan is to tensor "
+				 "key %#" PRIx64 ", but in the trace it is to "
+				 "key %#" PRIx64 ": the plan was made for "
+				 "another iteration",
+				 k, p->access_keys[k], key);
+			return -EINVAL;
+		}
+	}
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+		uint32_t tensor;
+
+		if (a->type >= TMM_ACT_TYPE_COUNT)
+			return bad(err, errlen, p, i, "unknown action type %u",
+				   a->type);
+		if (i > 0 && a->trigger < p->actions[i - 1].trigger)
+			return bad(err, errlen, p, i,
+				   "actions are not sorted by trigger "
+				   "(tmm_plan_sort)");
+		if (a->trigger >= t->n_accesses)
+			return bad(err, errlen, p, i,
+				   "the trigger is past the iteration's %" PRIu32
+				   " accesses", t->n_accesses);
+		tensor = tensor_of_key(t, a->key);
+		if (tensor == TMM_TRACE_NONE)
+			return bad(err, errlen, p, i,
+				   "no tensor of the iteration has this key");
+		if (a->type == TMM_ACT_ADVISE) {
+			if (a->advice >= TMM_PLAN_ADVICE_COUNT)
+				return bad(err, errlen, p, i,
+					   "unknown advice %u", a->advice);
+			continue;
+		}
+		if (a->back_access == TMM_PLAN_NONE ||
+		    a->back_access <= a->trigger ||
+		    a->back_access >= t->n_accesses)
+			return bad(err, errlen, p, i,
+				   "the back-access %" PRIu32 " must be an "
+				   "access after the trigger",
+				   a->back_access);
+		if (t->accesses[a->back_access].tensor != tensor)
+			return bad(err, errlen, p, i,
+				   "the back-access %" PRIu32 " is to another "
+				   "tensor", a->back_access);
+		if (a->type == TMM_ACT_EVICT_DROP) {
+			int rc = check_droppable(p, i, t, tensor, err, errlen);
+
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int tmm_plan_copy(struct tmm_plan *dst, const struct tmm_plan *src)
+{
+	*dst = *src;
+	dst->access_keys = NULL;
+	dst->actions = NULL;
+	dst->cap_actions = src->n_actions;
+	if (src->n_accesses) {
+		dst->access_keys = malloc(sizeof(uint64_t) * src->n_accesses);
+		if (!dst->access_keys)
+			goto fail;
+		memcpy(dst->access_keys, src->access_keys,
+		       sizeof(uint64_t) * src->n_accesses);
+	}
+	if (src->n_actions) {
+		dst->actions = malloc(sizeof(*dst->actions) * src->n_actions);
+		if (!dst->actions)
+			goto fail;
+		memcpy(dst->actions, src->actions,
+		       sizeof(*dst->actions) * src->n_actions);
+	}
+	return 0;
+fail:
+	tmm_plan_free(dst);
+	return -ENOMEM;
+}
+
+void tmm_plan_free(struct tmm_plan *p)
+{
+	free(p->access_keys);
+	free(p->actions);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,101 @@
+/*
+ * plan.h — what a planner decides: actions keyed by access index.
+ *
+ * A plan is made from one recorded iteration (lib/trace.h) and replayed on
+ * the iterations after it.  Each action fires right after its *trigger*
+ * access (Capuchin §4.2: the evicted-access or the in-trigger) and names
+ * the *back-access* it prepares for: the next access of its tensor that
+ * must find the bytes again.  The plan also keeps the tensor key of every
+ * access of the iteration it was made for, so the runtime can tell, access
+ * by access, whether the live iteration still follows it (divergence).
+ *
+ * Plans are plain data: planners (hints/) build them as pure functions of
+ * a trace, tests write them by hand, and lib/guide.c executes them.
+ */
+#ifndef TMM_PLAN_H
+#define TMM_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+enum tmm_action_type {
+	TMM_ACT_EVICT_SWAP, /* copy to the host, free the device memory */
+	TMM_ACT_EVICT_DROP, /* free the device memory; recompute on use */
+	TMM_ACT_PREFETCH,   /* start bringing a swapped-out tensor back */
+	TMM_ACT_ADVISE,	    /* a cudaMemAdvise on the tensor (UVM mode) */
+	TMM_ACT_TYPE_COUNT
+};
+
+/* ADVISE: what to tell the driver about the tensor's pages. */
+enum tmm_plan_advice {
+	TMM_PLAN_ADVICE_PREFER_HOST,	  /* preferred location: host memory */
+	TMM_PLAN_ADVICE_PREFER_DEVICE, /* preferred location: the GPU */
+	TMM_PLAN_ADVICE_UNSET_PREFERRED,
+	TMM_PLAN_ADVICE_READ_MOSTLY,	  /* duplicate read-only pages */
+	TMM_PLAN_ADVICE_UNSET_READ_MOSTLY,
+	TMM_PLAN_ADVICE_ACCESSED_BY_DEVICE, /* map on the GPU, no migration */
+	TMM_PLAN_ADVICE_COUNT
+};
+
+#define TMM_PLAN_NONE UINT32_MAX
+
+struct tmm_plan_action {
+	uint32_t type;	      /* enum tmm_action_type */
+	uint32_t trigger;     /* fires after this access index */
+	uint64_t key;	      /* the tensor it acts on (lib/trace.h keys) */
+	uint32_t back_access; /* the access it prepares for, or
+			       * TMM_PLAN_NONE (ADVISE) */
+	uint32_t advice;      /* enum tmm_plan_advice, for ADVISE */
+	/* Feedback the runtime writes while executing the plan: */
+	uint32_t late;	      /* PREFETCH: back-accesses that found the
+			       * tensor still arriving */
+	uint32_t skipped;     /* times it did not apply (the tensor was
+			       * not in a state it acts on) */
+};
+
+struct tmm_plan {
+	char policy[32];       /* the planner that made it */
+	uint32_t n_accesses;   /* accesses of the iteration it is for */
+	uint64_t *access_keys; /* n_accesses keys, in order */
+	struct tmm_plan_action *actions; /* sorted by trigger */
+	uint32_t n_actions, cap_actions;
+};
+
+/*
+ * Starts an empty plan for iterations shaped like `t`: copies the key of
+ * each of its accesses.  Returns 0 or -ENOMEM.
+ */
+int tmm_plan_init(struct tmm_plan *p, const struct tmm_trace *t,
+		  const char *policy);
+
+/* Appends an action (feedback fields zeroed).  Returns 0 or -ENOMEM. */
+int tmm_plan_add(struct tmm_plan *p, enum tmm_action_type type,
+		 uint32_t trigger, uint64_t key, uint32_t back_access,
+		 enum tmm_plan_advice advice);
+
+/* Sorts the actions by trigger, keeping the order of equal triggers. */
+void tmm_plan_sort(struct tmm_plan *p);
+
+/*
+ * Checks a plan against the trace it was made for: the access keys match;
+ * each action's trigger is an access of the trace; its tensor is in the
+ * trace; its back-access comes after the trigger and is an access of that
+ * tensor; an EVICT_DROP names a tensor whose producer is a pure op that
+ * does not also read the tensor (only those can be recomputed).  Returns
+ * 0, or -EINVAL with a message in err naming the action and what is wrong.
+ */
+int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
+		      char *err, size_t errlen);
+
+/* A deep copy of src into *dst.  Returns 0 or -ENOMEM. */
+int tmm_plan_copy(struct tmm_plan *dst, const struct tmm_plan *src);
+
+/* Frees a plan's arrays and zeroes it. */
+void tmm_plan_free(struct tmm_plan *p);
+
+/* "EVICT_SWAP", "EVICT_DROP", "PREFETCH", "ADVISE". */
+const char *tmm_action_name(enum tmm_action_type type);
+
+#endif /* TMM_PLAN_H */

@@ -1,0 +1,28 @@
+/*
+ * planner.h — choosing a planner by name (TENSORMM_POLICY).
+ *
+ * Every planner is a pure function: one recorded iteration and the device
+ * it will run on in, a plan out.  No CUDA, no globals, no I/O.
+ */
+#ifndef TMM_PLANNER_H
+#define TMM_PLANNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+#include "trace.h"
+
+struct tmm_planner_input {
+	const struct tmm_trace *trace; /* the measured iteration */
+	uint64_t budget;	       /* device bytes the plan must fit in */
+};
+
+/*
+ * Makes the plan of policy `policy` into *out (initialised here).  Returns
+ * 0, -EINVAL for an unknown policy (message in err), or -ENOMEM.
+ */
+int tmm_planner_make(const char *policy, const struct tmm_planner_input *in,
+		     struct tmm_plan *out, char *err, size_t errlen);
+
+#endif /* TMM_PLANNER_H */

@@ -1,0 +1,434 @@
+/*
+ * test_tracker.c — what the access tracker records.
+ *
+ * A small iteration of pure ops, an in-place update and a direct access
+ * runs several times: the keys must be stable across iterations (handle
+ * for tensors made outside, creation order for tensors made inside), each
+ * access must carry its op, direction and time, the lineage must be in the
+ * trace, the arrays must stop growing after the first iteration, and the
+ * ideal times of a run under memory pressure must equal those of the
+ * unconstrained run (the stall is taken out).  The trace file must read
+ * back what was recorded.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tensormm.h"
+#include "context.h"
+#include "trace_file.h"
+#include "tracker.h"
+
+#define ELEMS 4096 /* 16 KiB of uint32 per tensor */
+
+static int fill(void *const *in, void *const *out, void *user, void *stream)
+{
+	const uint32_t *w = in[0];
+	uint32_t *o = out[0];
+
+	(void)user;
+	(void)stream;
+	for (uint32_t k = 0; k < ELEMS; k++)
+		o[k] = w[k] * 3u + k;
+	return 0;
+}
+
+static int add(void *const *in, void *const *out, void *user, void *stream)
+{
+	const uint32_t *a = in[0], *b = in[1];
+	uint32_t *o = out[0];
+
+	(void)user;
+	(void)stream;
+	for (uint32_t k = 0; k < ELEMS; k++)
+		o[k] = a[k] + (b[k] << 1);
+	return 0;
+}
+
+static int bump(void *const *in, void *const *out, void *user, void *stream)
+{
+	uint32_t *o = out[0];
+
+	(void)in;
+	(void)user;
+	(void)stream;
+	for (uint32_t k = 0; k < ELEMS; k++)
+		o[k] += 1;
+	return 0;
+}
+
+static void run_op(tmm_ctx *ctx, const char *name, unsigned flags,
+		   tmm_run_fn fn, const tmm_tensor *in, unsigned n_in,
+		   const tmm_tensor *out, unsigned n_out)
+{
+	tmm_op op = {
+		.name = name, .kind = TMM_OP_ELEMENTWISE, .flags = flags,
+		.inputs = in, .n_inputs = n_in, .outputs = out,
+		.n_outputs = n_out, .run = fn,
+		.cost = { 2.0 * ELEMS, 12.0 * ELEMS },
+	};
+
+	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s: %s", name,
+		      tmm_last_error(ctx));
+}
+
+/*
+ * One iteration: a = fill(w); b = add(a, w); b += 1 (in place);
+ * direct write of c; destroy a, b, c.
+ */
+static void small_iteration(tmm_ctx *ctx, tmm_tensor w)
+{
+	tmm_tensor a, b, c, in2[2];
+	void *p;
+
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, ELEMS * 4, TMM_ACTIVATION,
+					   "a", &a), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, ELEMS * 4, TMM_ACTIVATION,
+					   "b", &b), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, ELEMS * 4, TMM_SCRATCH, "c",
+					   &c), 0);
+	run_op(ctx, "fill", TMM_OP_PURE, fill, &w, 1, &a, 1);
+	in2[0] = a;
+	in2[1] = w;
+	run_op(ctx, "add", TMM_OP_PURE, add, in2, 2, &b, 1);
+	run_op(ctx, "bump", 0, bump, &b, 1, &b, 1);
+	ck_assert_int_eq(tmm_acquire(ctx, c, TMM_WRITE, &p), 0);
+	memset(p, 7, ELEMS * 4);
+	ck_assert_int_eq(tmm_release(ctx, c), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, a), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, b), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, c), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+}
+
+static tmm_tensor make_weight(tmm_ctx *ctx)
+{
+	static uint32_t v[ELEMS];
+	tmm_tensor w;
+
+	for (uint32_t k = 0; k < ELEMS; k++)
+		v[k] = k * 2654435761u;
+	ck_assert_int_eq(tmm_tensor_create(ctx, sizeof(v), TMM_PERSISTENT, "w",
+					   &w), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, w, 0, v, sizeof(v)), 0);
+	return w;
+}
+
+static uint32_t find_tensor(const struct tmm_trace *t, const char *name)
+{
+	for (uint32_t i = 0; i < t->n_tensors; i++)
+		if (!strcmp(tmm_trace_str(t, t->tensors[i].name), name))
+			return i;
+	ck_abort_msg("tensor %s is not in the trace", name);
+	return TMM_TRACE_NONE;
+}
+
+START_TEST(records_accesses_ops_and_lineage)
+{
+	tmm_ctx *ctx;
+	tmm_tensor w;
+	const struct tmm_trace *t;
+	const struct tmm_trace_access *ac;
+	uint32_t iw, ia, ib, ic;
+	char err[256];
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap"), 0);
+	w = make_weight(ctx);
+	ck_assert_ptr_null(tmm_tracker_first(ctx));
+	small_iteration(ctx, w);
+	t = tmm_tracker_first(ctx);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(tmm_trace_validate(t, err, sizeof(err)), 0);
+	ck_assert_uint_eq(t->iteration, 1);
+	ck_assert_uint_eq(t->n_ops, 3);
+	/* fill: w, a; add: a, w, b; bump: b (read and written once);
+	 * the direct write of c. */
+	ck_assert_uint_eq(t->n_accesses, 2 + 3 + 1 + 1);
+	iw = find_tensor(t, "w");
+	ia = find_tensor(t, "a");
+	ib = find_tensor(t, "b");
+	ic = find_tensor(t, "c");
+
+	/* Keys: the handle for w, made outside; creation order inside. */
+	ck_assert_uint_eq(t->tensors[iw].key, w.id);
+	ck_assert_uint_eq(t->tensors[ia].key, tmm_key_of_ordinal(0));
+	ck_assert_uint_eq(t->tensors[ib].key, tmm_key_of_ordinal(1));
+	ck_assert_uint_eq(t->tensors[ic].key, tmm_key_of_ordinal(2));
+	ck_assert_uint_eq(t->tensors[iw].flags, 0);
+	ck_assert_uint_eq(t->tensors[ia].flags,
+			  TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE);
+	ck_assert_uint_le(t->tensors[ia].alloc_ns, t->tensors[ia].free_ns);
+	ck_assert_uint_eq(t->tensors[ia].bytes, ELEMS * 4);
+	ck_assert_uint_eq(t->tensors[ic].kind, TMM_SCRATCH);
+
+	/* Accesses in order, with op and direction. */
+	ac = t->accesses;
+	ck_assert_uint_eq(ac[0].tensor, iw);
+	ck_assert_uint_eq(ac[0].flags, TMM_TA_READ);
+	ck_assert_uint_eq(ac[1].tensor, ia);
+	ck_assert_uint_eq(ac[1].flags, TMM_TA_WRITE);
+	ck_assert_uint_eq(ac[0].op, 0);
+	ck_assert_uint_eq(ac[2].op, 1);
+	ck_assert_uint_eq(ac[4].tensor, ib);
+	ck_assert_uint_eq(ac[5].tensor, ib);
+	ck_assert_uint_eq(ac[5].op, 2);
+	ck_assert_uint_eq(ac[5].flags, TMM_TA_READ | TMM_TA_WRITE);
+	ck_assert_uint_eq(ac[6].tensor, ic);
+	ck_assert_uint_eq(ac[6].op, TMM_TRACE_NONE);
+	ck_assert_uint_eq(ac[6].flags, TMM_TA_WRITE);
+	for (uint32_t k = 0; k < t->n_accesses; k++) {
+		ck_assert_uint_le(ac[k].begin_ns, ac[k].end_ns);
+		if (k)
+			ck_assert_uint_le(ac[k - 1].begin_ns, ac[k].begin_ns);
+	}
+	ck_assert_uint_gt(ac[1].device_in_use, 0);
+
+	/* Ops: names, flags, durations, inputs then outputs. */
+	ck_assert_str_eq(tmm_trace_str(t, t->ops[1].name), "add");
+	ck_assert_uint_eq(t->ops[1].flags, TMM_OP_PURE);
+	ck_assert_uint_eq(t->ops[2].flags, 0);
+	ck_assert_uint_gt(t->ops[1].end_ns, t->ops[1].begin_ns);
+	ck_assert_uint_eq(t->ops[1].n_inputs, 2);
+	ck_assert_uint_eq(t->ops[1].n_outputs, 1);
+	ck_assert_uint_eq(t->op_tensors[t->ops[1].first + 0], ia);
+	ck_assert_uint_eq(t->op_tensors[t->ops[1].first + 1], iw);
+	ck_assert_uint_eq(t->op_tensors[t->ops[1].first + 2], ib);
+
+	/* Lineage: who made each tensor last. */
+	ck_assert_uint_eq(t->tensors[ia].producer, 0);
+	ck_assert_uint_eq(t->tensors[ib].producer, 2);
+	ck_assert_uint_eq(t->tensors[iw].producer, TMM_TRACE_NONE);
+	ck_assert_uint_eq(t->tensors[ic].producer, TMM_TRACE_NONE);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* The sequence of keys of a trace's accesses. */
+static uint64_t *access_keys(const struct tmm_trace *t)
+{
+	uint64_t *k = malloc(sizeof(uint64_t) * (t->n_accesses + 1));
+
+	ck_assert_ptr_nonnull(k);
+	for (uint32_t i = 0; i < t->n_accesses; i++)
+		k[i] = t->tensors[t->accesses[i].tensor].key;
+	return k;
+}
+
+START_TEST(keys_are_stable_and_arrays_stop_growing)
+{
+	tmm_ctx *ctx;
+	tmm_tensor w;
+	uint64_t *first, grows;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap"), 0);
+	w = make_weight(ctx);
+	small_iteration(ctx, w);
+	first = access_keys(tmm_tracker_first(ctx));
+	small_iteration(ctx, w);
+	grows = tmm_tracker_grows(ctx);
+	for (int i = 0; i < 5; i++) {
+		const struct tmm_trace *cur;
+		uint64_t *keys;
+
+		small_iteration(ctx, w);
+		cur = tmm_tracker_current(ctx);
+		ck_assert_uint_eq(cur->iteration, 3 + (unsigned)i);
+		ck_assert_uint_eq(cur->n_accesses,
+				  tmm_tracker_first(ctx)->n_accesses);
+		keys = access_keys(cur);
+		ck_assert_mem_eq(keys, first,
+				 sizeof(uint64_t) * cur->n_accesses);
+		free(keys);
+	}
+	/* The hot path allocates nothing once the first iterations have
+	 * sized the arrays. */
+	ck_assert_uint_eq(tmm_tracker_grows(ctx), grows);
+	ck_assert_uint_gt(grows, 0);
+	free(first);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+START_TEST(nothing_is_recorded_outside_iterations)
+{
+	tmm_ctx *ctx;
+	tmm_tensor w, a;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap"), 0);
+	w = make_weight(ctx);
+	ck_assert_int_eq(tmm_tensor_create(ctx, ELEMS * 4, TMM_ACTIVATION,
+					   "a", &a), 0);
+	run_op(ctx, "fill", TMM_OP_PURE, fill, &w, 1, &a, 1);
+	ck_assert(!tmm_tracker_recording(ctx));
+	ck_assert_ptr_null(tmm_tracker_first(ctx));
+	ck_assert_uint_eq(tmm_tracker_current(ctx)->n_accesses, 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/*
+ * A chain where op i reads t[i-1] and t[i/2], so that under a small
+ * budget old tensors are swapped out and brought back on demand.
+ */
+#define CHAIN 24
+
+static void chain_iteration(tmm_ctx *ctx, tmm_tensor w)
+{
+	tmm_tensor t[CHAIN];
+
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	for (int i = 0; i < CHAIN; i++)
+		ck_assert_int_eq(tmm_tensor_create(ctx, ELEMS * 4,
+						   TMM_ACTIVATION, NULL,
+						   &t[i]), 0);
+	run_op(ctx, "fill", TMM_OP_PURE, fill, &w, 1, &t[0], 1);
+	for (int i = 1; i < CHAIN; i++) {
+		tmm_tensor in[2] = { t[i - 1], t[i / 2] };
+
+		run_op(ctx, "add", TMM_OP_PURE, add, in, 2, &t[i], 1);
+	}
+	for (int i = CHAIN - 1; i >= 0; i--) {
+		tmm_tensor in[2] = { t[i], t[CHAIN - 1 - i] };
+
+		run_op(ctx, "add", TMM_OP_PURE, add, in, 2, &t[i], 1);
+	}
+	for (int i = 0; i < CHAIN; i++)
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, t[i]), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+}
+
+static struct tmm_trace chain_trace(const char *config, uint64_t *stall)
+{
+	struct tmm_trace copy;
+	tmm_ctx *ctx;
+	tmm_tensor w;
+
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	w = make_weight(ctx);
+	chain_iteration(ctx, w);
+	ck_assert_int_eq(tmm_trace_copy(&copy, tmm_tracker_first(ctx)), 0);
+	*stall = copy.stall_ns;
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	return copy;
+}
+
+START_TEST(ideal_times_take_the_stall_out)
+{
+	uint64_t stall_free, stall_tight;
+	struct tmm_trace free_run = chain_trace("backend=sim,mode=swap",
+						&stall_free);
+	struct tmm_trace tight = chain_trace("backend=sim,mode=swap,"
+					     "budget=96KiB", &stall_tight);
+	uint64_t op_stall = 0;
+	uint32_t evictions = 0;
+
+	ck_assert_uint_eq(stall_free, 0);
+	ck_assert_uint_gt(stall_tight, 0);
+	ck_assert_uint_eq(tight.n_ops, free_run.n_ops);
+	ck_assert_uint_eq(tight.n_accesses, free_run.n_accesses);
+	for (uint32_t i = 0; i < tight.n_ops; i++) {
+		/* The same op at the same ideal time, whatever it waited. */
+		ck_assert_uint_eq(tight.ops[i].begin_ns,
+				  free_run.ops[i].begin_ns);
+		ck_assert_uint_eq(tight.ops[i].end_ns, free_run.ops[i].end_ns);
+		op_stall += tight.ops[i].stall_ns;
+	}
+	ck_assert_uint_gt(op_stall, 0);
+	ck_assert_uint_le(op_stall, stall_tight);
+	/* What the runtime did is in the trace too. */
+	for (uint32_t i = 0; i < tight.n_events; i++)
+		evictions += tight.events[i].kind == TMM_EV_PASSIVE_EVICT;
+	ck_assert_uint_gt(evictions, 0);
+	ck_assert_uint_eq(free_run.n_events, 0);
+	tmm_trace_free(&free_run);
+	tmm_trace_free(&tight);
+}
+END_TEST
+
+START_TEST(trace_file_reads_back_every_iteration)
+{
+	char path[] = "/tmp/test_tracker_XXXXXX", config[128], err[512];
+	struct tmm_trace_file_info info;
+	struct tmm_trace_reader *r;
+	struct tmm_trace got, first;
+	tmm_ctx *ctx;
+	tmm_tensor w;
+	int fd = mkstemp(path), n = 0, rc;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(config, sizeof(config), "backend=sim,mode=swap,budget=96KiB,"
+		 "trace=%s", path);
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	w = make_weight(ctx);
+	for (int i = 0; i < 3; i++)
+		chain_iteration(ctx, w);
+	ck_assert_int_eq(tmm_trace_copy(&first, tmm_tracker_first(ctx)), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+
+	ck_assert_msg(tmm_trace_reader_open(path, &r, &info, err,
+					    sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(info.backend, "sim");
+	ck_assert_uint_eq(info.simulated, 1);
+	ck_assert_uint_eq(info.budget, 96 * 1024);
+	while ((rc = tmm_trace_reader_next(r, &got, err, sizeof(err))) == 1) {
+		n++;
+		ck_assert_uint_eq(got.iteration, (unsigned)n);
+		ck_assert_uint_eq(got.n_accesses, first.n_accesses);
+		ck_assert_uint_eq(got.n_ops, first.n_ops);
+		if (n == 1) {
+			ck_assert_mem_eq(got.accesses, first.accesses,
+					 sizeof(*got.accesses) *
+						 got.n_accesses);
+			ck_assert_mem_eq(got.ops, first.ops,
+					 sizeof(*got.ops) * got.n_ops);
+			ck_assert_uint_eq(got.n_events, first.n_events);
+		}
+		tmm_trace_free(&got);
+	}
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_int_eq(n, 3);
+	tmm_trace_reader_close(r);
+	tmm_trace_free(&first);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(unwritable_trace_file_fails_creation)
+{
+	tmm_ctx *ctx;
+
+	ck_assert_int_lt(tmm_ctx_create(&ctx, "backend=sim,trace=/nonexistent"
+					      "/dir/trace.tmm"), 0);
+	ck_assert_ptr_nonnull(strstr(tmm_last_error(NULL), "/nonexistent"));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("tracker");
+	TCase *tc = tcase_create("tracker");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, records_accesses_ops_and_lineage);
+	tcase_add_test(tc, keys_are_stable_and_arrays_stop_growing);
+	tcase_add_test(tc, nothing_is_recorded_outside_iterations);
+	tcase_add_test(tc, ideal_times_take_the_stall_out);
+	tcase_add_test(tc, trace_file_reads_back_every_iteration);
+	tcase_add_test(tc, unwritable_trace_file_fails_creation);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
