@@ -139,13 +139,11 @@ void tmm_guide_plan_if_due(struct tmm_ctx *ctx)
 		make_plan(ctx);
 }
 
-void tmm_guide_before_access(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_guide *g = ctx->guide;
 	uint32_t a = t->pending_prefetch;
 
-	if (a == TMM_PLAN_NONE)
-		return;
 	t->pending_prefetch = TMM_PLAN_NONE;
 	/* Capuchin §4.4's feedback: the prefetch was too late. */
 	if (t->state == TMM_TS_SWAPPING_IN && g->installed &&

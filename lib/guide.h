@@ -41,11 +41,19 @@ void tmm_guide_iteration_end(struct tmm_ctx *ctx);
  * configured planner makes the plan of the next ones. */
 void tmm_guide_plan_if_due(struct tmm_ctx *ctx);
 
+void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
 /*
  * A tensor is about to be accessed: notes, for the feedback of the
  * prefetch that was meant to bring it in, whether it is still arriving.
+ * Inline: it is on every access, and almost always has nothing to do.
  */
-void tmm_guide_before_access(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+static inline void tmm_guide_before_access(struct tmm_ctx *ctx,
+					   struct tmm_tensor_rec *t)
+{
+	if (t->pending_prefetch != TMM_PLAN_NONE)
+		tmm_guide_note_prefetch(ctx, t);
+}
 
 /*
  * Accesses [first, first + n) were recorded: checks them against the plan

@@ -109,9 +109,9 @@ void tmm_lineage_record(struct tmm_ctx *ctx, const tmm_op *op,
 {
 	struct tmm_lineage *lin = ctx->lineage;
 	const char *name = op->name ? op->name : "(unnamed)";
-	size_t name_len = strlen(name) + 1;
 	bool pure = (op->flags & TMM_OP_PURE) && lin->epoch &&
 		    tmm_tracker_recording(ctx) && op->run;
+	size_t name_len = pure ? strlen(name) + 1 : 0;
 	struct lineage_op *l;
 	uint32_t index = 0;
 

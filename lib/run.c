@@ -178,7 +178,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		ptrs[i] = recs[i]->dev;
 	}
 
-	start_ns = be->ops->now_ns(be);
+	start_ns = ctx->in_iteration ? be->ops->now_ns(be) : 0;
 	rc = be->ops->kernel_begin(be, &op->cost);
 	if (rc < 0) {
 		rc = tmm_fail(ctx, rc, "%s", be->error);
@@ -203,14 +203,25 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	ctx->c.compute_ns += ns;
 	ctx->c.ops++;
 	ctx->c.accesses += n;
-	tmm_lineage_record(ctx, op, recs, flags, n);
-	tmm_tracker_op(ctx, op, recs, flags, n, start_ns, ns,
-		       ctx->c.stall_ns - stall_before, &first_access,
-		       &n_accesses);
 	for (i = 0; i < n; i++) {
 		tmm_mover_touch(ctx, recs[i]);
 		recs[i]->regenerated = false; /* used: an ordinary tensor */
 	}
+	if (!ctx->in_iteration) {
+		/* Nothing is recorded or planned outside iterations; the
+		 * outputs' bytes are new all the same. */
+		for (i = op->n_inputs; i < n; i++) {
+			recs[i]->version++;
+			recs[i]->producer_epoch = 0;
+		}
+		unpin(recs, n);
+		tmm_mover_progress(ctx);
+		return 0;
+	}
+	tmm_lineage_record(ctx, op, recs, flags, n);
+	tmm_tracker_op(ctx, op, recs, flags, n, start_ns, ns,
+		       ctx->c.stall_ns - stall_before, &first_access,
+		       &n_accesses);
 	unpin(recs, n);
 	/* Step 5 of DESIGN.md's data flow: the plan's actions for these
 	 * accesses, now that the op's tensors are free to move. */

@@ -196,6 +196,17 @@ START_TEST(bad_arguments_say_what_is_wrong)
 		ck_assert_int_eq(tmm_run(ctx, &op), -EINVAL);
 		contains(tmm_last_error(ctx), "no run callback");
 	}
+	{
+		tmm_op op = { .name = "flags", .outputs = &t, .n_outputs = 1,
+			      .run = copy_in0, .flags = 0x8 };
+
+		ck_assert_int_eq(tmm_run(ctx, &op), -EINVAL);
+		contains(tmm_last_error(ctx), "unknown flags 0x8");
+		op.flags = 0;
+		op.n_outputs = TMM_OP_MAX_TENSORS + 1;
+		ck_assert_int_eq(tmm_run(ctx, &op), -EINVAL);
+		contains(tmm_last_error(ctx), "at most");
+	}
 	/* Unbalanced iteration markers. */
 	ck_assert_int_eq(tmm_iteration_end(ctx), -EINVAL);
 	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
@@ -207,6 +218,19 @@ START_TEST(bad_arguments_say_what_is_wrong)
 
 		ck_assert_int_eq(tmm_stats_get(ctx, &st), -EINVAL);
 		ck_assert_int_eq(tmm_stats_get(ctx, NULL), -EINVAL);
+	}
+	/* A caller built against version 1 gets its shorter struct filled
+	 * and nothing written past it. */
+	{
+		struct tmm_stats st;
+
+		memset(&st, 0xab, sizeof(st));
+		st.version = 1;
+		ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+		ck_assert_uint_eq(st.version, 1);
+		ck_assert_uint_eq(st.budget, 1u << 20);
+		ck_assert_uint_eq(st.iterations, 1);
+		ck_assert_uint_eq(st.drops, 0xababababababababull);
 	}
 }
 END_TEST
@@ -300,12 +324,16 @@ START_TEST(stats_print_text_and_json)
 	contains(text.buf, "SIMULATED");
 	contains(text.buf, "p100-pcie3-16g");
 	contains(text.buf, "swap out");
+	contains(text.buf, "recompute");
+	contains(text.buf, "iterations guided");
 	ck_assert_int_eq(tmm_stats_print(ctx, to_sink, &json, TMM_STATS_JSON),
 			 0);
 	ck_assert_int_eq(json.buf[0], '{');
 	ck_assert_str_eq(json.buf + json.len - 2, "}\n");
 	contains(json.buf, "\"simulated\":true");
 	contains(json.buf, "\"budget\":1048576");
+	contains(json.buf, "\"plan_divergences\":0");
+	contains(json.buf, "\"version\":2");
 	/* Balanced, and no key twice in a row without a comma. */
 	for (size_t k = 0; k < json.len; k++) {
 		depth += json.buf[k] == '{';
@@ -324,6 +352,8 @@ START_TEST(strerror_names_codes)
 	contains(tmm_strerror(-EBADF), "handle");
 	contains(tmm_strerror(-ENOMEM), "memory");
 	contains(tmm_strerror(-ENODATA), "never written");
+	contains(tmm_strerror(-EBADMSG), "corrupt");
+	contains(tmm_strerror(-EAGAIN), "iteration");
 	ck_assert_str_eq(tmm_strerror(-12345), "unknown error");
 }
 END_TEST
