@@ -125,8 +125,9 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.type = TMM_TYPE_CHOICE,
 		.def = "none",
 		.accepted = "none",
-		.help = "the planner that decides evictions and prefetches "
-			"ahead of time; none = liveness only",
+		.help = "the planner that turns the first iteration's trace "
+			"into the plan of the next ones; none = no actions "
+			"(passive mode)",
 		.since = "0.1",
 		.choices = policy_choices,
 	},
@@ -219,8 +220,9 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.type = TMM_TYPE_STRING,
 		.def = "",
 		.accepted = "a file path, or nothing for off",
-		.help = "file that receives a trace of every access and "
-			"action; empty = off",
+		.help = "file that receives each iteration's accesses, ops "
+			"and runtime actions (docs/trace-format.md); empty = "
+			"off",
 		.since = "0.1",
 	},
 	[TMM_T_LOG] = {
