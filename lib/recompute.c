@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "recompute.h"
+#include "grow.h"
 #include "mover.h"
 #include "tracker.h"
 
@@ -38,30 +39,11 @@ struct tmm_lineage {
 	uint64_t *versions; /* inputs: their version when the op ran;
 			     * outputs: their size, for a throwaway buffer
 			     * once the output itself is gone */
-	uint32_t n_refs, cap_refs;
+	uint32_t n_refs, cap_refs, cap_versions;
 	char *names;
 	uint32_t names_len, cap_names;
 	unsigned depth;	    /* regenerations under way, nested */
 };
-
-static bool grow(void **arr, uint32_t *cap, uint64_t need, size_t size)
-{
-	uint64_t n;
-	void *p;
-
-	if (need <= *cap)
-		return true;
-	if (need > UINT32_MAX / 2)
-		return false;
-	for (n = *cap ? *cap : 64; n < need; n *= 2)
-		;
-	p = realloc(*arr, n * size);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = (uint32_t)n;
-	return true;
-}
 
 int tmm_lineage_create(struct tmm_ctx *ctx)
 {
@@ -116,23 +98,15 @@ void tmm_lineage_record(struct tmm_ctx *ctx, const tmm_op *op,
 	uint32_t index = 0;
 
 	if (pure &&
-	    (!grow((void **)&lin->ops, &lin->cap_ops, lin->n_ops + 1ull,
-		   sizeof(*lin->ops)) ||
-	     !grow((void **)&lin->handles, &lin->cap_refs,
-		   (uint64_t)lin->n_refs + n, sizeof(*lin->handles)) ||
-	     !grow((void **)&lin->names, &lin->cap_names,
-		   (uint64_t)lin->names_len + name_len, 1)))
+	    (!tmm_grow((void **)&lin->ops, &lin->cap_ops, lin->n_ops + 1ull,
+		       sizeof(*lin->ops)) ||
+	     !tmm_grow((void **)&lin->handles, &lin->cap_refs,
+		       (uint64_t)lin->n_refs + n, sizeof(*lin->handles)) ||
+	     !tmm_grow((void **)&lin->versions, &lin->cap_versions,
+		       (uint64_t)lin->n_refs + n, sizeof(*lin->versions)) ||
+	     !tmm_grow((void **)&lin->names, &lin->cap_names,
+		       (uint64_t)lin->names_len + name_len, 1)))
 		pure = false; /* out of memory: its outputs stay undroppable */
-	if (pure) {
-		/* versions[] follows handles[]'s capacity. */
-		void *p = realloc(lin->versions,
-				  sizeof(*lin->versions) * lin->cap_refs);
-
-		if (p)
-			lin->versions = p;
-		else
-			pure = false;
-	}
 	if (pure) {
 		index = lin->n_ops++;
 		l = &lin->ops[index];

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "tracker.h"
+#include "grow.h"
 #include "pool.h"
 #include "trace_file.h"
 
@@ -39,32 +40,11 @@ struct tmm_tracker {
 	struct tmm_trace_writer *file; /* TENSORMM_TRACE, or NULL */
 };
 
-/* Grows *arr to hold `need` elements of `size` bytes.  Returns false (and
- * leaves the array as it was) when the host has no memory. */
-static bool reserve(void **arr, uint32_t *cap, uint64_t need, size_t size)
-{
-	uint64_t n;
-	void *p;
-
-	if (need <= *cap)
-		return true;
-	if (need > UINT32_MAX / 2)
-		return false;
-	n = *cap ? *cap : 64;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, n * size);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = (uint32_t)n;
-	return true;
-}
-
+/* Makes room for `need` elements of a trace array, counting growths. */
 #define RESERVE(tr, field, cap, need) \
 	((need) <= (tr)->cap || \
-	 ((tr)->grows++, reserve((void **)&(tr)->cur.field, &(tr)->cap, \
-				 (need), sizeof(*(tr)->cur.field))))
+	 ((tr)->grows++, tmm_grow((void **)&(tr)->cur.field, &(tr)->cap, \
+				  (need), sizeof(*(tr)->cur.field))))
 
 static void give_up(struct tmm_ctx *ctx)
 {
@@ -250,8 +230,8 @@ void tmm_tracker_tensor_made(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (!tr->epoch)
 		return;
 	if (tr->n_made == tr->cap_made &&
-	    (tr->grows++, !reserve((void **)&tr->made, &tr->cap_made,
-				   tr->n_made + 1ull, sizeof(*tr->made)))) {
+	    (tr->grows++, !tmm_grow((void **)&tr->made, &tr->cap_made,
+				    tr->n_made + 1ull, sizeof(*tr->made)))) {
 		give_up(ctx);
 		t->made_epoch = 0;
 		return;

@@ -21,79 +21,10 @@
 #include "guide.h"
 #include "handmade_plan.h"
 #include "recompute.h"
+#include "toy_ops.h"
 #include "tracker.h"
 
-#define ELEMS 4096 /* 16 KiB of uint32 per tensor */
-#define BYTES (ELEMS * 4)
 #define CHAIN 24
-
-static int fill(void *const *in, void *const *out, void *user, void *stream)
-{
-	const uint32_t *w = in[0];
-	uint32_t *o = out[0];
-
-	(void)user;
-	(void)stream;
-	for (uint32_t k = 0; k < ELEMS; k++)
-		o[k] = w[k] * 3u + k;
-	return 0;
-}
-
-/* out = rotl(a, 5) ^ (b * 2654435761 + k): order-sensitive, so any stale
- * byte changes every later result. */
-static int mix(void *const *in, void *const *out, void *user, void *stream)
-{
-	const uint32_t *a = in[0], *b = in[1];
-	uint32_t *o = out[0];
-
-	(void)user;
-	(void)stream;
-	for (uint32_t k = 0; k < ELEMS; k++)
-		o[k] = ((a[k] << 5) | (a[k] >> 27)) ^ (b[k] * 2654435761u + k);
-	return 0;
-}
-
-/* Two outputs from one input. */
-static int split(void *const *in, void *const *out, void *user, void *stream)
-{
-	const uint32_t *a = in[0];
-	uint32_t *x = out[0], *y = out[1];
-
-	(void)user;
-	(void)stream;
-	for (uint32_t k = 0; k < ELEMS; k++) {
-		x[k] = a[k] ^ 0x5a5a5a5au;
-		y[k] = a[k] + 17u;
-	}
-	return 0;
-}
-
-static int bump(void *const *in, void *const *out, void *user, void *stream)
-{
-	uint32_t *o = out[0];
-
-	(void)in;
-	(void)user;
-	(void)stream;
-	for (uint32_t k = 0; k < ELEMS; k++)
-		o[k] += 1;
-	return 0;
-}
-
-static void run_op(tmm_ctx *ctx, const char *name, unsigned flags,
-		   tmm_run_fn fn, const tmm_tensor *in, unsigned n_in,
-		   const tmm_tensor *out, unsigned n_out)
-{
-	tmm_op op = {
-		.name = name, .kind = TMM_OP_ELEMENTWISE, .flags = flags,
-		.inputs = in, .n_inputs = n_in, .outputs = out,
-		.n_outputs = n_out, .run = fn,
-		.cost = { 4.0 * ELEMS, 12.0 * ELEMS },
-	};
-
-	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s: %s", name,
-		      tmm_last_error(ctx));
-}
 
 static tmm_ctx *make_ctx(const char *config)
 {
@@ -102,19 +33,6 @@ static tmm_ctx *make_ctx(const char *config)
 	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
 		      tmm_last_error(NULL));
 	return ctx;
-}
-
-static tmm_tensor make_weight(tmm_ctx *ctx, uint32_t salt)
-{
-	static uint32_t v[ELEMS];
-	tmm_tensor w;
-
-	for (uint32_t k = 0; k < ELEMS; k++)
-		v[k] = (k + salt) * 2654435761u;
-	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_PERSISTENT, "w",
-					   &w), 0);
-	ck_assert_int_eq(tmm_tensor_write(ctx, w, 0, v, BYTES), 0);
-	return w;
 }
 
 static struct tmm_tensor_rec *rec(tmm_ctx *ctx, tmm_tensor t)
@@ -144,23 +62,23 @@ static void chain_iteration(tmm_ctx *ctx, tmm_tensor w, uint32_t *out,
 	for (int i = 0; i < CHAIN; i++)
 		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
 						   NULL, &t[i]), 0);
-	run_op(ctx, "fill", TMM_OP_PURE, fill, &w, 1, &t[0], 1);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &t[0], 1);
 	for (int i = 1; i < CHAIN; i++) {
 		tmm_tensor in[2] = { t[i - 1], t[i / 2] };
 
 		if (i == skip)
 			in[0] = in[1] = t[0];
-		run_op(ctx, "mix", TMM_OP_PURE, mix, in, 2, &t[i], 1);
+		toy_run(ctx, "mix", TMM_OP_PURE, toy_mix, in, 2, &t[i], 1);
 	}
 	for (int i = CHAIN - 1; i >= 0; i--) {
 		tmm_tensor in[2] = { t[i], t[CHAIN - 1 - i] };
 
-		run_op(ctx, "mix_back", 0, mix, in, 2, &t[i], 1);
+		toy_run(ctx, "mix_back", 0, toy_mix, in, 2, &t[i], 1);
 	}
 	{
 		tmm_tensor in[2] = { w, t[0] };
 
-		run_op(ctx, "update", TMM_OP_BACKWARD, mix, in, 2, &w, 1);
+		toy_run(ctx, "update", TMM_OP_BACKWARD, toy_mix, in, 2, &w, 1);
 	}
 	for (int i = 0; i < CHAIN; i++) {
 		ck_assert_int_eq(tmm_tensor_read(ctx, t[i], 0,
@@ -183,7 +101,7 @@ static void train(const char *config, int style, uint32_t *results,
 		  struct tmm_stats *st)
 {
 	tmm_ctx *ctx = make_ctx(config);
-	tmm_tensor w = make_weight(ctx, 1);
+	tmm_tensor w = toy_weight(ctx, 1);
 
 	for (int it = 0; it < ITERATIONS; it++) {
 		chain_iteration(ctx, w, results + it * RESULT_ELEMS, -1);
@@ -283,7 +201,7 @@ END_TEST
 START_TEST(divergence_falls_back_to_passive_mode)
 {
 	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap,budget=160KiB");
-	tmm_tensor w = make_weight(ctx, 1), w_ref;
+	tmm_tensor w = toy_weight(ctx, 1), w_ref;
 	uint32_t *got = malloc(sizeof(uint32_t) * RESULT_ELEMS);
 	uint32_t *want = malloc(sizeof(uint32_t) * RESULT_ELEMS);
 	tmm_ctx *ref = make_ctx("backend=sim,mode=swap");
@@ -291,7 +209,7 @@ START_TEST(divergence_falls_back_to_passive_mode)
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	uint64_t actions;
 
-	w_ref = make_weight(ref, 1);
+	w_ref = toy_weight(ref, 1);
 	chain_iteration(ctx, w, got, -1);
 	chain_iteration(ref, w_ref, want, -1);
 	handmade_plan(tmm_tracker_first(ctx), HANDMADE_MIXED, 4, 3, &plan);
@@ -326,7 +244,7 @@ END_TEST
 START_TEST(late_prefetch_is_fed_back)
 {
 	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
-	tmm_tensor w = make_weight(ctx, 1);
+	tmm_tensor w = toy_weight(ctx, 1);
 	uint32_t *got = malloc(sizeof(uint32_t) * RESULT_ELEMS);
 	const struct tmm_trace *t;
 	const struct tmm_plan *installed;
@@ -365,14 +283,14 @@ static void small_iteration(tmm_ctx *ctx, tmm_tensor w)
 	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "c",
 					   &c), 0);
 	ck_assert_int_eq(tmm_tensor_write(ctx, c, 0, host, BYTES), 0);
-	run_op(ctx, "fill", TMM_OP_PURE, fill, &w, 1, &a, 1);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &a, 1);
 	in[0] = a;
 	in[1] = c;
-	run_op(ctx, "mix", 0, mix, in, 2, &b, 1);
-	run_op(ctx, "bump", TMM_OP_PURE, bump, &b, 1, &b, 1);
+	toy_run(ctx, "mix", 0, toy_mix, in, 2, &b, 1);
+	toy_run(ctx, "bump", TMM_OP_PURE, toy_bump, &b, 1, &b, 1);
 	in[0] = a;
 	in[1] = b;
-	run_op(ctx, "mix", TMM_OP_PURE, mix, in, 2, &c, 1);
+	toy_run(ctx, "mix", TMM_OP_PURE, toy_mix, in, 2, &c, 1);
 	ck_assert_int_eq(tmm_tensor_destroy(ctx, a), 0);
 	ck_assert_int_eq(tmm_tensor_destroy(ctx, b), 0);
 	ck_assert_int_eq(tmm_tensor_destroy(ctx, c), 0);
@@ -399,7 +317,7 @@ static void expect_rejected(tmm_ctx *ctx, enum tmm_action_type type,
 START_TEST(plans_that_cannot_hold_are_rejected)
 {
 	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
-	tmm_tensor w = make_weight(ctx, 1);
+	tmm_tensor w = toy_weight(ctx, 1);
 	struct tmm_plan plan;
 	uint64_t a = tmm_key_of_ordinal(0), b = tmm_key_of_ordinal(1);
 	uint64_t c = tmm_key_of_ordinal(2);
@@ -467,18 +385,18 @@ static void make_chain(tmm_ctx *ctx, tmm_tensor w, tmm_tensor *t, int n)
 	for (int i = 0; i < n; i++)
 		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
 						   NULL, &t[i]), 0);
-	run_op(ctx, "fill", TMM_OP_PURE, fill, &w, 1, &t[0], 1);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &t[0], 1);
 	for (int i = 1; i < n; i++) {
 		tmm_tensor in[2] = { t[i - 1], w };
 
-		run_op(ctx, "mix", TMM_OP_PURE, mix, in, 2, &t[i], 1);
+		toy_run(ctx, "mix", TMM_OP_PURE, toy_mix, in, 2, &t[i], 1);
 	}
 }
 
 START_TEST(recursive_and_collective_recomputation)
 {
 	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
-	tmm_tensor w = make_weight(ctx, 7), t[4];
+	tmm_tensor w = toy_weight(ctx, 7), t[4];
 	uint32_t want[4][ELEMS], got[ELEMS];
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 
@@ -511,7 +429,7 @@ START_TEST(collective_intermediates_go_first_when_memory_is_short)
 {
 	/* Room for 8 tensors: w, the chain of 6, one more. */
 	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap,budget=128KiB");
-	tmm_tensor w = make_weight(ctx, 3), t[6], ballast[4];
+	tmm_tensor w = toy_weight(ctx, 3), t[6], ballast[4];
 	uint32_t want[ELEMS], got[ELEMS];
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	void *p;
@@ -548,7 +466,7 @@ END_TEST
 START_TEST(overwriting_an_input_regenerates_its_readers_first)
 {
 	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
-	tmm_tensor w = make_weight(ctx, 5), t[3];
+	tmm_tensor w = toy_weight(ctx, 5), t[3];
 	uint32_t want1[ELEMS], want2[ELEMS], got[ELEMS];
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 
@@ -559,7 +477,7 @@ START_TEST(overwriting_an_input_regenerates_its_readers_first)
 	ck_assert_uint_eq(rec(ctx, t[0])->dropped_dependents, 1);
 	/* Update t[0] in place: t[1] must be recomputed from the old t[0]
 	 * before that. */
-	run_op(ctx, "bump", 0, bump, &t[0], 1, &t[0], 1);
+	toy_run(ctx, "bump", 0, toy_bump, &t[0], 1, &t[0], 1);
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
 	ck_assert_uint_eq(st.recomputations, 1);
 	ck_assert_uint_eq(rec(ctx, t[0])->dropped_dependents, 0);
@@ -580,7 +498,7 @@ END_TEST
 START_TEST(destroying_an_input_regenerates_its_readers_first)
 {
 	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
-	tmm_tensor w = make_weight(ctx, 9), t[3];
+	tmm_tensor w = toy_weight(ctx, 9), t[3];
 	uint32_t want[ELEMS], got[ELEMS];
 
 	make_chain(ctx, w, t, 3);
@@ -600,7 +518,7 @@ END_TEST
 START_TEST(only_recomputable_tensors_are_dropped)
 {
 	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
-	tmm_tensor w = make_weight(ctx, 2), t[2], x, y, in[1];
+	tmm_tensor w = toy_weight(ctx, 2), t[2], x, y, in[1];
 	uint32_t want_x[ELEMS], got[ELEMS], bumped_y[ELEMS];
 
 	make_chain(ctx, w, t, 2);
@@ -608,7 +526,7 @@ START_TEST(only_recomputable_tensors_are_dropped)
 	ck_assert_int_eq(tmm_recompute_drop(ctx, rec(ctx, w)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx), "TMM_OP_PURE"));
 	/* Updated in place. */
-	run_op(ctx, "bump", TMM_OP_PURE, bump, &t[0], 1, &t[0], 1);
+	toy_run(ctx, "bump", TMM_OP_PURE, toy_bump, &t[0], 1, &t[0], 1);
 	ck_assert_int_eq(tmm_recompute_drop(ctx, rec(ctx, t[0])), -EINVAL);
 	/* Its input changed since (t[0] was bumped). */
 	ck_assert_int_eq(tmm_recompute_drop(ctx, rec(ctx, t[1])), -EINVAL);
@@ -633,11 +551,11 @@ START_TEST(only_recomputable_tensors_are_dropped)
 	{
 		tmm_tensor outs[2] = { x, y };
 
-		run_op(ctx, "split", TMM_OP_PURE, split, in, 1, outs, 2);
+		toy_run(ctx, "split", TMM_OP_PURE, toy_split, in, 1, outs, 2);
 	}
 	read_all(ctx, x, want_x);
 	expect_drop(ctx, x);
-	run_op(ctx, "bump", 0, bump, &y, 1, &y, 1);
+	toy_run(ctx, "bump", 0, toy_bump, &y, 1, &y, 1);
 	read_all(ctx, y, bumped_y);
 	read_all(ctx, x, got);
 	ck_assert_mem_eq(got, want_x, BYTES);

@@ -20,64 +20,12 @@
 
 #include "tensormm.h"
 #include "context.h"
+#include "toy_ops.h"
 #include "trace_file.h"
 #include "tracker.h"
 
-#define ELEMS 4096 /* 16 KiB of uint32 per tensor */
-
-static int fill(void *const *in, void *const *out, void *user, void *stream)
-{
-	const uint32_t *w = in[0];
-	uint32_t *o = out[0];
-
-	(void)user;
-	(void)stream;
-	for (uint32_t k = 0; k < ELEMS; k++)
-		o[k] = w[k] * 3u + k;
-	return 0;
-}
-
-static int add(void *const *in, void *const *out, void *user, void *stream)
-{
-	const uint32_t *a = in[0], *b = in[1];
-	uint32_t *o = out[0];
-
-	(void)user;
-	(void)stream;
-	for (uint32_t k = 0; k < ELEMS; k++)
-		o[k] = a[k] + (b[k] << 1);
-	return 0;
-}
-
-static int bump(void *const *in, void *const *out, void *user, void *stream)
-{
-	uint32_t *o = out[0];
-
-	(void)in;
-	(void)user;
-	(void)stream;
-	for (uint32_t k = 0; k < ELEMS; k++)
-		o[k] += 1;
-	return 0;
-}
-
-static void run_op(tmm_ctx *ctx, const char *name, unsigned flags,
-		   tmm_run_fn fn, const tmm_tensor *in, unsigned n_in,
-		   const tmm_tensor *out, unsigned n_out)
-{
-	tmm_op op = {
-		.name = name, .kind = TMM_OP_ELEMENTWISE, .flags = flags,
-		.inputs = in, .n_inputs = n_in, .outputs = out,
-		.n_outputs = n_out, .run = fn,
-		.cost = { 2.0 * ELEMS, 12.0 * ELEMS },
-	};
-
-	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s: %s", name,
-		      tmm_last_error(ctx));
-}
-
 /*
- * One iteration: a = fill(w); b = add(a, w); b += 1 (in place);
+ * One iteration: a = fill(w); b = mix(a, w); b += 1 (in place);
  * direct write of c; destroy a, b, c.
  */
 static void small_iteration(tmm_ctx *ctx, tmm_tensor w)
@@ -92,11 +40,11 @@ static void small_iteration(tmm_ctx *ctx, tmm_tensor w)
 					   "b", &b), 0);
 	ck_assert_int_eq(tmm_tensor_create(ctx, ELEMS * 4, TMM_SCRATCH, "c",
 					   &c), 0);
-	run_op(ctx, "fill", TMM_OP_PURE, fill, &w, 1, &a, 1);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &a, 1);
 	in2[0] = a;
 	in2[1] = w;
-	run_op(ctx, "add", TMM_OP_PURE, add, in2, 2, &b, 1);
-	run_op(ctx, "bump", 0, bump, &b, 1, &b, 1);
+	toy_run(ctx, "mix", TMM_OP_PURE, toy_mix, in2, 2, &b, 1);
+	toy_run(ctx, "bump", 0, toy_bump, &b, 1, &b, 1);
 	ck_assert_int_eq(tmm_acquire(ctx, c, TMM_WRITE, &p), 0);
 	memset(p, 7, ELEMS * 4);
 	ck_assert_int_eq(tmm_release(ctx, c), 0);
@@ -104,19 +52,6 @@ static void small_iteration(tmm_ctx *ctx, tmm_tensor w)
 	ck_assert_int_eq(tmm_tensor_destroy(ctx, b), 0);
 	ck_assert_int_eq(tmm_tensor_destroy(ctx, c), 0);
 	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
-}
-
-static tmm_tensor make_weight(tmm_ctx *ctx)
-{
-	static uint32_t v[ELEMS];
-	tmm_tensor w;
-
-	for (uint32_t k = 0; k < ELEMS; k++)
-		v[k] = k * 2654435761u;
-	ck_assert_int_eq(tmm_tensor_create(ctx, sizeof(v), TMM_PERSISTENT, "w",
-					   &w), 0);
-	ck_assert_int_eq(tmm_tensor_write(ctx, w, 0, v, sizeof(v)), 0);
-	return w;
 }
 
 static uint32_t find_tensor(const struct tmm_trace *t, const char *name)
@@ -138,7 +73,7 @@ START_TEST(records_accesses_ops_and_lineage)
 	char err[256];
 
 	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap"), 0);
-	w = make_weight(ctx);
+	w = toy_weight(ctx, 0);
 	ck_assert_ptr_null(tmm_tracker_first(ctx));
 	small_iteration(ctx, w);
 	t = tmm_tracker_first(ctx);
@@ -189,7 +124,7 @@ START_TEST(records_accesses_ops_and_lineage)
 	ck_assert_uint_gt(ac[1].device_in_use, 0);
 
 	/* Ops: names, flags, durations, inputs then outputs. */
-	ck_assert_str_eq(tmm_trace_str(t, t->ops[1].name), "add");
+	ck_assert_str_eq(tmm_trace_str(t, t->ops[1].name), "mix");
 	ck_assert_uint_eq(t->ops[1].flags, TMM_OP_PURE);
 	ck_assert_uint_eq(t->ops[2].flags, 0);
 	ck_assert_uint_gt(t->ops[1].end_ns, t->ops[1].begin_ns);
@@ -226,7 +161,7 @@ START_TEST(keys_are_stable_and_arrays_stop_growing)
 	uint64_t *first, grows;
 
 	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap"), 0);
-	w = make_weight(ctx);
+	w = toy_weight(ctx, 0);
 	small_iteration(ctx, w);
 	first = access_keys(tmm_tracker_first(ctx));
 	small_iteration(ctx, w);
@@ -260,10 +195,10 @@ START_TEST(nothing_is_recorded_outside_iterations)
 	tmm_tensor w, a;
 
 	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap"), 0);
-	w = make_weight(ctx);
+	w = toy_weight(ctx, 0);
 	ck_assert_int_eq(tmm_tensor_create(ctx, ELEMS * 4, TMM_ACTIVATION,
 					   "a", &a), 0);
-	run_op(ctx, "fill", TMM_OP_PURE, fill, &w, 1, &a, 1);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &a, 1);
 	ck_assert(!tmm_tracker_recording(ctx));
 	ck_assert_ptr_null(tmm_tracker_first(ctx));
 	ck_assert_uint_eq(tmm_tracker_current(ctx)->n_accesses, 0);
@@ -286,16 +221,16 @@ static void chain_iteration(tmm_ctx *ctx, tmm_tensor w)
 		ck_assert_int_eq(tmm_tensor_create(ctx, ELEMS * 4,
 						   TMM_ACTIVATION, NULL,
 						   &t[i]), 0);
-	run_op(ctx, "fill", TMM_OP_PURE, fill, &w, 1, &t[0], 1);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &t[0], 1);
 	for (int i = 1; i < CHAIN; i++) {
 		tmm_tensor in[2] = { t[i - 1], t[i / 2] };
 
-		run_op(ctx, "add", TMM_OP_PURE, add, in, 2, &t[i], 1);
+		toy_run(ctx, "mix", TMM_OP_PURE, toy_mix, in, 2, &t[i], 1);
 	}
 	for (int i = CHAIN - 1; i >= 0; i--) {
 		tmm_tensor in[2] = { t[i], t[CHAIN - 1 - i] };
 
-		run_op(ctx, "add", TMM_OP_PURE, add, in, 2, &t[i], 1);
+		toy_run(ctx, "mix", TMM_OP_PURE, toy_mix, in, 2, &t[i], 1);
 	}
 	for (int i = 0; i < CHAIN; i++)
 		ck_assert_int_eq(tmm_tensor_destroy(ctx, t[i]), 0);
@@ -310,7 +245,7 @@ static struct tmm_trace chain_trace(const char *config, uint64_t *stall)
 
 	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
 		      tmm_last_error(NULL));
-	w = make_weight(ctx);
+	w = toy_weight(ctx, 0);
 	chain_iteration(ctx, w);
 	ck_assert_int_eq(tmm_trace_copy(&copy, tmm_tracker_first(ctx)), 0);
 	*stall = copy.stall_ns;
@@ -367,7 +302,7 @@ START_TEST(trace_file_reads_back_every_iteration)
 		 "trace=%s", path);
 	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
 		      tmm_last_error(NULL));
-	w = make_weight(ctx);
+	w = toy_weight(ctx, 0);
 	for (int i = 0; i < 3; i++)
 		chain_iteration(ctx, w);
 	ck_assert_int_eq(tmm_trace_copy(&first, tmm_tracker_first(ctx)), 0);

@@ -1,0 +1,33 @@
+/*
+ * toy_ops.h — small ops on 16 KiB tensors of uint32, shared by the tests
+ * of the tracker and of plans.
+ *
+ * Each op is cheap and order-sensitive, so a stale or misplaced byte
+ * changes every result computed from it.
+ */
+#ifndef TOY_OPS_H
+#define TOY_OPS_H
+
+#include "tensormm.h"
+
+#define ELEMS 4096 /* uint32 per tensor */
+#define BYTES (ELEMS * 4)
+
+/* out[0] = in[0] * 3 + k */
+int toy_fill(void *const *in, void *const *out, void *user, void *stream);
+/* out[0] = rotl(in[0], 5) ^ (in[1] * 2654435761 + k) */
+int toy_mix(void *const *in, void *const *out, void *user, void *stream);
+/* out[0] = in[0] ^ 0x5a5a5a5a, out[1] = in[0] + 17 */
+int toy_split(void *const *in, void *const *out, void *user, void *stream);
+/* out[0] += 1, in place */
+int toy_bump(void *const *in, void *const *out, void *user, void *stream);
+
+/* Runs one elementwise op; fails the test with the library's message. */
+void toy_run(tmm_ctx *ctx, const char *name, unsigned flags, tmm_run_fn fn,
+	     const tmm_tensor *in, unsigned n_in, const tmm_tensor *out,
+	     unsigned n_out);
+
+/* A PERSISTENT tensor "w" written with values that depend on `salt`. */
+tmm_tensor toy_weight(tmm_ctx *ctx, uint32_t salt);
+
+#endif /* TOY_OPS_H */
