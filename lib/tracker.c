@@ -384,12 +384,16 @@ void tmm_tracker_direct(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 }
 
 void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
-		       const struct tmm_tensor_rec *t)
+		       struct tmm_tensor_rec *t)
 {
 	struct tmm_tracker *tr = ctx->tracker;
 	struct tmm_trace *tc = &tr->cur;
 
 	if (!tr->epoch || tr->incomplete)
+		return;
+	/* A tensor evicted before its first access of the iteration is
+	 * listed all the same, so a timeline can say which it was. */
+	if (t && !enlist(ctx, t))
 		return;
 	if (!RESERVE(tr, events, cap_events, tc->n_events + 1ull)) {
 		give_up(ctx);
@@ -397,8 +401,7 @@ void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
 	}
 	tc->events[tc->n_events++] = (struct tmm_trace_event){
 		.kind = (uint32_t)kind,
-		.tensor = t && t->trace_epoch == tr->epoch ? t->trace_index
-							    : TMM_TRACE_NONE,
+		.tensor = t ? t->trace_index : TMM_TRACE_NONE,
 		.access = tc->n_accesses,
 		.at_ns = ctx->be.ops->now_ns(&ctx->be) - tr->begin_ns,
 	};

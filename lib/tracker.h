@@ -62,7 +62,7 @@ void tmm_tracker_direct(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 
 /* Records what the runtime did to t (NULL: to no tensor in particular). */
 void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
-		       const struct tmm_tensor_rec *t);
+		       struct tmm_tensor_rec *t);
 
 /* How many times the tracker has grown an array: constant once the
  * first iteration has sized them (the tests hold it to that). */

@@ -277,8 +277,12 @@ START_TEST(ideal_times_take_the_stall_out)
 	ck_assert_uint_gt(op_stall, 0);
 	ck_assert_uint_le(op_stall, stall_tight);
 	/* What the runtime did is in the trace too. */
-	for (uint32_t i = 0; i < tight.n_events; i++)
+	for (uint32_t i = 0; i < tight.n_events; i++) {
 		evictions += tight.events[i].kind == TMM_EV_PASSIVE_EVICT;
+		/* Every eviction names its tensor, even one not yet
+		 * accessed in the iteration. */
+		ck_assert_uint_lt(tight.events[i].tensor, tight.n_tensors);
+	}
 	ck_assert_uint_gt(evictions, 0);
 	ck_assert_uint_eq(free_run.n_events, 0);
 	tmm_trace_free(&free_run);
