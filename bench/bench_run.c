@@ -15,28 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "machine.h"
 #include "tensormm.h"
-
-static int nothing(void *const *in, void *const *out, void *user,
-		   void *stream)
-{
-	(void)in;
-	(void)out;
-	(void)user;
-	(void)stream;
-	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Times `ops` calls of one op shape; returns ns per op. */
 static double time_ops(tmm_ctx *ctx, const tmm_op *op, long ops)
@@ -45,14 +27,14 @@ static double time_ops(tmm_ctx *ctx, const tmm_op *op, long ops)
 
 	for (long k = 0; k < ops / 10; k++) /* warm up */
 		tmm_run(ctx, op);
-	t0 = now_s();
+	t0 = bench_now_s();
 	for (long k = 0; k < ops; k++) {
 		if (tmm_run(ctx, op) != 0) {
 			fprintf(stderr, "bench_run: %s\n", tmm_last_error(ctx));
 			exit(1);
 		}
 	}
-	return (now_s() - t0) * 1e9 / (double)ops;
+	return (bench_now_s() - t0) * 1e9 / (double)ops;
 }
 
 int main(int argc, char **argv)
@@ -82,11 +64,11 @@ int main(int argc, char **argv)
 		tmm_op op3 = { .name = "bench3", .kind = TMM_OP_ELEMENTWISE,
 			       .inputs = t, .n_inputs = 2,
 			       .outputs = t + 2, .n_outputs = 1,
-			       .run = nothing, .cost = { 1024, 12288 } };
+			       .run = bench_nothing, .cost = { 1024, 12288 } };
 		tmm_op op8 = { .name = "bench8", .kind = TMM_OP_MATMUL,
 			       .inputs = t, .n_inputs = 6,
 			       .outputs = t + 6, .n_outputs = 2,
-			       .run = nothing, .cost = { 1024, 12288 } };
+			       .run = bench_nothing, .cost = { 1024, 12288 } };
 
 		ns3 = time_ops(ctx, &op3, ops);
 		ns8 = time_ops(ctx, &op8, ops);

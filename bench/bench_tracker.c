@@ -19,30 +19,12 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "clock.h"
 #include "machine.h"
 #include "context.h"
 #include "tensormm.h"
 #include "tracker.h"
-
-static int nothing(void *const *in, void *const *out, void *user,
-		   void *stream)
-{
-	(void)in;
-	(void)out;
-	(void)user;
-	(void)stream;
-	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void check(tmm_ctx *ctx, int rc, const char *what)
 {
@@ -65,12 +47,12 @@ static double time_tracker(tmm_ctx *ctx, const tmm_op *op,
 		double t0;
 
 		check(ctx, tmm_iteration_begin(ctx), "iteration_begin");
-		t0 = now_s();
+		t0 = bench_now_s();
 		for (long k = 0; k < ops; k++)
 			tmm_tracker_op(ctx, op, recs, flags, 3,
 				       (uint64_t)k * 100, 50, 0, &first, &n);
 		if (it > 0) /* the first iteration sizes the arrays */
-			spent += now_s() - t0;
+			spent += bench_now_s() - t0;
 		check(ctx, tmm_iteration_end(ctx), "iteration_end");
 	}
 	return spent;
@@ -88,11 +70,11 @@ static double time_run(tmm_ctx *ctx, const tmm_op *op, long iters, long ops,
 
 		if (in_iterations)
 			check(ctx, tmm_iteration_begin(ctx), "begin");
-		t0 = now_s();
+		t0 = bench_now_s();
 		for (long k = 0; k < ops; k++)
 			check(ctx, tmm_run(ctx, op), "tmm_run");
 		if (it > 0)
-			spent += now_s() - t0;
+			spent += bench_now_s() - t0;
 		if (in_iterations)
 			check(ctx, tmm_iteration_end(ctx), "end");
 	}
@@ -133,7 +115,7 @@ int main(int argc, char **argv)
 			      .flags = TMM_OP_PURE,
 			      .inputs = t, .n_inputs = 2,
 			      .outputs = t + 2, .n_outputs = 1,
-			      .run = nothing, .cost = { 1024, 12288 } };
+			      .run = bench_nothing, .cost = { 1024, 12288 } };
 
 		alone = time_tracker(ctx, &op, recs, iters, ops);
 		without = time_run(ctx, &op, iters, ops, false);

@@ -105,42 +105,58 @@ static int bad(char *err, size_t errlen, const struct tmm_plan *p,
 	return -EINVAL;
 }
 
-/*
- * Can the tensor be dropped after access `trigger`?  Its bytes then come
- * from the last op that wrote it before the trigger, which must be pure
- * and must not read the tensor itself (an in-place op cannot be re-run).
- */
+enum tmm_drop_verdict tmm_plan_droppable(const struct tmm_trace *t,
+					 uint32_t tensor, uint32_t after,
+					 uint32_t *writer)
+{
+	const struct tmm_trace_access *w = NULL;
+
+	for (uint32_t k = 0; k <= after && k < t->n_accesses; k++)
+		if (t->accesses[k].tensor == tensor &&
+		    (t->accesses[k].flags & TMM_TA_WRITE))
+			w = &t->accesses[k];
+	if (writer)
+		*writer = w ? (uint32_t)(w - t->accesses) : TMM_TRACE_NONE;
+	if (!w || w->op == TMM_TRACE_NONE)
+		return TMM_DROP_NO_PRODUCER;
+	if (!(t->ops[w->op].flags & TMM_OP_PURE))
+		return TMM_DROP_NOT_PURE;
+	if (w->flags & TMM_TA_READ)
+		return TMM_DROP_IN_PLACE;
+	return TMM_DROP_OK;
+}
+
 static int check_droppable(const struct tmm_plan *p, uint32_t i,
 			   const struct tmm_trace *t, uint32_t tensor,
 			   char *err, size_t errlen)
 {
-	const struct tmm_trace_op *op;
 	const char *name = tmm_trace_str(t, t->tensors[tensor].name);
-	uint32_t w = TMM_TRACE_NONE;
+	uint32_t w;
+	enum tmm_drop_verdict v =
+		tmm_plan_droppable(t, tensor, p->actions[i].trigger, &w);
+	const char *op = v == TMM_DROP_NO_PRODUCER
+		? "" : tmm_trace_str(t, t->ops[t->accesses[w].op].name);
 
-	for (uint32_t k = 0; k <= p->actions[i].trigger; k++)
-		if (t->accesses[k].tensor == tensor &&
-		    (t->accesses[k].flags & TMM_TA_WRITE))
-			w = k;
-	if (w == TMM_TRACE_NONE || t->accesses[w].op == TMM_TRACE_NONE)
+	switch (v) {
+	case TMM_DROP_OK:
+		return 0;
+	case TMM_DROP_NO_PRODUCER:
 		return bad(err, errlen, p, i,
 			   "tensor '%s' is not produced by an op in the "
 			   "iteration before the drop, so it could not be "
 			   "recomputed; swap it instead", name);
-	op = &t->ops[t->accesses[w].op];
-	if (!(op->flags & TMM_OP_PURE))
+	case TMM_DROP_NOT_PURE:
 		return bad(err, errlen, p, i,
 			   "tensor '%s' is produced by op '%s', which is not "
 			   "flagged TMM_OP_PURE, so it cannot be dropped and "
-			   "recomputed; swap it instead",
-			   name, tmm_trace_str(t, op->name));
-	if (t->accesses[w].flags & TMM_TA_READ)
+			   "recomputed; swap it instead", name, op);
+	case TMM_DROP_IN_PLACE:
+	default:
 		return bad(err, errlen, p, i,
 			   "tensor '%s' is updated in place by op '%s' (read "
 			   "and written), which cannot be re-run to recover "
-			   "it; swap it instead",
-			   name, tmm_trace_str(t, op->name));
-	return 0;
+			   "it; swap it instead", name, op);
+	}
 }
 
 int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,

@@ -78,6 +78,25 @@ int tmm_plan_add(struct tmm_plan *p, enum tmm_action_type type,
 /* Sorts the actions by trigger, keeping the order of equal triggers. */
 void tmm_plan_sort(struct tmm_plan *p);
 
+/* Can a tensor be dropped after an access, and recomputed later? */
+enum tmm_drop_verdict {
+	TMM_DROP_OK,
+	TMM_DROP_NO_PRODUCER, /* no op wrote it in the iteration before */
+	TMM_DROP_NOT_PURE,    /* its producer is not flagged TMM_OP_PURE */
+	TMM_DROP_IN_PLACE,    /* its producer also read it */
+};
+
+/*
+ * The verdict for trace tensor `tensor` after access `after`: its bytes
+ * would come from the last op that wrote it up to there, which must be
+ * pure and must not read the tensor itself (an in-place update cannot be
+ * re-run).  *writer (may be NULL) receives that write's access index, or
+ * TMM_TRACE_NONE.  Planners and the plan check share this one rule.
+ */
+enum tmm_drop_verdict tmm_plan_droppable(const struct tmm_trace *t,
+					 uint32_t tensor, uint32_t after,
+					 uint32_t *writer);
+
 /*
  * Checks a plan against the trace it was made for: the access keys match;
  * each action's trigger is an access of the trace; its tensor is in the

@@ -30,10 +30,11 @@ static void unpin(struct tmm_tensor_rec **recs, unsigned n)
 }
 
 /* Per-tensor facts of one op, from a single pass over its list. */
-#define LISTED_EARLIER TMM_TRACK_REPEAT /* the tensor appears earlier in
-					* the op's list (an output that is
-					* also an input) */
-#define WAS_EMPTY 0x2u	    /* an output that held nothing before the op */
+/* the tensor appears earlier in the op's list (an output that is also an
+ * input) */
+#define LISTED_EARLIER TMM_TRACK_REPEAT
+/* an output that held nothing before the op */
+#define WAS_EMPTY 0x2u
 
 /*
  * Marks each distinct tensor of the op with this op's clock tick, noting

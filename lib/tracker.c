@@ -25,7 +25,7 @@ struct tmm_tracker {
 	struct tmm_trace cur;	/* the iteration being recorded */
 	uint32_t cap_tensors, cap_ops, cap_op_tensors, cap_accesses;
 	uint32_t cap_events, cap_strings;
-	uint64_t epoch;		/* the iteration being recorded; 0: none */
+	uint64_t epoch;		/* iteration being recorded; 0: none */
 	uint64_t begin_ns;	/* backend clock when it began */
 	uint64_t stall_begin;	/* ctx->c.stall_ns when it began */
 	bool incomplete;	/* ran out of memory while recording */

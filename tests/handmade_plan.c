@@ -5,23 +5,6 @@
 #include <stdlib.h>
 
 #include "handmade_plan.h"
-#include "tensormm.h"
-
-/* Could the tensor be recomputed after access `at`?  The last write
- * before it must be a pure op that does not read the tensor. */
-static int recomputable(const struct tmm_trace *t, uint32_t tensor,
-			uint32_t at)
-{
-	uint32_t w = TMM_TRACE_NONE;
-
-	for (uint32_t k = 0; k <= at; k++)
-		if (t->accesses[k].tensor == tensor &&
-		    (t->accesses[k].flags & TMM_TA_WRITE))
-			w = k;
-	return w != TMM_TRACE_NONE && t->accesses[w].op != TMM_TRACE_NONE &&
-	       (t->ops[t->accesses[w].op].flags & TMM_OP_PURE) &&
-	       !(t->accesses[w].flags & TMM_TA_READ);
-}
 
 unsigned handmade_plan(const struct tmm_trace *t, enum handmade_style style,
 		       uint32_t min_gap, uint32_t ahead, struct tmm_plan *plan)
@@ -49,7 +32,8 @@ unsigned handmade_plan(const struct tmm_trace *t, enum handmade_style style,
 			continue;
 		drop = style == HANDMADE_DROP ||
 		       (style == HANDMADE_MIXED && evictions % 2 == 0);
-		drop = drop && recomputable(t, i, from);
+		drop = drop && tmm_plan_droppable(t, i, from, NULL) ==
+				       TMM_DROP_OK;
 		if (drop) {
 			ck_assert_int_eq(tmm_plan_add(plan, TMM_ACT_EVICT_DROP,
 						      from, key, to, 0), 0);
