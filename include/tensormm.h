@@ -291,13 +291,20 @@ int tmm_iteration_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 2
+#define TMM_STATS_VERSION 3
+
+/* tmm_stats.plan_state: where the context is in the plan's life. */
+enum tmm_plan_state {
+	TMM_PLAN_MEASURING = 0, /* no plan yet: passive mode, recording */
+	TMM_PLAN_GUIDED = 1,	/* following a plan */
+	TMM_PLAN_DIVERGED = 2,	/* left the plan this iteration */
+};
 
 /*
  * Counters of a context.  Set `version` to TMM_STATS_VERSION before
  * calling tmm_stats_get(); fields may be added at the end in later
- * versions, and a struct of an earlier version (1: up to compute_ns) is
- * still filled up to its last field.  Times are in nanoseconds of the backend's clock: virtual
+ * versions, and a struct of an earlier version (1: up to compute_ns; 2: up
+ * to prefetch_late) is still filled up to its last field.  Times are in nanoseconds of the backend's clock: virtual
  * nanoseconds on the simulator.
  */
 struct tmm_stats {
@@ -348,6 +355,28 @@ struct tmm_stats {
 	uint64_t plan_divergences;    /* ... and left it part-way */
 	uint64_t prefetch_late;	      /* back-accesses that found a
 				       * prefetched tensor still arriving */
+
+	/* Version 3: planning, prefetches, managed memory. */
+	uint64_t plans_made;	      /* planner runs */
+	uint64_t plan_ns;	      /* host wall-clock time of the last
+				       * planner run: real ns, even on
+				       * the sim */
+	uint64_t prefetches;	      /* prefetch actions issued */
+	uint64_t guided_passive_evictions; /* passive evictions inside
+					    * guided iterations: a plan
+					    * that did not fit */
+	uint32_t plan_state;	      /* enum tmm_plan_state */
+	uint32_t reserved;	      /* zero */
+	/* mode=uvm: the driver's work (zero in swap mode). */
+	uint64_t uvm_fault_batches;   /* fault batches serviced */
+	uint64_t uvm_faults;	      /* page faults in them */
+	uint64_t uvm_fault_bytes;     /* migrated to the device by faults */
+	uint64_t uvm_prefetch_bytes;  /* migrated to the device by prefetch */
+	uint64_t uvm_evictions;	      /* blocks the driver evicted */
+	uint64_t uvm_eviction_bytes;  /* ... and wrote back to the host */
+	uint64_t uvm_remote_bytes;    /* read or written over the bus in
+				       * place, without migrating */
+	uint64_t uvm_discard_bytes;   /* dropped with no write-back */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "guide.h"
@@ -71,6 +72,20 @@ const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx)
 	return ctx->guide->installed ? &ctx->guide->plan : NULL;
 }
 
+enum tmm_plan_state tmm_guide_state(const struct tmm_ctx *ctx)
+{
+	const struct tmm_guide *g = ctx->guide;
+
+	if (!g->installed)
+		return TMM_PLAN_MEASURING;
+	return g->diverged ? TMM_PLAN_DIVERGED : TMM_PLAN_GUIDED;
+}
+
+bool tmm_guide_following(const struct tmm_ctx *ctx)
+{
+	return ctx->guide->following && !ctx->guide->diverged;
+}
+
 void tmm_guide_iteration_begin(struct tmm_ctx *ctx)
 {
 	struct tmm_guide *g = ctx->guide;
@@ -101,11 +116,18 @@ static void make_plan(struct tmm_ctx *ctx)
 	struct tmm_planner_input in = { .trace = first,
 					.budget = ctx->budget };
 	struct tmm_plan plan;
+	struct timespec t0, t1;
 	char err[400];
+	int rc;
 
 	g->planned = true;
-	if (tmm_planner_make(ctx->cfg.policy, &in, &plan, err,
-			     sizeof(err)) < 0) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = tmm_planner_make(ctx->cfg.policy, &in, &plan, err, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ctx->c.plans_made++;
+	ctx->c.plan_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
+			 (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
+	if (rc < 0) {
 		tmm_log(ctx, TMM_LOG_WARN,
 			"no plan: %s; the next iterations run in passive mode",
 			err);
@@ -178,8 +200,10 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 				/* Needed again before it has left: keep
 				 * it. */
 				rc = tmm_mover_make_resident(ctx, t, true);
-			if (rc == 0)
+			if (rc == 0) {
 				t->pending_prefetch = index;
+				ctx->c.prefetches++;
+			}
 			break;
 		case TMM_ACT_ADVISE:
 			/* Advice is for managed memory; the pinned-copy

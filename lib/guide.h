@@ -13,6 +13,7 @@
 #ifndef TMM_GUIDE_H
 #define TMM_GUIDE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "context.h"
@@ -31,6 +32,13 @@ int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan);
 
 /* The plan being followed, with its feedback fields, or NULL. */
 const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx);
+
+/* Measuring (no plan), guided, or diverged (this or the last iteration
+ * left its plan): tmm_stats.plan_state. */
+enum tmm_plan_state tmm_guide_state(const struct tmm_ctx *ctx);
+
+/* Whether the iteration running follows a plan and has not left it. */
+bool tmm_guide_following(const struct tmm_ctx *ctx);
 
 void tmm_guide_iteration_begin(struct tmm_ctx *ctx);
 

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guide.h"
 #include "mover.h"
 #include "hostmem.h"
 #include "pool.h"
@@ -420,6 +421,8 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			return rc;
 		ctx->c.passive_evictions++;
 		ctx->c.passive_eviction_bytes += victim->bytes;
+		if (tmm_guide_following(ctx))
+			ctx->c.guided_passive_evictions++;
 		tmm_tracker_event(ctx, TMM_EV_PASSIVE_EVICT, victim);
 		tmm_log(ctx, TMM_LOG_DEBUG, "passive eviction of %zu bytes",
 			victim->bytes);

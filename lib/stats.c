@@ -13,11 +13,15 @@
 #include <string.h>
 
 #include "context.h"
+#include "guide.h"
 #include "hostmem.h"
 #include "pool.h"
 
-/* The size of struct tmm_stats in version 1. */
-#define V1_SIZE (offsetof(struct tmm_stats, compute_ns) + sizeof(uint64_t))
+/* The size of struct tmm_stats in each earlier version. */
+static const size_t version_size[] = {
+	[1] = offsetof(struct tmm_stats, compute_ns) + sizeof(uint64_t),
+	[2] = offsetof(struct tmm_stats, prefetch_late) + sizeof(uint64_t),
+};
 
 int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 {
@@ -31,15 +35,16 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_stats_get: set s->version to "
 				"TMM_STATS_VERSION (%d)", TMM_STATS_VERSION);
-	if (s->version == 1) {
-		/* A caller built against version 1 has the shorter
+	if (s->version < TMM_STATS_VERSION) {
+		/* A caller built against an earlier version has a shorter
 		 * struct: fill a whole one, hand back its prefix. */
 		struct tmm_stats full = { .version = TMM_STATS_VERSION };
+		uint32_t version = s->version;
 		int rc = tmm_stats_get(ctx, &full);
 
 		if (rc == 0) {
-			memcpy(s, &full, V1_SIZE);
-			s->version = 1;
+			memcpy(s, &full, version_size[version]);
+			s->version = version;
 		}
 		return rc;
 	}
@@ -86,6 +91,19 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 	s->guided_iterations = c->guided_iterations;
 	s->plan_divergences = c->plan_divergences;
 	s->prefetch_late = c->prefetch_late;
+	s->plans_made = c->plans_made;
+	s->plan_ns = c->plan_ns;
+	s->prefetches = c->prefetches;
+	s->guided_passive_evictions = c->guided_passive_evictions;
+	s->plan_state = tmm_guide_state(ctx);
+	s->uvm_fault_batches = c->uvm_fault_batches;
+	s->uvm_faults = c->uvm_faults;
+	s->uvm_fault_bytes = c->uvm_fault_bytes;
+	s->uvm_prefetch_bytes = c->uvm_prefetch_bytes;
+	s->uvm_evictions = c->uvm_evictions;
+	s->uvm_eviction_bytes = c->uvm_eviction_bytes;
+	s->uvm_remote_bytes = c->uvm_remote_bytes;
+	s->uvm_discard_bytes = c->uvm_discard_bytes;
 	return 0;
 }
 
@@ -124,9 +142,22 @@ static double ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
+static const char *plan_state_name(uint32_t state)
+{
+	switch (state) {
+	case TMM_PLAN_MEASURING:
+		return "measuring";
+	case TMM_PLAN_GUIDED:
+		return "guided";
+	case TMM_PLAN_DIVERGED:
+		return "diverged";
+	}
+	return "unknown";
+}
+
 static void print_text(struct printer *p, const struct tmm_stats *s)
 {
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], e[32];
 	const char *time_kind = s->simulated ? "simulated" : "measured";
 
 	emit(p, "tensormm statistics — %s backend, %s%s, mode %s\n",
@@ -170,6 +201,24 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	     (unsigned long long)s->plan_actions,
 	     (unsigned long long)s->plan_actions_skipped,
 	     (unsigned long long)s->prefetch_late);
+	emit(p, "  planner   state %s, %llu plans made, the last in %.3f ms "
+		"(host time); %llu prefetches issued; %llu passive "
+		"evictions in guided iterations\n",
+	     plan_state_name(s->plan_state), (unsigned long long)s->plans_made,
+	     ms(s->plan_ns), (unsigned long long)s->prefetches,
+	     (unsigned long long)s->guided_passive_evictions);
+	if (strcmp(s->mode, "uvm") == 0)
+		emit(p, "  uvm       %llu fault batches, %llu faults "
+			"migrating %s; prefetched %s; %llu evictions "
+			"writing back %s; remote %s; discarded %s\n",
+		     (unsigned long long)s->uvm_fault_batches,
+		     (unsigned long long)s->uvm_faults,
+		     tmm_fmt_bytes(s->uvm_fault_bytes, a, sizeof(a)),
+		     tmm_fmt_bytes(s->uvm_prefetch_bytes, b, sizeof(b)),
+		     (unsigned long long)s->uvm_evictions,
+		     tmm_fmt_bytes(s->uvm_eviction_bytes, c, sizeof(c)),
+		     tmm_fmt_bytes(s->uvm_remote_bytes, d, sizeof(d)),
+		     tmm_fmt_bytes(s->uvm_discard_bytes, e, sizeof(e)));
 	emit(p, "  ops       %llu ops, %llu tensor accesses, %llu "
 		"iterations\n",
 	     (unsigned long long)s->ops, (unsigned long long)s->accesses,
@@ -203,6 +252,12 @@ static const struct {
 	U64_FIELD(recompute_ns),      U64_FIELD(plan_actions),
 	U64_FIELD(plan_actions_skipped), U64_FIELD(guided_iterations),
 	U64_FIELD(plan_divergences),  U64_FIELD(prefetch_late),
+	U64_FIELD(plans_made),	      U64_FIELD(plan_ns),
+	U64_FIELD(prefetches),	      U64_FIELD(guided_passive_evictions),
+	U64_FIELD(uvm_fault_batches), U64_FIELD(uvm_faults),
+	U64_FIELD(uvm_fault_bytes),   U64_FIELD(uvm_prefetch_bytes),
+	U64_FIELD(uvm_evictions),     U64_FIELD(uvm_eviction_bytes),
+	U64_FIELD(uvm_remote_bytes),  U64_FIELD(uvm_discard_bytes),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)
@@ -211,9 +266,10 @@ static void print_json(struct printer *p, const struct tmm_stats *s)
 	 * hold no characters that JSON would need escaped. */
 	emit(p, "{\"version\":%u,\"simulated\":%s,\"backend\":\"%s\","
 		"\"device\":\"%s\",\"mode\":\"%s\","
-		"\"pool_fragmentation\":%.6f",
+		"\"plan_state\":\"%s\",\"pool_fragmentation\":%.6f",
 	     s->version, s->simulated ? "true" : "false", s->backend,
-	     s->device, s->mode, s->pool_fragmentation);
+	     s->device, s->mode, plan_state_name(s->plan_state),
+	     s->pool_fragmentation);
 	for (size_t i = 0; i < sizeof(json_u64_fields) /
 				       sizeof(json_u64_fields[0]);
 	     i++) {

@@ -72,6 +72,8 @@ static const char *const sim_memory_choices[] = {
 	NULL
 };
 
+static const char *const off_on_choices[] = { "off", "on", NULL };
+
 static const char *const log_choices[] = {
 	[TMM_LOG_ERROR] = "error",
 	[TMM_LOG_WARN] = "warn",
@@ -224,6 +226,28 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"and runtime actions (docs/trace-format.md); empty = "
 			"off",
 		.since = "0.1",
+	},
+	[TMM_T_HINTS] = {
+		.name = "hints",
+		.env = "TENSORMM_HINTS",
+		.type = TMM_TYPE_STRING,
+		.def = "",
+		.accepted = "a file path, or nothing for off",
+		.help = "plan file: loaded at start so the run starts guided, "
+			"written once the planner has made a plan "
+			"(docs/plan-format.md); empty = off",
+		.since = "0.1",
+	},
+	[TMM_T_STATS_SHM] = {
+		.name = "stats_shm",
+		.env = "TENSORMM_STATS_SHM",
+		.type = TMM_TYPE_CHOICE,
+		.def = "on",
+		.accepted = "on or off",
+		.help = "publish the context's live counters in a shared-"
+			"memory segment for tensormm-stat",
+		.since = "0.1",
+		.choices = off_on_choices,
 	},
 	[TMM_T_LOG] = {
 		.name = "log",
@@ -870,6 +894,12 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_TRACE:
 		return copy_string(cfg->trace, sizeof(cfg->trace), v->str, why,
 				   whylen);
+	case TMM_T_HINTS:
+		return copy_string(cfg->hints, sizeof(cfg->hints), v->str, why,
+				   whylen);
+	case TMM_T_STATS_SHM:
+		cfg->stats_shm = v->choice == 1;
+		return true;
 	case TMM_T_LOG:
 		cfg->log = (enum tmm_log_level)v->choice;
 		return true;
@@ -1212,6 +1242,12 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_TRACE:
 		text_add(&t, "%s", cfg->trace);
+		break;
+	case TMM_T_HINTS:
+		text_add(&t, "%s", cfg->hints);
+		break;
+	case TMM_T_STATS_SHM:
+		text_add_choice(&t, id, cfg->stats_shm ? 1 : 0);
 		break;
 	case TMM_T_LOG:
 		text_add_choice(&t, id, cfg->log);

@@ -36,6 +36,8 @@ enum tmm_tunable_id {
 	TMM_T_HOST_NUMA_NODE,
 	TMM_T_PINNED_POOL,
 	TMM_T_TRACE,
+	TMM_T_HINTS,
+	TMM_T_STATS_SHM,
 	TMM_T_LOG,
 	TMM_TUNABLE_COUNT
 };
@@ -61,6 +63,8 @@ struct tmm_config {
 	int host_numa_node;    /* -1: the GPU's node, else local */
 	uint64_t pinned_pool;  /* bytes of free pinned host memory cached */
 	char trace[4096];      /* "" when off */
+	char hints[4096];      /* plan file; "" when off */
+	bool stats_shm;	       /* publish live counters in shared memory */
 	enum tmm_log_level log;
 	enum tmm_source source[TMM_TUNABLE_COUNT];
 };

@@ -584,6 +584,8 @@ static const struct {
 	{ TMM_T_HOST_NUMA_NODE, "0", "1023" },
 	{ TMM_T_PINNED_POOL, "256MiB", "4097" },
 	{ TMM_T_TRACE, "/tmp/env.trace", "/tmp/config.trace" },
+	{ TMM_T_HINTS, "/tmp/env.plan", "/tmp/config.plan" },
+	{ TMM_T_STATS_SHM, "off", "on" },
 	{ TMM_T_LOG, "debug", "error" },
 };
 
@@ -676,7 +678,7 @@ START_TEST(test_unknown_key_in_config)
 	err_has("unknown tunable 'budgte' in the config string; known "
 		"tunables: backend, mode, budget, policy, sim_profile, "
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
-		"host_numa_node, pinned_pool, trace, log");
+		"host_numa_node, pinned_pool, trace, hints, stats_shm, log");
 	err_has("did you mean 'budget'?");
 
 	load_fails("frobnicate=1");
