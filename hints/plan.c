@@ -207,6 +207,20 @@ int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
 					   "unknown advice %u", a->advice);
 			continue;
 		}
+		if (a->back_access == TMM_PLAN_NONE &&
+		    a->type == TMM_ACT_EVICT_SWAP) {
+			/* A dead tensor's memory back: nothing of the
+			 * iteration may touch it again. */
+			for (uint32_t k = a->trigger + 1; k < t->n_accesses;
+			     k++)
+				if (t->accesses[k].tensor == tensor)
+					return bad(err, errlen, p, i,
+						   "a swap-out with no "
+						   "back-access, but access "
+						   "%" PRIu32 " reads the "
+						   "tensor again", k);
+			continue;
+		}
 		if (a->back_access == TMM_PLAN_NONE ||
 		    a->back_access <= a->trigger ||
 		    a->back_access >= t->n_accesses)

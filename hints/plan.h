@@ -15,6 +15,7 @@
 #ifndef TMM_PLAN_H
 #define TMM_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,7 +47,10 @@ struct tmm_plan_action {
 	uint32_t trigger;     /* fires after this access index */
 	uint64_t key;	      /* the tensor it acts on (lib/trace.h keys) */
 	uint32_t back_access; /* the access it prepares for, or
-			       * TMM_PLAN_NONE (ADVISE) */
+			       * TMM_PLAN_NONE: ADVISE, and EVICT_SWAP of
+			       * a tensor the iteration does not touch
+			       * again (its memory back for the rest of
+			       * the iteration, its bytes kept) */
 	uint32_t advice;      /* enum tmm_plan_advice, for ADVISE */
 	/* Feedback the runtime writes while executing the plan: */
 	uint32_t late;	      /* PREFETCH: back-accesses that found the
@@ -61,6 +65,11 @@ struct tmm_plan {
 	uint64_t *access_keys; /* n_accesses keys, in order */
 	struct tmm_plan_action *actions; /* sorted by trigger */
 	uint32_t n_actions, cap_actions;
+	/* What the planner expects of it (not checked by the runtime): */
+	uint64_t predicted_peak; /* device bytes at the iteration's peak */
+	bool fits;		 /* ... within its target below the budget:
+				  * guided iterations need no passive
+				  * eviction */
 };
 
 /*

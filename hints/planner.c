@@ -2,26 +2,46 @@
  * planner.c — the planners by name.
  *
  * `none` plans nothing ahead: the runtime keeps every tensor where passive
- * mode leaves it.  The paper planners (issue #4) register here.
+ * mode leaves it.  The paper planners are in plan_*.c.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "planner.h"
+#include "planners.h"
 
-/* none: an empty plan that still carries the access sequence, so guided
- * iterations are checked for divergence all the same. */
-static int plan_none(const struct tmm_planner_input *in, struct tmm_plan *out)
+/* none: liveness only.  The plan still carries the access sequence, so
+ * guided iterations are checked for divergence all the same. */
+int tmm_plan_none(const struct tmm_planner_input *in, struct tmm_plan *out)
 {
-	return tmm_plan_init(out, in->trace, "none");
+	struct tmm_analysis an;
+	struct tmm_eviction_set set = { 0 };
+	int rc = tmm_plan_init(out, in->trace, "none");
+
+	if (rc == 0)
+		rc = tmm_analysis_init(&an, in);
+	if (rc < 0)
+		return rc;
+	rc = tmm_liveness(&an, &set);
+	if (rc == 0)
+		rc = tmm_emit(&an, set.ev, set.n, out);
+	tmm_eviction_set_free(&set);
+	tmm_analysis_free(&an);
+	return rc;
 }
 
 static const struct {
 	const char *name;
 	int (*make)(const struct tmm_planner_input *in, struct tmm_plan *out);
 } planners[] = {
-	{ "none", plan_none },
+	{ "none", tmm_plan_none },
+	{ "vdnn-conv", tmm_plan_vdnn_conv },
+	{ "vdnn-all", tmm_plan_vdnn_all },
+	{ "checkpoint", tmm_plan_checkpoint },
+	{ "superneurons", tmm_plan_superneurons },
+	{ "capuchin", tmm_plan_capuchin },
 };
 
 int tmm_planner_make(const char *policy, const struct tmm_planner_input *in,

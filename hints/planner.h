@@ -13,9 +13,17 @@
 #include "plan.h"
 #include "trace.h"
 
+/* The device a plan is for: only what the planners may know of it. */
+struct tmm_planner_device {
+	uint64_t capacity;	   /* device memory, bytes */
+	double h2d_gbps, d2h_gbps; /* host link, GB/s (1e9 bytes/s) */
+	uint64_t copy_latency_ns;  /* fixed cost of one copy */
+};
+
 struct tmm_planner_input {
 	const struct tmm_trace *trace; /* the measured iteration */
 	uint64_t budget;	       /* device bytes the plan must fit in */
+	struct tmm_planner_device device;
 };
 
 /*

@@ -71,6 +71,11 @@ struct tmm_device_info {
 	bool concurrent_managed;     /* managed memory may be prefetched /
 				      * advised while kernels run */
 	int numa_node;		     /* the device's NUMA node, -1 unknown */
+	/* The host link, as planners see it (swap time = latency + bytes /
+	 * bandwidth): the profile's figures on the sim, an estimate on
+	 * CUDA. */
+	double h2d_gbps, d2h_gbps;   /* GB/s (1e9 bytes per second) */
+	uint64_t copy_latency_ns;    /* fixed cost of one copy */
 	char pci_bus_id[32];	     /* "0000:3b:00.0", "" if none */
 };
 

@@ -255,6 +255,12 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	info->host_accessible = false;
 	info->phantom = false;
 	info->concurrent_managed = attr != 0;
+	/* The runtime API does not report the link's width or generation.
+	 * Capuchin §4.3 measured 12 GB/s of pinned PCIe 3.0 x16 copies; a
+	 * faster link only makes the plans conservative.  An estimate. */
+	info->h2d_gbps = 12.0;
+	info->d2h_gbps = 12.0;
+	info->copy_latency_ns = 10000;
 
 	/* Placement is an optimisation: an unknown node is not an error. */
 	if (cudaDeviceGetPCIBusId(bus_id, (int)sizeof(bus_id), s->device) ==

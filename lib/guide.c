@@ -113,8 +113,14 @@ static void make_plan(struct tmm_ctx *ctx)
 {
 	struct tmm_guide *g = ctx->guide;
 	const struct tmm_trace *first = tmm_tracker_first(ctx);
-	struct tmm_planner_input in = { .trace = first,
-					.budget = ctx->budget };
+	struct tmm_planner_input in = {
+		.trace = first,
+		.budget = ctx->budget,
+		.device = { .capacity = ctx->be.info.capacity,
+			    .h2d_gbps = ctx->be.info.h2d_gbps,
+			    .d2h_gbps = ctx->be.info.d2h_gbps,
+			    .copy_latency_ns = ctx->be.info.copy_latency_ns },
+	};
 	struct tmm_plan plan;
 	struct timespec t0, t1;
 	char err[400];
@@ -132,6 +138,18 @@ static void make_plan(struct tmm_ctx *ctx)
 			"no plan: %s; the next iterations run in passive mode",
 			err);
 		return;
+	}
+	{
+		char a[32], b[32];
+
+		tmm_log(ctx, plan.fits ? TMM_LOG_INFO : TMM_LOG_WARN,
+			"policy %s: %u actions, predicted peak %s of a %s "
+			"budget%s",
+			ctx->cfg.policy, plan.n_actions,
+			tmm_fmt_bytes(plan.predicted_peak, a, sizeof(a)),
+			tmm_fmt_bytes(ctx->budget, b, sizeof(b)),
+			plan.fits ? "" : ": it does not fit, passive mode "
+					 "makes up the difference");
 	}
 	if (tmm_guide_install(ctx, &plan) < 0)
 		tmm_log(ctx, TMM_LOG_WARN,

@@ -767,7 +767,28 @@ int tmm_pool_alloc(struct tmm_pool *pool, uint64_t bytes,
 	if (!chosen)
 		return -ENOMEM;
 
-	if (chosen->pub.size > size) {
+	if (chosen->pub.size > size && size >= TMM_POOL_LARGE) {
+		/* A large block comes from the top of the hole, a small one
+		 * from the bottom: sizes that mix in one region leave small
+		 * gaps between large blocks, and a large allocation then
+		 * finds no hole although the bytes are free. */
+		rest = take_record(pool);
+		if (!rest)
+			return -ENOMEM;
+		unmark_free(pool, chosen);
+		rest->pub.offset = chosen->pub.offset;
+		rest->pub.size = chosen->pub.size - size;
+		chosen->pub.offset += rest->pub.size;
+		chosen->pub.size = size;
+		rest->next = chosen;
+		rest->prev = chosen->prev;
+		if (chosen->prev)
+			chosen->prev->next = rest;
+		else
+			pool->lowest = rest;
+		chosen->prev = rest;
+		mark_free(pool, rest);
+	} else if (chosen->pub.size > size) {
 		/* Get the record first so that failure changes nothing. */
 		rest = take_record(pool);
 		if (!rest)

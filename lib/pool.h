@@ -2,7 +2,8 @@
  * pool.h — the device memory pool.
  *
  * One arena per context, carved into blocks by best fit with coalescing of
- * free neighbours, every block aligned to TMM_POOL_ALIGN bytes
+ * free neighbours (large blocks from the top of their hole, small ones
+ * from the bottom), every block aligned to TMM_POOL_ALIGN bytes
  * (SuperNeurons §3.2.1: one big allocation up front, then a pool, because
  * cudaMalloc/cudaFree are slow and synchronise the device).
  *
@@ -18,6 +19,10 @@
 #include <stdint.h>
 
 #define TMM_POOL_ALIGN 256u
+
+/* Blocks of at least this size are carved from the top of a free hole,
+ * smaller ones from its bottom, to keep the two apart. */
+#define TMM_POOL_LARGE (64u * 1024u)
 
 struct tmm_pool;
 

@@ -63,8 +63,11 @@ static const char *const mode_choices[] = {
 	NULL
 };
 
-/* Planners in hints/ add their names here as they land. */
-static const char *const policy_choices[] = { "none", NULL };
+/* The planners of hints/planner.c. */
+static const char *const policy_choices[] = {
+	"none", "vdnn-conv", "vdnn-all", "checkpoint", "superneurons",
+	"capuchin", NULL
+};
 
 static const char *const sim_memory_choices[] = {
 	[TMM_SIM_BACKED] = "backed",
@@ -126,7 +129,8 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.env = "TENSORMM_POLICY",
 		.type = TMM_TYPE_CHOICE,
 		.def = "none",
-		.accepted = "none",
+		.accepted = "none, vdnn-conv, vdnn-all, checkpoint, "
+			    "superneurons or capuchin",
 		.help = "the planner that turns the first iteration's trace "
 			"into the plan of the next ones; none = no actions "
 			"(passive mode)",

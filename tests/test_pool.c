@@ -116,8 +116,13 @@ static bool ref_alloc(struct reference_pool *ref, uint64_t bytes,
 	if (best < 0)
 		return false;
 	range = &ref->ranges[best];
-	*offset = range->offset;
-	range->offset += size;
+	if (size >= TMM_POOL_LARGE) {
+		/* Large blocks come from the top of the hole. */
+		*offset = range->offset + range->size - size;
+	} else {
+		*offset = range->offset;
+		range->offset += size;
+	}
 	range->size -= size;
 	if (range->size == 0) {
 		memmove(range, range + 1,

@@ -1,0 +1,474 @@
+/*
+ * analysis.c — liveness, memory curve, swap and recomputation costs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "pool.h"
+#include "tensormm.h"
+
+/*
+ * Plans aim below the budget by this fraction of it.  The curve counts
+ * bytes, but the pool needs a contiguous block for each allocation, and
+ * swap-outs free their memory only when their copy completes: a plan that
+ * fills the budget to the byte would leave the runtime evicting.
+ */
+#define TARGET_MARGIN 0.08
+
+static uint64_t aligned(uint64_t bytes)
+{
+	return (bytes + TMM_POOL_ALIGN - 1) / TMM_POOL_ALIGN * TMM_POOL_ALIGN;
+}
+
+uint64_t tmm_access_begin(const struct tmm_analysis *an, uint32_t k)
+{
+	return an->trace->accesses[k].begin_ns;
+}
+
+uint64_t tmm_access_end(const struct tmm_analysis *an, uint32_t k)
+{
+	return an->trace->accesses[k].end_ns;
+}
+
+bool tmm_op_is_backward(const struct tmm_trace *t, uint32_t op)
+{
+	return op < t->n_ops && (t->ops[op].flags & TMM_OP_BACKWARD);
+}
+
+/* The last access that begins at or before `ns`, not before `lo`. */
+static uint32_t last_access_by(const struct tmm_analysis *an, uint32_t lo,
+			       uint64_t ns)
+{
+	uint32_t hi = an->trace->n_accesses;
+
+	/* Access times never decrease: binary search for the first access
+	 * beginning after ns. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (tmm_access_begin(an, mid) <= ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo; /* one past it */
+}
+
+static int index_accesses(struct tmm_analysis *an)
+{
+	const struct tmm_trace *t = an->trace;
+	uint32_t *fill;
+
+	an->acc = malloc(sizeof(uint32_t) * (t->n_accesses + 1));
+	fill = calloc(t->n_tensors + 1, sizeof(uint32_t));
+	if (!an->acc || !fill) {
+		free(fill);
+		return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < t->n_accesses; k++)
+		an->life[t->accesses[k].tensor].n_acc++;
+	for (uint32_t i = 0, at = 0; i < t->n_tensors; i++) {
+		an->life[i].acc = at;
+		at += an->life[i].n_acc;
+	}
+	for (uint32_t k = 0; k < t->n_accesses; k++) {
+		uint32_t i = t->accesses[k].tensor;
+
+		an->acc[an->life[i].acc + fill[i]++] = k;
+	}
+	free(fill);
+	return 0;
+}
+
+/* Where each tensor is counted in the curve (see analysis.h). */
+static void lifetimes(struct tmm_analysis *an)
+{
+	const struct tmm_trace *t = an->trace;
+	uint32_t n = t->n_accesses;
+
+	for (uint32_t i = 0; i < t->n_tensors; i++) {
+		const struct tmm_trace_tensor *tt = &t->tensors[i];
+		struct tmm_life *l = &an->life[i];
+
+		l->bytes = aligned(tt->bytes);
+		if (!l->n_acc) {
+			l->first = l->last = TMM_TRACE_NONE;
+			l->from = 1;
+			l->to = 0; /* empty */
+			continue;
+		}
+		l->first = an->acc[l->acc];
+		l->last = an->acc[l->acc + l->n_acc - 1];
+		l->from = (tt->flags & TMM_TT_MADE_INSIDE) ? l->first : 0;
+		l->to = n - 1;
+		if (tt->flags & TMM_TT_FREED_INSIDE) {
+			/* Freed some time after its last access: it holds
+			 * its memory through the accesses that begin
+			 * before the free. */
+			uint32_t end = last_access_by(an, l->last,
+						      tt->free_ns);
+
+			l->to = end > l->last ? end - 1 : l->last;
+		}
+	}
+}
+
+int tmm_analysis_init(struct tmm_analysis *an,
+		      const struct tmm_planner_input *in)
+{
+	const struct tmm_trace *t = in->trace;
+	int64_t *diff;
+
+	memset(an, 0, sizeof(*an));
+	an->trace = t;
+	an->dev = in->device;
+	an->budget = in->budget;
+	an->target = in->budget - (uint64_t)((double)in->budget *
+					     TARGET_MARGIN);
+	an->life = calloc(t->n_tensors + 1, sizeof(*an->life));
+	an->base = calloc(t->n_accesses + 1, sizeof(uint64_t));
+	an->op_ns = calloc(t->n_ops + 1, sizeof(uint64_t));
+	if (!an->life || !an->base || !an->op_ns ||
+	    index_accesses(an) < 0)
+		goto nomem;
+	lifetimes(an);
+	for (uint32_t o = 0; o < t->n_ops; o++)
+		an->op_ns[o] = t->ops[o].end_ns > t->ops[o].begin_ns
+				       ? t->ops[o].end_ns - t->ops[o].begin_ns
+				       : 0;
+	diff = calloc(t->n_accesses + 1, sizeof(int64_t));
+	if (!diff)
+		goto nomem;
+	for (uint32_t i = 0; i < t->n_tensors; i++) {
+		const struct tmm_life *l = &an->life[i];
+
+		if (l->from > l->to)
+			continue;
+		diff[l->from] += (int64_t)l->bytes;
+		diff[l->to + 1] -= (int64_t)l->bytes;
+	}
+	for (uint32_t k = 0; k < t->n_accesses; k++) {
+		int64_t v = (k ? (int64_t)an->base[k - 1] : 0) + diff[k];
+
+		an->base[k] = (uint64_t)v;
+		if (an->base[k] > an->base_peak) {
+			an->base_peak = an->base[k];
+			an->base_peak_at = k;
+		}
+	}
+	free(diff);
+	/* An iteration that fits as it is needs no margin: nothing moves,
+	 * so nothing fragments. */
+	if (an->base_peak <= an->budget)
+		an->target = an->budget;
+	return 0;
+
+nomem:
+	tmm_analysis_free(an);
+	return -ENOMEM;
+}
+
+void tmm_analysis_free(struct tmm_analysis *an)
+{
+	free(an->life);
+	free(an->acc);
+	free(an->base);
+	free(an->op_ns);
+	memset(an, 0, sizeof(*an));
+}
+
+uint64_t tmm_swap_ns(const struct tmm_analysis *an, uint64_t bytes,
+		     bool to_device)
+{
+	double gbps = to_device ? an->dev.h2d_gbps : an->dev.d2h_gbps;
+
+	/* GB/s is bytes per ns. */
+	if (gbps <= 0)
+		gbps = 1;
+	return an->dev.copy_latency_ns + (uint64_t)((double)bytes / gbps);
+}
+
+int64_t tmm_free_time(const struct tmm_analysis *an, uint32_t t,
+		      uint32_t evict, uint32_t back)
+{
+	uint64_t bytes = an->life[t].bytes;
+	int64_t out_end = (int64_t)(tmm_access_end(an, evict) +
+				    tmm_swap_ns(an, bytes, false));
+	int64_t in_start = (int64_t)tmm_access_begin(an, back) -
+			   (int64_t)tmm_swap_ns(an, bytes, true);
+
+	return in_start - out_end;
+}
+
+uint32_t tmm_in_trigger(const struct tmm_analysis *an, uint32_t t,
+			uint32_t evict, uint32_t back)
+{
+	uint64_t in_ns = tmm_swap_ns(an, an->life[t].bytes, true);
+	uint64_t back_ns = tmm_access_begin(an, back);
+	uint32_t past;
+
+	if (back_ns < in_ns)
+		return evict;
+	/* The prefetch fires after its trigger's op: the trigger must
+	 * *end* a swap time before the back-access. */
+	past = last_access_by(an, evict, back_ns - in_ns);
+	while (past > evict + 1 &&
+	       tmm_access_end(an, past - 1) > back_ns - in_ns)
+		past--;
+	return past > evict + 1 ? past - 1 : evict;
+}
+
+uint64_t tmm_swap_overhead(const struct tmm_analysis *an, uint32_t t,
+			   uint32_t evict, uint32_t in_trigger,
+			   uint32_t back)
+{
+	uint64_t bytes = an->life[t].bytes;
+	uint64_t out_done = tmm_access_end(an, evict) +
+			    tmm_swap_ns(an, bytes, false);
+	uint64_t start = tmm_access_end(an, in_trigger);
+	uint64_t arrive, back_ns = tmm_access_begin(an, back);
+
+	/* The copy engines are separate, but the tensor cannot come back
+	 * before it has left. */
+	if (start < out_done)
+		start = out_done;
+	arrive = start + tmm_swap_ns(an, bytes, true);
+	return arrive > back_ns ? arrive - back_ns : 0;
+}
+
+void tmm_eviction_span(const struct tmm_analysis *an,
+		       const struct tmm_eviction *e, uint32_t *gone,
+		       uint32_t *returns)
+{
+	if (e->drop) {
+		*gone = e->evict + 1;
+		*returns = e->back;
+		return;
+	}
+	*returns = e->back == TMM_TRACE_NONE ? an->life[e->tensor].to + 1
+					     : e->in_trigger + 1;
+	*gone = last_access_by(an, e->evict + 1,
+			       tmm_access_end(an, e->evict) +
+				       tmm_swap_ns(an, an->life[e->tensor].bytes,
+						   false) - 1);
+	if (*gone > *returns)
+		*gone = *returns;
+}
+
+/* The access that wrote trace tensor t last at or before access `at`. */
+static uint32_t writer_before(const struct tmm_analysis *an, uint32_t t,
+			      uint32_t at)
+{
+	uint32_t w = TMM_TRACE_NONE;
+
+	for (uint32_t k = 0; k < an->life[t].n_acc; k++) {
+		uint32_t a = tmm_access_of(an, t, k);
+
+		if (a > at)
+			break;
+		if (an->trace->accesses[a].flags & TMM_TA_WRITE)
+			w = a;
+	}
+	return w;
+}
+
+bool tmm_recomputable(const struct tmm_analysis *an, uint32_t t,
+		      uint32_t evict, uint32_t back, uint32_t *op)
+{
+	const struct tmm_trace *tr = an->trace;
+	const struct tmm_trace_op *o;
+	uint32_t writer, opi;
+
+	if (tmm_plan_droppable(tr, t, evict, &writer) != TMM_DROP_OK)
+		return false;
+	opi = tr->accesses[writer].op;
+	if (opi >= tr->n_ops)
+		return false;
+	o = &tr->ops[opi];
+	for (uint32_t i = 0; i < o->n_inputs; i++) {
+		uint32_t x = tr->op_tensors[o->first + i];
+
+		if (an->life[x].to < back)
+			return false; /* freed before the back-access */
+		/* Rewritten before it: the runtime would recompute t then. */
+		if (writer_before(an, x, back) > writer)
+			return false;
+	}
+	if (op)
+		*op = opi;
+	return true;
+}
+
+/* Per tensor, the evictions of it: a chain through next[]. */
+struct by_tensor {
+	uint32_t *head, *next;
+	uint32_t *gone, *ret;
+};
+
+/* A dropped tensor's recomputation at access `at` needs its producer's
+ * inputs there: an evicted input comes back at `at` (and, if dropped, its
+ * own inputs with it). */
+static void pull_sources(const struct tmm_analysis *an,
+			 const struct tmm_eviction *ev, struct by_tensor *bt,
+			 uint32_t i, uint32_t at, unsigned depth)
+{
+	const struct tmm_trace *tr = an->trace;
+	uint32_t w = writer_before(an, ev[i].tensor, ev[i].evict);
+	const struct tmm_trace_op *o;
+
+	if (w == TMM_TRACE_NONE || depth > 64)
+		return;
+	if (tr->accesses[w].op >= tr->n_ops)
+		return;
+	o = &tr->ops[tr->accesses[w].op];
+	for (uint32_t k = 0; k < o->n_inputs; k++) {
+		uint32_t x = tr->op_tensors[o->first + k];
+
+		for (uint32_t j = bt->head[x]; j != TMM_TRACE_NONE;
+		     j = bt->next[j]) {
+			if (bt->gone[j] > at || bt->ret[j] <= at)
+				continue;
+			bt->ret[j] = at;
+			if (ev[j].drop)
+				pull_sources(an, ev, bt, j, at, depth + 1);
+		}
+	}
+}
+
+uint64_t tmm_curve(const struct tmm_analysis *an,
+		   const struct tmm_eviction *ev, uint32_t n, uint64_t *curve,
+		   uint32_t *peak_at)
+{
+	const struct tmm_trace *tr = an->trace;
+	uint32_t na = tr->n_accesses;
+	struct by_tensor bt = { 0 };
+	int64_t *diff = NULL;
+	uint64_t peak = 0;
+	uint32_t at = 0;
+
+	memcpy(curve, an->base, sizeof(uint64_t) * na);
+	if (n) {
+		bt.head = malloc(sizeof(uint32_t) * tr->n_tensors);
+		bt.next = malloc(sizeof(uint32_t) * n);
+		bt.gone = malloc(sizeof(uint32_t) * n);
+		bt.ret = malloc(sizeof(uint32_t) * n);
+		diff = calloc(na + 1, sizeof(int64_t));
+	}
+	if (n && (!bt.head || !bt.next || !bt.gone || !bt.ret || !diff)) {
+		/* Without memory for the adjustment, report the curve
+		 * without evictions: pessimistic, never optimistic. */
+		n = 0;
+	}
+	if (n) {
+		memset(bt.head, 0xff, sizeof(uint32_t) * tr->n_tensors);
+		for (uint32_t i = 0; i < n; i++) {
+			tmm_eviction_span(an, &ev[i], &bt.gone[i], &bt.ret[i]);
+			bt.next[i] = bt.head[ev[i].tensor];
+			bt.head[ev[i].tensor] = i;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			if (ev[i].drop)
+				pull_sources(an, ev, &bt, i, ev[i].back, 0);
+		for (uint32_t i = 0; i < n; i++) {
+			if (bt.gone[i] >= bt.ret[i])
+				continue;
+			diff[bt.gone[i]] -= (int64_t)an->life[ev[i].tensor].bytes;
+			diff[bt.ret[i]] += (int64_t)an->life[ev[i].tensor].bytes;
+		}
+		for (uint32_t k = 0; k < na; k++) {
+			if (k)
+				diff[k] += diff[k - 1];
+			curve[k] = (uint64_t)((int64_t)curve[k] + diff[k]);
+		}
+	}
+	for (uint32_t k = 0; k < na; k++)
+		if (curve[k] > peak) {
+			peak = curve[k];
+			at = k;
+		}
+	free(bt.head);
+	free(bt.next);
+	free(bt.gone);
+	free(bt.ret);
+	free(diff);
+	if (peak_at)
+		*peak_at = at;
+	return peak;
+}
+
+int tmm_emit(const struct tmm_analysis *an, const struct tmm_eviction *ev,
+	     uint32_t n, struct tmm_plan *plan)
+{
+	const struct tmm_trace *tr = an->trace;
+	uint64_t *curve;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < n && rc == 0; i++) {
+		uint64_t key = tr->tensors[ev[i].tensor].key;
+
+		rc = tmm_plan_add(plan,
+				  ev[i].drop ? TMM_ACT_EVICT_DROP
+					     : TMM_ACT_EVICT_SWAP,
+				  ev[i].evict, key, ev[i].back,
+				  0);
+		if (rc == 0 && !ev[i].drop && ev[i].back != TMM_TRACE_NONE)
+			rc = tmm_plan_add(plan, TMM_ACT_PREFETCH,
+					  ev[i].in_trigger, key, ev[i].back, 0);
+	}
+	if (rc < 0)
+		return rc;
+	curve = malloc(sizeof(uint64_t) * (tr->n_accesses + 1));
+	if (!curve)
+		return -ENOMEM;
+	plan->predicted_peak = tmm_curve(an, ev, n, curve, NULL);
+	plan->fits = plan->predicted_peak <= an->target;
+	free(curve);
+	return 0;
+}
+
+int tmm_liveness(const struct tmm_analysis *an,
+		 struct tmm_eviction_set *set)
+{
+	const struct tmm_trace *tr = an->trace;
+
+	for (uint32_t t = 0; t < tr->n_tensors; t++) {
+		const struct tmm_life *l = &an->life[t];
+		struct tmm_eviction e = { .tensor = t, .evict = l->last,
+					  .back = TMM_TRACE_NONE };
+		uint32_t gone, returns;
+		bool over = false;
+
+		if (l->first == TMM_TRACE_NONE || l->to <= l->last ||
+		    !(tr->tensors[t].flags & TMM_TT_MADE_INSIDE))
+			continue;
+		tmm_eviction_span(an, &e, &gone, &returns);
+		for (uint32_t k = gone; k < returns && !over; k++)
+			over = an->base[k] > an->target;
+		if (over && tmm_eviction_add(set, e) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int tmm_eviction_add(struct tmm_eviction_set *s, struct tmm_eviction e)
+{
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? 2 * s->cap : 64;
+		void *p = realloc(s->ev, sizeof(*s->ev) * cap);
+
+		if (!p)
+			return -ENOMEM;
+		s->ev = p;
+		s->cap = cap;
+	}
+	s->ev[s->n++] = e;
+	return 0;
+}
+
+void tmm_eviction_set_free(struct tmm_eviction_set *s)
+{
+	free(s->ev);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,184 @@
+/*
+ * analysis.h — what every planner asks of a recorded iteration.
+ *
+ * Written once here and shared by the planners: each tensor's accesses and
+ * lifetime (liveness), the device memory curve of the iteration with or
+ * without a set of evictions and its peak, swap times from the device's
+ * link (latency + bytes / bandwidth), Capuchin's free time FT (§4.3), and
+ * the recomputation sources and cost of a tensor from the lineage (§4.4).
+ * Planners turn their decisions into a set of evictions, check the curve
+ * against the budget, and emit the set as plan actions.
+ *
+ * Memory is counted per access: curve[k] is the bytes the iteration holds
+ * on the device while access k runs.  A tensor made outside the iteration
+ * is counted from the start, one made inside from its first access (the
+ * runtime allocates an op's outputs when it runs) until it is freed.
+ */
+#ifndef TMM_ANALYSIS_H
+#define TMM_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan.h"
+#include "planner.h"
+
+/* One tensor's life in the iteration. */
+struct tmm_life {
+	uint64_t bytes;	  /* rounded up to the device pool's alignment */
+	uint32_t first;	  /* first access, or TMM_TRACE_NONE */
+	uint32_t last;	  /* last access */
+	uint32_t from;	  /* counted in the curve for accesses */
+	uint32_t to;	  /* [from, to] (inclusive) */
+	uint32_t acc;	  /* its accesses: an->acc[acc .. acc + n_acc) */
+	uint32_t n_acc;
+};
+
+struct tmm_analysis {
+	const struct tmm_trace *trace;
+	struct tmm_planner_device dev;
+	uint64_t budget;
+	uint64_t target;	/* what plans aim for: budget less a margin */
+	struct tmm_life *life;	/* per trace tensor */
+	uint32_t *acc;		/* access indices, grouped by tensor */
+	uint64_t *base;		/* curve under liveness alone */
+	uint64_t base_peak;
+	uint32_t base_peak_at;
+	uint64_t *op_ns;	/* per op: its ideal duration */
+};
+
+/*
+ * One tensor out of device memory between two of its accesses: it leaves
+ * after access `evict` (the evicted-access) and must be back for access
+ * `back` (the back-access).  A swap is brought back by a prefetch fired
+ * after `in_trigger` (evict <= in_trigger < back); a drop is recomputed on
+ * demand at its back-access (Capuchin §4.4 sets no in-trigger for it).
+ */
+struct tmm_eviction {
+	uint32_t tensor;
+	uint32_t evict;
+	uint32_t back;	     /* TMM_TRACE_NONE: not needed again in the
+			      * iteration (a swap, with no prefetch) */
+	uint32_t in_trigger; /* swap only */
+	bool drop;
+};
+
+/* Analyses in->trace for in->device and in->budget.  Returns 0, -ENOMEM. */
+int tmm_analysis_init(struct tmm_analysis *an,
+		      const struct tmm_planner_input *in);
+void tmm_analysis_free(struct tmm_analysis *an);
+
+/* The access index of the k-th access of trace tensor t. */
+static inline uint32_t tmm_access_of(const struct tmm_analysis *an,
+				     uint32_t t, uint32_t k)
+{
+	return an->acc[an->life[t].acc + k];
+}
+
+/* Nanoseconds to copy `bytes` over the link, to or from the device. */
+uint64_t tmm_swap_ns(const struct tmm_analysis *an, uint64_t bytes,
+		     bool to_device);
+
+/* Ideal start and end of access k. */
+uint64_t tmm_access_begin(const struct tmm_analysis *an, uint32_t k);
+uint64_t tmm_access_end(const struct tmm_analysis *an, uint32_t k);
+
+/*
+ * Free time of swapping tensor t out after access `evict` and in for
+ * access `back` (Capuchin eq. 1): SwapInStartTime - SwapOutEndTime, where
+ * the swap-out ends a swap time after the evicted-access and the ideal
+ * swap-in starts a swap time before the back-access.  Negative when the
+ * gap cannot hold both copies.
+ */
+int64_t tmm_free_time(const struct tmm_analysis *an, uint32_t t,
+		      uint32_t evict, uint32_t back);
+
+/*
+ * The in-trigger of a prefetch that should land by access `back`: the
+ * latest access after `evict` that begins a swap-in time or more before
+ * `back` begins (Capuchin §4.4), or `evict` itself when none does.
+ */
+uint32_t tmm_in_trigger(const struct tmm_analysis *an, uint32_t t,
+			uint32_t evict, uint32_t back);
+
+/*
+ * The time a back-access would wait for a prefetch fired after
+ * `in_trigger`: the part of the swap-in that the accesses between trigger
+ * and back-access do not cover, plus any part of the swap-out still
+ * running (0 when fully hidden).
+ */
+uint64_t tmm_swap_overhead(const struct tmm_analysis *an, uint32_t t,
+			   uint32_t evict, uint32_t in_trigger,
+			   uint32_t back);
+
+/*
+ * The memory curve of the iteration with evictions ev[0..n) applied, into
+ * curve[] (trace->n_accesses entries).  A swapped tensor's bytes leave
+ * once its copy has completed (the first access starting after it) and
+ * return when its prefetch fires; a dropped tensor's leave right after
+ * the evicted-access and return at its back-access.  Recomputation is
+ * collective: an evicted source of a dropped tensor is brought back at
+ * that tensor's back-access too.  Returns the peak; *peak_at (may be NULL)
+ * receives its access.
+ */
+uint64_t tmm_curve(const struct tmm_analysis *an,
+		   const struct tmm_eviction *ev, uint32_t n, uint64_t *curve,
+		   uint32_t *peak_at);
+
+/*
+ * The access from which eviction e no longer holds device memory, and
+ * the access from which it holds it again: its bytes are out of the curve
+ * for accesses [*gone, *returns).
+ */
+void tmm_eviction_span(const struct tmm_analysis *an,
+		       const struct tmm_eviction *e, uint32_t *gone,
+		       uint32_t *returns);
+
+/*
+ * Can trace tensor t be dropped after access `evict` and recomputed for
+ * access `back`?  Yes when its producer there is pure and not in place
+ * (tmm_plan_droppable) and every tensor the recomputation reads is still
+ * alive at the back-access (the runtime keeps a dropped tensor's sources
+ * only while they live: a source freed earlier forces the recomputation
+ * at its free).  *op (may be NULL) receives the producing op.
+ */
+bool tmm_recomputable(const struct tmm_analysis *an, uint32_t t,
+		      uint32_t evict, uint32_t back, uint32_t *op);
+
+/*
+ * Appends the actions of evictions ev[0..n) to plan: EVICT_SWAP or
+ * EVICT_DROP at the evicted-access, and for a swap a PREFETCH at its
+ * in-trigger.  Sets plan->predicted_peak and plan->fits from the curve.
+ * Returns 0 or -ENOMEM.
+ */
+int tmm_emit(const struct tmm_analysis *an, const struct tmm_eviction *ev,
+	     uint32_t n, struct tmm_plan *plan);
+
+/* A growable array of evictions. */
+struct tmm_eviction_set;
+
+/*
+ * Liveness: a tensor made in the iteration keeps its memory until the
+ * program frees it, which may be long after its last access (a program
+ * that frees a step's tensors at its end).  Adds to set a swap-out with
+ * no back-access after the last access of each such tensor whose idle
+ * memory lies where the curve is over the target.  Swapped, not dropped:
+ * a read after the iteration must still find the bytes.  Returns 0 or
+ * -ENOMEM.
+ */
+int tmm_liveness(const struct tmm_analysis *an,
+		 struct tmm_eviction_set *set);
+
+struct tmm_eviction_set {
+	struct tmm_eviction *ev;
+	uint32_t n, cap;
+};
+
+/* Appends e.  Returns 0 or -ENOMEM. */
+int tmm_eviction_add(struct tmm_eviction_set *s, struct tmm_eviction e);
+void tmm_eviction_set_free(struct tmm_eviction_set *s);
+
+/* Whether an op of the trace is in the backward pass (its flag). */
+bool tmm_op_is_backward(const struct tmm_trace *t, uint32_t op);
+
+#endif /* TMM_ANALYSIS_H */

@@ -1,0 +1,40 @@
+/*
+ * planners.h — the planners planner.c chooses from by name.
+ *
+ * Each makes the plan of one policy into *out (initialised by it) from
+ * in->trace, in->device and in->budget: a pure function, no I/O.  Each
+ * returns 0 or -ENOMEM, and sets out->fits and out->predicted_peak.
+ */
+#ifndef TMM_PLANNERS_H
+#define TMM_PLANNERS_H
+
+#include "plan.h"
+#include "planner.h"
+
+/* none: liveness only (the program's own frees); no action. */
+int tmm_plan_none(const struct tmm_planner_input *in, struct tmm_plan *out);
+
+/* vDNN (Rhu et al., MICRO '16): offload the inputs of convolutions, or
+ * of every layer, in the forward pass; prefetch one layer ahead in the
+ * backward pass. */
+int tmm_plan_vdnn_conv(const struct tmm_planner_input *in,
+		       struct tmm_plan *out);
+int tmm_plan_vdnn_all(const struct tmm_planner_input *in,
+		      struct tmm_plan *out);
+
+/* Chen et al. (2016): sqrt(n) checkpoints at articulation points of the
+ * forward pass; every other feature map is recomputed. */
+int tmm_plan_checkpoint(const struct tmm_planner_input *in,
+			struct tmm_plan *out);
+
+/* SuperNeurons (PPoPP '18, §3): liveness, offload of convolution outputs
+ * through the LRU tensor cache, cost-aware recomputation. */
+int tmm_plan_superneurons(const struct tmm_planner_input *in,
+			  struct tmm_plan *out);
+
+/* Capuchin (ASPLOS '20, §4): swap by free time, then MSPS
+ * recomputation. */
+int tmm_plan_capuchin(const struct tmm_planner_input *in,
+		      struct tmm_plan *out);
+
+#endif /* TMM_PLANNERS_H */
