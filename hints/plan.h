@@ -55,6 +55,8 @@ struct tmm_plan_action {
 	/* Feedback the runtime writes while executing the plan: */
 	uint32_t late;	      /* PREFETCH: back-accesses that found the
 			       * tensor still arriving */
+	uint32_t moved;	      /* PREFETCH: times that feedback moved
+			       * its trigger earlier */
 	uint32_t skipped;     /* times it did not apply (the tensor was
 			       * not in a state it acts on) */
 };

@@ -59,7 +59,8 @@ int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan)
 	if (tmm_plan_copy(&copy, plan) < 0)
 		return tmm_fail(ctx, -ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < copy.n_actions; i++)
-		copy.actions[i].late = copy.actions[i].skipped = 0;
+		copy.actions[i].late = copy.actions[i].skipped =
+			copy.actions[i].moved = 0;
 	tmm_plan_free(&g->plan);
 	g->plan = copy;
 	g->installed = true;
@@ -159,6 +160,64 @@ static void make_plan(struct tmm_ctx *ctx)
 	tmm_plan_free(&plan);
 }
 
+/* The trigger of the eviction that a prefetch brings back from. */
+static uint32_t evict_trigger(const struct tmm_plan *p,
+			      const struct tmm_plan_action *pf)
+{
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+
+		if (a->type == TMM_ACT_EVICT_SWAP && a->key == pf->key &&
+		    a->back_access == pf->back_access)
+			return a->trigger;
+	}
+	return 0;
+}
+
+/*
+ * Capuchin §4.4: a prefetch whose back-access found its tensor still
+ * arriving fires 5% of its swap time earlier in the next iteration, at
+ * the latest access that ends by then (never before its swap-out).
+ */
+static void move_late_prefetches(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	bool moved = false;
+
+	for (uint32_t i = 0; first && i < g->plan.n_actions; i++) {
+		struct tmm_plan_action *a = &g->plan.actions[i];
+		struct tmm_tensor_rec *t;
+		uint64_t swap_ns, at, when;
+		uint32_t k, floor;
+
+		if (a->type != TMM_ACT_PREFETCH || a->late <= a->moved)
+			continue;
+		a->moved = a->late;
+		t = tmm_tracker_tensor_of_key(ctx, a->key);
+		if (!t || a->trigger >= first->n_accesses)
+			continue;
+		swap_ns = ctx->be.info.copy_latency_ns +
+			  (uint64_t)((double)t->bytes /
+				     (ctx->be.info.h2d_gbps > 0
+					      ? ctx->be.info.h2d_gbps
+					      : 1));
+		at = first->accesses[a->trigger].end_ns;
+		when = at > swap_ns / 20 ? at - swap_ns / 20 : 0;
+		floor = evict_trigger(&g->plan, a);
+		for (k = a->trigger; k > floor + 1 &&
+				     first->accesses[k].end_ns > when;
+		     k--)
+			;
+		if (k < a->trigger && k > floor) {
+			a->trigger = k;
+			moved = true;
+		}
+	}
+	if (moved)
+		tmm_plan_sort(&g->plan);
+}
+
 void tmm_guide_iteration_end(struct tmm_ctx *ctx)
 {
 	struct tmm_guide *g = ctx->guide;
@@ -169,6 +228,7 @@ void tmm_guide_iteration_end(struct tmm_ctx *ctx)
 		if (!g->diverged && seen != g->plan.n_accesses)
 			diverge(ctx, seen);
 		ctx->c.guided_iterations++;
+		move_late_prefetches(ctx);
 	}
 	g->following = false;
 }
@@ -185,9 +245,12 @@ void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	uint32_t a = t->pending_prefetch;
 
 	t->pending_prefetch = TMM_PLAN_NONE;
-	/* Capuchin §4.4's feedback: the prefetch was too late. */
+	/* Capuchin §4.4's feedback: the prefetch was too late.  (Moving
+	 * triggers re-sorts the actions, so an index noted before may
+	 * name another action now: the key tells.) */
 	if (t->state == TMM_TS_SWAPPING_IN && g->installed &&
-	    a < g->plan.n_actions) {
+	    a < g->plan.n_actions &&
+	    g->plan.actions[a].key == tmm_tracker_key(ctx, t)) {
 		g->plan.actions[a].late++;
 		ctx->c.prefetch_late++;
 	}
