@@ -106,9 +106,11 @@ static void lifetimes(struct tmm_analysis *an)
 		if (tt->flags & TMM_TT_FREED_INSIDE) {
 			/* Freed some time after its last access: it holds
 			 * its memory through the accesses that begin
-			 * before the free. */
+			 * before the free (one beginning at the free's time
+			 * finds the memory returned). */
 			uint32_t end = last_access_by(an, l->last,
-						      tt->free_ns);
+						      tt->free_ns ? tt->free_ns - 1
+								  : 0);
 
 			l->to = end > l->last ? end - 1 : l->last;
 		}
@@ -293,7 +295,9 @@ bool tmm_recomputable(const struct tmm_analysis *an, uint32_t t,
 		if (an->life[x].to < back)
 			return false; /* freed before the back-access */
 		/* Rewritten before it: the runtime would recompute t then. */
-		if (writer_before(an, x, back) > writer)
+		uint32_t wx = writer_before(an, x, back);
+
+		if (wx != TMM_TRACE_NONE && wx > writer)
 			return false;
 	}
 	if (op)

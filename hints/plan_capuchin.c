@@ -38,6 +38,7 @@ struct cand {
 	uint32_t tensor, evict, back;
 	int64_t ft;
 	bool taken;
+	bool no_swap;	       /* a swap of it would not lower the peak */
 	/* Recomputation (Algorithm 2), when recomputable: */
 	bool recomputable;
 	uint32_t op;	       /* its producer */
@@ -216,7 +217,7 @@ static int64_t next_swap(struct capuchin *cp, uint32_t *trigger,
 		uint32_t gone, returns;
 		uint64_t bytes = an->life[c->tensor].bytes;
 
-		if (c->taken)
+		if (c->taken || c->no_swap)
 			continue;
 		e.in_trigger = tmm_in_trigger(an, c->tensor, c->evict,
 					      c->back);
@@ -236,7 +237,9 @@ static int64_t next_swap(struct capuchin *cp, uint32_t *trigger,
 		}
 		tmm_eviction_span(an, &e, &gone, &returns);
 		if (!lowers_peak(cp, gone, returns)) {
-			c->taken = true; /* no longer useful */
+			/* Its copy would not be done in time to help, or
+			 * the peak has gone: recomputation may still do. */
+			c->no_swap = true;
 			continue;
 		}
 		*trigger = e.in_trigger;

@@ -1,0 +1,417 @@
+/*
+ * test_planners.c — the planners on small hand-made traces with known
+ * answers: the sqrt(n) checkpoints of a linear chain, Capuchin's choice
+ * by free time and by memory saving per second, liveness, and the memory
+ * curve under evictions.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "planner.h"
+#include "planners.h"
+#include "tensormm.h"
+
+#define MAX_T 64
+#define MAX_O 64
+#define MAX_A 256
+
+/* A trace under construction: ops are appended with their tensors, and
+ * each op takes op_ns of ideal time. */
+struct builder {
+	struct tmm_trace t;
+	struct tmm_trace_tensor tensors[MAX_T];
+	struct tmm_trace_op ops[MAX_O];
+	uint32_t op_tensors[MAX_A];
+	struct tmm_trace_access accesses[MAX_A];
+	uint64_t now;
+};
+
+static void b_init(struct builder *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->t.tensors = b->tensors;
+	b->t.ops = b->ops;
+	b->t.op_tensors = b->op_tensors;
+	b->t.accesses = b->accesses;
+}
+
+/* A tensor made inside the iteration (inside) or before it. */
+static uint32_t b_tensor(struct builder *b, uint64_t bytes, bool inside)
+{
+	uint32_t i = b->t.n_tensors++;
+
+	b->tensors[i] = (struct tmm_trace_tensor){
+		.key = inside ? tmm_key_of_ordinal(i) : 0x1000 + i,
+		.bytes = bytes,
+		.kind = inside ? TMM_ACTIVATION : TMM_PERSISTENT,
+		.producer = TMM_TRACE_NONE,
+		.flags = inside ? TMM_TT_MADE_INSIDE : 0,
+		.name = TMM_TRACE_NONE,
+	};
+	return i;
+}
+
+static void b_op(struct builder *b, unsigned flags, uint64_t ns,
+		 const uint32_t *in, unsigned n_in, const uint32_t *out,
+		 unsigned n_out)
+{
+	uint32_t o = b->t.n_ops++;
+	struct tmm_trace_op *op = &b->ops[o];
+
+	*op = (struct tmm_trace_op){
+		.name = TMM_TRACE_NONE, .kind = TMM_OP_OTHER,
+		.flags = (uint16_t)flags, .first = b->t.n_op_tensors,
+		.n_inputs = (uint16_t)n_in, .n_outputs = (uint16_t)n_out,
+		.begin_ns = b->now, .end_ns = b->now + ns,
+	};
+	for (unsigned i = 0; i < n_in + n_out; i++) {
+		uint32_t t = i < n_in ? in[i] : out[i - n_in];
+
+		b->op_tensors[b->t.n_op_tensors++] = t;
+		b->accesses[b->t.n_accesses++] = (struct tmm_trace_access){
+			.tensor = t, .op = o, .begin_ns = b->now,
+			.end_ns = b->now + ns,
+			.flags = i < n_in ? TMM_TA_READ : TMM_TA_WRITE,
+		};
+		if (i >= n_in)
+			b->tensors[t].producer = o;
+	}
+	b->now += ns;
+}
+
+/* Marks every inside tensor freed right after its last access. */
+static void b_free_after_last_use(struct builder *b)
+{
+	for (uint32_t k = 0; k < b->t.n_accesses; k++) {
+		struct tmm_trace_tensor *t = &b->tensors[b->accesses[k].tensor];
+
+		if (t->flags & TMM_TT_MADE_INSIDE) {
+			t->flags |= TMM_TT_FREED_INSIDE;
+			t->free_ns = b->accesses[k].end_ns;
+		}
+	}
+}
+
+static struct tmm_planner_input input(const struct builder *b,
+				      uint64_t budget, double gbps)
+{
+	return (struct tmm_planner_input){
+		.trace = &b->t, .budget = budget,
+		.device = { .capacity = 1ull << 40, .h2d_gbps = gbps,
+			    .d2h_gbps = gbps, .copy_latency_ns = 0 },
+	};
+}
+
+/* The actions of type `type` on trace tensor t. */
+static unsigned count(const struct tmm_plan *p, const struct builder *b,
+		      enum tmm_action_type type, uint32_t t)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < p->n_actions; i++)
+		n += p->actions[i].type == type &&
+		     p->actions[i].key == b->tensors[t].key;
+	return n;
+}
+
+/*
+ * A linear chain of 16 layers: f_i reads T_{i-1} and writes T_i; the
+ * backward step of layer i reads T_{i-1} and T_i.  T_1 .. T_15 are the
+ * articulation points (T_16 feeds no later forward layer), so Chen's
+ * segments are round(sqrt(15)) = 4 long: T_4, T_8 and T_12 are kept and
+ * every other feature map is dropped after its forward use.
+ */
+START_TEST(checkpoint_of_a_linear_chain)
+{
+	struct builder b;
+	struct tmm_plan p;
+	uint32_t t[17];
+	struct tmm_planner_input in;
+	char err[256];
+
+	b_init(&b);
+	t[0] = b_tensor(&b, 1024, false);
+	b.tensors[t[0]].producer = TMM_TRACE_NONE;
+	for (int i = 1; i <= 16; i++)
+		t[i] = b_tensor(&b, 1024, true);
+	for (int i = 1; i <= 16; i++)
+		b_op(&b, TMM_OP_PURE, 100, &t[i - 1], 1, &t[i], 1);
+	for (int i = 16; i >= 1; i--) {
+		uint32_t pair[2] = { t[i - 1], t[i] };
+
+		b_op(&b, TMM_OP_BACKWARD, 100, pair, 2, NULL, 0);
+	}
+	b_free_after_last_use(&b);
+	ck_assert_int_eq(tmm_trace_validate(&b.t, err, sizeof(err)), 0);
+
+	in = input(&b, 1ull << 30, 10);
+	ck_assert_int_eq(tmm_plan_checkpoint(&in, &p), 0);
+	for (int i = 1; i <= 16; i++) {
+		bool kept = i == 4 || i == 8 || i == 12;
+
+		ck_assert_msg(count(&p, &b, TMM_ACT_EVICT_DROP, t[i]) ==
+				      (kept ? 0u : 1u),
+			      "T%d: %u drops", i,
+			      count(&p, &b, TMM_ACT_EVICT_DROP, t[i]));
+	}
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_DROP, t[0]), 0);
+	ck_assert_int_eq(tmm_plan_validate(&p, &b.t, err, sizeof(err)), 0);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/*
+ * Two tensors, A and B, each read again much later; the budget needs one
+ * of them out.  A's gap is longer, so its free time is larger: Capuchin
+ * swaps A (§4.5: "select ... from the top of the list").
+ */
+START_TEST(capuchin_swaps_the_largest_free_time_first)
+{
+	struct builder b;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	uint32_t a, bt, x[8], w;
+	char err[256];
+
+	b_init(&b);
+	w = b_tensor(&b, 256, false);
+	a = b_tensor(&b, 1 << 20, true);
+	bt = b_tensor(&b, 1 << 20, true);
+	/* Not pure: swapping is the only way to make room.  A is made
+	 * first and read last, B made later and read before A: A's gap
+	 * is the longer. */
+	b_op(&b, 0, 1000, &w, 1, &a, 1);
+	for (int i = 0; i < 8; i++) {
+		x[i] = b_tensor(&b, 4096, true);
+		b_op(&b, TMM_OP_PURE, 1000000, &w, 1, &x[i], 1);
+		if (i == 3)
+			b_op(&b, 0, 1000, &w, 1, &bt, 1);
+	}
+	b_op(&b, 0, 1000, &bt, 1, NULL, 0);
+	b_op(&b, 0, 1000, &a, 1, NULL, 0);
+	b_free_after_last_use(&b);
+	ck_assert_int_eq(tmm_trace_validate(&b.t, err, sizeof(err)), 0);
+
+	/* Both big tensors do not fit together; one must go. */
+	in = input(&b, (uint64_t)(1.5 * (1 << 20)), 10);
+	ck_assert_int_eq(tmm_plan_capuchin(&in, &p), 0);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, a), 1);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_PREFETCH, a), 1);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, bt), 0);
+	ck_assert(p.fits);
+	ck_assert_int_eq(tmm_plan_validate(&p, &b.t, err, sizeof(err)), 0);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/*
+ * Capuchin §4.4–4.5's lineage T1 -> T2 -> T3 -> T4, each read again in
+ * the backward pass, with a link too slow to swap anything in time.
+ * T2 is large and cheap to recompute: the largest MSPS, recomputed
+ * first; with room for one tensor less, it alone is dropped.
+ */
+START_TEST(capuchin_recomputes_by_msps)
+{
+	struct builder b;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	uint32_t t[5];
+	uint64_t sizes[5] = { 4096, 65536, 1 << 20, 65536, 65536 };
+	uint64_t cost[5] = { 0, 5000, 100, 5000, 5000 };
+	/* (T2 is t[2].) */
+	char err[256];
+
+	b_init(&b);
+	t[0] = b_tensor(&b, sizes[0], false);
+	for (int i = 1; i <= 4; i++)
+		t[i] = b_tensor(&b, sizes[i], true);
+	for (int i = 1; i <= 4; i++)
+		b_op(&b, TMM_OP_PURE, cost[i], &t[i - 1], 1, &t[i], 1);
+	for (int i = 4; i >= 1; i--)
+		b_op(&b, TMM_OP_BACKWARD, 1000, &t[i], 1, NULL, 0);
+	b_free_after_last_use(&b);
+	ck_assert_int_eq(tmm_trace_validate(&b.t, err, sizeof(err)), 0);
+
+	/* The peak (everything, at T4's making) is just over the
+	 * budget.  Dropping T2 (1 MiB for 100 ns) saves the most per
+	 * second, and a swap at 1 MB/s would stall for ever; a 64 KiB
+	 * tensor would not be enough. */
+	{
+		uint64_t peak = 4096 + 65536 * 3 + (1 << 20);
+
+		in = input(&b, peak - 10000, 0.001);
+	}
+	ck_assert_int_eq(tmm_plan_capuchin(&in, &p), 0);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_DROP, t[2]), 1);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_DROP, t[1]), 0);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_DROP, t[3]), 0);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, t[2]), 0);
+	ck_assert_int_eq(tmm_plan_validate(&p, &b.t, err, sizeof(err)), 0);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/* The curve: a dropped tensor is out between its two accesses; its
+ * evicted source comes back with it (collective recomputation). */
+START_TEST(curve_under_evictions)
+{
+	struct builder b;
+	struct tmm_analysis an;
+	struct tmm_planner_input in;
+	uint64_t curve[MAX_A];
+	uint32_t w, x, y, z;
+
+	b_init(&b);
+	w = b_tensor(&b, 256, false);
+	x = b_tensor(&b, 1024, true);
+	y = b_tensor(&b, 2048, true);
+	z = b_tensor(&b, 4096, true);
+	b_op(&b, TMM_OP_PURE, 10, &w, 1, &x, 1);   /* accesses 0, 1 */
+	b_op(&b, TMM_OP_PURE, 10, &x, 1, &y, 1);   /* 2, 3 */
+	b_op(&b, TMM_OP_PURE, 10, &w, 1, &z, 1);   /* 4, 5 */
+	b_op(&b, 0, 10, &z, 1, NULL, 0);	    /* 6 */
+	b_op(&b, 0, 10, &y, 1, NULL, 0);	    /* 7 */
+	b_op(&b, 0, 10, &x, 1, NULL, 0);	    /* 8 */
+	b_free_after_last_use(&b);
+	in = input(&b, 1 << 20, 10);
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	ck_assert_uint_eq(an.base_peak, 256 + 1024 + 2048 + 4096);
+	ck_assert_uint_eq(an.base[0], 256);
+	ck_assert_uint_eq(an.base[6], 256 + 1024 + 2048 + 4096);
+	ck_assert_uint_eq(an.base[8], 256 + 1024);
+	{
+		/* Drop y after access 3, back at 7; drop x after 2, back
+		 * at 8: y's recomputation at 7 needs x back at 7. */
+		struct tmm_eviction ev[2] = {
+			{ .tensor = y, .evict = 3, .back = 7, .drop = true },
+			{ .tensor = x, .evict = 2, .back = 8, .drop = true },
+		};
+
+		tmm_curve(&an, ev, 2, curve, NULL);
+		ck_assert_uint_eq(curve[5], 256 + 4096);
+		ck_assert_uint_eq(curve[6], 256 + 4096);
+		ck_assert_uint_eq(curve[7], 256 + 1024 + 2048);
+	}
+	tmm_analysis_free(&an);
+}
+END_TEST
+
+/* Liveness: a tensor the program frees long after its last access is
+ * swapped out after that access, with no back-access, when memory is
+ * short; not when the iteration fits as it is. */
+START_TEST(liveness_returns_idle_memory)
+{
+	struct builder b;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	uint32_t w, big, x[4];
+	char err[256];
+
+	b_init(&b);
+	w = b_tensor(&b, 256, false);
+	big = b_tensor(&b, 1 << 20, true);
+	b_op(&b, TMM_OP_PURE, 100, &w, 1, &big, 1);
+	b_op(&b, 0, 100, &big, 1, NULL, 0);
+	for (int i = 0; i < 4; i++) {
+		x[i] = b_tensor(&b, 1 << 19, true);
+		b_op(&b, TMM_OP_PURE, 1000000, &w, 1, &x[i], 1);
+	}
+	/* Everything is freed at the end of the step. */
+	for (uint32_t i = 0; i < b.t.n_tensors; i++)
+		if (b.tensors[i].flags & TMM_TT_MADE_INSIDE) {
+			b.tensors[i].flags |= TMM_TT_FREED_INSIDE;
+			b.tensors[i].free_ns = b.now;
+		}
+	in = input(&b, 2 << 20, 10);
+	ck_assert_int_eq(tmm_plan_none(&in, &p), 0);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, big), 1);
+	ck_assert_uint_eq(p.actions[0].back_access, TMM_PLAN_NONE);
+	ck_assert_uint_eq(p.actions[0].trigger, 2);
+	ck_assert_int_eq(tmm_plan_validate(&p, &b.t, err, sizeof(err)), 0);
+	tmm_plan_free(&p);
+
+	in = input(&b, 4 << 20, 10);
+	ck_assert_int_eq(tmm_plan_none(&in, &p), 0);
+	ck_assert_uint_eq(p.n_actions, 0);
+	ck_assert(p.fits);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/* Every planner, by name, on one trace: a plan that holds. */
+START_TEST(every_planner_makes_a_valid_plan)
+{
+	static const char *const names[] = {
+		"none", "vdnn-conv", "vdnn-all", "checkpoint",
+		"superneurons", "capuchin",
+	};
+	struct builder b;
+	uint32_t t[9];
+	char err[256];
+
+	b_init(&b);
+	t[0] = b_tensor(&b, 4096, false);
+	for (int i = 1; i <= 8; i++)
+		t[i] = b_tensor(&b, 65536, true);
+	for (int i = 1; i <= 8; i++) {
+		b_op(&b, TMM_OP_PURE, 1000, &t[i - 1], 1, &t[i], 1);
+		b.ops[b.t.n_ops - 1].kind = i % 2 ? TMM_OP_CONV : TMM_OP_ACT;
+	}
+	for (int i = 8; i >= 1; i--) {
+		uint32_t pair[2] = { t[i - 1], t[i] };
+
+		b_op(&b, TMM_OP_BACKWARD, 1000, pair, 2, NULL, 0);
+		b.ops[b.t.n_ops - 1].kind = i % 2 ? TMM_OP_CONV : TMM_OP_ACT;
+	}
+	b_free_after_last_use(&b);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct tmm_planner_input in = input(&b, 300 * 1024, 10);
+		struct tmm_plan p;
+
+		ck_assert_int_eq(tmm_planner_make(names[i], &in, &p, err,
+						  sizeof(err)), 0);
+		ck_assert_str_eq(p.policy, names[i]);
+		ck_assert_msg(tmm_plan_validate(&p, &b.t, err,
+						sizeof(err)) == 0,
+			      "%s: %s", names[i], err);
+		ck_assert_uint_gt(p.predicted_peak, 0);
+		if (strcmp(names[i], "none") != 0)
+			ck_assert_msg(p.n_actions > 0, "%s planned nothing",
+				      names[i]);
+		tmm_plan_free(&p);
+	}
+	{
+		struct tmm_planner_input in = input(&b, 300 * 1024, 10);
+		struct tmm_plan p;
+
+		ck_assert_int_eq(tmm_planner_make("tensile", &in, &p, err,
+						  sizeof(err)), -EINVAL);
+		ck_assert_ptr_nonnull(strstr(err, "unknown policy"));
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("planners");
+	TCase *tc = tcase_create("planners");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, checkpoint_of_a_linear_chain);
+	tcase_add_test(tc, capuchin_swaps_the_largest_free_time_first);
+	tcase_add_test(tc, capuchin_recomputes_by_msps);
+	tcase_add_test(tc, curve_under_evictions);
+	tcase_add_test(tc, liveness_returns_idle_memory);
+	tcase_add_test(tc, every_planner_makes_a_valid_plan);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
