@@ -365,6 +365,9 @@ struct tmm_stats {
 	uint64_t guided_passive_evictions; /* passive evictions inside
 					    * guided iterations: a plan
 					    * that did not fit */
+	uint64_t compaction_moves;    /* tensors moved on the device to
+				       * make a hole in the pool */
+	uint64_t compaction_bytes;
 	uint32_t plan_state;	      /* enum tmm_plan_state */
 	uint32_t reserved;	      /* zero */
 	/* mode=uvm: the driver's work (zero in swap mode). */

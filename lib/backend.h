@@ -114,6 +114,14 @@ struct tmm_backend_ops {
 	/* Copies synchronously, ordered after all queued compute work. */
 	int (*copy_sync)(struct tmm_backend *be, void *dst, const void *src,
 			 size_t bytes, bool to_device);
+	/*
+	 * Queues a copy between two device addresses on the compute
+	 * stream, after the ops queued so far and before later ones (the
+	 * pool's compaction moves tensors this way).  Does not block the
+	 * host.
+	 */
+	int (*copy_on_device)(struct tmm_backend *be, void *dst,
+			      const void *src, size_t bytes);
 
 	/* Managed ranges: migrate, advise, or drop without write-back. */
 	int (*prefetch)(struct tmm_backend *be, enum tmm_engine engine,

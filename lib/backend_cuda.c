@@ -437,6 +437,23 @@ static int cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 	return 0;
 }
 
+static int cuda_copy_on_device(struct tmm_backend *be, void *dst,
+			       const void *src, size_t bytes)
+{
+	struct cuda_state *s = st_of(be);
+	cudaError_t e;
+
+	if (bytes == 0)
+		return 0;
+	e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+			    s->stream[TMM_ENGINE_COMPUTE]);
+	if (e != cudaSuccess)
+		return cuda_fail(be, e,
+				 "cudaMemcpyAsync(%zu bytes, device to device)",
+				 bytes);
+	return 0;
+}
+
 /*
  * cudaMemcpy runs on the legacy default stream, which our non-blocking
  * streams do not order against, hence the explicit wait for compute.
@@ -817,6 +834,7 @@ const struct tmm_backend_ops tmm_backend_cuda_ops = {
 	.host_free = cuda_host_free,
 	.copy_async = cuda_copy_async,
 	.copy_sync = cuda_copy_sync,
+	.copy_on_device = cuda_copy_on_device,
 	.prefetch = cuda_prefetch,
 	.advise = cuda_advise,
 	.discard = cuda_discard,

@@ -493,6 +493,26 @@ static int sim_copy_sync(struct tmm_backend *be, void *dst, const void *src,
 	return 0;
 }
 
+/* A device-to-device copy is compute work: it reads and writes device
+ * memory at the roofline's memory bandwidth. */
+static int sim_copy_on_device(struct tmm_backend *be, void *dst,
+			      const void *src, size_t bytes)
+{
+	struct sim *s = sim_of(be);
+
+	if (bytes == 0)
+		return 0;
+	if (!dst || !src)
+		return tmm_backend_fail(be, -EINVAL,
+					"sim copy_on_device: %zu bytes from "
+					"%p to %p", bytes, src, dst);
+	if (!s->phantom)
+		memcpy(dst, src, bytes);
+	s->t[TMM_ENGINE_COMPUTE] += tmm_sim_op_ns(s->prof, 0,
+						  2.0 * (double)bytes);
+	return 0;
+}
+
 /* ------------------------------------------------------------------------
  * Managed ranges
  * ---------------------------------------------------------------------- */
@@ -714,6 +734,7 @@ const struct tmm_backend_ops tmm_backend_sim_ops = {
 	.host_free = sim_host_free,
 	.copy_async = sim_copy_async,
 	.copy_sync = sim_copy_sync,
+	.copy_on_device = sim_copy_on_device,
 	.prefetch = sim_prefetch,
 	.advise = sim_advise,
 	.discard = sim_discard,

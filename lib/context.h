@@ -104,6 +104,7 @@ struct tmm_counters {
 	uint64_t prefetch_late;
 	uint64_t plans_made, plan_ns, prefetches;
 	uint64_t guided_passive_evictions;
+	uint64_t compaction_moves, compaction_bytes;
 	uint64_t uvm_fault_batches, uvm_faults, uvm_fault_bytes;
 	uint64_t uvm_prefetch_bytes, uvm_evictions, uvm_eviction_bytes;
 	uint64_t uvm_remote_bytes, uvm_discard_bytes;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compact.h"
 #include "guide.h"
 #include "mover.h"
 #include "hostmem.h"
@@ -398,6 +399,12 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			tmm_mover_progress(ctx);
 			continue;
 		}
+		/* Enough free bytes but no hole: move, don't evict. */
+		rc = tmm_compact_for(ctx, bytes);
+		if (rc == 0)
+			continue;
+		if (rc != -ENOSPC)
+			return rc;
 		if (!may_evict)
 			return -ENOSPC;
 		/* Collective recomputation (Capuchin §5.3): what was

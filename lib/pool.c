@@ -861,6 +861,79 @@ void tmm_pool_free(struct tmm_pool *pool, struct tmm_pool_block *block)
 	mark_free(pool, rec);
 }
 
+int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
+		      uint64_t bytes, struct tmm_pool_block **out)
+{
+	struct block_rec *rec, *lower = NULL, *higher = NULL;
+	uint64_t size, end, rec_end;
+
+	if (!pool || !out || bytes == 0 || offset % TMM_POOL_ALIGN)
+		return -EINVAL;
+	if (bytes > pool->capacity || offset > pool->capacity)
+		return -ENOMEM;
+	size = round_up_to_align(bytes);
+	end = offset + size;
+	/* A walk: this is for compaction, which is rare. */
+	for (rec = pool->lowest;
+	     rec && rec->pub.offset + rec->pub.size <= offset;
+	     rec = rec->next)
+		;
+	if (!rec || !is_free(rec) || rec->pub.offset > offset ||
+	    end > rec->pub.offset + rec->pub.size)
+		return -ENOMEM;
+	rec_end = rec->pub.offset + rec->pub.size;
+	/* Records first, so that failure changes nothing. */
+	if (offset > rec->pub.offset && !(lower = take_record(pool)))
+		return -ENOMEM;
+	if (end < rec_end && !(higher = take_record(pool))) {
+		if (lower)
+			recycle_record(pool, lower);
+		return -ENOMEM;
+	}
+	unmark_free(pool, rec);
+	if (lower) {
+		lower->pub.offset = rec->pub.offset;
+		lower->pub.size = offset - rec->pub.offset;
+		lower->prev = rec->prev;
+		lower->next = rec;
+		if (rec->prev)
+			rec->prev->next = lower;
+		else
+			pool->lowest = lower;
+		rec->prev = lower;
+		mark_free(pool, lower);
+	}
+	if (higher) {
+		higher->pub.offset = end;
+		higher->pub.size = rec_end - end;
+		higher->prev = rec;
+		higher->next = rec->next;
+		if (rec->next)
+			rec->next->prev = higher;
+		rec->next = higher;
+		mark_free(pool, higher);
+	}
+	rec->pub.offset = offset;
+	rec->pub.size = size;
+	rec->state = BLOCK_USED;
+	pool->used_blocks++;
+	pool->in_use += size;
+	if (pool->in_use > pool->peak)
+		pool->peak = pool->in_use;
+	*out = &rec->pub;
+	return 0;
+}
+
+void tmm_pool_walk(const struct tmm_pool *pool,
+		   void (*fn)(void *arg, const struct tmm_pool_block *block,
+			      int used),
+		   void *arg)
+{
+	for (const struct block_rec *rec = pool ? pool->lowest : NULL; rec;
+	     rec = rec->next)
+		fn(arg, &rec->pub, !is_free(rec));
+}
+
 /*
  * Returns 1 when a free block can hold `bytes` now, else 0 (also for 0
  * bytes or a NULL pool).  The host memory a split may need for one more

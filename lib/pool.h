@@ -61,6 +61,22 @@ int tmm_pool_alloc(struct tmm_pool *pool, uint64_t bytes,
  * and blocks this pool did not hand out, are ignored. */
 void tmm_pool_free(struct tmm_pool *pool, struct tmm_pool_block *block);
 
+/*
+ * Allocates exactly [offset, offset + bytes rounded up), which must lie in
+ * one free block (compaction chooses where blocks go).  Returns 0 and sets
+ * *out, -ENOMEM when that range is not free (the pool is unchanged), or
+ * -EINVAL for 0 bytes or an unaligned offset.
+ */
+int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
+		      uint64_t bytes, struct tmm_pool_block **out);
+
+/* Calls fn for every block, free (used 0) or allocated (used 1), in
+ * address order.  fn must not change the pool. */
+void tmm_pool_walk(const struct tmm_pool *pool,
+		   void (*fn)(void *arg, const struct tmm_pool_block *block,
+			      int used),
+		   void *arg);
+
 /* Would an allocation of `bytes` succeed now? */
 int tmm_pool_fits(const struct tmm_pool *pool, uint64_t bytes);
 

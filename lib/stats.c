@@ -95,6 +95,8 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 	s->plan_ns = c->plan_ns;
 	s->prefetches = c->prefetches;
 	s->guided_passive_evictions = c->guided_passive_evictions;
+	s->compaction_moves = c->compaction_moves;
+	s->compaction_bytes = c->compaction_bytes;
 	s->plan_state = tmm_guide_state(ctx);
 	s->uvm_fault_batches = c->uvm_fault_batches;
 	s->uvm_faults = c->uvm_faults;
@@ -169,9 +171,12 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	     tmm_fmt_bytes(s->budget, b, sizeof(b)),
 	     tmm_fmt_bytes(s->device_in_use, c, sizeof(c)),
 	     tmm_fmt_bytes(s->device_peak, d, sizeof(d)));
-	emit(p, "  pool      largest free block %s, fragmentation %.1f%%\n",
+	emit(p, "  pool      largest free block %s, fragmentation %.1f%%; "
+		"%llu tensors moved (%s) to make holes\n",
 	     tmm_fmt_bytes(s->pool_largest_free, a, sizeof(a)),
-	     100.0 * s->pool_fragmentation);
+	     100.0 * s->pool_fragmentation,
+	     (unsigned long long)s->compaction_moves,
+	     tmm_fmt_bytes(s->compaction_bytes, b, sizeof(b)));
 	emit(p, "  host      tensors %s, pinned held %s\n",
 	     tmm_fmt_bytes(s->host_in_use, a, sizeof(a)),
 	     tmm_fmt_bytes(s->host_pinned, b, sizeof(b)));
@@ -254,6 +259,7 @@ static const struct {
 	U64_FIELD(plan_divergences),  U64_FIELD(prefetch_late),
 	U64_FIELD(plans_made),	      U64_FIELD(plan_ns),
 	U64_FIELD(prefetches),	      U64_FIELD(guided_passive_evictions),
+	U64_FIELD(compaction_moves),  U64_FIELD(compaction_bytes),
 	U64_FIELD(uvm_fault_batches), U64_FIELD(uvm_faults),
 	U64_FIELD(uvm_fault_bytes),   U64_FIELD(uvm_prefetch_bytes),
 	U64_FIELD(uvm_evictions),     U64_FIELD(uvm_eviction_bytes),

@@ -748,6 +748,83 @@ END_TEST
  * pool through it; tmm_pool_check must notice, and be content again once
  * the damage is undone.
  */
+/* Records the blocks tmm_pool_walk reports, in its order. */
+struct walked {
+	uint64_t offset[16], size[16];
+	int used[16];
+	int n;
+};
+
+static void record_block(void *arg, const struct tmm_pool_block *b,
+			 int used)
+{
+	struct walked *w = arg;
+
+	if (w->n < 16) {
+		w->offset[w->n] = b->offset;
+		w->size[w->n] = b->size;
+		w->used[w->n] = used;
+	}
+	w->n++;
+}
+
+/* Compaction's two helpers: an allocation at a chosen offset, and a walk
+ * of every block in address order. */
+START_TEST(test_alloc_at_and_walk)
+{
+	struct tmm_pool *pool = new_pool(64 * UNIT);
+	struct tmm_pool_block *a, *b, *c;
+	struct walked w = { .n = 0 };
+
+	/* In the middle of the one free block: it splits in three. */
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 10 * UNIT, 3 * UNIT + 1, &a),
+			 0);
+	ck_assert_uint_eq(a->offset, 10 * UNIT);
+	ck_assert_uint_eq(a->size, 4 * UNIT);
+	tmm_pool_walk(pool, record_block, &w);
+	ck_assert_int_eq(w.n, 3);
+	ck_assert_uint_eq(w.offset[0], 0);
+	ck_assert_uint_eq(w.size[0], 10 * UNIT);
+	ck_assert_int_eq(w.used[0], 0);
+	ck_assert_uint_eq(w.offset[1], 10 * UNIT);
+	ck_assert_int_eq(w.used[1], 1);
+	ck_assert_uint_eq(w.offset[2], 14 * UNIT);
+	ck_assert_uint_eq(w.size[2], 50 * UNIT);
+	ck_assert_int_eq(w.used[2], 0);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	ck_assert_uint_eq(tmm_pool_in_use(pool), 4 * UNIT);
+
+	/* At the very start and the very end of holes: two-way splits. */
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 0, UNIT, &b), 0);
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 63 * UNIT, UNIT, &c), 0);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+
+	/* Taken, overlapping, past the end or unaligned: refused, and the
+	 * pool is unchanged. */
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 10 * UNIT, UNIT, &a),
+			 -ENOMEM);
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 8 * UNIT, 4 * UNIT, &a),
+			 -ENOMEM);
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 62 * UNIT, 2 * UNIT, &a),
+			 -ENOMEM);
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 100 * UNIT, UNIT, &a),
+			 -ENOMEM);
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 20 * UNIT + 1, UNIT, &a),
+			 -EINVAL);
+	ck_assert_uint_eq(tmm_pool_in_use(pool), 6 * UNIT);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+
+	/* Freed, everything coalesces again. */
+	tmm_pool_free(pool, b);
+	tmm_pool_free(pool, c);
+	w.n = 0;
+	tmm_pool_walk(pool, record_block, &w);
+	ck_assert_int_eq(w.n, 3);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
 START_TEST(test_check_detects_corruption)
 {
 	struct tmm_pool *pool = new_pool(16 * UNIT);
@@ -808,6 +885,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(layouts, test_peak_tracks_high_water_mark);
 	tcase_add_test(layouts,
 		       test_free_ignores_null_double_and_foreign_blocks);
+	tcase_add_test(layouts, test_alloc_at_and_walk);
 	tcase_add_test(layouts, test_check_detects_corruption);
 	tcase_add_test(layouts, test_null_arguments_are_harmless);
 	suite_add_tcase(suite, layouts);
