@@ -11,11 +11,14 @@
 
 /*
  * Plans aim below the budget by this fraction of it.  The curve counts
- * bytes, but the pool needs a contiguous block for each allocation, and
- * swap-outs free their memory only when their copy completes: a plan that
- * fills the budget to the byte would leave the runtime evicting.
+ * bytes, but each allocation needs a contiguous hole: the pool moves
+ * tensors to make one (lib/compact.c), but not past tensors that the
+ * running op pins.  12% is what the example programs needed to see no
+ * passive eviction in any guided iteration of a plan that fits, over
+ * budgets from 40% to 90% of their peak (test_policies_e2e); 8% was not
+ * enough for the GPT at 50%.
  */
-#define TARGET_MARGIN 0.08
+#define TARGET_MARGIN 0.12
 
 static uint64_t aligned(uint64_t bytes)
 {
@@ -244,17 +247,18 @@ void tmm_eviction_span(const struct tmm_analysis *an,
 		       const struct tmm_eviction *e, uint32_t *gone,
 		       uint32_t *returns)
 {
-	if (e->drop) {
-		*gone = e->evict + 1;
+	/* A swap-out's memory is freed when its copy completes, but an
+	 * allocation that finds no room waits for the earliest pending
+	 * copy rather than evicting (Capuchin §5.3's decoupled swap): for
+	 * what fits, it leaves at once; the wait is a stall, counted by
+	 * tmm_swap_overhead. */
+	*gone = e->evict + 1;
+	if (e->drop)
 		*returns = e->back;
-		return;
-	}
-	*returns = e->back == TMM_TRACE_NONE ? an->life[e->tensor].to + 1
-					     : e->in_trigger + 1;
-	*gone = last_access_by(an, e->evict + 1,
-			       tmm_access_end(an, e->evict) +
-				       tmm_swap_ns(an, an->life[e->tensor].bytes,
-						   false) - 1);
+	else if (e->back == TMM_TRACE_NONE)
+		*returns = an->life[e->tensor].to + 1;
+	else
+		*returns = e->in_trigger + 1;
 	if (*gone > *returns)
 		*gone = *returns;
 }

@@ -113,10 +113,11 @@ uint64_t tmm_swap_overhead(const struct tmm_analysis *an, uint32_t t,
 
 /*
  * The memory curve of the iteration with evictions ev[0..n) applied, into
- * curve[] (trace->n_accesses entries).  A swapped tensor's bytes leave
- * once its copy has completed (the first access starting after it) and
- * return when its prefetch fires; a dropped tensor's leave right after
- * the evicted-access and return at its back-access.  Recomputation is
+ * curve[] (trace->n_accesses entries): the memory that cannot be had
+ * back without evicting.  An evicted tensor's bytes leave right after the
+ * evicted-access (a swap-out still copying can be waited for, a stall but
+ * no eviction); a swapped tensor's return when its prefetch fires, a
+ * dropped tensor's at its back-access.  Recomputation is
  * collective: an evicted source of a dropped tensor is brought back at
  * that tensor's back-access too.  Returns the peak; *peak_at (may be NULL)
  * receives its access.
@@ -126,9 +127,8 @@ uint64_t tmm_curve(const struct tmm_analysis *an,
 		   uint32_t *peak_at);
 
 /*
- * The access from which eviction e no longer holds device memory, and
- * the access from which it holds it again: its bytes are out of the curve
- * for accesses [*gone, *returns).
+ * The accesses for which eviction e holds no device memory that the
+ * runtime would have to evict for: [*gone, *returns) (see tmm_curve).
  */
 void tmm_eviction_span(const struct tmm_analysis *an,
 		       const struct tmm_eviction *e, uint32_t *gone,

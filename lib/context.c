@@ -31,7 +31,7 @@ extern _Thread_local char tmm_create_error[512];
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tmm_ctx **registry;
 static size_t registry_len, registry_cap;
-static atomic_uint next_serial = 1;
+static atomic_uint next_serial = 0;
 
 static int registry_add(struct tmm_ctx *ctx)
 {
@@ -225,9 +225,11 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 		create_fail(rc, "tmm_ctx_create: out of memory");
 		goto fail;
 	}
-	ctx->serial = (uint16_t)atomic_fetch_add(&next_serial, 1);
-	if (ctx->serial == 0) /* a zero serial would allow a zero handle */
-		ctx->serial = (uint16_t)atomic_fetch_add(&next_serial, 1);
+	/* 1 .. 0x7fff: a zero serial would allow a zero handle, and bit 15
+	 * would land on bit 63 of a handle, the tracker's mark of a key
+	 * made inside an iteration. */
+	ctx->serial = (uint16_t)(1 + atomic_fetch_add(&next_serial, 1) %
+					     0x7fffu);
 	ctx->magic = TMM_CTX_MAGIC;
 	ctx->created_ns = ctx->be.ops->now_ns(&ctx->be);
 	tmm_log(ctx, TMM_LOG_INFO,

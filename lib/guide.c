@@ -264,6 +264,11 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 	struct tmm_tensor_rec *t = tmm_tracker_tensor_of_key(ctx, a->key);
 	int rc = -EINVAL;
 
+	/* The access that triggers an eviction may have found the tensor
+	 * still arriving: compute waited for its copy, the host has not
+	 * retired it yet. */
+	if (t && t->state == TMM_TS_SWAPPING_IN)
+		tmm_mover_progress(ctx);
 	if (t && !t->pins) {
 		switch ((enum tmm_action_type)a->type) {
 		case TMM_ACT_EVICT_SWAP:
