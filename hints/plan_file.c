@@ -1056,17 +1056,13 @@ int tmm_plan_file_write(const char *path, const struct tmm_plan *p,
 		    "a bug in the code that made the plan", path, why);
 		return ret;
 	}
-	ret = tmm_plan_text_encode(p, serial, &text, &len);
+	/* The plan passed check_plan: only memory can fail from here. */
 	tlen = strlen(path) + 32;
-	if (ret == 0) {
-		tmp = malloc(tlen);
-		if (!tmp)
-			ret = -ENOMEM;
-	}
-	if (ret < 0) {
+	tmp = malloc(tlen);
+	if (!tmp || tmm_plan_text_encode(p, serial, &text, &len) < 0) {
 		say(err, errlen, "%s: out of memory encoding the plan", path);
-		free(text);
-		return ret;
+		free(tmp);
+		return -ENOMEM;
 	}
 	snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
