@@ -1056,7 +1056,7 @@ int tmm_plan_file_write(const char *path, const struct tmm_plan *p,
 		    "a bug in the code that made the plan", path, why);
 		return ret;
 	}
-	/* The plan passed check_plan: only memory can fail from here. */
+	/* The plan passed check_plan, so only memory can fail the encoding. */
 	tlen = strlen(path) + 32;
 	tmp = malloc(tlen);
 	if (!tmp || tmm_plan_text_encode(p, serial, &text, &len) < 0) {

@@ -73,9 +73,11 @@ int tmm_plan_text_decode(const char *text, size_t len, struct tmm_plan *out,
  * Writes *p to `path` atomically: into "path.tmp.<pid>", which is synced
  * and then renamed over `path`, so a crash leaves either the old file or
  * the whole new one, never half a file.  On failure the temporary file is
- * removed and any old file at `path` is left as it was.  Returns 0, -EINVAL
- * for a plan that cannot be written (as tmm_plan_text_encode), -ENOMEM, or
- * the errno of the failed create, write, sync or rename.
+ * removed and any old file at `path` is left as it was.  The temporary name
+ * is per process, so two threads must not write the same path at once.
+ * Returns 0, -EINVAL for a plan that cannot be written (as
+ * tmm_plan_text_encode), -ENOMEM, or the errno of the failed create,
+ * write, sync or rename.
  */
 int tmm_plan_file_write(const char *path, const struct tmm_plan *p,
 			uint16_t serial, char *err, size_t errlen);
