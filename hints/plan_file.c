@@ -1,0 +1,1207 @@
+/*
+ * plan_file.c — plans as text files (docs/plan-format.md).
+ *
+ * The format is line-oriented text so that a plan can be read, diffed and
+ * reviewed.  Every value has exactly one spelling (decimal without leading
+ * zeros, lowercase hex, single spaces), so encoding what was decoded gives
+ * back the same bytes.  The last line carries a CRC-32 of every line
+ * before it: a text file invites hand edits, and a plan that an edit or a
+ * cut-short copy made subtly wrong would steer the runtime into stalls or
+ * recomputations of the wrong tensor, so any change is refused and the run
+ * measures again instead.
+ *
+ * The decoder trusts nothing.  It works on (pointer, length), never on
+ * NUL-terminated strings; it checks the first line and the version first,
+ * so that another kind of file or a newer format is named as such rather
+ * than as damage; then the end line and the checksum; then every line
+ * against the grammar, bounding each count by the bytes left before
+ * allocating anything for it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plan.h"
+#include "plan_file.h"
+#include "trace_file.h"
+
+#define MAGIC "tensormm-plan"
+#define END_PREFIX "end crc32 "
+#define END_HEX 8 /* digits of the checksum */
+
+/* A key of a tensor made outside iterations keeps its low 48 bits (slot
+ * generation and index); bits 48..63 are the context serial. */
+#define SERIAL_SHIFT 48
+#define HANDLE_MASK ((UINT64_C(1) << SERIAL_SHIFT) - 1)
+#define HANDLE_HEX 12 /* hex digits of 48 bits */
+#define ORDINAL_MASK UINT64_C(0xffffffff)
+
+/* Lower bounds on the bytes of one line, newline included, to refuse a
+ * count before allocating for it: "0 i:0" and "X 0 i:0 0 -" (shorter than
+ * any real action line, so a new action name cannot break the bound). */
+#define MIN_ACCESS_LINE 6
+#define MIN_ACTION_LINE 12
+
+#define POLICY_NONE "-" /* the policy line of a plan with no policy name */
+
+#define ADVICE_REPLAN                                                       \
+	"delete the file to re-plan (the next run measures and writes a new " \
+	"one)"
+#define ADVICE_TRUNC                                                        \
+	"the file is truncated (a write or a copy was cut short); "         \
+	ADVICE_REPLAN
+#define ADVICE_CORRUPT                                                      \
+	"the file was damaged or edited (the checksum on its end line "     \
+	"covers every line before it); " ADVICE_REPLAN
+#define ADVICE_INVALID                                                      \
+	"its checksum matches, so the program that wrote it made an "       \
+	"invalid plan file: please report this as a bug, and "              \
+	ADVICE_REPLAN
+
+/* Adding an action type or an advice changes what a file may contain, so
+ * it needs a name below, a new format version and docs/plan-format.md. */
+_Static_assert(TMM_ACT_TYPE_COUNT == 4, "plan format 1 has 4 action types");
+_Static_assert(TMM_PLAN_ADVICE_COUNT == 6, "plan format 1 has 6 advices");
+
+static const char *const advice_names[TMM_PLAN_ADVICE_COUNT] = {
+	[TMM_PLAN_ADVICE_PREFER_HOST] = "PREFER_HOST",
+	[TMM_PLAN_ADVICE_PREFER_DEVICE] = "PREFER_DEVICE",
+	[TMM_PLAN_ADVICE_UNSET_PREFERRED] = "UNSET_PREFERRED",
+	[TMM_PLAN_ADVICE_READ_MOSTLY] = "READ_MOSTLY",
+	[TMM_PLAN_ADVICE_UNSET_READ_MOSTLY] = "UNSET_READ_MOSTLY",
+	[TMM_PLAN_ADVICE_ACCESSED_BY_DEVICE] = "ACCESSED_BY_DEVICE",
+};
+
+__attribute__((format(printf, 3, 4)))
+static void say(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Policy names are single words, so the policy line stays one token. */
+static bool policy_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.' ||
+	       c == '+';
+}
+
+/* ------------------------------------------------------------------------
+ * Encoding
+ * ---------------------------------------------------------------------- */
+
+/* Why `key` cannot be written for the context `serial`, or NULL. */
+static const char *key_fault(uint64_t key, uint16_t serial)
+{
+	if (key & TMM_KEY_IN_ITERATION) {
+		if (key & ~TMM_KEY_IN_ITERATION & ~ORDINAL_MASK)
+			return "it is flagged as made in the iteration, but "
+			       "its ordinal does not fit 32 bits";
+		return NULL;
+	}
+	if ((key >> SERIAL_SHIFT) != serial)
+		return "it is a handle of another context (its serial is "
+		       "not the one the plan is written for), which cannot "
+		       "be made portable";
+	if (!(key & HANDLE_MASK))
+		return "it is the zero handle, which names no tensor";
+	return NULL;
+}
+
+__attribute__((format(printf, 5, 6)))
+static int refuse_action(char *err, size_t errlen,
+			 const struct tmm_plan *p, uint32_t i,
+			 const char *fmt, ...)
+{
+	const struct tmm_plan_action *a = &p->actions[i];
+	size_t n;
+	va_list ap;
+
+	if (!err || !errlen)
+		return -EINVAL;
+	n = (size_t)snprintf(err, errlen, "action %" PRIu32 " (%s at access "
+			     "%" PRIu32 ", tensor key %#" PRIx64 "): ", i,
+			     tmm_action_name(a->type), a->trigger, a->key);
+	if (n < errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err + n, errlen - n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/*
+ * Checks that *p can be written and read back exactly (everything the
+ * decoder refuses, the encoder refuses first).  Returns 0, or -EINVAL with
+ * a message in err (may be NULL).
+ */
+static int check_plan(const struct tmm_plan *p, uint16_t serial, char *err,
+		      size_t errlen)
+{
+	size_t plen;
+	const char *why;
+
+	if (serial & 0x8000u) {
+		say(err, errlen, "context serial %u has bit 15 set, so its "
+		    "handles cannot be told from in-iteration keys",
+		    (unsigned)serial);
+		return -EINVAL;
+	}
+	plen = strnlen(p->policy, sizeof(p->policy));
+	if (plen == sizeof(p->policy)) {
+		say(err, errlen, "the policy name is not NUL-terminated");
+		return -EINVAL;
+	}
+	for (size_t k = 0; k < plen; k++)
+		if (!policy_char(p->policy[k]))
+			goto bad_policy;
+	if (strcmp(p->policy, POLICY_NONE) == 0)
+		goto bad_policy;
+	if (p->n_accesses > TMM_PLAN_FILE_MAX_ACCESSES ||
+	    p->n_actions > TMM_PLAN_FILE_MAX_ACTIONS) {
+		say(err, errlen, "the plan has %" PRIu32 " accesses and %"
+		    PRIu32 " actions; a plan file holds at most %u of each",
+		    p->n_accesses, p->n_actions, TMM_PLAN_FILE_MAX_ACCESSES);
+		return -EINVAL;
+	}
+	if ((p->n_accesses && !p->access_keys) ||
+	    (p->n_actions && !p->actions)) {
+		say(err, errlen, "the plan counts accesses or actions but has "
+		    "no array for them");
+		return -EINVAL;
+	}
+	for (uint32_t k = 0; k < p->n_accesses; k++) {
+		why = key_fault(p->access_keys[k], serial);
+		if (why) {
+			say(err, errlen, "access %" PRIu32 " has tensor key %#"
+			    PRIx64 ", which cannot be written: %s", k,
+			    p->access_keys[k], why);
+			return -EINVAL;
+		}
+	}
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+
+		if (a->type >= TMM_ACT_TYPE_COUNT)
+			return refuse_action(err, errlen, p, i,
+					     "unknown action type %" PRIu32,
+					     a->type);
+		if (a->trigger >= p->n_accesses)
+			return refuse_action(err, errlen, p, i, "the trigger "
+					     "is past the plan's %" PRIu32
+					     " accesses", p->n_accesses);
+		if (i > 0 && a->trigger < p->actions[i - 1].trigger)
+			return refuse_action(err, errlen, p, i, "actions are "
+					     "not sorted by trigger "
+					     "(tmm_plan_sort)");
+		why = key_fault(a->key, serial);
+		if (why)
+			return refuse_action(err, errlen, p, i, "%s", why);
+		if (a->back_access != TMM_PLAN_NONE &&
+		    a->back_access >= p->n_accesses)
+			return refuse_action(err, errlen, p, i, "the back-"
+					     "access %" PRIu32 " is past the "
+					     "plan's %" PRIu32 " accesses",
+					     a->back_access, p->n_accesses);
+		if (a->type == TMM_ACT_ADVISE &&
+		    a->advice >= TMM_PLAN_ADVICE_COUNT)
+			return refuse_action(err, errlen, p, i,
+					     "unknown advice %" PRIu32,
+					     a->advice);
+		/* The file spells a non-ADVISE advice "-", read back as 0. */
+		if (a->type != TMM_ACT_ADVISE && a->advice != 0)
+			return refuse_action(err, errlen, p, i, "advice %"
+					     PRIu32 " on an action that is "
+					     "not ADVISE", a->advice);
+	}
+	return 0;
+bad_policy:
+	say(err, errlen, "the policy name \"%s\" is not a word of letters, "
+	    "digits and _-.+", p->policy);
+	return -EINVAL;
+}
+
+/* A growing text buffer; `failed` sticks at the first error. */
+struct out {
+	char *buf;
+	size_t len, cap;
+	int failed;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->failed)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		o->failed = -EINVAL;
+		return;
+	}
+	if ((size_t)n >= o->cap - o->len) {
+		size_t need = o->len + (size_t)n + 1;
+		size_t cap = o->cap;
+		char *b;
+
+		while (cap < need) {
+			if (cap > SIZE_MAX / 2) {
+				o->failed = -ENOMEM;
+				return;
+			}
+			cap *= 2;
+		}
+		b = realloc(o->buf, cap);
+		if (!b) {
+			o->failed = -ENOMEM;
+			return;
+		}
+		o->buf = b;
+		o->cap = cap;
+		va_start(ap, fmt);
+		vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+		va_end(ap);
+	}
+	o->len += (size_t)n;
+}
+
+/* " p:0x<handle>" or " i:<ordinal>"; the key passed check_plan. */
+static void put_key(struct out *o, uint64_t key)
+{
+	if (key & TMM_KEY_IN_ITERATION)
+		put(o, " i:%" PRIu32, (uint32_t)(key & ORDINAL_MASK));
+	else
+		put(o, " p:0x%" PRIx64, key & HANDLE_MASK);
+}
+
+int tmm_plan_text_encode(const struct tmm_plan *p, uint16_t serial,
+			 char **text, size_t *len)
+{
+	struct out o = { .cap = 4096 };
+
+	if (!p || !text || !len)
+		return -EINVAL;
+	*text = NULL;
+	*len = 0;
+	if (check_plan(p, serial, NULL, 0) < 0)
+		return -EINVAL;
+	o.buf = malloc(o.cap);
+	if (!o.buf)
+		return -ENOMEM;
+	put(&o, MAGIC " %u\n", TMM_PLAN_FORMAT_VERSION);
+	put(&o, "# A libtensormm plan (docs/plan-format.md); an edit breaks "
+	    "the checksum.\n");
+	put(&o, "policy %s\n", p->policy[0] ? p->policy : POLICY_NONE);
+	put(&o, "accesses %" PRIu32 "\n", p->n_accesses);
+	for (uint32_t k = 0; k < p->n_accesses; k++) {
+		put(&o, "%" PRIu32, k);
+		put_key(&o, p->access_keys[k]);
+		put(&o, "\n");
+	}
+	put(&o, "actions %" PRIu32 "\n", p->n_actions);
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+
+		put(&o, "%s %" PRIu32, tmm_action_name(a->type), a->trigger);
+		put_key(&o, a->key);
+		if (a->back_access == TMM_PLAN_NONE)
+			put(&o, " -");
+		else
+			put(&o, " %" PRIu32, a->back_access);
+		put(&o, " %s\n", a->type == TMM_ACT_ADVISE
+		    ? advice_names[a->advice] : "-");
+	}
+	if (!o.failed)
+		put(&o, END_PREFIX "%08" PRIx32 "\n",
+		    tmm_crc32(0, o.buf, o.len));
+	if (o.failed) {
+		free(o.buf);
+		return o.failed;
+	}
+	*text = o.buf;
+	*len = o.len;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Decoding
+ * ---------------------------------------------------------------------- */
+
+struct dec {
+	const char *name;	/* the file, for messages */
+	const char *text, *end; /* all of it */
+	const char *at;		/* the next line to read */
+	const char *stop;	/* the end line, where the body stops */
+	size_t line;		/* the number of the line read last */
+	size_t end_line;	/* the number of the end line */
+	uint16_t serial;
+	char *err;
+	size_t errlen;
+};
+
+/* One space-separated word of a line. */
+struct word {
+	const char *s;
+	size_t n;
+};
+
+__attribute__((format(printf, 3, 4)))
+static int fail(const struct dec *d, size_t line, const char *fmt, ...)
+{
+	size_t n;
+	va_list ap;
+
+	if (!d->err || !d->errlen)
+		return -EINVAL;
+	n = (size_t)snprintf(d->err, d->errlen, "%s: line %zu: ", d->name,
+			     line);
+	if (n < d->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(d->err + n, d->errlen - n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/*
+ * [s, e) as a quoted C-like string for a message, non-printing bytes
+ * escaped and long text cut with "...", in buf (at least 64 bytes).
+ */
+static const char *shown(char *buf, size_t size, const char *s,
+			 const char *e)
+{
+	size_t n = 0;
+
+	buf[n++] = '"';
+	for (; s < e; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		/* Room for an escape now, or "...", '"' and NUL later. */
+		if (n + 10 > size) {
+			memcpy(buf + n, "...", 3);
+			n += 3;
+			break;
+		}
+		if (c == '"' || c == '\\') {
+			buf[n++] = '\\';
+			buf[n++] = (char)c;
+		} else if (c >= 0x20 && c < 0x7f) {
+			buf[n++] = (char)c;
+		} else {
+			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+		}
+	}
+	buf[n++] = '"';
+	buf[n] = '\0';
+	return buf;
+}
+
+static bool is(const struct word *w, const char *lit)
+{
+	return w->n == strlen(lit) && memcmp(w->s, lit, w->n) == 0;
+}
+
+/*
+ * Splits [s, e) at single spaces into at most `max` words.  Returns how
+ * many, or -1 for an empty word (an empty line, a leading, trailing or
+ * doubled space) or for more than `max` words.
+ */
+static int split(const char *s, const char *e, struct word *w, int max)
+{
+	int n = 0;
+
+	for (;;) {
+		const char *sp = memchr(s, ' ', (size_t)(e - s));
+		const char *we = sp ? sp : e;
+
+		if (we == s || n == max)
+			return -1;
+		w[n++] = (struct word){ s, (size_t)(we - s) };
+		if (!sp)
+			return n;
+		s = sp + 1;
+	}
+}
+
+/* The first word of [s, e), whatever else is on the line. */
+static struct word first_word(const char *s, const char *e)
+{
+	const char *sp = memchr(s, ' ', (size_t)(e - s));
+
+	return (struct word){ s, (size_t)((sp ? sp : e) - s) };
+}
+
+enum num { NUM_OK, NUM_NOT, NUM_RANGE };
+
+/* A decimal number as the encoder spells it: digits, no leading zero. */
+static enum num parse_dec(const struct word *w, uint32_t max, uint32_t *v)
+{
+	uint64_t x = 0;
+
+	if (w->n == 0 || (w->s[0] == '0' && w->n > 1))
+		return NUM_NOT;
+	for (size_t k = 0; k < w->n; k++)
+		if (w->s[k] < '0' || w->s[k] > '9')
+			return NUM_NOT;
+	if (w->n > 10) /* more than UINT32_MAX; also keeps x from overflow */
+		return NUM_RANGE;
+	for (size_t k = 0; k < w->n; k++)
+		x = 10 * x + (uint64_t)(w->s[k] - '0');
+	if (x > max)
+		return NUM_RANGE;
+	*v = (uint32_t)x;
+	return NUM_OK;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Reads a key word; returns NULL, or why it is not one. */
+static const char *parse_key(const struct word *w, uint16_t serial,
+			     uint64_t *key)
+{
+	uint64_t x = 0;
+	uint32_t ordinal;
+
+	if (w->n > 2 && memcmp(w->s, "i:", 2) == 0) {
+		struct word o = { w->s + 2, w->n - 2 };
+
+		switch (parse_dec(&o, UINT32_MAX, &ordinal)) {
+		case NUM_OK:
+			*key = tmm_key_of_ordinal(ordinal);
+			return NULL;
+		case NUM_RANGE:
+			return "the ordinal is more than 4294967295";
+		default:
+			break;
+		}
+	} else if (w->n > 4 && memcmp(w->s, "p:0x", 4) == 0) {
+		const char *h = w->s + 4;
+		size_t n = w->n - 4;
+
+		for (size_t k = 0; k < n; k++)
+			if (hex_digit(h[k]) < 0)
+				goto not_a_key;
+		if (n == 1 && h[0] == '0')
+			return "the zero handle names no tensor";
+		if (h[0] == '0')
+			goto not_a_key;
+		if (n > HANDLE_HEX)
+			return "the handle is more than 48 bits";
+		for (size_t k = 0; k < n; k++)
+			x = x << 4 | (uint64_t)hex_digit(h[k]);
+		*key = (uint64_t)serial << SERIAL_SHIFT | x;
+		return NULL;
+	}
+not_a_key:
+	return "a key is p:0x<handle in lowercase hex> or i:<ordinal>, "
+	       "without leading zeros";
+}
+
+/*
+ * Reads the next line before the end line that is not a comment: sets
+ * [*s, *e) (*e is its newline) and returns true, or returns false at the
+ * end line.
+ */
+static bool next_line(struct dec *d, const char **s, const char **e)
+{
+	while (d->at < d->stop) {
+		/* Found: every line before the end line ends in '\n'. */
+		const char *nl = memchr(d->at, '\n',
+					(size_t)(d->stop - d->at));
+
+		*s = d->at;
+		*e = nl;
+		d->at = nl + 1;
+		d->line++;
+		if (**s != '#')
+			return true;
+	}
+	d->line = d->end_line;
+	return false;
+}
+
+/* The section heads, in the order a file has them. */
+enum { SEC_POLICY, SEC_ACCESSES, SEC_ACTIONS, SEC_COUNT };
+static const char *const heads[SEC_COUNT] = { "policy", "accesses",
+					      "actions" };
+
+static int head_of(const struct word *w)
+{
+	for (int k = 0; k < SEC_COUNT; k++)
+		if (is(w, heads[k]))
+			return k;
+	return -1;
+}
+
+/* Reads the line that opens section `sec` (its head and one value) into
+ * w[0..1], or says which section is missing, repeated or misplaced. */
+static int section(struct dec *d, int sec, struct word w[2])
+{
+	char q[80];
+	const char *s, *e;
+	struct word first;
+	int k;
+
+	if (!next_line(d, &s, &e))
+		return fail(d, d->line, "the '%s' line is missing: the end "
+			    "line comes first; " ADVICE_INVALID, heads[sec]);
+	if (split(s, e, w, 2) == 2 && is(&w[0], heads[sec]))
+		return 0;
+	first = first_word(s, e);
+	k = head_of(&first);
+	if (k == sec)
+		return fail(d, d->line, "expected '%s' and one value, found "
+			    "%s; " ADVICE_INVALID, heads[sec],
+			    shown(q, sizeof(q), s, e));
+	if (k >= 0 && k < sec)
+		return fail(d, d->line, "a second '%s' line: each section "
+			    "appears once; " ADVICE_INVALID, heads[k]);
+	if (k > sec)
+		return fail(d, d->line, "the '%s' line is missing: found the "
+			    "'%s' line first; " ADVICE_INVALID, heads[sec],
+			    heads[k]);
+	return fail(d, d->line, "expected the '%s' line, found %s; "
+		    ADVICE_INVALID, heads[sec], shown(q, sizeof(q), s, e));
+}
+
+/* Reads the count of a section head, bounded by `max` and by the lines
+ * of at least `min_line` bytes that fit before the end line. */
+static int count(struct dec *d, const struct word *w, uint32_t max,
+		 size_t min_line, uint32_t *n)
+{
+	char q[80];
+	size_t room = (size_t)(d->stop - d->at) / min_line;
+
+	switch (parse_dec(&w[1], max, n)) {
+	case NUM_OK:
+		break;
+	case NUM_RANGE:
+		return fail(d, d->line, "the %s count %s is more than the %"
+			    PRIu32 " a plan file may hold; " ADVICE_INVALID,
+			    heads[head_of(&w[0])],
+			    shown(q, sizeof(q), w[1].s, w[1].s + w[1].n),
+			    max);
+	default:
+		return fail(d, d->line, "the %s count %s is not a number; "
+			    ADVICE_INVALID, heads[head_of(&w[0])],
+			    shown(q, sizeof(q), w[1].s, w[1].s + w[1].n));
+	}
+	if (*n > room)
+		return fail(d, d->line, "the %s count is %" PRIu32 ", but the "
+			    "%zu bytes before the end line hold at most %zu "
+			    "such lines; " ADVICE_INVALID,
+			    heads[head_of(&w[0])], *n,
+			    (size_t)(d->stop - d->at), room);
+	return 0;
+}
+
+static int parse_policy(struct dec *d, struct tmm_plan *p)
+{
+	char q[80];
+	struct word w[2];
+	int ret = section(d, SEC_POLICY, w);
+
+	if (ret < 0)
+		return ret;
+	if (is(&w[1], POLICY_NONE))
+		return 0;
+	for (size_t k = 0; k < w[1].n; k++)
+		if (!policy_char(w[1].s[k]))
+			goto bad;
+	if (w[1].n >= sizeof(p->policy))
+		goto bad;
+	memcpy(p->policy, w[1].s, w[1].n);
+	p->policy[w[1].n] = '\0';
+	return 0;
+bad:
+	return fail(d, d->line, "the policy %s is not a word of at most %zu "
+		    "letters, digits and _-.+; " ADVICE_INVALID,
+		    shown(q, sizeof(q), w[1].s, w[1].s + w[1].n),
+		    sizeof(p->policy) - 1);
+}
+
+static int parse_accesses(struct dec *d, struct tmm_plan *p)
+{
+	char q[80];
+	struct word w[2];
+	const char *s, *e, *why;
+	uint32_t n, index;
+	int ret = section(d, SEC_ACCESSES, w);
+
+	if (ret < 0)
+		return ret;
+	ret = count(d, w, TMM_PLAN_FILE_MAX_ACCESSES, MIN_ACCESS_LINE, &n);
+	if (ret < 0)
+		return ret;
+	if (n) {
+		p->access_keys = malloc(sizeof(uint64_t) * n);
+		if (!p->access_keys)
+			return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		struct word first;
+
+		if (!next_line(d, &s, &e))
+			goto short_section;
+		first = first_word(s, e);
+		if (head_of(&first) >= 0)
+			goto short_section;
+		if (split(s, e, w, 2) != 2)
+			return fail(d, d->line, "expected access %" PRIu32
+				    " as '<index> <key>', found %s; "
+				    ADVICE_INVALID, k,
+				    shown(q, sizeof(q), s, e));
+		if (parse_dec(&w[0], UINT32_MAX, &index) != NUM_OK ||
+		    index != k)
+			return fail(d, d->line, "expected access %" PRIu32
+				    ", found %s: the access lines number "
+				    "the accesses in order from 0; "
+				    ADVICE_INVALID, k,
+				    shown(q, sizeof(q), s, e));
+		why = parse_key(&w[1], d->serial, &p->access_keys[k]);
+		if (why)
+			return fail(d, d->line, "access %" PRIu32 " has the "
+				    "key %s: %s; " ADVICE_INVALID, k,
+				    shown(q, sizeof(q), w[1].s,
+					  w[1].s + w[1].n), why);
+		p->n_accesses = k + 1;
+	}
+	return 0;
+short_section:
+	return fail(d, d->line, "the accesses section ends after %" PRIu32
+		    " of its %" PRIu32 " lines; " ADVICE_INVALID,
+		    p->n_accesses, n);
+}
+
+static int parse_action(struct dec *d, struct tmm_plan *p, const char *s,
+			const char *e)
+{
+	char q[80];
+	struct word w[5];
+	struct tmm_plan_action a = { .back_access = TMM_PLAN_NONE };
+	uint32_t i = p->n_actions, last = p->n_accesses - 1;
+	const char *why;
+	enum num r;
+
+	if (split(s, e, w, 5) != 5)
+		return fail(d, d->line, "expected an action as '<type> "
+			    "<trigger> <key> <back-access or -> <advice or "
+			    "->', found %s; " ADVICE_INVALID,
+			    shown(q, sizeof(q), s, e));
+	for (a.type = 0; a.type < TMM_ACT_TYPE_COUNT; a.type++)
+		if (is(&w[0], tmm_action_name(a.type)))
+			break;
+	/* The caller checked the type name. */
+	r = p->n_accesses ? parse_dec(&w[1], last, &a.trigger) : NUM_RANGE;
+	if (r != NUM_OK)
+		return fail(d, d->line, "action %" PRIu32 ": the trigger %s is "
+			    "not an access of the plan's %" PRIu32 "; "
+			    ADVICE_INVALID, i,
+			    shown(q, sizeof(q), w[1].s, w[1].s + w[1].n),
+			    p->n_accesses);
+	if (i > 0 && a.trigger < p->actions[i - 1].trigger)
+		return fail(d, d->line, "action %" PRIu32 " fires at access %"
+			    PRIu32 ", before the action above it (at %"
+			    PRIu32 "): actions must be sorted by trigger; "
+			    ADVICE_INVALID, i, a.trigger,
+			    p->actions[i - 1].trigger);
+	why = parse_key(&w[2], d->serial, &a.key);
+	if (why)
+		return fail(d, d->line, "action %" PRIu32 " has the key %s: "
+			    "%s; " ADVICE_INVALID, i,
+			    shown(q, sizeof(q), w[2].s, w[2].s + w[2].n),
+			    why);
+	if (!is(&w[3], "-") && parse_dec(&w[3], last, &a.back_access) !=
+	    NUM_OK)
+		return fail(d, d->line, "action %" PRIu32 ": the back-access "
+			    "%s is neither '-' nor an access of the plan's %"
+			    PRIu32 "; " ADVICE_INVALID, i,
+			    shown(q, sizeof(q), w[3].s, w[3].s + w[3].n),
+			    p->n_accesses);
+	if (a.type == TMM_ACT_ADVISE) {
+		for (a.advice = 0; a.advice < TMM_PLAN_ADVICE_COUNT;
+		     a.advice++)
+			if (is(&w[4], advice_names[a.advice]))
+				break;
+		if (a.advice == TMM_PLAN_ADVICE_COUNT)
+			return fail(d, d->line, "action %" PRIu32 ": unknown "
+				    "advice %s (this build knows PREFER_HOST, "
+				    "PREFER_DEVICE, UNSET_PREFERRED, "
+				    "READ_MOSTLY, UNSET_READ_MOSTLY and "
+				    "ACCESSED_BY_DEVICE); " ADVICE_INVALID, i,
+				    shown(q, sizeof(q), w[4].s,
+					  w[4].s + w[4].n));
+	} else if (!is(&w[4], "-")) {
+		return fail(d, d->line, "action %" PRIu32 ": only ADVISE "
+			    "takes an advice, but this %s has %s; "
+			    ADVICE_INVALID, i, tmm_action_name(a.type),
+			    shown(q, sizeof(q), w[4].s, w[4].s + w[4].n));
+	}
+	p->actions[p->n_actions++] = a;
+	return 0;
+}
+
+static int parse_actions(struct dec *d, struct tmm_plan *p)
+{
+	char q[80];
+	struct word w[2];
+	const char *s, *e;
+	uint32_t n;
+	int ret = section(d, SEC_ACTIONS, w);
+
+	if (ret < 0)
+		return ret;
+	ret = count(d, w, TMM_PLAN_FILE_MAX_ACTIONS, MIN_ACTION_LINE, &n);
+	if (ret < 0)
+		return ret;
+	if (n) {
+		/* Only a 32-bit size_t can overflow here. */
+		if ((uint64_t)n * sizeof(*p->actions) > SIZE_MAX)
+			return -ENOMEM;
+		p->actions = malloc(sizeof(*p->actions) * n);
+		if (!p->actions)
+			return -ENOMEM;
+		p->cap_actions = n;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct word first;
+		bool known = false;
+
+		if (!next_line(d, &s, &e))
+			return fail(d, d->line, "the actions section ends "
+				    "after %" PRIu32 " of its %" PRIu32
+				    " lines; " ADVICE_INVALID, i, n);
+		first = first_word(s, e);
+		for (uint32_t t = 0; t < TMM_ACT_TYPE_COUNT; t++)
+			known = known || is(&first, tmm_action_name(t));
+		if (!known)
+			return fail(d, d->line, "action %" PRIu32 ": unknown "
+				    "action type %s (this build knows "
+				    "EVICT_SWAP, EVICT_DROP, PREFETCH and "
+				    "ADVISE); " ADVICE_INVALID, i,
+				    shown(q, sizeof(q), first.s,
+					  first.s + first.n));
+		ret = parse_action(d, p, s, e);
+		if (ret < 0)
+			return ret;
+	}
+	if (next_line(d, &s, &e))
+		return fail(d, d->line, "unexpected line after the %" PRIu32
+			    " actions: %s; " ADVICE_INVALID, n,
+			    shown(q, sizeof(q), s, e));
+	return 0;
+}
+
+/* Checks line 1, "tensormm-plan <version>", and moves d->at past it. */
+static int check_first_line(struct dec *d)
+{
+	static const char magic[] = MAGIC " ";
+	const size_t mlen = sizeof(magic) - 1;
+	size_t len = (size_t)(d->end - d->text);
+	const char *nl = memchr(d->text, '\n', len);
+	const char *le = nl ? nl : d->end;
+	struct word v;
+	uint32_t version;
+	char q[80];
+
+	if (len == 0)
+		return fail(d, 1, "the file is empty; " ADVICE_TRUNC);
+	if ((size_t)(le - d->text) < mlen ||
+	    memcmp(d->text, magic, mlen) != 0) {
+		if (!nl && memcmp(d->text, magic, len < mlen ? len : mlen) ==
+		    0)
+			return fail(d, 1, "the file ends inside its first "
+				    "line; " ADVICE_TRUNC);
+		return fail(d, 1, "not a libtensormm plan file: it does not "
+			    "begin with \"" MAGIC " <version>\"; check the "
+			    "path TENSORMM_HINTS names, or " ADVICE_REPLAN);
+	}
+	v = (struct word){ d->text + mlen, (size_t)(le - d->text) - mlen };
+	switch (parse_dec(&v, UINT32_MAX, &version)) {
+	case NUM_OK:
+		if (!nl)
+			return fail(d, 1, "the file ends inside its first "
+				    "line; " ADVICE_TRUNC);
+		if (version == 0)
+			break;
+		if (version > TMM_PLAN_FORMAT_VERSION)
+			return fail(d, 1, "the file has plan format version %"
+				    PRIu32 ", but this build of libtensormm "
+				    "reads versions 1 to %u: a newer build "
+				    "wrote it; run that build, or "
+				    ADVICE_REPLAN, version,
+				    TMM_PLAN_FORMAT_VERSION);
+		d->at = nl + 1;
+		d->line = 1;
+		return 0;
+	case NUM_RANGE:
+		if (!nl)
+			return fail(d, 1, "the file ends inside its first "
+				    "line; " ADVICE_TRUNC);
+		return fail(d, 1, "the format version %s is too large for a "
+			    "plan file; " ADVICE_CORRUPT,
+			    shown(q, sizeof(q), v.s, v.s + v.n));
+	default:
+		if (!nl && v.n == 0)
+			return fail(d, 1, "the file ends inside its first "
+				    "line; " ADVICE_TRUNC);
+		break;
+	}
+	return fail(d, 1, "expected a format version from 1 after \"" MAGIC
+		    "\", found %s; " ADVICE_CORRUPT,
+		    shown(q, sizeof(q), v.s, v.s + v.n));
+}
+
+/*
+ * Finds the end line, the first line that is "end" or begins with "end ",
+ * checks that nothing follows it, and checks the checksum it carries
+ * against every byte before it.  Sets d->stop and d->end_line.
+ */
+static int check_end_line(struct dec *d)
+{
+	const char *s = d->at, *nl;
+	size_t line = d->line + 1;
+	uint32_t crc = 0, sum;
+	char q[80];
+
+	for (;; line++) {
+		size_t n;
+
+		if (s == d->end)
+			return fail(d, line, "the file ends before its end "
+				    "line; " ADVICE_TRUNC);
+		nl = memchr(s, '\n', (size_t)(d->end - s));
+		n = (size_t)((nl ? nl : d->end) - s);
+		if ((n == 3 || (n > 3 && s[3] == ' ')) &&
+		    memcmp(s, "end", 3) == 0)
+			break;
+		if (!nl)
+			return fail(d, line, "the file ends inside a line, "
+				    "before its end line; " ADVICE_TRUNC);
+		s = nl + 1;
+	}
+	d->stop = s;
+	d->end_line = line;
+	if (!nl)
+		return fail(d, line, "the file ends inside its end line; "
+			    ADVICE_TRUNC);
+	if ((size_t)(nl - s) != strlen(END_PREFIX) + END_HEX ||
+	    memcmp(s, END_PREFIX, strlen(END_PREFIX)) != 0)
+		goto malformed;
+	for (const char *h = s + strlen(END_PREFIX); h < nl; h++) {
+		if (hex_digit(*h) < 0)
+			goto malformed;
+		crc = crc << 4 | (uint32_t)hex_digit(*h);
+	}
+	if (nl + 1 != d->end)
+		return fail(d, line + 1, "there is more after the end line: "
+			    "%s; " ADVICE_CORRUPT,
+			    shown(q, sizeof(q), nl + 1, d->end));
+	sum = tmm_crc32(0, d->text, (size_t)(s - d->text));
+	if (sum != crc)
+		return fail(d, line, "the checksum on the end line is %08"
+			    PRIx32 ", but the lines before it sum to %08"
+			    PRIx32 "; " ADVICE_CORRUPT, crc, sum);
+	return 0;
+malformed:
+	return fail(d, line, "expected the end line \"" END_PREFIX
+		    "<8 lowercase hex digits>\", found %s; " ADVICE_CORRUPT,
+		    shown(q, sizeof(q), s, nl));
+}
+
+static int decode(struct dec *d, struct tmm_plan *out)
+{
+	struct tmm_plan p;
+	int ret;
+
+	memset(&p, 0, sizeof(p));
+	if (d->serial & 0x8000u) {
+		say(d->err, d->errlen, "%s: context serial %u has bit 15 "
+		    "set, so its handles cannot be told from in-iteration "
+		    "keys; the plan cannot be applied to it", d->name,
+		    (unsigned)d->serial);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = check_first_line(d);
+	if (ret == 0)
+		ret = check_end_line(d);
+	if (ret == 0)
+		ret = parse_policy(d, &p);
+	if (ret == 0)
+		ret = parse_accesses(d, &p);
+	if (ret == 0)
+		ret = parse_actions(d, &p);
+	if (ret == 0) {
+		*out = p;
+		return 0;
+	}
+	if (ret == -ENOMEM)
+		say(d->err, d->errlen, "%s: out of memory for a plan of the "
+		    "size line %zu gives", d->name, d->line);
+out:
+	tmm_plan_free(&p);
+	memset(out, 0, sizeof(*out));
+	return ret;
+}
+
+int tmm_plan_text_decode(const char *text, size_t len, struct tmm_plan *out,
+			 uint16_t serial, char *err, size_t errlen)
+{
+	struct dec d = {
+		.name = "plan text", .serial = serial, .err = err,
+		.errlen = errlen,
+	};
+
+	if (!out || (!text && len)) {
+		say(err, errlen, "tmm_plan_text_decode: no text or no plan");
+		if (out)
+			memset(out, 0, sizeof(*out));
+		return -EINVAL;
+	}
+	/* An empty text may come as NULL; NULL + 0 is undefined in C. */
+	d.text = text ? text : "";
+	d.end = d.text + len;
+	return decode(&d, out);
+}
+
+/* ------------------------------------------------------------------------
+ * Files
+ * ---------------------------------------------------------------------- */
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Makes the rename itself durable by syncing the directory that holds
+ * `path`.  Best effort: the file is already whole under one name or the
+ * other, and some file systems refuse to sync a directory.
+ */
+static void sync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd;
+
+	if (!slash) {
+		dir = strdup(".");
+	} else {
+		size_t n = slash == path ? 1 : (size_t)(slash - path);
+
+		dir = strndup(path, n);
+	}
+	if (!dir)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return;
+	(void)fsync(fd);
+	close(fd);
+}
+
+int tmm_plan_file_write(const char *path, const struct tmm_plan *p,
+			uint16_t serial, char *err, size_t errlen)
+{
+	char why[256];
+	char *text = NULL, *tmp = NULL;
+	size_t len, tlen;
+	int fd, ret;
+
+	if (!path || !p) {
+		say(err, errlen, "tmm_plan_file_write: a path and a plan are "
+		    "required");
+		return -EINVAL;
+	}
+	ret = check_plan(p, serial, why, sizeof(why));
+	if (ret < 0) {
+		say(err, errlen, "%s: refusing to write the plan: %s; this is "
+		    "a bug in the code that made the plan", path, why);
+		return ret;
+	}
+	/* The plan passed check_plan, so only memory can fail the encoding. */
+	tlen = strlen(path) + 32;
+	tmp = malloc(tlen);
+	if (!tmp || tmm_plan_text_encode(p, serial, &text, &len) < 0) {
+		say(err, errlen, "%s: out of memory encoding the plan", path);
+		free(tmp);
+		return -ENOMEM;
+	}
+	snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		say(err, errlen, "cannot create %s to write the plan file %s: "
+		    "%s; check that its directory exists and is writable, or "
+		    "point TENSORMM_HINTS elsewhere", tmp, path,
+		    strerror(-ret));
+		goto out;
+	}
+	ret = write_all(fd, text, len);
+	if (ret == 0 && fsync(fd) < 0)
+		ret = -errno;
+	if (close(fd) < 0 && ret == 0)
+		ret = -errno;
+	if (ret < 0) {
+		say(err, errlen, "cannot write the plan to %s: %s; the plan "
+		    "file %s is left as it was; free space on its file "
+		    "system or point TENSORMM_HINTS elsewhere", tmp,
+		    strerror(-ret), path);
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path) < 0) {
+		ret = -errno;
+		say(err, errlen, "cannot rename %s to the plan file %s: %s; "
+		    "check that %s is not a directory and that its directory "
+		    "is writable", tmp, path, strerror(-ret), path);
+		unlink(tmp);
+		goto out;
+	}
+	sync_dir(path);
+out:
+	free(tmp);
+	free(text);
+	return ret;
+}
+
+/* Reads all of fd into a buffer from malloc.  Returns 0 or -errno. */
+static int read_all(int fd, size_t hint, char **buf, size_t *len)
+{
+	size_t cap = hint < 4096 ? 4096 : hint + 1, n = 0;
+	char *b = malloc(cap);
+
+	if (!b)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *nb = cap <= SIZE_MAX / 2 ? realloc(b, 2 * cap)
+						       : NULL;
+
+			if (!nb) {
+				free(b);
+				return -ENOMEM;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0) {
+			int e = errno;
+
+			if (e == EINTR)
+				continue;
+			free(b);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int tmm_plan_file_read(const char *path, struct tmm_plan *out,
+		       uint16_t serial, char *err, size_t errlen)
+{
+	struct dec d = { .name = path, .serial = serial, .err = err,
+			 .errlen = errlen };
+	struct stat st;
+	char *text = NULL;
+	size_t len = 0;
+	int fd, ret;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if (!path || !out) {
+		say(err, errlen, "tmm_plan_file_read: a path and a plan are "
+		    "required");
+		return -EINVAL;
+	}
+	/* O_NONBLOCK: a FIFO at the path must not hang the run; it is
+	 * refused below as not a regular file. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -ENOENT)
+			say(err, errlen, "%s: no plan file yet: the run "
+			    "measures and writes one", path);
+		else
+			say(err, errlen, "cannot open the plan file %s: %s; "
+			    "check the path TENSORMM_HINTS names and its "
+			    "permissions", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		say(err, errlen, "cannot stat the plan file %s: %s", path,
+		    strerror(-ret));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		say(err, errlen, "%s: not a regular file, so not a plan file; "
+		    "point TENSORMM_HINTS at a file", path);
+		goto out;
+	}
+	ret = read_all(fd, st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX
+		       ? (size_t)st.st_size : 0, &text, &len);
+	if (ret == -ENOMEM) {
+		say(err, errlen, "%s: out of memory reading the %lld-byte plan "
+		    "file", path, (long long)st.st_size);
+		goto out;
+	}
+	if (ret < 0) {
+		say(err, errlen, "cannot read the plan file %s: %s", path,
+		    strerror(-ret));
+		goto out;
+	}
+	d.text = text;
+	d.end = text + len;
+	ret = decode(&d, out);
+out:
+	close(fd);
+	free(text);
+	return ret;
+}
