@@ -230,6 +230,11 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 	 * made inside an iteration. */
 	ctx->serial = (uint16_t)(1 + atomic_fetch_add(&next_serial, 1) %
 					     0x7fffu);
+	rc = tmm_guide_load_hints(ctx);
+	if (rc < 0) {
+		create_fail(rc, "tmm_ctx_create: out of memory");
+		goto fail;
+	}
 	ctx->magic = TMM_CTX_MAGIC;
 	ctx->created_ns = ctx->be.ops->now_ns(&ctx->be);
 	tmm_log(ctx, TMM_LOG_INFO,

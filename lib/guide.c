@@ -6,12 +6,14 @@
  * work of the actions themselves.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
 
 #include "guide.h"
 #include "mover.h"
+#include "plan_file.h"
 #include "planner.h"
 #include "recompute.h"
 #include "tracker.h"
@@ -22,6 +24,9 @@ struct tmm_guide {
 	bool following;	 /* this iteration follows it */
 	bool diverged;	 /* ... and has left it */
 	bool planned;	 /* the planner has run (once) */
+	bool from_file;	 /* the plan came from TENSORMM_HINTS and is yet
+			  * to be checked against a measured iteration */
+	bool diverged_once; /* the first iteration left a plan from file */
 	uint32_t next;	 /* the next action to fire */
 };
 
@@ -109,6 +114,85 @@ static void diverge(struct tmm_ctx *ctx, uint32_t access)
 		(unsigned long long)ctx->c.iterations + 1, access);
 }
 
+/* Writes the plan to the TENSORMM_HINTS file for the next run.  A file
+ * that cannot be written costs that run its head start, nothing more. */
+static void save_hints(struct tmm_ctx *ctx, const struct tmm_plan *plan)
+{
+	char err[600];
+
+	if (tmm_plan_file_write(ctx->cfg.hints, plan, ctx->serial, err,
+				sizeof(err)) < 0)
+		tmm_log(ctx, TMM_LOG_WARN,
+			"the plan is not saved: %s; the next run will measure "
+			"its first iteration again", err);
+	else
+		tmm_log(ctx, TMM_LOG_INFO, "plan saved to %s", ctx->cfg.hints);
+}
+
+int tmm_guide_load_hints(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	struct tmm_plan plan;
+	char err[600];
+	int rc;
+
+	if (!ctx->cfg.hints[0])
+		return 0;
+	rc = tmm_plan_file_read(ctx->cfg.hints, &plan, ctx->serial, err,
+				sizeof(err));
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc == -ENOENT) {
+		tmm_log(ctx, TMM_LOG_INFO,
+			"no plan file at %s yet: the first iteration is "
+			"measured, and the plan saved there", ctx->cfg.hints);
+		return 0;
+	}
+	if (rc < 0) {
+		tmm_log(ctx, TMM_LOG_WARN,
+			"the plan file is not used: %s; the first iteration "
+			"is measured instead", err);
+		return 0;
+	}
+	/* Guided from the first iteration; its trace checks the plan when
+	 * it ends (tmm_guide_plan_if_due). */
+	tmm_plan_free(&g->plan);
+	g->plan = plan;
+	g->installed = true;
+	g->planned = true;
+	g->from_file = true;
+	tmm_log(ctx, TMM_LOG_INFO,
+		"following the plan of %s (policy %s, %u actions) from the "
+		"first iteration", ctx->cfg.hints, plan.policy,
+		plan.n_actions);
+	return 0;
+}
+
+/*
+ * The first iteration ran guided by a plan from file: keep it if it holds
+ * for the trace just measured, else drop it and plan from that trace.
+ */
+static void check_hints(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	char err[400];
+
+	g->from_file = false;
+	if (g->diverged_once)
+		snprintf(err, sizeof(err), "this program's first iteration "
+			 "left it part-way");
+	else if (tmm_plan_validate(&g->plan, first, err, sizeof(err)) == 0)
+		return;
+	tmm_log(ctx, TMM_LOG_WARN,
+		"the plan file %s does not fit this program: %s; planning "
+		"from the measured first iteration instead", ctx->cfg.hints,
+		err);
+	tmm_plan_free(&g->plan);
+	g->installed = false;
+	g->planned = false;
+}
+
 /* After the first iteration, the configured planner makes the plan. */
 static void make_plan(struct tmm_ctx *ctx)
 {
@@ -157,6 +241,8 @@ static void make_plan(struct tmm_ctx *ctx)
 			"policy %s made a plan that does not hold: %s; the "
 			"next iterations run in passive mode",
 			ctx->cfg.policy, ctx->error);
+	else if (ctx->cfg.hints[0])
+		save_hints(ctx, &plan);
 	tmm_plan_free(&plan);
 }
 
@@ -227,6 +313,8 @@ void tmm_guide_iteration_end(struct tmm_ctx *ctx)
 		/* Ending early is leaving the plan too. */
 		if (!g->diverged && seen != g->plan.n_accesses)
 			diverge(ctx, seen);
+		if (g->from_file && g->diverged)
+			g->diverged_once = true;
 		ctx->c.guided_iterations++;
 		move_late_prefetches(ctx);
 	}
@@ -235,6 +323,8 @@ void tmm_guide_iteration_end(struct tmm_ctx *ctx)
 
 void tmm_guide_plan_if_due(struct tmm_ctx *ctx)
 {
+	if (ctx->guide->from_file && tmm_tracker_first(ctx))
+		check_hints(ctx);
 	if (!ctx->guide->planned && tmm_tracker_first(ctx))
 		make_plan(ctx);
 }

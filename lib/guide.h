@@ -30,6 +30,15 @@ void tmm_guide_destroy(struct tmm_ctx *ctx);
  */
 int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan);
 
+/*
+ * With TENSORMM_HINTS set, reads the plan file and follows it from the
+ * first iteration; the trace of that iteration then checks it, and a plan
+ * that does not hold is replaced by the planner's.  No file, or a file
+ * that cannot be used, is logged and the first iteration is measured.
+ * The planner's plan is saved to the file.  Returns 0 or -ENOMEM.
+ */
+int tmm_guide_load_hints(struct tmm_ctx *ctx);
+
 /* The plan being followed, with its feedback fields, or NULL. */
 const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx);
 

@@ -7,15 +7,21 @@
  * budget; the planner must have run once and its plan must have been
  * followed to the end; and when the planner says its plan fits, no
  * guided iteration may need a passive eviction.
+ *
+ * Plan files (TENSORMM_HINTS): a rerun starts guided from its first
+ * iteration, with no passive eviction at all; a damaged file, or one made
+ * for another program, is refused and the run measures and plans anew.
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpt_model.h"
 #include "guide.h"
 #include "mlp_model.h"
+#include "plan_file.h"
 #include "tensormm.h"
 
 #define STEPS 4
@@ -140,6 +146,112 @@ START_TEST(policy_on_example)
 }
 END_TEST
 
+/* Checks a run against its model's reference, bit for bit. */
+static void same_as_reference(int model, const struct run *got)
+{
+	const struct run *ref = reference_of(model);
+
+	ck_assert_uint_eq(got->len, ref->len);
+	ck_assert(memcmp(got->weights, ref->weights, ref->len) == 0);
+	ck_assert(memcmp(got->losses, ref->losses, sizeof(got->losses)) == 0);
+}
+
+/* The GPT at 50% under capuchin, with plan file `path`. */
+static void gpt_with_hints(const char *path, int model, struct run *r)
+{
+	char config[512];
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,sim_memory=backed,mode=swap,budget=%llu,"
+		 "policy=capuchin,hints=%s,log=error",
+		 (unsigned long long)(reference_of(model)->st.device_peak / 2),
+		 path);
+	train(model, config, r);
+	same_as_reference(model, r);
+}
+
+/* A plan file that the reader accepts. */
+static void readable(const char *path)
+{
+	struct tmm_plan p;
+	char err[256];
+
+	ck_assert_msg(tmm_plan_file_read(path, &p, 1, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_str_eq(p.policy, "capuchin");
+	ck_assert_uint_gt(p.n_actions, 0);
+	tmm_plan_free(&p);
+}
+
+START_TEST(hints_file_lets_a_rerun_start_guided)
+{
+	char dir[] = "/tmp/tmm-hints-XXXXXX", path[64];
+	struct run first = { 0 }, again = { 0 };
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/gpt.plan", dir);
+
+	gpt_with_hints(path, 1, &first);
+	ck_assert_uint_eq(first.st.plans_made, 1);
+	ck_assert_uint_gt(first.st.passive_evictions, 0); /* measuring */
+	readable(path);
+
+	gpt_with_hints(path, 1, &again);
+	ck_assert_uint_eq(again.st.plans_made, 0);
+	ck_assert_uint_eq(again.st.guided_iterations, STEPS);
+	ck_assert_uint_eq(again.st.plan_divergences, 0);
+	ck_assert_uint_gt(again.st.plan_actions, 0);
+	ck_assert_uint_eq(again.st.passive_evictions, 0);
+	ck_assert_uint_le(again.st.device_peak,
+			  reference_of(1)->st.device_peak / 2);
+	free(first.weights);
+	free(again.weights);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+START_TEST(damaged_or_foreign_hints_file_is_replaced)
+{
+	char dir[] = "/tmp/tmm-hints-XXXXXX", path[64];
+	struct run r = { 0 };
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/plan", dir);
+
+	/* Damaged: a line added after the checksum. */
+	gpt_with_hints(path, 1, &r);
+	free(r.weights);
+	f = fopen(path, "a");
+	ck_assert_ptr_nonnull(f);
+	fputs("EVICT_DROP 3 i:1 7 -\n", f);
+	fclose(f);
+	memset(&r, 0, sizeof(r));
+	gpt_with_hints(path, 1, &r);
+	ck_assert_uint_eq(r.st.plans_made, 1);
+	ck_assert_uint_eq(r.st.guided_iterations, STEPS - 1);
+	free(r.weights);
+	readable(path);
+
+	/* Foreign: the GPT's plan given to the MLP, which leaves it at its
+	 * first access; the MLP then plans, and saves its own. */
+	memset(&r, 0, sizeof(r));
+	gpt_with_hints(path, 0, &r);
+	ck_assert_uint_eq(r.st.plans_made, 1);
+	ck_assert_uint_ge(r.st.plan_divergences, 1);
+	free(r.weights);
+	memset(&r, 0, sizeof(r));
+	gpt_with_hints(path, 0, &r);
+	ck_assert_uint_eq(r.st.plans_made, 0);
+	ck_assert_uint_eq(r.st.plan_divergences, 0);
+	free(r.weights);
+
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("policies_e2e");
@@ -149,6 +261,8 @@ int main(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, policy_on_example, 0, (int)(4 * N_POLICIES));
+	tcase_add_test(tc, hints_file_lets_a_rerun_start_guided);
+	tcase_add_test(tc, damaged_or_foreign_hints_file_is_replaced);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	/* In-process, so each reference run is made once. */
