@@ -1,0 +1,156 @@
+/*
+ * stat_workload.c — a small training-shaped run for the tensormm-stat
+ * tests: a chain of layers forward, then backward, on a budget that
+ * forces swapping, so its trace and its live segment have something to
+ * show.
+ *
+ *   stat_workload CONFIG ITERATIONS [HOLD_S READY_FILE | crash]
+ *
+ * With HOLD_S it keeps iterating for HOLD_S seconds after writing its pid
+ * to READY_FILE, so a reader can watch it; with "crash" it leaves through
+ * _exit() without destroying its context, as a crashed process would.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tensormm.h"
+
+#define LAYERS 6
+#define ELEMS 4096 /* floats per tensor: 16 KiB */
+
+static int layer_fwd(void *const *in, void *const *out, void *user,
+		     void *stream)
+{
+	const float *x = in[0], *w = in[1];
+	float *y = out[0];
+
+	(void)user;
+	(void)stream;
+	for (int i = 0; i < ELEMS; i++)
+		y[i] = x[i] * 0.5f + w[i];
+	return 0;
+}
+
+static int layer_bwd(void *const *in, void *const *out, void *user,
+		     void *stream)
+{
+	const float *g = in[0], *x = in[1];
+	float *gx = out[0];
+
+	(void)user;
+	(void)stream;
+	for (int i = 0; i < ELEMS; i++)
+		gx[i] = g[i] * 0.5f + x[i] * 0.001f;
+	return 0;
+}
+
+static int run(tmm_ctx *ctx, const char *name, unsigned flags,
+	       tmm_run_fn fn, tmm_tensor a, tmm_tensor b, tmm_tensor out)
+{
+	tmm_tensor in[2] = { a, b };
+	tmm_op op = {
+		.name = name, .kind = TMM_OP_MATMUL, .flags = flags,
+		.inputs = in, .n_inputs = 2, .outputs = &out, .n_outputs = 1,
+		.run = fn, .cost = { 2e6, 3.0 * ELEMS * 4 },
+	};
+	int rc = tmm_run(ctx, &op);
+
+	if (rc < 0)
+		fprintf(stderr, "stat_workload: %s: %s\n", name,
+			tmm_last_error(ctx));
+	return rc;
+}
+
+static int iteration(tmm_ctx *ctx, const tmm_tensor *w, tmm_tensor input)
+{
+	tmm_tensor x[LAYERS + 1], g[LAYERS + 1];
+	char name[32];
+	int rc = tmm_iteration_begin(ctx);
+
+	x[0] = input;
+	for (int l = 0; l < LAYERS && !rc; l++) {
+		snprintf(name, sizeof(name), "act%d", l + 1);
+		rc = tmm_tensor_create(ctx, ELEMS * 4, TMM_ACTIVATION, name,
+				       &x[l + 1]);
+		snprintf(name, sizeof(name), "fwd%d", l + 1);
+		if (!rc)
+			rc = run(ctx, name, TMM_OP_PURE, layer_fwd, x[l], w[l],
+				 x[l + 1]);
+	}
+	g[LAYERS] = x[LAYERS];
+	for (int l = LAYERS - 1; l >= 0 && !rc; l--) {
+		snprintf(name, sizeof(name), "grad%d", l);
+		rc = tmm_tensor_create(ctx, ELEMS * 4, TMM_GRADIENT, name,
+				       &g[l]);
+		snprintf(name, sizeof(name), "bwd%d", l);
+		if (!rc)
+			rc = run(ctx, name, TMM_OP_BACKWARD, layer_bwd,
+				 g[l + 1], x[l], g[l]);
+	}
+	for (int l = 1; l <= LAYERS; l++)
+		tmm_tensor_destroy(ctx, x[l]);
+	for (int l = 0; l < LAYERS; l++)
+		tmm_tensor_destroy(ctx, g[l]);
+	if (!rc)
+		rc = tmm_iteration_end(ctx);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static float init[ELEMS];
+	tmm_tensor w[LAYERS], input;
+	tmm_ctx *ctx;
+	int iterations, rc;
+	double hold = 0;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: stat_workload CONFIG ITERATIONS "
+			"[HOLD_S READY_FILE | crash]\n");
+		return 2;
+	}
+	iterations = atoi(argv[2]);
+	rc = tmm_ctx_create(&ctx, argv[1]);
+	if (rc < 0) {
+		fprintf(stderr, "stat_workload: %s\n", tmm_last_error(NULL));
+		return 1;
+	}
+	for (int i = 0; i < ELEMS; i++)
+		init[i] = (float)(i % 7);
+	for (int l = 0; l < LAYERS && !rc; l++) {
+		rc = tmm_tensor_create(ctx, ELEMS * 4, TMM_PERSISTENT, "weight",
+				       &w[l]);
+		if (!rc)
+			rc = tmm_tensor_write(ctx, w[l], 0, init, sizeof(init));
+	}
+	if (!rc)
+		rc = tmm_tensor_create(ctx, ELEMS * 4, TMM_SCRATCH, "input",
+				       &input);
+	if (!rc)
+		rc = tmm_tensor_write(ctx, input, 0, init, sizeof(init));
+	for (int i = 0; i < iterations && !rc; i++)
+		rc = iteration(ctx, w, input);
+	if (argc > 3 && !strcmp(argv[3], "crash"))
+		_exit(rc ? 1 : 0);
+	if (argc > 4 && !rc) {
+		struct timespec nap = { 0, 20 * 1000 * 1000 };
+		FILE *ready = fopen(argv[4], "w");
+
+		hold = atof(argv[3]);
+		if (ready) {
+			fprintf(ready, "%d\n", (int)getpid());
+			fclose(ready);
+		}
+		for (double t = 0; t < hold && !rc; t += 0.02) {
+			rc = iteration(ctx, w, input);
+			nanosleep(&nap, NULL);
+		}
+	}
+	if (rc < 0)
+		fprintf(stderr, "stat_workload: %s\n", tmm_last_error(ctx));
+	tmm_ctx_destroy(ctx);
+	return rc < 0 ? 1 : 0;
+}

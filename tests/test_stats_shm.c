@@ -1,0 +1,294 @@
+/*
+ * test_stats_shm.c — Check suite for the live statistics segments
+ * (lib/stats_shm.c): the seqlock under a concurrent writer, the life of a
+ * segment (mode, owner, removal, stale cleanup, stats_shm=off), the
+ * refusal of another layout, and a context that cannot make its segment.
+ */
+#include "context.h"
+#include "stats_shm.h"
+#include "tensormm.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------
+ * Seqlock
+ * ---------------------------------------------------------------------- */
+
+#define WRITES 200000u
+
+struct race {
+	struct tmm_shm_segment *seg;
+	atomic_bool done;
+};
+
+/* Writes snapshots whose fields are all equal: a torn read shows up as
+ * two fields that differ. */
+static void *writer(void *arg)
+{
+	struct race *r = arg;
+	uint64_t v[TMM_SHM_FIELD_COUNT];
+
+	for (uint64_t k = 1; k <= WRITES; k++) {
+		for (int i = 0; i < TMM_SHM_FIELD_COUNT; i++)
+			v[i] = k * 0x0101010101ull;
+		tmm_shm_write(r->seg, v);
+	}
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+START_TEST(seqlock_never_torn)
+{
+	static struct tmm_shm_segment seg;
+	struct race r = { &seg, false };
+	uint64_t v[TMM_SHM_FIELD_COUNT], last = 0, reads = 0, changes = 0;
+	pthread_t th;
+
+	memset(&seg, 0, sizeof(seg));
+	ck_assert_int_eq(pthread_create(&th, NULL, writer, &r), 0);
+	while (!atomic_load(&r.done) || reads < 1000) {
+		ck_assert_int_eq(tmm_shm_read(&seg, v), 0);
+		for (int i = 1; i < TMM_SHM_FIELD_COUNT; i++)
+			ck_assert_msg(v[i] == v[0],
+				      "torn snapshot: field %d is %llu, field "
+				      "0 is %llu", i, (unsigned long long)v[i],
+				      (unsigned long long)v[0]);
+		ck_assert_msg(v[0] >= last, "went back from %llu to %llu",
+			      (unsigned long long)last,
+			      (unsigned long long)v[0]);
+		changes += v[0] != last;
+		last = v[0];
+		reads++;
+	}
+	pthread_join(th, NULL);
+	ck_assert_int_eq(tmm_shm_read(&seg, v), 0);
+	ck_assert_uint_eq(v[0], WRITES * 0x0101010101ull);
+	/* The reader really overlapped the writer. */
+	ck_assert_uint_gt(changes, 1);
+	ck_assert_uint_eq(atomic_load(&seg.seq), 2ull * WRITES);
+}
+END_TEST
+
+START_TEST(seqlock_gives_up_on_a_dead_writer)
+{
+	static struct tmm_shm_segment seg;
+	uint64_t v[TMM_SHM_FIELD_COUNT];
+
+	memset(&seg, 0, sizeof(seg));
+	atomic_store(&seg.seq, 7); /* odd: a writer died mid-update */
+	ck_assert_int_eq(tmm_shm_read(&seg, v), -EAGAIN);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Segment lifecycle
+ * ---------------------------------------------------------------------- */
+
+static bool shm_file(const char *name, struct stat *st)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	return stat(path, st) == 0;
+}
+
+START_TEST(segment_created_0600_and_removed)
+{
+	const struct tmm_shm_segment *seg;
+	uint64_t v[TMM_SHM_FIELD_COUNT];
+	char name[TMM_SHM_NAME_MAX], err[512];
+	struct stat st;
+	tmm_ctx *ctx;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,stats_shm=on,"
+					"budget=1MiB"), 0);
+	snprintf(name, sizeof(name), "%s", tmm_stats_shm_name(ctx));
+	ck_assert_msg(name[0] == '/', "no segment name");
+	ck_assert_msg(shm_file(name, &st), "%s not in /dev/shm", name);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	ck_assert_uint_eq(st.st_uid, getuid());
+	ck_assert_uint_eq(st.st_size, sizeof(struct tmm_shm_segment));
+
+	ck_assert_int_eq(tmm_shm_open(name, &seg, err, sizeof(err)), 0);
+	ck_assert_int_eq(seg->pid, getpid());
+	ck_assert_str_eq(seg->backend, "sim");
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_shm_read(seg, v), 0);
+	ck_assert_uint_eq(v[TMM_SHM_ITERATIONS], 1);
+	ck_assert_uint_eq(v[TMM_SHM_BUDGET], 1024 * 1024);
+	{
+		struct tmm_stats st2 = { .version = TMM_STATS_VERSION };
+
+		ck_assert_int_eq(tmm_stats_get(ctx, &st2), 0);
+		ck_assert_uint_eq(v[TMM_SHM_PLAN_STATE], st2.plan_state);
+		ck_assert_uint_eq(v[TMM_SHM_OPS], st2.ops);
+	}
+
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ck_assert_msg(!shm_file(name, &st), "%s left after destroy", name);
+	tmm_shm_close(seg);
+}
+END_TEST
+
+/* Whether the listing shows a segment of `pid`. */
+static bool listed(pid_t pid, unsigned *cleaned)
+{
+	struct tmm_shm_entry *list;
+	char err[512];
+	bool found = false;
+	int n = tmm_shm_list(&list, cleaned, err, sizeof(err));
+
+	ck_assert_msg(n >= 0, "%s", err);
+	for (int i = 0; i < n; i++)
+		found |= list[i].pid == pid;
+	free(list);
+	return found;
+}
+
+START_TEST(stats_shm_off_makes_none)
+{
+	tmm_ctx *ctx;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,stats_shm=off"),
+			 0);
+	ck_assert_str_eq(tmm_stats_shm_name(ctx), "");
+	ck_assert(!listed(getpid(), NULL));
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+START_TEST(stale_segment_cleaned_by_reader)
+{
+	char name[TMM_SHM_NAME_MAX];
+	unsigned cleaned = 0;
+	struct stat st;
+	int status, pipefd[2];
+	pid_t child;
+
+	ck_assert_int_eq(pipe(pipefd), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		tmm_ctx *ctx;
+
+		close(pipefd[0]);
+		if (tmm_ctx_create(&ctx, "backend=sim,stats_shm=on") < 0)
+			_exit(1);
+		/* Say the name, then die without destroying the context. */
+		if (write(pipefd[1], tmm_stats_shm_name(ctx),
+			  TMM_SHM_NAME_MAX) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ck_assert_int_eq(read(pipefd[0], name, sizeof(name)), sizeof(name));
+	close(pipefd[0]);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_msg(shm_file(name, &st), "the dead child left no %s", name);
+	ck_assert(!listed(child, &cleaned));
+	ck_assert_uint_ge(cleaned, 1);
+	ck_assert_msg(!shm_file(name, &st), "stale %s not removed", name);
+}
+END_TEST
+
+/* Makes a segment by hand with the given layout version. */
+static void fake_segment(const char *name, uint64_t magic, uint32_t layout)
+{
+	struct tmm_shm_segment seg;
+	int fd = shm_open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	memset(&seg, 0, sizeof(seg));
+	atomic_store(&seg.magic, magic);
+	seg.layout = layout;
+	seg.size = sizeof(seg);
+	seg.n_fields = TMM_SHM_FIELD_COUNT;
+	ck_assert_int_eq(write(fd, &seg, sizeof(seg)), sizeof(seg));
+	close(fd);
+}
+
+START_TEST(other_layout_refused)
+{
+	const struct tmm_shm_segment *seg;
+	char name[TMM_SHM_NAME_MAX], err[512];
+
+	snprintf(name, sizeof(name), "/" TMM_SHM_PREFIX "%u.%d.9999",
+		 (unsigned)getuid(), (int)getpid());
+	fake_segment(name, TMM_SHM_MAGIC, 99);
+	ck_assert_int_eq(tmm_shm_open(name, &seg, err, sizeof(err)),
+			 -EPROTO);
+	ck_assert_msg(strstr(err, "layout 99") && strstr(err, "reads layout"),
+		      "message: %s", err);
+	fake_segment(name, 0x1234, TMM_SHM_LAYOUT);
+	ck_assert_int_eq(tmm_shm_open(name, &seg, err, sizeof(err)),
+			 -EPROTO);
+	ck_assert_msg(strstr(err, "bad magic"), "message: %s", err);
+	fake_segment(name, TMM_SHM_MAGIC, TMM_SHM_LAYOUT);
+	ck_assert_int_eq(tmm_shm_open(name, &seg, err, sizeof(err)), 0);
+	tmm_shm_close(seg);
+	shm_unlink(name);
+	ck_assert_int_eq(tmm_shm_open(name, &seg, err, sizeof(err)), -ENOENT);
+}
+END_TEST
+
+START_TEST(segment_failure_does_not_fail_context)
+{
+	struct rlimit old, none = { 0, 0 };
+	tmm_ctx *ctx;
+	int rc;
+
+	/* No file may grow: ftruncate of the new segment fails (EFBIG). */
+	signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	none.rlim_max = old.rlim_max;
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &none), 0);
+	rc = tmm_ctx_create(&ctx, "backend=sim,stats_shm=on,log=error");
+	setrlimit(RLIMIT_FSIZE, &old);
+	ck_assert_msg(rc == 0, "%s", tmm_last_error(NULL));
+	ck_assert_str_eq(tmm_stats_shm_name(ctx), "");
+	ck_assert(!listed(getpid(), NULL));
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("stats_shm");
+	TCase *seq = tcase_create("seqlock");
+	TCase *life = tcase_create("lifecycle");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(seq, 30);
+	tcase_add_test(seq, seqlock_never_torn);
+	tcase_add_test(seq, seqlock_gives_up_on_a_dead_writer);
+	tcase_add_test(life, segment_created_0600_and_removed);
+	tcase_add_test(life, stats_shm_off_makes_none);
+	tcase_add_test(life, stale_segment_cleaned_by_reader);
+	tcase_add_test(life, other_layout_refused);
+	tcase_add_test(life, segment_failure_does_not_fail_context);
+	suite_add_tcase(s, seq);
+	suite_add_tcase(s, life);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
