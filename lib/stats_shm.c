@@ -251,7 +251,8 @@ static int parse_name(const char *file, struct tmm_shm_entry *e)
 	    file[strlen(TMM_SHM_PREFIX) + (size_t)used] != '\0' || pid <= 0 ||
 	    strlen(file) + 2 > sizeof(e->name))
 		return -EINVAL;
-	snprintf(e->name, sizeof(e->name), "/%s", file);
+	e->name[0] = '/';
+	memcpy(e->name + 1, file, strlen(file) + 1); /* length checked */
 	e->uid = (uid_t)uid;
 	e->pid = (pid_t)pid;
 	e->n = n;
