@@ -103,7 +103,7 @@ void tmm_stats_shm_destroy(struct tmm_ctx *ctx);
 void tmm_stats_shm_publish(struct tmm_ctx *ctx);
 
 /* Called once per op: publishes when ~1 ms of host time has passed since
- * the last publication.  Costs one coarse clock read otherwise. */
+ * the last publication, looking at the clock every 16 ops. */
 void tmm_stats_shm_op(struct tmm_ctx *ctx);
 
 /* The name of ctx's segment ("" when it has none). */
