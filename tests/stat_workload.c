@@ -4,19 +4,28 @@
  * forces swapping, so its trace and its live segment have something to
  * show.
  *
- *   stat_workload CONFIG ITERATIONS [HOLD_S READY_FILE | crash]
+ *   stat_workload [--handmade] CONFIG ITERATIONS [HOLD_S READY_FILE | crash]
  *
+ * With --handmade, a plan made here by rule is installed after the first
+ * iteration: each activation is evicted after its forward use until its
+ * backward use, alternately dropped (recomputed when needed) and swapped
+ * (prefetched two accesses ahead), so the trace also holds drops,
+ * recomputations and planned swaps and prefetches.
  * With HOLD_S it keeps iterating for HOLD_S seconds after writing its pid
  * to READY_FILE, so a reader can watch it; with "crash" it leaves through
  * _exit() without destroying its context, as a crashed process would.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "guide.h"
+#include "plan.h"
 #include "tensormm.h"
+#include "tracker.h"
 
 #define LAYERS 6
 #define ELEMS 4096 /* floats per tensor: 16 KiB */
@@ -99,6 +108,48 @@ static int iteration(tmm_ctx *ctx, const tmm_tensor *w, tmm_tensor input)
 	return rc;
 }
 
+/* The rule of --handmade; returns 0 or a negative errno. */
+static int make_plan(const struct tmm_trace *t, struct tmm_plan *plan)
+{
+	unsigned n = 0;
+	int rc = tmm_plan_init(plan, t, "handmade");
+
+	for (uint32_t i = 0; i < t->n_tensors && !rc; i++) {
+		uint32_t first = TMM_TRACE_NONE, next = TMM_TRACE_NONE;
+		uint64_t key = t->tensors[i].key;
+
+		if (t->tensors[i].kind != TMM_ACTIVATION)
+			continue;
+		/* Its first access after the one that made it, and the
+		 * one after that: the forward read and the backward read. */
+		for (uint32_t a = 0, seen = 0; a < t->n_accesses; a++) {
+			if (t->accesses[a].tensor != i)
+				continue;
+			if (seen == 1)
+				first = a;
+			else if (seen == 2)
+				next = a;
+			seen++;
+		}
+		if (next == TMM_TRACE_NONE || next - first < 4)
+			continue;
+		if (n++ % 2 == 0 &&
+		    tmm_plan_droppable(t, i, first, NULL) == TMM_DROP_OK) {
+			rc = tmm_plan_add(plan, TMM_ACT_EVICT_DROP, first, key,
+					  next, 0);
+		} else {
+			rc = tmm_plan_add(plan, TMM_ACT_EVICT_SWAP, first, key,
+					  next, 0);
+			if (!rc)
+				rc = tmm_plan_add(plan, TMM_ACT_PREFETCH,
+						  next - 2, key, next, 0);
+		}
+	}
+	if (!rc)
+		tmm_plan_sort(plan);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static float init[ELEMS];
@@ -107,9 +158,15 @@ int main(int argc, char **argv)
 	int iterations, rc;
 	double hold = 0;
 
+	bool handmade = argc > 1 && !strcmp(argv[1], "--handmade");
+
+	if (handmade) {
+		argc--;
+		argv++;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: stat_workload CONFIG ITERATIONS "
-			"[HOLD_S READY_FILE | crash]\n");
+		fprintf(stderr, "usage: stat_workload [--handmade] CONFIG "
+			"ITERATIONS [HOLD_S READY_FILE | crash]\n");
 		return 2;
 	}
 	iterations = atoi(argv[2]);
@@ -131,8 +188,17 @@ int main(int argc, char **argv)
 				       &input);
 	if (!rc)
 		rc = tmm_tensor_write(ctx, input, 0, init, sizeof(init));
-	for (int i = 0; i < iterations && !rc; i++)
+	for (int i = 0; i < iterations && !rc; i++) {
 		rc = iteration(ctx, w, input);
+		if (i == 0 && handmade && !rc) {
+			struct tmm_plan plan;
+
+			rc = make_plan(tmm_tracker_first(ctx), &plan);
+			if (!rc)
+				rc = tmm_guide_install(ctx, &plan);
+			tmm_plan_free(&plan);
+		}
+	}
 	if (argc > 3 && !strcmp(argv[3], "crash"))
 		_exit(rc ? 1 : 0);
 	if (argc > 4 && !rc) {

@@ -112,6 +112,20 @@ check "plot missing iteration" run 1 plot "$trace" -o "$svg" --iteration 99
 check "plot missing iteration message" err_has "has no iteration 99"
 check "plot corrupt trace" run 1 plot "$tmp/cut.trace" -o "$svg"
 
+# A plan with drops and planned swaps: recomputations to count and mark.
+planned=$tmp/planned.trace
+check "workload with a plan" "$WL" --handmade \
+	"backend=sim,budget=160KiB,stats_shm=off,trace=$planned" 3
+check "report planned" run 0 report "$planned"
+check "report counts recomputations" \
+	awk '/^ +2 / { found = $13 > 0 && $12 > 0 } END { exit !found }' \
+	"$tmp/out"
+check "plot planned" run 0 plot "$planned" -o "$svg"
+check "plot marks recomputations" \
+	test "$(grep -c 'l4,4 l-4,4' "$svg")" -ge 2
+check "plot draws every kind" \
+	test "$(grep -c '<path fill="#' "$svg")" -eq 4
+
 # ---------------------------------------------------------------- tunables
 check "tunables" env TENSORMM_BUDGET=50% "$STAT" tunables \
 	--config policy=none >"$tmp/out" 2>"$tmp/err"

@@ -168,12 +168,12 @@ int stat_list(enum stat_format fmt)
 	else if (fmt == STAT_CSV)
 		csv_header(true);
 	else if (n > 0)
-		printf("# %7s %3s %6s %-5s %-24s %-5s %-12s %6s %10s %10s "
-		       "%-9s\n#%8s %3s %6s %-5s %-24s %-5s %-12s %6s %10s "
+		printf("# %7s %3s %6s %-7s %-24s %-5s %-12s %6s %10s %10s "
+		       "%-9s\n# %7s %3s %6s %-7s %-24s %-5s %-12s %6s %10s "
 		       "%10s %-9s\n",
-		       "pid", "ctx", "uid", "back", "device", "mode", "policy",
-		       "iter", "device", "budget", "plan", "", "", "", "end",
-		       "", "", "", "", "MiB", "MiB", "");
+		       "pid", "ctx", "uid", "backend", "device", "mode",
+		       "policy", "iter", "dev_used", "budget", "plan", "", "",
+		       "", "", "", "", "", "n", "MiB", "MiB", "");
 	for (int i = 0; i < n; i++) {
 		const struct tmm_shm_segment *seg = open_entry(&list[i]);
 		uint64_t v[TMM_SHM_FIELD_COUNT];
@@ -191,7 +191,7 @@ int stat_list(enum stat_format fmt)
 			continue;
 		}
 		if (fmt == STAT_TEXT) {
-			printf("  %7d %3u %6u %-5.5s %-24.24s %-5.5s %-12.12s "
+			printf("  %7d %3u %6u %-7.7s %-24.24s %-5.5s %-12.12s "
 			       "%6" PRIu64 " %10.1f %10.1f %-9s\n",
 			       (int)list[i].pid, list[i].n,
 			       (unsigned)list[i].uid, seg->backend,

@@ -13,7 +13,9 @@
  * access when the iteration destroyed it.  Events are placed by the
  * access count they carry, so they line up with the accesses' ideal
  * times.  The runtime's own figure of device bytes in use at each access
- * is drawn over the stack as a line, as a check on that reconstruction.
+ * is drawn over the stack as a line, as a check on that reconstruction;
+ * it is higher where a swap-out's copy is still in flight (the trace has
+ * no event for a copy's end, and the device memory is held until then).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -385,9 +387,11 @@ static void legend(FILE *f, uint64_t budget)
 			x, y, kind_color[k], x + 20, y + 12, kind_label[k]);
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
 		   "stroke=\"#222\" stroke-width=\"1.2\"/><text x=\"%d\" "
-		   "y=\"%d\">in use (runtime)</text>\n",
-		x, y + 7, x + 14, y + 7, x + 20, y + 12);
-	y += 20;
+		   "y=\"%d\">in use (runtime)</text><text x=\"%d\" "
+		   "y=\"%d\" font-size=\"10\">incl. swap-outs in flight"
+		   "</text>\n",
+		x, y + 7, x + 14, y + 7, x + 20, y + 12, x + 20, y + 25);
+	y += 34;
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
 		   "stroke=\"#d62728\" stroke-width=\"2\" "
 		   "stroke-dasharray=\"6,3\"/><text x=\"%d\" y=\"%d\">budget "
