@@ -150,6 +150,21 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 		i=$((i + 1))
 	done
 	check "workload ready" test -s "$tmp/ready"
+	# Another user's segment, where root can become someone else.
+	if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+		as_nobody() {
+			setpriv --reuid=65534 --regid=65534 --clear-groups \
+				"$STAT" "$@" >"$tmp/out" 2>"$tmp/err"
+		}
+		as_nobody -p "$bg"
+		check "other user's pid exit" test $? -eq 1
+		check "other user's pid message" \
+			err_has "belongs to another user.*run tensormm-stat as that user"
+		as_nobody
+		check "other user's list exit" test $? -eq 0
+		check "other user's list line" \
+			out_has "^ *$bg  *1  *0 (another user's context"
+	fi
 	check "list" run 0
 	check "list shows the workload" out_has "^ *$bg  *1  *[0-9]*  *sim "
 	check "list header" out_has "^# *pid"

@@ -80,14 +80,22 @@ static void csv_string(const char *s, size_t max)
 	putchar('"');
 }
 
-/* Opens an entry's segment, explaining why not on stderr. */
-static const struct tmm_shm_segment *open_entry(const struct tmm_shm_entry *e)
+/*
+ * Opens an entry's segment.  Returns it, or NULL with the error in *rc,
+ * explained on stderr unless it is another user's segment and `quiet`:
+ * a machine shared with other users is normal, not an error, until the
+ * user asks for one of their processes by pid.
+ */
+static const struct tmm_shm_segment *open_entry(const struct tmm_shm_entry *e,
+						bool quiet, int *rc)
 {
 	const struct tmm_shm_segment *seg;
 	char err[512];
 
-	if (tmm_shm_open(e->name, &seg, err, sizeof(err)) < 0) {
-		stat_error("pid %d: %s", (int)e->pid, err);
+	*rc = tmm_shm_open(e->name, &seg, err, sizeof(err));
+	if (*rc < 0) {
+		if (!(quiet && *rc == -EACCES))
+			stat_error("pid %d: %s", (int)e->pid, err);
 		return NULL;
 	}
 	return seg;
@@ -175,9 +183,19 @@ int stat_list(enum stat_format fmt)
 		       "policy", "iter", "dev_used", "budget", "plan", "", "",
 		       "", "", "", "", "", "n", "MiB", "MiB", "");
 	for (int i = 0; i < n; i++) {
-		const struct tmm_shm_segment *seg = open_entry(&list[i]);
 		uint64_t v[TMM_SHM_FIELD_COUNT];
+		int rc;
+		const struct tmm_shm_segment *seg =
+			open_entry(&list[i], true, &rc);
 
+		if (!seg && rc == -EACCES) {
+			if (fmt == STAT_TEXT)
+				printf("  %7d %3u %6u (another user's context: "
+				       "run as that user or root to see it)\n",
+				       (int)list[i].pid, list[i].n,
+				       (unsigned)list[i].uid);
+			continue;
+		}
 		if (!seg) {
 			status = STAT_FAILED;
 			continue;
@@ -282,8 +300,10 @@ static void sleep_s(double s)
 }
 
 /* Adds the contexts that appeared since the last sample (of `pid`, or of
- * everyone).  Returns how many are watched. */
-static size_t refresh(struct watch **ws, size_t *n, pid_t pid)
+ * everyone).  Returns how many are watched; *denied counts the segments
+ * of `pid` that belong to another user. */
+static size_t refresh(struct watch **ws, size_t *n, pid_t pid,
+		      unsigned *denied)
 {
 	struct tmm_shm_entry *list;
 	char err[512];
@@ -293,6 +313,7 @@ static size_t refresh(struct watch **ws, size_t *n, pid_t pid)
 		bool known = false;
 		const struct tmm_shm_segment *seg;
 		void *p;
+		int rc;
 
 		if (pid > 0 && list[i].pid != pid)
 			continue;
@@ -300,9 +321,11 @@ static size_t refresh(struct watch **ws, size_t *n, pid_t pid)
 			known |= !strcmp((*ws)[j].e.name, list[i].name);
 		if (known)
 			continue;
-		seg = open_entry(&list[i]);
-		if (!seg)
+		seg = open_entry(&list[i], true, &rc);
+		if (!seg) {
+			*denied += rc == -EACCES;
 			continue;
+		}
 		p = realloc(*ws, (*n + 1) * sizeof(**ws));
 		if (!p) {
 			tmm_shm_close(seg);
@@ -325,8 +348,17 @@ int stat_scroll(pid_t pid, double delay_s, unsigned long count,
 	size_t n = 0, lines = 0, live;
 	unsigned long sample;
 	int status = STAT_OK;
+	unsigned denied = 0;
 
-	if (!refresh(&ws, &n, pid)) {
+	if (!refresh(&ws, &n, pid, &denied)) {
+		if (pid > 0 && denied) {
+			stat_error("process %d's libtensormm context belongs "
+				   "to another user (its segment is mode "
+				   "0600): run tensormm-stat as that user or "
+				   "as root", (int)pid);
+			free(ws);
+			return STAT_FAILED;
+		}
 		if (pid > 0)
 			stat_error("process %d has no libtensormm context: it "
 				   "is not running, or runs with "
@@ -345,7 +377,7 @@ int stat_scroll(pid_t pid, double delay_s, unsigned long count,
 	for (sample = 0; !count || sample < count; sample++) {
 		if (sample) {
 			sleep_s(delay_s);
-			refresh(&ws, &n, pid);
+			refresh(&ws, &n, pid, &denied);
 		}
 		live = 0;
 		for (size_t i = 0; i < n; i++) {
