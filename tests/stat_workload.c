@@ -4,7 +4,7 @@
  * forces swapping, so its trace and its live segment have something to
  * show.
  *
- *   stat_workload [--handmade] CONFIG ITERATIONS [HOLD_S READY_FILE | crash]
+ *   stat_workload [--handmade] CONFIG ITERATIONS [HOLD_S|crash READY_FILE]
  *
  * With --handmade, a plan made here by rule is installed after the first
  * iteration: each activation is evicted after its forward use until its
@@ -12,8 +12,9 @@
  * (prefetched two accesses ahead), so the trace also holds drops,
  * recomputations and planned swaps and prefetches.
  * With HOLD_S it keeps iterating for HOLD_S seconds after writing its pid
- * to READY_FILE, so a reader can watch it; with "crash" it leaves through
- * _exit() without destroying its context, as a crashed process would.
+ * to READY_FILE, so a reader can watch it; with "crash" it writes its pid
+ * and waits to be killed, so its context is never destroyed, as in a
+ * process that crashed.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -166,7 +167,7 @@ int main(int argc, char **argv)
 	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: stat_workload [--handmade] CONFIG "
-			"ITERATIONS [HOLD_S READY_FILE | crash]\n");
+			"ITERATIONS [HOLD_S|crash READY_FILE]\n");
 		return 2;
 	}
 	iterations = atoi(argv[2]);
@@ -199,8 +200,16 @@ int main(int argc, char **argv)
 			tmm_plan_free(&plan);
 		}
 	}
-	if (argc > 3 && !strcmp(argv[3], "crash"))
-		_exit(rc ? 1 : 0);
+	if (argc > 4 && !strcmp(argv[3], "crash") && !rc) {
+		FILE *ready = fopen(argv[4], "w");
+
+		if (ready) {
+			fprintf(ready, "%d\n", (int)getpid());
+			fclose(ready);
+		}
+		for (;;)
+			pause(); /* until killed, context and all */
+	}
 	if (argc > 4 && !rc) {
 		struct timespec nap = { 0, 20 * 1000 * 1000 };
 		FILE *ready = fopen(argv[4], "w");

@@ -23,5 +23,6 @@ for page in libtensormm.3 tensormm.7 tensormm-stat.1; do
 		failures=$((failures + 1))
 	fi
 done
-echo "$(( (checks - failures) * 100 / checks ))%: Checks: $checks, Failures: $failures, Errors: 0"
+pct=$(( (checks - failures) * 100 / checks ))
+echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
 [ "$failures" -eq 0 ]

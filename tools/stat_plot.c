@@ -223,7 +223,8 @@ static int residency(const struct tmm_trace *t, uint64_t *stack)
 			    ev->kind != TMM_EV_DROP)
 				continue;
 			tt = &t->tensors[ev->tensor];
-			if (on[ev->tensor] != set && tt->kind < TMM_KIND_COUNT) {
+			if (on[ev->tensor] != set &&
+			    tt->kind < TMM_KIND_COUNT) {
 				if (set)
 					now[tt->kind] += tt->bytes;
 				else
@@ -350,9 +351,10 @@ static void marks(FILE *f, const struct frame *fr, const struct tmm_trace *t,
 
 			if (ev->kind != (uint32_t)lanes[l].kind)
 				continue;
-			x = px(fr, ev->access < t->n_accesses ?
-				       (double)t->accesses[ev->access].begin_ns :
-				       t_end);
+			x = ev->access < t->n_accesses ?
+				    (double)t->accesses[ev->access].begin_ns :
+				    t_end;
+			x = px(fr, x);
 			if (l == 0) /* down: leaving the device */
 				fprintf(f, "<path d=\"M%.1f,%.1f l-4,-6 h8 "
 					   "Z\" fill=\"%s\"/>\n", x, y + 4,
