@@ -12,7 +12,8 @@
  * (prefetched two accesses ahead), so the trace also holds drops,
  * recomputations and planned swaps and prefetches.
  * With HOLD_S it keeps iterating for HOLD_S seconds after writing its pid
- * to READY_FILE, so a reader can watch it; with "crash" it writes its pid
+ * to READY_FILE, so a reader can watch it (or until READY_FILE.stop
+ * exists, then ends normally); with "crash" it writes its pid
  * and waits to be killed, so its context is never destroyed, as in a
  * process that crashed.
  */
@@ -212,6 +213,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 4 && !rc) {
 		struct timespec nap = { 0, 20 * 1000 * 1000 };
+		char stop[4096];
 		FILE *ready = fopen(argv[4], "w");
 
 		hold = atof(argv[3]);
@@ -219,7 +221,10 @@ int main(int argc, char **argv)
 			fprintf(ready, "%d\n", (int)getpid());
 			fclose(ready);
 		}
+		snprintf(stop, sizeof(stop), "%s.stop", argv[4]);
 		for (double t = 0; t < hold && !rc; t += 0.02) {
+			if (access(stop, F_OK) == 0)
+				break;
 			rc = iteration(ctx, w, input);
 			nanosleep(&nap, NULL);
 		}

@@ -143,7 +143,7 @@ check "bad tunable message" err_has "did you mean 'TENSORMM_BUDGET'"
 
 # ---------------------------------------------------------------- live
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
-	"$WL" "backend=sim,budget=160KiB,stats_shm=on" 1 3 "$tmp/ready" &
+	"$WL" "backend=sim,budget=160KiB,stats_shm=on" 1 10 "$tmp/ready" &
 	bg=$!
 	i=0
 	while [ ! -s "$tmp/ready" ] && [ $i -lt 100 ]; do
@@ -212,6 +212,7 @@ assert rows[1]["ops"] >= rows[0]["ops"], rows
 	fi
 	check "scroll csv" run 0 --csv -p "$bg" 0.1 2
 	check "scroll csv lines" test "$(wc -l <"$tmp/out")" -eq 3
+	touch "$tmp/ready.stop"
 	wait "$bg"
 	check "workload ends cleanly" test $? -eq 0
 	check "segment removed at exit" \

@@ -265,22 +265,46 @@ END_TEST
 START_TEST(segment_failure_does_not_fail_context)
 {
 	struct rlimit old, none = { 0, 0 };
-	tmm_ctx *ctx;
-	int rc;
+	tmm_ctx *ctx, *ctx2;
+	char said[4096];
+	const char *p;
+	int rc, rc2, err_pipe[2], saved_stderr, warnings = 0;
+	ssize_t n;
 
+	/* stderr into a pipe (a file could not grow either), to count the
+	 * warnings. */
+	ck_assert_int_eq(pipe(err_pipe), 0);
+	saved_stderr = dup(2);
+	ck_assert_int_ge(saved_stderr, 0);
+	ck_assert_int_ge(dup2(err_pipe[1], 2), 0);
 	/* No file may grow: ftruncate of the new segment fails (EFBIG). */
 	signal(SIGXFSZ, SIG_IGN);
 	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
 	none.rlim_max = old.rlim_max;
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &none), 0);
-	rc = tmm_ctx_create(&ctx, "backend=sim,stats_shm=on,log=error");
+	rc = tmm_ctx_create(&ctx, "backend=sim,stats_shm=on,log=warn");
+	rc2 = tmm_ctx_create(&ctx2, "backend=sim,stats_shm=on,log=warn");
 	setrlimit(RLIMIT_FSIZE, &old);
-	ck_assert_msg(rc == 0, "%s", tmm_last_error(NULL));
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	close(err_pipe[1]);
+	n = read(err_pipe[0], said, sizeof(said) - 1);
+	close(err_pipe[0]);
+	said[n > 0 ? n : 0] = '\0';
+
+	ck_assert_msg(rc == 0 && rc2 == 0, "%s", tmm_last_error(NULL));
+	for (p = said; (p = strstr(p, "stats_shm: cannot")); p++)
+		warnings++;
+	ck_assert_msg(warnings == 1, "%d warnings, not one: %s", warnings,
+		      said);
+	ck_assert_msg(strstr(said, "/dev/shm"), "no advice in: %s", said);
 	ck_assert_str_eq(tmm_stats_shm_name(ctx), "");
 	ck_assert(!listed(getpid(), NULL));
 	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
 	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx2), 0);
 }
 END_TEST
 
