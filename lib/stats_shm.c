@@ -390,6 +390,15 @@ int tmm_shm_open(const char *name, const struct tmm_shm_segment **out,
 		munmap(seg, (size_t)st.st_size);
 		return -EPROTO;
 	}
+	/* /dev/shm is writable by all: a segment must be its owner's. */
+	if (st.st_uid != seg->uid) {
+		snprintf(err, errlen, "segment %s belongs to uid %u but says it "
+			 "was written for uid %u: it was not made by "
+			 "libtensormm; remove it with rm " SHM_DIR "%s", name,
+			 (unsigned)st.st_uid, seg->uid, name);
+		munmap(seg, sizeof(*seg));
+		return -EPROTO;
+	}
 	*out = seg;
 	return 0;
 }

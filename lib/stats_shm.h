@@ -139,7 +139,8 @@ int tmm_shm_list(struct tmm_shm_entry **out, unsigned *cleaned, char *err,
  * Maps segment `name` read-only and checks its header.  Returns 0 and
  * sets *out (release with tmm_shm_close), or a negative errno with a
  * message: -ENOENT (gone), -EACCES (another user's), -EPROTO (not a
- * segment of this layout: another version of libtensormm).
+ * segment of this layout: another version of libtensormm; or a file
+ * whose owner is not the user it names).
  */
 int tmm_shm_open(const char *name, const struct tmm_shm_segment **out,
 		 char *err, size_t errlen);

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,9 +234,24 @@ static void fake_segment(const char *name, uint64_t magic, uint32_t layout)
 	atomic_store(&seg.magic, magic);
 	seg.layout = layout;
 	seg.size = sizeof(seg);
+	seg.uid = getuid();
 	seg.n_fields = TMM_SHM_FIELD_COUNT;
 	ck_assert_int_eq(write(fd, &seg, sizeof(seg)), sizeof(seg));
 	close(fd);
+}
+
+/* Writes `uid` into the uid field of segment `name`. */
+static int set_segment_uid(const char *name, uint32_t uid)
+{
+	int fd = shm_open(name, O_RDWR, 0);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pwrite(fd, &uid, sizeof(uid),
+		   offsetof(struct tmm_shm_segment, uid));
+	close(fd);
+	return n == sizeof(uid) ? 0 : -EIO;
 }
 
 START_TEST(other_layout_refused)
@@ -257,6 +273,12 @@ START_TEST(other_layout_refused)
 	fake_segment(name, TMM_SHM_MAGIC, TMM_SHM_LAYOUT);
 	ck_assert_int_eq(tmm_shm_open(name, &seg, err, sizeof(err)), 0);
 	tmm_shm_close(seg);
+	/* A file that names another user than its owner is refused. */
+	ck_assert_int_eq(set_segment_uid(name, getuid() + 1), 0);
+	ck_assert_int_eq(tmm_shm_open(name, &seg, err, sizeof(err)),
+			 -EPROTO);
+	ck_assert_msg(strstr(err, "not made by libtensormm"), "message: %s",
+		      err);
 	shm_unlink(name);
 	ck_assert_int_eq(tmm_shm_open(name, &seg, err, sizeof(err)), -ENOENT);
 }
