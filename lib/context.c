@@ -233,7 +233,6 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 	ctx->magic = TMM_CTX_MAGIC;
 	ctx->created_ns = ctx->be.ops->now_ns(&ctx->be);
 	tmm_stats_shm_create(ctx);
-	tmm_stats_shm_publish(ctx);
 	tmm_log(ctx, TMM_LOG_INFO,
 		"context on %s (%s%s), mode swap, budget %s of %s",
 		ctx->be.info.name, ctx->be.ops->name,

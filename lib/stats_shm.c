@@ -169,6 +169,7 @@ void tmm_stats_shm_create(struct tmm_ctx *ctx)
 			      memory_order_release);
 	w->seg = seg;
 	ctx->shm = w;
+	tmm_stats_shm_publish(ctx);
 	return;
 
 err_unlink:

@@ -92,8 +92,9 @@ const struct tmm_shm_field_info *tmm_shm_fields(size_t *n);
 
 struct tmm_ctx;
 
-/* Creates ctx's segment when stats_shm is on.  Never fails the context:
- * a segment that cannot be made is warned about once per process. */
+/* Creates ctx's segment when stats_shm is on, and publishes a first
+ * snapshot.  Never fails the context: a segment that cannot be made is
+ * warned about once per process. */
 void tmm_stats_shm_create(struct tmm_ctx *ctx);
 
 /* Unlinks and unmaps ctx's segment (none is fine). */
