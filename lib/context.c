@@ -21,6 +21,7 @@
 #include "tracker.h"
 #include "numa_place.h"
 #include "pool.h"
+#include "stats_shm.h"
 
 extern _Thread_local char tmm_create_error[512];
 
@@ -93,6 +94,7 @@ static int create_fail(int code, const char *fmt, ...)
 /* Releases whatever a (possibly half-built) context holds. */
 static void teardown(struct tmm_ctx *ctx)
 {
+	tmm_stats_shm_destroy(ctx);
 	if (ctx->be.ops && ctx->tracker && ctx->lineage && ctx->guide) {
 		tmm_tensor_table_clear(ctx);
 		tmm_mover_drain(ctx);
@@ -237,6 +239,7 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 	}
 	ctx->magic = TMM_CTX_MAGIC;
 	ctx->created_ns = ctx->be.ops->now_ns(&ctx->be);
+	tmm_stats_shm_create(ctx);
 	tmm_log(ctx, TMM_LOG_INFO,
 		"context on %s (%s%s), mode swap, budget %s of %s",
 		ctx->be.info.name, ctx->be.ops->name,

@@ -26,6 +26,7 @@ struct tmm_hostmem;
 struct tmm_tracker;
 struct tmm_lineage;
 struct tmm_guide;
+struct tmm_shm_writer;
 
 /* One tensor. */
 struct tmm_tensor_rec {
@@ -149,6 +150,7 @@ struct tmm_ctx {
 	struct tmm_tracker *tracker; /* records each iteration */
 	struct tmm_lineage *lineage; /* producers of this iteration */
 	struct tmm_guide *guide;     /* the plan being followed */
+	struct tmm_shm_writer *shm;  /* live counters (stats_shm.c) */
 
 	/* Scratch for the pointer arrays handed to op callbacks. */
 	void **ptr_scratch;

@@ -18,6 +18,7 @@
 #include "mover.h"
 #include "pool.h"
 #include "recompute.h"
+#include "stats_shm.h"
 #include "tracker.h"
 
 /* Ops with up to this many tensors need no scratch buffer. */
@@ -204,6 +205,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	ctx->c.compute_ns += ns;
 	ctx->c.ops++;
 	ctx->c.accesses += n;
+	tmm_stats_shm_op(ctx);
 	for (i = 0; i < n; i++) {
 		tmm_mover_touch(ctx, recs[i]);
 		recs[i]->regenerated = false; /* used: an ordinary tensor */
@@ -337,5 +339,6 @@ int tmm_iteration_end(tmm_ctx *ctx)
 	ctx->c.last_iteration_ns =
 		ctx->be.ops->now_ns(&ctx->be) - ctx->iteration_begin_ns;
 	tmm_guide_plan_if_due(ctx);
+	tmm_stats_shm_publish(ctx);
 	return 0;
 }

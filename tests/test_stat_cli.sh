@@ -1,0 +1,245 @@
+#!/bin/sh
+# test_stat_cli.sh — tensormm-stat end to end: the list, the scrolling
+# table, --json and --csv, report and plot on a trace recorded by a small
+# run, tunables and their sources, and every error case's exit code and
+# message.  Ends with a Check-style summary line for scripts/test.
+B=${top_builddir:-.}
+STAT=$B/tools/tensormm-stat
+WL=$B/tests/stat_workload
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/stat-cli.XXXXXX") || exit 99
+bg=
+cleanup() {
+	[ -n "$bg" ] && kill "$bg" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+checks=0
+failures=0
+
+# check NAME COMMAND...: one assertion; the command's status decides.
+check() {
+	name=$1
+	shift
+	checks=$((checks + 1))
+	if ! "$@"; then
+		failures=$((failures + 1))
+		echo "FAIL: $name" >&2
+		[ -f "$tmp/err" ] && sed 's/^/  stderr: /' "$tmp/err" >&2
+	fi
+}
+
+# run EXPECTED_STATUS ARGS...: runs tensormm-stat, keeping its output.
+run() {
+	want=$1
+	shift
+	"$STAT" "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	[ "$got" -eq "$want" ] || {
+		echo "  tensormm-stat $*: exit $got, expected $want" >&2
+		return 1
+	}
+}
+out_has() { grep -q -- "$1" "$tmp/out"; }
+err_has() { grep -q -- "$1" "$tmp/err"; }
+have_python=false
+command -v python3 >/dev/null 2>&1 && have_python=true
+
+# ---------------------------------------------------------------- basics
+check "help" run 0 --help
+check "help text" out_has "report TRACE"
+check "version" run 0 --version
+check "version text" out_has "^tensormm-stat [0-9]"
+check "unknown option" run 2 --bogus
+check "unknown option message" err_has "unknown option '--bogus'"
+check "bad delay" run 2 0
+check "bad delay message" err_has "not a number of seconds"
+check "bad count" run 2 1 many
+check "bad count message" err_has "COUNT 'many'"
+check "bad pid" run 2 -p abc
+check "bad pid message" err_has "needs a process id"
+check "too many" run 2 1 2 3
+check "report without file" run 2 report
+check "plot without output" run 2 plot x.trace
+
+# ---------------------------------------------------------------- pid
+sh -c 'exit 0' &
+dead=$!
+wait "$dead"
+check "missing pid" run 3 -p "$dead" 1 1
+check "missing pid message" err_has "process $dead has no libtensormm context"
+check "pid without context" run 3 -p $$
+check "pid without context message" err_has "has no libtensormm context"
+
+# ---------------------------------------------------------------- trace
+trace=$tmp/run.trace
+check "workload records a trace" \
+	"$WL" "backend=sim,budget=160KiB,stats_shm=off,trace=$trace" 3
+check "report" run 0 report "$trace"
+check "report says simulated" out_has "SIMULATED"
+check "report has 3 iterations" \
+	test "$(grep -c -E '^ +[0-9]+ +[0-9.]+ +[0-9.]+ +12 +36 ' \
+		"$tmp/out")" -eq 3
+check "report swaps" out_has "top tensors by swapped bytes"
+check "report stalls" out_has "top tensors by stall time"
+check "report names tensors" out_has "^  weight "
+check "report --top 2" run 0 report "$trace" --top 2
+check "report top 2 rows" test "$(grep -c '^  weight ' "$tmp/out")" -le 4
+check "report bad --top" run 2 report "$trace" --top 0
+
+check "missing trace" run 1 report "$tmp/none.trace"
+check "missing trace message" err_has "none.trace"
+printf 'this is not a trace file at all, not even close\n' >"$tmp/text.trace"
+check "not a trace" run 1 report "$tmp/text.trace"
+check "not a trace message" err_has "is not a readable trace"
+size=$(wc -c <"$trace")
+head -c $((size - 10)) "$trace" >"$tmp/cut.trace"
+check "truncated trace" run 1 report "$tmp/cut.trace"
+check "truncated trace message" err_has "record it again with TENSORMM_TRACE"
+
+svg=$tmp/it.svg
+check "plot" run 0 plot "$trace" -o "$svg" --iteration 2
+check "plot is svg" grep -q '<svg xmlns="http://www.w3.org/2000/svg"' "$svg"
+check "plot says simulated" grep -q "SIMULATED times" "$svg"
+check "plot has legend" grep -q ">persistent<" "$svg"
+check "plot has budget" grep -q ">budget 160 KiB<" "$svg"
+check "plot marks swaps" grep -q ">swap-out<" "$svg"
+check "plot has axes" grep -q "time since the iteration began" "$svg"
+if $have_python; then
+	check "plot is well-formed XML" python3 -c \
+		'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' \
+		"$svg"
+fi
+check "plot missing iteration" run 1 plot "$trace" -o "$svg" --iteration 99
+check "plot missing iteration message" err_has "has no iteration 99"
+check "plot corrupt trace" run 1 plot "$tmp/cut.trace" -o "$svg"
+
+# A plan with drops and planned swaps: recomputations to count and mark.
+planned=$tmp/planned.trace
+check "workload with a plan" "$WL" --handmade \
+	"backend=sim,budget=160KiB,stats_shm=off,trace=$planned" 3
+check "report planned" run 0 report "$planned"
+check "report counts recomputations" \
+	awk '/^ +2 / { found = $13 > 0 && $12 > 0 } END { exit !found }' \
+	"$tmp/out"
+check "plot planned" run 0 plot "$planned" -o "$svg"
+check "plot marks recomputations" \
+	test "$(grep -c 'l4,4 l-4,4' "$svg")" -ge 2
+check "plot draws every kind" \
+	test "$(grep -c '<path fill="#' "$svg")" -eq 4
+
+# ---------------------------------------------------------------- tunables
+check "tunables" env TENSORMM_BUDGET=50% "$STAT" tunables \
+	--config policy=none >"$tmp/out" 2>"$tmp/err"
+check "tunable from environment" out_has "^  budget  *50%  *environment "
+check "tunable from config" out_has "^  policy  *none  *config "
+check "tunable default" out_has "^  stats_shm  *on  *default "
+for name in backend mode sim_profile sim_capacity sim_memory sim_jitter \
+	    sim_seed host_numa_node pinned_pool trace hints log; do
+	check "tunable $name listed" out_has "^  $name "
+done
+TENSORMM_BUDGT=1 "$STAT" tunables >"$tmp/out" 2>"$tmp/err"
+check "bad tunable exit" test $? -eq 1
+check "bad tunable message" err_has "did you mean 'TENSORMM_BUDGET'"
+
+# ---------------------------------------------------------------- live
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	"$WL" "backend=sim,budget=160KiB,stats_shm=on" 1 10 "$tmp/ready" &
+	bg=$!
+	i=0
+	while [ ! -s "$tmp/ready" ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	check "workload ready" test -s "$tmp/ready"
+	# Another user's segment, where root can become someone else.
+	if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+		as_nobody() {
+			setpriv --reuid=65534 --regid=65534 --clear-groups \
+				"$STAT" "$@" >"$tmp/out" 2>"$tmp/err"
+		}
+		as_nobody -p "$bg"
+		check "other user's pid exit" test $? -eq 1
+		check "other user's pid message" \
+			err_has "belongs to another user.*run tensormm-stat as"
+		as_nobody
+		check "other user's list exit" test $? -eq 0
+		check "other user's list line" \
+			out_has "^ *$bg  *1  *0 (another user's context"
+	fi
+	check "list" run 0
+	check "list shows the workload" out_has "^ *$bg  *1  *[0-9]*  *sim "
+	check "list header" out_has "^# *pid"
+	check "list json" run 0 --json
+	if $have_python; then
+		check "list json parses" python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert isinstance(rows, list), rows
+me = [r for r in rows if r["pid"] == int(sys.argv[2])]
+assert len(me) == 1, rows
+r = me[0]
+assert r["backend"] == "sim" and r["simulated"] is True, r
+assert r["budget"] == 160 * 1024, r
+assert r["plan"] in ("measuring", "guided", "diverged"), r
+for k in ("device_in_use", "device_peak", "host_in_use", "swap_out_bytes",
+          "swap_in_bytes", "prefetches", "prefetch_on_time",
+          "prefetch_late", "stall_ns", "passive_evictions",
+          "recomputations", "recompute_ns", "iterations",
+          "last_iteration_ns"):
+    assert isinstance(r[k], int), k
+' "$tmp/out" "$bg"
+	else
+		check "list json shape" out_has "^\[{\"pid\":"
+	fi
+	check "list csv" run 0 --csv
+	check "list csv header" test \
+		"$(head -n 1 "$tmp/out" | cut -d, -f1-3)" = "pid,context,uid"
+	check "list csv columns" \
+		awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' "$tmp/out"
+	check "scroll" run 0 -p "$bg" 0.1 3
+	check "scroll lines" test "$(grep -c -v '^#' "$tmp/out")" -eq 3
+	check "scroll header names" out_has "^# *pid *ctx *dev_used"
+	check "scroll header units" out_has "^# .*MiB.*ms"
+	check "scroll json" run 0 --json -p "$bg" 0.1 2
+	check "scroll json lines" test "$(wc -l <"$tmp/out")" -eq 2
+	if $have_python; then
+		check "scroll json parses" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 2 and all(r["pid"] == int(sys.argv[2]) for r in rows)
+assert rows[1]["ops"] >= rows[0]["ops"], rows
+' "$tmp/out" "$bg"
+	fi
+	check "scroll csv" run 0 --csv -p "$bg" 0.1 2
+	check "scroll csv lines" test "$(wc -l <"$tmp/out")" -eq 3
+	touch "$tmp/ready.stop"
+	wait "$bg"
+	check "workload ends cleanly" test $? -eq 0
+	check "segment removed at exit" \
+		test -z "$(ls /dev/shm | grep "^tensormm\.[0-9]*\.$bg\.")"
+	bg=
+
+	# A process killed with its context alive leaves its segment; the
+	# next reader removes it.  Existence is checked while it lives, since
+	# any reader (another test running now) may clean it once it is dead.
+	rm -f "$tmp/ready"
+	"$WL" "backend=sim,budget=160KiB,stats_shm=on" 1 crash "$tmp/ready" &
+	stale=$!
+	i=0
+	while [ ! -s "$tmp/ready" ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	check "crashing workload has a segment" \
+		test -n "$(ls /dev/shm | grep "^tensormm\.[0-9]*\.$stale\.")"
+	kill -KILL "$stale"
+	wait "$stale" 2>/dev/null
+	check "list after crash" run 0
+	check "stale not listed" sh -c "! grep -q '^ *$stale ' '$tmp/out'"
+	check "stale segment removed" \
+		test -z "$(ls /dev/shm | grep "^tensormm\.[0-9]*\.$stale\.")"
+fi
+
+pct=$(( (checks - failures) * 100 / checks ))
+echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
+[ "$failures" -eq 0 ]

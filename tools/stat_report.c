@@ -1,0 +1,349 @@
+/*
+ * stat_report.c — `tensormm-stat report TRACE`: what happened in each
+ * recorded iteration, and which tensors cost the most, by bytes swapped
+ * and by stall time.
+ *
+ * Tensors are followed across iterations by key (trace.h), so a tensor
+ * made afresh each step adds up as one.  Stall time is recorded per op;
+ * it is charged to the tensors that were swapped in or recomputed for
+ * that op (the events logged just before its accesses), in proportion to
+ * their bytes, since it is their bytes the op waited for.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stat.h"
+#include "tensormm.h"
+#include "trace.h"
+#include "trace_file.h"
+
+/* What one tensor cost over the whole file. */
+struct cost {
+	uint64_t key;
+	uint64_t bytes;
+	uint32_t kind;
+	char name[48];
+	uint64_t swap_outs, swap_ins, swapped_bytes;
+	double stall_ns;
+	bool used;
+};
+
+/* Open addressing by key; grows at half full. */
+struct costs {
+	struct cost *slot;
+	size_t cap, len;
+};
+
+static const char *const kind_names[] = { "persistent", "activation",
+					  "gradient", "scratch" };
+
+static const char *kind_name(uint32_t kind)
+{
+	return kind < TMM_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static int costs_grow(struct costs *c)
+{
+	size_t cap = c->cap ? 2 * c->cap : 256;
+	struct cost *slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->cap; i++) {
+		size_t j;
+
+		if (!c->slot[i].used)
+			continue;
+		for (j = hash64(c->slot[i].key) & (cap - 1); slot[j].used;
+		     j = (j + 1) & (cap - 1))
+			;
+		slot[j] = c->slot[i];
+	}
+	free(c->slot);
+	c->slot = slot;
+	c->cap = cap;
+	return 0;
+}
+
+/* The entry of a trace tensor, made on first sight; NULL without memory. */
+static struct cost *costs_get(struct costs *c, const struct tmm_trace *t,
+			      uint32_t tensor)
+{
+	const struct tmm_trace_tensor *tt = &t->tensors[tensor];
+	size_t j;
+
+	if (2 * (c->len + 1) > c->cap && costs_grow(c) < 0)
+		return NULL;
+	for (j = hash64(tt->key) & (c->cap - 1); c->slot[j].used;
+	     j = (j + 1) & (c->cap - 1))
+		if (c->slot[j].key == tt->key)
+			return &c->slot[j];
+	c->slot[j].used = true;
+	c->slot[j].key = tt->key;
+	c->slot[j].bytes = tt->bytes;
+	c->slot[j].kind = tt->kind;
+	snprintf(c->slot[j].name, sizeof(c->slot[j].name), "%s",
+		 tmm_trace_str(t, tt->name));
+	c->len++;
+	return &c->slot[j];
+}
+
+int stat_trace_open(const char *path, struct tmm_trace_reader **r,
+		    struct tmm_trace_file_info *info)
+{
+	char err[1024];
+	int rc = tmm_trace_reader_open(path, r, info, err, sizeof(err));
+
+	if (rc == 0)
+		return STAT_OK;
+	return stat_trace_fail(path, rc, err);
+}
+
+int stat_trace_fail(const char *path, int rc, const char *err)
+{
+	if (rc == -EBADMSG)
+		stat_error("%s is not a readable trace: %s; record it again "
+			   "with TENSORMM_TRACE=%s", path, err, path);
+	else if (rc == -ENOTSUP)
+		stat_error("%s: %s; read it with the tensormm-stat of the "
+			   "libtensormm that wrote it", path, err);
+	else
+		stat_error("%s", err);
+	return STAT_FAILED;
+}
+
+static double mib(double bytes)
+{
+	return bytes / (1024.0 * 1024.0);
+}
+
+/* Totals of one iteration, and its charges to tensors. */
+static int add_iteration(const struct tmm_trace *t, struct costs *c)
+{
+	uint64_t n_ev[TMM_EV_KIND_COUNT] = { 0 }, out_b = 0, in_b = 0;
+	uint64_t peak = 0;
+	uint32_t *op_at = NULL;
+	int rc = 0;
+
+	/* op_at[a]: the op whose first access is access a. */
+	if (t->n_accesses) {
+		op_at = malloc(t->n_accesses * sizeof(*op_at));
+		if (!op_at)
+			return -ENOMEM;
+		for (uint32_t a = 0; a < t->n_accesses; a++)
+			op_at[a] = TMM_TRACE_NONE;
+	}
+	for (uint32_t a = 0; a < t->n_accesses; a++) {
+		const struct tmm_trace_access *x = &t->accesses[a];
+
+		if (x->device_in_use > peak)
+			peak = x->device_in_use;
+		if (x->op != TMM_TRACE_NONE &&
+		    (a == 0 || t->accesses[a - 1].op != x->op))
+			op_at[a] = x->op;
+	}
+	for (uint32_t e = 0; e < t->n_events; e++) {
+		const struct tmm_trace_event *ev = &t->events[e];
+		struct cost *k;
+
+		n_ev[ev->kind]++;
+		if (ev->tensor == TMM_TRACE_NONE)
+			continue;
+		k = costs_get(c, t, ev->tensor);
+		if (!k) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (ev->kind == TMM_EV_SWAP_OUT) {
+			k->swap_outs++;
+			k->swapped_bytes += t->tensors[ev->tensor].bytes;
+			out_b += t->tensors[ev->tensor].bytes;
+		} else if (ev->kind == TMM_EV_SWAP_IN) {
+			k->swap_ins++;
+			k->swapped_bytes += t->tensors[ev->tensor].bytes;
+			in_b += t->tensors[ev->tensor].bytes;
+		}
+	}
+	/* Charge each op's stall to what arrived for it, by bytes. */
+	for (uint32_t e = 0; e < t->n_events;) {
+		uint32_t a = t->events[e].access, end = e, op;
+		uint64_t bytes = 0;
+
+		while (end < t->n_events && t->events[end].access == a)
+			end++;
+		op = a < t->n_accesses ? op_at[a] : TMM_TRACE_NONE;
+		if (op != TMM_TRACE_NONE && t->ops[op].stall_ns) {
+			for (uint32_t i = e; i < end; i++) {
+				const struct tmm_trace_event *ev =
+					&t->events[i];
+
+				if (ev->tensor != TMM_TRACE_NONE &&
+				    (ev->kind == TMM_EV_SWAP_IN ||
+				     ev->kind == TMM_EV_RECOMPUTE))
+					bytes += t->tensors[ev->tensor].bytes;
+			}
+			for (uint32_t i = e; i < end && bytes; i++) {
+				const struct tmm_trace_event *ev =
+					&t->events[i];
+				struct cost *k;
+
+				if (ev->tensor == TMM_TRACE_NONE ||
+				    (ev->kind != TMM_EV_SWAP_IN &&
+				     ev->kind != TMM_EV_RECOMPUTE))
+					continue;
+				k = costs_get(c, t, ev->tensor);
+				if (k)
+					k->stall_ns +=
+						(double)t->ops[op].stall_ns *
+						(double)t->tensors[ev->tensor]
+							.bytes /
+						(double)bytes;
+			}
+		}
+		e = end;
+	}
+	printf("  %5" PRIu64 " %11.3f %9.3f %6u %8u %9.3f %8" PRIu64
+	       " %8.3f %8" PRIu64 " %8.3f %7" PRIu64 " %5" PRIu64 " %6" PRIu64
+	       " %8s\n",
+	       t->iteration, t->duration_ns / 1e6, t->stall_ns / 1e6,
+	       t->n_ops, t->n_accesses, mib((double)peak),
+	       n_ev[TMM_EV_SWAP_OUT], mib((double)out_b), n_ev[TMM_EV_SWAP_IN],
+	       mib((double)in_b), n_ev[TMM_EV_PASSIVE_EVICT],
+	       n_ev[TMM_EV_DROP], n_ev[TMM_EV_RECOMPUTE],
+	       n_ev[TMM_EV_DIVERGED] ? "yes" : "no");
+out:
+	free(op_at);
+	return rc;
+}
+
+static int by_swapped(const void *a, const void *b)
+{
+	const struct cost *x = a, *y = b;
+
+	if (x->swapped_bytes != y->swapped_bytes)
+		return x->swapped_bytes > y->swapped_bytes ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int by_stall(const void *a, const void *b)
+{
+	const struct cost *x = a, *y = b;
+
+	if (x->stall_ns != y->stall_ns)
+		return x->stall_ns > y->stall_ns ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void print_key(uint64_t key, char *buf, size_t len)
+{
+	if (key & TMM_KEY_IN_ITERATION)
+		snprintf(buf, len, "iter#%" PRIu64,
+			 (uint64_t)(key & ~TMM_KEY_IN_ITERATION));
+	else
+		snprintf(buf, len, "0x%" PRIx64, key);
+}
+
+static void print_top(struct cost *list, size_t n, unsigned top,
+		      bool stall, bool simulated)
+{
+	size_t shown = 0;
+	char key[32];
+
+	qsort(list, n, sizeof(*list), stall ? by_stall : by_swapped);
+	printf("\n# top tensors by %s\n", stall ?
+	       (simulated ? "stall time (simulated)" : "stall time") :
+	       "swapped bytes (out + in)");
+	printf("# %-20s %-18s %-10s %10s %6s %6s %11s %10s\n", "tensor",
+	       "key", "kind", "size_MiB", "outs", "ins", "swapped_MiB",
+	       "stall_ms");
+	for (size_t i = 0; i < n && shown < top; i++) {
+		if (stall ? list[i].stall_ns <= 0 : !list[i].swapped_bytes)
+			break;
+		print_key(list[i].key, key, sizeof(key));
+		printf("  %-20.20s %-18s %-10s %10.3f %6" PRIu64 " %6" PRIu64
+		       " %11.3f %10.3f\n",
+		       list[i].name[0] ? list[i].name : "(unnamed)", key,
+		       kind_name(list[i].kind), mib((double)list[i].bytes),
+		       list[i].swap_outs, list[i].swap_ins,
+		       mib((double)list[i].swapped_bytes),
+		       list[i].stall_ns / 1e6);
+		shown++;
+	}
+	if (!shown)
+		printf("  (none)\n");
+}
+
+int stat_report(const char *path, unsigned top)
+{
+	struct tmm_trace_file_info info;
+	struct tmm_trace_reader *r;
+	struct tmm_trace t;
+	struct costs c = { 0 };
+	struct cost *list = NULL;
+	char err[1024];
+	int rc, status = STAT_OK;
+	unsigned long iterations = 0;
+	size_t n = 0;
+
+	status = stat_trace_open(path, &r, &info);
+	if (status)
+		return status;
+	printf("# trace %s: format %u, %s backend on %s%s, mode %s, policy "
+	       "%s, budget %.3f MiB of %.3f MiB\n",
+	       path, info.version, info.backend, info.device,
+	       info.simulated ? " (SIMULATED times)" : "", info.mode,
+	       info.policy, mib((double)info.budget),
+	       mib((double)info.device_capacity));
+	printf("# %5s %11s %9s %6s %8s %9s %8s %8s %8s %8s %7s %5s %6s %8s\n",
+	       "iter", "duration", "stall", "ops", "accesses", "peak",
+	       "swap_out", "out", "swap_in", "in", "passive", "drops",
+	       "recomp", "diverged");
+	printf("# %5s %11s %9s %6s %8s %9s %8s %8s %8s %8s %7s %5s %6s %8s\n",
+	       "", "ms", "ms", "", "", "MiB", "n", "MiB", "n", "MiB", "n",
+	       "n", "n", "");
+	while ((rc = tmm_trace_reader_next(r, &t, err, sizeof(err))) == 1) {
+		rc = add_iteration(&t, &c);
+		tmm_trace_free(&t);
+		if (rc < 0) {
+			stat_error("out of memory reading %s", path);
+			status = STAT_FAILED;
+			goto out;
+		}
+		iterations++;
+	}
+	if (rc < 0) {
+		status = stat_trace_fail(path, rc, err);
+		goto out;
+	}
+	if (!iterations) {
+		printf("  (no iteration recorded: did the run call "
+		       "tmm_iteration_begin and tmm_iteration_end?)\n");
+		goto out;
+	}
+	list = malloc((c.len ? c.len : 1) * sizeof(*list));
+	if (!list) {
+		stat_error("out of memory reading %s", path);
+		status = STAT_FAILED;
+		goto out;
+	}
+	for (size_t i = 0; i < c.cap; i++)
+		if (c.slot[i].used)
+			list[n++] = c.slot[i];
+	print_top(list, n, top, false, info.simulated);
+	print_top(list, n, top, true, info.simulated);
+out:
+	free(list);
+	free(c.slot);
+	tmm_trace_reader_close(r);
+	return status;
+}
