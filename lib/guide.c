@@ -208,7 +208,7 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 		case TMM_ACT_ADVISE:
 			/* Advice is for managed memory; the pinned-copy
 			 * engine places bytes itself. */
-			rc = ctx->mode == TMM_MODE_UVM ? -ENOTSUP : 0;
+			rc = tmm_mover_advise(ctx, t, a->advice);
 			break;
 		case TMM_ACT_TYPE_COUNT:
 			break;

@@ -134,9 +134,7 @@ START_TEST(bad_config_names_key_and_value)
 	ck_assert_int_eq(tmm_ctx_create(NULL, NULL), -EINVAL);
 	ck_assert_int_eq(tmm_ctx_create(&c, "host_numa_node=1023"), -EINVAL);
 	contains(tmm_last_error(NULL), "NUMA node");
-	/* Modes and backends this build cannot give say so. */
-	ck_assert_int_eq(tmm_ctx_create(&c, "mode=uvm"), -ENOTSUP);
-	contains(tmm_last_error(NULL), "mode=uvm");
+	/* Backends this build cannot give say so. */
 	ck_assert_int_eq(tmm_ctx_create(&c, "backend=cuda"), -ENODEV);
 	contains(tmm_last_error(NULL), "backend=cuda");
 	/* A simulated device smaller than what the budget asks. */
@@ -151,6 +149,29 @@ START_TEST(bad_config_names_key_and_value)
 		ck_assert_uint_eq(st.simulated, 1);
 	}
 	tmm_ctx_destroy(c);
+}
+END_TEST
+
+START_TEST(mode_auto_resolves_by_the_device)
+{
+	static const char *const configs[][2] = {
+		/* The sim has concurrent managed access: auto is uvm. */
+		{ "backend=sim", "uvm" },
+		{ "backend=sim,mode=auto", "uvm" },
+		{ "backend=sim,mode=uvm", "uvm" },
+		{ "backend=sim,mode=swap", "swap" },
+	};
+	struct tmm_stats st;
+	tmm_ctx *c;
+
+	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+		ck_assert_msg(tmm_ctx_create(&c, configs[i][0]) == 0, "%s",
+			      tmm_last_error(NULL));
+		st.version = TMM_STATS_VERSION;
+		ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+		ck_assert_str_eq(st.mode, configs[i][1]);
+		ck_assert_int_eq(tmm_ctx_destroy(c), 0);
+	}
 }
 END_TEST
 
@@ -377,6 +398,7 @@ int main(void)
 	tcase_add_test(tc, bad_handles_are_refused);
 	tcase_add_test(tc, bad_contexts_are_refused);
 	tcase_add_test(tc, bad_config_names_key_and_value);
+	tcase_add_test(tc, mode_auto_resolves_by_the_device);
 	tcase_add_test(tc, bad_arguments_say_what_is_wrong);
 	tcase_add_test(tc, failed_op_loses_nothing);
 	tcase_add_test(tc, acquire_pins_and_nests);
