@@ -346,11 +346,12 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	/* mode=uvm: the re-run's kernels fault like the op's did. */
 	if (ctx->mode == TMM_MODE_UVM) {
 		tmm_uvm_access_begin(ctx);
-		for (i = 0; i < n; i++)
-			tmm_uvm_access_add(ctx, ptrs[i],
-					   i < ni ? in[i]->bytes
-						  : lin->versions[op->first + i],
-					   i >= ni);
+		for (i = 0; i < n; i++) {
+			size_t bytes = i < ni ? in[i]->bytes
+					      : lin->versions[op->first + i];
+
+			tmm_uvm_access_add(ctx, ptrs[i], bytes, i >= ni);
+		}
 		rc = tmm_uvm_access_commit(ctx);
 		if (rc < 0)
 			goto unplace;

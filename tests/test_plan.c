@@ -104,24 +104,24 @@ static unsigned advice_fired;
 
 static void add_advice(const struct tmm_trace *t, struct tmm_plan *plan)
 {
+	static const enum tmm_plan_advice advice[] = {
+		TMM_PLAN_ADVICE_READ_MOSTLY, TMM_PLAN_ADVICE_PREFER_DEVICE
+	};
+
 	for (uint32_t i = 0; i < t->n_tensors; i++) {
+		uint32_t k = 0;
+
 		if (t->tensors[i].flags & TMM_TT_MADE_INSIDE)
 			continue;
-		for (uint32_t k = 0; k < t->n_accesses; k++) {
-			if (t->accesses[k].tensor != i)
-				continue;
+		while (k < t->n_accesses && t->accesses[k].tensor != i)
+			k++;
+		if (k == t->n_accesses)
+			continue;
+		for (size_t a = 0; a < 2; a++)
 			ck_assert_int_eq(tmm_plan_add(plan, TMM_ACT_ADVISE, k,
 						      t->tensors[i].key,
 						      TMM_PLAN_NONE,
-						      TMM_PLAN_ADVICE_READ_MOSTLY),
-					 0);
-			ck_assert_int_eq(tmm_plan_add(plan, TMM_ACT_ADVISE, k,
-						      t->tensors[i].key,
-						      TMM_PLAN_NONE,
-						      TMM_PLAN_ADVICE_PREFER_DEVICE),
-					 0);
-			break;
-		}
+						      advice[a]), 0);
 	}
 	tmm_plan_sort(plan);
 }

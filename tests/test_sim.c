@@ -66,6 +66,14 @@ static struct tmm_sim_counters counters(const struct tmm_backend *be)
 	return c;
 }
 
+/* The host writes a managed range: its pages get contents, on the host. */
+static void populate(struct tmm_backend *be, void *ptr, size_t bytes)
+{
+	struct tmm_managed_range r = { ptr, bytes, true, true };
+
+	ck_assert_int_eq(be->ops->managed_access(be, &r, 1), 0);
+}
+
 static uint64_t event_at(struct tmm_backend *be, enum tmm_engine e)
 {
 	tmm_event ev;
@@ -389,9 +397,7 @@ START_TEST(test_backed_copies_move_bytes)
 	ck_assert_int_eq(memcmp(h2, h1, n), 0);
 	/* A prefetch moves time, never the bytes.  The model moves only
 	 * pages with contents: the host populates them first. */
-	ck_assert_int_eq(be.ops->managed_access(&be, &(struct tmm_managed_range){
-			.ptr = m, .bytes = n, .write = true, .by_host = true },
-			1), 0);
+	populate(&be, m, n);
 	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_H2D, m, n,
 					  TMM_LOC_DEVICE, -1), 0);
 	ck_assert_int_eq(memcmp(m, h1, n), 0);
@@ -726,9 +732,7 @@ START_TEST(test_prefetch_timed_like_copy)
 	ck_assert_int_eq(be.ops->managed_alloc(&be, 2 * GIB, &m), 0);
 	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d), 0);
 	/* The host populates the pages (it had none to move: no time). */
-	ck_assert_int_eq(be.ops->managed_access(&be, &(struct tmm_managed_range){
-			.ptr = m, .bytes = 2 * GIB, .write = true,
-			.by_host = true }, 1), 0);
+	populate(&be, m, 2 * GIB);
 	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_H2D, m, GIB,
 					  TMM_LOC_DEVICE, -1), 0);
 	/* Back to the host: the copy waits for the one bringing it in. */
