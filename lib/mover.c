@@ -186,7 +186,10 @@ static void complete_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 static void complete_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	tmm_list_del(&t->in_flight);
-	host_give_back(ctx, t, &t->copy);
+	if (uvm(ctx)) /* a prefetch: no host buffer to give back */
+		ctx->be.ops->event_release(&ctx->be, &t->copy);
+	else
+		host_give_back(ctx, t, &t->copy);
 	tmm_mover_set_state(t, TMM_TS_RESIDENT);
 }
 

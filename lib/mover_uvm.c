@@ -72,6 +72,10 @@ int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
+	if (t->state == TMM_TS_SWAPPING_IN) {
+		tmm_list_del(&t->in_flight);
+		ctx->be.ops->event_release(&ctx->be, &t->copy);
+	}
 	if (t->dev)
 		ctx->be.ops->managed_free(&ctx->be, t->dev, t->bytes);
 	t->dev = NULL;
@@ -194,9 +198,17 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		return rc;
 	rc = be->ops->prefetch(be, TMM_ENGINE_H2D, t->dev, t->bytes,
 			       TMM_LOC_DEVICE, -1);
+	if (rc == 0)
+		rc = be->ops->event_record(be, TMM_ENGINE_H2D, &t->copy);
 	if (rc < 0)
 		return backend_error(ctx, rc);
-	back_on_device(t);
+	/*
+	 * In flight until its event completes, as a swap-in is: the mover
+	 * retires it (tmm_mover_progress), an access before then makes
+	 * compute wait for it, and the plan's feedback sees it late.
+	 */
+	tmm_mover_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
 	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
 	ctx->c.swap_in_count++;
 	ctx->c.swap_in_bytes += t->bytes;

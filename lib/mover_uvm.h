@@ -12,7 +12,8 @@
  *                       tensor is brought back
  *   drop (EVICT_DROP)   discard (no write-back), RESIDENT -> DROPPED; the
  *                       recompute lineage regenerates it on its next use
- *   prefetch            prefetch to the device, HOST -> RESIDENT
+ *   prefetch            prefetch to the device, HOST -> SWAPPING_IN,
+ *                       RESIDENT when the copy's event completes
  *   advise              the plan action's advice on the tensor's range
  *   on demand           HOST -> RESIDENT with no copy: the op's faults
  *                       bring the pages in
@@ -44,8 +45,9 @@ void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * Returns 0 or a backend error (t unchanged). */
 int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
-/* HOST -> RESIDENT by a prefetch to the device.  Returns 0, -EINVAL
- * (not HOST) or a backend error. */
+/* HOST -> SWAPPING_IN by a prefetch to the device, RESIDENT once its
+ * event completes (retired as a swap-in is).  Returns 0, -EINVAL (not
+ * HOST) or a backend error. */
 int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /* HOST -> RESIDENT on demand: the advice goes, the faults bring the pages

@@ -350,9 +350,10 @@ START_TEST(divergence_falls_back_to_passive_mode)
 }
 END_TEST
 
-START_TEST(late_prefetch_is_fed_back)
+/* A prefetch one access ahead is counted late, in either mode. */
+static void check_late_prefetch(const char *config)
 {
-	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
+	tmm_ctx *ctx = make_ctx(config);
 	tmm_tensor w = toy_weight(ctx, 1);
 	uint32_t *got = malloc(sizeof(uint32_t) * RESULT_ELEMS);
 	const struct tmm_trace *t;
@@ -373,6 +374,18 @@ START_TEST(late_prefetch_is_fed_back)
 	ck_assert_uint_gt(late, 0);
 	free(got);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+
+START_TEST(late_prefetch_is_fed_back)
+{
+	check_late_prefetch("backend=sim,mode=swap");
+}
+END_TEST
+
+/* mode=uvm: the prefetch to the device is in flight like a swap-in. */
+START_TEST(late_prefetch_is_fed_back_in_uvm_mode)
+{
+	check_late_prefetch("backend=sim,mode=uvm");
 }
 END_TEST
 
@@ -692,6 +705,7 @@ int main(void)
 	tcase_add_test(guided, uvm_without_a_plan_faults_and_evicts);
 	tcase_add_test(guided, divergence_falls_back_to_passive_mode);
 	tcase_add_test(guided, late_prefetch_is_fed_back);
+	tcase_add_test(guided, late_prefetch_is_fed_back_in_uvm_mode);
 	suite_add_tcase(s, guided);
 	tcase_add_test(rules, plans_that_cannot_hold_are_rejected);
 	tcase_add_test(rules, recursive_and_collective_recomputation);
