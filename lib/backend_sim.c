@@ -157,11 +157,32 @@ static void sim_unmap(const struct sim_map *m)
 		munmap(m->ptr, m->bytes);
 }
 
+/* The index of the first allocation whose address is not below ptr. */
+static size_t sim_lower_bound(const struct sim *s, const void *ptr)
+{
+	size_t lo = 0, hi = s->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)s->maps[mid].ptr < (uintptr_t)ptr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Records an allocation, keeping the array sorted by address: in
+ * mode=uvm every tensor is a managed allocation, made and freed each step,
+ * so finding one must not cost a scan of thousands.
+ */
 static int sim_track(struct sim *s, void *ptr, size_t bytes,
 		     enum sim_kind kind, bool numa)
 {
 	struct sim_map *m;
-	size_t cap;
+	size_t cap, i;
 
 	if (s->nmaps == s->maps_cap) {
 		cap = s->maps_cap ? 2 * s->maps_cap : 16;
@@ -171,20 +192,20 @@ static int sim_track(struct sim *s, void *ptr, size_t bytes,
 		s->maps = m;
 		s->maps_cap = cap;
 	}
-	s->maps[s->nmaps++] = (struct sim_map){ ptr, bytes, kind, numa };
+	i = sim_lower_bound(s, ptr);
+	memmove(&s->maps[i + 1], &s->maps[i],
+		(s->nmaps - i) * sizeof(*s->maps));
+	s->maps[i] = (struct sim_map){ ptr, bytes, kind, numa };
+	s->nmaps++;
 	return 0;
 }
 
-/* The index of the allocation starting at ptr, or -1. */
+/* The index of the allocation starting at ptr, or -1 (binary search). */
 static long sim_find(const struct sim *s, const void *ptr)
 {
-	size_t i;
+	size_t i = sim_lower_bound(s, ptr);
 
-	/* From the end: the most recent allocations are freed first. */
-	for (i = s->nmaps; i-- > 0;)
-		if (s->maps[i].ptr == ptr)
-			return (long)i;
-	return -1;
+	return i < s->nmaps && s->maps[i].ptr == ptr ? (long)i : -1;
 }
 
 /* True when [ptr, ptr + bytes) lies inside one managed allocation. */
@@ -195,7 +216,9 @@ static bool sim_in_managed(const struct sim *s, const void *ptr, size_t bytes)
 
 static void sim_untrack(struct sim *s, size_t i)
 {
-	s->maps[i] = s->maps[--s->nmaps];
+	memmove(&s->maps[i], &s->maps[i + 1],
+		(s->nmaps - i - 1) * sizeof(*s->maps));
+	s->nmaps--;
 }
 
 /*
