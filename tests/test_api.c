@@ -327,6 +327,46 @@ START_TEST(acquire_pins_and_nests)
 }
 END_TEST
 
+/* mode=uvm: host reads and writes, and acquire, over managed memory. */
+START_TEST(host_io_and_acquire_in_uvm_mode)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	char back[256], zeros[256] = { 0 };
+	tmm_tensor t;
+	void *p = NULL;
+	tmm_ctx *c;
+
+	ck_assert_int_eq(tmm_ctx_create(&c, "backend=sim,mode=uvm,"
+					    "budget=1MiB"), 0);
+	ck_assert_int_eq(tmm_tensor_create(c, 256, TMM_ACTIVATION, "t", &t),
+			 0);
+	ck_assert_int_eq(tmm_tensor_read(c, t, 0, back, 256), -ENODATA);
+	/* A partial write of a fresh tensor: the rest reads as zeros. */
+	ck_assert_int_eq(tmm_tensor_write(c, t, 100, "uvm", 4), 0);
+	ck_assert_int_eq(tmm_tensor_read(c, t, 0, back, 256), 0);
+	ck_assert_mem_eq(back, zeros, 100);
+	ck_assert_str_eq(back + 100, "uvm");
+	ck_assert_mem_eq(back + 104, zeros, 152);
+	/* Acquired for kernels: its one page faults onto the device. */
+	ck_assert_int_eq(tmm_acquire(c, t, TMM_READ_WRITE, &p), 0);
+	ck_assert_str_eq((char *)p + 100, "uvm");
+	memcpy(p, "dev", 4);
+	ck_assert_int_eq(tmm_release(c, t), 0);
+	ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+	ck_assert_uint_eq(st.uvm_faults, 1);
+	ck_assert_uint_eq(st.uvm_fault_bytes, 256);
+	ck_assert_uint_eq(st.device_in_use, 256);
+	/* A host read takes the device-only page back. */
+	ck_assert_int_eq(tmm_tensor_read(c, t, 0, back, 4), 0);
+	ck_assert_str_eq(back, "dev");
+	ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+	ck_assert_uint_eq(st.device_in_use, 0);
+	ck_assert_uint_eq(st.device_peak, 256);
+	ck_assert_int_eq(tmm_tensor_destroy(c, t), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(c), 0);
+}
+END_TEST
+
 struct sink {
 	char buf[4096];
 	size_t len;
@@ -402,6 +442,7 @@ int main(void)
 	tcase_add_test(tc, bad_arguments_say_what_is_wrong);
 	tcase_add_test(tc, failed_op_loses_nothing);
 	tcase_add_test(tc, acquire_pins_and_nests);
+	tcase_add_test(tc, host_io_and_acquire_in_uvm_mode);
 	tcase_add_test(tc, stats_print_text_and_json);
 	tcase_add_test(tc, strerror_names_codes);
 	suite_add_tcase(s, tc);
