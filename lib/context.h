@@ -3,9 +3,9 @@
  *
  * A context owns one backend, one device pool over an arena of `budget`
  * bytes (mode=swap; in mode=uvm each tensor is a managed allocation and
- * the budget bounds the driver's resident pages), one pinned host pool, and a table of tensor records addressed by
- * generation-tagged handles.  lib/ files share these structures; nothing
- * outside lib/ sees them.
+ * the budget bounds the driver's resident pages), one pinned host pool,
+ * and a table of tensor records addressed by generation-tagged handles.
+ * lib/ files share these structures; nothing outside lib/ sees them.
  */
 #ifndef TMM_CONTEXT_H
 #define TMM_CONTEXT_H
