@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 	       "vocab %u, %u sequences of %u tokens) on the simulated GPU\n\n",
 	       gc.layers, gc.d_model, gc.heads, gc.vocab, gc.batch, gc.seq);
 	printf("1) unconstrained run, to measure the peak device memory\n");
-	rc = train("backend=sim,sim_memory=backed,mode=swap,budget=100%", &gc,
+	rc = train("backend=sim,sim_memory=backed,budget=100%", &gc,
 		   NULL, loss_free, &w_free, &len_free, &peak_free, 0, false);
 	if (rc)
 		goto out;
@@ -175,7 +175,7 @@ int main(int argc, char **argv)
 	       extra ? ", with " : "", extra ? extra : "");
 	/* --config is at most 300 characters: it fits. */
 	n = snprintf(config, sizeof(config),
-		     "backend=sim,sim_memory=backed,mode=swap,budget=%llu%s%s",
+		     "backend=sim,sim_memory=backed,budget=%llu%s%s",
 		     budget, extra ? "," : "", extra ? extra : "");
 	if (n < 0 || (size_t)n >= sizeof(config))
 		goto out;

@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 	printf("libtensormm demo: an MLP (%u hidden layers of %u, batch %u) "
 	       "on the simulated GPU\n\n", mc.layers, mc.width, mc.batch);
 	printf("1) unconstrained run, to measure the peak device memory\n");
-	rc = train("backend=sim,sim_memory=backed,mode=swap,budget=100%", &mc,
+	rc = train("backend=sim,sim_memory=backed,budget=100%", &mc,
 		   NULL, loss_free, &w_free, &len_free, &peak_free, 0, false);
 	if (rc)
 		return 1;
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
 	printf("2) the same training with a budget of %.0f%% of that peak "
 	       "(%.2f MiB)\n", 100.0 * fraction, budget / 1048576.0);
 	snprintf(config, sizeof(config),
-		 "backend=sim,sim_memory=backed,mode=swap,budget=%llu", budget);
+		 "backend=sim,sim_memory=backed,budget=%llu", budget);
 	rc = train(config, &mc, stdout, loss_tight, &w_tight, &len_tight,
 		   &peak_tight, stats_opts, true);
 	if (rc)

@@ -59,6 +59,33 @@ enum tmm_location {
 	TMM_LOC_HOST
 };
 
+/*
+ * One managed range that work is about to touch (managed_access): a kernel
+ * of the next op, or the host itself.
+ */
+struct tmm_managed_range {
+	void *ptr;
+	size_t bytes;
+	bool write;   /* written (else only read) */
+	bool by_host; /* the host touches it, not a kernel */
+};
+
+/*
+ * What the driver did with managed memory since open().  A backend whose
+ * driver keeps its own books (CUDA) reports zeros.
+ */
+struct tmm_managed_stats {
+	uint64_t fault_batches, faults; /* device page faults serviced */
+	uint64_t fault_bytes;	  /* migrated to the device by faults */
+	uint64_t prefetch_bytes;  /* migrated to the device by prefetch */
+	uint64_t evictions;	  /* blocks the driver evicted for room */
+	uint64_t eviction_bytes;  /* ... of which written back to the host */
+	uint64_t remote_bytes;	  /* accessed over the bus, not migrated */
+	uint64_t discard_bytes;	  /* dropped with no write-back */
+	uint64_t resident, resident_peak; /* device bytes holding pages */
+	uint64_t stall_ns;	  /* compute time lost to faults */
+};
+
 /* What the runtime needs to know about the device. */
 struct tmm_device_info {
 	char name[48];		     /* profile or device name */
@@ -130,6 +157,28 @@ struct tmm_backend_ops {
 	int (*advise)(struct tmm_backend *be, void *ptr, size_t bytes,
 		      enum tmm_advice advice);
 	int (*discard)(struct tmm_backend *be, void *ptr, size_t bytes);
+	/*
+	 * Tells the backend which managed ranges the next op's kernels (or,
+	 * with by_host, the host) touch, before they run: the runtime calls
+	 * it with every input and output of an op just before kernel_begin,
+	 * and before it reads or writes a managed tensor from the host.  A
+	 * simulated driver services the faults this causes (the stall is
+	 * charged to the compute engine); a real one faults by itself, so
+	 * CUDA only synchronises before a host access.
+	 */
+	int (*managed_access)(struct tmm_backend *be,
+			      const struct tmm_managed_range *ranges,
+			      unsigned n);
+	/*
+	 * Bounds the device memory that managed pages may occupy (the
+	 * runtime's budget in mode=uvm), so that a small budget
+	 * oversubscribes like a small device.  The simulator enforces it by
+	 * evicting; CUDA cannot cap its driver and accepts it as a no-op.
+	 */
+	int (*managed_limit)(struct tmm_backend *be, uint64_t bytes);
+	/* The driver's managed-memory counters since open(). */
+	int (*managed_stats)(struct tmm_backend *be,
+			     struct tmm_managed_stats *st);
 
 	/* Events. */
 	int (*event_record)(struct tmm_backend *be, enum tmm_engine engine,

@@ -670,6 +670,48 @@ static int cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 #endif
 }
 
+/*
+ * The real driver services device faults by itself, so a kernel's ranges
+ * need no word.  The host, though, may touch managed memory only once the
+ * work that uses it has finished (without concurrent managed access, any
+ * running kernel forbids it), so a host access waits for the device.
+ */
+static int cuda_managed_access(struct tmm_backend *be,
+			       const struct tmm_managed_range *ranges,
+			       unsigned n)
+{
+	cudaError_t e;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!ranges[i].by_host)
+			continue;
+		e = cudaDeviceSynchronize();
+		if (e != cudaSuccess)
+			return cuda_fail(be, e, "cudaDeviceSynchronize before "
+					 "the host touches managed memory");
+		break;
+	}
+	return 0;
+}
+
+/* The driver's use of device memory cannot be capped from here. */
+static int cuda_managed_limit(struct tmm_backend *be, uint64_t bytes)
+{
+	(void)be;
+	(void)bytes;
+	return 0;
+}
+
+/* The driver keeps its own books (nvidia-smi, nsys): report zeros. */
+static int cuda_managed_stats(struct tmm_backend *be,
+			      struct tmm_managed_stats *st)
+{
+	(void)be;
+	if (st)
+		memset(st, 0, sizeof(*st));
+	return 0;
+}
+
 /* ------------------------------------------------------------------------
  * Events
  * ---------------------------------------------------------------------- */
@@ -838,6 +880,9 @@ const struct tmm_backend_ops tmm_backend_cuda_ops = {
 	.prefetch = cuda_prefetch,
 	.advise = cuda_advise,
 	.discard = cuda_discard,
+	.managed_access = cuda_managed_access,
+	.managed_limit = cuda_managed_limit,
+	.managed_stats = cuda_managed_stats,
 	.event_record = cuda_event_record,
 	.event_query = cuda_event_query,
 	.event_sync = cuda_event_sync,

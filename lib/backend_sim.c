@@ -17,6 +17,10 @@
  * silently reading garbage.  Either way the device capacity is enforced to
  * the byte.
  *
+ * Managed memory goes through a model of the UVM driver (sim_uvm.c): page
+ * residency, fault batches, LRU eviction, prefetch and advice, with their
+ * costs on the same three timelines.
+ *
  * Durations come from the hardware profile (sim_profile.c); optional
  * jitter, drawn from a seeded generator, makes ops miss their predicted
  * time the way real kernels do, reproducibly.
@@ -35,6 +39,7 @@
 #include "backend_sim.h"
 #include "numa_place.h"
 #include "sim_profile.h"
+#include "sim_uvm.h"
 #include "tunables.h"
 
 /* Marks a live sim state, so the counters accessor can refuse others. */
@@ -69,6 +74,7 @@ struct sim {
 	struct tmm_sim_counters c;
 	struct sim_map *maps;
 	size_t nmaps, maps_cap;
+	struct tmm_sim_uvm *uvm; /* the managed-memory driver */
 };
 
 static const char *const kind_name[] = {
@@ -151,11 +157,32 @@ static void sim_unmap(const struct sim_map *m)
 		munmap(m->ptr, m->bytes);
 }
 
+/* The index of the first allocation whose address is not below ptr. */
+static size_t sim_lower_bound(const struct sim *s, const void *ptr)
+{
+	size_t lo = 0, hi = s->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)s->maps[mid].ptr < (uintptr_t)ptr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Records an allocation, keeping the array sorted by address: in
+ * mode=uvm every tensor is a managed allocation, made and freed each step,
+ * so finding one must not cost a scan of thousands.
+ */
 static int sim_track(struct sim *s, void *ptr, size_t bytes,
 		     enum sim_kind kind, bool numa)
 {
 	struct sim_map *m;
-	size_t cap;
+	size_t cap, i;
 
 	if (s->nmaps == s->maps_cap) {
 		cap = s->maps_cap ? 2 * s->maps_cap : 16;
@@ -165,42 +192,33 @@ static int sim_track(struct sim *s, void *ptr, size_t bytes,
 		s->maps = m;
 		s->maps_cap = cap;
 	}
-	s->maps[s->nmaps++] = (struct sim_map){ ptr, bytes, kind, numa };
+	i = sim_lower_bound(s, ptr);
+	memmove(&s->maps[i + 1], &s->maps[i],
+		(s->nmaps - i) * sizeof(*s->maps));
+	s->maps[i] = (struct sim_map){ ptr, bytes, kind, numa };
+	s->nmaps++;
 	return 0;
 }
 
-/* The index of the allocation starting at ptr, or -1. */
+/* The index of the allocation starting at ptr, or -1 (binary search). */
 static long sim_find(const struct sim *s, const void *ptr)
 {
-	size_t i;
+	size_t i = sim_lower_bound(s, ptr);
 
-	/* From the end: the most recent allocations are freed first. */
-	for (i = s->nmaps; i-- > 0;)
-		if (s->maps[i].ptr == ptr)
-			return (long)i;
-	return -1;
+	return i < s->nmaps && s->maps[i].ptr == ptr ? (long)i : -1;
 }
 
 /* True when [ptr, ptr + bytes) lies inside one managed allocation. */
 static bool sim_in_managed(const struct sim *s, const void *ptr, size_t bytes)
 {
-	uintptr_t a = (uintptr_t)ptr, b;
-	size_t i;
-
-	for (i = 0; i < s->nmaps; i++) {
-		if (s->maps[i].kind != SIM_MANAGED)
-			continue;
-		b = (uintptr_t)s->maps[i].ptr;
-		if (a >= b && a - b <= s->maps[i].bytes &&
-		    bytes <= s->maps[i].bytes - (a - b))
-			return true;
-	}
-	return false;
+	return tmm_sim_uvm_contains(s->uvm, ptr, bytes);
 }
 
 static void sim_untrack(struct sim *s, size_t i)
 {
-	s->maps[i] = s->maps[--s->nmaps];
+	memmove(&s->maps[i], &s->maps[i + 1],
+		(s->nmaps - i - 1) * sizeof(*s->maps));
+	s->nmaps--;
 }
 
 /*
@@ -322,6 +340,14 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	s->phantom = cfg->sim_memory == TMM_SIM_PHANTOM;
 	s->jitter = cfg->sim_jitter;
 	s->rng = cfg->sim_seed;
+	/* Until the runtime sets a budget, managed pages may fill the
+	 * whole device. */
+	if (tmm_sim_uvm_create(&s->uvm, prof, s->capacity) < 0) {
+		free(s);
+		return tmm_backend_fail(be, -ENOMEM,
+					"sim open: cannot set up the managed-"
+					"memory model for %s", prof->name);
+	}
 	be->state = s;
 
 	memset(&be->info, 0, sizeof(be->info));
@@ -331,8 +357,9 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	be->info.simulated = true;
 	be->info.host_accessible = !s->phantom;
 	be->info.phantom = s->phantom;
-	/* The UVM fault model is not in yet: no concurrent managed access. */
-	be->info.concurrent_managed = false;
+	/* The UVM model prefetches and advises while kernels run, as a
+	 * Pascal or later GPU on Linux does. */
+	be->info.concurrent_managed = true;
 	be->info.numa_node = -1;
 	be->info.h2d_gbps = prof->h2d_gbps;
 	be->info.d2h_gbps = prof->d2h_gbps;
@@ -352,6 +379,7 @@ static void sim_close(struct tmm_backend *be)
 	for (i = 0; i < s->nmaps; i++)
 		sim_unmap(&s->maps[i]);
 	free(s->maps);
+	tmm_sim_uvm_destroy(s->uvm);
 	s->magic = 0;
 	free(s);
 	be->state = NULL;
@@ -388,14 +416,34 @@ static void sim_dev_free(struct tmm_backend *be, void *ptr, size_t bytes)
 	sim_release(be, "dev_free", SIM_DEV, ptr, bytes);
 }
 
-/* Managed memory oversubscribes the device: the runtime accounts for it. */
+/*
+ * Managed memory oversubscribes the device: it takes no device capacity
+ * until the UVM model migrates its pages there.
+ */
 static int sim_managed_alloc(struct tmm_backend *be, size_t bytes, void **ptr)
 {
-	return sim_alloc(be, "managed_alloc", SIM_MANAGED, bytes, -1, ptr);
+	struct sim *s = sim_of(be);
+	int rc = sim_alloc(be, "managed_alloc", SIM_MANAGED, bytes, -1, ptr);
+
+	if (rc < 0)
+		return rc;
+	if (tmm_sim_uvm_add(s->uvm, *ptr, bytes) < 0) {
+		sim_release(be, "managed_alloc", SIM_MANAGED, *ptr, bytes);
+		*ptr = NULL;
+		return tmm_backend_fail(be, -ENOMEM,
+					"sim managed_alloc: out of memory "
+					"recording a %zu-byte allocation",
+					bytes);
+	}
+	return 0;
 }
 
 static void sim_managed_free(struct tmm_backend *be, void *ptr, size_t bytes)
 {
+	struct sim *s = sim_of(be);
+
+	if (s && ptr)
+		tmm_sim_uvm_remove(s->uvm, ptr);
 	sim_release(be, "managed_free", SIM_MANAGED, ptr, bytes);
 }
 
@@ -528,14 +576,16 @@ static int sim_check_managed(struct tmm_backend *be, const char *call,
 }
 
 /*
- * Without the fault model every prefetch moves the whole range at copy
- * engine speed; the bytes themselves stay where they are (backed memory
- * is host-accessible either way).
+ * The UVM model moves the pages that are not already where they go, at
+ * copy engine speed; the bytes themselves stay where they are (backed
+ * memory is host-accessible either way).
  */
 static int sim_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 			void *ptr, size_t bytes, enum tmm_location to,
 			int numa_node)
 {
+	struct sim *s = sim_of(be);
+	uint64_t moved, busy;
 	int rc;
 
 	(void)numa_node; /* the simulated host has one node */
@@ -553,7 +603,18 @@ static int sim_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 	rc = sim_check_managed(be, "prefetch", ptr, bytes);
 	if (rc < 0)
 		return rc;
-	sim_queue_copy(sim_of(be), engine, bytes, to == TMM_LOC_DEVICE);
+	rc = tmm_sim_uvm_prefetch(s->uvm, s->t, engine, ptr, bytes, to,
+				  &moved, &busy);
+	if (rc < 0 || !moved)
+		return rc;
+	s->c.busy_ns[engine] += busy;
+	if (to == TMM_LOC_DEVICE) {
+		s->c.bytes_h2d += moved;
+		s->c.copies_h2d++;
+	} else {
+		s->c.bytes_d2h += moved;
+		s->c.copies_d2h++;
+	}
 	return 0;
 }
 
@@ -576,10 +637,16 @@ static int sim_advise(struct tmm_backend *be, void *ptr, size_t bytes,
 	}
 	if (bytes == 0)
 		return 0;
-	return sim_check_managed(be, "advise", ptr, bytes);
+	if (sim_check_managed(be, "advise", ptr, bytes) < 0)
+		return -EINVAL;
+	return tmm_sim_uvm_advise(sim_of(be)->uvm, ptr, bytes, advice);
 }
 
-/* Poison, so a test that reads discarded bytes sees 0xDB, not old data. */
+/*
+ * The pages go with no write-back.  Device and host copies share one
+ * buffer here, so the bytes are poisoned: whoever reads a discarded range
+ * without rewriting it first sees 0xDB, not its old contents.
+ */
 static int sim_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 {
 	int rc;
@@ -591,6 +658,50 @@ static int sim_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 		return rc;
 	if (!sim_of(be)->phantom)
 		memset(ptr, SIM_POISON, bytes);
+	return tmm_sim_uvm_discard(sim_of(be)->uvm, ptr, bytes);
+}
+
+/* The faults (or host touches) of the next work, on the compute engine. */
+static int sim_managed_access(struct tmm_backend *be,
+			      const struct tmm_managed_range *ranges,
+			      unsigned n)
+{
+	unsigned bad = 0;
+
+	if (n && !ranges)
+		return tmm_backend_fail(be, -EINVAL,
+					"sim managed_access: %u ranges at "
+					"NULL", n);
+	if (tmm_sim_uvm_access(sim_of(be)->uvm, sim_of(be)->t, ranges, n,
+			       &bad) < 0)
+		return tmm_backend_fail(be, -EINVAL,
+					"sim managed_access: [%p, +%zu) is not "
+					"inside one managed allocation",
+					ranges[bad].ptr, ranges[bad].bytes);
+	return 0;
+}
+
+static int sim_managed_limit(struct tmm_backend *be, uint64_t bytes)
+{
+	struct sim *s = sim_of(be);
+
+	if (bytes > s->capacity)
+		return tmm_backend_fail(be, -EINVAL,
+					"sim managed_limit: %llu bytes is more "
+					"than the %llu-byte device",
+					(unsigned long long)bytes,
+					(unsigned long long)s->capacity);
+	tmm_sim_uvm_set_limit(s->uvm, bytes);
+	return 0;
+}
+
+static int sim_managed_stats(struct tmm_backend *be,
+			     struct tmm_managed_stats *st)
+{
+	if (!st)
+		return tmm_backend_fail(be, -EINVAL,
+					"sim managed_stats: st is NULL");
+	tmm_sim_uvm_stats(sim_of(be)->uvm, st);
 	return 0;
 }
 
@@ -738,6 +849,9 @@ const struct tmm_backend_ops tmm_backend_sim_ops = {
 	.prefetch = sim_prefetch,
 	.advise = sim_advise,
 	.discard = sim_discard,
+	.managed_access = sim_managed_access,
+	.managed_limit = sim_managed_limit,
+	.managed_stats = sim_managed_stats,
 	.event_record = sim_event_record,
 	.event_query = sim_event_query,
 	.event_sync = sim_event_sync,

@@ -2,9 +2,13 @@
  * context.c — creating and destroying a context.
  *
  * Creation resolves the configuration (config string > TENSORMM_*
- * environment > defaults), opens the backend, takes the whole budget as one
- * device arena for the pool (one allocation up front: SuperNeurons §3.2.1),
- * and sets up the pinned host pool on the right NUMA node.
+ * environment > defaults), opens the backend, resolves the mode, and in
+ * mode=swap takes the whole budget as one device arena for the pool (one
+ * allocation up front: SuperNeurons §3.2.1) and sets up the pinned host
+ * pool on the right NUMA node.  In mode=uvm tensors are managed
+ * allocations of their own, and the budget bounds the device memory the
+ * driver may fill with their pages (managed_limit): on the simulator a
+ * small budget oversubscribes exactly like a small device would.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -116,26 +120,32 @@ static void teardown(struct tmm_ctx *ctx)
 	free(ctx->free_slots);
 	free(ctx->deferred);
 	free(ctx->ptr_scratch);
+	free(ctx->uvm_ranges);
 	ctx->magic = 0;
 	free(ctx);
 }
 
-/* Resolves mode=auto and refuses what this build cannot run yet. */
+/*
+ * Resolves mode=auto once the backend is open: uvm where the device can
+ * prefetch and advise managed memory while kernels run (Pascal or later on
+ * Linux, and the simulator), else swap.
+ */
 static int resolve_mode(struct tmm_ctx *ctx)
 {
 	switch (ctx->cfg.mode) {
 	case TMM_MODE_SWAP:
-	case TMM_MODE_AUTO:
-		/* auto becomes uvm where the runtime's managed-memory path
-		 * exists; until then the pinned-copy engine runs everywhere. */
 		ctx->mode = TMM_MODE_SWAP;
 		return 0;
 	case TMM_MODE_UVM:
+		ctx->mode = TMM_MODE_UVM;
+		return 0;
+	case TMM_MODE_AUTO:
+		ctx->mode = ctx->be.info.concurrent_managed ? TMM_MODE_UVM
+							    : TMM_MODE_SWAP;
+		return 0;
 	default:
-		return create_fail(-ENOTSUP,
-				   "mode=uvm: the managed-memory runtime path "
-				   "is not in this build yet; use mode=swap "
-				   "or mode=auto");
+		return create_fail(-EINVAL, "mode %d is not auto, swap or uvm",
+				   (int)ctx->cfg.mode);
 	}
 }
 
@@ -162,15 +172,15 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 		create_fail(rc, "%s", err);
 		goto fail;
 	}
-	rc = resolve_mode(ctx);
-	if (rc < 0)
-		goto fail;
 	rc = tmm_backend_open(&ctx->be, &ctx->cfg, err, sizeof(err));
 	if (rc < 0) {
 		ctx->be.ops = NULL;
 		create_fail(rc, "%s", err);
 		goto fail;
 	}
+	rc = resolve_mode(ctx);
+	if (rc < 0)
+		goto fail;
 
 	ctx->budget = tmm_config_budget(&ctx->cfg, ctx->be.info.free_at_open);
 	ctx->budget -= ctx->budget % TMM_POOL_ALIGN;
@@ -182,7 +192,11 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 					       sizeof(b1)));
 		goto fail;
 	}
-	rc = ctx->be.ops->dev_alloc(&ctx->be, ctx->budget, &ctx->arena);
+	if (ctx->mode == TMM_MODE_UVM)
+		rc = ctx->be.ops->managed_limit(&ctx->be, ctx->budget);
+	else
+		rc = ctx->be.ops->dev_alloc(&ctx->be, ctx->budget,
+					    &ctx->arena);
 	if (rc < 0) {
 		ctx->arena = NULL;
 		create_fail(rc, "cannot take the %s budget on %s: %s",
@@ -241,9 +255,10 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 	ctx->created_ns = ctx->be.ops->now_ns(&ctx->be);
 	tmm_stats_shm_create(ctx);
 	tmm_log(ctx, TMM_LOG_INFO,
-		"context on %s (%s%s), mode swap, budget %s of %s",
+		"context on %s (%s%s), mode %s, budget %s of %s",
 		ctx->be.info.name, ctx->be.ops->name,
 		ctx->be.info.simulated ? ", simulated" : "",
+		ctx->mode == TMM_MODE_UVM ? "uvm" : "swap",
 		tmm_fmt_bytes(ctx->budget, b1, sizeof(b1)),
 		tmm_fmt_bytes(ctx->be.info.capacity, b2, sizeof(b2)));
 	*out = ctx;

@@ -2,9 +2,10 @@
  * context.h — the inside of a context and of a tensor (not public).
  *
  * A context owns one backend, one device pool over an arena of `budget`
- * bytes, one pinned host pool, and a table of tensor records addressed by
- * generation-tagged handles.  lib/ files share these structures; nothing
- * outside lib/ sees them.
+ * bytes (mode=swap; in mode=uvm each tensor is a managed allocation and
+ * the budget bounds the driver's resident pages), one pinned host pool,
+ * and a table of tensor records addressed by generation-tagged handles.
+ * lib/ files share these structures; nothing outside lib/ sees them.
  */
 #ifndef TMM_CONTEXT_H
 #define TMM_CONTEXT_H
@@ -76,6 +77,11 @@ struct tmm_tensor_rec {
 	/* Plan execution (guide.c): the PREFETCH action in flight for
 	 * it, for the feedback at its back-access. */
 	uint32_t pending_prefetch;
+
+	/* mode=uvm (mover_uvm.c): dev is its managed allocation, kept from
+	 * its first bytes to its destruction; a swap-out advised its
+	 * preferred location to the host. */
+	bool uvm_host_preferred;
 };
 
 /* A host buffer that may be reused only once a copy reading or writing it
@@ -109,6 +115,8 @@ struct tmm_counters {
 	uint64_t uvm_fault_batches, uvm_faults, uvm_fault_bytes;
 	uint64_t uvm_prefetch_bytes, uvm_evictions, uvm_eviction_bytes;
 	uint64_t uvm_remote_bytes, uvm_discard_bytes;
+	uint64_t uvm_resident, uvm_resident_peak; /* device_in_use/peak in
+						   * mode=uvm */
 };
 
 #define TMM_CTX_MAGIC 0x746d6d63u /* "tmmc" */
@@ -151,6 +159,11 @@ struct tmm_ctx {
 	struct tmm_lineage *lineage; /* producers of this iteration */
 	struct tmm_guide *guide;     /* the plan being followed */
 	struct tmm_shm_writer *shm;  /* live counters (stats_shm.c) */
+
+	/* mode=uvm: the managed ranges of the next kernels (mover_uvm.c). */
+	struct tmm_managed_range *uvm_ranges;
+	unsigned uvm_n_ranges, uvm_cap_ranges;
+	bool uvm_ranges_failed;
 
 	/* Scratch for the pointer arrays handed to op callbacks. */
 	void **ptr_scratch;

@@ -227,7 +227,12 @@ static void make_plan(struct tmm_ctx *ctx)
 	{
 		char a[32], b[32];
 
-		tmm_log(ctx, plan.fits ? TMM_LOG_INFO : TMM_LOG_WARN,
+		/* none plans no way out of a shortage: not a surprise
+		 * worth a warning. */
+		bool expected = plan.fits ||
+				strcmp(ctx->cfg.policy, "none") == 0;
+
+		tmm_log(ctx, expected ? TMM_LOG_INFO : TMM_LOG_WARN,
 			"policy %s: %u actions, predicted peak %s of a %s "
 			"budget%s",
 			ctx->cfg.policy, plan.n_actions,
@@ -384,7 +389,7 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 		case TMM_ACT_ADVISE:
 			/* Advice is for managed memory; the pinned-copy
 			 * engine places bytes itself. */
-			rc = ctx->mode == TMM_MODE_UVM ? -ENOTSUP : 0;
+			rc = tmm_mover_advise(ctx, t, a->advice);
 			break;
 		case TMM_ACT_TYPE_COUNT:
 			break;

@@ -25,10 +25,17 @@
 #include "compact.h"
 #include "guide.h"
 #include "mover.h"
+#include "mover_uvm.h"
 #include "hostmem.h"
 #include "pool.h"
 #include "recompute.h"
 #include "tracker.h"
+
+/* mode=uvm: the entry points below hand over to mover_uvm.c. */
+static bool uvm(const struct tmm_ctx *ctx)
+{
+	return ctx->mode == TMM_MODE_UVM;
+}
 
 void tmm_mover_set_state(struct tmm_tensor_rec *t, enum tmm_tstate to)
 {
@@ -180,7 +187,10 @@ static void complete_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 static void complete_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	tmm_list_del(&t->in_flight);
-	host_give_back(ctx, t, &t->copy);
+	if (uvm(ctx)) /* a prefetch: no host buffer to give back */
+		ctx->be.ops->event_release(&ctx->be, &t->copy);
+	else
+		host_give_back(ctx, t, &t->copy);
 	tmm_mover_set_state(t, TMM_TS_RESIDENT);
 }
 
@@ -306,6 +316,8 @@ int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 				tmm_tstate_name(t->state),
 				t->pins ? " and pinned by a running op or "
 					  "tmm_acquire" : "");
+	if (uvm(ctx))
+		return tmm_uvm_swap_out(ctx, t);
 	rc = host_take(ctx, t);
 	if (rc < 0)
 		return rc;
@@ -455,18 +467,27 @@ static int alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 
 int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
+	if (uvm(ctx))
+		return tmm_uvm_materialize(ctx, t);
 	return alloc_device(ctx, t, true);
 }
 
 void tmm_mover_free_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	device_give_back(ctx, t);
+	if (uvm(ctx))
+		tmm_uvm_discard(ctx, t);
+	else
+		device_give_back(ctx, t);
 }
 
 int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 			    struct tmm_pool_block **block, void **ptr)
 {
-	int rc = make_room_for(ctx, NULL, bytes, true, block);
+	int rc;
+
+	if (uvm(ctx))
+		return tmm_uvm_alloc_scratch(ctx, bytes, block, ptr);
+	rc = make_room_for(ctx, NULL, bytes, true, block);
 
 	if (rc < 0)
 		return rc;
@@ -476,7 +497,9 @@ int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 
 void tmm_mover_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block)
 {
-	if (block)
+	if (uvm(ctx))
+		tmm_uvm_free_scratch(ctx, block);
+	else if (block)
 		tmm_pool_free(ctx->pool, block);
 }
 
@@ -517,7 +540,15 @@ int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 int tmm_mover_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
+	if (uvm(ctx))
+		return tmm_uvm_prefetch(ctx, t);
 	return swap_in(ctx, t, false);
+}
+
+int tmm_mover_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		     uint32_t advice)
+{
+	return uvm(ctx) ? tmm_uvm_advise(ctx, t, advice) : 0;
 }
 
 int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
@@ -551,6 +582,8 @@ int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		tmm_mover_set_state(t, TMM_TS_RESIDENT);
 		return 0;
 	case TMM_TS_HOST:
+		if (uvm(ctx))
+			return tmm_uvm_bring_back(ctx, t, need_data);
 		if (!need_data) {
 			/* The op overwrites it: its old bytes are dead. */
 			host_give_back(ctx, t, NULL);
@@ -582,6 +615,10 @@ int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	tmm_recompute_forget(ctx, t);
+	if (uvm(ctx)) {
+		tmm_uvm_release(ctx, t);
+		return;
+	}
 	/* A copy may still read or write the memory: wait for it.  A backend
 	 * error here leaves nothing better to do than to free. */
 	if (tmm_mover_settle(ctx, t) < 0)
@@ -626,6 +663,8 @@ int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	if (rc < 0)
 		return rc;
 	tmm_lineage_host_write(ctx, t);
+	if (uvm(ctx))
+		return tmm_uvm_write(ctx, t, offset, src, bytes);
 	switch (t->state) {
 	case TMM_TS_EMPTY:
 		rc = host_take(ctx, t);
@@ -674,6 +713,8 @@ int tmm_mover_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		rc = tmm_mover_settle(ctx, t);
 	if (rc < 0)
 		return rc;
+	if (uvm(ctx))
+		return tmm_uvm_read(ctx, t, offset, dst, bytes);
 	switch (t->state) {
 	case TMM_TS_EMPTY:
 		return tmm_fail(ctx, -ENODATA,

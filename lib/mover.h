@@ -1,6 +1,9 @@
 /*
  * mover.h — the swap engine: where a tensor's bytes are, and moving them.
  *
+ * In mode=uvm the same entry points act on managed memory instead
+ * (mover_uvm.h): same states, no pool, no passive eviction.
+ *
  * Mechanism only: the mover executes evictions and swap-ins it is asked for
  * (by the runtime on an access, by a plan, or by passive mode when an
  * allocation does not fit) and keeps the invariants of tensor_state.h.
@@ -96,6 +99,14 @@ static inline void tmm_mover_touch(struct tmm_ctx *ctx,
 
 /* Releases everything t holds (device, host, copies); t becomes EMPTY. */
 void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * A plan's ADVISE (enum tmm_plan_advice) on t: mode=uvm advises its
+ * managed range; the pinned-copy engine places bytes itself, so in
+ * mode=swap it does nothing.  Returns 0, -EINVAL or a backend error.
+ */
+int tmm_mover_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		     uint32_t advice);
 
 /* Sets t->state, which must be a legal transition (tensor_state.c). */
 void tmm_mover_set_state(struct tmm_tensor_rec *t, enum tmm_tstate to);

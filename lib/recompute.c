@@ -15,6 +15,7 @@
 #include "recompute.h"
 #include "grow.h"
 #include "mover.h"
+#include "mover_uvm.h"
 #include "tracker.h"
 
 /* Regenerating a tensor may first regenerate its inputs; a chain deeper
@@ -342,6 +343,19 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 		}
 	}
 
+	/* mode=uvm: the re-run's kernels fault like the op's did. */
+	if (ctx->mode == TMM_MODE_UVM) {
+		tmm_uvm_access_begin(ctx);
+		for (i = 0; i < n; i++) {
+			size_t bytes = i < ni ? in[i]->bytes
+					      : lin->versions[op->first + i];
+
+			tmm_uvm_access_add(ctx, ptrs[i], bytes, i >= ni);
+		}
+		rc = tmm_uvm_access_commit(ctx);
+		if (rc < 0)
+			goto unplace;
+	}
 	rc = be->ops->kernel_begin(be, &op->cost);
 	if (rc == 0) {
 		int urc = op->run(ptrs, ptrs + ni, op->user,

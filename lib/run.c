@@ -16,6 +16,7 @@
 #include "context.h"
 #include "guide.h"
 #include "mover.h"
+#include "mover_uvm.h"
 #include "pool.h"
 #include "recompute.h"
 #include "stats_shm.h"
@@ -179,6 +180,12 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 			goto fail;
 		ptrs[i] = recs[i]->dev;
 	}
+	/* mode=uvm: the driver takes the kernels' faults now. */
+	if (ctx->mode == TMM_MODE_UVM) {
+		rc = tmm_uvm_touch_op(ctx, recs, op->n_inputs, n);
+		if (rc < 0)
+			goto fail;
+	}
 
 	start_ns = ctx->in_iteration ? be->ops->now_ns(be) : 0;
 	rc = be->ops->kernel_begin(be, &op->cost);
@@ -269,6 +276,9 @@ int tmm_acquire(tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode, void **ptr)
 	t->pins++;
 	tmm_guide_before_access(ctx, t);
 	rc = tmm_mover_make_resident(ctx, t, mode & TMM_READ);
+	/* mode=uvm: the pointer is for kernels; their faults come now. */
+	if (rc == 0 && ctx->mode == TMM_MODE_UVM)
+		rc = tmm_uvm_touch_op(ctx, &t, (mode & TMM_WRITE) ? 0 : 1, 1);
 	if (rc < 0) {
 		t->pins--;
 		return rc;

@@ -27,6 +27,10 @@
  * uvm_gpu_replayable_faults.c uvm_perf_fault_batch_count).  No
  * authoritative per-fault or per-batch latency is published, so those, and
  * the fault-path migration rate, are estimates (see the UVM_* defines).
+ * So is the rate of remote access to host-resident managed pages (mapped
+ * over the bus, not migrated): kernels read host memory in small,
+ * scattered transactions that reach well under the DMA engines' rate.
+ * docs/uvm-model.md describes how the simulator uses each figure.
  */
 #include <math.h>
 #include <stddef.h>
@@ -54,6 +58,12 @@
 #define UVM_BATCH_NS 20000
 /* estimate: per-fault work inside a batch (lookup, map, TLB), 1 us. */
 #define UVM_FAULT_NS 1000
+/*
+ * estimate: remote (zero-copy) access reaches a third of the pinned copy
+ * rate; kernels read host memory in 32-128 byte transactions over the
+ * bus, not in the copy engines' large bursts.  No measurement at hand.
+ */
+#define UVM_REMOTE_FRACTION (1.0 / 3)
 
 /*
  * estimate: a 10 us fixed cost per copy (cudaMemcpyAsync issue plus DMA
@@ -102,6 +112,8 @@ static const struct tmm_sim_profile profiles[] = {
 		SHARED_FIGURES,
 		/* estimate: fault-driven migration at half the pinned rate */
 		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
+		/* estimate: see UVM_REMOTE_FRACTION */
+		.uvm_remote_gbps = PCIE3_H2D_GBPS * UVM_REMOTE_FRACTION,
 	},
 	{
 		.name = "v100-pcie3-16g",
@@ -122,6 +134,8 @@ static const struct tmm_sim_profile profiles[] = {
 		SHARED_FIGURES,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
+		/* estimate: see UVM_REMOTE_FRACTION */
+		.uvm_remote_gbps = PCIE3_H2D_GBPS * UVM_REMOTE_FRACTION,
 	},
 	{
 		.name = "titanrtx-pcie3-24g",
@@ -142,6 +156,8 @@ static const struct tmm_sim_profile profiles[] = {
 		SHARED_FIGURES,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
+		/* estimate: see UVM_REMOTE_FRACTION */
+		.uvm_remote_gbps = PCIE3_H2D_GBPS * UVM_REMOTE_FRACTION,
 	},
 	{
 		.name = "a100-pcie4-40g",
@@ -162,6 +178,8 @@ static const struct tmm_sim_profile profiles[] = {
 		SHARED_FIGURES,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = 2 * PCIE3_H2D_GBPS / 2,
+		/* estimate: see UVM_REMOTE_FRACTION */
+		.uvm_remote_gbps = 2 * PCIE3_H2D_GBPS * UVM_REMOTE_FRACTION,
 	},
 	{
 		.name = "h100-pcie5-80g",
@@ -182,6 +200,8 @@ static const struct tmm_sim_profile profiles[] = {
 		SHARED_FIGURES,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = 4 * PCIE3_H2D_GBPS / 2,
+		/* estimate: see UVM_REMOTE_FRACTION */
+		.uvm_remote_gbps = 4 * PCIE3_H2D_GBPS * UVM_REMOTE_FRACTION,
 	},
 };
 

@@ -31,6 +31,9 @@ struct tmm_sim_profile {
 	uint64_t uvm_batch_ns;	   /* fixed cost per fault batch (estimate) */
 	uint64_t uvm_fault_ns;	   /* cost per fault (estimate) */
 	double uvm_fault_gbps;	   /* migration bandwidth on the fault path */
+	double uvm_remote_gbps;	   /* access over the bus to pages left on
+				    * the host (preferred host + accessed
+				    * by the device): no migration */
 };
 
 /* The profile called `name`, or NULL. */

@@ -62,6 +62,11 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 	s->budget = ctx->budget;
 	s->device_in_use = ps.in_use;
 	s->device_peak = ps.peak;
+	/* mode=uvm has no pool: the driver's resident pages are the use. */
+	if (ctx->mode == TMM_MODE_UVM) {
+		s->device_in_use = ctx->c.uvm_resident;
+		s->device_peak = ctx->c.uvm_resident_peak;
+	}
 	s->pool_largest_free = ps.largest_free;
 	s->pool_fragmentation = ps.fragmentation;
 	s->host_in_use = c->host_in_use;

@@ -306,7 +306,8 @@ void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 		if (!enlist(ctx, recs[i]))
 			return;
 	begin = ideal_ns(ctx, start_ns);
-	in_use = tmm_pool_in_use(ctx->pool);
+	in_use = ctx->mode == TMM_MODE_UVM ? ctx->c.uvm_resident
+					   : tmm_pool_in_use(ctx->pool);
 	op_index = t->n_ops++;
 	o = &t->ops[op_index];
 	*o = (struct tmm_trace_op){

@@ -134,9 +134,7 @@ START_TEST(bad_config_names_key_and_value)
 	ck_assert_int_eq(tmm_ctx_create(NULL, NULL), -EINVAL);
 	ck_assert_int_eq(tmm_ctx_create(&c, "host_numa_node=1023"), -EINVAL);
 	contains(tmm_last_error(NULL), "NUMA node");
-	/* Modes and backends this build cannot give say so. */
-	ck_assert_int_eq(tmm_ctx_create(&c, "mode=uvm"), -ENOTSUP);
-	contains(tmm_last_error(NULL), "mode=uvm");
+	/* Backends this build cannot give say so. */
 	ck_assert_int_eq(tmm_ctx_create(&c, "backend=cuda"), -ENODEV);
 	contains(tmm_last_error(NULL), "backend=cuda");
 	/* A simulated device smaller than what the budget asks. */
@@ -151,6 +149,29 @@ START_TEST(bad_config_names_key_and_value)
 		ck_assert_uint_eq(st.simulated, 1);
 	}
 	tmm_ctx_destroy(c);
+}
+END_TEST
+
+START_TEST(mode_auto_resolves_by_the_device)
+{
+	static const char *const configs[][2] = {
+		/* The sim has concurrent managed access: auto is uvm. */
+		{ "backend=sim", "uvm" },
+		{ "backend=sim,mode=auto", "uvm" },
+		{ "backend=sim,mode=uvm", "uvm" },
+		{ "backend=sim,mode=swap", "swap" },
+	};
+	struct tmm_stats st;
+	tmm_ctx *c;
+
+	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+		ck_assert_msg(tmm_ctx_create(&c, configs[i][0]) == 0, "%s",
+			      tmm_last_error(NULL));
+		st.version = TMM_STATS_VERSION;
+		ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+		ck_assert_str_eq(st.mode, configs[i][1]);
+		ck_assert_int_eq(tmm_ctx_destroy(c), 0);
+	}
 }
 END_TEST
 
@@ -306,6 +327,46 @@ START_TEST(acquire_pins_and_nests)
 }
 END_TEST
 
+/* mode=uvm: host reads and writes, and acquire, over managed memory. */
+START_TEST(host_io_and_acquire_in_uvm_mode)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	char back[256], zeros[256] = { 0 };
+	tmm_tensor t;
+	void *p = NULL;
+	tmm_ctx *c;
+
+	ck_assert_int_eq(tmm_ctx_create(&c, "backend=sim,mode=uvm,"
+					    "budget=1MiB"), 0);
+	ck_assert_int_eq(tmm_tensor_create(c, 256, TMM_ACTIVATION, "t", &t),
+			 0);
+	ck_assert_int_eq(tmm_tensor_read(c, t, 0, back, 256), -ENODATA);
+	/* A partial write of a fresh tensor: the rest reads as zeros. */
+	ck_assert_int_eq(tmm_tensor_write(c, t, 100, "uvm", 4), 0);
+	ck_assert_int_eq(tmm_tensor_read(c, t, 0, back, 256), 0);
+	ck_assert_mem_eq(back, zeros, 100);
+	ck_assert_str_eq(back + 100, "uvm");
+	ck_assert_mem_eq(back + 104, zeros, 152);
+	/* Acquired for kernels: its one page faults onto the device. */
+	ck_assert_int_eq(tmm_acquire(c, t, TMM_READ_WRITE, &p), 0);
+	ck_assert_str_eq((char *)p + 100, "uvm");
+	memcpy(p, "dev", 4);
+	ck_assert_int_eq(tmm_release(c, t), 0);
+	ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+	ck_assert_uint_eq(st.uvm_faults, 1);
+	ck_assert_uint_eq(st.uvm_fault_bytes, 256);
+	ck_assert_uint_eq(st.device_in_use, 256);
+	/* A host read takes the device-only page back. */
+	ck_assert_int_eq(tmm_tensor_read(c, t, 0, back, 4), 0);
+	ck_assert_str_eq(back, "dev");
+	ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+	ck_assert_uint_eq(st.device_in_use, 0);
+	ck_assert_uint_eq(st.device_peak, 256);
+	ck_assert_int_eq(tmm_tensor_destroy(c, t), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(c), 0);
+}
+END_TEST
+
 struct sink {
 	char buf[4096];
 	size_t len;
@@ -377,9 +438,11 @@ int main(void)
 	tcase_add_test(tc, bad_handles_are_refused);
 	tcase_add_test(tc, bad_contexts_are_refused);
 	tcase_add_test(tc, bad_config_names_key_and_value);
+	tcase_add_test(tc, mode_auto_resolves_by_the_device);
 	tcase_add_test(tc, bad_arguments_say_what_is_wrong);
 	tcase_add_test(tc, failed_op_loses_nothing);
 	tcase_add_test(tc, acquire_pins_and_nests);
+	tcase_add_test(tc, host_io_and_acquire_in_uvm_mode);
 	tcase_add_test(tc, stats_print_text_and_json);
 	tcase_add_test(tc, strerror_names_codes);
 	suite_add_tcase(s, tc);

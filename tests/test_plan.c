@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,52 @@ static void chain_iteration(tmm_ctx *ctx, tmm_tensor w, uint32_t *out,
 #define RESULT_ELEMS ((size_t)(CHAIN + 1) * ELEMS)
 #define ITERATIONS 4
 
+/* When set, train() adds ADVISE actions to the handmade plan (read-mostly
+ * and preferred device on each tensor made outside the iteration, at its
+ * first access) and counts in advice_fired those carried out. */
+static bool with_advice;
+static unsigned advice_fired;
+
+static void add_advice(const struct tmm_trace *t, struct tmm_plan *plan)
+{
+	static const enum tmm_plan_advice advice[] = {
+		TMM_PLAN_ADVICE_READ_MOSTLY, TMM_PLAN_ADVICE_PREFER_DEVICE
+	};
+
+	for (uint32_t i = 0; i < t->n_tensors; i++) {
+		uint32_t k = 0;
+
+		if (t->tensors[i].flags & TMM_TT_MADE_INSIDE)
+			continue;
+		while (k < t->n_accesses && t->accesses[k].tensor != i)
+			k++;
+		if (k == t->n_accesses)
+			continue;
+		for (size_t a = 0; a < 2; a++)
+			ck_assert_int_eq(tmm_plan_add(plan, TMM_ACT_ADVISE, k,
+						      t->tensors[i].key,
+						      TMM_PLAN_NONE,
+						      advice[a]), 0);
+	}
+	tmm_plan_sort(plan);
+}
+
+/* ADVISE actions of the plan followed, each carried out every time. */
+static unsigned advice_carried_out(tmm_ctx *ctx)
+{
+	const struct tmm_plan *plan = tmm_guide_plan(ctx);
+	unsigned n = 0;
+
+	ck_assert_ptr_nonnull(plan);
+	for (uint32_t i = 0; i < plan->n_actions; i++) {
+		if (plan->actions[i].type != TMM_ACT_ADVISE)
+			continue;
+		ck_assert_uint_eq(plan->actions[i].skipped, 0);
+		n++;
+	}
+	return n;
+}
+
 /* Runs ITERATIONS iterations; after the first, installs the handmade plan
  * of `style` when style >= 0.  Fills results and stats. */
 static void train(const char *config, int style, uint32_t *results,
@@ -112,11 +159,15 @@ static void train(const char *config, int style, uint32_t *results,
 						    4, 3, &plan);
 
 			ck_assert_uint_gt(ev, CHAIN / 2);
+			if (with_advice)
+				add_advice(tmm_tracker_first(ctx), &plan);
 			ck_assert_msg(tmm_guide_install(ctx, &plan) == 0, "%s",
 				      tmm_last_error(ctx));
 			tmm_plan_free(&plan);
 		}
 	}
+	if (with_advice)
+		advice_fired = advice_carried_out(ctx);
 	st->version = TMM_STATS_VERSION;
 	ck_assert_int_eq(tmm_stats_get(ctx, st), 0);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
@@ -182,6 +233,65 @@ START_TEST(drop_plan_recomputes_the_same_bytes)
 }
 END_TEST
 
+/*
+ * mode=uvm: the same plan becomes prefetches to the host and back,
+ * discards with recomputation, and advice on the driver, all bit-identical
+ * under a budget that oversubscribes the device; the runtime evicts
+ * nothing by itself.
+ */
+START_TEST(uvm_plan_prefetches_advises_and_discards)
+{
+	struct tmm_stats st;
+	char config[128];
+	uint64_t budget = reference_st.device_peak * 30 / 100;
+
+	snprintf(config, sizeof(config), "backend=sim,mode=uvm,budget=%llu",
+		 (unsigned long long)budget);
+	with_advice = true;
+	check_plan_run(config, HANDMADE_MIXED, &st);
+	with_advice = false;
+	ck_assert_str_eq(st.mode, "uvm");
+	ck_assert_uint_eq(advice_fired, 2); /* on w, each iteration */
+	ck_assert_uint_gt(st.drops, 0);
+	ck_assert_uint_gt(st.recomputations, 0);
+	ck_assert_uint_gt(st.uvm_discard_bytes, 0);
+	ck_assert_uint_gt(st.swap_out_count, 0); /* prefetches to host */
+	ck_assert_uint_gt(st.prefetches, 0);
+	ck_assert_uint_gt(st.uvm_prefetch_bytes, 0);
+	ck_assert_uint_gt(st.uvm_faults, 0);
+	ck_assert_uint_eq(st.passive_evictions, 0);
+	ck_assert_uint_eq(st.plan_actions_skipped, 0);
+	ck_assert_uint_le(st.device_peak, budget);
+}
+END_TEST
+
+/* Without a plan, mode=uvm under the same budget leaves it all to the
+ * driver: faults and evictions, the same bytes. */
+START_TEST(uvm_without_a_plan_faults_and_evicts)
+{
+	struct tmm_stats st;
+	char config[128];
+	uint64_t budget = reference_st.device_peak * 30 / 100;
+	uint32_t *got = malloc(sizeof(uint32_t) * RESULT_ELEMS * ITERATIONS);
+
+	ck_assert_ptr_nonnull(got);
+	snprintf(config, sizeof(config), "backend=sim,mode=uvm,budget=%llu",
+		 (unsigned long long)budget);
+	train(config, -1, got, &st);
+	ck_assert_mem_eq(got, reference,
+			 sizeof(uint32_t) * RESULT_ELEMS * ITERATIONS);
+	free(got);
+	ck_assert_uint_gt(st.uvm_faults, 0);
+	ck_assert_uint_ge(st.uvm_fault_batches, 1);
+	ck_assert_uint_gt(st.uvm_evictions, 0);
+	ck_assert_uint_gt(st.uvm_eviction_bytes, 0);
+	/* Only liveness, policy none's plan, swaps anything out. */
+	ck_assert_uint_le(st.swap_out_count, st.plan_actions);
+	ck_assert_uint_eq(st.passive_evictions, 0);
+	ck_assert_uint_le(st.device_peak, budget);
+}
+END_TEST
+
 START_TEST(mixed_plan_under_a_tight_budget)
 {
 	struct tmm_stats st;
@@ -241,9 +351,10 @@ START_TEST(divergence_falls_back_to_passive_mode)
 }
 END_TEST
 
-START_TEST(late_prefetch_is_fed_back)
+/* A prefetch one access ahead is counted late, in either mode. */
+static void check_late_prefetch(const char *config)
 {
-	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
+	tmm_ctx *ctx = make_ctx(config);
 	tmm_tensor w = toy_weight(ctx, 1);
 	uint32_t *got = malloc(sizeof(uint32_t) * RESULT_ELEMS);
 	const struct tmm_trace *t;
@@ -264,6 +375,18 @@ START_TEST(late_prefetch_is_fed_back)
 	ck_assert_uint_gt(late, 0);
 	free(got);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+
+START_TEST(late_prefetch_is_fed_back)
+{
+	check_late_prefetch("backend=sim,mode=swap");
+}
+END_TEST
+
+/* mode=uvm: the prefetch to the device is in flight like a swap-in. */
+START_TEST(late_prefetch_is_fed_back_in_uvm_mode)
+{
+	check_late_prefetch("backend=sim,mode=uvm");
 }
 END_TEST
 
@@ -579,8 +702,11 @@ int main(void)
 	tcase_add_test(guided, swap_plan_keeps_bytes_and_evicts_ahead);
 	tcase_add_test(guided, drop_plan_recomputes_the_same_bytes);
 	tcase_add_test(guided, mixed_plan_under_a_tight_budget);
+	tcase_add_test(guided, uvm_plan_prefetches_advises_and_discards);
+	tcase_add_test(guided, uvm_without_a_plan_faults_and_evicts);
 	tcase_add_test(guided, divergence_falls_back_to_passive_mode);
 	tcase_add_test(guided, late_prefetch_is_fed_back);
+	tcase_add_test(guided, late_prefetch_is_fed_back_in_uvm_mode);
 	suite_add_tcase(s, guided);
 	tcase_add_test(rules, plans_that_cannot_hold_are_rejected);
 	tcase_add_test(rules, recursive_and_collective_recomputation);

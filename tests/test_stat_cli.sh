@@ -73,7 +73,7 @@ check "pid without context message" err_has "has no libtensormm context"
 # ---------------------------------------------------------------- trace
 trace=$tmp/run.trace
 check "workload records a trace" \
-	"$WL" "backend=sim,budget=160KiB,stats_shm=off,trace=$trace" 3
+	"$WL" "backend=sim,mode=swap,budget=160KiB,stats_shm=off,trace=$trace" 3
 check "report" run 0 report "$trace"
 check "report says simulated" out_has "SIMULATED"
 check "report has 3 iterations" \
@@ -116,7 +116,7 @@ check "plot corrupt trace" run 1 plot "$tmp/cut.trace" -o "$svg"
 # A plan with drops and planned swaps: recomputations to count and mark.
 planned=$tmp/planned.trace
 check "workload with a plan" "$WL" --handmade \
-	"backend=sim,budget=160KiB,stats_shm=off,trace=$planned" 3
+	"backend=sim,mode=swap,budget=160KiB,stats_shm=off,trace=$planned" 3
 check "report planned" run 0 report "$planned"
 check "report counts recomputations" \
 	awk '/^ +2 / { found = $13 > 0 && $12 > 0 } END { exit !found }' \
@@ -143,7 +143,7 @@ check "bad tunable message" err_has "did you mean 'TENSORMM_BUDGET'"
 
 # ---------------------------------------------------------------- live
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
-	"$WL" "backend=sim,budget=160KiB,stats_shm=on" 1 10 "$tmp/ready" &
+	"$WL" "backend=sim,mode=swap,budget=160KiB,stats_shm=on" 1 10 "$tmp/ready" &
 	bg=$!
 	i=0
 	while [ ! -s "$tmp/ready" ] && [ $i -lt 100 ]; do
@@ -223,7 +223,7 @@ assert rows[1]["ops"] >= rows[0]["ops"], rows
 	# next reader removes it.  Existence is checked while it lives, since
 	# any reader (another test running now) may clean it once it is dead.
 	rm -f "$tmp/ready"
-	"$WL" "backend=sim,budget=160KiB,stats_shm=on" 1 crash "$tmp/ready" &
+	"$WL" "backend=sim,mode=swap,budget=160KiB,stats_shm=on" 1 crash "$tmp/ready" &
 	stale=$!
 	i=0
 	while [ ! -s "$tmp/ready" ] && [ $i -lt 100 ]; do

@@ -6,7 +6,9 @@
  * whole device
  * and once with a budget of 30% of that run's peak.  Every tensor's bytes
  * must be identical, the constrained run must stay within its budget, and
- * its statistics must show that swapping really happened.
+ * its statistics must show that swapping really happened.  The same chain
+ * in mode=uvm (managed memory, evicted by the simulated driver) must give
+ * the same bytes.
  */
 #include <check.h>
 #include <errno.h>
@@ -257,6 +259,83 @@ START_TEST(phantom_runs_cost_only_ops)
 }
 END_TEST
 
+/*
+ * Phantom memory in mode=uvm: 8 GiB of tensors through a 3 GiB budget.
+ * Each op faults its fresh 1 GiB output in (16384 big pages, 64 batches,
+ * zero-filled: no copy); past 3 GiB the driver evicts the oldest blocks,
+ * whose only copy is on the device, so 5 GiB is written back.
+ */
+START_TEST(phantom_runs_cost_only_ops_in_uvm_mode)
+{
+	tmm_ctx *ctx;
+	tmm_tensor t[8];
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=uvm,"
+					      "sim_memory=phantom,"
+					      "budget=3GiB"), 0);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(tmm_tensor_create(ctx, 1ull << 30,
+						   TMM_ACTIVATION, NULL,
+						   &t[i]), 0);
+	for (int i = 0; i < 8; i++) {
+		tmm_op op = { .name = "phantom", .outputs = &t[i],
+			      .n_outputs = 1, .inputs = &t[i ? i - 1 : 0],
+			      .n_inputs = i ? 1 : 0,
+			      .cost = { 1e9, 2.0 * (1 << 30) } };
+
+		ck_assert_msg(tmm_run(ctx, &op) == 0, "%s",
+			      tmm_last_error(ctx));
+	}
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.device_peak, 3ull << 30);
+	ck_assert_uint_eq(st.uvm_faults, 8 * 16384);
+	ck_assert_uint_eq(st.uvm_fault_batches, 8 * 64);
+	ck_assert_uint_eq(st.uvm_fault_bytes, 0);
+	ck_assert_uint_eq(st.uvm_evictions, 5 * 512);
+	ck_assert_uint_eq(st.uvm_eviction_bytes, 5ull << 30);
+	ck_assert_uint_eq(st.swap_out_count, 0);
+	ck_assert_uint_gt(st.stall_ns, 0);
+	tmm_ctx_destroy(ctx);
+}
+END_TEST
+
+/* The chain on managed memory: the driver model thrashes, bytes hold. */
+START_TEST(chain_in_uvm_mode_is_bit_identical)
+{
+	struct chain_result free_run, tight;
+	const uint64_t tensor = ELEMS * sizeof(uint32_t);
+	char config[128];
+	uint64_t budget;
+
+	ck_assert_int_eq(run_chain("backend=sim,sim_memory=backed,"
+				   "mode=swap,budget=100%", &free_run), 0);
+	budget = free_run.st.device_peak * 30 / 100;
+	snprintf(config, sizeof(config),
+		 "backend=sim,sim_memory=backed,mode=uvm,budget=%llu",
+		 (unsigned long long)budget);
+	ck_assert_int_eq(run_chain(config, &tight), 0);
+	ck_assert_msg(memcmp(free_run.bytes, tight.bytes,
+			     (size_t)CHAIN * tensor) == 0,
+		      "bytes differ in mode=uvm under a 30%% budget");
+	ck_assert_str_eq(tight.st.mode, "uvm");
+	ck_assert_uint_le(tight.st.device_peak, budget);
+	ck_assert_uint_eq(tight.st.swap_out_count, 0);
+	/* One 64 KiB page per tensor: every op faults its output in (zero
+	 * filled: no copy), and skip connections fault old inputs back. */
+	ck_assert_uint_ge(tight.st.uvm_faults, CHAIN - 1);
+	ck_assert_uint_gt(tight.st.uvm_fault_bytes, 0);
+	ck_assert_uint_eq(tight.st.uvm_fault_bytes % tensor, 0);
+	ck_assert_uint_gt(tight.st.uvm_evictions, 0);
+	ck_assert_uint_eq(tight.st.uvm_eviction_bytes,
+			  tight.st.uvm_evictions * tensor);
+	ck_assert_uint_le(tight.st.uvm_fault_batches, CHAIN);
+	ck_assert_uint_gt(tight.st.stall_ns, 0);
+	free(free_run.bytes);
+	free(tight.bytes);
+}
+END_TEST
+
 static Suite *swap_suite(void)
 {
 	Suite *s = suite_create("swap_e2e");
@@ -264,9 +343,11 @@ static Suite *swap_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, chain_under_30_percent_is_bit_identical);
+	tcase_add_test(tc, chain_in_uvm_mode_is_bit_identical);
 	tcase_add_test(tc, op_larger_than_budget_fails_cleanly);
 	tcase_add_test(tc, async_swap_out_is_decoupled);
 	tcase_add_test(tc, phantom_runs_cost_only_ops);
+	tcase_add_test(tc, phantom_runs_cost_only_ops_in_uvm_mode);
 	suite_add_tcase(s, tc);
 	return s;
 }

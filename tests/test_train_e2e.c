@@ -8,7 +8,8 @@
  * of every step and the final weights must be bit-identical to the
  * unconstrained run, the device peak must stay within each budget, and
  * the statistics must show that swapping (and recomputing) really
- * happened.
+ * happened.  The same runs in mode=uvm (managed memory, the simulated
+ * driver evicting under the budget) must give the same bytes too.
  */
 #include <check.h>
 #include <stdio.h>
@@ -122,10 +123,10 @@ static const struct run *reference_of(int model)
 	return r;
 }
 
-/* Trains `model` at `percent` of its unconstrained peak, with a handmade
- * plan when `plan` is not NULL, and checks the run against the
+/* Trains `model` in `mode` at `percent` of its unconstrained peak, with a
+ * handmade plan when `plan` is not NULL, and checks the run against the
  * reference. */
-static void check_run(int model, unsigned percent,
+static void check_run(int model, const char *mode, unsigned percent,
 		      const enum handmade_style *plan, struct run *got)
 {
 	const struct run *ref = reference_of(model);
@@ -133,7 +134,7 @@ static void check_run(int model, unsigned percent,
 	char config[128];
 
 	snprintf(config, sizeof(config),
-		 "backend=sim,sim_memory=backed,mode=swap,budget=%llu",
+		 "backend=sim,sim_memory=backed,mode=%s,budget=%llu", mode,
 		 (unsigned long long)budget);
 	models[model](config, plan, got);
 	ck_assert_uint_eq(got->len, ref->len);
@@ -153,7 +154,7 @@ static void check_fraction(int model, unsigned percent)
 {
 	struct run got = { 0 };
 
-	check_run(model, percent, NULL, &got);
+	check_run(model, "swap", percent, NULL, &got);
 	if (percent < 100) {
 		ck_assert_uint_gt(got.st.swap_out_count, 0);
 		ck_assert_uint_gt(got.st.swap_in_count, 0);
@@ -170,13 +171,48 @@ static void check_plan(int model, unsigned percent)
 	static const enum handmade_style mixed = HANDMADE_MIXED;
 	struct run got = { 0 };
 
-	check_run(model, percent, &mixed, &got);
+	check_run(model, "swap", percent, &mixed, &got);
 	ck_assert_uint_eq(got.st.guided_iterations, STEPS - 1);
 	ck_assert_uint_eq(got.st.plan_divergences, 0);
 	ck_assert_uint_gt(got.st.plan_actions, 0);
 	ck_assert_uint_gt(got.st.drops, 0);
 	ck_assert_uint_gt(got.st.recomputations, 0);
 	ck_assert_uint_gt(got.st.swap_out_count, got.st.passive_evictions);
+}
+
+/* mode=uvm with policy none: the driver faults and, under 100%,
+ * evicts. */
+static void check_uvm_fraction(int model, unsigned percent)
+{
+	struct run got = { 0 };
+
+	check_run(model, "uvm", percent, NULL, &got);
+	ck_assert_str_eq(got.st.mode, "uvm");
+	ck_assert_uint_gt(got.st.uvm_faults, 0);
+	ck_assert_uint_gt(got.st.uvm_fault_batches, 0);
+	ck_assert_uint_gt(got.st.uvm_evictions, 0);
+	ck_assert_uint_gt(got.st.uvm_eviction_bytes, 0);
+	/* The runtime moves nothing itself in this mode: every swap-out is
+	 * an action of the plan (policy none's liveness). */
+	ck_assert_uint_le(got.st.swap_out_count, got.st.plan_actions);
+	ck_assert_uint_eq(got.st.passive_evictions, 0);
+	ck_assert_uint_gt(got.st.stall_ns, 0);
+}
+
+/* mode=uvm following a plan: prefetches, discards and recomputation. */
+static void check_uvm_plan(int model, unsigned percent)
+{
+	static const enum handmade_style mixed = HANDMADE_MIXED;
+	struct run got = { 0 };
+
+	check_run(model, "uvm", percent, &mixed, &got);
+	ck_assert_uint_eq(got.st.guided_iterations, STEPS - 1);
+	ck_assert_uint_eq(got.st.plan_divergences, 0);
+	ck_assert_uint_gt(got.st.drops, 0);
+	ck_assert_uint_gt(got.st.recomputations, 0);
+	ck_assert_uint_gt(got.st.uvm_discard_bytes, 0);
+	ck_assert_uint_gt(got.st.uvm_prefetch_bytes, 0);
+	ck_assert_uint_eq(got.st.passive_evictions, 0);
 }
 
 START_TEST(mlp_at_100_percent) { check_fraction(0, 100); }
@@ -197,6 +233,18 @@ START_TEST(gpt_with_a_swap_and_recompute_plan) { check_plan(1, 50); }
 END_TEST
 START_TEST(gpt_with_a_plan_at_30_percent) { check_plan(1, 30); }
 END_TEST
+START_TEST(mlp_uvm_at_50_percent) { check_uvm_fraction(0, 50); }
+END_TEST
+START_TEST(mlp_uvm_at_30_percent) { check_uvm_fraction(0, 30); }
+END_TEST
+START_TEST(mlp_uvm_with_a_plan) { check_uvm_plan(0, 50); }
+END_TEST
+START_TEST(gpt_uvm_at_50_percent) { check_uvm_fraction(1, 50); }
+END_TEST
+START_TEST(gpt_uvm_at_30_percent) { check_uvm_fraction(1, 30); }
+END_TEST
+START_TEST(gpt_uvm_with_a_plan_at_30_percent) { check_uvm_plan(1, 30); }
+END_TEST
 
 int main(void)
 {
@@ -211,11 +259,17 @@ int main(void)
 	tcase_add_test(mlp, mlp_at_50_percent);
 	tcase_add_test(mlp, mlp_at_30_percent);
 	tcase_add_test(mlp, mlp_with_a_swap_and_recompute_plan);
+	tcase_add_test(mlp, mlp_uvm_at_50_percent);
+	tcase_add_test(mlp, mlp_uvm_at_30_percent);
+	tcase_add_test(mlp, mlp_uvm_with_a_plan);
 	tcase_add_test(gpt, gpt_at_100_percent);
 	tcase_add_test(gpt, gpt_at_50_percent);
 	tcase_add_test(gpt, gpt_at_30_percent);
 	tcase_add_test(gpt, gpt_with_a_swap_and_recompute_plan);
 	tcase_add_test(gpt, gpt_with_a_plan_at_30_percent);
+	tcase_add_test(gpt, gpt_uvm_at_50_percent);
+	tcase_add_test(gpt, gpt_uvm_at_30_percent);
+	tcase_add_test(gpt, gpt_uvm_with_a_plan_at_30_percent);
 	suite_add_tcase(s, mlp);
 	suite_add_tcase(s, gpt);
 	sr = srunner_create(s);
