@@ -119,6 +119,27 @@ static int retire(struct run *x, uint32_t i)
 	return 0;
 }
 
+/* -ENOSPC when o->stop says this run has already failed its question. */
+static int stopped(struct run *x, const struct drive_opts *o,
+		   const struct tmm_stats *s)
+{
+	if (o->stop == DRIVE_STOP_ON_EVICTION && s->passive_evictions) {
+		x->r->rc = -ENOSPC;
+		snprintf(x->r->error, sizeof(x->r->error),
+			 "stopped at the first passive eviction");
+		return -ENOSPC;
+	}
+	if (o->stop == DRIVE_STOP_ON_GUIDED_EVICTION &&
+	    s->guided_passive_evictions) {
+		x->r->rc = -ENOSPC;
+		snprintf(x->r->error, sizeof(x->r->error),
+			 "stopped at the first passive eviction of a guided "
+			 "iteration");
+		return -ENOSPC;
+	}
+	return 0;
+}
+
 static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
 {
 	struct drive_iteration *it = &x->r->it[n - 1];
@@ -127,17 +148,21 @@ static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
 
 	if (rc < 0)
 		return fail(x, rc, "tmm_iteration_begin");
+	double t0 = now_s();
+
 	tmm_stats_get(x->ctx, &a);
 	for (uint32_t i = 0; i < x->g->nop && rc == 0; i++) {
 		rc = run_op(x, i);
-		if (rc == 0) {
+		if (rc == 0 && !o->no_peak) {
 			tmm_stats_get(x->ctx, &b);
 			if (b.device_in_use > it->peak)
 				it->peak = b.device_in_use;
 			if (o->sample && o->sample_iteration == n)
 				o->sample(o->sample_arg, i, b.device_in_use);
-			rc = retire(x, i);
+			rc = stopped(x, o, &b);
 		}
+		if (rc == 0)
+			rc = retire(x, i);
 	}
 	if (rc < 0) {
 		tmm_iteration_end(x->ctx);
@@ -146,7 +171,9 @@ static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
 	rc = tmm_iteration_end(x->ctx);
 	if (rc < 0)
 		return fail(x, rc, "tmm_iteration_end");
+	it->host_ns = (uint64_t)((now_s() - t0) * 1e9);
 	tmm_stats_get(x->ctx, &b);
+	it->accesses = b.accesses - a.accesses;
 	it->ns = b.last_iteration_ns;
 	it->passive_evictions = b.passive_evictions - a.passive_evictions;
 	it->swap_out_bytes = b.swap_out_bytes - a.swap_out_bytes;

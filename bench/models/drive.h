@@ -11,12 +11,20 @@
 #ifndef ZOO_DRIVE_H
 #define ZOO_DRIVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "graph.h"
 #include "tensormm.h"
 
 #define DRIVE_MAX_ITERATIONS 8
+
+/* When to give up early, for searches that only ask "does it fit?". */
+enum drive_stop {
+	DRIVE_RUN_ALL = 0,	       /* run every iteration to the end */
+	DRIVE_STOP_ON_EVICTION,	       /* at the first passive eviction */
+	DRIVE_STOP_ON_GUIDED_EVICTION, /* ... inside a guided iteration */
+};
 
 struct drive_opts {
 	const char *config;	 /* tmm_ctx_create's config string */
@@ -26,6 +34,9 @@ struct drive_opts {
 	void (*sample)(void *arg, uint32_t op, uint64_t in_use);
 	void *sample_arg;
 	unsigned sample_iteration;
+	enum drive_stop stop;	 /* a stop returns -ENOSPC */
+	bool no_peak;		 /* skip the per-op statistics (for timing
+				  * the runtime alone; no peak, no stops) */
 };
 
 struct drive_iteration {
@@ -33,6 +44,8 @@ struct drive_iteration {
 	uint64_t peak;		     /* most device bytes in use after an op */
 	uint64_t passive_evictions;  /* during this iteration */
 	uint64_t swap_out_bytes, swap_in_bytes, recomputations;
+	uint64_t accesses;	     /* tensor accesses recorded */
+	uint64_t host_ns;	     /* real wall time on this machine */
 };
 
 struct drive_result {
@@ -47,8 +60,9 @@ struct drive_result {
 
 /*
  * Runs `o->iterations` iterations of the finished graph g.  Returns 0 when
- * all completed, or the negative errno of the first failure (also in
- * r->rc, with r->error saying which op and why); r is filled either way.
+ * all completed, -ENOSPC when o->stop stopped it, or the negative errno of
+ * the first failure (also in r->rc, with r->error saying which op and
+ * why); r is filled either way.
  */
 int zoo_drive(const struct zgraph *g, const struct drive_opts *o,
 	      struct drive_result *r);
