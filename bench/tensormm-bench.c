@@ -502,11 +502,14 @@ static int plot(const struct opts *o, const struct tmm_sim_profile *prof,
 	char path[512], title[256];
 	int rc = 0;
 
-	char names[MAX_LIST][48];
+	char names[MAX_LIST][48], failed[MAX_LIST][48];
 
-	for (size_t k = 0; k < o->n_policies; k++)
+	for (size_t k = 0; k < o->n_policies; k++) {
 		snprintf(names[k], sizeof(names[k]), "%s, at the budget",
 			 o->policies[k]);
+		snprintf(failed[k], sizeof(failed[k]), "%s: fails there",
+			 o->policies[k]);
+	}
 	for (size_t i = 0; i < o->n_models; i++) {
 		struct plot_series s[MAX_LIST + 1];
 		const struct row *r = &rows[i];
@@ -516,11 +519,18 @@ static int plot(const struct opts *o, const struct tmm_sim_profile *prof,
 			continue;
 		s[n++] = (struct plot_series){ "none, unconstrained", r->mem,
 					       r->n_mem };
-		for (size_t k = 0; k < o->n_policies; k++)
-			if (r->cells[k].mem && r->cells[k].budget_rc == 0)
+		for (size_t k = 0; k < o->n_policies; k++) {
+			if (!o->available[k])
+				continue;
+			/* a run that failed still gets its legend line */
+			if (r->cells[k].budget_rc < 0)
+				s[n++] = (struct plot_series){ failed[k],
+							       NULL, 0 };
+			else
 				s[n++] = (struct plot_series){
 					names[k], r->cells[k].mem,
 					r->cells[k].n_mem };
+		}
 		snprintf(path, sizeof(path), "%s/memory-%s-%s.svg",
 			 o->plot_dir, prof->name, o->models[i]->name);
 		snprintf(title, sizeof(title), "%s, batch %ld, on %s "
