@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "drive.h"
 
 struct run {
@@ -16,14 +16,6 @@ struct run {
 	tmm_tensor *io;	 /* one op's inputs then outputs */
 	struct drive_result *r;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int fail(struct run *x, int rc, const char *what)
 {
@@ -148,7 +140,7 @@ static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
 
 	if (rc < 0)
 		return fail(x, rc, "tmm_iteration_begin");
-	double t0 = now_s();
+	double t0 = bench_now_s();
 
 	tmm_stats_get(x->ctx, &a);
 	for (uint32_t i = 0; i < x->g->nop && rc == 0; i++) {
@@ -171,7 +163,7 @@ static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
 	rc = tmm_iteration_end(x->ctx);
 	if (rc < 0)
 		return fail(x, rc, "tmm_iteration_end");
-	it->host_ns = (uint64_t)((now_s() - t0) * 1e9);
+	it->host_ns = (uint64_t)((bench_now_s() - t0) * 1e9);
 	tmm_stats_get(x->ctx, &b);
 	it->accesses = b.accesses - a.accesses;
 	it->ns = b.last_iteration_ns;
@@ -221,13 +213,13 @@ int zoo_drive(const struct zgraph *g, const struct drive_opts *o,
 		goto out;
 	}
 	rc = make_persistent(&x);
-	t0 = now_s();
+	t0 = bench_now_s();
 	for (unsigned n = 1; rc == 0 && n <= o->iterations; n++) {
 		rc = iteration(&x, o, n);
 		if (rc == 0)
 			r->done = n;
 	}
-	r->host_s = now_s() - t0;
+	r->host_s = bench_now_s() - t0;
 	tmm_stats_get(x.ctx, &r->st);
 out:
 	free(x.h);
