@@ -2,8 +2,9 @@
  * test_model_zoo.c — the benchmark's model zoo (bench/models/).
  *
  * The zoo is only worth its tables if its graphs are the published
- * networks: each model's trainable parameters must be within 2% of the
- * published figure, and each graph must be one a framework could run (no
+ * networks: each model's trainable parameters, and the CNNs' forward
+ * multiply-adds, must be within 2% of the published figures, and each
+ * graph must be one a framework could run (no
  * op reads a tensor before it exists, every forward activation is used,
  * the flags and kinds are what the policies will key on).  One small model
  * also runs through the real runtime on a phantom device, with room and
@@ -42,6 +43,21 @@ static const struct {
 	{ "gpt2_medium", 355e6, "released GPT-2 checkpoint" },
 };
 
+/*
+ * Forward multiply-adds per image of the convolutions and linear layers:
+ * the "GFLOPS" column of torchvision's model table, which counts
+ * multiply-adds.  The cost hints drive the simulated times, so they must
+ * be the networks' real work too.
+ */
+static const struct {
+	const char *model;
+	double gmacs;
+} published_macs[] = {
+	{ "vgg16", 15.47 },	{ "resnet50", 4.09 },
+	{ "resnet101", 7.80 },	{ "resnet152", 11.51 },
+	{ "inception_v3", 5.71 }, { "densenet121", 2.83 },
+};
+
 #define PHANTOM "backend=sim,mode=swap,sim_memory=phantom"
 
 static void build(const char *name, unsigned batch, unsigned scale,
@@ -65,6 +81,23 @@ START_TEST(parameters_match_the_published_counts)
 		      "%s: %.3fM parameters, published %.1fM (%s)",
 		      published[_i].model, got / 1e6, want / 1e6,
 		      published[_i].source);
+	zg_free(&g);
+}
+END_TEST
+
+START_TEST(forward_work_matches_the_published_counts)
+{
+	struct zgraph g;
+	double macs = 0, want = published_macs[_i].gmacs * 1e9;
+
+	build(published_macs[_i].model, 1, 1, &g);
+	for (uint32_t i = 0; i < g.n_forward; i++)
+		if (g.op[i].kind == TMM_OP_CONV ||
+		    g.op[i].kind == TMM_OP_MATMUL)
+			macs += g.op[i].flops / 2;
+	ck_assert_msg(macs > want * 0.98 && macs < want * 1.02,
+		      "%s: %.2f GMACs forward, published %.2f",
+		      published_macs[_i].model, macs / 1e9, want / 1e9);
 	zg_free(&g);
 }
 END_TEST
@@ -283,6 +316,9 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, parameters_match_the_published_counts, 0,
 			    (int)(sizeof(published) / sizeof(published[0])));
+	tcase_add_loop_test(tc, forward_work_matches_the_published_counts, 0,
+			    (int)(sizeof(published_macs) /
+				  sizeof(published_macs[0])));
 	tcase_add_loop_test(tc, every_graph_is_well_formed, 0, (int)n);
 	tcase_add_test(tc, activations_live_until_their_backward_use);
 	tcase_add_test(tc, a_broken_graph_is_rejected);
