@@ -4,9 +4,9 @@
  * The zoo is only worth its tables if its graphs are the published
  * networks: each model's trainable parameters, and the CNNs' forward
  * multiply-adds, must be within 2% of the published figures, and each
- * graph must be one a framework could run (no
- * op reads a tensor before it exists, every forward activation is used,
- * the flags and kinds are what the policies will key on).  One small model
+ * graph must be one a framework could run (no op reads a tensor before it
+ * exists, every forward activation is used, the flags and kinds are what
+ * the policies will key on).  One small model
  * also runs through the real runtime on a phantom device, with room and
  * under pressure.  Graph building is pure bookkeeping, so this is fast.
  */
