@@ -119,8 +119,18 @@ static int close_chart(FILE *f)
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
+/* A dotted vertical line at x with a label at the top. */
+static void phase(FILE *f, double x, const char *label)
+{
+	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+		"stroke=\"#888\" stroke-dasharray=\"2,3\"/>\n", x, TOP, x,
+		H - BOTTOM);
+	text(f, x + 4, TOP + 14, "start", "fill=\"#555\"", label);
+}
+
 int plot_memory(const char *path, const char *title,
-		const struct plot_series *s, size_t n, uint64_t limit)
+		const struct plot_series *s, size_t n, uint64_t limit,
+		size_t backward_at, size_t optimizer_at)
 {
 	const char *names[16];
 	double top = (double)limit, xmax = 1, plot_w = W - LEFT - RIGHT;
@@ -150,6 +160,12 @@ int plot_memory(const char *path, const char *title,
 		text(f, LEFT + v / xmax * plot_w, H - BOTTOM + 16, "middle",
 		     "", label);
 	}
+	if (backward_at)
+		phase(f, LEFT + (double)backward_at / xmax * plot_w,
+		      "backward");
+	if (optimizer_at && (double)optimizer_at < xmax)
+		phase(f, LEFT + (double)optimizer_at / xmax * plot_w,
+		      "optimizer");
 	if (limit) {
 		double y = H - BOTTOM - (double)limit / top * plot_h;
 

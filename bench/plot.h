@@ -16,11 +16,14 @@ struct plot_series {
 
 /*
  * Device memory in use over one iteration: one line per series (x: op
- * index, y: bytes), and a dashed line at `limit` bytes (0: none).
- * Returns 0 or a negative errno (the file could not be written).
+ * index, y: bytes), a dashed line at `limit` bytes (0: none), and dotted
+ * lines where the backward pass and the optimizer steps begin (op
+ * indices; 0: none).  Returns 0 or a negative errno (the file could not
+ * be written).
  */
 int plot_memory(const char *path, const char *title,
-		const struct plot_series *s, size_t n, uint64_t limit);
+		const struct plot_series *s, size_t n, uint64_t limit,
+		size_t backward_at, size_t optimizer_at);
 
 /*
  * Grouped bars: for each of `n_groups` groups (x labels), one bar per

@@ -95,7 +95,7 @@ struct row {
 	uint64_t vmp, budget;
 	double vtc_ns;
 	uint64_t *mem; /* unconstrained run, iteration 3 */
-	size_t n_mem;
+	size_t n_mem, backward_at, optimizer_at;
 	struct cell cells[MAX_LIST];
 };
 
@@ -129,6 +129,7 @@ struct probe {
 struct sampler {
 	uint64_t *y;
 	size_t n, cap;
+	size_t backward_at, optimizer_at; /* first op of each phase */
 };
 
 static void sample(void *arg, uint32_t op, uint64_t in_use)
@@ -164,6 +165,14 @@ static int run(const struct zoo_model *m, unsigned batch, unsigned scale,
 		smp->y = calloc(g.nop, sizeof(*smp->y));
 		smp->n = 0;
 		smp->cap = smp->y ? g.nop : 0;
+		smp->backward_at = g.n_forward;
+		smp->optimizer_at = g.nop;
+		for (uint32_t i = g.n_forward; i < g.nop; i++) {
+			if (g.op[i].kind == TMM_OP_OPTIMIZER) {
+				smp->optimizer_at = i;
+				break;
+			}
+		}
 		d.sample = sample;
 		d.sample_arg = smp;
 		d.sample_iteration = ITERATIONS;
@@ -324,6 +333,8 @@ static void measure_budget(const struct opts *o,
 	}
 	row->mem = smp.y;
 	row->n_mem = smp.n;
+	row->backward_at = smp.backward_at;
+	row->optimizer_at = smp.optimizer_at;
 	row->vmp = u.it[ITERATIONS - 1].peak;
 	row->vtc_ns = (double)u.it[ITERATIONS - 1].ns;
 	row->budget = (uint64_t)((double)row->vmp * o->budget_frac);
@@ -536,7 +547,8 @@ static int plot(const struct opts *o, const struct tmm_sim_profile *prof,
 		snprintf(title, sizeof(title), "%s, batch %ld, on %s "
 			 "(simulated): one guided iteration",
 			 o->models[i]->title, r->ref_batch, prof->name);
-		rc = plot_memory(path, title, s, n, r->budget);
+		rc = plot_memory(path, title, s, n, r->budget,
+				 r->backward_at, r->optimizer_at);
 		if (rc < 0)
 			goto fail;
 	}
