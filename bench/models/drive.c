@@ -1,0 +1,229 @@
+/*
+ * drive.c — running a zoo graph through the real runtime (drive.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "drive.h"
+
+struct run {
+	const struct zgraph *g;
+	tmm_ctx *ctx;
+	tmm_tensor *h;	 /* handle of each graph tensor, or TMM_TENSOR_NULL */
+	tmm_tensor *io;	 /* one op's inputs then outputs */
+	struct drive_result *r;
+};
+
+static int fail(struct run *x, int rc, const char *what)
+{
+	x->r->rc = rc;
+	snprintf(x->r->error, sizeof(x->r->error), "%s: %s", what,
+		 tmm_last_error(x->ctx));
+	return rc;
+}
+
+static int create(struct run *x, zg_t id)
+{
+	const struct zg_tensor *t = &x->g->t[id];
+	int rc;
+
+	if (x->h[id].id)
+		return 0;
+	rc = tmm_tensor_create(x->ctx, t->bytes, t->kind, t->name, &x->h[id]);
+	return rc < 0 ? fail(x, rc, "tmm_tensor_create") : 0;
+}
+
+/* Weights and optimizer state: created once; a no-input op gives each its
+ * first bytes, since a phantom device refuses tmm_tensor_write. */
+static int make_persistent(struct run *x)
+{
+	for (zg_t id = 0; id < x->g->nt; id++) {
+		const struct zg_tensor *t = &x->g->t[id];
+		tmm_op init = { .name = "init", .kind = TMM_OP_OTHER,
+				.outputs = &x->h[id], .n_outputs = 1,
+				.cost = { 0, (double)t->bytes } };
+		int rc;
+
+		if (t->kind != TMM_PERSISTENT)
+			continue;
+		rc = create(x, id);
+		if (rc < 0)
+			return rc;
+		x->r->persistent_bytes += t->bytes;
+		rc = tmm_run(x->ctx, &init);
+		if (rc < 0)
+			return fail(x, rc, "initialising the weights");
+	}
+	return 0;
+}
+
+static int run_op(struct run *x, uint32_t i)
+{
+	const struct zg_op *op = &x->g->op[i];
+	const zg_t *in = zg_inputs(x->g, i), *out = zg_outputs(x->g, i);
+	tmm_op o = { .name = op->name, .kind = op->kind, .flags = op->flags,
+		     .inputs = x->io, .n_inputs = op->n_in,
+		     .outputs = x->io + op->n_in, .n_outputs = op->n_out,
+		     .cost = { op->flops, op->bytes } };
+	int rc;
+
+	for (uint32_t k = 0; k < op->n_out; k++) {
+		rc = create(x, out[k]);
+		if (rc < 0)
+			return rc;
+	}
+	for (uint32_t k = 0; k < op->n_in; k++)
+		x->io[k] = x->h[in[k]];
+	for (uint32_t k = 0; k < op->n_out; k++)
+		x->io[op->n_in + k] = x->h[out[k]];
+	rc = tmm_run(x->ctx, &o);
+	if (rc < 0) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "op %u (%s)", i, op->name);
+		return fail(x, rc, what);
+	}
+	return 0;
+}
+
+/* Destroys op i's tensors whose last use it was. */
+static int retire(struct run *x, uint32_t i)
+{
+	const struct zg_op *op = &x->g->op[i];
+	const zg_t *ids = x->g->ids + op->in_at;
+
+	/* inputs and outputs are back to back in g->ids */
+	for (uint32_t k = 0; k < op->n_in + op->n_out; k++) {
+		const struct zg_tensor *t = &x->g->t[ids[k]];
+		int rc;
+
+		if (t->kind == TMM_PERSISTENT || t->last_use != i ||
+		    !x->h[ids[k]].id)
+			continue;
+		rc = tmm_tensor_destroy(x->ctx, x->h[ids[k]]);
+		if (rc < 0)
+			return fail(x, rc, "tmm_tensor_destroy");
+		x->h[ids[k]] = TMM_TENSOR_NULL;
+	}
+	return 0;
+}
+
+/* -ENOSPC when o->stop says this run has already failed its question. */
+static int stopped(struct run *x, const struct drive_opts *o,
+		   const struct tmm_stats *s)
+{
+	if (o->stop == DRIVE_STOP_ON_EVICTION && s->passive_evictions) {
+		x->r->rc = -ENOSPC;
+		snprintf(x->r->error, sizeof(x->r->error),
+			 "stopped at the first passive eviction");
+		return -ENOSPC;
+	}
+	if (o->stop == DRIVE_STOP_ON_GUIDED_EVICTION &&
+	    s->guided_passive_evictions) {
+		x->r->rc = -ENOSPC;
+		snprintf(x->r->error, sizeof(x->r->error),
+			 "stopped at the first passive eviction of a guided "
+			 "iteration");
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
+{
+	struct drive_iteration *it = &x->r->it[n - 1];
+	struct tmm_stats a = { .version = TMM_STATS_VERSION }, b = a;
+	int rc = tmm_iteration_begin(x->ctx);
+
+	if (rc < 0)
+		return fail(x, rc, "tmm_iteration_begin");
+	double t0 = bench_now_s();
+
+	tmm_stats_get(x->ctx, &a);
+	for (uint32_t i = 0; i < x->g->nop && rc == 0; i++) {
+		rc = run_op(x, i);
+		if (rc == 0 && !o->no_peak) {
+			tmm_stats_get(x->ctx, &b);
+			if (b.device_in_use > it->peak)
+				it->peak = b.device_in_use;
+			if (o->sample && o->sample_iteration == n)
+				o->sample(o->sample_arg, i, b.device_in_use);
+			rc = stopped(x, o, &b);
+		}
+		if (rc == 0)
+			rc = retire(x, i);
+	}
+	if (rc < 0) {
+		tmm_iteration_end(x->ctx);
+		return rc;
+	}
+	rc = tmm_iteration_end(x->ctx);
+	if (rc < 0)
+		return fail(x, rc, "tmm_iteration_end");
+	it->host_ns = (uint64_t)((bench_now_s() - t0) * 1e9);
+	tmm_stats_get(x->ctx, &b);
+	it->accesses = b.accesses - a.accesses;
+	it->ns = b.last_iteration_ns;
+	it->passive_evictions = b.passive_evictions - a.passive_evictions;
+	it->swap_out_bytes = b.swap_out_bytes - a.swap_out_bytes;
+	it->swap_in_bytes = b.swap_in_bytes - a.swap_in_bytes;
+	it->recomputations = b.recomputations - a.recomputations;
+	return 0;
+}
+
+int zoo_drive(const struct zgraph *g, const struct drive_opts *o,
+	      struct drive_result *r)
+{
+	struct run x = { .g = g, .r = r };
+	uint32_t most = 0;
+	double t0;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->st.version = TMM_STATS_VERSION;
+	if (!g->finished || !o->iterations ||
+	    o->iterations > DRIVE_MAX_ITERATIONS) {
+		r->rc = -EINVAL;
+		snprintf(r->error, sizeof(r->error),
+			 "zoo_drive: %s", !g->finished
+			 ? "the graph is not finished (zg_finish)"
+			 : "iterations must be 1 to DRIVE_MAX_ITERATIONS");
+		return r->rc;
+	}
+	rc = tmm_ctx_create(&x.ctx, o->config);
+	if (rc < 0) {
+		r->rc = rc;
+		snprintf(r->error, sizeof(r->error), "tmm_ctx_create(\"%s\"): "
+			 "%s", o->config ? o->config : "",
+			 tmm_last_error(NULL));
+		return rc;
+	}
+	for (uint32_t i = 0; i < g->nop; i++)
+		if (g->op[i].n_in + g->op[i].n_out > most)
+			most = g->op[i].n_in + g->op[i].n_out;
+	x.h = calloc(g->nt ? g->nt : 1, sizeof(*x.h));
+	x.io = calloc(most ? most : 1, sizeof(*x.io));
+	if (!x.h || !x.io) {
+		rc = r->rc = -ENOMEM;
+		snprintf(r->error, sizeof(r->error), "zoo_drive: out of "
+			 "memory for %u handles", g->nt);
+		goto out;
+	}
+	rc = make_persistent(&x);
+	t0 = bench_now_s();
+	for (unsigned n = 1; rc == 0 && n <= o->iterations; n++) {
+		rc = iteration(&x, o, n);
+		if (rc == 0)
+			r->done = n;
+	}
+	r->host_s = bench_now_s() - t0;
+	tmm_stats_get(x.ctx, &r->st);
+out:
+	free(x.h);
+	free(x.io);
+	tmm_ctx_destroy(x.ctx);
+	return rc;
+}

@@ -1,0 +1,239 @@
+/*
+ * graph.h — the model zoo's graph IR: one training iteration as an op list.
+ *
+ * A model builder calls the layer helpers below in forward order.  Each
+ * helper emits the forward op at once and notes on a tape what its
+ * backward needs (the saved forward tensors, the inputs that want a
+ * gradient, the weights).  zg_finish() then walks the tape in reverse to
+ * emit the backward ops, which read those saved tensors, so an activation
+ * lives from its forward op to its last backward use as it would in a
+ * framework; then it emits one optimizer step per weight.  The result is a
+ * flat list of ops over tensor ids that bench/models/drive.c runs through
+ * tmm_run.
+ *
+ * Sizes are fp32 (4 bytes an element).  FLOPs count a multiply-add as two.
+ */
+#ifndef ZOO_GRAPH_H
+#define ZOO_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensormm.h"
+
+/* A tensor id: an index into zgraph.t. */
+typedef uint32_t zg_t;
+#define ZG_NONE UINT32_MAX
+
+/* The most inputs (or outputs) one layer helper takes. */
+#define ZG_MAX_IO 8
+
+enum zg_optimizer {
+	ZG_SGD_MOMENTUM = 0, /* one state tensor (velocity) per weight */
+	ZG_ADAM = 1,	     /* two state tensors (m, v) per weight */
+};
+
+struct zg_tensor {
+	uint64_t bytes;
+	enum tmm_kind kind;
+	bool param;	 /* a trainable weight (counted in zg_params) */
+	bool needs_grad; /* a gradient flows back to it */
+	uint32_t producer; /* first op writing it; UINT32_MAX if none */
+	uint32_t last_use; /* last op reading or writing it */
+	zg_t grad;	   /* its current gradient (while finishing) */
+	char name[40];
+};
+
+struct zg_op {
+	char name[48];
+	enum tmm_op_kind kind;
+	unsigned flags;		 /* TMM_OP_PURE, TMM_OP_BACKWARD */
+	uint64_t in_at, out_at;	 /* offsets into zgraph.ids */
+	uint32_t n_in, n_out;
+	double flops, bytes;	 /* the cost hint */
+};
+
+struct zg_tape_entry;
+
+struct zgraph {
+	struct zg_tensor *t;
+	uint32_t nt, ct;
+	struct zg_op *op;
+	uint32_t nop, cop;
+	zg_t *ids; /* the ops' input and output lists, back to back */
+	uint64_t nids, cids;
+	struct zg_tape_entry *tape;
+	uint32_t ntape, ctape;
+	enum zg_optimizer optimizer;
+	uint32_t n_forward; /* ops before the first backward op */
+	bool finished;
+	int err; /* sticky: the first error (-ENOMEM, -EINVAL) */
+	char errmsg[160];
+};
+
+/* An empty graph whose weights will be trained with `opt`. */
+void zg_init(struct zgraph *g, enum zg_optimizer opt);
+void zg_free(struct zgraph *g);
+
+/* Records the graph's first error (later ones are dropped). */
+void zg_fail(struct zgraph *g, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- tensors ------------------------------------------------------------- */
+
+/* A trainable weight of `elems` fp32 elements (PERSISTENT). */
+zg_t zg_param(struct zgraph *g, const char *name, uint64_t elems);
+
+/*
+ * An input of the iteration (images, token ids, labels) of `bytes` bytes,
+ * made by a data-loading op with no inputs (on a phantom device this is
+ * how a tensor gets "written": tmm_tensor_write is refused there).
+ */
+zg_t zg_input(struct zgraph *g, const char *name, uint64_t bytes);
+
+/* ---- the generic layer --------------------------------------------------- */
+
+/*
+ * One forward op with its backward.  Inputs that need a gradient get one;
+ * every param gets one.  `save_in` / `save_out` are bit masks of the inputs
+ * and outputs that the backward op reads (bit i = in[i] or out[i]); the
+ * backward also reads the gradients of the outputs and the params.  With
+ * `passthrough`, the backward is no op at all: each input's gradient is
+ * the output's (a residual add).  With `seed`, the layer is the loss: its
+ * backward reads no output gradient and starts the backward pass.
+ */
+struct zg_layer {
+	const char *name;
+	enum tmm_op_kind kind;
+	bool impure;	   /* the forward is not a function of its inputs */
+	zg_t in[ZG_MAX_IO];
+	unsigned n_in;
+	zg_t param[ZG_MAX_IO];
+	unsigned n_param;
+	uint64_t out_bytes[ZG_MAX_IO];
+	unsigned n_out;
+	unsigned save_in, save_out;
+	double flops;	   /* forward */
+	double bwd_flops;  /* backward (0: same as forward) */
+	bool passthrough, seed;
+	zg_t out[ZG_MAX_IO]; /* filled by zg_layer */
+};
+
+/* Emits the layer; returns out[0] (ZG_NONE on error, see g->err). */
+zg_t zg_layer(struct zgraph *g, struct zg_layer *l);
+
+/* ---- CNN helpers: activations are NCHW, `struct zg_fm` a feature map ----- */
+
+struct zg_fm {
+	zg_t t;
+	uint64_t n, c, h, w;
+};
+
+enum zg_pad { ZG_VALID, ZG_SAME };
+
+/* Convolution kh×kw, stride s, with or without a bias. */
+struct zg_fm zg_conv(struct zgraph *g, const char *name, struct zg_fm x,
+		     uint64_t cout, unsigned kh, unsigned kw, unsigned s,
+		     enum zg_pad pad, bool bias);
+/* Batch normalisation (gamma and beta trained). */
+struct zg_fm zg_bn(struct zgraph *g, const char *name, struct zg_fm x);
+struct zg_fm zg_relu(struct zgraph *g, const char *name, struct zg_fm x);
+/* conv + BN + ReLU, the unit of ResNet and Inception. */
+struct zg_fm zg_conv_bn_relu(struct zgraph *g, const char *name,
+			     struct zg_fm x, uint64_t cout, unsigned kh,
+			     unsigned kw, unsigned s, enum zg_pad pad);
+struct zg_fm zg_maxpool(struct zgraph *g, const char *name, struct zg_fm x,
+			unsigned k, unsigned s, enum zg_pad pad);
+struct zg_fm zg_avgpool(struct zgraph *g, const char *name, struct zg_fm x,
+			unsigned k, unsigned s, enum zg_pad pad);
+/* Global average pooling to c×1×1. */
+struct zg_fm zg_gap(struct zgraph *g, const char *name, struct zg_fm x);
+/* Elementwise sum of two maps of one shape (residual). */
+struct zg_fm zg_add(struct zgraph *g, const char *name, struct zg_fm a,
+		    struct zg_fm b);
+/* Concatenation along channels (same n, h, w). */
+struct zg_fm zg_concat(struct zgraph *g, const char *name,
+		       const struct zg_fm *parts, unsigned n);
+/* Image input n×c×h×w and its labels. */
+struct zg_fm zg_image(struct zgraph *g, uint64_t n, uint64_t c, uint64_t h,
+		      uint64_t w);
+
+/* ---- dense helpers: activations are rows × features ---------------------- */
+
+struct zg_mat {
+	zg_t t;
+	uint64_t rows, cols;
+};
+
+/* y = x W + b (W: cols × out). */
+struct zg_mat zg_linear(struct zgraph *g, const char *name, struct zg_mat x,
+			uint64_t out, bool bias);
+struct zg_mat zg_layernorm(struct zgraph *g, const char *name,
+			   struct zg_mat x);
+struct zg_mat zg_gelu(struct zgraph *g, const char *name, struct zg_mat x);
+struct zg_mat zg_mrelu(struct zgraph *g, const char *name, struct zg_mat x);
+struct zg_mat zg_madd(struct zgraph *g, const char *name, struct zg_mat a,
+		      struct zg_mat b);
+/* Flattens a feature map into n × (c h w) rows (a view: no op). */
+struct zg_mat zg_flatten(struct zg_fm x);
+
+/*
+ * Multi-head attention over `batch` sequences: queries from q (batch·sq
+ * rows), keys and values from kv (batch·skv rows), `heads` heads, the
+ * width of q; causal masks the future.  kv == q (same t) is
+ * self-attention, with one fused QKV projection.  Returns the output
+ * projection (before any residual).
+ */
+struct zg_mat zg_attention(struct zgraph *g, const char *name,
+			   struct zg_mat q, struct zg_mat kv, uint64_t batch,
+			   unsigned heads, bool causal);
+
+/*
+ * Token embedding lookup: ids (rows int32) into a table of vocab × width
+ * (the table is returned in *table so a head may tie to it).
+ */
+struct zg_mat zg_embedding(struct zgraph *g, const char *name, zg_t ids,
+			   uint64_t rows, uint64_t vocab, uint64_t width,
+			   zg_t *table);
+/* Adds a learned position (or segment) table of `n` × width rows. */
+struct zg_mat zg_add_table(struct zgraph *g, const char *name,
+			   struct zg_mat x, uint64_t n);
+/* logits = x · tableᵀ (a head tied to an embedding table). */
+struct zg_mat zg_tied_head(struct zgraph *g, const char *name,
+			   struct zg_mat x, zg_t table, uint64_t vocab);
+
+/* Softmax cross-entropy of logits against labels (rows int32): the loss. */
+void zg_softmax_xent(struct zgraph *g, const char *name, struct zg_mat logits);
+
+/* ---- finishing ----------------------------------------------------------- */
+
+/*
+ * Emits the backward pass and the optimizer steps, then computes each
+ * tensor's producer and last use.  Returns 0 or g->err.
+ */
+int zg_finish(struct zgraph *g);
+
+/* Trainable parameters (elements of the weights). */
+uint64_t zg_params(const struct zgraph *g);
+
+/*
+ * Checks the finished graph: every input of an op is a persistent tensor or
+ * was produced by an earlier op; every activation made in the forward pass
+ * is read by a later op.  Returns 0, or -EINVAL with the first problem in
+ * msg.
+ */
+int zg_check(const struct zgraph *g, char *msg, size_t len);
+
+/* The ids of op `i`'s inputs and outputs. */
+static inline const zg_t *zg_inputs(const struct zgraph *g, uint32_t i)
+{
+	return g->ids + g->op[i].in_at;
+}
+
+static inline const zg_t *zg_outputs(const struct zgraph *g, uint32_t i)
+{
+	return g->ids + g->op[i].out_at;
+}
+
+#endif /* ZOO_GRAPH_H */
