@@ -436,6 +436,59 @@ int tmm_emit(const struct tmm_analysis *an, const struct tmm_eviction *ev,
 	return 0;
 }
 
+static uint32_t count_over(const struct tmm_analysis *an,
+			   const uint64_t *curve)
+{
+	uint32_t over = 0;
+
+	for (uint32_t k = 0; k < an->trace->n_accesses; k++)
+		over += curve[k] > an->target;
+	return over;
+}
+
+int tmm_fit_init(const struct tmm_analysis *an, struct tmm_fit *fit,
+		 const struct tmm_eviction_set *set)
+{
+	fit->curve = malloc(sizeof(uint64_t) * (an->trace->n_accesses + 1));
+	if (!fit->curve)
+		return -ENOMEM;
+	tmm_curve(an, set->ev, set->n, fit->curve, NULL);
+	fit->over = count_over(an, fit->curve);
+	return 0;
+}
+
+void tmm_fit_add(const struct tmm_analysis *an, struct tmm_fit *fit,
+		 const struct tmm_eviction *e)
+{
+	uint64_t bytes = an->life[e->tensor].bytes;
+	uint32_t gone, returns;
+
+	tmm_eviction_span(an, e, &gone, &returns);
+	for (uint32_t k = gone; k < returns; k++) {
+		bool was_over = fit->curve[k] > an->target;
+
+		fit->curve[k] -= bytes;
+		if (was_over && fit->curve[k] <= an->target)
+			fit->over--;
+	}
+}
+
+bool tmm_fit_check(const struct tmm_analysis *an, struct tmm_fit *fit,
+		   const struct tmm_eviction_set *set)
+{
+	if (fit->over)
+		return false;
+	tmm_curve(an, set->ev, set->n, fit->curve, NULL);
+	fit->over = count_over(an, fit->curve);
+	return fit->over == 0;
+}
+
+void tmm_fit_free(struct tmm_fit *fit)
+{
+	free(fit->curve);
+	fit->curve = NULL;
+}
+
 int tmm_liveness(const struct tmm_analysis *an,
 		 struct tmm_eviction_set *set)
 {

@@ -178,6 +178,31 @@ struct tmm_eviction_set {
 int tmm_eviction_add(struct tmm_eviction_set *s, struct tmm_eviction e);
 void tmm_eviction_set_free(struct tmm_eviction_set *s);
 
+/*
+ * A planner's running memory curve while it adds evictions one by one.
+ * Adding is incremental, O(the eviction's span), and leaves out the
+ * collective-recomputation effect of tmm_curve (an evicted source brought
+ * back with a dropped tensor), which only raises the curve: so when the
+ * incremental curve fits, tmm_fit_check recomputes it in full before
+ * saying so.
+ */
+struct tmm_fit {
+	uint64_t *curve;
+	uint32_t over;	/* accesses above the target */
+};
+
+/* The curve of set->ev into fit.  Returns 0 or -ENOMEM. */
+int tmm_fit_init(const struct tmm_analysis *an, struct tmm_fit *fit,
+		 const struct tmm_eviction_set *set);
+/* Takes eviction e off the curve over its own span. */
+void tmm_fit_add(const struct tmm_analysis *an, struct tmm_fit *fit,
+		 const struct tmm_eviction *e);
+/* Whether the curve of `set` is within the target everywhere; when the
+ * incremental curve says so, the full curve decides (and replaces it). */
+bool tmm_fit_check(const struct tmm_analysis *an, struct tmm_fit *fit,
+		   const struct tmm_eviction_set *set);
+void tmm_fit_free(struct tmm_fit *fit);
+
 /* Whether an op of the trace is in the backward pass (its flag). */
 bool tmm_op_is_backward(const struct tmm_trace *t, uint32_t op);
 

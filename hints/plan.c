@@ -59,19 +59,55 @@ int tmm_plan_add(struct tmm_plan *p, enum tmm_action_type type,
 	return 0;
 }
 
-void tmm_plan_sort(struct tmm_plan *p)
+/* Insertion sort: stable, and fast on the nearly sorted lists that
+ * feedback leaves (a few actions moved a few places). */
+static void insertion_sort(struct tmm_plan_action *a, uint32_t n)
 {
-	/* Insertion sort: stable, and planners emit nearly sorted lists. */
-	for (uint32_t i = 1; i < p->n_actions; i++) {
-		struct tmm_plan_action a = p->actions[i];
+	for (uint32_t i = 1; i < n; i++) {
+		struct tmm_plan_action v = a[i];
 		uint32_t j = i;
 
-		while (j > 0 && p->actions[j - 1].trigger > a.trigger) {
-			p->actions[j] = p->actions[j - 1];
+		while (j > 0 && a[j - 1].trigger > v.trigger) {
+			a[j] = a[j - 1];
 			j--;
 		}
-		p->actions[j] = a;
+		a[j] = v;
 	}
+}
+
+void tmm_plan_sort(struct tmm_plan *p)
+{
+	struct tmm_plan_action *a = p->actions, *tmp;
+	uint32_t n = p->n_actions, inversions = 0;
+
+	for (uint32_t i = 1; i < n; i++)
+		inversions += a[i - 1].trigger > a[i].trigger;
+	if (inversions == 0)
+		return;
+	tmp = inversions > 16 ? malloc(sizeof(*tmp) * n) : NULL;
+	if (!tmp) {
+		insertion_sort(a, n);
+		return;
+	}
+	/* Planners emit actions by tensor, not by trigger: a bottom-up
+	 * merge sort, stable, O(n log n). */
+	for (uint32_t width = 1; width < n; width *= 2) {
+		for (uint32_t lo = 0; lo < n; lo += 2 * width) {
+			uint32_t mid = lo + width < n ? lo + width : n;
+			uint32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+			uint32_t i = lo, j = mid, k = lo;
+
+			while (i < mid && j < hi)
+				tmp[k++] = a[j].trigger < a[i].trigger ? a[j++]
+								       : a[i++];
+			while (i < mid)
+				tmp[k++] = a[i++];
+			while (j < hi)
+				tmp[k++] = a[j++];
+		}
+		memcpy(a, tmp, sizeof(*a) * n);
+	}
+	free(tmp);
 }
 
 /* The trace index of the tensor with `key`, or TMM_TRACE_NONE. */
@@ -110,11 +146,15 @@ enum tmm_drop_verdict tmm_plan_droppable(const struct tmm_trace *t,
 					 uint32_t *writer)
 {
 	const struct tmm_trace_access *w = NULL;
+	uint32_t k = after < t->n_accesses ? after + 1 : t->n_accesses;
 
-	for (uint32_t k = 0; k <= after && k < t->n_accesses; k++)
+	/* Backwards: the last write is usually a few accesses before. */
+	while (k-- > 0)
 		if (t->accesses[k].tensor == tensor &&
-		    (t->accesses[k].flags & TMM_TA_WRITE))
+		    (t->accesses[k].flags & TMM_TA_WRITE)) {
 			w = &t->accesses[k];
+			break;
+		}
 	if (writer)
 		*writer = w ? (uint32_t)(w - t->accesses) : TMM_TRACE_NONE;
 	if (!w || w->op == TMM_TRACE_NONE)

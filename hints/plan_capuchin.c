@@ -52,8 +52,7 @@ struct capuchin {
 	struct cand *c;
 	uint32_t n;
 	struct tmm_eviction_set chosen;
-	uint64_t *curve;
-	uint64_t peak;
+	struct tmm_fit fit;	/* the curve under `chosen` */
 };
 
 static int src_add(struct cand *c, uint32_t t)
@@ -113,7 +112,7 @@ static bool lowers_peak(const struct capuchin *cp, uint32_t gone,
 			uint32_t returns)
 {
 	for (uint32_t k = gone; k < returns; k++)
-		if (cp->curve[k] > cp->an.target)
+		if (cp->fit.curve[k] > cp->an.target)
 			return true;
 	return false;
 }
@@ -197,8 +196,7 @@ static int take(struct capuchin *cp, struct tmm_eviction e)
 	int rc = tmm_eviction_add(&cp->chosen, e);
 
 	if (rc == 0)
-		cp->peak = tmm_curve(&cp->an, cp->chosen.ev, cp->chosen.n,
-				     cp->curve, NULL);
+		tmm_fit_add(&cp->an, &cp->fit, &e);
 	return rc;
 }
 
@@ -222,19 +220,13 @@ static int64_t next_swap(struct capuchin *cp, uint32_t *trigger,
 		e.in_trigger = tmm_in_trigger(an, c->tensor, c->evict,
 					      c->back);
 		/* Not within the peak: bring it back no earlier than the
-		 * curve has room for it. */
-		while (e.in_trigger + 1 < c->back) {
-			bool room = true;
-
-			for (uint32_t k = e.in_trigger + 1; k < c->back; k++)
-				if (cp->curve[k] + bytes > an->target) {
-					room = false;
-					break;
-				}
-			if (room)
+		 * curve has room for it, that is after the last access
+		 * before the back-access that has none. */
+		for (uint32_t k = c->back - 1; k > e.in_trigger; k--)
+			if (cp->fit.curve[k] + bytes > an->target) {
+				e.in_trigger = k;
 				break;
-			e.in_trigger++;
-		}
+			}
 		tmm_eviction_span(an, &e, &gone, &returns);
 		if (!lowers_peak(cp, gone, returns)) {
 			/* Its copy would not be done in time to help, or
@@ -327,7 +319,7 @@ static void retire_gap(struct capuchin *cp, const struct cand *c)
 /* Algorithm 1's loop. */
 static int hybrid(struct capuchin *cp)
 {
-	while (cp->peak > cp->an.target) {
+	while (!tmm_fit_check(&cp->an, &cp->fit, &cp->chosen)) {
 		uint32_t trigger = 0;
 		uint64_t s_over = 0;
 		int64_t s = next_swap(cp, &trigger, &s_over);
@@ -373,16 +365,11 @@ int tmm_plan_capuchin(const struct tmm_planner_input *in,
 		rc = tmm_analysis_init(&cp.an, in);
 	if (rc < 0)
 		return rc;
-	cp.curve = malloc(sizeof(uint64_t) * (in->trace->n_accesses + 1));
-	if (!cp.curve) {
-		rc = -ENOMEM;
-		goto out;
-	}
 	rc = tmm_liveness(&cp.an, &cp.chosen);
+	if (rc == 0)
+		rc = tmm_fit_init(&cp.an, &cp.fit, &cp.chosen);
 	if (rc < 0)
 		goto out;
-	cp.peak = tmm_curve(&cp.an, cp.chosen.ev, cp.chosen.n, cp.curve,
-			    NULL);
 	rc = find_candidates(&cp);
 	if (rc == 0)
 		rc = init_msps(&cp);
@@ -394,7 +381,7 @@ out:
 	for (uint32_t i = 0; i < cp.n; i++)
 		free(cp.c[i].srcs);
 	free(cp.c);
-	free(cp.curve);
+	tmm_fit_free(&cp.fit);
 	tmm_eviction_set_free(&cp.chosen);
 	tmm_analysis_free(&cp.an);
 	return rc;

@@ -35,14 +35,13 @@
 struct sn {
 	struct tmm_analysis an;
 	struct tmm_eviction_set set;
-	uint64_t *curve;
-	uint64_t peak;
+	struct tmm_fit fit;	/* the curve under `set` */
 };
 
 static bool over_target(const struct sn *s, uint32_t from, uint32_t to)
 {
 	for (uint32_t k = from; k < to; k++)
-		if (s->curve[k] > s->an.target)
+		if (s->fit.curve[k] > s->an.target)
 			return true;
 	return false;
 }
@@ -52,9 +51,14 @@ static int take(struct sn *s, struct tmm_eviction e)
 	int rc = tmm_eviction_add(&s->set, e);
 
 	if (rc == 0)
-		s->peak = tmm_curve(&s->an, s->set.ev, s->set.n, s->curve,
-				    NULL);
+		tmm_fit_add(&s->an, &s->fit, &e);
 	return rc;
+}
+
+/* Is memory still short somewhere? */
+static bool short_of_memory(struct sn *s)
+{
+	return !tmm_fit_check(&s->an, &s->fit, &s->set);
 }
 
 /* The memory of op o: every tensor it touches (l_i). */
@@ -73,8 +77,7 @@ static int offload_convs(struct sn *s)
 {
 	const struct tmm_trace *tr = s->an.trace;
 
-	for (uint32_t t = 0; t < tr->n_tensors && s->peak > s->an.target;
-	     t++) {
+	for (uint32_t t = 0; t < tr->n_tensors && short_of_memory(s); t++) {
 		uint32_t back, evict = tmm_feature_map(&s->an, t, &back);
 		uint32_t w = tmm_first_writer_op(&s->an, t);
 		struct tmm_eviction e;
@@ -137,7 +140,7 @@ static int recompute_segments(struct sn *s)
 		if (l > l_peak)
 			l_peak = l;
 	}
-	for (uint32_t o = 0; o < tr->n_ops && s->peak > s->an.target;) {
+	for (uint32_t o = 0; o < tr->n_ops && short_of_memory(s);) {
 		uint32_t end = o;
 		uint64_t maps = 0, l_back = 0;
 		bool lowers = false;
@@ -192,22 +195,18 @@ int tmm_plan_superneurons(const struct tmm_planner_input *in,
 		rc = tmm_analysis_init(&s.an, in);
 	if (rc < 0)
 		return rc;
-	s.curve = malloc(sizeof(uint64_t) * (in->trace->n_accesses + 1));
-	if (!s.curve) {
-		rc = -ENOMEM;
-		goto out;
-	}
 	rc = tmm_liveness(&s.an, &s.set);
+	if (rc == 0)
+		rc = tmm_fit_init(&s.an, &s.fit, &s.set);
 	if (rc < 0)
 		goto out;
-	s.peak = tmm_curve(&s.an, s.set.ev, s.set.n, s.curve, NULL);
 	rc = offload_convs(&s);
 	if (rc == 0)
 		rc = recompute_segments(&s);
 	if (rc == 0)
 		rc = tmm_emit(&s.an, s.set.ev, s.set.n, out);
 out:
-	free(s.curve);
+	tmm_fit_free(&s.fit);
 	tmm_eviction_set_free(&s.set);
 	tmm_analysis_free(&s.an);
 	return rc;
