@@ -47,7 +47,7 @@
 
 /* Every policy the design names, in the order the tables show them. */
 static const char *const known_policies[] = {
-	"none", "vdnn-conv", "vdnn-all", "checkpoint", "superneurons",
+	"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint", "superneurons",
 	"capuchin", "tensile", "tsplit", "auto",
 };
 
@@ -87,6 +87,10 @@ struct cell {
 	uint64_t plan_ns;
 	uint64_t *mem; /* device bytes after each op of iteration 3 */
 	size_t n_mem;
+	/* the same budget in mode=uvm (managed memory on the simulated
+	 * driver): its rc and simulated throughput */
+	int uvm_rc;
+	double uvm_samples_s;
 };
 
 /* What one (profile, model) measured for the fixed-budget section. */
@@ -103,11 +107,23 @@ static FILE *csv;
 
 /* ---- running one configuration ------------------------------------------- */
 
+static void config_mode(char *buf, size_t len, const char *mode,
+			const char *profile, const char *policy,
+			uint64_t capacity, uint64_t budget);
+
+/* The searches and TENSILE's metrics run in swap mode, the papers'. */
 static void config(char *buf, size_t len, const char *profile,
 		   const char *policy, uint64_t capacity, uint64_t budget)
 {
-	int n = snprintf(buf, len, "backend=sim,mode=swap,sim_memory=phantom,"
-			 "sim_profile=%s,policy=%s", profile, policy);
+	config_mode(buf, len, "swap", profile, policy, capacity, budget);
+}
+
+static void config_mode(char *buf, size_t len, const char *mode,
+			const char *profile, const char *policy,
+			uint64_t capacity, uint64_t budget)
+{
+	int n = snprintf(buf, len, "backend=sim,mode=%s,sim_memory=phantom,"
+			 "sim_profile=%s,policy=%s", mode, profile, policy);
 
 	if (capacity && n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, ",sim_capacity=%llu",
@@ -381,6 +397,18 @@ static void measure_budget(const struct opts *o,
 			(double)c->plan_ns, "ns");
 		csv_row(prof->name, m->name, o->policies[k],
 			"runtime_host_per_access", c->host_ns_access, "ns");
+		/* The same budget in managed memory. */
+		config_mode(cfg, sizeof(cfg), "uvm", prof->name,
+			    o->policies[k], 0, row->budget);
+		c->uvm_rc = run(m, (unsigned)row->ref_batch, 1, cfg,
+				DRIVE_RUN_ALL, NULL, true, &r);
+		if (c->uvm_rc == 0) {
+			c->uvm_samples_s = (double)row->ref_batch /
+					   ((double)it->ns * 1e-9);
+			csv_row(prof->name, m->name, o->policies[k],
+				"throughput_uvm_sim", c->uvm_samples_s,
+				"samples/s");
+		}
 	}
 	csv_row(prof->name, m->name, "none", "unconstrained_peak",
 		(double)row->vmp, "bytes");
@@ -400,6 +428,8 @@ static void table_head(const struct opts *o, const char *first)
 		printf("---:|");
 	printf("\n");
 }
+
+static void print_modes(const struct opts *o, const struct row *rows);
 
 static void print_profile(const struct opts *o,
 			  const struct tmm_sim_profile *prof,
@@ -499,6 +529,43 @@ static void print_profile(const struct opts *o,
 			printf(" %.1f | %.3f | %.0f |\n", c->samples_s,
 			       (double)c->plan_ns / 1e6, c->host_ns_access);
 		}
+	}
+	print_modes(o, rows);
+}
+
+/* The fixed budget again, by mode: swap (pool and pinned copies) against
+ * uvm (managed memory, the simulated driver); `passive` in uvm is the
+ * driver with no hints at all. */
+static void print_modes(const struct opts *o, const struct row *rows)
+{
+	printf("\n### Simulated throughput at the fixed budget by mode, "
+	       "samples/s (swap / uvm)\n\n");
+	table_head(o, "model");
+	for (size_t i = 0; i < o->n_models; i++) {
+		const struct row *r = &rows[i];
+
+		printf("| %s |", o->models[i]->title);
+		for (size_t k = 0; k < o->n_policies; k++) {
+			const struct cell *c = &r->cells[k];
+
+			if (!o->available[k]) {
+				printf(" n/a |");
+				continue;
+			}
+			if (r->ref_batch <= 0) {
+				printf(" - |");
+				continue;
+			}
+			if (c->budget_rc < 0)
+				printf(" failed /");
+			else
+				printf(" %.1f /", c->samples_s);
+			if (c->uvm_rc < 0)
+				printf(" failed |");
+			else
+				printf(" %.1f |", c->uvm_samples_s);
+		}
+		printf("\n");
 	}
 }
 
@@ -904,9 +971,9 @@ int main(int argc, char **argv)
 	bench_describe_machine(machine, sizeof(machine));
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
 	printf("# tensormm-bench\n\n");
-	printf("Run on %s, %s.  Sim backend, phantom memory, mode=swap; %d "
-	       "iterations per run (1 measured, then guided).\n", date,
-	       machine, ITERATIONS);
+	printf("Run on %s, %s.  Sim backend, phantom memory, mode=swap "
+	       "(the last table: swap and uvm); %d iterations per run (1 "
+	       "measured, then guided).\n", date, machine, ITERATIONS);
 	for (size_t p = 0; p < o.n_profiles; p++) {
 		const struct tmm_sim_profile *prof = o.profiles[p];
 

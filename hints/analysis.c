@@ -501,8 +501,19 @@ int tmm_liveness(const struct tmm_analysis *an,
 		uint32_t gone, returns;
 		bool over = false;
 
+		uint64_t idle_until;
+
 		if (l->first == TMM_TRACE_NONE || l->to <= l->last ||
 		    !(tr->tensors[t].flags & TMM_TT_MADE_INSIDE))
+			continue;
+		/* Worth a copy only when the program keeps the tensor
+		 * idle for longer than the copy takes: a free that comes
+		 * sooner gives the memory back without one. */
+		idle_until = (tr->tensors[t].flags & TMM_TT_FREED_INSIDE)
+				     ? tr->tensors[t].free_ns
+				     : tmm_access_end(an, tr->n_accesses - 1);
+		if (idle_until < tmm_access_end(an, l->last) +
+					 2 * tmm_swap_ns(an, l->bytes, false))
 			continue;
 		tmm_eviction_span(an, &e, &gone, &returns);
 		for (uint32_t k = gone; k < returns && !over; k++)

@@ -12,6 +12,24 @@
 #include "planner.h"
 #include "planners.h"
 
+/* passive: no plan at all, the baseline every policy is measured
+ * against: passive mode in swap mode, the driver alone in uvm mode.  The
+ * plan still carries the access sequence, for the divergence check. */
+int tmm_plan_passive(const struct tmm_planner_input *in,
+		     struct tmm_plan *out)
+{
+	struct tmm_analysis an;
+	int rc = tmm_plan_init(out, in->trace, "passive");
+
+	if (rc == 0)
+		rc = tmm_analysis_init(&an, in);
+	if (rc < 0)
+		return rc;
+	rc = tmm_emit(&an, NULL, 0, out);
+	tmm_analysis_free(&an);
+	return rc;
+}
+
 /* none: liveness only.  The plan still carries the access sequence, so
  * guided iterations are checked for divergence all the same. */
 int tmm_plan_none(const struct tmm_planner_input *in, struct tmm_plan *out)
@@ -36,6 +54,7 @@ static const struct {
 	const char *name;
 	int (*make)(const struct tmm_planner_input *in, struct tmm_plan *out);
 } planners[] = {
+	{ "passive", tmm_plan_passive },
 	{ "none", tmm_plan_none },
 	{ "vdnn-conv", tmm_plan_vdnn_conv },
 	{ "vdnn-all", tmm_plan_vdnn_all },

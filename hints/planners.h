@@ -11,7 +11,12 @@
 #include "plan.h"
 #include "planner.h"
 
-/* none: liveness only (the program's own frees); no action. */
+/* passive: no action at all (passive mode; in uvm mode, the driver). */
+int tmm_plan_passive(const struct tmm_planner_input *in,
+		     struct tmm_plan *out);
+
+/* none: liveness only: a tensor the program keeps after its last access
+ * is swapped out there when memory is short. */
 int tmm_plan_none(const struct tmm_planner_input *in, struct tmm_plan *out);
 
 /* vDNN (Rhu et al., MICRO '16): offload the inputs of convolutions, or

@@ -65,8 +65,8 @@ static const char *const mode_choices[] = {
 
 /* The planners of hints/planner.c. */
 static const char *const policy_choices[] = {
-	"none", "vdnn-conv", "vdnn-all", "checkpoint", "superneurons",
-	"capuchin", NULL
+	"none", "passive", "vdnn-conv", "vdnn-all", "checkpoint",
+	"superneurons", "capuchin", NULL
 };
 
 static const char *const sim_memory_choices[] = {
@@ -129,11 +129,11 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.env = "TENSORMM_POLICY",
 		.type = TMM_TYPE_CHOICE,
 		.def = "none",
-		.accepted = "none, vdnn-conv, vdnn-all, checkpoint, "
+		.accepted = "none, passive, vdnn-conv, vdnn-all, checkpoint, "
 			    "superneurons or capuchin",
 		.help = "the planner that turns the first iteration's trace "
-			"into the plan of the next ones; none = no actions "
-			"(passive mode)",
+			"into the plan of the next ones; none = liveness "
+			"only, passive = no actions at all",
 		.since = "0.1",
 		.choices = policy_choices,
 	},

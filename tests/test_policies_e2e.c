@@ -27,7 +27,7 @@
 #define STEPS 4
 
 static const char *const policies[] = {
-	"none", "vdnn-conv", "vdnn-all", "checkpoint", "superneurons",
+	"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint", "superneurons",
 	"capuchin",
 };
 #define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
