@@ -280,6 +280,47 @@ static uint32_t writer_before(const struct tmm_analysis *an, uint32_t t,
 	return w;
 }
 
+uint32_t tmm_producer_op(const struct tmm_analysis *an, uint32_t t,
+			 uint32_t at)
+{
+	uint32_t w = writer_before(an, t, at);
+
+	return w == TMM_TRACE_NONE ? TMM_TRACE_NONE : an->trace->accesses[w].op;
+}
+
+/*
+ * Can tensor x, freed by the program before access `back`, still be had
+ * there?  The runtime keeps a freed source of a dropped tensor as a
+ * ghost when it can be recomputed itself (lib/recompute.c): made in the
+ * iteration by a pure op that did not update it in place, from sources
+ * that are alive at `back` or are such ghosts in turn.
+ */
+static bool ghostable(const struct tmm_analysis *an, uint32_t x,
+		      uint32_t back, unsigned depth)
+{
+	const struct tmm_trace *tr = an->trace;
+	const struct tmm_trace_op *o;
+	uint32_t writer;
+
+	if (depth > 8 || !(tr->tensors[x].flags & TMM_TT_MADE_INSIDE) ||
+	    an->life[x].first == TMM_TRACE_NONE ||
+	    tmm_plan_droppable(tr, x, an->life[x].last, &writer) !=
+		    TMM_DROP_OK ||
+	    tr->accesses[writer].op >= tr->n_ops)
+		return false;
+	o = &tr->ops[tr->accesses[writer].op];
+	for (uint32_t i = 0; i < o->n_inputs; i++) {
+		uint32_t y = tr->op_tensors[o->first + i];
+		uint32_t wy = writer_before(an, y, back);
+
+		if (wy != TMM_TRACE_NONE && wy > writer)
+			return false;
+		if (an->life[y].to < back && !ghostable(an, y, back, depth + 1))
+			return false;
+	}
+	return true;
+}
+
 bool tmm_recomputable(const struct tmm_analysis *an, uint32_t t,
 		      uint32_t evict, uint32_t back, uint32_t *op)
 {
@@ -296,8 +337,9 @@ bool tmm_recomputable(const struct tmm_analysis *an, uint32_t t,
 	for (uint32_t i = 0; i < o->n_inputs; i++) {
 		uint32_t x = tr->op_tensors[o->first + i];
 
-		if (an->life[x].to < back)
-			return false; /* freed before the back-access */
+		/* Freed before the back-access, it must be a ghost there. */
+		if (an->life[x].to < back && !ghostable(an, x, back, 1))
+			return false;
 		/* Rewritten before it: the runtime would recompute t then. */
 		uint32_t wx = writer_before(an, x, back);
 

@@ -137,10 +137,10 @@ void tmm_eviction_span(const struct tmm_analysis *an,
 /*
  * Can trace tensor t be dropped after access `evict` and recomputed for
  * access `back`?  Yes when its producer there is pure and not in place
- * (tmm_plan_droppable) and every tensor the recomputation reads is still
- * alive at the back-access (the runtime keeps a dropped tensor's sources
- * only while they live: a source freed earlier forces the recomputation
- * at its free).  *op (may be NULL) receives the producing op.
+ * (tmm_plan_droppable) and every tensor the recomputation reads is alive
+ * at the back-access, or freed but recomputable itself from such tensors
+ * (the runtime keeps it as a ghost; Capuchin §4.4's T3).  *op (may be
+ * NULL) receives the producing op.
  */
 bool tmm_recomputable(const struct tmm_analysis *an, uint32_t t,
 		      uint32_t evict, uint32_t back, uint32_t *op);
@@ -153,6 +153,11 @@ bool tmm_recomputable(const struct tmm_analysis *an, uint32_t t,
  */
 int tmm_emit(const struct tmm_analysis *an, const struct tmm_eviction *ev,
 	     uint32_t n, struct tmm_plan *plan);
+
+/* The op that last wrote trace tensor t at or before access `at`, or
+ * TMM_TRACE_NONE. */
+uint32_t tmm_producer_op(const struct tmm_analysis *an, uint32_t t,
+			 uint32_t at);
 
 /* A growable array of evictions. */
 struct tmm_eviction_set;

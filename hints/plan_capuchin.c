@@ -170,22 +170,44 @@ static int find_candidates(struct capuchin *cp)
 	return 0;
 }
 
+/*
+ * The sources of recomputing with op `o` for access `back`: its inputs,
+ * except that an input the program has freed by then is recomputed too
+ * (a ghost), from its own inputs, at the cost of its producer (§4.4:
+ * "T4's re-computation will start from T2").
+ */
+static int add_sources(struct capuchin *cp, struct cand *c, uint32_t o,
+		       unsigned depth)
+{
+	const struct tmm_analysis *an = &cp->an;
+	const struct tmm_trace *tr = an->trace;
+	const struct tmm_trace_op *op = &tr->ops[o];
+
+	c->rp_time += (double)an->op_ns[o];
+	for (uint32_t k = 0; k < op->n_inputs; k++) {
+		uint32_t x = tr->op_tensors[op->first + k];
+		uint32_t p;
+
+		if (an->life[x].to >= c->back || depth > 8) {
+			if (src_add(c, x) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		p = tmm_producer_op(an, x, an->life[x].last);
+		if (p == TMM_TRACE_NONE || add_sources(cp, c, p, depth + 1) < 0)
+			return p == TMM_TRACE_NONE ? src_add(c, x) : -ENOMEM;
+	}
+	return 0;
+}
+
 /* Algorithm 2, line 1: InitMSPS. */
 static int init_msps(struct capuchin *cp)
 {
-	const struct tmm_trace *tr = cp->an.trace;
-
 	for (uint32_t i = 0; i < cp->n; i++) {
 		struct cand *c = &cp->c[i];
-		const struct tmm_trace_op *o;
 
-		if (!c->recomputable)
-			continue;
-		o = &tr->ops[c->op];
-		for (uint32_t k = 0; k < o->n_inputs; k++)
-			if (src_add(c, tr->op_tensors[o->first + k]) < 0)
-				return -ENOMEM;
-		c->rp_time = (double)cp->an.op_ns[c->op];
+		if (c->recomputable && add_sources(cp, c, c->op, 0) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }

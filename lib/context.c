@@ -166,6 +166,7 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 	tmm_list_init(&ctx->swapping_out);
 	tmm_list_init(&ctx->swapping_in);
 	tmm_list_init(&ctx->dropped);
+	tmm_list_init(&ctx->ghosts);
 
 	rc = tmm_config_load(&ctx->cfg, config, err, sizeof(err));
 	if (rc < 0) {

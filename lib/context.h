@@ -70,6 +70,11 @@ struct tmm_tensor_rec {
 	uint32_t dropped_dependents; /* DROPPED tensors whose lineage
 				      * reads this one */
 	struct tmm_list dropped;   /* ctx->dropped, while DROPPED */
+	bool ghost;		   /* destroyed by the program while dropped
+				    * tensors still need it to be recomputed:
+				    * no handle reaches it, and it goes once
+				    * no dropped tensor does (recompute.c) */
+	struct tmm_list ghosts;	   /* ctx->ghosts, while a ghost */
 	bool regenerated;	   /* made again by a recomputation that was
 				    * for another tensor: the first to go
 				    * when memory runs short (§5.3) */
@@ -146,6 +151,7 @@ struct tmm_ctx {
 	struct tmm_list swapping_out; /* pending swap-outs, earliest first */
 	struct tmm_list swapping_in;  /* pending swap-ins, earliest first */
 	struct tmm_list dropped;      /* DROPPED tensors */
+	struct tmm_list ghosts;	      /* destroyed, kept for a lineage */
 	struct tmm_deferred_host *deferred;
 	size_t n_deferred, cap_deferred;
 
@@ -204,6 +210,9 @@ struct tmm_tensor_rec *tmm_tensor_find(struct tmm_ctx *ctx, tmm_tensor h);
 /* The handle of a live record. */
 tmm_tensor tmm_tensor_handle(const struct tmm_ctx *ctx,
 			     const struct tmm_tensor_rec *t);
+
+/* Frees a tensor's record and everything it holds (no checks). */
+void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /* Destroys every live tensor (context teardown). */
 void tmm_tensor_table_clear(struct tmm_ctx *ctx);

@@ -93,7 +93,8 @@ void tmm_lineage_record(struct tmm_ctx *ctx, const tmm_op *op,
 	struct tmm_lineage *lin = ctx->lineage;
 	const char *name = op->name ? op->name : "(unnamed)";
 	bool pure = (op->flags & TMM_OP_PURE) && lin->epoch &&
-		    tmm_tracker_recording(ctx) && op->run;
+		    tmm_tracker_recording(ctx) &&
+		    (op->run || ctx->be.info.phantom);
 	size_t name_len = pure ? strlen(name) + 1 : 0;
 	struct lineage_op *l;
 	uint32_t index = 0;
@@ -358,8 +359,11 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	}
 	rc = be->ops->kernel_begin(be, &op->cost);
 	if (rc == 0) {
-		int urc = op->run(ptrs, ptrs + ni, op->user,
-				  be->ops->compute_stream(be));
+		/* A phantom device keeps no bytes: an op without a
+		 * callback costs its time and computes nothing. */
+		int urc = op->run ? op->run(ptrs, ptrs + ni, op->user,
+					    be->ops->compute_stream(be))
+				  : 0;
 
 		rc = be->ops->kernel_end(be, &op->cost, &ns);
 		if (urc != 0)
@@ -415,9 +419,56 @@ done:
 
 int tmm_recompute_regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
+	int rc;
+
 	if (t->state != TMM_TS_DROPPED)
 		return 0;
-	return regenerate(ctx, t);
+	rc = regenerate(ctx, t);
+	/* The ghosts it read may be needed no more. */
+	if (ctx->lineage->depth == 0)
+		tmm_recompute_reap(ctx);
+	return rc;
+}
+
+bool tmm_recompute_ghost(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	char saved[sizeof(ctx->error)];
+
+	if (t->state == TMM_TS_RESIDENT) {
+		/* Whether it can be dropped is a question, not an error:
+		 * keep the program's last message. */
+		memcpy(saved, ctx->error, sizeof(saved));
+		if (tmm_recompute_drop(ctx, t) < 0) {
+			memcpy(ctx->error, saved, sizeof(saved));
+			return false;
+		}
+	} else if (t->state != TMM_TS_DROPPED) {
+		return false;
+	}
+	t->ghost = true;
+	tmm_list_add_tail(&ctx->ghosts, &t->ghosts);
+	return true;
+}
+
+void tmm_recompute_reap(struct tmm_ctx *ctx)
+{
+	bool freed = true;
+
+	/* Freeing a ghost that is still dropped releases its own sources,
+	 * which may be ghosts too: until nothing changes. */
+	while (freed) {
+		freed = false;
+		for (struct tmm_list *n = ctx->ghosts.next; n != &ctx->ghosts;) {
+			struct tmm_tensor_rec *g = tmm_container_of(
+				n, struct tmm_tensor_rec, ghosts);
+
+			n = n->next;
+			if (g->dropped_dependents || g->pins)
+				continue;
+			tmm_tensor_retire(ctx, g);
+			freed = true;
+		}
+	}
 }
 
 /* Does op read t? */
@@ -463,6 +514,8 @@ int tmm_recompute_settle_readers(struct tmm_ctx *ctx,
 		if (rc < 0)
 			return rc;
 	}
+	if (ctx->lineage->depth == 0)
+		tmm_recompute_reap(ctx);
 	return 0;
 }
 
@@ -470,17 +523,29 @@ int tmm_lineage_iteration_begin(struct tmm_ctx *ctx)
 {
 	struct tmm_lineage *lin = ctx->lineage;
 
-	while (!tmm_list_empty(&ctx->dropped)) {
-		struct tmm_tensor_rec *d = tmm_container_of(
-			ctx->dropped.next, struct tmm_tensor_rec, dropped);
+	for (;;) {
+		struct tmm_tensor_rec *d = NULL;
 		int rc;
 
+		/* Ghosts come back only as the sources of others: one that
+		 * nothing needs is freed below, not recomputed. */
+		for (struct tmm_list *n = ctx->dropped.next;
+		     n != &ctx->dropped && !d; n = n->next) {
+			struct tmm_tensor_rec *c = tmm_container_of(
+				n, struct tmm_tensor_rec, dropped);
+
+			if (!c->ghost)
+				d = c;
+		}
+		if (!d)
+			break;
 		d->pins++;
 		rc = regenerate(ctx, d);
 		d->pins--;
 		if (rc < 0)
 			return rc;
 	}
+	tmm_recompute_reap(ctx);
 	lin->epoch = ctx->c.iterations + 1;
 	lin->n_ops = lin->n_refs = lin->names_len = 0;
 	return 0;

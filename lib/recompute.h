@@ -77,6 +77,21 @@ int tmm_recompute_settle_readers(struct tmm_ctx *ctx,
 				 struct tmm_tensor_rec *t);
 
 /*
+ * The program destroys t while dropped tensors still need it to be
+ * recomputed (Capuchin §4.4's T3, gone after its last use, whose
+ * dependent T4 is recomputed from T2).  When t can itself be recomputed
+ * (it is dropped already, or resident and droppable) it becomes a
+ * *ghost*: dropped, out of the program's reach, kept for the lineage
+ * until no dropped tensor needs it, then freed.  Returns true when t is
+ * now a ghost, false when it cannot be one (the caller then settles its
+ * readers).
+ */
+bool tmm_recompute_ghost(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Frees the ghosts that no dropped tensor needs any more. */
+void tmm_recompute_reap(struct tmm_ctx *ctx);
+
+/*
  * Memory is short: drops the least recently used unpinned tensor that a
  * recomputation regenerated on the way to another (cheaper than swapping
  * anything out).  Returns true when it freed something.

@@ -85,6 +85,11 @@ struct tmm_tensor_rec *tmm_tensor_lookup(struct tmm_ctx *ctx, tmm_tensor h,
 	enum handle_fault fault;
 	struct tmm_tensor_rec *t = find(ctx, h, &fault);
 
+	if (t && t->ghost) {
+		/* Destroyed, as far as the program can tell. */
+		t = NULL;
+		fault = HANDLE_STALE;
+	}
 	switch (fault) {
 	case HANDLE_OK:
 		break;
@@ -215,6 +220,8 @@ int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	t->producer_epoch = 0;
 	t->dropped_dependents = 0;
 	tmm_list_init(&t->dropped);
+	tmm_list_init(&t->ghosts);
+	t->ghost = false;
 	t->regenerated = false;
 	t->pending_prefetch = UINT32_MAX;
 	ctx->live_tensors++;
@@ -223,8 +230,12 @@ int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	return 0;
 }
 
-static void retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
+	if (t->ghost) {
+		tmm_list_del(&t->ghosts);
+		t->ghost = false;
+	}
 	tmm_mover_release(ctx, t);
 	free(t->name);
 	t->name = NULL;
@@ -251,15 +262,20 @@ int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor h)
 				tmm_tensor_label(t, label, sizeof(label)),
 				t->acquires);
 	/* A dropped tensor may still need this one's bytes to be
-	 * recomputed: it comes back first. */
+	 * recomputed: the tensor stays, unreachable, as long as that
+	 * lineage needs it (recomputable itself, it gives its memory back
+	 * now); else the dropped tensors come back first. */
 	if (t->dropped_dependents) {
-		int rc = tmm_recompute_settle_readers(ctx, t);
+		int rc = 0;
 
+		if (!tmm_recompute_ghost(ctx, t))
+			rc = tmm_recompute_settle_readers(ctx, t);
 		if (rc < 0)
 			return rc;
 	}
 	tmm_tracker_tensor_gone(ctx, t);
-	retire(ctx, t);
+	if (!t->ghost)
+		tmm_tensor_retire(ctx, t);
 	return 0;
 }
 
@@ -269,7 +285,7 @@ void tmm_tensor_table_clear(struct tmm_ctx *ctx)
 		struct tmm_tensor_rec *t = slot(ctx, i);
 
 		if (t->live)
-			retire(ctx, t);
+			tmm_tensor_retire(ctx, t);
 	}
 }
 
@@ -281,7 +297,7 @@ size_t tmm_tensor_bytes(const tmm_ctx *ctx, tmm_tensor h)
 	if (tmm_ctx_check(ctx) < 0)
 		return 0;
 	t = find(ctx, h, &fault);
-	return t ? t->bytes : 0;
+	return t && !t->ghost ? t->bytes : 0;
 }
 
 /* Checks a host access range; returns the record or NULL (error set). */

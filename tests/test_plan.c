@@ -21,6 +21,7 @@
 #include "context.h"
 #include "guide.h"
 #include "handmade_plan.h"
+#include "pool.h"
 #include "recompute.h"
 #include "toy_ops.h"
 #include "tracker.h"
@@ -618,22 +619,109 @@ START_TEST(overwriting_an_input_regenerates_its_readers_first)
 }
 END_TEST
 
-START_TEST(destroying_an_input_regenerates_its_readers_first)
+/*
+ * Capuchin §4.4's T1 -> T2 -> T3 -> T4: the program destroys T3 and T2
+ * after their last use while T4 is dropped.  Each can be recomputed, so
+ * each becomes a ghost: its memory is freed at once, nothing is
+ * recomputed, and the program can no longer reach it.  Reading T4 then
+ * recomputes T2, T3 and T4, and the ghosts go.
+ */
+START_TEST(destroyed_sources_become_ghosts)
 {
 	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
-	tmm_tensor w = toy_weight(ctx, 9), t[3];
+	tmm_tensor w = toy_weight(ctx, 9), t[4];
 	uint32_t want[ELEMS], got[ELEMS];
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	uint64_t in_use;
+
+	make_chain(ctx, w, t, 4);
+	read_all(ctx, t[3], want);
+	expect_drop(ctx, t[3]);
+	in_use = tmm_pool_in_use(ctx->pool);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[2]), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[1]), 0);
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.recomputations, 0);
+	ck_assert_uint_eq(tmm_pool_in_use(ctx->pool), in_use - 2 * BYTES);
+	ck_assert(!tmm_list_empty(&ctx->ghosts));
+	/* Gone, as far as the program can tell. */
+	ck_assert_int_eq(tmm_tensor_read(ctx, t[2], 0, got, BYTES), -EBADF);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[1]), -EBADF);
+	ck_assert_uint_eq(tmm_tensor_bytes(ctx, t[2]), 0);
+
+	read_all(ctx, t[3], got);
+	ck_assert_mem_eq(got, want, BYTES);
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.recomputations, 3);
+	/* The ghosts are freed; t[3] is back. */
+	ck_assert(tmm_list_empty(&ctx->ghosts));
+	ck_assert_uint_eq(tmm_pool_in_use(ctx->pool), in_use - BYTES);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* A ghost that nothing needs any more goes at the next iteration, and
+ * one still needed when the context ends is freed with it. */
+START_TEST(ghosts_go_when_no_longer_needed)
+{
+	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
+	tmm_tensor w = toy_weight(ctx, 4), t[3];
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 
 	make_chain(ctx, w, t, 3);
-	read_all(ctx, t[2], want);
-	expect_drop(ctx, t[1]);
 	expect_drop(ctx, t[2]);
-	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[0]), 0);
-	read_all(ctx, t[2], got);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[1]), 0);
+	ck_assert(!tmm_list_empty(&ctx->ghosts));
+	/* The dependent itself is destroyed: the ghost serves nothing. */
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[2]), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert(tmm_list_empty(&ctx->ghosts));
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.recomputations, 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+
+	/* Left as a ghost at teardown. */
+	make_chain(ctx, w, t, 3);
+	expect_drop(ctx, t[2]);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[1]), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* A source that could not be recomputed (the host wrote it) cannot be a
+ * ghost: its readers are recomputed before it goes. */
+START_TEST(destroying_an_unrecomputable_input_regenerates_its_readers)
+{
+	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
+	tmm_tensor w = toy_weight(ctx, 9), a, b;
+	uint32_t want[ELEMS], got[ELEMS];
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "a",
+					   &a), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "b",
+					   &b), 0);
+	for (int i = 0; i < ELEMS; i++)
+		want[i] = (uint32_t)i * 2654435761u;
+	ck_assert_int_eq(tmm_tensor_write(ctx, a, 0, want, BYTES), 0);
+	{
+		tmm_tensor in[2] = { a, w };
+
+		toy_run(ctx, "mix", TMM_OP_PURE, toy_mix, in, 2, &b, 1);
+	}
+	read_all(ctx, b, want);
+	expect_drop(ctx, b);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, a), 0);
+	ck_assert(tmm_list_empty(&ctx->ghosts));
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.recomputations, 1);
+	read_all(ctx, b, got);
 	ck_assert_mem_eq(got, want, BYTES);
 	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
-	/* A tensor still DROPPED at the next iteration comes back first. */
-	ck_assert_int_eq(rec(ctx, t[1])->state, TMM_TS_RESIDENT);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
@@ -712,7 +800,10 @@ int main(void)
 	tcase_add_test(rules, recursive_and_collective_recomputation);
 	tcase_add_test(rules, collective_intermediates_go_first_when_memory_is_short);
 	tcase_add_test(rules, overwriting_an_input_regenerates_its_readers_first);
-	tcase_add_test(rules, destroying_an_input_regenerates_its_readers_first);
+	tcase_add_test(rules, destroyed_sources_become_ghosts);
+	tcase_add_test(rules, ghosts_go_when_no_longer_needed);
+	tcase_add_test(rules,
+		       destroying_an_unrecomputable_input_regenerates_its_readers);
 	tcase_add_test(rules, only_recomputable_tensors_are_dropped);
 	suite_add_tcase(s, rules);
 	sr = srunner_create(s);
