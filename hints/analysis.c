@@ -85,6 +85,26 @@ static int index_accesses(struct tmm_analysis *an)
 	return 0;
 }
 
+/* The accesses of one op are recorded together, one after another; one
+ * made by tmm_acquire (no op) stands alone. */
+static void op_bounds(struct tmm_analysis *an)
+{
+	const struct tmm_trace *t = an->trace;
+
+	for (uint32_t k = 0; k < t->n_accesses;) {
+		uint32_t op = t->accesses[k].op, end = k + 1;
+
+		while (op != TMM_TRACE_NONE && end < t->n_accesses &&
+		       t->accesses[end].op == op)
+			end++;
+		for (uint32_t j = k; j < end; j++) {
+			an->op_start[j] = k;
+			an->op_end[j] = end;
+		}
+		k = end;
+	}
+}
+
 /* Where each tensor is counted in the curve (see analysis.h). */
 static void lifetimes(struct tmm_analysis *an)
 {
@@ -104,7 +124,9 @@ static void lifetimes(struct tmm_analysis *an)
 		}
 		l->first = an->acc[l->acc];
 		l->last = an->acc[l->acc + l->n_acc - 1];
-		l->from = (tt->flags & TMM_TT_MADE_INSIDE) ? l->first : 0;
+		l->from = (tt->flags & TMM_TT_MADE_INSIDE)
+				  ? an->op_start[l->first]
+				  : 0;
 		l->to = n - 1;
 		if (tt->flags & TMM_TT_FREED_INSIDE) {
 			/* Freed some time after its last access: it holds
@@ -116,6 +138,7 @@ static void lifetimes(struct tmm_analysis *an)
 								  : 0);
 
 			l->to = end > l->last ? end - 1 : l->last;
+			l->to = an->op_end[l->to] - 1;
 		}
 	}
 }
@@ -135,10 +158,19 @@ int tmm_analysis_init(struct tmm_analysis *an,
 	an->life = calloc(t->n_tensors + 1, sizeof(*an->life));
 	an->base = calloc(t->n_accesses + 1, sizeof(uint64_t));
 	an->op_ns = calloc(t->n_ops + 1, sizeof(uint64_t));
-	if (!an->life || !an->base || !an->op_ns ||
-	    index_accesses(an) < 0)
+	an->op_start = malloc(sizeof(uint32_t) * (t->n_accesses + 1));
+	an->op_end = malloc(sizeof(uint32_t) * (t->n_accesses + 1));
+	if (!an->life || !an->base || !an->op_ns || !an->op_start ||
+	    !an->op_end || index_accesses(an) < 0)
 		goto nomem;
+	op_bounds(an);
 	lifetimes(an);
+	/* The pool needs a hole for each allocation: with tensors larger
+	 * than the margin, one such hole is the margin. */
+	for (uint32_t i = 0; i < t->n_tensors; i++)
+		if (an->life[i].bytes > in->budget - an->target &&
+		    an->life[i].bytes < in->budget / 2)
+			an->target = in->budget - an->life[i].bytes;
 	for (uint32_t o = 0; o < t->n_ops; o++)
 		an->op_ns[o] = t->ops[o].end_ns > t->ops[o].begin_ns
 				       ? t->ops[o].end_ns - t->ops[o].begin_ns
@@ -181,6 +213,8 @@ void tmm_analysis_free(struct tmm_analysis *an)
 	free(an->acc);
 	free(an->base);
 	free(an->op_ns);
+	free(an->op_start);
+	free(an->op_end);
 	memset(an, 0, sizeof(*an));
 }
 
@@ -252,13 +286,15 @@ void tmm_eviction_span(const struct tmm_analysis *an,
 	 * copy rather than evicting (Capuchin §5.3's decoupled swap): for
 	 * what fits, it leaves at once; the wait is a stall, counted by
 	 * tmm_swap_overhead. */
-	*gone = e->evict + 1;
+	/* Actions fire once their trigger's op is done; a recomputation
+	 * or an on-demand swap-in happens before the back-access's op. */
+	*gone = an->op_end[e->evict];
 	if (e->drop)
-		*returns = e->back;
+		*returns = an->op_start[e->back];
 	else if (e->back == TMM_TRACE_NONE)
 		*returns = an->life[e->tensor].to + 1;
 	else
-		*returns = e->in_trigger + 1;
+		*returns = an->op_end[e->in_trigger];
 	if (*gone > *returns)
 		*gone = *returns;
 }
@@ -420,7 +456,8 @@ uint64_t tmm_curve(const struct tmm_analysis *an,
 		}
 		for (uint32_t i = 0; i < n; i++)
 			if (ev[i].drop)
-				pull_sources(an, ev, &bt, i, ev[i].back, 0);
+				pull_sources(an, ev, &bt, i,
+					     an->op_start[ev[i].back], 0);
 		for (uint32_t i = 0; i < n; i++) {
 			if (bt.gone[i] >= bt.ret[i])
 				continue;

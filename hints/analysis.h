@@ -10,9 +10,10 @@
  * against the budget, and emit the set as plan actions.
  *
  * Memory is counted per access: curve[k] is the bytes the iteration holds
- * on the device while access k runs.  A tensor made outside the iteration
- * is counted from the start, one made inside from its first access (the
- * runtime allocates an op's outputs when it runs) until it is freed.
+ * on the device while access k's op runs (all accesses of one op hold the
+ * same).  A tensor made outside the iteration is counted from the start,
+ * one made inside from the op that first writes it (the runtime allocates
+ * an op's outputs before it runs) until it is freed.
  */
 #ifndef TMM_ANALYSIS_H
 #define TMM_ANALYSIS_H
@@ -45,6 +46,10 @@ struct tmm_analysis {
 	uint64_t base_peak;
 	uint32_t base_peak_at;
 	uint64_t *op_ns;	/* per op: its ideal duration */
+	/* Per access: the first access of its op, and the first access
+	 * after its op.  An op's accesses happen at once: its outputs are
+	 * allocated before it runs, and what it triggers happens after. */
+	uint32_t *op_start, *op_end;
 };
 
 /*

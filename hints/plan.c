@@ -282,6 +282,96 @@ int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
 	return 0;
 }
 
+struct kept {
+	const struct tmm_trace *t;
+	const uint32_t *last; /* per tensor: its last access */
+	uint64_t *keys;
+	uint32_t n, cap;
+};
+
+/* The freed sources of `tensor`'s producer before access `after`, for a
+ * recomputation at access `back`. */
+static int keep_sources(struct kept *k, uint32_t tensor, uint32_t after,
+			uint32_t back, unsigned depth)
+{
+	const struct tmm_trace *t = k->t;
+	const struct tmm_trace_op *op;
+	uint32_t w;
+
+	if (depth > 8 ||
+	    tmm_plan_droppable(t, tensor, after, &w) != TMM_DROP_OK ||
+	    t->accesses[w].op >= t->n_ops)
+		return 0;
+	op = &t->ops[t->accesses[w].op];
+	for (uint32_t i = 0; i < op->n_inputs; i++) {
+		uint32_t x = t->op_tensors[op->first + i];
+
+		if (!(t->tensors[x].flags & TMM_TT_FREED_INSIDE) ||
+		    k->last[x] >= back)
+			continue; /* alive at the back-access */
+		if (k->n == k->cap) {
+			uint32_t cap = k->cap ? 2 * k->cap : 64;
+			void *p = realloc(k->keys, sizeof(uint64_t) * cap);
+
+			if (!p)
+				return -ENOMEM;
+			k->keys = p;
+			k->cap = cap;
+		}
+		k->keys[k->n++] = t->tensors[x].key;
+		if (keep_sources(k, x, k->last[x], back, depth + 1) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int tmm_plan_kept_sources(const struct tmm_plan *p, const struct tmm_trace *t,
+			  uint64_t **keys, uint32_t *n)
+{
+	struct kept k = { .t = t };
+	uint32_t *last = calloc(t->n_tensors + 1, sizeof(uint32_t));
+	uint32_t m = 0;
+
+	*keys = NULL;
+	*n = 0;
+	if (!last)
+		return -ENOMEM;
+	for (uint32_t a = 0; a < t->n_accesses; a++)
+		last[t->accesses[a].tensor] = a;
+	k.last = last;
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+		uint32_t tensor;
+
+		if (a->type != TMM_ACT_EVICT_DROP)
+			continue;
+		tensor = tensor_of_key(t, a->key);
+		if (tensor != TMM_TRACE_NONE &&
+		    keep_sources(&k, tensor, a->trigger, a->back_access, 0) <
+			    0) {
+			free(k.keys);
+			free(last);
+			return -ENOMEM;
+		}
+	}
+	free(last);
+	if (k.n)
+		qsort(k.keys, k.n, sizeof(uint64_t), by_key);
+	for (uint32_t i = 0; i < k.n; i++)
+		if (!m || k.keys[m - 1] != k.keys[i])
+			k.keys[m++] = k.keys[i];
+	*keys = k.keys;
+	*n = m;
+	return 0;
+}
+
 int tmm_plan_copy(struct tmm_plan *dst, const struct tmm_plan *src)
 {
 	*dst = *src;

@@ -70,10 +70,9 @@ struct tmm_tensor_rec {
 	uint32_t dropped_dependents; /* DROPPED tensors whose lineage
 				      * reads this one */
 	struct tmm_list dropped;   /* ctx->dropped, while DROPPED */
-	bool ghost;		   /* destroyed by the program while dropped
-				    * tensors still need it to be recomputed:
-				    * no handle reaches it, and it goes once
-				    * no dropped tensor does (recompute.c) */
+	bool ghost;		   /* destroyed by the program while the
+				    * lineage may still need it: no handle
+				    * reaches it (recompute.c) */
 	struct tmm_list ghosts;	   /* ctx->ghosts, while a ghost */
 	bool regenerated;	   /* made again by a recomputation that was
 				    * for another tensor: the first to go

@@ -28,6 +28,10 @@ struct tmm_guide {
 			  * to be checked against a measured iteration */
 	bool diverged_once; /* the first iteration left a plan from file */
 	uint32_t next;	 /* the next action to fire */
+	/* Keys of tensors the program frees that the plan's drops need to
+	 * recompute through (tmm_plan_kept_sources), sorted. */
+	uint64_t *kept;
+	uint32_t n_kept;
 };
 
 int tmm_guide_create(struct tmm_ctx *ctx)
@@ -41,8 +45,50 @@ void tmm_guide_destroy(struct tmm_ctx *ctx)
 	if (!ctx->guide)
 		return;
 	tmm_plan_free(&ctx->guide->plan);
+	free(ctx->guide->kept);
 	free(ctx->guide);
 	ctx->guide = NULL;
+}
+
+/* What the program frees that the plan's drops still need (recompute.c
+ * keeps those as ghosts).  Without the memory for the list, drops that
+ * need a freed tensor are refused, as they were before ghosts. */
+static int keep_sources(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+
+	free(g->kept);
+	g->kept = NULL;
+	g->n_kept = 0;
+	if (!first)
+		return 0;
+	if (tmm_plan_kept_sources(&g->plan, first, &g->kept, &g->n_kept) < 0)
+		tmm_log(ctx, TMM_LOG_WARN, "out of memory listing the tensors "
+			"the plan's drops need: some drops will be skipped");
+	return 0;
+}
+
+bool tmm_guide_keeps(const struct tmm_ctx *ctx,
+		     const struct tmm_tensor_rec *t)
+{
+	const struct tmm_guide *g = ctx->guide;
+	uint64_t key;
+	uint32_t lo = 0, hi;
+
+	if (!g->n_kept || !g->installed)
+		return false;
+	key = tmm_tracker_key(ctx, t);
+	hi = g->n_kept;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (g->kept[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->n_kept && g->kept[lo] == key;
 }
 
 int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan)
@@ -70,7 +116,7 @@ int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan)
 	g->plan = copy;
 	g->installed = true;
 	g->planned = true;
-	return 0;
+	return keep_sources(ctx);
 }
 
 const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx)
@@ -182,8 +228,10 @@ static void check_hints(struct tmm_ctx *ctx)
 	if (g->diverged_once)
 		snprintf(err, sizeof(err), "this program's first iteration "
 			 "left it part-way");
-	else if (tmm_plan_validate(&g->plan, first, err, sizeof(err)) == 0)
+	else if (tmm_plan_validate(&g->plan, first, err, sizeof(err)) == 0) {
+		keep_sources(ctx);
 		return;
+	}
 	tmm_log(ctx, TMM_LOG_WARN,
 		"the plan file %s does not fit this program: %s; planning "
 		"from the measured first iteration instead", ctx->cfg.hints,

@@ -39,6 +39,11 @@ int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan);
  */
 int tmm_guide_load_hints(struct tmm_ctx *ctx);
 
+/* Does the plan's lineage need t after the program frees it (a source
+ * of a planned drop's recomputation)?  Then it is kept as a ghost. */
+bool tmm_guide_keeps(const struct tmm_ctx *ctx,
+		     const struct tmm_tensor_rec *t);
+
 /* The plan being followed, with its feedback fields, or NULL. */
 const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx);
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guide.h"
 #include "recompute.h"
 #include "grow.h"
 #include "mover.h"
@@ -209,21 +210,39 @@ static void count_readers(struct tmm_ctx *ctx, const struct lineage_op *op,
 	}
 }
 
+/* Frees t's device memory, to be recomputed (after the check). */
+static void drop(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	tmm_mover_free_device(ctx, t);
+	tmm_mover_set_state(t, TMM_TS_DROPPED);
+	tmm_list_add_tail(&ctx->dropped, &t->dropped);
+	count_readers(ctx, producer_of(ctx, t), +1);
+	t->regenerated = false;
+}
+
 int tmm_recompute_drop(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	int rc = tmm_recompute_check(ctx, t);
 
 	if (rc < 0)
 		return rc;
-	tmm_mover_free_device(ctx, t);
-	tmm_mover_set_state(t, TMM_TS_DROPPED);
-	tmm_list_add_tail(&ctx->dropped, &t->dropped);
-	count_readers(ctx, producer_of(ctx, t), +1);
-	t->regenerated = false;
+	drop(ctx, t);
 	ctx->c.drops++;
 	ctx->c.drop_bytes += t->bytes;
 	tmm_tracker_event(ctx, TMM_EV_DROP, t);
 	return 0;
+}
+
+/* Can t be dropped, as a question: the program's last message stays. */
+static bool droppable(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	char saved[sizeof(ctx->error)];
+	bool ok;
+
+	memcpy(saved, ctx->error, sizeof(saved));
+	ok = tmm_recompute_check(ctx, t) == 0;
+	memcpy(ctx->error, saved, sizeof(saved));
+	return ok;
 }
 
 void tmm_recompute_forget(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
@@ -419,29 +438,27 @@ done:
 
 int tmm_recompute_regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	int rc;
-
 	if (t->state != TMM_TS_DROPPED)
 		return 0;
-	rc = regenerate(ctx, t);
-	/* The ghosts it read may be needed no more. */
-	if (ctx->lineage->depth == 0)
-		tmm_recompute_reap(ctx);
-	return rc;
+	/* The ghosts it brings back stay until the op that needed them has
+	 * run (tmm_recompute_reap from tmm_run): dropping one again before
+	 * that op overwrites one of its sources would leave it stale. */
+	return regenerate(ctx, t);
 }
 
 bool tmm_recompute_ghost(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	char saved[sizeof(ctx->error)];
-
+	/* Needed: by a dropped tensor now, or by a drop the plan will make
+	 * (a ghost for every freed tensor would have to be recomputed
+	 * whenever a weight it came from is updated). */
+	if (!ctx->lineage->epoch ||
+	    (!t->dropped_dependents && !tmm_guide_keeps(ctx, t)))
+		return false;
 	if (t->state == TMM_TS_RESIDENT) {
-		/* Whether it can be dropped is a question, not an error:
-		 * keep the program's last message. */
-		memcpy(saved, ctx->error, sizeof(saved));
-		if (tmm_recompute_drop(ctx, t) < 0) {
-			memcpy(ctx->error, saved, sizeof(saved));
+		if (!droppable(ctx, t))
 			return false;
-		}
+		/* Not a drop the plan asked for: not counted as one. */
+		drop(ctx, t);
 	} else if (t->state != TMM_TS_DROPPED) {
 		return false;
 	}
@@ -450,7 +467,7 @@ bool tmm_recompute_ghost(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return true;
 }
 
-void tmm_recompute_reap(struct tmm_ctx *ctx)
+void tmm_recompute_reap(struct tmm_ctx *ctx, bool all)
 {
 	bool freed = true;
 
@@ -463,14 +480,24 @@ void tmm_recompute_reap(struct tmm_ctx *ctx)
 				n, struct tmm_tensor_rec, ghosts);
 
 			n = n->next;
-			if (g->dropped_dependents || g->pins)
+			if (g->pins)
 				continue;
+			if (!all && g->state == TMM_TS_RESIDENT &&
+			    droppable(ctx, g)) {
+				/* Brought back for a recomputation: its
+				 * memory goes again, its lineage stays (a
+				 * dropped reader can bring it back). */
+				drop(ctx, g);
+				continue;
+			}
+			if (g->dropped_dependents ||
+			    (!all && g->state == TMM_TS_DROPPED))
+				continue; /* kept, for drops to come */
 			tmm_tensor_retire(ctx, g);
 			freed = true;
 		}
 	}
 }
-
 /* Does op read t? */
 static bool reads(const struct tmm_ctx *ctx, const struct lineage_op *op,
 		  tmm_tensor h)
@@ -508,14 +535,22 @@ int tmm_recompute_settle_readers(struct tmm_ctx *ctx,
 			t->dropped_dependents = 0;
 			break;
 		}
+		if (reader->ghost && !reader->dropped_dependents &&
+		    !reader->pins) {
+			/* Kept only for drops to come, which now cannot
+			 * recompute it: freed, not recomputed. */
+			tmm_tensor_retire(ctx, reader);
+			continue;
+		}
 		reader->pins++;
 		rc = regenerate(ctx, reader);
 		reader->pins--;
 		if (rc < 0)
 			return rc;
 	}
-	if (ctx->lineage->depth == 0)
-		tmm_recompute_reap(ctx);
+	/* No reaping here: the readers brought back read t, which is about
+	 * to change, so none may be dropped again before it has (a later
+	 * reap finds them no longer droppable, and frees the ghosts). */
 	return 0;
 }
 
@@ -545,7 +580,7 @@ int tmm_lineage_iteration_begin(struct tmm_ctx *ctx)
 		if (rc < 0)
 			return rc;
 	}
-	tmm_recompute_reap(ctx);
+	tmm_recompute_reap(ctx, true);
 	lin->epoch = ctx->c.iterations + 1;
 	lin->n_ops = lin->n_refs = lin->names_len = 0;
 	return 0;

@@ -77,19 +77,25 @@ int tmm_recompute_settle_readers(struct tmm_ctx *ctx,
 				 struct tmm_tensor_rec *t);
 
 /*
- * The program destroys t while dropped tensors still need it to be
- * recomputed (Capuchin §4.4's T3, gone after its last use, whose
- * dependent T4 is recomputed from T2).  When t can itself be recomputed
- * (it is dropped already, or resident and droppable) it becomes a
- * *ghost*: dropped, out of the program's reach, kept for the lineage
- * until no dropped tensor needs it, then freed.  Returns true when t is
- * now a ghost, false when it cannot be one (the caller then settles its
- * readers).
+ * The program destroys t during an iteration.  When a dropped tensor
+ * needs t to be recomputed, or a drop the plan will make does
+ * (tmm_guide_keeps: Capuchin §4.4's T3, gone after its last use, through
+ * which T4 is recomputed from T2), and t can be recomputed itself (it is
+ * dropped, or resident and droppable), t becomes a *ghost*: dropped, out
+ * of the program's reach, kept for the lineage until the next iteration
+ * begins.  Returns true when t is now a ghost.
  */
 bool tmm_recompute_ghost(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
-/* Frees the ghosts that no dropped tensor needs any more. */
-void tmm_recompute_reap(struct tmm_ctx *ctx);
+/*
+ * Ghosts that a recomputation brought back are dropped again when they
+ * still can be, and freed when they cannot and no dropped tensor needs
+ * them; with `all`, every ghost no dropped tensor needs is freed (the
+ * lineage is ending).  Called after each op (never between an op's
+ * settling of its outputs' readers and its run) and when an iteration
+ * begins.
+ */
+void tmm_recompute_reap(struct tmm_ctx *ctx, bool all);
 
 /*
  * Memory is short: drops the least recently used unpinned tensor that a

@@ -233,6 +233,9 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		       ctx->c.stall_ns - stall_before, &first_access,
 		       &n_accesses);
 	unpin(recs, n);
+	/* Ghosts brought back for this op give their memory back, now that
+	 * what it overwrote has its new version (recompute.h). */
+	tmm_recompute_reap(ctx, false);
 	/* Step 5 of DESIGN.md's data flow: the plan's actions for these
 	 * accesses, now that the op's tensors are free to move. */
 	rc = tmm_guide_after_accesses(ctx, first_access, n_accesses);

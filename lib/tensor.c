@@ -261,15 +261,14 @@ int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor h)
 				"%u time(s); tmm_release it first",
 				tmm_tensor_label(t, label, sizeof(label)),
 				t->acquires);
-	/* A dropped tensor may still need this one's bytes to be
-	 * recomputed: the tensor stays, unreachable, as long as that
-	 * lineage needs it (recomputable itself, it gives its memory back
-	 * now); else the dropped tensors come back first. */
-	if (t->dropped_dependents) {
-		int rc = 0;
+	/* A dropped tensor may need this one's bytes to be recomputed, now
+	 * or later in the iteration: the tensor stays, out of reach and
+	 * without device memory, while that lineage may need it
+	 * (tmm_recompute_ghost); one that cannot be recomputed itself
+	 * brings its dropped readers back first. */
+	if (!tmm_recompute_ghost(ctx, t) && t->dropped_dependents) {
+		int rc = tmm_recompute_settle_readers(ctx, t);
 
-		if (!tmm_recompute_ghost(ctx, t))
-			rc = tmm_recompute_settle_readers(ctx, t);
 		if (rc < 0)
 			return rc;
 	}

@@ -629,12 +629,14 @@ END_TEST
 START_TEST(destroyed_sources_become_ghosts)
 {
 	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
-	tmm_tensor w = toy_weight(ctx, 9), t[4];
+	tmm_tensor w = toy_weight(ctx, 9), t[4], x;
 	uint32_t want[ELEMS], got[ELEMS];
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	uint64_t in_use;
 
 	make_chain(ctx, w, t, 4);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "x",
+					   &x), 0);
 	read_all(ctx, t[3], want);
 	expect_drop(ctx, t[3]);
 	in_use = tmm_pool_in_use(ctx->pool);
@@ -653,10 +655,82 @@ START_TEST(destroyed_sources_become_ghosts)
 	ck_assert_mem_eq(got, want, BYTES);
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
 	ck_assert_uint_eq(st.recomputations, 3);
-	/* The ghosts are freed; t[3] is back. */
-	ck_assert(tmm_list_empty(&ctx->ghosts));
-	ck_assert_uint_eq(tmm_pool_in_use(ctx->pool), in_use - BYTES);
+	/* t[3] is back.  After the next op the ghosts hold no memory
+	 * again, and stay for the rest of the iteration, in case another
+	 * drop needs them. */
+	ck_assert_uint_eq(tmm_pool_in_use(ctx->pool), in_use + BYTES);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &x, 1);
+	ck_assert_uint_eq(tmm_pool_in_use(ctx->pool), in_use);
+	ck_assert(!tmm_list_empty(&ctx->ghosts));
+	/* So t[3] can be dropped and recomputed again. */
+	expect_drop(ctx, t[3]);
+	read_all(ctx, t[3], got);
+	ck_assert_mem_eq(got, want, BYTES);
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.recomputations, 6);
 	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert(tmm_list_empty(&ctx->ghosts));
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* One step of the order a program and a plan meet in training: a and b
+ * are freed after their last use, and only later does the plan drop c,
+ * which is recomputed through them. */
+static void freed_then_dropped_step(tmm_ctx *ctx, tmm_tensor w,
+				    uint32_t *got)
+{
+	tmm_tensor t[3], x, y;
+
+	make_chain(ctx, w, t, 3);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "x",
+					   &x), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "y",
+					   &y), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[0]), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[1]), 0);
+	/* Accesses 8 and 9; the plan drops c after access 9. */
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &x, 1);
+	{
+		tmm_tensor in[2] = { t[2], w };
+
+		/* Access 10, c's back-access. */
+		toy_run(ctx, "mix", TMM_OP_PURE, toy_mix, in, 2, &y, 1);
+	}
+	read_all(ctx, y, got);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[2]), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, x), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, y), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+}
+
+START_TEST(a_reader_is_dropped_after_its_source_is_freed)
+{
+	tmm_ctx *ctx = make_ctx("backend=sim,mode=swap");
+	tmm_tensor w = toy_weight(ctx, 11);
+	uint32_t want[ELEMS], got[ELEMS];
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	struct tmm_plan plan;
+
+	freed_then_dropped_step(ctx, w, want);
+	ck_assert_int_eq(tmm_plan_init(&plan, tmm_tracker_first(ctx), "test"),
+			 0);
+	ck_assert_uint_eq(plan.n_accesses, 13);
+	ck_assert_int_eq(tmm_plan_add(&plan, TMM_ACT_EVICT_DROP, 9,
+				      tmm_key_of_ordinal(2), 10, 0), 0);
+	ck_assert_msg(tmm_guide_install(ctx, &plan) == 0, "%s",
+		      tmm_last_error(ctx));
+	tmm_plan_free(&plan);
+
+	freed_then_dropped_step(ctx, w, got);
+	ck_assert_mem_eq(got, want, BYTES);
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.plan_actions, 1);
+	ck_assert_uint_eq(st.drops, 1); /* ghosts are not the plan's drops */
+	ck_assert_uint_eq(st.recomputations, 3);
+	ck_assert_uint_eq(st.plan_divergences, 0);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
@@ -802,6 +876,7 @@ int main(void)
 	tcase_add_test(rules, overwriting_an_input_regenerates_its_readers_first);
 	tcase_add_test(rules, destroyed_sources_become_ghosts);
 	tcase_add_test(rules, ghosts_go_when_no_longer_needed);
+	tcase_add_test(rules, a_reader_is_dropped_after_its_source_is_freed);
 	tcase_add_test(rules,
 		       destroying_an_unrecomputable_input_regenerates_its_readers);
 	tcase_add_test(rules, only_recomputable_tensors_are_dropped);
