@@ -100,6 +100,7 @@ static void teardown(struct tmm_ctx *ctx)
 {
 	tmm_stats_shm_destroy(ctx);
 	if (ctx->be.ops && ctx->tracker && ctx->lineage && ctx->guide) {
+		tmm_workspace_drop(ctx);
 		tmm_tensor_table_clear(ctx);
 		tmm_mover_drain(ctx);
 	}
