@@ -101,11 +101,18 @@ static long find_id(const uint64_t *ids, uint32_t n, uint64_t id)
 
 #ifdef TMM_HAVE_CUPTI
 
-/* The kernel record this CUPTI writes (the newest of its versions). */
+/*
+ * The records this CUPTI writes (the newest of their versions).  The
+ * copies and fills an op queues count as its time too (a cudaMemsetAsync
+ * of a gradient is work like a kernel); their record layouts are known
+ * here only for CUDA 13's CUPTI, so older ones time kernels alone.
+ */
 #if CUPTI_API_VERSION >= 130000
 typedef CUpti_ActivityKernel10 kernel_record;
+#define TIME_COPIES 1
 #else
 typedef CUpti_ActivityKernel9 kernel_record;
+#define TIME_COPIES 0
 #endif
 
 #define CUPTI_BUFFER_BYTES (4u << 20)
@@ -118,6 +125,10 @@ typedef CUpti_ActivityKernel9 kernel_record;
  */
 static const CUpti_ActivityKind cupti_kinds[] = {
 	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+#if TIME_COPIES
+	CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET,
+#endif
 	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 	CUPTI_ACTIVITY_KIND_RUNTIME,
 	CUPTI_ACTIVITY_KIND_DRIVER,
@@ -164,17 +175,33 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,
 	*max_records = 0;
 }
 
+/* Keeps one piece of device work: a kernel, a copy or a fill. */
+static void keep_work(uint32_t corr, uint64_t start, uint64_t end)
+{
+	if (end <= start || n_kerns >= MAX_KEPT ||
+	    !reserve((void **)&kerns, &cap_kerns, n_kerns + 1, sizeof(*kerns)))
+		return;
+	kerns[n_kerns++] = (struct kern){ corr, end - start };
+}
+
 static void keep_record(const CUpti_Activity *rec)
 {
 	if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
 		const kernel_record *k = (const kernel_record *)rec;
 
-		if (k->end <= k->start || n_kerns >= MAX_KEPT ||
-		    !reserve((void **)&kerns, &cap_kerns, n_kerns + 1,
-			     sizeof(*kerns)))
-			return;
-		kerns[n_kerns++] = (struct kern){ k->correlationId,
-						  k->end - k->start };
+		keep_work(k->correlationId, k->start, k->end);
+#if TIME_COPIES
+	} else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+		const CUpti_ActivityMemcpy6 *m =
+			(const CUpti_ActivityMemcpy6 *)rec;
+
+		keep_work(m->correlationId, m->start, m->end);
+	} else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+		const CUpti_ActivityMemset4 *m =
+			(const CUpti_ActivityMemset4 *)rec;
+
+		keep_work(m->correlationId, m->start, m->end);
+#endif
 	} else if (rec->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
 		const CUpti_ActivityExternalCorrelation *x =
 			(const CUpti_ActivityExternalCorrelation *)rec;

@@ -6,10 +6,11 @@
  * gives each op bracketed by begin/end an id, and at collect (once an
  * iteration) waits for the GPU and answers each id's duration:
  *
- *   cupti   the op's kernels are tagged with the id as a CUPTI external
- *           correlation id; CUPTI's activity records give each kernel's
- *           start and end, and an op's time is the sum of its kernels'
- *           times (launch gaps and host work excluded).
+ *   cupti   the op's device work is tagged with the id as a CUPTI
+ *           external correlation id; CUPTI's activity records give each
+ *           kernel's (and, with CUDA 13's CUPTI, each copy's and fill's)
+ *           start and end, and an op's time is the sum of those times
+ *           (launch gaps and host work excluded).
  *   events  a pair of cudaEvents brackets the op on the compute stream;
  *           the time between them (gaps included).
  *
