@@ -471,6 +471,34 @@ void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
 	};
 }
 
+/* Does the trace show a write of its tensor ti? */
+static bool written_in(const struct tmm_trace *tr, uint32_t ti)
+{
+	for (uint32_t i = 0; i < tr->n_accesses; i++)
+		if (tr->accesses[i].tensor == ti &&
+		    (tr->accesses[i].flags & TMM_TA_WRITE))
+			return true;
+	return false;
+}
+
+bool tmm_tracker_written(const struct tmm_ctx *ctx,
+			 const struct tmm_tensor_rec *t)
+{
+	const struct tmm_tracker *tr = ctx->tracker;
+	uint64_t key;
+
+	if (tr->epoch && t->trace_epoch == tr->epoch &&
+	    written_in(&tr->cur, t->trace_index))
+		return true;
+	if (!tr->have_first)
+		return false;
+	key = tmm_tracker_key(ctx, t);
+	for (uint32_t i = 0; i < tr->first.n_tensors; i++)
+		if (tr->first.tensors[i].key == key)
+			return written_in(&tr->first, i);
+	return false;
+}
+
 uint64_t tmm_tracker_grows(const struct tmm_ctx *ctx)
 {
 	return ctx->tracker->grows;
