@@ -400,7 +400,8 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 		if ((rc = fresh(m, &st, act_bytes, TMM_ACTIVATION, "a", l,
 				&st.a[l])) ||
 		    (rc = run(ctx, "relu", TMM_OP_ACT, TMM_OP_PURE,
-			      m->k->relu_forward, &ly->act, &st.z[l], 1, &st.a[l], 1,
+			      m->k->relu_forward, &ly->act, &st.z[l], 1,
+			      &st.a[l], 1,
 			      (double)c->batch * ly->out, 2.0 * act_bytes)))
 			goto out;
 	}
@@ -447,8 +448,9 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 		if (l > 0)
 			bout[2] = st.da[l - 1];
 		if ((rc = run(ctx, "fc_backward", TMM_OP_MATMUL,
-			      TMM_OP_BACKWARD, m->k->fc_backward, &ly->fc, bin, 3,
-			      bout, l > 0 ? 3 : 2, 2.0 * fc_flops(&ly->fc),
+			      TMM_OP_BACKWARD, m->k->fc_backward, &ly->fc,
+			      bin, 3, bout, l > 0 ? 3 : 2,
+			      2.0 * fc_flops(&ly->fc),
 			      2.0 * fc_bytes(&ly->fc))))
 			goto out;
 
@@ -457,11 +459,13 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 		ub_in[0] = ly->b, ub_in[1] = ly->vb, ub_in[2] = st.db[l];
 		ub_out[0] = ly->b, ub_out[1] = ly->vb;
 		if ((rc = run(ctx, "sgd_w", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
-			      m->k->sgd_momentum, &ly->upd_w, uw_in, 3, uw_out, 2,
+			      m->k->sgd_momentum, &ly->upd_w, uw_in, 3,
+			      uw_out, 2,
 			      3.0 * ly->in * ly->out,
 			      20.0 * ly->in * ly->out)) ||
 		    (rc = run(ctx, "sgd_b", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
-			      m->k->sgd_momentum, &ly->upd_b, ub_in, 3, ub_out, 2,
+			      m->k->sgd_momentum, &ly->upd_b, ub_in, 3,
+			      ub_out, 2,
 			      3.0 * ly->out, 20.0 * ly->out)))
 			goto out;
 

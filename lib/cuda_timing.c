@@ -206,7 +206,8 @@ static void keep_record(const CUpti_Activity *rec)
 		const CUpti_ActivityExternalCorrelation *x =
 			(const CUpti_ActivityExternalCorrelation *)rec;
 
-		if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 ||
+		if (x->externalKind !=
+			    CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 ||
 		    n_corrs >= MAX_KEPT ||
 		    !reserve((void **)&corrs, &cap_corrs, n_corrs + 1,
 			     sizeof(*corrs)))

@@ -180,8 +180,8 @@ int tmm_cudnn_conv_bwd_data_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 		handle, w, dy, conv, dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
 		&n, perf);
 	if (st != CUDNN_STATUS_SUCCESS)
-		return cudnn_fail(ctx, st,
-				  "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+		return cudnn_fail(
+			ctx, st, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
 	KEEP(perf, n, flags, c, kept);
 	rc = choose(ctx, what, flags, c, kept, &a, workspace, workspace_bytes);
 	if (rc == 0)

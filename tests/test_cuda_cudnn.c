@@ -42,8 +42,8 @@ static void setup(void)
 						    CUDNN_TENSOR_NCHW, 64, 64,
 						    3, 3), 0);
 	ck_assert_int_eq(cudnnSetConvolution2dDescriptor(
-				 conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
-				 CUDNN_DATA_FLOAT), 0);
+				 conv, 1, 1, 1, 1, 1, 1,
+				 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), 0);
 	ck_assert_int_eq(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW,
 						    CUDNN_DATA_FLOAT, 32, 64,
 						    56, 56), 0);
