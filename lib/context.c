@@ -262,6 +262,9 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 		ctx->mode == TMM_MODE_UVM ? "uvm" : "swap",
 		tmm_fmt_bytes(ctx->budget, b1, sizeof(b1)),
 		tmm_fmt_bytes(ctx->be.info.capacity, b2, sizeof(b2)));
+	if (ctx->be.info.timing[0])
+		tmm_log(ctx, TMM_LOG_INFO, "op times measured by %s",
+			ctx->be.info.timing);
 	*out = ctx;
 	return 0;
 fail:
