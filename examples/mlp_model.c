@@ -32,17 +32,11 @@ static float next_unit(uint64_t *s)
 
 /* ---- op callbacks ----------------------------------------------------- */
 
-struct dims {
-	unsigned b, i, o; /* batch, inputs, outputs */
-	float lr, momentum;
-	int has_dx;	  /* fc_backward: a third output receives dX */
-};
-
 /* Z[b×o] = X[b×i] · W[i×o] + bias[o] */
 static int fc_forward(void *const *in, void *const *out, void *user,
 		      void *stream)
 {
-	const struct dims *d = user;
+	const struct mlp_dims *d = user;
 	const float *x = in[0], *w = in[1], *bias = in[2];
 	float *z = out[0];
 
@@ -67,7 +61,7 @@ static int fc_forward(void *const *in, void *const *out, void *user,
 static int relu_forward(void *const *in, void *const *out, void *user,
 			void *stream)
 {
-	const struct dims *d = user;
+	const struct mlp_dims *d = user;
 	const float *z = in[0];
 	float *a = out[0];
 
@@ -81,7 +75,7 @@ static int relu_forward(void *const *in, void *const *out, void *user,
 static int relu_backward(void *const *in, void *const *out, void *user,
 			 void *stream)
 {
-	const struct dims *d = user;
+	const struct mlp_dims *d = user;
 	const float *z = in[0], *da = in[1];
 	float *dz = out[0];
 
@@ -95,7 +89,7 @@ static int relu_backward(void *const *in, void *const *out, void *user,
 static int softmax_xent(void *const *in, void *const *out, void *user,
 			void *stream)
 {
-	const struct dims *d = user;
+	const struct mlp_dims *d = user;
 	const float *logits = in[0];
 	const int32_t *labels = in[1];
 	float *loss = out[0], *dlogits = out[1];
@@ -130,7 +124,7 @@ static int softmax_xent(void *const *in, void *const *out, void *user,
 static int fc_backward(void *const *in, void *const *out, void *user,
 		       void *stream)
 {
-	const struct dims *d = user;
+	const struct mlp_dims *d = user;
 	const float *x = in[0], *w = in[1], *dz = in[2];
 	float *dw = out[0], *db = out[1], *dx = d->has_dx ? out[2] : NULL;
 
@@ -171,7 +165,7 @@ static int fc_backward(void *const *in, void *const *out, void *user,
 static int sgd_momentum(void *const *in, void *const *out, void *user,
 			void *stream)
 {
-	const struct dims *d = user;
+	const struct mlp_dims *d = user;
 	const float *grad = in[2];
 	float *w = out[0], *v = out[1];
 
@@ -183,20 +177,30 @@ static int sgd_momentum(void *const *in, void *const *out, void *user,
 	return 0;
 }
 
+static const struct mlp_kernels cpu_kernels = {
+	.fc_forward = fc_forward,
+	.relu_forward = relu_forward,
+	.relu_backward = relu_backward,
+	.softmax_xent = softmax_xent,
+	.fc_backward = fc_backward,
+	.sgd_momentum = sgd_momentum,
+};
+
 /* ---- the model -------------------------------------------------------- */
 
 struct layer {
 	unsigned in, out;
 	tmm_tensor w, b, vw, vb;     /* persistent */
-	struct dims fc, act, upd_w, upd_b;
+	struct mlp_dims fc, act, upd_w, upd_b;
 };
 
 struct model {
 	const struct mlp_config *cfg;
+	const struct mlp_kernels *k; /* the op callbacks */
 	tmm_ctx *ctx;
 	unsigned n;		     /* layers, the last one is the classifier */
 	struct layer *layer;
-	struct dims loss_dims;
+	struct mlp_dims loss_dims;
 	float *x_host;		     /* the whole synthetic data set */
 	int32_t *y_host;
 	unsigned samples;
@@ -277,12 +281,12 @@ static int make_layers(struct model *m, uint64_t *rng)
 		ly->in = l == 0 ? c->inputs : c->width;
 		ly->out = l == m->n - 1 ? c->classes : c->width;
 		scale = sqrtf(6.0f / (float)ly->in);
-		ly->fc = (struct dims){ c->batch, ly->in, ly->out, 0, 0,
+		ly->fc = (struct mlp_dims){ c->batch, ly->in, ly->out, 0, 0,
 					l > 0 };
 		ly->act = ly->fc;
-		ly->upd_w = (struct dims){ 1, 1, ly->in * ly->out, c->lr,
+		ly->upd_w = (struct mlp_dims){ 1, 1, ly->in * ly->out, c->lr,
 					   c->momentum, 0 };
-		ly->upd_b = (struct dims){ 1, 1, ly->out, c->lr, c->momentum,
+		ly->upd_b = (struct mlp_dims){ 1, 1, ly->out, c->lr, c->momentum,
 					   0 };
 		if ((rc = make_param(m, (size_t)ly->in * ly->out, "W", l,
 				     scale, rng, &ly->w)) ||
@@ -292,24 +296,24 @@ static int make_layers(struct model *m, uint64_t *rng)
 		    (rc = make_param(m, ly->out, "vb", l, 0.0f, rng, &ly->vb)))
 			return rc;
 	}
-	m->loss_dims = (struct dims){ c->batch, c->classes, c->classes, 0, 0,
+	m->loss_dims = (struct mlp_dims){ c->batch, c->classes, c->classes, 0, 0,
 				      0 };
 	return 0;
 }
 
-static double fc_flops(const struct dims *d)
+static double fc_flops(const struct mlp_dims *d)
 {
 	return 2.0 * d->b * d->i * d->o;
 }
 
-static double fc_bytes(const struct dims *d)
+static double fc_bytes(const struct mlp_dims *d)
 {
 	return 4.0 * ((double)d->b * d->i + (double)d->i * d->o +
 		      (double)d->b * d->o);
 }
 
 static int run(tmm_ctx *ctx, const char *name, enum tmm_op_kind kind,
-	       unsigned flags, tmm_run_fn fn, const struct dims *d,
+	       unsigned flags, tmm_run_fn fn, const struct mlp_dims *d,
 	       const tmm_tensor *in, unsigned n_in, const tmm_tensor *out,
 	       unsigned n_out, double flops, double bytes)
 {
@@ -388,7 +392,7 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 		if ((rc = fresh(m, &st, act_bytes, TMM_ACTIVATION, "z", l,
 				&st.z[l])) ||
 		    (rc = run(ctx, "fc_forward", TMM_OP_MATMUL, TMM_OP_PURE,
-			      fc_forward, &ly->fc, fin, 3, &st.z[l], 1,
+			      m->k->fc_forward, &ly->fc, fin, 3, &st.z[l], 1,
 			      fc_flops(&ly->fc), fc_bytes(&ly->fc))))
 			goto out;
 		if (l == n - 1)
@@ -396,7 +400,8 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 		if ((rc = fresh(m, &st, act_bytes, TMM_ACTIVATION, "a", l,
 				&st.a[l])) ||
 		    (rc = run(ctx, "relu", TMM_OP_ACT, TMM_OP_PURE,
-			      relu_forward, &ly->act, &st.z[l], 1, &st.a[l], 1,
+			      m->k->relu_forward, &ly->act, &st.z[l], 1,
+			      &st.a[l], 1,
 			      (double)c->batch * ly->out, 2.0 * act_bytes)))
 			goto out;
 	}
@@ -414,7 +419,7 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 		lout[0] = st.loss;
 		lout[1] = st.dlogits;
 		if ((rc = run(ctx, "softmax_xent", TMM_OP_LOSS, TMM_OP_PURE,
-			      softmax_xent, &m->loss_dims, lin, 2, lout, 2,
+			      m->k->softmax_xent, &m->loss_dims, lin, 2, lout, 2,
 			      5.0 * c->batch * c->classes,
 			      8.0 * c->batch * c->classes)))
 			goto out;
@@ -443,8 +448,9 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 		if (l > 0)
 			bout[2] = st.da[l - 1];
 		if ((rc = run(ctx, "fc_backward", TMM_OP_MATMUL,
-			      TMM_OP_BACKWARD, fc_backward, &ly->fc, bin, 3,
-			      bout, l > 0 ? 3 : 2, 2.0 * fc_flops(&ly->fc),
+			      TMM_OP_BACKWARD, m->k->fc_backward, &ly->fc,
+			      bin, 3, bout, l > 0 ? 3 : 2,
+			      2.0 * fc_flops(&ly->fc),
 			      2.0 * fc_bytes(&ly->fc))))
 			goto out;
 
@@ -453,11 +459,13 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 		ub_in[0] = ly->b, ub_in[1] = ly->vb, ub_in[2] = st.db[l];
 		ub_out[0] = ly->b, ub_out[1] = ly->vb;
 		if ((rc = run(ctx, "sgd_w", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
-			      sgd_momentum, &ly->upd_w, uw_in, 3, uw_out, 2,
+			      m->k->sgd_momentum, &ly->upd_w, uw_in, 3,
+			      uw_out, 2,
 			      3.0 * ly->in * ly->out,
 			      20.0 * ly->in * ly->out)) ||
 		    (rc = run(ctx, "sgd_b", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
-			      sgd_momentum, &ly->upd_b, ub_in, 3, ub_out, 2,
+			      m->k->sgd_momentum, &ly->upd_b, ub_in, 3,
+			      ub_out, 2,
 			      3.0 * ly->out, 20.0 * ly->out)))
 			goto out;
 
@@ -470,7 +478,7 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 			if ((rc = fresh(m, &st, act_bytes, TMM_GRADIENT, "dz",
 					l - 1, &st.dz[l - 1])) ||
 			    (rc = run(ctx, "relu_backward", TMM_OP_ACT,
-				      TMM_OP_BACKWARD, relu_backward,
+				      TMM_OP_BACKWARD, m->k->relu_backward,
 				      &m->layer[l - 1].act, rin, 2,
 				      &st.dz[l - 1], 1,
 				      (double)c->batch * ly->in,
@@ -532,7 +540,8 @@ void mlp_config_default(struct mlp_config *cfg)
 int mlp_train(tmm_ctx *ctx, const struct mlp_config *cfg, float *losses,
 	      uint8_t **weights, size_t *weights_len, FILE *log)
 {
-	struct model m = { .cfg = cfg, .ctx = ctx };
+	struct model m = { .cfg = cfg, .ctx = ctx,
+			   .k = cfg->kernels ? cfg->kernels : &cpu_kernels };
 	uint64_t rng = cfg->seed;
 	int rc;
 

@@ -18,6 +18,24 @@
 
 #include "tensormm.h"
 
+/* The shape an op callback works on (its `user` argument). */
+struct mlp_dims {
+	unsigned b, i, o; /* batch, inputs, outputs */
+	float lr, momentum;
+	int has_dx;	  /* fc_backward: a third output receives dX */
+};
+
+/*
+ * The op callbacks, for a device whose memory the host cannot touch (the
+ * GPU example supplies cuBLAS and CUDA kernels; NULL in mlp_config means
+ * the CPU loops of mlp_model.c).  Each takes the tensors in the order the
+ * CPU loop of the same name documents, and `user` is a struct mlp_dims.
+ */
+struct mlp_kernels {
+	tmm_run_fn fc_forward, relu_forward, relu_backward, softmax_xent;
+	tmm_run_fn fc_backward, sgd_momentum;
+};
+
 struct mlp_config {
 	unsigned batch;	  /* samples per step */
 	unsigned inputs;  /* features per sample */
@@ -31,6 +49,7 @@ struct mlp_config {
 	 * there); a nonzero return stops the training with that value. */
 	int (*after_step)(tmm_ctx *ctx, unsigned step, void *arg);
 	void *after_step_arg;
+	const struct mlp_kernels *kernels; /* NULL: the CPU loops */
 };
 
 /* A small default that still needs several MiB of device memory. */

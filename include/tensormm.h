@@ -266,6 +266,38 @@ TMM_EXPORT
 int tmm_release(tmm_ctx *ctx, tmm_tensor t);
 
 /* ------------------------------------------------------------------------
+ * Workspaces
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Gives the calling op scratch device memory of at least `min` and at most
+ * `max` bytes: the largest size in that range that fits in the device
+ * budget right now without evicting anything; only when not even `min`
+ * fits are tensors evicted, and only as many as `min` needs (SuperNeurons
+ * §3.5: a convolution takes a faster algorithm when more workspace is
+ * free).  *ptr receives the device address and *got the size given, a
+ * multiple of 256 bytes when less than max.  With min 0 and nothing free,
+ * *ptr is NULL and *got 0.
+ *
+ * A context has one workspace at a time: it stays valid until
+ * tmm_workspace_release(), the next tmm_workspace(), tmm_iteration_end()
+ * or tmm_ctx_destroy(), so get it just before the tmm_run whose callback
+ * uses it.  Kernels queued on the compute stream before its release may
+ * still use it: later work that reuses the memory runs after them.
+ *
+ * Returns 0, -EBADF, -EINVAL (max 0, min > max, a NULL pointer), or
+ * -ENOMEM when `min` bytes cannot be had even by evicting (more than the
+ * budget, or the device is full of pinned tensors).
+ */
+TMM_EXPORT
+int tmm_workspace(tmm_ctx *ctx, size_t min, size_t max, void **ptr,
+		  size_t *got);
+
+/* Gives back the context's workspace, if any.  Returns 0 or -EBADF. */
+TMM_EXPORT
+int tmm_workspace_release(tmm_ctx *ctx);
+
+/* ------------------------------------------------------------------------
  * Iterations
  * ---------------------------------------------------------------------- */
 

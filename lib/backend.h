@@ -104,6 +104,8 @@ struct tmm_device_info {
 	double h2d_gbps, d2h_gbps;   /* GB/s (1e9 bytes per second) */
 	uint64_t copy_latency_ns;    /* fixed cost of one copy */
 	char pci_bus_id[32];	     /* "0000:3b:00.0", "" if none */
+	char timing[160];	     /* how op times are measured, and why
+				      * not better ("" on the sim) */
 };
 
 struct tmm_backend;
@@ -200,6 +202,17 @@ struct tmm_backend_ops {
 	int (*kernel_begin)(struct tmm_backend *be, const struct tmm_cost *cost);
 	int (*kernel_end)(struct tmm_backend *be, const struct tmm_cost *cost,
 			  uint64_t *ns);
+	/*
+	 * Later times, for backends whose kernel_end reports 0 (NULL on the
+	 * sim).  kernel_id returns the id of the op bracketed last (ids
+	 * grow; 0: none).  kernel_times waits for the device and writes
+	 * into ns[i] the duration of op ids[i] (ids ascending), 0 where it
+	 * has none; it forgets every op bracketed so far, so the runtime
+	 * calls it once per iteration, at its end.
+	 */
+	uint64_t (*kernel_id)(struct tmm_backend *be);
+	int (*kernel_times)(struct tmm_backend *be, const uint64_t *ids,
+			    uint64_t *ns, uint32_t n);
 
 	/* The compute stream handed to op callbacks (NULL on the sim). */
 	void *(*compute_stream)(struct tmm_backend *be);

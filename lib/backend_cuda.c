@@ -34,6 +34,7 @@
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
+#include "cuda_timing.h"
 #include "numa_place.h"
 #include "tunables.h"
 
@@ -60,8 +61,8 @@
 struct cuda_state {
 	int device;
 	cudaStream_t stream[TMM_ENGINE_COUNT];
-	/* Timing events around the current op (see kernel_begin). */
-	cudaEvent_t k_begin, k_end;
+	/* Op durations: CUPTI or event pairs (cuda_timing.h). */
+	struct tmm_cuda_timing *timing;
 	cudaEvent_t spare[CUDA_EVENT_CACHE];
 	int nspare;
 	/* Host NUMA node for advice (preferred location host), -1: any. */
@@ -162,10 +163,7 @@ static void cuda_release_all(struct cuda_state *s)
 	for (int i = 0; i < s->nspare; i++)
 		cudaEventDestroy(s->spare[i]);
 	s->nspare = 0;
-	if (s->k_begin)
-		cudaEventDestroy(s->k_begin);
-	if (s->k_end)
-		cudaEventDestroy(s->k_end);
+	tmm_cuda_timing_close(s->timing);
 	for (int i = 0; i < TMM_ENGINE_COUNT; i++)
 		if (s->stream[i])
 			cudaStreamDestroy(s->stream[i]);
@@ -177,7 +175,7 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	struct tmm_device_info *info = &be->info;
 	struct cudaDeviceProp prop;
 	struct cuda_state *s;
-	char bus_id[32] = "";
+	char bus_id[32] = "", why[128];
 	size_t free_b = 0, total_b = 0, len;
 	int n = 0, attr = 0, rc;
 	cudaError_t e;
@@ -235,14 +233,16 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 			goto err;
 		}
 	}
-	/* Timing stays enabled on these two: they measure ops later. */
-	e = cudaEventCreateWithFlags(&s->k_begin, cudaEventDefault);
-	if (e == cudaSuccess)
-		e = cudaEventCreateWithFlags(&s->k_end, cudaEventDefault);
-	if (e != cudaSuccess) {
-		rc = cuda_fail(be, e, "cudaEventCreateWithFlags");
+	/* CUPTI unless cupti=off; events where CUPTI cannot be had. */
+	rc = tmm_cuda_timing_open(&s->timing, s->stream[TMM_ENGINE_COMPUTE],
+				  cfg ? cfg->cupti : true, why, sizeof(why));
+	if (rc < 0) {
+		rc = tmm_backend_fail(be, rc, "cuda backend: out of memory");
 		goto err;
 	}
+	snprintf(info->timing, sizeof(info->timing), "%s%s%s%s",
+		 tmm_cuda_timing_method(s->timing), why[0] ? " (" : "", why,
+		 why[0] ? ")" : "");
 
 	/* The name is a nicety: cut to fit rather than fail. */
 	len = strnlen(prop.name, sizeof(info->name) - 1);
@@ -818,35 +818,53 @@ static void cuda_event_release(struct tmm_backend *be, tmm_event *ev)
  * ---------------------------------------------------------------------- */
 
 /*
- * Marks the op's start and end on the compute stream.  Durations are not
- * known until the GPU gets there, long after kernel_end returns, so *ns is
- * 0; true kernel times will come from CUPTI activity records.
+ * Brackets the op on the compute stream for cuda_timing.c.  Its kernels
+ * run long after kernel_end returns, so *ns is 0 here; kernel_times
+ * answers the durations at the iteration's end.
  */
 static int cuda_kernel_begin(struct tmm_backend *be,
 			     const struct tmm_cost *cost)
 {
-	struct cuda_state *s = st_of(be);
-	cudaError_t e;
+	char err[200];
+	int rc;
 
 	(void)cost;
-	e = cudaEventRecord(s->k_begin, s->stream[TMM_ENGINE_COMPUTE]);
-	if (e != cudaSuccess)
-		return cuda_fail(be, e, "cudaEventRecord(op begin)");
+	rc = tmm_cuda_timing_begin(st_of(be)->timing, err, sizeof(err));
+	if (rc < 0)
+		return tmm_backend_fail(be, rc, "timing an op: %s", err);
 	return 0;
 }
 
 static int cuda_kernel_end(struct tmm_backend *be,
 			   const struct tmm_cost *cost, uint64_t *ns)
 {
-	struct cuda_state *s = st_of(be);
-	cudaError_t e;
+	char err[200];
+	int rc;
 
 	(void)cost;
 	if (ns)
 		*ns = 0;
-	e = cudaEventRecord(s->k_end, s->stream[TMM_ENGINE_COMPUTE]);
-	if (e != cudaSuccess)
-		return cuda_fail(be, e, "cudaEventRecord(op end)");
+	rc = tmm_cuda_timing_end(st_of(be)->timing, err, sizeof(err));
+	if (rc < 0)
+		return tmm_backend_fail(be, rc, "timing an op: %s", err);
+	return 0;
+}
+
+static uint64_t cuda_kernel_id(struct tmm_backend *be)
+{
+	return tmm_cuda_timing_last(st_of(be)->timing);
+}
+
+static int cuda_kernel_times(struct tmm_backend *be, const uint64_t *ids,
+			     uint64_t *ns, uint32_t n)
+{
+	char err[200];
+	int rc;
+
+	rc = tmm_cuda_timing_collect(st_of(be)->timing, ids, ns, n, err,
+				     sizeof(err));
+	if (rc < 0)
+		return tmm_backend_fail(be, rc, "reading op times: %s", err);
 	return 0;
 }
 
@@ -890,6 +908,8 @@ const struct tmm_backend_ops tmm_backend_cuda_ops = {
 	.event_release = cuda_event_release,
 	.kernel_begin = cuda_kernel_begin,
 	.kernel_end = cuda_kernel_end,
+	.kernel_id = cuda_kernel_id,
+	.kernel_times = cuda_kernel_times,
 	.compute_stream = cuda_compute_stream,
 	.now_ns = cuda_now_ns,
 };

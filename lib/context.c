@@ -100,6 +100,7 @@ static void teardown(struct tmm_ctx *ctx)
 {
 	tmm_stats_shm_destroy(ctx);
 	if (ctx->be.ops && ctx->tracker && ctx->lineage && ctx->guide) {
+		tmm_workspace_drop(ctx);
 		tmm_tensor_table_clear(ctx);
 		tmm_mover_drain(ctx);
 	}
@@ -262,6 +263,9 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 		ctx->mode == TMM_MODE_UVM ? "uvm" : "swap",
 		tmm_fmt_bytes(ctx->budget, b1, sizeof(b1)),
 		tmm_fmt_bytes(ctx->be.info.capacity, b2, sizeof(b2)));
+	if (ctx->be.info.timing[0])
+		tmm_log(ctx, TMM_LOG_INFO, "op times measured by %s",
+			ctx->be.info.timing);
 	*out = ctx;
 	return 0;
 fail:

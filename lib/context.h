@@ -170,6 +170,10 @@ struct tmm_ctx {
 	unsigned uvm_n_ranges, uvm_cap_ranges;
 	bool uvm_ranges_failed;
 
+	/* The user's workspace (workspace.c), or NULL. */
+	struct tmm_pool_block *ws_block;
+	size_t ws_bytes;
+
 	/* Scratch for the pointer arrays handed to op callbacks. */
 	void **ptr_scratch;
 	size_t ptr_scratch_len;
@@ -215,6 +219,9 @@ void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /* Destroys every live tensor (context teardown). */
 void tmm_tensor_table_clear(struct tmm_ctx *ctx);
+
+/* Gives back the user's workspace, if any (iteration end, teardown). */
+void tmm_workspace_drop(struct tmm_ctx *ctx);
 
 /* Formats a byte count as "1.50 GiB" into buf. */
 const char *tmm_fmt_bytes(uint64_t bytes, char *buf, size_t len);

@@ -254,6 +254,18 @@ int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 				"cannot advise on tensor %s: it holds no "
 				"managed memory yet",
 				tmm_tensor_label(t, label, sizeof(label)));
+	/*
+	 * Read-mostly duplicates pages on every reader; a write then
+	 * collapses the copies at a fault each, slower than no advice.  A
+	 * tensor the iteration writes (weights the optimizer updates) is
+	 * refused; the guide counts the action as skipped.
+	 */
+	if (advice == TMM_PLAN_ADVICE_READ_MOSTLY &&
+	    tmm_tracker_written(ctx, t))
+		return tmm_fail(ctx, -EINVAL,
+				"read-mostly advice refused for tensor %s: "
+				"the iteration writes it",
+				tmm_tensor_label(t, label, sizeof(label)));
 	rc = ctx->be.ops->advise(&ctx->be, t->dev, t->bytes, map[advice]);
 	if (rc < 0)
 		return backend_error(ctx, rc);

@@ -345,6 +345,7 @@ int tmm_iteration_end(tmm_ctx *ctx)
 	if (!ctx->in_iteration)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_iteration_end: no iteration has begun");
+	tmm_workspace_drop(ctx);
 	tmm_guide_iteration_end(ctx);
 	tmm_tracker_iteration_end(ctx);
 	ctx->in_iteration = false;

@@ -38,6 +38,11 @@ struct tmm_tracker {
 	bool have_first;
 
 	struct tmm_trace_writer *file; /* TENSORMM_TRACE, or NULL */
+
+	/* Backends that time ops later (kernel_times): each recorded op's
+	 * backend id, and room for the answers. */
+	uint64_t *kernel_ids, *kernel_ns;
+	uint32_t cap_kernel;
 };
 
 /* Makes room for `need` elements of a trace array, counting growths. */
@@ -119,6 +124,8 @@ void tmm_tracker_destroy(struct tmm_ctx *ctx)
 	tmm_trace_free(&tr->cur);
 	tmm_trace_free(&tr->first);
 	free(tr->made);
+	free(tr->kernel_ids);
+	free(tr->kernel_ns);
 	free(tr);
 	ctx->tracker = NULL;
 }
@@ -144,12 +151,45 @@ void tmm_tracker_iteration_begin(struct tmm_ctx *ctx)
 	t->n_accesses = t->n_events = t->strings_len = 0;
 }
 
+/*
+ * The backend measured the ops' kernels after kernel_end returned (CUDA):
+ * their durations replace the zeros the trace holds, in the ops and in
+ * their accesses.  Start times stay the host's; only lengths change.
+ */
+static void patch_op_times(struct tmm_ctx *ctx)
+{
+	struct tmm_tracker *tr = ctx->tracker;
+	struct tmm_trace *t = &tr->cur;
+	struct tmm_backend *be = &ctx->be;
+
+	if (!be->ops->kernel_times || !t->n_ops)
+		return;
+	if (be->ops->kernel_times(be, tr->kernel_ids, tr->kernel_ns,
+				  t->n_ops) < 0) {
+		tmm_log(ctx, TMM_LOG_WARN, "%s; iteration %llu keeps no op "
+			"times", be->error, (unsigned long long)tr->epoch);
+		return;
+	}
+	for (uint32_t i = 0; i < t->n_ops; i++) {
+		t->ops[i].end_ns = t->ops[i].begin_ns + tr->kernel_ns[i];
+		ctx->c.compute_ns += tr->kernel_ns[i];
+	}
+	for (uint32_t i = 0; i < t->n_accesses; i++) {
+		struct tmm_trace_access *a = &t->accesses[i];
+
+		if (a->op != TMM_TRACE_NONE)
+			a->end_ns = a->begin_ns + tr->kernel_ns[a->op];
+	}
+}
+
 void tmm_tracker_iteration_end(struct tmm_ctx *ctx)
 {
 	struct tmm_tracker *tr = ctx->tracker;
 	struct tmm_trace *t = &tr->cur;
 	char err[256];
 
+	if (!tr->incomplete)
+		patch_op_times(ctx);
 	t->duration_ns = ctx->be.ops->now_ns(&ctx->be) - tr->begin_ns;
 	t->stall_ns = ctx->c.stall_ns - tr->stall_begin;
 	tr->epoch = 0;
@@ -279,6 +319,26 @@ struct tmm_tensor_rec *tmm_tracker_tensor_of_key(struct tmm_ctx *ctx,
 
 /* ---- accesses --------------------------------------------------------- */
 
+/* Room for `need` ops' backend ids, when the backend times ops later. */
+static bool reserve_kernel(struct tmm_ctx *ctx, uint64_t need)
+{
+	struct tmm_tracker *tr = ctx->tracker;
+	uint32_t cap = tr->cap_kernel;
+
+	if (!ctx->be.ops->kernel_times || need <= tr->cap_kernel)
+		return true;
+	tr->grows++;
+	if (!tmm_grow((void **)&tr->kernel_ids, &cap, need,
+		      sizeof(*tr->kernel_ids)))
+		return false;
+	cap = tr->cap_kernel;
+	if (!tmm_grow((void **)&tr->kernel_ns, &cap, need,
+		      sizeof(*tr->kernel_ns)))
+		return false;
+	tr->cap_kernel = cap;
+	return true;
+}
+
 void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 		    struct tmm_tensor_rec *const *recs, const uint8_t *flags,
 		    unsigned n, uint64_t start_ns, uint64_t duration_ns,
@@ -295,7 +355,8 @@ void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 	*n_accesses = 0;
 	if (!tr->epoch || tr->incomplete)
 		return;
-	if (!RESERVE(tr, ops, cap_ops, t->n_ops + 1ull) ||
+	if (!reserve_kernel(ctx, t->n_ops + 1ull) ||
+	    !RESERVE(tr, ops, cap_ops, t->n_ops + 1ull) ||
 	    !RESERVE(tr, op_tensors, cap_op_tensors,
 		     (uint64_t)t->n_op_tensors + n) ||
 	    !RESERVE(tr, accesses, cap_accesses, (uint64_t)t->n_accesses + n)) {
@@ -309,6 +370,8 @@ void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 	in_use = ctx->mode == TMM_MODE_UVM ? ctx->c.uvm_resident
 					   : tmm_pool_in_use(ctx->pool);
 	op_index = t->n_ops++;
+	if (ctx->be.ops->kernel_id)
+		tr->kernel_ids[op_index] = ctx->be.ops->kernel_id(&ctx->be);
 	o = &t->ops[op_index];
 	*o = (struct tmm_trace_op){
 		.name = intern(ctx, op->name),
@@ -406,6 +469,34 @@ void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
 		.access = tc->n_accesses,
 		.at_ns = ctx->be.ops->now_ns(&ctx->be) - tr->begin_ns,
 	};
+}
+
+/* Does the trace show a write of its tensor ti? */
+static bool written_in(const struct tmm_trace *tr, uint32_t ti)
+{
+	for (uint32_t i = 0; i < tr->n_accesses; i++)
+		if (tr->accesses[i].tensor == ti &&
+		    (tr->accesses[i].flags & TMM_TA_WRITE))
+			return true;
+	return false;
+}
+
+bool tmm_tracker_written(const struct tmm_ctx *ctx,
+			 const struct tmm_tensor_rec *t)
+{
+	const struct tmm_tracker *tr = ctx->tracker;
+	uint64_t key;
+
+	if (tr->epoch && t->trace_epoch == tr->epoch &&
+	    written_in(&tr->cur, t->trace_index))
+		return true;
+	if (!tr->have_first)
+		return false;
+	key = tmm_tracker_key(ctx, t);
+	for (uint32_t i = 0; i < tr->first.n_tensors; i++)
+		if (tr->first.tensors[i].key == key)
+			return written_in(&tr->first, i);
+	return false;
 }
 
 uint64_t tmm_tracker_grows(const struct tmm_ctx *ctx)

@@ -74,6 +74,15 @@ const struct tmm_trace *tmm_tracker_current(const struct tmm_ctx *ctx);
 /* The first complete iteration's trace, or NULL before it has ended. */
 const struct tmm_trace *tmm_tracker_first(const struct tmm_ctx *ctx);
 
+/*
+ * Whether t is written in an iteration, by an op or the host: in the
+ * first complete iteration's trace (the one plans are made from), or so
+ * far in the one being recorded.  Linear in the trace: for rare questions
+ * (read-mostly advice), not the hot path.
+ */
+bool tmm_tracker_written(const struct tmm_ctx *ctx,
+			 const struct tmm_tensor_rec *t);
+
 /* The live tensor a key names in the iteration being recorded, or NULL. */
 struct tmm_tensor_rec *tmm_tracker_tensor_of_key(struct tmm_ctx *ctx,
 						 uint64_t key);

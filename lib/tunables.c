@@ -253,6 +253,17 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.since = "0.1",
 		.choices = off_on_choices,
 	},
+	[TMM_T_CUPTI] = {
+		.name = "cupti",
+		.env = "TENSORMM_CUPTI",
+		.type = TMM_TYPE_CHOICE,
+		.def = "on",
+		.accepted = "on or off",
+		.help = "cuda backend: time ops by their kernels' CUPTI "
+			"activity records; off = cudaEvents around each op",
+		.since = "0.1",
+		.choices = off_on_choices,
+	},
 	[TMM_T_LOG] = {
 		.name = "log",
 		.env = "TENSORMM_LOG",
@@ -904,6 +915,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_STATS_SHM:
 		cfg->stats_shm = v->choice == 1;
 		return true;
+	case TMM_T_CUPTI:
+		cfg->cupti = v->choice == 1;
+		return true;
 	case TMM_T_LOG:
 		cfg->log = (enum tmm_log_level)v->choice;
 		return true;
@@ -1252,6 +1266,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_STATS_SHM:
 		text_add_choice(&t, id, cfg->stats_shm ? 1 : 0);
+		break;
+	case TMM_T_CUPTI:
+		text_add_choice(&t, id, cfg->cupti ? 1 : 0);
 		break;
 	case TMM_T_LOG:
 		text_add_choice(&t, id, cfg->log);

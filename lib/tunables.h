@@ -38,6 +38,7 @@ enum tmm_tunable_id {
 	TMM_T_TRACE,
 	TMM_T_HINTS,
 	TMM_T_STATS_SHM,
+	TMM_T_CUPTI,
 	TMM_T_LOG,
 	TMM_TUNABLE_COUNT
 };
@@ -65,6 +66,7 @@ struct tmm_config {
 	char trace[4096];      /* "" when off */
 	char hints[4096];      /* plan file; "" when off */
 	bool stats_shm;	       /* publish live counters in shared memory */
+	bool cupti;	       /* cuda: op times from CUPTI, else events */
 	enum tmm_log_level log;
 	enum tmm_source source[TMM_TUNABLE_COUNT];
 };

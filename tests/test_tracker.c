@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "tensormm.h"
+#include "backend.h"
 #include "context.h"
 #include "toy_ops.h"
 #include "trace_file.h"
@@ -340,6 +341,85 @@ START_TEST(trace_file_reads_back_every_iteration)
 }
 END_TEST
 
+/*
+ * A backend that times ops later (CUDA): kernel_end reports 0, and at the
+ * iteration's end kernel_times answers each op by the id kernel_id gave
+ * it.  Here the sim stands in, and op k (ids from 1) lasts k µs.
+ */
+static struct tmm_backend_ops late_ops;
+static uint64_t late_id;
+
+static int late_begin(struct tmm_backend *be, const struct tmm_cost *cost)
+{
+	late_id++;
+	return tmm_backend_sim_ops.kernel_begin(be, cost);
+}
+
+static int late_end(struct tmm_backend *be, const struct tmm_cost *cost,
+		    uint64_t *ns)
+{
+	int rc = tmm_backend_sim_ops.kernel_end(be, cost, ns);
+
+	*ns = 0;
+	return rc;
+}
+
+static uint64_t late_kernel_id(struct tmm_backend *be)
+{
+	(void)be;
+	return late_id;
+}
+
+static int late_times(struct tmm_backend *be, const uint64_t *ids,
+		      uint64_t *ns, uint32_t n)
+{
+	(void)be;
+	for (uint32_t i = 0; i < n; i++)
+		ns[i] = ids[i] * 1000;
+	return 0;
+}
+
+START_TEST(late_op_times_are_patched_in)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	const struct tmm_trace *tr;
+	tmm_ctx *ctx;
+	tmm_tensor w, a0;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap"), 0);
+	late_ops = tmm_backend_sim_ops;
+	late_ops.kernel_begin = late_begin;
+	late_ops.kernel_end = late_end;
+	late_ops.kernel_id = late_kernel_id;
+	late_ops.kernel_times = late_times;
+	ctx->be.ops = &late_ops;
+	late_id = 0;
+	w = toy_weight(ctx, 0);
+	/* An op outside the iteration takes id 1, and is not asked. */
+	ck_assert_int_eq(tmm_tensor_create(ctx, ELEMS * 4, TMM_ACTIVATION,
+					   "a0", &a0), 0);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &a0, 1);
+	small_iteration(ctx, w);
+	tr = tmm_tracker_first(ctx);
+	ck_assert_ptr_nonnull(tr);
+	ck_assert_uint_eq(tr->n_ops, 3);
+	for (uint32_t i = 0; i < tr->n_ops; i++)
+		ck_assert_uint_eq(tr->ops[i].end_ns - tr->ops[i].begin_ns,
+				  (i + 2) * 1000);
+	for (uint32_t i = 0; i < tr->n_accesses; i++) {
+		const struct tmm_trace_access *a = &tr->accesses[i];
+
+		if (a->op != TMM_TRACE_NONE)
+			ck_assert_uint_eq(a->end_ns - a->begin_ns,
+					  (a->op + 2) * 1000);
+	}
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.compute_ns, 2000 + 3000 + 4000);
+	ctx->be.ops = &tmm_backend_sim_ops;
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 START_TEST(unwritable_trace_file_fails_creation)
 {
 	tmm_ctx *ctx;
@@ -364,6 +444,7 @@ int main(void)
 	tcase_add_test(tc, ideal_times_take_the_stall_out);
 	tcase_add_test(tc, trace_file_reads_back_every_iteration);
 	tcase_add_test(tc, unwritable_trace_file_fails_creation);
+	tcase_add_test(tc, late_op_times_are_patched_in);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -586,6 +586,7 @@ static const struct {
 	{ TMM_T_TRACE, "/tmp/env.trace", "/tmp/config.trace" },
 	{ TMM_T_HINTS, "/tmp/env.plan", "/tmp/config.plan" },
 	{ TMM_T_STATS_SHM, "off", "on" },
+	{ TMM_T_CUPTI, "off", "on" },
 	{ TMM_T_LOG, "debug", "error" },
 };
 
@@ -678,7 +679,8 @@ START_TEST(test_unknown_key_in_config)
 	err_has("unknown tunable 'budgte' in the config string; known "
 		"tunables: backend, mode, budget, policy, sim_profile, "
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
-		"host_numa_node, pinned_pool, trace, hints, stats_shm, log");
+		"host_numa_node, pinned_pool, trace, hints, stats_shm, cupti, "
+		"log");
 	err_has("did you mean 'budget'?");
 
 	load_fails("frobnicate=1");

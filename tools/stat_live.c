@@ -84,7 +84,9 @@ static void csv_string(const char *s, size_t max)
  * Opens an entry's segment.  Returns it, or NULL with the error in *rc,
  * explained on stderr unless it is another user's segment and `quiet`:
  * a machine shared with other users is normal, not an error, until the
- * user asks for one of their processes by pid.
+ * user asks for one of their processes by pid.  Nor, when `quiet`, is a
+ * segment gone since the listing (-ENOENT): its process ended, or another
+ * reader removed it after a crash.
  */
 static const struct tmm_shm_segment *open_entry(const struct tmm_shm_entry *e,
 						bool quiet, int *rc)
@@ -94,7 +96,7 @@ static const struct tmm_shm_segment *open_entry(const struct tmm_shm_entry *e,
 
 	*rc = tmm_shm_open(e->name, &seg, err, sizeof(err));
 	if (*rc < 0) {
-		if (!(quiet && *rc == -EACCES))
+		if (!(quiet && (*rc == -EACCES || *rc == -ENOENT)))
 			stat_error("pid %d: %s", (int)e->pid, err);
 		return NULL;
 	}
@@ -188,6 +190,8 @@ int stat_list(enum stat_format fmt)
 		const struct tmm_shm_segment *seg =
 			open_entry(&list[i], true, &rc);
 
+		if (!seg && rc == -ENOENT)
+			continue; /* gone since the listing */
 		if (!seg && rc == -EACCES) {
 			if (fmt == STAT_TEXT)
 				printf("  %7d %3u %6u (another user's context: "

@@ -1,0 +1,70 @@
+/*
+ * cuda_timing.h — how long each op's kernels ran on a real GPU.
+ *
+ * An op's kernels are queued by its run callback and run long after
+ * kernel_end returns, so their time is known only later.  This module
+ * gives each op bracketed by begin/end an id, and at collect (once an
+ * iteration) waits for the GPU and answers each id's duration:
+ *
+ *   cupti   the op's device work is tagged with the id as a CUPTI
+ *           external correlation id; CUPTI's activity records give each
+ *           kernel's (and, with CUDA 13's CUPTI, each copy's and fill's)
+ *           start and end, and an op's time is the sum of those times
+ *           (launch gaps and host work excluded).
+ *   events  a pair of cudaEvents brackets the op on the compute stream;
+ *           the time between them (gaps included).
+ *
+ * CUPTI is used when the library was built with it (TMM_HAVE_CUPTI), the
+ * caller asks for it (cupti=on) and the driver lets this process profile;
+ * otherwise events.  CUPTI's activity callbacks are process-wide, so only
+ * the first context to open takes CUPTI; the others use events.
+ *
+ * Functions returning int return 0 or a negative errno and write a
+ * message naming the failed call and CUDA's or CUPTI's description into
+ * err.  Built only with CUDA.
+ */
+#ifndef TMM_CUDA_TIMING_H
+#define TMM_CUDA_TIMING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tmm_cuda_timing;
+
+/*
+ * Opens timing of ops queued on `stream` (a cudaStream_t).  *why
+ * receives, when CUPTI was asked for but not used, the reason ("" else).
+ * Returns 0 or -ENOMEM.
+ */
+int tmm_cuda_timing_open(struct tmm_cuda_timing **out, void *stream,
+			 bool want_cupti, char *why, size_t whylen);
+
+/* Stops CUPTI (when this instance owns it) and frees everything. */
+void tmm_cuda_timing_close(struct tmm_cuda_timing *t);
+
+/* "cupti" or "events": how this instance measures. */
+const char *tmm_cuda_timing_method(const struct tmm_cuda_timing *t);
+
+/* Marks the start of an op; returns 0 or a negative errno. */
+int tmm_cuda_timing_begin(struct tmm_cuda_timing *t, char *err,
+			  size_t errlen);
+
+/* Marks the end of the op begun last; returns 0 or a negative errno. */
+int tmm_cuda_timing_end(struct tmm_cuda_timing *t, char *err,
+			size_t errlen);
+
+/* The id of the op begun last (ids start at 1; 0: none yet). */
+uint64_t tmm_cuda_timing_last(const struct tmm_cuda_timing *t);
+
+/*
+ * Waits for the compute stream, then writes into ns[i] the duration of
+ * op ids[i] (ids ascending), 0 for an op it has no time for.  Forgets
+ * every op begun so far: call it once per iteration.  Returns 0 or a
+ * negative errno.
+ */
+int tmm_cuda_timing_collect(struct tmm_cuda_timing *t, const uint64_t *ids,
+			    uint64_t *ns, uint32_t n, char *err,
+			    size_t errlen);
+
+#endif /* TMM_CUDA_TIMING_H */
