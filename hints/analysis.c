@@ -252,7 +252,9 @@ void tmm_eviction_span(const struct tmm_analysis *an,
 	 * copy rather than evicting (Capuchin §5.3's decoupled swap): for
 	 * what fits, it leaves at once; the wait is a stall, counted by
 	 * tmm_swap_overhead. */
-	*gone = e->evict + 1;
+	/* Out since before the iteration (across-iteration): from its
+	 * start. */
+	*gone = e->evict == TMM_TRACE_NONE ? 0 : e->evict + 1;
 	if (e->drop)
 		*returns = e->back;
 	else if (e->back == TMM_TRACE_NONE)
@@ -416,11 +418,13 @@ int tmm_emit(const struct tmm_analysis *an, const struct tmm_eviction *ev,
 	for (uint32_t i = 0; i < n && rc == 0; i++) {
 		uint64_t key = tr->tensors[ev[i].tensor].key;
 
-		rc = tmm_plan_add(plan,
-				  ev[i].drop ? TMM_ACT_EVICT_DROP
-					     : TMM_ACT_EVICT_SWAP,
-				  ev[i].evict, key, ev[i].back,
-				  0);
+		/* Out since the iteration began: the previous iteration
+		 * swapped it out; only its prefetch is in this one. */
+		if (ev[i].evict != TMM_TRACE_NONE)
+			rc = tmm_plan_add(plan,
+					  ev[i].drop ? TMM_ACT_EVICT_DROP
+						     : TMM_ACT_EVICT_SWAP,
+					  ev[i].evict, key, ev[i].back, 0);
 		if (rc == 0 && !ev[i].drop && ev[i].back != TMM_TRACE_NONE)
 			rc = tmm_plan_add(plan, TMM_ACT_PREFETCH,
 					  ev[i].in_trigger, key, ev[i].back, 0);

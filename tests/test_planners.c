@@ -346,7 +346,7 @@ START_TEST(every_planner_makes_a_valid_plan)
 {
 	static const char *const names[] = {
 		"none", "vdnn-conv", "vdnn-all", "checkpoint",
-		"superneurons", "capuchin",
+		"superneurons", "capuchin", "tensile",
 	};
 	struct builder b;
 	uint32_t t[9];
@@ -387,7 +387,7 @@ START_TEST(every_planner_makes_a_valid_plan)
 		struct tmm_planner_input in = input(&b, 300 * 1024, 10);
 		struct tmm_plan p;
 
-		ck_assert_int_eq(tmm_planner_make("tensile", &in, &p, err,
+		ck_assert_int_eq(tmm_planner_make("tsplit", &in, &p, err,
 						  sizeof(err)), -EINVAL);
 		ck_assert_ptr_nonnull(strstr(err, "unknown policy"));
 	}

@@ -28,7 +28,7 @@
 
 static const char *const policies[] = {
 	"none", "vdnn-conv", "vdnn-all", "checkpoint", "superneurons",
-	"capuchin",
+	"capuchin", "tensile",
 };
 #define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
 
