@@ -258,6 +258,12 @@ static int schedule_swap(struct tensile *ts, uint32_t t)
 		e = l->last;
 		b = l->first;
 	}
+	/* Made before the iteration, it must be back for the next one: a
+	 * swap-out with no prefetch would leave it to a demand fetch that
+	 * the curve does not count. */
+	if (b == TMM_TRACE_NONE &&
+	    !(an->trace->tensors[t].flags & TMM_TT_MADE_INSIDE))
+		return 0;
 	for (uint32_t i = 0; i < ts->chosen.n; i++)
 		if (ts->chosen.ev[i].tensor == t &&
 		    ts->chosen.ev[i].evict == (wrap ? TMM_TRACE_NONE : e))

@@ -92,6 +92,50 @@ bool tmm_guide_following(const struct tmm_ctx *ctx)
 	return ctx->guide->following && !ctx->guide->diverged;
 }
 
+/* Does the plan evict the tensor of prefetch pf for pf's back-access?
+ * If not, pf is an across-iteration prefetch (see plan.h). */
+static bool has_eviction(const struct tmm_plan *p,
+			 const struct tmm_plan_action *pf)
+{
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+
+		if ((a->type == TMM_ACT_EVICT_SWAP ||
+		     a->type == TMM_ACT_EVICT_DROP) &&
+		    a->key == pf->key && a->back_access == pf->back_access)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An across-iteration prefetch expects its tensor on the host when the
+ * iteration begins: the previous iteration swapped it out after its last
+ * access.  The first guided iteration follows a measured one that did
+ * not, so the swap-out is made here; later ones find it done.  Without
+ * it, the plan's memory curve would not hold until the prefetch.  Only
+ * for a plan that fits: under one that does not, passive mode decides
+ * what leaves anyway, and a swap-out more only moves the layout of the
+ * pool (an op's pinned tensors can then leave no hole big enough).
+ */
+static void evict_for_entry_prefetches(struct tmm_ctx *ctx)
+{
+	const struct tmm_plan *p = &ctx->guide->plan;
+
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+		struct tmm_tensor_rec *t;
+
+		if (a->type != TMM_ACT_PREFETCH || has_eviction(p, a))
+			continue;
+		t = tmm_tracker_tensor_of_key(ctx, a->key);
+		/* A failure only costs memory: passive mode covers it. */
+		if (t && !t->pins && t->state == TMM_TS_RESIDENT &&
+		    tmm_mover_swap_out(ctx, t, false) == 0)
+			ctx->c.plan_actions++;
+	}
+}
+
 void tmm_guide_iteration_begin(struct tmm_ctx *ctx)
 {
 	struct tmm_guide *g = ctx->guide;
@@ -99,6 +143,8 @@ void tmm_guide_iteration_begin(struct tmm_ctx *ctx)
 	g->following = g->installed;
 	g->diverged = false;
 	g->next = 0;
+	if (g->following && g->plan.fits)
+		evict_for_entry_prefetches(ctx);
 }
 
 static void diverge(struct tmm_ctx *ctx, uint32_t access)
