@@ -194,6 +194,8 @@ START_TEST(test_choices)
 	ck_assert_int_eq(cfg.source[TMM_T_POLICY], TMM_SRC_CONFIG);
 	load_ok("policy=None");
 	ck_assert_str_eq(cfg.policy, "none");
+	load_ok("policy=tensile");
+	ck_assert_str_eq(cfg.policy, "tensile");
 
 	load_ok("sim_memory=phantom");
 	ck_assert_int_eq(cfg.sim_memory, TMM_SIM_PHANTOM);
@@ -364,7 +366,7 @@ static const struct bad_value bad_values[] = {
 	{ "budget=GiB", "not a size or percentage" },
 	{ "budget=5 5", "not a size or percentage" },
 	{ "budget=1e3", "not a size or percentage" },
-	{ "policy=tensile", "not one of the choices" },
+	{ "policy=tsplit", "not one of the choices" },
 	{ "policy=", "empty value" },
 	{ "sim_profile=no-such-gpu", "no simulator profile" },
 	{ "sim_profile=", "no simulator profile" },
