@@ -16,6 +16,7 @@
 #include "plan_file.h"
 #include "planner.h"
 #include "recompute.h"
+#include "replan.h"
 #include "tracker.h"
 
 struct tmm_guide {
@@ -28,12 +29,20 @@ struct tmm_guide {
 			  * to be checked against a measured iteration */
 	bool diverged_once; /* the first iteration left a plan from file */
 	uint32_t next;	 /* the next action to fire */
+	struct tmm_replan *replan; /* latencies since the plan was made */
 };
 
 int tmm_guide_create(struct tmm_ctx *ctx)
 {
 	ctx->guide = calloc(1, sizeof(*ctx->guide));
-	return ctx->guide ? 0 : -ENOMEM;
+	if (!ctx->guide)
+		return -ENOMEM;
+	if (tmm_replan_create(&ctx->guide->replan) < 0) {
+		free(ctx->guide);
+		ctx->guide = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void tmm_guide_destroy(struct tmm_ctx *ctx)
@@ -41,6 +50,7 @@ void tmm_guide_destroy(struct tmm_ctx *ctx)
 	if (!ctx->guide)
 		return;
 	tmm_plan_free(&ctx->guide->plan);
+	tmm_replan_destroy(ctx->guide->replan);
 	free(ctx->guide);
 	ctx->guide = NULL;
 }
@@ -239,13 +249,16 @@ static void check_hints(struct tmm_ctx *ctx)
 	g->planned = false;
 }
 
-/* After the first iteration, the configured planner makes the plan. */
-static void make_plan(struct tmm_ctx *ctx)
+/*
+ * The configured planner makes the plan from trace `from`: the first
+ * iteration's, or after a drift the same retimed (replan.h).  Returns
+ * whether a plan was installed.
+ */
+static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 {
 	struct tmm_guide *g = ctx->guide;
-	const struct tmm_trace *first = tmm_tracker_first(ctx);
 	struct tmm_planner_input in = {
-		.trace = first,
+		.trace = from,
 		.budget = ctx->budget,
 		.device = { .capacity = ctx->be.info.capacity,
 			    .h2d_gbps = ctx->be.info.h2d_gbps,
@@ -268,7 +281,7 @@ static void make_plan(struct tmm_ctx *ctx)
 		tmm_log(ctx, TMM_LOG_WARN,
 			"no plan: %s; the next iterations run in passive mode",
 			err);
-		return;
+		return false;
 	}
 	{
 		char a[32], b[32];
@@ -287,7 +300,8 @@ static void make_plan(struct tmm_ctx *ctx)
 			plan.fits ? "" : ": it does not fit, passive mode "
 					 "makes up the difference");
 	}
-	if (tmm_guide_install(ctx, &plan) < 0)
+	rc = tmm_guide_install(ctx, &plan);
+	if (rc < 0)
 		tmm_log(ctx, TMM_LOG_WARN,
 			"policy %s made a plan that does not hold: %s; the "
 			"next iterations run in passive mode",
@@ -295,6 +309,32 @@ static void make_plan(struct tmm_ctx *ctx)
 	else if (ctx->cfg.hints[0])
 		save_hints(ctx, &plan);
 	tmm_plan_free(&plan);
+	return rc == 0;
+}
+
+/*
+ * TENSILE §IV-E: a guided iteration that followed its plan to the end
+ * feeds its op latencies to the average; past the drift threshold the
+ * planner runs again on the retimed first trace, and its plan is followed
+ * from the next iteration.  The policy decides nothing here.
+ */
+static void replan_if_drifted(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	struct tmm_trace retimed;
+
+	if (!first || !tmm_replan_observe(g->replan, tmm_tracker_current(ctx),
+					  ctx->cfg.replan_drift))
+		return;
+	if (tmm_replan_trace(g->replan, first, &retimed) < 0)
+		return; /* the old plan stays: it still holds */
+	tmm_log(ctx, TMM_LOG_INFO,
+		"op latencies drifted by %.1f%% since the plan was made: "
+		"re-planning", 100 * tmm_replan_drift(g->replan));
+	if (make_plan(ctx, &retimed))
+		tmm_replan_planned(g->replan);
+	tmm_trace_free(&retimed);
 }
 
 /* The trigger of the eviction that a prefetch brings back from. */
@@ -368,6 +408,9 @@ void tmm_guide_iteration_end(struct tmm_ctx *ctx)
 			g->diverged_once = true;
 		ctx->c.guided_iterations++;
 		move_late_prefetches(ctx);
+		if (!g->diverged && !g->from_file &&
+		    ctx->cfg.replan_drift > 0)
+			replan_if_drifted(ctx);
 	}
 	g->following = false;
 }
@@ -376,8 +419,10 @@ void tmm_guide_plan_if_due(struct tmm_ctx *ctx)
 {
 	if (ctx->guide->from_file && tmm_tracker_first(ctx))
 		check_hints(ctx);
-	if (!ctx->guide->planned && tmm_tracker_first(ctx))
-		make_plan(ctx);
+	if (!ctx->guide->planned && tmm_tracker_first(ctx) &&
+	    make_plan(ctx, tmm_tracker_first(ctx)))
+		(void)tmm_replan_reset(ctx->guide->replan,
+				       tmm_tracker_first(ctx));
 }
 
 void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
