@@ -420,11 +420,18 @@ int tmm_emit(const struct tmm_analysis *an, const struct tmm_eviction *ev,
 
 		/* Out since the iteration began: the previous iteration
 		 * swapped it out; only its prefetch is in this one. */
+		/* A back-access before the evicted-access is the next
+		 * iteration's (a wrap-around): this one does not need the
+		 * tensor again. */
 		if (ev[i].evict != TMM_TRACE_NONE)
 			rc = tmm_plan_add(plan,
 					  ev[i].drop ? TMM_ACT_EVICT_DROP
 						     : TMM_ACT_EVICT_SWAP,
-					  ev[i].evict, key, ev[i].back, 0);
+					  ev[i].evict, key,
+					  ev[i].back <= ev[i].evict
+						  ? TMM_PLAN_NONE
+						  : ev[i].back,
+					  0);
 		if (rc == 0 && !ev[i].drop && ev[i].back != TMM_TRACE_NONE)
 			rc = tmm_plan_add(plan, TMM_ACT_PREFETCH,
 					  ev[i].in_trigger, key, ev[i].back, 0);

@@ -58,7 +58,10 @@ struct tmm_analysis {
  * tensor is on the host when the iteration begins, because the previous
  * one swapped it out after its last access (an eviction of its own, with
  * no back-access), and it is out until its prefetch fires after
- * `in_trigger`.  Such an eviction emits only that PREFETCH.
+ * `in_trigger`.  Such an eviction emits only that PREFETCH.  And `back`
+ * may come before `evict` (a wrap-around): the tensor is out from the
+ * evicted-access until a prefetch fired after `in_trigger`, later in the
+ * same iteration, brings it back for its first access in the next one.
  */
 struct tmm_eviction {
 	uint32_t tensor;

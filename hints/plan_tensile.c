@@ -41,10 +41,12 @@
  * - A PREFETCH fires after its trigger access; its trigger is the latest
  *   access that ends by the start the engine schedule gives it.
  * - An across-iteration swap-out is modelled on the D2H engine like any
- *   other; its copy running past the iteration's end is not checked
- *   against the next iteration's first swap-outs.  A tensor whose first
- *   access comes too early for a trigger after the peak is refused:
- *   there is no trigger before the iteration's first access.
+ *   other; copies running past the iteration's end are not checked
+ *   against the next iteration's.  When the first access comes too early
+ *   for any trigger before it and the peak lies after the last access,
+ *   the prefetch wraps around: it fires late in this iteration for the
+ *   next (plan.h).  With the peak before the first access, a tensor
+ *   that cannot be brought back in time is refused.
  * - Recomputation (§IV-D) only for tensors this plan does not swap, so a
  *   recomputation never reads bytes the swap schedule has moved.
  */
@@ -219,6 +221,30 @@ static bool across_iteration(const struct tmm_analysis *an, uint32_t t)
 }
 
 /*
+ * A wrap-around prefetch for tensor t, out after its last access e and
+ * needed at its first access b of the next iteration, when no trigger
+ * before b can bring it back in time: the swap-in is booked as late as it
+ * can end by b's time in the next iteration (this iteration's end plus
+ * b's offset from its start), and fires after the latest access of this
+ * iteration that ends by then, which must come after the peak.  Returns
+ * whether it fits, with its start and trigger.
+ */
+static bool wrap_around(const struct tensile *ts, uint32_t e, uint32_t b,
+			uint64_t out_end, uint64_t in_ns, uint64_t *in_at,
+			uint32_t *trig)
+{
+	const struct tmm_analysis *an = &ts->an;
+	uint32_t n = an->trace->n_accesses;
+	uint64_t next_b = tmm_access_end(an, n - 1) +
+			  (tmm_access_begin(an, b) - tmm_access_begin(an, 0));
+
+	if (!latest_slot(&ts->h2d, out_end, next_b, in_ns, in_at))
+		return false;
+	*trig = trigger_by(an, e, n, *in_at);
+	return *trig != TMM_TRACE_NONE && *trig >= ts->peak_at;
+}
+
+/*
  * Algorithm 2's scheduling_swap for tensor t at the peak p: tries to fit
  * its swap in the engines' free time.  On success the evictions are
  * taken and the transfers booked; returns 1, 0 when it does not fit, or
@@ -234,7 +260,7 @@ static int schedule_swap(struct tensile *ts, uint32_t t)
 	uint64_t in_ns = tmm_swap_ns(an, bytes, true);
 	uint64_t peak_ns = tmm_access_begin(an, p);
 	uint64_t out_at, in_at = 0;
-	bool wrap = false;
+	bool wrap = false, around = false;
 	uint32_t trig = TMM_TRACE_NONE;
 	int rc;
 
@@ -276,13 +302,20 @@ static int schedule_swap(struct tensile *ts, uint32_t t)
 		 * swap-out; across it, after the iteration begins. */
 		uint64_t lo = wrap ? tmm_access_begin(an, 0)
 				   : out_at + out_ns;
+		bool ok = latest_slot(&ts->h2d, lo, tmm_access_begin(an, b),
+				      in_ns, &in_at);
 
-		if (!latest_slot(&ts->h2d, lo, tmm_access_begin(an, b), in_ns,
-				 &in_at))
-			return 0;
-		trig = trigger_by(an, wrap ? 0 : e, b, in_at);
+		if (ok)
+			trig = trigger_by(an, wrap ? 0 : e, b, in_at);
 		/* Brought back before the peak, it would not lower it. */
-		if (trig == TMM_TRACE_NONE || (p < b && trig < p))
+		if (ok && (trig == TMM_TRACE_NONE || (p < b && trig < p)))
+			ok = false;
+		if (!ok && wrap && p > e) {
+			ok = wrap_around(ts, e, b, out_at + out_ns, in_ns,
+					 &in_at, &trig);
+			around = ok;
+		}
+		if (!ok)
 			return 0;
 	}
 	rc = reserve(&ts->d2h, out_at, out_ns);
@@ -291,7 +324,13 @@ static int schedule_swap(struct tensile *ts, uint32_t t)
 	if (rc < 0)
 		return rc;
 	ts->swapped[t] = true;
-	if (wrap) {
+	if (around) {
+		/* One eviction: out after its last access, back before the
+		 * iteration ends (tmm_emit makes the prefetch wrap). */
+		rc = take(ts, (struct tmm_eviction){ .tensor = t, .evict = e,
+						     .back = b,
+						     .in_trigger = trig });
+	} else if (wrap) {
 		rc = take(ts, (struct tmm_eviction){ .tensor = t,
 						     .evict = e,
 						     .back = TMM_TRACE_NONE });

@@ -136,7 +136,8 @@ static void evict_for_entry_prefetches(struct tmm_ctx *ctx)
 		const struct tmm_plan_action *a = &p->actions[i];
 		struct tmm_tensor_rec *t;
 
-		if (a->type != TMM_ACT_PREFETCH || has_eviction(p, a))
+		if (a->type != TMM_ACT_PREFETCH ||
+		    a->back_access <= a->trigger || has_eviction(p, a))
 			continue;
 		t = tmm_tracker_tensor_of_key(ctx, a->key);
 		/* A failure only costs memory: passive mode covers it. */
@@ -337,15 +338,19 @@ static void replan_if_drifted(struct tmm_ctx *ctx)
 	tmm_trace_free(&retimed);
 }
 
-/* The trigger of the eviction that a prefetch brings back from. */
+/* The trigger of the eviction that a prefetch brings back from: for a
+ * wrap-around prefetch (plan.h), the swap-out with no back-access. */
 static uint32_t evict_trigger(const struct tmm_plan *p,
 			      const struct tmm_plan_action *pf)
 {
+	uint32_t back = pf->back_access <= pf->trigger ? TMM_PLAN_NONE
+						       : pf->back_access;
+
 	for (uint32_t i = 0; i < p->n_actions; i++) {
 		const struct tmm_plan_action *a = &p->actions[i];
 
 		if (a->type == TMM_ACT_EVICT_SWAP && a->key == pf->key &&
-		    a->back_access == pf->back_access)
+		    a->back_access == back)
 			return a->trigger;
 	}
 	return 0;

@@ -547,6 +547,62 @@ START_TEST(tensile_swaps_optimizer_state_across_iterations)
 }
 END_TEST
 
+/*
+ * A wrap-around: M (1 MiB, made before the iteration) is read only by the
+ * first op, so no trigger comes before its first access.  The peak (M, a
+ * and c: 4 MiB over a 3.08 MiB target, while c lives) comes after it: M
+ * is swapped out after access 0 and prefetched after access 6, the latest
+ * that ends a swap time before the iteration's end, for access 0 of the
+ * next.
+ */
+START_TEST(tensile_wraps_a_prefetch_around_the_iteration)
+{
+	struct builder b;
+	struct tmm_plan p, bad;
+	struct tmm_planner_input in;
+	uint32_t m, a, c;
+	char err[256];
+
+	b_init(&b);
+	m = b_tensor(&b, 1 << 20, false);
+	a = b_tensor(&b, 1 << 20, true);
+	c = b_tensor(&b, 2 << 20, true);
+	b_op(&b, 0, 1000, &m, 1, &a, 1);	/* 0, 1 */
+	b_op(&b, 0, 1000000, &a, 1, NULL, 0);	/* 2 */
+	b_op(&b, 0, 1000, &a, 1, &c, 1);	/* 3, 4: the peak */
+	b_op(&b, 0, 1000000, &c, 1, NULL, 0);	/* 5: c's last */
+	b_op(&b, 0, 1000, &a, 1, NULL, 0);	/* 6 */
+	b_op(&b, 0, 1000000, &a, 1, NULL, 0);	/* 7 */
+	b_free_after_last_use(&b);
+	in = input(&b, 7 << 19, 10);
+	ck_assert_int_eq(tmm_plan_tensile(&in, &p), 0);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, m), 1);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_PREFETCH, m), 1);
+	ck_assert_uint_eq(trigger_of(&p, &b, TMM_ACT_EVICT_SWAP, m), 0);
+	ck_assert_uint_eq(trigger_of(&p, &b, TMM_ACT_PREFETCH, m), 6);
+	for (uint32_t i = 0; i < p.n_actions; i++)
+		if (p.actions[i].key == b.tensors[m].key)
+			ck_assert_uint_eq(p.actions[i].back_access,
+					  p.actions[i].type == TMM_ACT_PREFETCH
+						  ? 0 : TMM_PLAN_NONE);
+	ck_assert(p.fits);
+	ck_assert_uint_eq(p.predicted_peak, 3 << 20);
+	tmm_plan_sort(&p);
+	ck_assert_msg(tmm_plan_validate(&p, &b.t, err, sizeof(err)) == 0,
+		      "%s", err);
+	tmm_plan_free(&p);
+
+	/* A wrap-around must fire after the tensor's last access. */
+	ck_assert_int_eq(tmm_plan_init(&bad, &b.t, "t"), 0);
+	ck_assert_int_eq(tmm_plan_add(&bad, TMM_ACT_PREFETCH, 4,
+				      b.tensors[c].key, 4, 0), 0);
+	ck_assert_int_eq(tmm_plan_validate(&bad, &b.t, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "last access"));
+	tmm_plan_free(&bad);
+}
+END_TEST
+
 /* Every planner, by name, on one trace: a plan that holds. */
 START_TEST(every_planner_makes_a_valid_plan)
 {
@@ -616,6 +672,7 @@ int main(void)
 	tcase_add_test(tc, tensile_refuses_a_swap_the_engine_cannot_fit);
 	tcase_add_test(tc, tensile_swaps_the_largest_peak_tensor);
 	tcase_add_test(tc, tensile_swaps_optimizer_state_across_iterations);
+	tcase_add_test(tc, tensile_wraps_a_prefetch_around_the_iteration);
 	tcase_add_test(tc, every_planner_makes_a_valid_plan);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
