@@ -73,10 +73,9 @@ struct tensile {
 	uint64_t *curve;
 	uint64_t peak;
 	uint32_t peak_at;
-	bool *swapped;		       /* per tensor: a swap of it is taken */
-	uint32_t *refused;	       /* per tensor: the evicted-access of a
-					* gap refused, or TMM_TRACE_NONE */
-	uint32_t *refused_at;	       /* ... for the peak at this access */
+	bool *swapped;		/* per tensor: a swap of it is taken */
+	uint32_t *refused_at;	/* per tensor: its swap did not fit for
+				 * the peak at this access */
 };
 
 /* The earliest start >= from of a transfer of `len` ns on engine g. */

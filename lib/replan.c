@@ -70,7 +70,8 @@ bool tmm_replan_observe(struct tmm_replan *rp, const struct tmm_trace *cur,
 		return false;
 	}
 	for (uint32_t o = 0; o < rp->n_ops; o++)
-		rp->avg[o] = TMM_REPLAN_EWMA_ALPHA * (double)op_ns(&cur->ops[o]) +
+		rp->avg[o] = TMM_REPLAN_EWMA_ALPHA *
+				     (double)op_ns(&cur->ops[o]) +
 			     (1 - TMM_REPLAN_EWMA_ALPHA) * rp->avg[o];
 	s = avg_sum(rp);
 	rp->last_drift = rp->base_sum > 0 ? fabs(s - rp->base_sum) /
@@ -146,14 +147,15 @@ int tmm_replan_trace(const struct tmm_replan *rp,
 	}
 	for (uint32_t o = 0; o < base->n_ops; o++) {
 		const struct tmm_trace_op *op = &base->ops[o];
+		uint64_t prev_end = o ? base->ops[o - 1].end_ns : 0;
 
+		/* The host's gap before the op is kept as it was. */
 		if (o == 0)
 			nb[o] = op->begin_ns;
 		else
-			nb[o] = ne[o - 1] +
-				(op->begin_ns > base->ops[o - 1].end_ns
-					 ? op->begin_ns - base->ops[o - 1].end_ns
-					 : 0);
+			nb[o] = ne[o - 1] + (op->begin_ns > prev_end
+						     ? op->begin_ns - prev_end
+						     : 0);
 		ne[o] = nb[o] + (uint64_t)llround(rp->avg[o]);
 	}
 	r.nb = nb;
