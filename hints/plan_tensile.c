@@ -49,6 +49,13 @@
  *   that cannot be brought back in time is refused.
  * - Recomputation (§IV-D) only for tensors this plan does not swap, so a
  *   recomputation never reads bytes the swap schedule has moved.
+ * - When neither a hidden swap nor a recomputation is left, the paper
+ *   stops (it allows no swap-in the computation waits for).  Our runtime
+ *   would then evict passively, which waits for whole copies at the worst
+ *   moment; so as a last resort we take the largest peak tensor's swap
+ *   anyway, its swap-out queued on the D2H engine (an allocation waits
+ *   for it) and its prefetch fired right after the peak, the stall
+ *   coming at its back-access.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -74,8 +81,10 @@ struct tensile {
 	uint64_t peak;
 	uint32_t peak_at;
 	bool *swapped;		/* per tensor: a swap of it is taken */
+	bool *out;		/* per tensor: out at the peak (mark_out) */
 	uint32_t *refused_at;	/* per tensor: its swap did not fit for
 				 * the peak at this access */
+	uint32_t *refused_stall_at; /* ... nor a swap that stalls */
 };
 
 /* The earliest start >= from of a transfer of `len` ns on engine g. */
@@ -165,24 +174,28 @@ static int take(struct tensile *ts, struct tmm_eviction e)
 	return rc;
 }
 
-/* Does the curve hold tensor t at access k?  Not if an eviction of it
- * covers k. */
-static bool held_at(const struct tensile *ts, uint32_t t, uint32_t k)
+/* Marks in out[] the tensors that an eviction of ts keeps off the
+ * device at access k. */
+static void mark_out(const struct tensile *ts, uint32_t k, bool *out)
 {
-	const struct tmm_life *l = &ts->an.life[t];
-
-	if (l->first == TMM_TRACE_NONE || k < l->from || k > l->to)
-		return false;
+	memset(out, 0, sizeof(bool) * ts->an.trace->n_tensors);
 	for (uint32_t i = 0; i < ts->chosen.n; i++) {
 		uint32_t gone, returns;
 
-		if (ts->chosen.ev[i].tensor != t)
-			continue;
 		tmm_eviction_span(&ts->an, &ts->chosen.ev[i], &gone, &returns);
 		if (gone <= k && k < returns)
-			return false;
+			out[ts->chosen.ev[i].tensor] = true;
 	}
-	return true;
+}
+
+/* Does the curve hold tensor t at access k (out[] from mark_out)? */
+static bool held_at(const struct tensile *ts, const bool *out, uint32_t t,
+		    uint32_t k)
+{
+	const struct tmm_life *l = &ts->an.life[t];
+
+	return l->first != TMM_TRACE_NONE && k >= l->from && k <= l->to &&
+	       !out[t];
 }
 
 /* Does the op of access k use tensor t? */
@@ -249,7 +262,7 @@ static bool wrap_around(const struct tensile *ts, uint32_t e, uint32_t b,
  * taken and the transfers booked; returns 1, 0 when it does not fit, or
  * -ENOMEM.
  */
-static int schedule_swap(struct tensile *ts, uint32_t t)
+static int schedule_swap(struct tensile *ts, uint32_t t, bool stall)
 {
 	const struct tmm_analysis *an = &ts->an;
 	const struct tmm_life *l = &an->life[t];
@@ -277,12 +290,17 @@ static int schedule_swap(struct tensile *ts, uint32_t t)
 		/* Before the first access, only an across-iteration swap
 		 * leaves it out; after the last, it also brings the
 		 * tensor back for the next iteration. */
-		if (!across_iteration(an, t))
+		if (!across_iteration(an, t) || stall)
 			return 0;
 		wrap = true;
 		e = l->last;
 		b = l->first;
 	}
+	/* A stall only for tensors made in the iteration: waiting for a
+	 * weight at the op that reads it holds that op's other tensors
+	 * pinned while the pool is at its fullest. */
+	if (stall && !(an->trace->tensors[t].flags & TMM_TT_MADE_INSIDE))
+		return 0;
 	/* Made before the iteration, it must be back for the next one: a
 	 * swap-out with no prefetch would leave it to a demand fetch that
 	 * the curve does not count. */
@@ -294,7 +312,7 @@ static int schedule_swap(struct tensile *ts, uint32_t t)
 		    ts->chosen.ev[i].evict == (wrap ? TMM_TRACE_NONE : e))
 			return 0; /* that gap is taken already */
 	out_at = earliest_slot(&ts->d2h, tmm_access_end(an, e), out_ns);
-	if (p > e && out_at + out_ns > peak_ns)
+	if (p > e && out_at + out_ns > peak_ns && !stall)
 		return 0; /* not out by the peak */
 	if (b != TMM_TRACE_NONE) {
 		/* In the iteration, the swap-in starts after the
@@ -313,6 +331,19 @@ static int schedule_swap(struct tensile *ts, uint32_t t)
 			ok = wrap_around(ts, e, b, out_at + out_ns, in_ns,
 					 &in_at, &trig);
 			around = ok;
+		}
+		if (!ok && stall) {
+			/* Back right after the peak, as soon as the engine
+			 * is free: the back-access may wait for it. */
+			uint64_t from = tmm_access_end(an, p);
+
+			trig = p;
+			in_at = earliest_slot(&ts->h2d,
+					      from > out_at + out_ns
+						      ? from
+						      : out_at + out_ns,
+					      in_ns);
+			ok = true;
 		}
 		if (!ok)
 			return 0;
@@ -352,17 +383,19 @@ static int schedule_swap(struct tensile *ts, uint32_t t)
  * tensor held at the peak whose swap fits.  Returns 1 when one was
  * taken, 0 when none fits, or -ENOMEM.
  */
-static int swap_one(struct tensile *ts)
+static int swap_one(struct tensile *ts, bool stall)
 {
 	const struct tmm_analysis *an = &ts->an;
 	uint32_t n = an->trace->n_tensors, p = ts->peak_at;
+	uint32_t *refused = stall ? ts->refused_stall_at : ts->refused_at;
 
+	mark_out(ts, p, ts->out);
 	for (;;) {
 		uint32_t best = TMM_TRACE_NONE;
 		int rc;
 
 		for (uint32_t t = 0; t < n; t++) {
-			if (ts->refused_at[t] == p || !held_at(ts, t, p) ||
+			if (refused[t] == p || !held_at(ts, ts->out, t, p) ||
 			    used_by_op_at(an, t, p))
 				continue;
 			if (best == TMM_TRACE_NONE ||
@@ -371,10 +404,10 @@ static int swap_one(struct tensile *ts)
 		}
 		if (best == TMM_TRACE_NONE)
 			return 0;
-		rc = schedule_swap(ts, best);
+		rc = schedule_swap(ts, best, stall);
 		if (rc == 1 || rc == -ENOMEM)
 			return rc;
-		ts->refused_at[best] = p;
+		refused[best] = p;
 	}
 }
 
@@ -432,9 +465,11 @@ static int schedule(struct tensile *ts)
 			     &ts->peak_at);
 	rc = tmm_cands_find(&ts->an, ts->curve, &ts->cs);
 	while (rc == 0 && ts->peak > ts->an.target) {
-		rc = swap_one(ts);
+		rc = swap_one(ts, false);
 		if (rc == 0)
 			rc = recompute_one(ts);
+		if (rc == 0)
+			rc = swap_one(ts, true);
 		if (rc == 0)
 			break; /* nothing left: the plan will not fit */
 		if (rc == 1)
@@ -456,12 +491,16 @@ int tmm_plan_tensile(const struct tmm_planner_input *in,
 		return rc;
 	ts.curve = malloc(sizeof(uint64_t) * (in->trace->n_accesses + 1));
 	ts.swapped = calloc(n + 1, sizeof(bool));
+	ts.out = calloc(n + 1, sizeof(bool));
 	ts.refused_at = malloc(sizeof(uint32_t) * (n + 1));
-	if (!ts.curve || !ts.swapped || !ts.refused_at) {
+	ts.refused_stall_at = malloc(sizeof(uint32_t) * (n + 1));
+	if (!ts.curve || !ts.swapped || !ts.out || !ts.refused_at ||
+	    !ts.refused_stall_at) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	memset(ts.refused_at, 0xff, sizeof(uint32_t) * (n + 1));
+	memset(ts.refused_stall_at, 0xff, sizeof(uint32_t) * (n + 1));
 	rc = tmm_liveness(&ts.an, &ts.chosen);
 	if (rc == 0)
 		rc = book_liveness(&ts);
@@ -473,7 +512,9 @@ out:
 	tmm_cands_free(&ts.cs);
 	free(ts.curve);
 	free(ts.swapped);
+	free(ts.out);
 	free(ts.refused_at);
+	free(ts.refused_stall_at);
 	free(ts.d2h.b);
 	free(ts.d2h.e);
 	free(ts.h2d.b);
