@@ -307,10 +307,23 @@ static int schedule_swap(struct tensile *ts, uint32_t t, bool stall)
 	if (b == TMM_TRACE_NONE &&
 	    !(an->trace->tensors[t].flags & TMM_TT_MADE_INSIDE))
 		return 0;
-	for (uint32_t i = 0; i < ts->chosen.n; i++)
-		if (ts->chosen.ev[i].tensor == t &&
-		    ts->chosen.ev[i].evict == (wrap ? TMM_TRACE_NONE : e))
-			return 0; /* that gap is taken already */
+	for (uint32_t i = 0; i < ts->chosen.n; i++) {
+		struct tmm_eviction *x = &ts->chosen.ev[i];
+
+		if (x->tensor != t || x->evict != (wrap ? TMM_TRACE_NONE : e))
+			continue;
+		/* That gap is taken already, and its prefetch brings the
+		 * tensor back before this peak.  As a last resort, fire it
+		 * after the peak instead (its H2D booking is left as it
+		 * was: the copy only moves later). */
+		if (!stall || x->drop || wrap || x->back == TMM_TRACE_NONE ||
+		    x->in_trigger >= p || p >= x->back)
+			return 0;
+		x->in_trigger = p;
+		ts->peak = tmm_curve(an, ts->chosen.ev, ts->chosen.n,
+				     ts->curve, &ts->peak_at);
+		return 1;
+	}
 	out_at = earliest_slot(&ts->d2h, tmm_access_end(an, e), out_ns);
 	if (p > e && out_at + out_ns > peak_ns && !stall)
 		return 0; /* not out by the peak */
