@@ -54,8 +54,11 @@
  *   would then evict passively, which waits for whole copies at the worst
  *   moment; so as a last resort we take the largest peak tensor's swap
  *   anyway, its swap-out queued on the D2H engine (an allocation waits
- *   for it) and its prefetch fired right after the peak, the stall
- *   coming at its back-access.
+ *   for it) and its prefetch as late as the H2D engine allows or right
+ *   after the peak, the stall coming at its back-access; or, for a
+ *   tensor whose taken prefetch returns it before the peak, that
+ *   prefetch moved after the peak.  Only for tensors made in the
+ *   iteration (see schedule_swap).
  */
 #include <errno.h>
 #include <stdlib.h>
