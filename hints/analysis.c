@@ -16,7 +16,8 @@
  * running op pins.  12% is what the example programs needed to see no
  * passive eviction in any guided iteration of a plan that fits, over
  * budgets from 40% to 90% of their peak (test_policies_e2e); 8% was not
- * enough for the GPT at 50%.
+ * enough for the GPT at 50%.  With tensors a large part of the budget the
+ * margin grows (tmm_analysis_init).
  */
 #define TARGET_MARGIN 0.12
 
@@ -165,12 +166,18 @@ int tmm_analysis_init(struct tmm_analysis *an,
 		goto nomem;
 	op_bounds(an);
 	lifetimes(an);
-	/* The pool needs a hole for each allocation: with tensors larger
-	 * than the margin, one such hole is the margin. */
-	for (uint32_t i = 0; i < t->n_tensors; i++)
-		if (an->life[i].bytes > in->budget - an->target &&
-		    an->life[i].bytes < in->budget / 2)
-			an->target = in->budget - an->life[i].bytes;
+	/* The pool needs a hole for each allocation: where single tensors
+	 * are a large part of the budget (VGG-16's 3.6 GiB activations on
+	 * 16 GiB), the margin grows to the largest of them, up to a fifth
+	 * of the budget. */
+	for (uint32_t i = 0; i < t->n_tensors; i++) {
+		uint64_t most = in->budget / 5;
+		uint64_t b = an->life[i].bytes < most ? an->life[i].bytes : most;
+
+		if ((t->tensors[i].flags & TMM_TT_MADE_INSIDE) &&
+		    in->budget - an->target < b)
+			an->target = in->budget - b;
+	}
 	for (uint32_t o = 0; o < t->n_ops; o++)
 		an->op_ns[o] = t->ops[o].end_ns > t->ops[o].begin_ns
 				       ? t->ops[o].end_ns - t->ops[o].begin_ns
@@ -287,8 +294,10 @@ void tmm_eviction_span(const struct tmm_analysis *an,
 	 * what fits, it leaves at once; the wait is a stall, counted by
 	 * tmm_swap_overhead. */
 	/* Actions fire once their trigger's op is done; a recomputation
-	 * or an on-demand swap-in happens before the back-access's op. */
-	*gone = an->op_end[e->evict];
+	 * or an on-demand swap-in happens before the back-access's op.
+	 * Out since before the iteration (across-iteration): from its
+	 * start. */
+	*gone = e->evict == TMM_TRACE_NONE ? 0 : an->op_end[e->evict];
 	if (e->drop)
 		*returns = an->op_start[e->back];
 	else if (e->back == TMM_TRACE_NONE)
@@ -495,11 +504,20 @@ int tmm_emit(const struct tmm_analysis *an, const struct tmm_eviction *ev,
 	for (uint32_t i = 0; i < n && rc == 0; i++) {
 		uint64_t key = tr->tensors[ev[i].tensor].key;
 
-		rc = tmm_plan_add(plan,
-				  ev[i].drop ? TMM_ACT_EVICT_DROP
-					     : TMM_ACT_EVICT_SWAP,
-				  ev[i].evict, key, ev[i].back,
-				  0);
+		/* Out since the iteration began: the previous iteration
+		 * swapped it out; only its prefetch is in this one. */
+		/* A back-access before the evicted-access is the next
+		 * iteration's (a wrap-around): this one does not need the
+		 * tensor again. */
+		if (ev[i].evict != TMM_TRACE_NONE)
+			rc = tmm_plan_add(plan,
+					  ev[i].drop ? TMM_ACT_EVICT_DROP
+						     : TMM_ACT_EVICT_SWAP,
+					  ev[i].evict, key,
+					  ev[i].back <= ev[i].evict
+						  ? TMM_PLAN_NONE
+						  : ev[i].back,
+					  0);
 		if (rc == 0 && !ev[i].drop && ev[i].back != TMM_TRACE_NONE)
 			rc = tmm_plan_add(plan, TMM_ACT_PREFETCH,
 					  ev[i].in_trigger, key, ev[i].back, 0);

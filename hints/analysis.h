@@ -58,10 +58,19 @@ struct tmm_analysis {
  * `back` (the back-access).  A swap is brought back by a prefetch fired
  * after `in_trigger` (evict <= in_trigger < back); a drop is recomputed on
  * demand at its back-access (Capuchin §4.4 sets no in-trigger for it).
+ *
+ * Across iterations (TENSILE §IV-C), `evict` may be TMM_TRACE_NONE: the
+ * tensor is on the host when the iteration begins, because the previous
+ * one swapped it out after its last access (an eviction of its own, with
+ * no back-access), and it is out until its prefetch fires after
+ * `in_trigger`.  Such an eviction emits only that PREFETCH.  And `back`
+ * may come before `evict` (a wrap-around): the tensor is out from the
+ * evicted-access until a prefetch fired after `in_trigger`, later in the
+ * same iteration, brings it back for its first access in the next one.
  */
 struct tmm_eviction {
 	uint32_t tensor;
-	uint32_t evict;
+	uint32_t evict;	     /* TMM_TRACE_NONE: before the iteration */
 	uint32_t back;	     /* TMM_TRACE_NONE: not needed again in the
 			      * iteration (a swap, with no prefetch) */
 	uint32_t in_trigger; /* swap only */

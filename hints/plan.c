@@ -199,6 +199,36 @@ static int check_droppable(const struct tmm_plan *p, uint32_t i,
 	}
 }
 
+/*
+ * A wrap-around prefetch (back-access at or before its trigger) brings
+ * its tensor back for the next iteration: its back-access must be the
+ * tensor's first access and its trigger at or after the tensor's last.
+ */
+static int check_wrap(const struct tmm_plan *p, uint32_t i,
+		      const struct tmm_trace *t, uint32_t tensor, char *err,
+		      size_t errlen)
+{
+	const struct tmm_plan_action *a = &p->actions[i];
+
+	if (t->accesses[a->back_access].tensor != tensor)
+		return bad(err, errlen, p, i,
+			   "the back-access %" PRIu32 " is to another "
+			   "tensor", a->back_access);
+	for (uint32_t k = 0; k < a->back_access; k++)
+		if (t->accesses[k].tensor == tensor)
+			return bad(err, errlen, p, i,
+				   "a wrap-around prefetch must be for the "
+				   "tensor's first access, but access %" PRIu32
+				   " comes before %" PRIu32, k, a->back_access);
+	for (uint32_t k = a->trigger + 1; k < t->n_accesses; k++)
+		if (t->accesses[k].tensor == tensor)
+			return bad(err, errlen, p, i,
+				   "a wrap-around prefetch must fire after the "
+				   "tensor's last access, but access %" PRIu32
+				   " comes after its trigger", k);
+	return 0;
+}
+
 int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
 		      char *err, size_t errlen)
 {
@@ -259,6 +289,16 @@ int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
 						   "back-access, but access "
 						   "%" PRIu32 " reads the "
 						   "tensor again", k);
+			continue;
+		}
+		if (a->type == TMM_ACT_PREFETCH &&
+		    a->back_access != TMM_PLAN_NONE &&
+		    a->back_access <= a->trigger &&
+		    a->back_access < t->n_accesses) {
+			int rc = check_wrap(p, i, t, tensor, err, errlen);
+
+			if (rc < 0)
+				return rc;
 			continue;
 		}
 		if (a->back_access == TMM_PLAN_NONE ||

@@ -9,6 +9,17 @@
  * access of the iteration it was made for, so the runtime can tell, access
  * by access, whether the live iteration still follows it (divergence).
  *
+ * Across iterations (TENSILE §IV-C): a PREFETCH with no eviction of its
+ * tensor for the same back-access expects the tensor on the host when the
+ * iteration begins, put there by an EVICT_SWAP with no back-access after
+ * its last access in the iteration before.  The guide swaps such tensors
+ * out as a guided iteration begins if they are still on the device (the
+ * first guided iteration follows a measured one).  When the first access
+ * comes too early for any trigger before it, the prefetch may instead
+ * wrap around: a PREFETCH whose back-access is at or before its trigger
+ * fires late in this iteration for the tensor's first access in the
+ * next; its trigger must be at or after the tensor's last access.
+ *
  * Plans are plain data: planners (hints/) build them as pure functions of
  * a trace, tests write them by hand, and lib/guide.c executes them.
  */

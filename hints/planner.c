@@ -61,6 +61,7 @@ static const struct {
 	{ "checkpoint", tmm_plan_checkpoint },
 	{ "superneurons", tmm_plan_superneurons },
 	{ "capuchin", tmm_plan_capuchin },
+	{ "tensile", tmm_plan_tensile },
 };
 
 int tmm_planner_make(const char *policy, const struct tmm_planner_input *in,

@@ -42,4 +42,10 @@ int tmm_plan_superneurons(const struct tmm_planner_input *in,
 int tmm_plan_capuchin(const struct tmm_planner_input *in,
 		      struct tmm_plan *out);
 
+/* TENSILE (Zhang et al., §IV): peak analysis, greedy swaps scheduled on
+ * one-at-a-time copy engines, across-iteration swaps of optimizer-updated
+ * tensors, then MSPS recomputation. */
+int tmm_plan_tensile(const struct tmm_planner_input *in,
+		     struct tmm_plan *out);
+
 #endif /* TMM_PLANNERS_H */

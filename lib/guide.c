@@ -16,6 +16,7 @@
 #include "plan_file.h"
 #include "planner.h"
 #include "recompute.h"
+#include "replan.h"
 #include "tracker.h"
 
 struct tmm_guide {
@@ -32,12 +33,20 @@ struct tmm_guide {
 	 * recompute through (tmm_plan_kept_sources), sorted. */
 	uint64_t *kept;
 	uint32_t n_kept;
+	struct tmm_replan *replan; /* latencies since the plan was made */
 };
 
 int tmm_guide_create(struct tmm_ctx *ctx)
 {
 	ctx->guide = calloc(1, sizeof(*ctx->guide));
-	return ctx->guide ? 0 : -ENOMEM;
+	if (!ctx->guide)
+		return -ENOMEM;
+	if (tmm_replan_create(&ctx->guide->replan) < 0) {
+		free(ctx->guide);
+		ctx->guide = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void tmm_guide_destroy(struct tmm_ctx *ctx)
@@ -46,6 +55,7 @@ void tmm_guide_destroy(struct tmm_ctx *ctx)
 		return;
 	tmm_plan_free(&ctx->guide->plan);
 	free(ctx->guide->kept);
+	tmm_replan_destroy(ctx->guide->replan);
 	free(ctx->guide);
 	ctx->guide = NULL;
 }
@@ -138,6 +148,51 @@ bool tmm_guide_following(const struct tmm_ctx *ctx)
 	return ctx->guide->following && !ctx->guide->diverged;
 }
 
+/* Does the plan evict the tensor of prefetch pf for pf's back-access?
+ * If not, pf is an across-iteration prefetch (see plan.h). */
+static bool has_eviction(const struct tmm_plan *p,
+			 const struct tmm_plan_action *pf)
+{
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+
+		if ((a->type == TMM_ACT_EVICT_SWAP ||
+		     a->type == TMM_ACT_EVICT_DROP) &&
+		    a->key == pf->key && a->back_access == pf->back_access)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An across-iteration prefetch expects its tensor on the host when the
+ * iteration begins: the previous iteration swapped it out after its last
+ * access.  The first guided iteration follows a measured one that did
+ * not, so the swap-out is made here; later ones find it done.  Without
+ * it, the plan's memory curve would not hold until the prefetch.  Only
+ * for a plan that fits: under one that does not, passive mode decides
+ * what leaves anyway, and a swap-out more only moves the layout of the
+ * pool (an op's pinned tensors can then leave no hole big enough).
+ */
+static void evict_for_entry_prefetches(struct tmm_ctx *ctx)
+{
+	const struct tmm_plan *p = &ctx->guide->plan;
+
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+		struct tmm_tensor_rec *t;
+
+		if (a->type != TMM_ACT_PREFETCH ||
+		    a->back_access <= a->trigger || has_eviction(p, a))
+			continue;
+		t = tmm_tracker_tensor_of_key(ctx, a->key);
+		/* A failure only costs memory: passive mode covers it. */
+		if (t && !t->pins && t->state == TMM_TS_RESIDENT &&
+		    tmm_mover_swap_out(ctx, t, false) == 0)
+			ctx->c.plan_actions++;
+	}
+}
+
 void tmm_guide_iteration_begin(struct tmm_ctx *ctx)
 {
 	struct tmm_guide *g = ctx->guide;
@@ -145,6 +200,8 @@ void tmm_guide_iteration_begin(struct tmm_ctx *ctx)
 	g->following = g->installed;
 	g->diverged = false;
 	g->next = 0;
+	if (g->following && g->plan.fits)
+		evict_for_entry_prefetches(ctx);
 }
 
 static void diverge(struct tmm_ctx *ctx, uint32_t access)
@@ -241,13 +298,16 @@ static void check_hints(struct tmm_ctx *ctx)
 	g->planned = false;
 }
 
-/* After the first iteration, the configured planner makes the plan. */
-static void make_plan(struct tmm_ctx *ctx)
+/*
+ * The configured planner makes the plan from trace `from`: the first
+ * iteration's, or after a drift the same retimed (replan.h).  Returns
+ * whether a plan was installed.
+ */
+static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 {
 	struct tmm_guide *g = ctx->guide;
-	const struct tmm_trace *first = tmm_tracker_first(ctx);
 	struct tmm_planner_input in = {
-		.trace = first,
+		.trace = from,
 		.budget = ctx->budget,
 		.device = { .capacity = ctx->be.info.capacity,
 			    .h2d_gbps = ctx->be.info.h2d_gbps,
@@ -270,7 +330,7 @@ static void make_plan(struct tmm_ctx *ctx)
 		tmm_log(ctx, TMM_LOG_WARN,
 			"no plan: %s; the next iterations run in passive mode",
 			err);
-		return;
+		return false;
 	}
 	{
 		char a[32], b[32];
@@ -289,7 +349,8 @@ static void make_plan(struct tmm_ctx *ctx)
 			plan.fits ? "" : ": it does not fit, passive mode "
 					 "makes up the difference");
 	}
-	if (tmm_guide_install(ctx, &plan) < 0)
+	rc = tmm_guide_install(ctx, &plan);
+	if (rc < 0)
 		tmm_log(ctx, TMM_LOG_WARN,
 			"policy %s made a plan that does not hold: %s; the "
 			"next iterations run in passive mode",
@@ -297,17 +358,49 @@ static void make_plan(struct tmm_ctx *ctx)
 	else if (ctx->cfg.hints[0])
 		save_hints(ctx, &plan);
 	tmm_plan_free(&plan);
+	return rc == 0;
 }
 
-/* The trigger of the eviction that a prefetch brings back from. */
+/*
+ * TENSILE §IV-E: a guided iteration that followed its plan to the end
+ * feeds its op latencies to the average; past the drift threshold the
+ * planner runs again on the retimed first trace, and its plan is followed
+ * from the next iteration.  The policy decides nothing here.
+ */
+static void replan_if_drifted(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	struct tmm_trace retimed;
+
+	if (!first || !tmm_replan_observe(g->replan, tmm_tracker_current(ctx),
+					  ctx->cfg.replan_drift))
+		return;
+	if (tmm_replan_trace(g->replan, first, &retimed) < 0)
+		return; /* the old plan stays: it still holds */
+	tmm_log(ctx, TMM_LOG_INFO,
+		"op latencies drifted by %.1f%% since the plan was made: "
+		"re-planning", 100 * tmm_replan_drift(g->replan));
+	/* Planned or not, this drift is dealt with: a planner that fails
+	 * is not retried at every iteration, only at the next drift. */
+	(void)make_plan(ctx, &retimed);
+	tmm_replan_planned(g->replan);
+	tmm_trace_free(&retimed);
+}
+
+/* The trigger of the eviction that a prefetch brings back from: for a
+ * wrap-around prefetch (plan.h), the swap-out with no back-access. */
 static uint32_t evict_trigger(const struct tmm_plan *p,
 			      const struct tmm_plan_action *pf)
 {
+	uint32_t back = pf->back_access <= pf->trigger ? TMM_PLAN_NONE
+						       : pf->back_access;
+
 	for (uint32_t i = 0; i < p->n_actions; i++) {
 		const struct tmm_plan_action *a = &p->actions[i];
 
 		if (a->type == TMM_ACT_EVICT_SWAP && a->key == pf->key &&
-		    a->back_access == pf->back_access)
+		    a->back_access == back)
 			return a->trigger;
 	}
 	return 0;
@@ -370,6 +463,9 @@ void tmm_guide_iteration_end(struct tmm_ctx *ctx)
 			g->diverged_once = true;
 		ctx->c.guided_iterations++;
 		move_late_prefetches(ctx);
+		if (!g->diverged && !g->from_file &&
+		    ctx->cfg.replan_drift > 0)
+			replan_if_drifted(ctx);
 	}
 	g->following = false;
 }
@@ -378,8 +474,10 @@ void tmm_guide_plan_if_due(struct tmm_ctx *ctx)
 {
 	if (ctx->guide->from_file && tmm_tracker_first(ctx))
 		check_hints(ctx);
-	if (!ctx->guide->planned && tmm_tracker_first(ctx))
-		make_plan(ctx);
+	if (!ctx->guide->planned && tmm_tracker_first(ctx) &&
+	    make_plan(ctx, tmm_tracker_first(ctx)))
+		(void)tmm_replan_reset(ctx->guide->replan,
+				       tmm_tracker_first(ctx));
 }
 
 void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)

@@ -66,7 +66,7 @@ static const char *const mode_choices[] = {
 /* The planners of hints/planner.c. */
 static const char *const policy_choices[] = {
 	"none", "passive", "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin", NULL
+	"superneurons", "capuchin", "tensile", NULL
 };
 
 static const char *const sim_memory_choices[] = {
@@ -130,12 +130,25 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.type = TMM_TYPE_CHOICE,
 		.def = "none",
 		.accepted = "none, passive, vdnn-conv, vdnn-all, checkpoint, "
-			    "superneurons or capuchin",
+			    "superneurons, capuchin or tensile",
 		.help = "the planner that turns the first iteration's trace "
 			"into the plan of the next ones; none = liveness "
 			"only, passive = no actions at all",
 		.since = "0.1",
 		.choices = policy_choices,
+	},
+	[TMM_T_REPLAN_DRIFT] = {
+		.name = "replan_drift",
+		.env = "TENSORMM_REPLAN_DRIFT",
+		.type = TMM_TYPE_DOUBLE,
+		.def = "0.1",
+		.accepted = "a number from 0 to 10, such as 0.1",
+		.help = "re-plan when the summed op latency (smoothed) has "
+			"changed by this fraction since the plan was made; "
+			"0 = never",
+		.since = "0.2",
+		.min = 0,
+		.max = 10,
 	},
 	[TMM_T_SIM_PROFILE] = {
 		.name = "sim_profile",
@@ -885,6 +898,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_POLICY:
 		return copy_string(cfg->policy, sizeof(cfg->policy),
 				   table[id].choices[v->choice], why, whylen);
+	case TMM_T_REPLAN_DRIFT:
+		cfg->replan_drift = v->d;
+		return true;
 	case TMM_T_SIM_PROFILE:
 		return copy_string(cfg->sim_profile, sizeof(cfg->sim_profile),
 				   v->str, why, whylen);
@@ -1236,6 +1252,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_POLICY:
 		text_add(&t, "%s", cfg->policy);
+		break;
+	case TMM_T_REPLAN_DRIFT:
+		text_add_double(&t, cfg->replan_drift);
 		break;
 	case TMM_T_SIM_PROFILE:
 		text_add(&t, "%s", cfg->sim_profile);

@@ -28,6 +28,7 @@ enum tmm_tunable_id {
 	TMM_T_MODE,
 	TMM_T_BUDGET,
 	TMM_T_POLICY,
+	TMM_T_REPLAN_DRIFT,
 	TMM_T_SIM_PROFILE,
 	TMM_T_SIM_CAPACITY,
 	TMM_T_SIM_MEMORY,
@@ -56,6 +57,8 @@ struct tmm_config {
 	enum tmm_mode_choice mode;
 	struct tmm_size_spec budget;
 	char policy[32];
+	double replan_drift;   /* relative change of summed op latency that
+				* makes a new plan; 0: never */
 	char sim_profile[48];
 	uint64_t sim_capacity; /* 0: the profile's capacity */
 	enum tmm_sim_memory sim_memory;

@@ -27,8 +27,8 @@
 #define STEPS 4
 
 static const char *const policies[] = {
-	"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint", "superneurons",
-	"capuchin",
+	"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint",
+	"superneurons", "capuchin", "tensile",
 };
 #define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
 

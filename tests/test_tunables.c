@@ -145,6 +145,7 @@ static void check_defaults(void)
 	ck_assert_uint_eq(cfg.sim_capacity, 0);
 	ck_assert_int_eq(cfg.sim_memory, TMM_SIM_BACKED);
 	ck_assert(cfg.sim_jitter == 0);
+	ck_assert(cfg.replan_drift == 0.1);
 	ck_assert_uint_eq(cfg.sim_seed, 1);
 	ck_assert_int_eq(cfg.host_numa_node, -1);
 	ck_assert_uint_eq(cfg.pinned_pool, 0);
@@ -194,6 +195,8 @@ START_TEST(test_choices)
 	ck_assert_int_eq(cfg.source[TMM_T_POLICY], TMM_SRC_CONFIG);
 	load_ok("policy=None");
 	ck_assert_str_eq(cfg.policy, "none");
+	load_ok("policy=tensile");
+	ck_assert_str_eq(cfg.policy, "tensile");
 
 	load_ok("sim_memory=phantom");
 	ck_assert_int_eq(cfg.sim_memory, TMM_SIM_PHANTOM);
@@ -364,7 +367,7 @@ static const struct bad_value bad_values[] = {
 	{ "budget=GiB", "not a size or percentage" },
 	{ "budget=5 5", "not a size or percentage" },
 	{ "budget=1e3", "not a size or percentage" },
-	{ "policy=tensile", "not one of the choices" },
+	{ "policy=tsplit", "not one of the choices" },
 	{ "policy=", "empty value" },
 	{ "sim_profile=no-such-gpu", "no simulator profile" },
 	{ "sim_profile=", "no simulator profile" },
@@ -576,6 +579,7 @@ static const struct {
 	{ TMM_T_MODE, "swap", "uvm" },
 	{ TMM_T_BUDGET, "4GiB", "50%" },
 	{ TMM_T_POLICY, "none", "none" },
+	{ TMM_T_REPLAN_DRIFT, "0.25", "0.05" },
 	{ TMM_T_SIM_PROFILE, "p100-pcie3-16g", "p100-pcie3-16g" },
 	{ TMM_T_SIM_CAPACITY, "8GiB", "1TiB" },
 	{ TMM_T_SIM_MEMORY, "phantom", "backed" },
@@ -677,7 +681,8 @@ START_TEST(test_unknown_key_in_config)
 {
 	load_fails("budgte=6GiB");
 	err_has("unknown tunable 'budgte' in the config string; known "
-		"tunables: backend, mode, budget, policy, sim_profile, "
+		"tunables: backend, mode, budget, policy, replan_drift, "
+		"sim_profile, "
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
 		"host_numa_node, pinned_pool, trace, hints, stats_shm, cupti, "
 		"log");

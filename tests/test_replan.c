@@ -1,0 +1,210 @@
+/*
+ * test_replan.c — re-planning when op latencies drift (TENSILE §IV-E):
+ * the EWMA and the drift on hand-made traces, the retimed trace, and the
+ * MLP example on the simulator with jitter: a drift past the threshold
+ * makes new plans, and training stays bit-identical.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlp_model.h"
+#include "replan.h"
+#include "tensormm.h"
+
+/* Three ops of durations d[0..3), back to back from 100 ns with a 10 ns
+ * gap between them; one access each, and one direct access (no op) 5 ns
+ * into the gap after the second. */
+struct small {
+	struct tmm_trace t;
+	struct tmm_trace_tensor tensor;
+	struct tmm_trace_op ops[3];
+	uint32_t op_tensors[3];
+	struct tmm_trace_access acc[4];
+};
+
+static void small_trace(struct small *s, const uint64_t d[3])
+{
+	uint64_t now = 100;
+
+	memset(s, 0, sizeof(*s));
+	s->tensor = (struct tmm_trace_tensor){ .key = 0x1000, .bytes = 64,
+					       .producer = TMM_TRACE_NONE,
+					       .name = TMM_TRACE_NONE };
+	for (uint32_t o = 0; o < 3; o++) {
+		s->ops[o] = (struct tmm_trace_op){
+			.name = TMM_TRACE_NONE, .first = o, .n_inputs = 1,
+			.begin_ns = now, .end_ns = now + d[o],
+		};
+		now += d[o] + 10;
+	}
+	for (uint32_t k = 0, o = 0; k < 4; k++) {
+		if (k == 2) {
+			s->acc[k] = (struct tmm_trace_access){
+				.op = TMM_TRACE_NONE,
+				.begin_ns = s->ops[1].end_ns + 5,
+				.end_ns = s->ops[1].end_ns + 5,
+				.flags = TMM_TA_READ };
+			continue;
+		}
+		s->acc[k] = (struct tmm_trace_access){
+			.op = o, .begin_ns = s->ops[o].begin_ns,
+			.end_ns = s->ops[o].end_ns, .flags = TMM_TA_READ };
+		o++;
+	}
+	s->t.tensors = &s->tensor;
+	s->t.n_tensors = 1;
+	s->t.ops = s->ops;
+	s->t.n_ops = 3;
+	s->t.op_tensors = s->op_tensors;
+	s->t.n_op_tensors = 3;
+	s->t.accesses = s->acc;
+	s->t.n_accesses = 4;
+}
+
+/*
+ * Made with ops of 1000 ns (s = 3000).  An iteration at 2000 ns each
+ * moves every average to 0.3 * 2000 + 0.7 * 1000 = 1300: s' = 3900, a
+ * drift of 0.3.  Past 0.25, not past 0.35; after a new plan the baseline
+ * is 3900, and a second iteration at 2000 (averages 1510) drifts by
+ * 630 / 3900 = 0.16.
+ */
+START_TEST(ewma_and_drift)
+{
+	static const uint64_t slow[3] = { 2000, 2000, 2000 };
+	static const uint64_t fast[3] = { 1000, 1000, 1000 };
+	struct tmm_replan *rp;
+	struct small base, cur;
+
+	small_trace(&base, fast);
+	small_trace(&cur, slow);
+	ck_assert_int_eq(tmm_replan_create(&rp), 0);
+	ck_assert_int_eq(tmm_replan_reset(rp, &base.t), 0);
+	ck_assert(!tmm_replan_observe(rp, &cur.t, 0.35));
+	ck_assert_int_eq(tmm_replan_reset(rp, &base.t), 0);
+	ck_assert(tmm_replan_observe(rp, &cur.t, 0.25));
+	ck_assert_double_eq_tol(tmm_replan_drift(rp), 0.3, 1e-9);
+	tmm_replan_planned(rp);
+	ck_assert(!tmm_replan_observe(rp, &cur.t, 0.25));
+	ck_assert_double_eq_tol(tmm_replan_drift(rp), 630.0 / 3900, 1e-9);
+	/* 0 never re-plans. */
+	ck_assert(!tmm_replan_observe(rp, &cur.t, 0));
+	tmm_replan_destroy(rp);
+}
+END_TEST
+
+/* The retimed trace: ops last their averages, gaps are kept, a direct
+ * access keeps its distance from the op before it. */
+START_TEST(retimed_trace)
+{
+	static const uint64_t slow[3] = { 2000, 2000, 2000 };
+	static const uint64_t fast[3] = { 1000, 1000, 1000 };
+	struct tmm_replan *rp;
+	struct small base, cur, other;
+	struct tmm_trace out;
+
+	small_trace(&base, fast);
+	small_trace(&cur, slow);
+	ck_assert_int_eq(tmm_replan_create(&rp), 0);
+	ck_assert_int_eq(tmm_replan_reset(rp, &base.t), 0);
+	(void)tmm_replan_observe(rp, &cur.t, 0.1);
+	ck_assert_int_eq(tmm_replan_trace(rp, &base.t, &out), 0);
+	ck_assert_uint_eq(out.ops[0].begin_ns, 100);
+	ck_assert_uint_eq(out.ops[0].end_ns, 1400);
+	ck_assert_uint_eq(out.ops[1].begin_ns, 1410);
+	ck_assert_uint_eq(out.ops[1].end_ns, 2710);
+	ck_assert_uint_eq(out.ops[2].begin_ns, 2720);
+	ck_assert_uint_eq(out.accesses[1].begin_ns, 1410);
+	ck_assert_uint_eq(out.accesses[2].begin_ns, 2715);
+	ck_assert_uint_eq(out.accesses[3].end_ns, 4020);
+	ck_assert_uint_eq(out.n_accesses, 4);
+	tmm_trace_free(&out);
+	/* Another op count is another program. */
+	small_trace(&other, fast);
+	other.t.n_ops = 2;
+	ck_assert_int_eq(tmm_replan_trace(rp, &other.t, &out), -EINVAL);
+	tmm_replan_destroy(rp);
+}
+END_TEST
+
+#define STEPS 6
+
+static void train(const char *config, uint8_t **weights, size_t *len,
+		  struct tmm_stats *st)
+{
+	struct mlp_config mc;
+	tmm_ctx *ctx;
+
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	mlp_config_default(&mc);
+	mc.steps = STEPS;
+	mc.layers = 5;
+	mc.width = 192;
+	mc.batch = 64;
+	ck_assert_msg(mlp_train(ctx, &mc, NULL, weights, len, NULL) == 0,
+		      "training under '%s' failed: %s", config,
+		      tmm_last_error(ctx));
+	st->version = TMM_STATS_VERSION;
+	ck_assert_int_eq(tmm_stats_get(ctx, st), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+
+/*
+ * With 30% jitter on every op, a 1% threshold is crossed: the planner
+ * runs again.  With re-planning off it runs once.  The weights are the
+ * same bytes as without any budget either way.
+ */
+START_TEST(jitter_makes_new_plans)
+{
+	static const char *const base =
+		"backend=sim,sim_memory=backed,mode=swap,sim_jitter=0.3,"
+		"sim_seed=7,log=error";
+	char config[512];
+	uint8_t *ref, *w;
+	size_t ref_len, len;
+	struct tmm_stats st;
+
+	train(base, &ref, &ref_len, &st);
+	snprintf(config, sizeof(config),
+		 "%s,budget=60%%,policy=tensile,replan_drift=0.01", base);
+	train(config, &w, &len, &st);
+	printf("mlp tensile 60%%, jitter 0.3, replan_drift 0.01: %llu plans "
+	       "in %d steps, passive evictions %llu\n",
+	       (unsigned long long)st.plans_made, STEPS,
+	       (unsigned long long)st.passive_evictions);
+	ck_assert_uint_gt(st.plans_made, 1);
+	ck_assert_uint_eq(len, ref_len);
+	ck_assert(memcmp(w, ref, len) == 0);
+	free(w);
+	snprintf(config, sizeof(config),
+		 "%s,budget=60%%,policy=tensile,replan_drift=0", base);
+	train(config, &w, &len, &st);
+	ck_assert_uint_eq(st.plans_made, 1);
+	ck_assert_uint_eq(len, ref_len);
+	ck_assert(memcmp(w, ref, len) == 0);
+	free(w);
+	free(ref);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("replan");
+	TCase *tc = tcase_create("replan");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, ewma_and_drift);
+	tcase_add_test(tc, retimed_trace);
+	tcase_add_test(tc, jitter_makes_new_plans);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
