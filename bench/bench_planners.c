@@ -152,8 +152,8 @@ static int by_value(const void *a, const void *b)
 int main(void)
 {
 	static const char *const policies[] = {
-		"none", "vdnn-conv", "vdnn-all", "checkpoint", "superneurons",
-		"capuchin",
+		"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint",
+		"superneurons", "capuchin", "tensile",
 	};
 	struct builder b;
 	struct tmm_planner_input in;

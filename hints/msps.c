@@ -180,12 +180,17 @@ int64_t tmm_msps_best(const struct tmm_analysis *an, const uint64_t *curve,
 		struct tmm_cand *c = &cs->c[i];
 		double v;
 
+		uint32_t k = c->over_at > c->evict ? c->over_at : c->evict + 1;
+
 		if (c->taken || !c->recomputable)
 			continue;
-		if (!tmm_over_target(an, curve, c->evict + 1, c->back)) {
-			c->taken = true;
+		while (k < c->back && curve[k] <= an->target)
+			k++;
+		if (k >= c->back) {
+			c->taken = true; /* would not lower the peak */
 			continue;
 		}
+		c->over_at = k;
 		v = tmm_msps(an, c);
 		if (best < 0 || v > best_v) {
 			best = i;

@@ -29,6 +29,9 @@ struct tmm_cand {
 	uint32_t *srcs, n_srcs, cap_srcs; /* tensors it is recomputed from */
 	double rp_time, ext_time;
 	bool is_recomp;		/* chosen for recomputation */
+	uint32_t over_at;	/* an access of the gap found over the target
+				 * (0: none looked for yet); the curve only
+				 * comes down, so the next look starts there */
 };
 
 struct tmm_cands {

@@ -75,6 +75,8 @@ struct engine {
 	uint32_t n, cap;
 };
 
+struct held;
+
 struct tensile {
 	struct tmm_analysis an;
 	struct tmm_cands cs;	       /* for recomputation */
@@ -88,6 +90,7 @@ struct tensile {
 	uint32_t *refused_at;	/* per tensor: its swap did not fit for
 				 * the peak at this access */
 	uint32_t *refused_stall_at; /* ... nor a swap that stalls */
+	struct held *held;	/* scratch: the tensors held at the peak */
 };
 
 /* The earliest start >= from of a transfer of `len` ns on engine g. */
@@ -169,12 +172,29 @@ static uint32_t trigger_by(const struct tmm_analysis *an, uint32_t lo,
 
 static int take(struct tensile *ts, struct tmm_eviction e)
 {
+	const struct tmm_analysis *an = &ts->an;
+	uint64_t bytes = an->life[e.tensor].bytes;
+	uint32_t gone, returns;
 	int rc = tmm_eviction_add(&ts->chosen, e);
 
-	if (rc == 0)
-		ts->peak = tmm_curve(&ts->an, ts->chosen.ev, ts->chosen.n,
+	if (rc < 0)
+		return rc;
+	/* Incremental, as struct tmm_fit: over the eviction's own span,
+	 * leaving out collective recomputation, which only raises the
+	 * curve; so the full curve confirms a fit. */
+	tmm_eviction_span(an, &e, &gone, &returns);
+	for (uint32_t k = gone; k < returns; k++)
+		ts->curve[k] -= bytes;
+	ts->peak = 0;
+	for (uint32_t k = 0; k < an->trace->n_accesses; k++)
+		if (ts->curve[k] > ts->peak) {
+			ts->peak = ts->curve[k];
+			ts->peak_at = k;
+		}
+	if (ts->peak <= an->target)
+		ts->peak = tmm_curve(an, ts->chosen.ev, ts->chosen.n,
 				     ts->curve, &ts->peak_at);
-	return rc;
+	return 0;
 }
 
 /* Marks in out[] the tensors that an eviction of ts keeps off the
@@ -399,32 +419,44 @@ static int schedule_swap(struct tensile *ts, uint32_t t, bool stall)
  * tensor held at the peak whose swap fits.  Returns 1 when one was
  * taken, 0 when none fits, or -ENOMEM.
  */
+/* A tensor held at the peak, for sorting by size. */
+struct held {
+	uint64_t bytes;
+	uint32_t tensor;
+};
+
+/* Largest first; equal sizes by index, as a scan would meet them. */
+static int by_size(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->tensor < y->tensor ? -1 : x->tensor > y->tensor;
+}
+
 static int swap_one(struct tensile *ts, bool stall)
 {
 	const struct tmm_analysis *an = &ts->an;
-	uint32_t n = an->trace->n_tensors, p = ts->peak_at;
+	uint32_t n = an->trace->n_tensors, p = ts->peak_at, m = 0;
 	uint32_t *refused = stall ? ts->refused_stall_at : ts->refused_at;
 
 	mark_out(ts, p, ts->out);
-	for (;;) {
-		uint32_t best = TMM_TRACE_NONE;
-		int rc;
+	/* The tensors that cause the peak, largest first: each refusal
+	 * leaves the peak and the others as they were. */
+	for (uint32_t t = 0; t < n; t++)
+		if (refused[t] != p && held_at(ts, ts->out, t, p) &&
+		    !used_by_op_at(an, t, p))
+			ts->held[m++] = (struct held){ an->life[t].bytes, t };
+	qsort(ts->held, m, sizeof(*ts->held), by_size);
+	for (uint32_t i = 0; i < m; i++) {
+		int rc = schedule_swap(ts, ts->held[i].tensor, stall);
 
-		for (uint32_t t = 0; t < n; t++) {
-			if (refused[t] == p || !held_at(ts, ts->out, t, p) ||
-			    used_by_op_at(an, t, p))
-				continue;
-			if (best == TMM_TRACE_NONE ||
-			    an->life[t].bytes > an->life[best].bytes)
-				best = t;
-		}
-		if (best == TMM_TRACE_NONE)
-			return 0;
-		rc = schedule_swap(ts, best, stall);
 		if (rc == 1 || rc == -ENOMEM)
 			return rc;
-		refused[best] = p;
+		refused[ts->held[i].tensor] = p;
 	}
+	return 0;
 }
 
 /* §IV-D: the largest MSPS among tensors not swapped, for the peak. */
@@ -510,8 +542,9 @@ int tmm_plan_tensile(const struct tmm_planner_input *in,
 	ts.out = calloc(n + 1, sizeof(bool));
 	ts.refused_at = malloc(sizeof(uint32_t) * (n + 1));
 	ts.refused_stall_at = malloc(sizeof(uint32_t) * (n + 1));
+	ts.held = malloc(sizeof(*ts.held) * (n + 1));
 	if (!ts.curve || !ts.swapped || !ts.out || !ts.refused_at ||
-	    !ts.refused_stall_at) {
+	    !ts.refused_stall_at || !ts.held) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -531,6 +564,7 @@ out:
 	free(ts.out);
 	free(ts.refused_at);
 	free(ts.refused_stall_at);
+	free(ts.held);
 	free(ts.d2h.b);
 	free(ts.d2h.e);
 	free(ts.h2d.b);
