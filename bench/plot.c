@@ -12,10 +12,10 @@
 
 #include "plot.h"
 
-#define W 900.0
+#define W 1000.0
 #define H 480.0
 #define LEFT 80.0
-#define RIGHT 190.0 /* room for the legend */
+#define RIGHT 290.0 /* room for the legend */
 #define TOP 40.0
 #define BOTTOM 90.0
 
@@ -226,9 +226,21 @@ int plot_bars(const char *path, const char *title, const char *y_label,
 				x0 + bw * (double)k, H - BOTTOM - h, bw * 0.9,
 				h, colour(k));
 			snprintf(label, sizeof(label), "%g", v);
-			text(f, x0 + bw * ((double)k + 0.45),
-			     H - BOTTOM - h - 3, "middle", "font-size=\"10\"",
-			     label);
+			if ((double)strlen(label) * 6 <= bw) {
+				text(f, x0 + bw * ((double)k + 0.45),
+				     H - BOTTOM - h - 3, "middle",
+				     "font-size=\"10\"", label);
+			} else {
+				/* Too narrow: upright, so neighbours' labels
+				 * do not overlap. */
+				double x = x0 + bw * ((double)k + 0.45) + 3;
+				double y = H - BOTTOM - h - 3;
+
+				snprintf(attr, sizeof(attr),
+					 "font-size=\"9\" transform=\"rotate"
+					 "(-90 %.1f %.1f)\"", x, y);
+				text(f, x, y, "start", attr, label);
+			}
 		}
 	}
 	legend(f, series, n_series, false);
