@@ -51,6 +51,9 @@ const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx);
  * left its plan): tmm_stats.plan_state. */
 enum tmm_plan_state tmm_guide_state(const struct tmm_ctx *ctx);
 
+/* "measuring", "guided" or "diverged" (stats, tensormm-stat). */
+const char *tmm_plan_state_name(uint32_t state);
+
 /* Whether the iteration running follows a plan and has not left it. */
 bool tmm_guide_following(const struct tmm_ctx *ctx);
 

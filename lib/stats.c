@@ -149,7 +149,7 @@ static double ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-static const char *plan_state_name(uint32_t state)
+const char *tmm_plan_state_name(uint32_t state)
 {
 	switch (state) {
 	case TMM_PLAN_MEASURING:
@@ -214,7 +214,7 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	emit(p, "  planner   state %s, %llu plans made, the last in %.3f ms "
 		"(host time); %llu prefetches issued; %llu passive "
 		"evictions in guided iterations\n",
-	     plan_state_name(s->plan_state), (unsigned long long)s->plans_made,
+	     tmm_plan_state_name(s->plan_state), (unsigned long long)s->plans_made,
 	     ms(s->plan_ns), (unsigned long long)s->prefetches,
 	     (unsigned long long)s->guided_passive_evictions);
 	if (strcmp(s->mode, "uvm") == 0)
@@ -279,7 +279,7 @@ static void print_json(struct printer *p, const struct tmm_stats *s)
 		"\"device\":\"%s\",\"mode\":\"%s\","
 		"\"plan_state\":\"%s\",\"pool_fragmentation\":%.6f",
 	     s->version, s->simulated ? "true" : "false", s->backend,
-	     s->device, s->mode, plan_state_name(s->plan_state),
+	     s->device, s->mode, tmm_plan_state_name(s->plan_state),
 	     s->pool_fragmentation);
 	for (size_t i = 0; i < sizeof(json_u64_fields) /
 				       sizeof(json_u64_fields[0]);

@@ -26,6 +26,7 @@
 
 #include "backend.h"
 #include "tunables.h"
+#include "cuda_main.h"
 
 static struct tmm_backend be;
 static struct tmm_config cfg;
@@ -253,22 +254,5 @@ static Suite *cuda_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	cudaError_t e;
-	int n = 0, failed;
-
-	e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess || n <= 0) {
-		printf("SKIP: no CUDA device: %s\n",
-		       e != cudaSuccess ? cudaGetErrorString(e)
-					: "device count is 0");
-		return 77;
-	}
-
-	sr = srunner_create(cuda_suite());
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return cuda_test_main(cuda_suite);
 }

@@ -22,6 +22,7 @@
 
 #include "tensormm.h"
 #include "tensormm_cudnn.h"
+#include "cuda_main.h"
 
 static cudnnHandle_t h;
 static cudnnTensorDescriptor_t x, y;
@@ -158,21 +159,5 @@ static Suite *cudnn_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	cudaError_t e;
-	int n = 0, failed;
-
-	e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess || n <= 0) {
-		printf("SKIP: no CUDA device: %s\n",
-		       e != cudaSuccess ? cudaGetErrorString(e)
-					: "device count is 0");
-		return 77;
-	}
-	sr = srunner_create(cudnn_suite());
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return cuda_test_main(cudnn_suite);
 }

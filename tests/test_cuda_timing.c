@@ -24,6 +24,7 @@
 #include "context.h"
 #include "cuda_timing.h"
 #include "tracker.h"
+#include "cuda_main.h"
 
 #define FILL_BYTES ((size_t)64 << 20)
 
@@ -150,21 +151,5 @@ static Suite *timing_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	cudaError_t e;
-	int n = 0, failed;
-
-	e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess || n <= 0) {
-		printf("SKIP: no CUDA device: %s\n",
-		       e != cudaSuccess ? cudaGetErrorString(e)
-					: "device count is 0");
-		return 77;
-	}
-	sr = srunner_create(timing_suite());
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return cuda_test_main(timing_suite);
 }

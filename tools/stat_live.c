@@ -19,25 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guide.h"
 #include "stat.h"
 #include "stats_shm.h"
 #include "tensormm.h"
 
 /* Repeat the header after this many lines, as vmstat does. */
 #define HEADER_EVERY 20
-
-static const char *plan_state_name(uint64_t state)
-{
-	switch (state) {
-	case TMM_PLAN_MEASURING:
-		return "measuring";
-	case TMM_PLAN_GUIDED:
-		return "guided";
-	case TMM_PLAN_DIVERGED:
-		return "diverged";
-	}
-	return "unknown";
-}
 
 static double mib(uint64_t bytes)
 {
@@ -145,7 +133,7 @@ static void print_record(const struct tmm_shm_entry *e,
 		json_string(seg->policy, sizeof(seg->policy));
 		printf(",\"simulated\":%s,\"plan\":\"%s\"",
 		       seg->simulated ? "true" : "false",
-		       plan_state_name(v[TMM_SHM_PLAN_STATE]));
+		       tmm_plan_state_name((uint32_t)v[TMM_SHM_PLAN_STATE]));
 		for (size_t i = 0; i < nf; i++)
 			printf(",\"%s\":%" PRIu64, f[i].name, v[i]);
 		putchar('}');
@@ -221,7 +209,7 @@ int stat_list(enum stat_format fmt)
 			       v[TMM_SHM_ITERATIONS],
 			       mib(v[TMM_SHM_DEVICE_IN_USE]),
 			       mib(v[TMM_SHM_BUDGET]),
-			       plan_state_name(v[TMM_SHM_PLAN_STATE]));
+			       tmm_plan_state_name((uint32_t)v[TMM_SHM_PLAN_STATE]));
 		} else {
 			if (fmt == STAT_JSON && shown)
 				printf(",");
@@ -281,7 +269,7 @@ static void text_line(const struct watch *w, const uint64_t *v)
 	       D(TMM_SHM_PREFETCH_LATE), ms(D(TMM_SHM_STALL_NS)),
 	       D(TMM_SHM_PASSIVE_EVICTIONS), D(TMM_SHM_RECOMPUTATIONS),
 	       ms(D(TMM_SHM_RECOMPUTE_NS)),
-	       plan_state_name(v[TMM_SHM_PLAN_STATE]),
+	       tmm_plan_state_name((uint32_t)v[TMM_SHM_PLAN_STATE]),
 	       v[TMM_SHM_ITERATIONS], ms(v[TMM_SHM_LAST_ITERATION_NS]));
 #undef D
 }
