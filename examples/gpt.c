@@ -18,12 +18,12 @@
  * Times in the statistics are simulated (virtual nanoseconds on the
  * TENSORMM_SIM_PROFILE hardware profile), not measured.
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "demo_run.h"
 #include "gpt_model.h"
 #include "tensormm.h"
 
@@ -47,54 +47,11 @@ static void usage(FILE *f)
 		"  --json        print the statistics as JSON\n");
 }
 
-static int parse_uint(const char *s, unsigned *out)
+/* The model's trainer, typed as demo_train wants it. */
+static int train_model(tmm_ctx *ctx, const void *cfg, float *losses,
+		       uint8_t **weights, size_t *len, FILE *log)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v == 0 || v > 1u << 20)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
-static void write_stdout(void *arg, const char *text, size_t len)
-{
-	(void)arg;
-	fwrite(text, 1, len, stdout);
-}
-
-/* Trains once; returns 0 and the weights, loss curve and peak. */
-static int train(const char *config, const struct gpt_config *gc, FILE *log,
-		 float *losses, uint8_t **weights, size_t *len,
-		 unsigned long long *peak, unsigned stats_opts, bool print)
-{
-	struct tmm_stats st = { .version = TMM_STATS_VERSION };
-	tmm_ctx *ctx;
-	int rc = tmm_ctx_create(&ctx, config);
-
-	if (rc) {
-		fprintf(stderr, "gpt: cannot create a context: %s\n",
-			tmm_last_error(NULL));
-		return rc;
-	}
-	rc = gpt_train(ctx, gc, losses, weights, len, log);
-	if (rc) {
-		fprintf(stderr, "gpt: training failed: %s (%s)\n",
-			tmm_last_error(ctx), tmm_strerror(rc));
-	} else {
-		tmm_stats_get(ctx, &st);
-		*peak = st.device_peak;
-		if (print) {
-			printf("\n");
-			fflush(stdout);
-			tmm_stats_print(ctx, write_stdout, NULL, stats_opts);
-		}
-	}
-	tmm_ctx_destroy(ctx);
-	return rc;
+	return gpt_train(ctx, cfg, losses, weights, len, log);
 }
 
 int main(int argc, char **argv)
@@ -106,6 +63,7 @@ int main(int argc, char **argv)
 	uint8_t *w_free = NULL, *w_tight = NULL;
 	size_t len_free = 0, len_tight = 0;
 	unsigned long long peak_free = 0, peak_tight = 0, budget;
+	struct tmm_stats st_free, st_tight;
 	float *loss_free = NULL, *loss_tight = NULL;
 	char config[512];
 	int rc, n, ok = 0;
@@ -129,16 +87,16 @@ int main(int argc, char **argv)
 			bad = *end || end == v || !(fraction > 0.0) ||
 			      fraction > 1.0;
 		} else if (!strcmp(a, "--steps")) {
-			bad = parse_uint(v, &gc.steps);
+			bad = demo_parse_uint(v, &gc.steps);
 		} else if (!strcmp(a, "--layers")) {
-			bad = parse_uint(v, &gc.layers) || gc.layers > 64;
+			bad = demo_parse_uint(v, &gc.layers) || gc.layers > 64;
 		} else if (!strcmp(a, "--d-model")) {
-			bad = parse_uint(v, &gc.d_model) ||
+			bad = demo_parse_uint(v, &gc.d_model) ||
 			      gc.d_model % gc.heads;
 		} else if (!strcmp(a, "--seq")) {
-			bad = parse_uint(v, &gc.seq);
+			bad = demo_parse_uint(v, &gc.seq);
 		} else if (!strcmp(a, "--batch")) {
-			bad = parse_uint(v, &gc.batch);
+			bad = demo_parse_uint(v, &gc.batch);
 		} else if (!strcmp(a, "--config")) {
 			extra = v;
 			bad = !*v || strlen(v) > 300;
@@ -163,8 +121,10 @@ int main(int argc, char **argv)
 	       "vocab %u, %u sequences of %u tokens) on the simulated GPU\n\n",
 	       gc.layers, gc.d_model, gc.heads, gc.vocab, gc.batch, gc.seq);
 	printf("1) unconstrained run, to measure the peak device memory\n");
-	rc = train("backend=sim,sim_memory=backed,budget=100%", &gc,
-		   NULL, loss_free, &w_free, &len_free, &peak_free, 0, false);
+	rc = demo_train("gpt", "backend=sim,sim_memory=backed,budget=100%",
+			train_model, &gc, NULL, loss_free, &w_free, &len_free,
+			&st_free, false, 0);
+	peak_free = st_free.device_peak;
 	if (rc)
 		goto out;
 	budget = (unsigned long long)((double)peak_free * fraction);
@@ -179,8 +139,9 @@ int main(int argc, char **argv)
 		     budget, extra ? "," : "", extra ? extra : "");
 	if (n < 0 || (size_t)n >= sizeof(config))
 		goto out;
-	rc = train(config, &gc, stdout, loss_tight, &w_tight, &len_tight,
-		   &peak_tight, stats_opts, true);
+	rc = demo_train("gpt", config, train_model, &gc, stdout, loss_tight,
+			&w_tight, &len_tight, &st_tight, true, stats_opts);
+	peak_tight = st_tight.device_peak;
 	if (rc)
 		goto out;
 

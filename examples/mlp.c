@@ -15,12 +15,12 @@
  * Times in the statistics are simulated (virtual nanoseconds on the
  * TENSORMM_SIM_PROFILE hardware profile), not measured.
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "demo_run.h"
 #include "mlp_model.h"
 #include "tensormm.h"
 
@@ -38,54 +38,11 @@ static void usage(FILE *f)
 		"  --json        print the statistics as JSON\n");
 }
 
-static int parse_uint(const char *s, unsigned *out)
+/* The model's trainer, typed as demo_train wants it. */
+static int train_model(tmm_ctx *ctx, const void *cfg, float *losses,
+		       uint8_t **weights, size_t *len, FILE *log)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v == 0 || v > 1u << 20)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
-static void write_stdout(void *arg, const char *text, size_t len)
-{
-	(void)arg;
-	fwrite(text, 1, len, stdout);
-}
-
-/* Trains once; returns 0 and the weights, loss curve and peak. */
-static int train(const char *config, const struct mlp_config *mc, FILE *log,
-		 float *losses, uint8_t **weights, size_t *len,
-		 unsigned long long *peak, unsigned stats_opts, bool print)
-{
-	struct tmm_stats st = { .version = TMM_STATS_VERSION };
-	tmm_ctx *ctx;
-	int rc = tmm_ctx_create(&ctx, config);
-
-	if (rc) {
-		fprintf(stderr, "mlp: cannot create a context: %s\n",
-			tmm_last_error(NULL));
-		return rc;
-	}
-	rc = mlp_train(ctx, mc, losses, weights, len, log);
-	if (rc) {
-		fprintf(stderr, "mlp: training failed: %s (%s)\n",
-			tmm_last_error(ctx), tmm_strerror(rc));
-	} else {
-		tmm_stats_get(ctx, &st);
-		*peak = st.device_peak;
-		if (print) {
-			printf("\n");
-			fflush(stdout);
-			tmm_stats_print(ctx, write_stdout, NULL, stats_opts);
-		}
-	}
-	tmm_ctx_destroy(ctx);
-	return rc;
+	return mlp_train(ctx, cfg, losses, weights, len, log);
 }
 
 int main(int argc, char **argv)
@@ -96,6 +53,7 @@ int main(int argc, char **argv)
 	uint8_t *w_free = NULL, *w_tight = NULL;
 	size_t len_free = 0, len_tight = 0;
 	unsigned long long peak_free = 0, peak_tight = 0, budget;
+	struct tmm_stats st_free, st_tight;
 	float *loss_free, *loss_tight;
 	char config[128];
 	int rc, identical;
@@ -118,13 +76,13 @@ int main(int argc, char **argv)
 			bad = *end || end == v || !(fraction > 0.0) ||
 			      fraction > 1.0;
 		} else if (!strcmp(a, "--steps")) {
-			bad = parse_uint(v, &mc.steps);
+			bad = demo_parse_uint(v, &mc.steps);
 		} else if (!strcmp(a, "--layers")) {
-			bad = parse_uint(v, &mc.layers) || mc.layers > 63;
+			bad = demo_parse_uint(v, &mc.layers) || mc.layers > 63;
 		} else if (!strcmp(a, "--width")) {
-			bad = parse_uint(v, &mc.width);
+			bad = demo_parse_uint(v, &mc.width);
 		} else if (!strcmp(a, "--batch")) {
-			bad = parse_uint(v, &mc.batch);
+			bad = demo_parse_uint(v, &mc.batch);
 		} else {
 			fprintf(stderr, "mlp: unknown option '%s'\n", a);
 			usage(stderr);
@@ -145,10 +103,12 @@ int main(int argc, char **argv)
 	printf("libtensormm demo: an MLP (%u hidden layers of %u, batch %u) "
 	       "on the simulated GPU\n\n", mc.layers, mc.width, mc.batch);
 	printf("1) unconstrained run, to measure the peak device memory\n");
-	rc = train("backend=sim,sim_memory=backed,budget=100%", &mc,
-		   NULL, loss_free, &w_free, &len_free, &peak_free, 0, false);
+	rc = demo_train("mlp", "backend=sim,sim_memory=backed,budget=100%",
+			train_model, &mc, NULL, loss_free, &w_free, &len_free,
+			&st_free, false, 0);
 	if (rc)
 		return 1;
+	peak_free = st_free.device_peak;
 	budget = (unsigned long long)((double)peak_free * fraction);
 	printf("   peak %.2f MiB\n\n", peak_free / 1048576.0);
 
@@ -156,10 +116,11 @@ int main(int argc, char **argv)
 	       "(%.2f MiB)\n", 100.0 * fraction, budget / 1048576.0);
 	snprintf(config, sizeof(config),
 		 "backend=sim,sim_memory=backed,budget=%llu", budget);
-	rc = train(config, &mc, stdout, loss_tight, &w_tight, &len_tight,
-		   &peak_tight, stats_opts, true);
+	rc = demo_train("mlp", config, train_model, &mc, stdout, loss_tight,
+			&w_tight, &len_tight, &st_tight, true, stats_opts);
 	if (rc)
 		return 1;
+	peak_tight = st_tight.device_peak;
 
 	identical = len_free == len_tight &&
 		    !memcmp(w_free, w_tight, len_free) &&

@@ -36,6 +36,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "demo_run.h"
 #include "mlp_gpu_kernels.h"
 #include "mlp_model.h"
 #include "tensormm.h"
@@ -201,19 +202,6 @@ static void usage(FILE *f)
 		"  --batch N     samples per step (default 128)\n");
 }
 
-static int parse_uint(const char *s, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v == 0 || v > 1u << 20)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
 /* One training run's results. */
 struct result {
 	float *losses;
@@ -311,13 +299,13 @@ int main(int argc, char **argv)
 			bad = *end || end == v || !(fraction > 0.0) ||
 			      fraction > 1.0;
 		} else if (!strcmp(a, "--steps")) {
-			bad = parse_uint(v, &mc.steps);
+			bad = demo_parse_uint(v, &mc.steps);
 		} else if (!strcmp(a, "--layers")) {
-			bad = parse_uint(v, &mc.layers) || mc.layers > 63;
+			bad = demo_parse_uint(v, &mc.layers) || mc.layers > 63;
 		} else if (!strcmp(a, "--width")) {
-			bad = parse_uint(v, &mc.width);
+			bad = demo_parse_uint(v, &mc.width);
 		} else if (!strcmp(a, "--batch")) {
-			bad = parse_uint(v, &mc.batch);
+			bad = demo_parse_uint(v, &mc.batch);
 		} else {
 			fprintf(stderr, "mlp_gpu: unknown option '%s'\n", a);
 			usage(stderr);
