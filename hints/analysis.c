@@ -402,12 +402,18 @@ struct by_tensor {
 	uint32_t *gone, *ret;
 };
 
-/* A dropped tensor's recomputation at access `at` needs its producer's
- * inputs there: an evicted input comes back at `at` (and, if dropped, its
- * own inputs with it). */
+/*
+ * A dropped tensor's recomputation at access `at` needs its producer's
+ * inputs there.  A swapped-out input comes back at `at` and stays; a
+ * dropped one is recomputed first (and so are its own inputs), but only
+ * for the op at `at`: what a recomputation regenerates on the way is the
+ * first thing the runtime drops again when memory runs short (collective
+ * recomputation, recompute.c), so it is counted as a spike, in diff.
+ */
 static void pull_sources(const struct tmm_analysis *an,
 			 const struct tmm_eviction *ev, struct by_tensor *bt,
-			 uint32_t i, uint32_t at, unsigned depth)
+			 int64_t *diff, uint32_t i, uint32_t at,
+			 unsigned depth)
 {
 	const struct tmm_trace *tr = an->trace;
 	uint32_t w = writer_before(an, ev[i].tensor, ev[i].evict);
@@ -425,9 +431,13 @@ static void pull_sources(const struct tmm_analysis *an,
 		     j = bt->next[j]) {
 			if (bt->gone[j] > at || bt->ret[j] <= at)
 				continue;
-			bt->ret[j] = at;
-			if (ev[j].drop)
-				pull_sources(an, ev, bt, j, at, depth + 1);
+			if (!ev[j].drop) {
+				bt->ret[j] = at;
+				continue;
+			}
+			diff[at] += (int64_t)an->life[x].bytes;
+			diff[an->op_end[at]] -= (int64_t)an->life[x].bytes;
+			pull_sources(an, ev, bt, diff, j, at, depth + 1);
 		}
 	}
 }
@@ -465,7 +475,7 @@ uint64_t tmm_curve(const struct tmm_analysis *an,
 		}
 		for (uint32_t i = 0; i < n; i++)
 			if (ev[i].drop)
-				pull_sources(an, ev, &bt, i,
+				pull_sources(an, ev, &bt, diff, i,
 					     an->op_start[ev[i].back], 0);
 		for (uint32_t i = 0; i < n; i++) {
 			if (bt.gone[i] >= bt.ret[i])
