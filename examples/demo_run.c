@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "demo_run.h"
 
@@ -16,6 +17,75 @@ int demo_parse_uint(const char *s, unsigned *out)
 	if (errno || *end || end == s || v == 0 || v > 1u << 20)
 		return -1;
 	*out = (unsigned)v;
+	return 0;
+}
+
+int demo_bad_value(const char *prog, const char *option, const char *value,
+		   void (*usage)(FILE *f))
+{
+	fprintf(stderr, "%s: bad value '%s' for %s\n", prog, value, option);
+	usage(stderr);
+	return 2;
+}
+
+/* Reads option o's value v; returns whether it is good. */
+static bool read_opt(const struct demo_opt *o, const char *v)
+{
+	char *end;
+	double f;
+	unsigned u;
+
+	switch (o->kind) {
+	case DEMO_COUNT:
+		if (demo_parse_uint(v, &u) || (o->max && u > o->max))
+			return false;
+		*(unsigned *)o->value = u;
+		return true;
+	case DEMO_FRACTION:
+		f = strtod(v, &end);
+		if (*end || end == v || !(f > 0.0) || f > 1.0)
+			return false;
+		*(double *)o->value = f;
+		return true;
+	case DEMO_TEXT:
+		if (!*v || strlen(v) > o->max)
+			return false;
+		*(const char **)o->value = v;
+		return true;
+	case DEMO_FLAG:
+		break;
+	}
+	return false;
+}
+
+int demo_parse_args(const char *prog, int argc, char **argv,
+		    const struct demo_opt *opts, size_t n,
+		    void (*usage)(FILE *f))
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+		const struct demo_opt *o = NULL;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 1;
+		}
+		for (size_t k = 0; k < n && !o; k++)
+			if (!strcmp(a, opts[k].name))
+				o = &opts[k];
+		if (!o) {
+			fprintf(stderr, "%s: unknown option '%s'\n", prog, a);
+			usage(stderr);
+			return 2;
+		}
+		if (o->kind == DEMO_FLAG) {
+			*(unsigned *)o->value = o->max;
+			continue;
+		}
+		if (!read_opt(o, v))
+			return demo_bad_value(prog, a, v, usage);
+		i++;
+	}
 	return 0;
 }
 

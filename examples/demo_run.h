@@ -16,6 +16,36 @@
 /* Parses a count in 1 .. 2^20 into *out.  Returns 0 or -1. */
 int demo_parse_uint(const char *s, unsigned *out);
 
+/* One command-line option of an example. */
+enum demo_opt_kind {
+	DEMO_COUNT,	/* --name N: a count into *(unsigned *)value, at most
+			 * `max` (0: 2^20) */
+	DEMO_FRACTION,	/* --name F: 0 < F <= 1 into *(double *)value */
+	DEMO_FLAG,	/* --name: `max` into *(unsigned *)value */
+	DEMO_TEXT,	/* --name S: 1 to `max` characters, *(const char **) */
+};
+
+struct demo_opt {
+	const char *name;
+	enum demo_opt_kind kind;
+	void *value;
+	unsigned max;
+};
+
+/*
+ * Reads argv against opts[0..n) (and -h / --help).  Returns 0 to go on,
+ * 1 after printing the usage for --help (exit 0), or 2 after saying on
+ * stderr, as `prog`, which option or value was wrong, with the usage
+ * (exit 2).
+ */
+int demo_parse_args(const char *prog, int argc, char **argv,
+		    const struct demo_opt *opts, size_t n,
+		    void (*usage)(FILE *f));
+
+/* Says that `value` is wrong for `option`, with the usage; returns 2. */
+int demo_bad_value(const char *prog, const char *option, const char *value,
+		   void (*usage)(FILE *f));
+
 /* A model's training function, as mlp_train and gpt_train are. */
 typedef int (*demo_train_fn)(tmm_ctx *ctx, const void *cfg, float *losses,
 			     uint8_t **weights, size_t *len, FILE *log);

@@ -70,48 +70,30 @@ int main(int argc, char **argv)
 	bool identical;
 
 	gpt_config_default(&gc);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-		int bad = 0;
+	{
+		const struct demo_opt opts[] = {
+			{ "--json", DEMO_FLAG, &stats_opts, TMM_STATS_JSON },
+			{ "--fraction", DEMO_FRACTION, &fraction, 0 },
+			{ "--steps", DEMO_COUNT, &gc.steps, 0 },
+			{ "--layers", DEMO_COUNT, &gc.layers, 64 },
+			{ "--d-model", DEMO_COUNT, &gc.d_model, 0 },
+			{ "--seq", DEMO_COUNT, &gc.seq, 0 },
+			{ "--batch", DEMO_COUNT, &gc.batch, 0 },
+			{ "--config", DEMO_TEXT, &extra, 300 },
+		};
+		int parsed = demo_parse_args("gpt", argc, argv, opts,
+					 sizeof(opts) / sizeof(opts[0]), usage);
 
-		if (!strcmp(a, "--json")) {
-			stats_opts = TMM_STATS_JSON;
-			continue;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--fraction")) {
-			char *end;
+		if (parsed)
+			return parsed == 1 ? 0 : 2;
+		if (gc.d_model % gc.heads) {
+			char v[16];
 
-			fraction = strtod(v, &end);
-			bad = *end || end == v || !(fraction > 0.0) ||
-			      fraction > 1.0;
-		} else if (!strcmp(a, "--steps")) {
-			bad = demo_parse_uint(v, &gc.steps);
-		} else if (!strcmp(a, "--layers")) {
-			bad = demo_parse_uint(v, &gc.layers) || gc.layers > 64;
-		} else if (!strcmp(a, "--d-model")) {
-			bad = demo_parse_uint(v, &gc.d_model) ||
-			      gc.d_model % gc.heads;
-		} else if (!strcmp(a, "--seq")) {
-			bad = demo_parse_uint(v, &gc.seq);
-		} else if (!strcmp(a, "--batch")) {
-			bad = demo_parse_uint(v, &gc.batch);
-		} else if (!strcmp(a, "--config")) {
-			extra = v;
-			bad = !*v || strlen(v) > 300;
-		} else {
-			fprintf(stderr, "gpt: unknown option '%s'\n", a);
-			usage(stderr);
-			return 2;
+			snprintf(v, sizeof(v), "%u", gc.d_model);
+			return demo_bad_value("gpt", "--d-model", v, usage);
 		}
-		if (bad) {
-			fprintf(stderr, "gpt: bad value '%s' for %s\n", v, a);
-			usage(stderr);
-			return 2;
-		}
-		i++;
 	}
+
 	loss_free = calloc(gc.steps, sizeof(float));
 	loss_tight = calloc(gc.steps, sizeof(float));
 	if (!loss_free || !loss_tight)

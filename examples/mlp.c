@@ -59,42 +59,22 @@ int main(int argc, char **argv)
 	int rc, identical;
 
 	mlp_config_default(&mc);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-		int bad = 0;
+	{
+		const struct demo_opt opts[] = {
+			{ "--json", DEMO_FLAG, &stats_opts, TMM_STATS_JSON },
+			{ "--fraction", DEMO_FRACTION, &fraction, 0 },
+			{ "--steps", DEMO_COUNT, &mc.steps, 0 },
+			{ "--layers", DEMO_COUNT, &mc.layers, 63 },
+			{ "--width", DEMO_COUNT, &mc.width, 0 },
+			{ "--batch", DEMO_COUNT, &mc.batch, 0 },
+		};
+		int parsed = demo_parse_args("mlp", argc, argv, opts,
+					 sizeof(opts) / sizeof(opts[0]), usage);
 
-		if (!strcmp(a, "--json")) {
-			stats_opts = TMM_STATS_JSON;
-			continue;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--fraction")) {
-			char *end;
-
-			fraction = strtod(v, &end);
-			bad = *end || end == v || !(fraction > 0.0) ||
-			      fraction > 1.0;
-		} else if (!strcmp(a, "--steps")) {
-			bad = demo_parse_uint(v, &mc.steps);
-		} else if (!strcmp(a, "--layers")) {
-			bad = demo_parse_uint(v, &mc.layers) || mc.layers > 63;
-		} else if (!strcmp(a, "--width")) {
-			bad = demo_parse_uint(v, &mc.width);
-		} else if (!strcmp(a, "--batch")) {
-			bad = demo_parse_uint(v, &mc.batch);
-		} else {
-			fprintf(stderr, "mlp: unknown option '%s'\n", a);
-			usage(stderr);
-			return 2;
-		}
-		if (bad) {
-			fprintf(stderr, "mlp: bad value '%s' for %s\n", v, a);
-			usage(stderr);
-			return 2;
-		}
-		i++;
+		if (parsed)
+			return parsed == 1 ? 0 : 2;
 	}
+
 	loss_free = calloc(mc.steps, sizeof(float));
 	loss_tight = calloc(mc.steps, sizeof(float));
 	if (!loss_free || !loss_tight)
