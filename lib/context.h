@@ -151,6 +151,8 @@ struct tmm_ctx {
 	struct tmm_list swapping_in;  /* pending swap-ins, earliest first */
 	struct tmm_list dropped;      /* DROPPED tensors */
 	struct tmm_list ghosts;	      /* destroyed, kept for a lineage */
+	bool ghosts_back;	      /* a recomputation brought one back
+				       * since the last reap */
 	struct tmm_deferred_host *deferred;
 	size_t n_deferred, cap_deferred;
 

@@ -419,6 +419,7 @@ unplace:
 		tmm_mover_set_state(o, TMM_TS_RESIDENT);
 		o->producer = op_index;
 		o->regenerated = o != want;
+		ctx->ghosts_back |= o->ghost;
 		ctx->c.recomputed_bytes += o->bytes;
 		tmm_tracker_event(ctx, TMM_EV_RECOMPUTE, o);
 	}
@@ -470,6 +471,12 @@ bool tmm_recompute_ghost(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 void tmm_recompute_reap(struct tmm_ctx *ctx, bool all)
 {
 	bool freed = true;
+
+	/* After each op: only when a ghost came back is there anything to
+	 * do, and the list may be long. */
+	if (!all && !ctx->ghosts_back)
+		return;
+	ctx->ghosts_back = false;
 
 	/* Freeing a ghost that is still dropped releases its own sources,
 	 * which may be ghosts too: until nothing changes. */
