@@ -18,6 +18,7 @@ const char *tmm_action_name(enum tmm_action_type type)
 		[TMM_ACT_EVICT_DROP] = "EVICT_DROP",
 		[TMM_ACT_PREFETCH] = "PREFETCH",
 		[TMM_ACT_ADVISE] = "ADVISE",
+		[TMM_ACT_SPLIT] = "SPLIT",
 	};
 
 	return (unsigned)type < TMM_ACT_TYPE_COUNT ? names[type] : "INVALID";
@@ -57,6 +58,17 @@ int tmm_plan_add(struct tmm_plan *p, enum tmm_action_type type,
 		.back_access = back_access, .advice = advice,
 	};
 	return 0;
+}
+
+int tmm_plan_add_split(struct tmm_plan *p, uint32_t first_access,
+		       uint64_t key, uint32_t parts)
+{
+	int rc = tmm_plan_add(p, TMM_ACT_SPLIT, first_access, key,
+			      TMM_PLAN_NONE, 0);
+
+	if (rc == 0)
+		p->actions[p->n_actions - 1].parts = parts;
+	return rc;
 }
 
 /* Insertion sort: stable, and fast on the nearly sorted lists that
@@ -166,6 +178,39 @@ enum tmm_drop_verdict tmm_plan_droppable(const struct tmm_trace *t,
 	return TMM_DROP_OK;
 }
 
+/* A SPLIT names an op that can be split by its first access, into 2 or
+ * more parts and at most its rows. */
+static int check_split(const struct tmm_plan *p, uint32_t i,
+		       const struct tmm_trace *t, char *err, size_t errlen)
+{
+	const struct tmm_plan_action *a = &p->actions[i];
+	const struct tmm_trace_access *acc = &t->accesses[a->trigger];
+	uint32_t rows;
+
+	if (acc->op == TMM_TRACE_NONE)
+		return bad(err, errlen, p, i,
+			   "the trigger is a direct access, not an op's");
+	if (a->trigger > 0 && t->accesses[a->trigger - 1].op == acc->op)
+		return bad(err, errlen, p, i,
+			   "the trigger is not the first access of op %" PRIu32,
+			   acc->op);
+	if (t->tensors[acc->tensor].key != a->key)
+		return bad(err, errlen, p, i,
+			   "the key is not that of the trigger's tensor");
+	if (a->back_access != TMM_PLAN_NONE)
+		return bad(err, errlen, p, i, "a SPLIT has no back-access");
+	rows = tmm_trace_op_slices(t, a->trigger);
+	if (rows < 2)
+		return bad(err, errlen, p, i,
+			   "op %" PRIu32 " cannot be split (it has %" PRIu32
+			   " rows)", acc->op, rows);
+	if (a->parts < 2 || a->parts > rows)
+		return bad(err, errlen, p, i,
+			   "%" PRIu32 " parts: a split needs 2 to %" PRIu32,
+			   a->parts, rows);
+	return 0;
+}
+
 static int check_droppable(const struct tmm_plan *p, uint32_t i,
 			   const struct tmm_trace *t, uint32_t tensor,
 			   char *err, size_t errlen)
@@ -271,6 +316,16 @@ int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
 		if (tensor == TMM_TRACE_NONE)
 			return bad(err, errlen, p, i,
 				   "no tensor of the iteration has this key");
+		if (a->type == TMM_ACT_SPLIT) {
+			int rc = check_split(p, i, t, err, errlen);
+
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (a->parts != 0)
+			return bad(err, errlen, p, i,
+				   "only a SPLIT has parts");
 		if (a->type == TMM_ACT_ADVISE) {
 			if (a->advice >= TMM_PLAN_ADVICE_COUNT)
 				return bad(err, errlen, p, i,

@@ -20,6 +20,18 @@
  * fires late in this iteration for the tensor's first access in the
  * next; its trigger must be at or after the tensor's last access.
  *
+ * Splitting (TSPLIT §IV-B): a SPLIT action names an op by its first access
+ * (its trigger; its key is that access's tensor) and the number of parts p
+ * (2 <= p <= the op's slice_extent).  The runtime runs that op as p
+ * micro-ops over contiguous row ranges.  While it does, the plan's
+ * EVICT_SWAP and EVICT_DROP actions triggered by that op's access of a
+ * sliced tensor act slice by slice: an input's rows leave the device once
+ * the micro-op that read them is done (copied to the host first for a
+ * swap), and an output's rows are copied to the host as soon as the
+ * micro-op that wrote them is done, so the op never holds all of both
+ * (TSPLIT Eq. 5).  The rest of the plan sees whole tensors: after the op
+ * each such tensor is evicted as if the action had fired after it.
+ *
  * Plans are plain data: planners (hints/) build them as pure functions of
  * a trace, tests write them by hand, and lib/guide.c executes them.
  */
@@ -37,6 +49,7 @@ enum tmm_action_type {
 	TMM_ACT_EVICT_DROP, /* free the device memory; recompute on use */
 	TMM_ACT_PREFETCH,   /* start bringing a swapped-out tensor back */
 	TMM_ACT_ADVISE,	    /* a cudaMemAdvise on the tensor (UVM mode) */
+	TMM_ACT_SPLIT,	    /* run the op as micro-ops (TSPLIT) */
 	TMM_ACT_TYPE_COUNT
 };
 
@@ -63,6 +76,7 @@ struct tmm_plan_action {
 			       * again (its memory back for the rest of
 			       * the iteration, its bytes kept) */
 	uint32_t advice;      /* enum tmm_plan_advice, for ADVISE */
+	uint32_t parts;	      /* SPLIT: micro-ops, >= 2; else 0 */
 	/* Feedback the runtime writes while executing the plan: */
 	uint32_t late;	      /* PREFETCH: back-accesses that found the
 			       * tensor still arriving */
@@ -96,6 +110,11 @@ int tmm_plan_init(struct tmm_plan *p, const struct tmm_trace *t,
 int tmm_plan_add(struct tmm_plan *p, enum tmm_action_type type,
 		 uint32_t trigger, uint64_t key, uint32_t back_access,
 		 enum tmm_plan_advice advice);
+
+/* Appends a SPLIT of the op whose first access is `first_access` (to the
+ * tensor `key`) into `parts` micro-ops.  Returns 0 or -ENOMEM. */
+int tmm_plan_add_split(struct tmm_plan *p, uint32_t first_access,
+		       uint64_t key, uint32_t parts);
 
 /* Sorts the actions by trigger, keeping the order of equal triggers. */
 void tmm_plan_sort(struct tmm_plan *p);

@@ -67,7 +67,8 @@
 
 /* Adding an action type or an advice changes what a file may contain, so
  * it needs a name below, a new format version and docs/plan-format.md. */
-_Static_assert(TMM_ACT_TYPE_COUNT == 4, "plan format 1 has 4 action types");
+_Static_assert(TMM_ACT_TYPE_COUNT == 5, "plan format 1 has 4 action types, "
+	       "and SPLIT, which it cannot hold");
 _Static_assert(TMM_PLAN_ADVICE_COUNT == 6, "plan format 1 has 6 advices");
 
 static const char *const advice_names[TMM_PLAN_ADVICE_COUNT] = {
@@ -199,6 +200,10 @@ static int check_plan(const struct tmm_plan *p, uint16_t serial, char *err,
 			return refuse_action(err, errlen, p, i,
 					     "unknown action type %" PRIu32,
 					     a->type);
+		if (a->type == TMM_ACT_SPLIT)
+			return refuse_action(err, errlen, p, i,
+					     "plan format 1 cannot hold a "
+					     "SPLIT");
 		if (a->trigger >= p->n_accesses)
 			return refuse_action(err, errlen, p, i, "the trigger "
 					     "is past the plan's %" PRIu32

@@ -192,7 +192,16 @@ typedef int (*tmm_run_fn)(void *const *in, void *const *out, void *user,
 
 /*
  * Runs the op on the slice [begin, end) of the outermost dimension of its
- * split tensors (TSPLIT).  Reserved: the runtime does not split ops yet.
+ * sliced tensors (TSPLIT §IV-B: a *micro-op*).  A tensor of the op is
+ * sliced when its flag in tmm_op.sliced is set (all are when that is
+ * NULL): its bytes are slice_extent rows of equal size, and in[i] or
+ * out[i] points at its row 0 as usual; the callback touches rows
+ * [begin, end) of it only.  Tensors not sliced (weights, say) are whole.
+ * Calling it for [0, e), [e, e2), ... [ek, slice_extent) in order must
+ * leave the same bytes as one call of run: the runtime splits an op that
+ * its plan splits, and results stay bit-identical.  An output that is not
+ * sliced (a weight gradient summed over the batch) is the callback's to
+ * accumulate across calls: the runtime zeroes nothing.
  */
 typedef int (*tmm_run_slice_fn)(void *const *in, void *const *out,
 				size_t begin, size_t end, void *user,
@@ -220,8 +229,14 @@ typedef struct tmm_op {
 	tmm_run_fn run;	   /* may be NULL on a phantom device: cost only */
 	void *user;	   /* passed to run and run_slice */
 	struct tmm_cost cost;
-	tmm_run_slice_fn run_slice; /* reserved for TSPLIT; NULL */
-	size_t slice_extent;	    /* outermost extent for run_slice; 0 */
+	/* TSPLIT: an op that may run as micro-ops.  run_slice NULL and
+	 * slice_extent 0 for an op that cannot; on a phantom device (cost
+	 * only) slice_extent alone makes an op splittable. */
+	tmm_run_slice_fn run_slice;
+	size_t slice_extent;	    /* rows of the outermost dimension */
+	const unsigned char *sliced; /* n_inputs + n_outputs flags, inputs
+				      * first: nonzero where the tensor is
+				      * cut into rows; NULL: all are */
 } tmm_op;
 
 /*

@@ -537,6 +537,7 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 			 * engine places bytes itself. */
 			rc = tmm_mover_advise(ctx, t, a->advice);
 			break;
+		case TMM_ACT_SPLIT: /* read by tmm_run, not fired */
 		case TMM_ACT_TYPE_COUNT:
 			break;
 		}

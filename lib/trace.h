@@ -73,7 +73,9 @@ struct tmm_trace_access {
 	uint64_t begin_ns, end_ns;
 	uint64_t device_in_use; /* bytes held on the device after it */
 	uint32_t flags;		/* TMM_TA_* */
-	uint32_t reserved;
+	uint32_t slices;	/* TSPLIT: the op's slice_extent when the op
+				 * cuts this tensor into rows, else 0
+				 * (format version 1 reads 0) */
 };
 
 /* What the runtime did to a tensor, for timelines and diagnosis. */
@@ -120,6 +122,21 @@ static inline const char *tmm_trace_str(const struct tmm_trace *t,
 {
 	return off == TMM_TRACE_NONE || off >= t->strings_len ? ""
 							       : t->strings + off;
+}
+
+/* The rows that the op whose first access is `first` can be split into
+ * (TSPLIT), or 0: the slices of its first access through a sliced tensor.
+ * An op's accesses follow each other. */
+static inline uint32_t tmm_trace_op_slices(const struct tmm_trace *t,
+					   uint32_t first)
+{
+	uint32_t op = t->accesses[first].op;
+
+	for (uint32_t k = first; k < t->n_accesses && op != TMM_TRACE_NONE &&
+				 t->accesses[k].op == op; k++)
+		if (t->accesses[k].slices)
+			return t->accesses[k].slices;
+	return 0;
 }
 
 /* Frees the arrays of a trace and zeroes it (the struct itself stays). */

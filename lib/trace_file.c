@@ -176,7 +176,7 @@ static const struct field op_fields[] = {
  * meaning that version-1 readers ignore. */
 static const struct field access_fields[] = {
 	AF(tensor), AF(op), AF(begin_ns), AF(end_ns), AF(device_in_use),
-	AF(flags), RESERVED(struct tmm_trace_access, reserved),
+	AF(flags), AF(slices),
 };
 static const struct field event_fields[] = {
 	EF(kind), EF(tensor), EF(access),

@@ -216,7 +216,7 @@ static void assert_trace_eq(const struct tmm_trace *a,
 		ck_assert_uint_eq(x->end_ns, y->end_ns);
 		ck_assert_uint_eq(x->device_in_use, y->device_in_use);
 		ck_assert_uint_eq(x->flags, y->flags);
-		ck_assert_uint_eq(x->reserved, y->reserved);
+		ck_assert_uint_eq(x->slices, y->slices);
 	}
 	for (uint32_t i = 0; i < a->n_events; i++) {
 		const struct tmm_trace_event *x = &a->events[i],
