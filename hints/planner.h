@@ -20,10 +20,15 @@ struct tmm_planner_device {
 	uint64_t copy_latency_ns;  /* fixed cost of one copy */
 };
 
+struct tmm_trial_device;
+
 struct tmm_planner_input {
 	const struct tmm_trace *trace; /* the measured iteration */
 	uint64_t budget;	       /* device bytes the plan must fit in */
 	struct tmm_planner_device device;
+	/* A simulated device that plans can be tried on (lib/trial.h), or
+	 * NULL: a real device, or a trial already. */
+	const struct tmm_trial_device *twin;
 };
 
 /*

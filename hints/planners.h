@@ -48,4 +48,8 @@ int tmm_plan_capuchin(const struct tmm_planner_input *in,
 int tmm_plan_tensile(const struct tmm_planner_input *in,
 		     struct tmm_plan *out);
 
+/* auto (ours): every planner above but passive makes a plan; the one the
+ * common forecast (plan_forecast.h) says fits and runs fastest is kept. */
+int tmm_plan_auto(const struct tmm_planner_input *in, struct tmm_plan *out);
+
 #endif /* TMM_PLANNERS_H */

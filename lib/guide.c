@@ -18,6 +18,7 @@
 #include "recompute.h"
 #include "replan.h"
 #include "tracker.h"
+#include "trial.h"
 
 struct tmm_guide {
 	struct tmm_plan plan;
@@ -127,6 +128,26 @@ int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan)
 	g->installed = true;
 	g->planned = true;
 	return keep_sources(ctx);
+}
+
+int tmm_guide_adopt(struct tmm_ctx *ctx, const struct tmm_plan *plan,
+		    const struct tmm_trace *made_for)
+{
+	struct tmm_guide *g = ctx->guide;
+	struct tmm_plan copy;
+
+	if (tmm_plan_copy(&copy, plan) < 0)
+		return -ENOMEM;
+	tmm_plan_free(&g->plan);
+	g->plan = copy;
+	g->installed = true;
+	g->planned = true;
+	g->from_file = true;
+	free(g->kept);
+	g->kept = NULL;
+	g->n_kept = 0;
+	return tmm_plan_kept_sources(&g->plan, made_for, &g->kept,
+				     &g->n_kept);
 }
 
 const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx)
@@ -314,11 +335,14 @@ static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 			    .d2h_gbps = ctx->be.info.d2h_gbps,
 			    .copy_latency_ns = ctx->be.info.copy_latency_ns },
 	};
+	struct tmm_trial_device twin;
 	struct tmm_plan plan;
 	struct timespec t0, t1;
 	char err[400];
 	int rc;
 
+	if (tmm_trial_device_of(ctx, &twin) == 0)
+		in.twin = &twin;
 	g->planned = true;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = tmm_planner_make(ctx->cfg.policy, &in, &plan, err, sizeof(err));
@@ -338,12 +362,13 @@ static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 		/* none plans no way out of a shortage: not a surprise
 		 * worth a warning. */
 		bool expected = plan.fits ||
-				strcmp(ctx->cfg.policy, "none") == 0;
+				strcmp(plan.policy, "none") == 0 ||
+				strcmp(plan.policy, "auto+none") == 0;
 
 		tmm_log(ctx, expected ? TMM_LOG_INFO : TMM_LOG_WARN,
 			"policy %s: %u actions, predicted peak %s of a %s "
 			"budget%s",
-			ctx->cfg.policy, plan.n_actions,
+			plan.policy, plan.n_actions,
 			tmm_fmt_bytes(plan.predicted_peak, a, sizeof(a)),
 			tmm_fmt_bytes(ctx->budget, b, sizeof(b)),
 			plan.fits ? "" : ": it does not fit, passive mode "

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "plan_forecast.h"
 #include "planner.h"
 #include "planners.h"
 #include "tensormm.h"
@@ -675,6 +676,146 @@ START_TEST(every_planner_makes_a_valid_plan)
 }
 END_TEST
 
+/* The forecast of one swap on a known timeline.  A is written by op 0,
+ * untouched by ops 1 and 2, read by op 3; every op takes 1000 ns and a
+ * copy of A takes S each way, S = 1500 ns.  Out after op 0 (the copy ends
+ * at 1000 + S = 2500), prefetched after op 1 (it may start only when the
+ * swap-out is done: 2500, lands at 4000), needed when op 3 starts at
+ * 3000: a stall of 1000 ns. */
+START_TEST(forecast_times_a_late_prefetch)
+{
+	struct builder b;
+	struct tmm_analysis an;
+	struct tmm_forecast f;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	uint32_t x, a, y1, y2, y3;
+	uint64_t s_ns;
+
+	b_init(&b);
+	x = b_tensor(&b, 1000, false);
+	a = b_tensor(&b, 1500 * 1000, true); /* 1.5 MB: 1500 ns at 1000 GB/s */
+	y1 = b_tensor(&b, 256, true);
+	y2 = b_tensor(&b, 256, true);
+	y3 = b_tensor(&b, 256, true);
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &a, 1);	   /* accesses 0, 1 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y1, 1);   /* 2, 3 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y2, 1);   /* 4, 5 */
+	b_op(&b, TMM_OP_PURE, 1000, &a, 1, &y3, 1);   /* 6, 7 */
+	in = input(&b, 1ull << 30, 1000);
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	s_ns = tmm_swap_ns(&an, an.life[a].bytes, false);
+	ck_assert_uint_eq(s_ns, tmm_swap_ns(&an, an.life[a].bytes, true));
+
+	ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 1,
+				      b.tensors[a].key, 6, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 3,
+				      b.tensors[a].key, 6, 0), 0);
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
+	ck_assert_uint_eq(f.compute_ns, 4000);
+	ck_assert_uint_eq(f.stall_ns, 1000 + s_ns + s_ns - 3000);
+	ck_assert_uint_eq(f.recompute_ns, 0);
+	ck_assert_uint_eq(f.total_ns, f.compute_ns + f.stall_ns);
+	/* A is back for op 3, where the peak is anyway. */
+	ck_assert_uint_eq(f.peak, an.base_peak);
+	ck_assert(f.fits);
+	tmm_plan_free(&p);
+
+	/* Without the prefetch it comes back on demand at op 3: the copy
+	 * starts at 3000 and op 3 waits for all of it. */
+	ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 1,
+				      b.tensors[a].key, 6, 0), 0);
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
+	ck_assert_uint_eq(f.stall_ns, s_ns);
+	tmm_plan_free(&p);
+
+	/* Dropped instead: op 0 runs again, 1000 ns, no copy. */
+	ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_DROP, 1,
+				      b.tensors[a].key, 6, 0), 0);
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
+	ck_assert_uint_eq(f.stall_ns, 0);
+	ck_assert_uint_eq(f.recompute_ns, 1000);
+	ck_assert_uint_eq(f.total_ns, 5000);
+	tmm_plan_free(&p);
+
+	/* No plan at a budget below the peak: passive mode's estimate. */
+	tmm_analysis_free(&an);
+	in = input(&b, an.base_peak / 2, 1000);
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
+	ck_assert(!f.fits);
+	ck_assert_uint_gt(f.passive_ns, 0);
+	tmm_plan_free(&p);
+	tmm_analysis_free(&an);
+}
+END_TEST
+
+/* auto, with no twin to try plans on, keeps the plan the forecast likes
+ * best: none of the candidates that fits runs shorter. */
+START_TEST(auto_keeps_the_best_forecast)
+{
+	static const char *const names[] = {
+		"none", "vdnn-conv", "vdnn-all", "checkpoint",
+		"superneurons", "capuchin", "tensile",
+	};
+	struct builder b;
+	uint32_t t[9];
+	char err[256];
+	struct tmm_planner_input in;
+	struct tmm_analysis an;
+	struct tmm_forecast chosen, f;
+	struct tmm_plan p, q;
+	bool any_fits = false;
+
+	b_init(&b);
+	t[0] = b_tensor(&b, 4096, false);
+	for (int i = 1; i <= 8; i++)
+		t[i] = b_tensor(&b, 65536, true);
+	for (int i = 1; i <= 8; i++)
+		b_op(&b, TMM_OP_PURE, 1000 * (uint64_t)i, &t[i - 1], 1, &t[i],
+		     1);
+	for (int i = 8; i >= 1; i--) {
+		uint32_t pair[2] = { t[i - 1], t[i] };
+
+		b_op(&b, TMM_OP_BACKWARD, 1000, pair, 2, NULL, 0);
+	}
+	b_free_after_last_use(&b);
+	in = input(&b, 300 * 1024, 10);
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	ck_assert_int_eq(tmm_planner_make("auto", &in, &p, err, sizeof(err)),
+			 0);
+	ck_assert_msg(strncmp(p.policy, "auto+", 5) == 0, "%s", p.policy);
+	ck_assert_msg(tmm_plan_validate(&p, &b.t, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &chosen), 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		ck_assert_int_eq(tmm_planner_make(names[i], &in, &q, err,
+						  sizeof(err)), 0);
+		ck_assert_int_eq(tmm_forecast_plan(&an, &q, &f), 0);
+		if (f.fits && q.fits) {
+			any_fits = true;
+			ck_assert_msg(chosen.fits && p.fits,
+				      "%s fits, auto's choice %s does not",
+				      names[i], p.policy);
+			ck_assert_msg(chosen.total_ns <= f.total_ns,
+				      "%s forecasts %llu ns, auto's %s %llu",
+				      names[i],
+				      (unsigned long long)f.total_ns,
+				      p.policy,
+				      (unsigned long long)chosen.total_ns);
+		}
+		tmm_plan_free(&q);
+	}
+	ck_assert(any_fits);
+	tmm_plan_free(&p);
+	tmm_analysis_free(&an);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("planners");
@@ -693,6 +834,8 @@ int main(void)
 	tcase_add_test(tc, tensile_swaps_optimizer_state_across_iterations);
 	tcase_add_test(tc, tensile_wraps_a_prefetch_around_the_iteration);
 	tcase_add_test(tc, every_planner_makes_a_valid_plan);
+	tcase_add_test(tc, forecast_times_a_late_prefetch);
+	tcase_add_test(tc, auto_keeps_the_best_forecast);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

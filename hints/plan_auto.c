@@ -1,0 +1,215 @@
+/*
+ * plan_auto.c — `auto`: the best plan of all the planners, for this trace.
+ *
+ * Ours, not a paper's.  No one planner wins everywhere: vDNN's eager
+ * offload trains the largest batches of convolutional nets when the link
+ * is fast, Capuchin's and TENSILE's tensor-level choices cost least when
+ * memory is only somewhat short, checkpointing wins when the link is slow,
+ * TSPLIT when one op's input and output alone do not fit.  So `auto` asks
+ * each of them for a plan and keeps the one the forecast
+ * (plan_forecast.h) likes best:
+ *
+ *   1. a plan whose forecast fits the budget beats one that does not, and
+ *      a planner's own claim to fit is required too (its model knows
+ *      things the forecast does not, such as the margin it keeps for
+ *      allocator waste);
+ *   2. among plans that fit, the shortest forecast iteration wins, ties
+ *      going to the plan with fewer actions (less to go wrong);
+ *   3. when none fits, the lowest forecast peak wins: passive mode then
+ *      has the least to make up.
+ *
+ * The candidates are every planner except `passive` (no plan is never
+ * better than `none`'s liveness) and `auto` itself.  The chosen plan keeps
+ * its maker's name after "auto+" in plan.policy, for the log and for plan
+ * files.  Planning costs the sum of the candidates' times, paid once per
+ * plan (and per re-plan).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "plan_forecast.h"
+#include "planner.h"
+#include "planners.h"
+#include "trial.h"
+
+static const char *const candidates[] = {
+	"none",	      "vdnn-conv", "vdnn-all", "checkpoint",
+	"superneurons", "capuchin",  "tensile",
+};
+
+struct candidate {
+	struct tmm_plan plan;
+	struct tmm_forecast f;
+	struct tmm_trial_result trial;
+	bool tried;  /* trial holds a result */
+};
+
+/* Whether a beats b by the forecast (the file comment's rules). */
+static bool forecast_better(const struct candidate *a,
+			    const struct candidate *b)
+{
+	bool ok_a = a->f.fits && a->plan.fits, ok_b = b->f.fits && b->plan.fits;
+
+	if (ok_a != ok_b)
+		return ok_a;
+	if (!ok_a && a->f.peak != b->f.peak)
+		return a->f.peak < b->f.peak;
+	if (a->f.total_ns != b->f.total_ns)
+		return a->f.total_ns < b->f.total_ns;
+	return a->plan.n_actions < b->plan.n_actions;
+}
+
+/*
+ * Whether a beats b by their trials: a plan that trains without passive
+ * eviction beats one that does not (passive mode depends on what the
+ * allocator happens to find; a plan that fits does not), then the faster
+ * steady iteration wins, then fewer passive evictions.  A plan whose trial
+ * could not run loses to one whose trial did.
+ */
+static bool trial_better(const struct candidate *a, const struct candidate *b)
+{
+	if (!a->tried || !b->tried)
+		return a->tried != b->tried ? a->tried : forecast_better(a, b);
+	if (a->trial.trained != b->trial.trained)
+		return a->trial.trained;
+	if (a->trial.iteration_ns != b->trial.iteration_ns)
+		return a->trial.iteration_ns < b->trial.iteration_ns;
+	if (a->trial.passive_evictions != b->trial.passive_evictions)
+		return a->trial.passive_evictions < b->trial.passive_evictions;
+	return forecast_better(a, b);
+}
+
+#define N_CANDIDATES (sizeof(candidates) / sizeof(candidates[0]))
+
+/* Makes candidate `name`'s plan for `in`, forecasts it and, on a twin,
+ * tries it.  c->plan.policy is left empty when the planner failed.
+ * Returns 0 or -ENOMEM. */
+static int make_candidate(const char *name, const struct tmm_planner_input *in,
+			  const struct tmm_analysis *an, struct candidate *c)
+{
+	char err[200];
+	int rc = tmm_planner_make(name, in, &c->plan, err, sizeof(err));
+
+	c->tried = false;
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0) {
+		/* One planner failing leaves the others. */
+		memset(&c->plan, 0, sizeof(c->plan));
+		return 0;
+	}
+	rc = tmm_forecast_plan(an, &c->plan, &c->f);
+	if (rc < 0)
+		return rc;
+	if (in->twin && tmm_trial_run(in->twin, in->trace, &c->plan,
+				      &c->trial) == 0)
+		c->tried = true;
+	return 0;
+}
+
+/*
+ * Beyond the papers: a plan that ran faster than every plan that trains,
+ * but with passive evictions, was made for a budget its planner's model
+ * filled too closely.  It is made again for budgets 10%, 20% ... 40%
+ * smaller, tried under the real one each time, and the first that trains
+ * replaces it.  Only such plans are retried: the others cannot win.
+ */
+static int tighten(const char *name, const struct tmm_planner_input *in,
+		   const struct tmm_analysis *an, struct candidate *c,
+		   uint64_t best_trained_ns)
+{
+	for (int step = 1; step <= 4; step++) {
+		struct tmm_planner_input tight = *in;
+		struct candidate t = { 0 };
+		int rc;
+
+		if (!c->tried || c->trial.trained ||
+		    c->trial.iteration_ns >= best_trained_ns)
+			return 0;
+		tight.budget = in->budget - in->budget / 10 * (uint64_t)step;
+		rc = make_candidate(name, &tight, an, &t);
+		if (rc < 0)
+			return rc;
+		if (t.tried && t.trial.trained &&
+		    t.trial.iteration_ns < best_trained_ns) {
+			tmm_plan_free(&c->plan);
+			*c = t;
+			return 0;
+		}
+		tmm_plan_free(&t.plan);
+	}
+	return 0;
+}
+
+/* Makes, forecasts and (on a twin) tries every candidate, tightening the
+ * promising ones that did not train.  Returns 0 or -ENOMEM. */
+static int gather(const struct tmm_planner_input *in,
+		  const struct tmm_analysis *an, struct candidate *c)
+{
+	uint64_t best_trained = UINT64_MAX;
+	int rc;
+
+	for (size_t i = 0; i < N_CANDIDATES; i++) {
+		rc = make_candidate(candidates[i], in, an, &c[i]);
+		if (rc < 0)
+			return rc;
+		if (c[i].tried && c[i].trial.trained &&
+		    c[i].trial.iteration_ns < best_trained)
+			best_trained = c[i].trial.iteration_ns;
+	}
+	for (size_t i = 0; in->twin && i < N_CANDIDATES; i++) {
+		rc = tighten(candidates[i], in, an, &c[i], best_trained);
+		if (rc < 0)
+			return rc;
+		if (c[i].tried && c[i].trial.trained &&
+		    c[i].trial.iteration_ns < best_trained)
+			best_trained = c[i].trial.iteration_ns;
+	}
+	for (size_t i = 0; getenv("TMM_AUTO_DEBUG") && i < N_CANDIDATES; i++)
+		fprintf(stderr, "auto: %-13s claim %d peak %6.2f GiB | forecast fits %d peak %6.2f GiB total %8.2f ms | trial %d trained %d passive %llu it %.2f ms\n",
+			candidates[i], c[i].plan.fits, c[i].plan.predicted_peak / 1073741824.0, c[i].f.fits, c[i].f.peak / 1073741824.0, c[i].f.total_ns / 1e6, c[i].tried, c[i].trial.trained, (unsigned long long)c[i].trial.passive_evictions, c[i].trial.iteration_ns / 1e6);
+	return 0;
+}
+
+int tmm_plan_auto(const struct tmm_planner_input *in, struct tmm_plan *out)
+{
+	struct tmm_analysis an;
+	struct candidate c[N_CANDIDATES];
+	size_t best = N_CANDIDATES;
+	int rc;
+
+	memset(c, 0, sizeof(c));
+	rc = tmm_analysis_init(&an, in);
+	if (rc < 0)
+		return rc;
+	rc = gather(in, &an, c);
+	for (size_t i = 0; rc == 0 && i < N_CANDIDATES; i++) {
+		if (!c[i].plan.policy[0])
+			continue;
+		if (best == N_CANDIDATES ||
+		    (in->twin ? trial_better(&c[i], &c[best])
+			      : forecast_better(&c[i], &c[best])))
+			best = i;
+	}
+	if (rc == 0 && best == N_CANDIDATES)
+		rc = -EINVAL;
+	if (rc == 0) {
+		/* Candidate names are short: "auto+superneurons" fits. */
+		struct tmm_plan *b = &c[best].plan;
+		char name[sizeof(b->policy) + 8];
+
+		snprintf(name, sizeof(name), "auto+%.*s",
+			 (int)(sizeof(b->policy) - 6), b->policy);
+		memcpy(b->policy, name, sizeof(b->policy));
+		b->policy[sizeof(b->policy) - 1] = '\0';
+		*out = *b;
+		memset(b, 0, sizeof(*b));
+	}
+	for (size_t i = 0; i < N_CANDIDATES; i++)
+		tmm_plan_free(&c[i].plan);
+	tmm_analysis_free(&an);
+	return rc;
+}

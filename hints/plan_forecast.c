@@ -1,0 +1,438 @@
+/*
+ * plan_forecast.c — replaying a plan against its trace (plan_forecast.h).
+ *
+ * The timeline follows the runtime: an op starts once the compute engine
+ * is free and its tensors are back (a prefetched tensor when its copy
+ * lands, a swapped one with no prefetch by an on-demand copy, a dropped
+ * one by running its producer again, and its dropped sources first); the
+ * actions its accesses trigger fire when it ends.  Swap-outs queue on the
+ * device-to-host engine, prefetches on the host-to-device engine behind
+ * the swap-out of the same tensor.  Op durations are the trace's ideal
+ * ones.  What the model leaves out: the compaction and allocator waits of
+ * the runtime, and the exact choice of passive victims, which is costed
+ * as the excess leaving and coming back once per stretch over the budget.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_forecast.h"
+
+/* Trace tensors sorted by key, to find an action's tensor. */
+struct keyed {
+	uint64_t key;
+	uint32_t tensor;
+};
+
+struct key_index {
+	struct keyed *by_key;
+	uint32_t n;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x = ((const struct keyed *)a)->key;
+	uint64_t y = ((const struct keyed *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+static int key_index_init(struct key_index *ki, const struct tmm_trace *t)
+{
+	ki->n = t->n_tensors;
+	ki->by_key = malloc(sizeof(*ki->by_key) * (ki->n ? ki->n : 1));
+	if (!ki->by_key)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ki->n; i++)
+		ki->by_key[i] = (struct keyed){ t->tensors[i].key, i };
+	qsort(ki->by_key, ki->n, sizeof(*ki->by_key), cmp_key);
+	return 0;
+}
+
+static uint32_t tensor_of(const struct key_index *ki, uint64_t key)
+{
+	uint32_t lo = 0, hi = ki->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint64_t k = ki->by_key[mid].key;
+
+		if (k == key)
+			return ki->by_key[mid].tensor;
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return TMM_TRACE_NONE;
+}
+
+/* The prefetch of `key` for back-access `back`, or NULL. */
+static const struct tmm_plan_action *
+prefetch_for(const struct tmm_plan *p, uint64_t key, uint32_t back)
+{
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+
+		if (a->type == TMM_ACT_PREFETCH && a->key == key &&
+		    a->back_access == back)
+			return a;
+	}
+	return NULL;
+}
+
+/* Whether a swap-out or drop of `key` prepares for back-access `back`. */
+static bool evicted_for(const struct tmm_plan *p, uint64_t key,
+			uint32_t back)
+{
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+
+		if ((a->type == TMM_ACT_EVICT_SWAP ||
+		     a->type == TMM_ACT_EVICT_DROP) &&
+		    a->key == key && a->back_access == back)
+			return true;
+	}
+	return false;
+}
+
+/* The wrap-around prefetch of `key` (plan.h), or NULL. */
+static const struct tmm_plan_action *
+wrap_prefetch(const struct tmm_plan *p, uint64_t key)
+{
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+
+		if (a->type == TMM_ACT_PREFETCH && a->key == key &&
+		    a->back_access != TMM_PLAN_NONE &&
+		    a->back_access <= a->trigger)
+			return a;
+	}
+	return NULL;
+}
+
+static struct tmm_eviction pair(const struct tmm_analysis *an,
+				const struct tmm_plan *p,
+				const struct tmm_plan_action *a, uint32_t t)
+{
+	struct tmm_eviction e = { .tensor = t, .evict = a->trigger,
+				  .back = a->back_access,
+				  .drop = a->type == TMM_ACT_EVICT_DROP };
+	const struct tmm_plan_action *pf;
+
+	if (e.drop)
+		return e;
+	if (e.back == TMM_PLAN_NONE) {
+		pf = wrap_prefetch(p, a->key);
+		if (pf) {
+			e.back = pf->back_access;
+			e.in_trigger = pf->trigger;
+		} else {
+			e.back = TMM_TRACE_NONE;
+		}
+		return e;
+	}
+	pf = prefetch_for(p, a->key, e.back);
+	/* No prefetch: it comes back on demand, as its back-access's op
+	 * starts, which is where the last access before that op ends. */
+	if (pf)
+		e.in_trigger = pf->trigger;
+	else
+		e.in_trigger = an->op_start[e.back] > e.evict
+				       ? an->op_start[e.back] - 1
+				       : e.evict;
+	return e;
+}
+
+int tmm_plan_evictions(const struct tmm_analysis *an,
+		       const struct tmm_plan *p, struct tmm_eviction **ev,
+		       uint32_t *n)
+{
+	struct key_index ki;
+	uint32_t m = 0;
+
+	*ev = NULL;
+	*n = 0;
+	if (!p->n_actions)
+		return 0;
+	if (key_index_init(&ki, an->trace) < 0)
+		return -ENOMEM;
+	*ev = malloc(sizeof(**ev) * p->n_actions);
+	if (!*ev) {
+		free(ki.by_key);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+		uint32_t t = tensor_of(&ki, a->key);
+
+		if (t == TMM_TRACE_NONE)
+			continue;
+		if (a->type == TMM_ACT_EVICT_SWAP ||
+		    a->type == TMM_ACT_EVICT_DROP)
+			(*ev)[m++] = pair(an, p, a, t);
+		else if (a->type == TMM_ACT_PREFETCH &&
+			 a->back_access != TMM_PLAN_NONE &&
+			 a->back_access > a->trigger &&
+			 !evicted_for(p, a->key, a->back_access))
+			/* Across iterations: out since the iteration
+			 * began. */
+			(*ev)[m++] = (struct tmm_eviction){
+				.tensor = t, .evict = TMM_TRACE_NONE,
+				.back = a->back_access,
+				.in_trigger = a->trigger,
+			};
+	}
+	free(ki.by_key);
+	*n = m;
+	if (!m) {
+		free(*ev);
+		*ev = NULL;
+	}
+	return 0;
+}
+
+/* ---- the timeline -------------------------------------------------------- */
+
+enum where { ON_DEVICE, SWAPPED, DROPPED };
+
+struct tensor_clock {
+	uint8_t where;	   /* enum where */
+	bool prefetched;   /* a prefetch is bringing it back */
+	uint64_t out_done; /* its swap-out's copy ends */
+	uint64_t ready_at; /* its prefetch lands */
+};
+
+struct timeline {
+	const struct tmm_analysis *an;
+	struct tensor_clock *tc;
+	uint64_t now, h2d_free, d2h_free;
+	struct tmm_forecast *f;
+};
+
+static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t m = a > b ? a : b;
+
+	return m > c ? m : c;
+}
+
+/* Tensor t copied back now, no prefetch having started it. */
+static void swap_in_on_demand(struct timeline *tl, uint32_t t)
+{
+	struct tensor_clock *c = &tl->tc[t];
+	uint64_t start = max3(tl->h2d_free, tl->now, c->out_done);
+
+	tl->h2d_free = start + tmm_swap_ns(tl->an, tl->an->life[t].bytes,
+					   true);
+	tl->f->stall_ns += tl->h2d_free - tl->now;
+	tl->now = tl->h2d_free;
+}
+
+/* Brings tensor t back for access `at`: waits, copies or recomputes. */
+static void bring_back(struct timeline *tl, uint32_t t, uint32_t at,
+		       unsigned depth)
+{
+	const struct tmm_analysis *an = tl->an;
+	const struct tmm_trace *tr = an->trace;
+	struct tensor_clock *c = &tl->tc[t];
+	uint32_t op;
+
+	if (c->where == SWAPPED) {
+		if (!c->prefetched) {
+			swap_in_on_demand(tl, t);
+		} else if (c->ready_at > tl->now) {
+			tl->f->stall_ns += c->ready_at - tl->now;
+			tl->now = c->ready_at;
+		}
+	} else if (c->where == DROPPED) {
+		op = tmm_producer_op(an, t, at);
+		/* Sources dropped too come back first (Capuchin §4.4);
+		 * a chain longer than this is costed at its head. */
+		if (op != TMM_TRACE_NONE && depth < 64) {
+			const struct tmm_trace_op *o = &tr->ops[op];
+
+			for (uint32_t i = 0; i < o->n_inputs; i++) {
+				uint32_t s = tr->op_tensors[o->first + i];
+
+				if (s != t && tl->tc[s].where != ON_DEVICE)
+					bring_back(tl, s, at, depth + 1);
+			}
+			tl->f->recompute_ns += an->op_ns[op];
+			tl->now += an->op_ns[op];
+		}
+	}
+	c->where = ON_DEVICE;
+	c->prefetched = false;
+}
+
+/* Carries out action a as its trigger's op ends. */
+static void fire(struct timeline *tl, const struct tmm_plan_action *a,
+		 uint32_t t)
+{
+	struct tensor_clock *c = &tl->tc[t];
+	uint64_t bytes = tl->an->life[t].bytes;
+	uint64_t start;
+
+	switch ((enum tmm_action_type)a->type) {
+	case TMM_ACT_EVICT_SWAP:
+		if (c->where != ON_DEVICE)
+			break;
+		start = tl->d2h_free > tl->now ? tl->d2h_free : tl->now;
+		tl->d2h_free = start + tmm_swap_ns(tl->an, bytes, false);
+		c->out_done = tl->d2h_free;
+		c->where = SWAPPED;
+		c->prefetched = false;
+		break;
+	case TMM_ACT_EVICT_DROP:
+		if (c->where == ON_DEVICE)
+			c->where = DROPPED;
+		break;
+	case TMM_ACT_PREFETCH:
+		if (c->where != SWAPPED || c->prefetched)
+			break;
+		start = max3(tl->h2d_free, tl->now, c->out_done);
+		tl->h2d_free = start + tmm_swap_ns(tl->an, bytes, true);
+		c->ready_at = tl->h2d_free;
+		c->prefetched = true;
+		break;
+	case TMM_ACT_SPLIT:
+		/* Costed as its op runs (run_op). */
+	case TMM_ACT_ADVISE:
+	case TMM_ACT_TYPE_COUNT:
+		break;
+	}
+}
+
+/* The op whose accesses are [k, end): its tensors back, then its time. */
+static void run_op(struct timeline *tl, uint32_t k, uint32_t end)
+{
+	const struct tmm_analysis *an = tl->an;
+	const struct tmm_trace *tr = an->trace;
+	uint32_t op = tr->accesses[k].op;
+
+	for (uint32_t j = k; j < end; j++) {
+		uint32_t t = tr->accesses[j].tensor;
+
+		if (tl->tc[t].where != ON_DEVICE)
+			bring_back(tl, t, j, 0);
+	}
+	if (op != TMM_TRACE_NONE) {
+		tl->now += an->op_ns[op];
+		tl->f->compute_ns += an->op_ns[op];
+	}
+}
+
+/* Passive mode where the curve is over the budget: per stretch over it,
+ * the largest excess leaves and comes back, with compute waiting. */
+static uint64_t passive_estimate(const struct tmm_analysis *an,
+				 const uint64_t *curve)
+{
+	uint64_t total = 0, excess = 0;
+
+	for (uint32_t k = 0; k <= an->trace->n_accesses; k++) {
+		bool over = k < an->trace->n_accesses &&
+			    curve[k] > an->budget;
+
+		if (over) {
+			uint64_t e = curve[k] - an->budget;
+
+			excess = e > excess ? e : excess;
+		} else if (excess) {
+			total += tmm_swap_ns(an, excess, false) +
+				 tmm_swap_ns(an, excess, true);
+			excess = 0;
+		}
+	}
+	return total;
+}
+
+static int forecast_memory(const struct tmm_analysis *an,
+			   const struct tmm_plan *p, struct tmm_forecast *f,
+			   struct tmm_eviction *ev, uint32_t n)
+{
+	uint64_t *curve = malloc(sizeof(uint64_t) *
+				 (an->trace->n_accesses ? an->trace->n_accesses
+							: 1));
+
+	(void)p;
+	if (!curve)
+		return -ENOMEM;
+	f->peak = tmm_curve(an, ev, n, curve, &f->peak_at);
+	f->fits = f->peak <= an->budget;
+	f->passive_ns = passive_estimate(an, curve);
+	free(curve);
+	return 0;
+}
+
+int tmm_forecast_plan(const struct tmm_analysis *an, const struct tmm_plan *p,
+		      struct tmm_forecast *f)
+{
+	const struct tmm_trace *tr = an->trace;
+	struct timeline tl = { .an = an, .f = f };
+	struct tmm_eviction *ev;
+	struct key_index ki;
+	uint32_t n, next = 0;
+	uint64_t wrap_late = 0;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	rc = tmm_plan_evictions(an, p, &ev, &n);
+	if (rc == 0)
+		rc = forecast_memory(an, p, f, ev, n);
+	if (rc < 0) {
+		free(ev);
+		return rc;
+	}
+	tl.tc = calloc(tr->n_tensors ? tr->n_tensors : 1, sizeof(*tl.tc));
+	if (!tl.tc || key_index_init(&ki, tr) < 0) {
+		free(tl.tc);
+		free(ev);
+		return -ENOMEM;
+	}
+	/* Swapped out by the previous iteration, to be prefetched. */
+	for (uint32_t i = 0; i < n; i++)
+		if (ev[i].evict == TMM_TRACE_NONE)
+			tl.tc[ev[i].tensor].where = SWAPPED;
+	free(ev);
+
+	for (uint32_t k = 0; k < tr->n_accesses;) {
+		uint32_t end = an->op_end[k];
+
+		run_op(&tl, k, end);
+		for (; next < p->n_actions && p->actions[next].trigger < end;
+		     next++) {
+			const struct tmm_plan_action *a = &p->actions[next];
+			uint32_t t = tensor_of(&ki, a->key);
+
+			if (t == TMM_TRACE_NONE || a->trigger < k)
+				continue;
+			fire(&tl, a, t);
+			/* A prefetch for the next iteration's first access
+			 * that lands after this one ends delays it. */
+			if (a->type == TMM_ACT_PREFETCH &&
+			    a->back_access <= a->trigger &&
+			    tl.tc[t].prefetched) {
+				uint64_t first = tmm_access_begin(an,
+								  a->back_access);
+
+				if (tl.tc[t].ready_at > first)
+					wrap_late = tl.tc[t].ready_at - first >
+							    wrap_late
+							    ? tl.tc[t].ready_at -
+								      first
+							    : wrap_late;
+			}
+		}
+		k = end > k ? end : k + 1;
+	}
+	/* A wrap-around prefetch is waited for only when it lands after
+	 * the iteration's end plus the time to its first access. */
+	if (wrap_late > tl.now)
+		f->stall_ns += wrap_late - tl.now;
+	f->total_ns = f->compute_ns + f->stall_ns + f->recompute_ns +
+		      f->split_ns + f->passive_ns;
+	free(tl.tc);
+	free(ki.by_key);
+	return 0;
+}

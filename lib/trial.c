@@ -1,0 +1,368 @@
+/*
+ * trial.c — replaying an iteration on a virtual twin of the device
+ * (trial.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "guide.h"
+#include "trial.h"
+#include "tunables.h"
+
+/* Iterations a trial runs: the first starts cold, as a plan file's does,
+ * and feeds late prefetches back (Capuchin §4.4) to the next; the last is
+ * the steady state the result reports. */
+#define TRIAL_ITERATIONS 3
+
+int tmm_trial_device_of(const struct tmm_ctx *ctx,
+			struct tmm_trial_device *dev)
+{
+	if (!ctx->be.info.simulated || strcmp(ctx->be.ops->name, "sim") != 0)
+		return -ENODEV;
+	memset(dev, 0, sizeof(*dev));
+	snprintf(dev->profile, sizeof(dev->profile), "%s",
+		 ctx->cfg.sim_profile);
+	dev->capacity = ctx->be.info.capacity;
+	dev->budget = ctx->budget;
+	dev->uvm = ctx->mode == TMM_MODE_UVM;
+	return 0;
+}
+
+/*
+ * The twin's configuration: every tunable spelled out, so nothing of the
+ * caller's environment (a trace file, a plan file, a policy) reaches it.
+ * The twin plans nothing (policy passive): it follows the plan it is
+ * given.
+ */
+static int twin_config(const struct tmm_trial_device *dev, char *buf,
+		       size_t len)
+{
+	size_t n_tunables, used = 0;
+	const struct tmm_tunable *tt = tmm_tunables(&n_tunables);
+
+	for (size_t i = 0; i < n_tunables; i++) {
+		const char *key = tt[i].name, *val = tt[i].def;
+		char num[32];
+		int w;
+
+		if (strcmp(key, "backend") == 0)
+			val = "sim";
+		else if (strcmp(key, "mode") == 0)
+			val = dev->uvm ? "uvm" : "swap";
+		else if (strcmp(key, "budget") == 0 ||
+			 strcmp(key, "sim_capacity") == 0) {
+			snprintf(num, sizeof(num), "%llu",
+				 (unsigned long long)(key[0] == 'b'
+							      ? dev->budget
+							      : dev->capacity));
+			val = num;
+		} else if (strcmp(key, "policy") == 0)
+			val = "passive";
+		else if (strcmp(key, "sim_profile") == 0)
+			val = dev->profile;
+		else if (strcmp(key, "sim_memory") == 0)
+			val = "phantom";
+		else if (strcmp(key, "sim_jitter") == 0 ||
+			 strcmp(key, "replan_drift") == 0)
+			val = "0";
+		else if (strcmp(key, "stats_shm") == 0)
+			val = "off";
+		else if (strcmp(key, "log") == 0)
+			val = "error";
+		w = snprintf(buf + used, len - used, "%s%s=%s", used ? "," : "",
+			     key, val);
+		if (w < 0 || (size_t)w >= len - used)
+			return -ENOMEM;
+		used += (size_t)w;
+	}
+	return 0;
+}
+
+struct replay {
+	const struct tmm_trace *t;
+	tmm_ctx *ctx;
+	tmm_tensor *h;	    /* per trace tensor: the twin's handle */
+	uint32_t *by_ordinal; /* made-inside tensors by creation ordinal */
+	uint32_t n_ordinals;
+	uint32_t *last;	    /* per trace tensor: its last access */
+	tmm_tensor *io;	    /* one op's inputs then outputs */
+	unsigned char *sliced;
+};
+
+static bool made_inside(const struct tmm_trace *t, uint32_t i)
+{
+	return t->tensors[i].flags & TMM_TT_MADE_INSIDE;
+}
+
+static uint32_t ordinal_of(const struct tmm_trace *t, uint32_t i)
+{
+	return (uint32_t)(t->tensors[i].key & ~TMM_KEY_IN_ITERATION);
+}
+
+static int replay_init(struct replay *x, const struct tmm_trace *t)
+{
+	uint32_t most = 0;
+
+	memset(x, 0, sizeof(*x));
+	x->t = t;
+	for (uint32_t i = 0; i < t->n_tensors; i++)
+		if (made_inside(t, i) && ordinal_of(t, i) + 1 > most)
+			most = ordinal_of(t, i) + 1;
+	x->n_ordinals = most;
+	x->h = calloc(t->n_tensors + 1, sizeof(*x->h));
+	x->by_ordinal = malloc(sizeof(uint32_t) * (most + 1));
+	x->last = malloc(sizeof(uint32_t) * (t->n_tensors + 1));
+	x->io = malloc(sizeof(*x->io) * (t->n_op_tensors + 1));
+	x->sliced = malloc(t->n_op_tensors + 1);
+	if (!x->h || !x->by_ordinal || !x->last || !x->io || !x->sliced)
+		return -ENOMEM;
+	memset(x->by_ordinal, 0xff, sizeof(uint32_t) * (most + 1));
+	for (uint32_t i = 0; i < t->n_tensors; i++) {
+		x->last[i] = 0;
+		if (made_inside(t, i))
+			x->by_ordinal[ordinal_of(t, i)] = i;
+	}
+	for (uint32_t k = 0; k < t->n_accesses; k++)
+		x->last[t->accesses[k].tensor] = k;
+	return 0;
+}
+
+static void replay_free(struct replay *x)
+{
+	free(x->h);
+	free(x->by_ordinal);
+	free(x->last);
+	free(x->io);
+	free(x->sliced);
+}
+
+/* Tensors made before the iteration: created and given bytes by a
+ * no-input op, since a phantom device refuses tmm_tensor_write. */
+static int make_outside(struct replay *x)
+{
+	for (uint32_t i = 0; i < x->t->n_tensors; i++) {
+		const struct tmm_trace_tensor *tt = &x->t->tensors[i];
+		tmm_op init = { .name = "init", .outputs = &x->h[i],
+				.n_outputs = 1,
+				.cost = { 0, (double)tt->bytes } };
+		int rc;
+
+		if (made_inside(x->t, i))
+			continue;
+		rc = tmm_tensor_create(x->ctx, tt->bytes,
+				       (enum tmm_kind)tt->kind, "twin", &x->h[i]);
+		if (rc == 0)
+			rc = tmm_run(x->ctx, &init);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Creates the made-inside tensors up to ordinal `upto`, in order, so each
+ * gets the key it had; an ordinal the trace never saw (a tensor created
+ * and not used) is a placeholder created and destroyed at once. */
+static int create_upto(struct replay *x, uint32_t *next, uint32_t upto)
+{
+	for (; *next <= upto && *next < x->n_ordinals; (*next)++) {
+		uint32_t i = x->by_ordinal[*next];
+		tmm_tensor gap;
+		int rc;
+
+		if (i == UINT32_MAX) {
+			rc = tmm_tensor_create(x->ctx, 1, TMM_SCRATCH, "gap",
+					       &gap);
+			if (rc == 0)
+				rc = tmm_tensor_destroy(x->ctx, gap);
+		} else {
+			rc = tmm_tensor_create(
+				x->ctx, x->t->tensors[i].bytes,
+				(enum tmm_kind)x->t->tensors[i].kind, "twin",
+				&x->h[i]);
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Destroys the tensors the program had freed by the time access k's op
+ * began (and after their last access). */
+static int free_due(struct replay *x, uint32_t k, bool all)
+{
+	const struct tmm_trace *t = x->t;
+	uint64_t at = k < t->n_accesses ? t->accesses[k].begin_ns : 0;
+
+	for (uint32_t i = 0; i < t->n_tensors; i++) {
+		const struct tmm_trace_tensor *tt = &t->tensors[i];
+		bool due = all || ((tt->flags & TMM_TT_FREED_INSIDE) &&
+				   tt->free_ns <= at && x->last[i] < k);
+		int rc;
+
+		if (!made_inside(t, i) || !x->h[i].id || !due)
+			continue;
+		rc = tmm_tensor_destroy(x->ctx, x->h[i]);
+		x->h[i] = TMM_TENSOR_NULL;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The op whose accesses begin at k, cost only. */
+static int replay_op(struct replay *x, uint32_t k, uint32_t *next_ordinal)
+{
+	const struct tmm_trace *t = x->t;
+	const struct tmm_trace_access *a = &t->accesses[k];
+	const struct tmm_trace_op *o = &t->ops[a->op];
+	uint32_t n = o->n_inputs + o->n_outputs;
+	tmm_op op = {
+		.name = tmm_trace_str(t, o->name), .kind = o->kind,
+		.flags = o->flags, .inputs = x->io, .n_inputs = o->n_inputs,
+		.outputs = x->io + o->n_inputs, .n_outputs = o->n_outputs,
+		.cost = { o->flops, o->bytes },
+		.slice_extent = tmm_trace_op_slices(t, k),
+	};
+
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t i = t->op_tensors[o->first + j];
+		int rc = 0;
+
+		if (made_inside(t, i))
+			rc = create_upto(x, next_ordinal, ordinal_of(t, i));
+		if (rc < 0)
+			return rc;
+		x->io[j] = x->h[i];
+		x->sliced[j] = 0;
+	}
+	/* Which tensors the op cut into rows, from its accesses. */
+	for (uint32_t j = k; j < t->n_accesses && t->accesses[j].op == a->op;
+	     j++)
+		for (uint32_t m = 0; m < n; m++)
+			if (t->op_tensors[o->first + m] ==
+				    t->accesses[j].tensor &&
+			    t->accesses[j].slices)
+				x->sliced[m] = 1;
+	if (op.slice_extent)
+		op.sliced = x->sliced;
+	return tmm_run(x->ctx, &op);
+}
+
+/* A direct access: acquire and release. */
+static int replay_direct(struct replay *x, uint32_t k, uint32_t *next_ordinal)
+{
+	const struct tmm_trace_access *a = &x->t->accesses[k];
+	enum tmm_access mode = (enum tmm_access)(a->flags &
+						 (TMM_TA_READ | TMM_TA_WRITE));
+	void *p;
+	int rc = 0;
+
+	if (made_inside(x->t, a->tensor))
+		rc = create_upto(x, next_ordinal, ordinal_of(x->t, a->tensor));
+	if (rc == 0)
+		rc = tmm_acquire(x->ctx, x->h[a->tensor], mode ? mode : TMM_READ,
+				 &p);
+	if (rc == 0)
+		rc = tmm_release(x->ctx, x->h[a->tensor]);
+	return rc;
+}
+
+static int replay_iteration(struct replay *x)
+{
+	const struct tmm_trace *t = x->t;
+	uint32_t next_ordinal = 0;
+	int rc = tmm_iteration_begin(x->ctx);
+
+	for (uint32_t k = 0; rc == 0 && k < t->n_accesses;) {
+		uint32_t op = t->accesses[k].op, end = k + 1;
+
+		rc = free_due(x, k, false);
+		if (rc < 0)
+			break;
+		if (op == TMM_TRACE_NONE) {
+			rc = replay_direct(x, k, &next_ordinal);
+		} else {
+			while (end < t->n_accesses &&
+			       t->accesses[end].op == op)
+				end++;
+			rc = replay_op(x, k, &next_ordinal);
+		}
+		k = end;
+	}
+	if (rc == 0)
+		rc = create_upto(x, &next_ordinal, x->n_ordinals);
+	if (rc == 0)
+		rc = tmm_iteration_end(x->ctx);
+	if (rc == 0)
+		rc = free_due(x, t->n_accesses, true);
+	return rc;
+}
+
+/* The plan with each key replaced by the twin's key of the same tensor. */
+static int plan_for_twin(const struct replay *x, const struct tmm_plan *p,
+			 struct tmm_plan *out)
+{
+	const struct tmm_trace *t = x->t;
+	int rc = tmm_plan_copy(out, p);
+
+	if (rc < 0)
+		return rc;
+	for (uint32_t i = 0; i < t->n_tensors; i++) {
+		uint64_t from = t->tensors[i].key;
+
+		if (made_inside(t, i))
+			continue; /* keyed by ordinal: the same */
+		for (uint32_t k = 0; k < out->n_accesses; k++)
+			if (out->access_keys[k] == from)
+				out->access_keys[k] = x->h[i].id;
+		for (uint32_t a = 0; a < out->n_actions; a++)
+			if (out->actions[a].key == from)
+				out->actions[a].key = x->h[i].id;
+	}
+	return 0;
+}
+
+int tmm_trial_run(const struct tmm_trial_device *dev,
+		  const struct tmm_trace *t, const struct tmm_plan *p,
+		  struct tmm_trial_result *r)
+{
+	struct replay x;
+	struct tmm_plan twin_plan = { 0 };
+	struct tmm_stats st;
+	char cfg[2048];
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	memset(&x, 0, sizeof(x));
+	st.version = TMM_STATS_VERSION;
+	rc = twin_config(dev, cfg, sizeof(cfg));
+	if (rc == 0)
+		rc = replay_init(&x, t);
+	if (rc == 0)
+		rc = tmm_ctx_create(&x.ctx, cfg);
+	if (rc == 0)
+		rc = make_outside(&x);
+	if (rc == 0)
+		rc = plan_for_twin(&x, p, &twin_plan);
+	if (rc == 0)
+		rc = tmm_guide_adopt(x.ctx, &twin_plan, t);
+	for (int i = 0; rc == 0 && i < TRIAL_ITERATIONS; i++)
+		rc = replay_iteration(&x);
+	if (x.ctx && tmm_stats_get(x.ctx, &st) == 0) {
+		r->passive_evictions = st.guided_passive_evictions;
+		r->divergences = st.plan_divergences;
+		r->iteration_ns = st.last_iteration_ns;
+		r->device_peak = st.device_peak;
+		r->trained = rc == 0 && st.guided_passive_evictions == 0 &&
+			     st.plan_divergences == 0 &&
+			     st.guided_iterations == TRIAL_ITERATIONS;
+	}
+	tmm_plan_free(&twin_plan);
+	if (x.ctx)
+		tmm_ctx_destroy(x.ctx);
+	replay_free(&x);
+	return rc;
+}
