@@ -670,9 +670,10 @@ int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		rc = host_take(ctx, t);
 		if (rc < 0)
 			return rc;
-		if (offset != 0 || bytes != t->bytes)
+		if (src && (offset != 0 || bytes != t->bytes))
 			memset(t->host, 0, t->bytes);
-		memcpy((char *)t->host + offset, src, bytes);
+		if (src)
+			memcpy((char *)t->host + offset, src, bytes);
 		/* Place it on the device only if that costs no eviction:
 		 * writing weights must not push out other weights. */
 		if (device_take(ctx, t) == 0) {
@@ -694,7 +695,8 @@ int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 					true);
 		return rc < 0 ? backend_error(ctx, rc) : 0;
 	case TMM_TS_HOST:
-		memcpy((char *)t->host + offset, src, bytes);
+		if (src)
+			memcpy((char *)t->host + offset, src, bytes);
 		return 0;
 	default:
 		return tmm_fail(ctx, -ENOTSUP, "cannot write a %s tensor",

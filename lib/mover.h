@@ -117,7 +117,9 @@ void tmm_mover_set_state(struct tmm_tensor_rec *t, enum tmm_tstate to);
  * Host <-> tensor copies for tmm_tensor_write/read, wherever t is.  Writing
  * an EMPTY tensor materialises it zero-filled: on the device when it fits
  * without evicting anything, else on the host.  Return 0, -ENODATA (read of
- * an EMPTY tensor), -ENOMEM, or a backend error.
+ * an EMPTY tensor), -ENOMEM, or a backend error.  On a phantom device
+ * write's src may be NULL: the moves and their times, no bytes (a trial
+ * replaying the program's host writes, lib/trial.c).
  */
 int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		    size_t offset, const void *src, size_t bytes);

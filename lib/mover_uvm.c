@@ -359,13 +359,15 @@ int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		rc = host_touch(ctx, t, 0, t->bytes, true);
 		if (rc < 0)
 			return rc;
-		memset(t->dev, 0, t->bytes);
+		if (src)
+			memset(t->dev, 0, t->bytes);
 	} else {
 		rc = host_touch(ctx, t, offset, bytes, true);
 		if (rc < 0)
 			return rc;
 	}
-	memcpy((char *)t->dev + offset, src, bytes);
+	if (src)
+		memcpy((char *)t->dev + offset, src, bytes);
 	if (fresh)
 		tmm_mover_set_state(t, TMM_TS_RESIDENT);
 	return 0;

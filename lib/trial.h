@@ -39,7 +39,8 @@ struct tmm_trial_device {
 
 struct tmm_trial_result {
 	bool trained;		    /* no passive eviction, no divergence */
-	uint64_t passive_evictions; /* in the guided iterations */
+	uint64_t passive_evictions; /* after the first iteration, which
+				     * starts cold */
 	uint64_t divergences;
 	uint64_t iteration_ns;	    /* the last iteration, simulated */
 	uint64_t device_peak;
@@ -53,7 +54,7 @@ int tmm_trial_device_of(const struct tmm_ctx *ctx,
 			struct tmm_trial_device *dev);
 
 /*
- * Replays trace t twice under plan p (made for t) on a twin of dev and
+ * Replays trace t three times under plan p (made for t) on a twin of dev and
  * fills *r.  Returns 0, or a negative errno when the twin could not run
  * (-ENOMEM, or an op of the trace did not fit the budget at all:
  * r->trained is false then).

@@ -1,0 +1,180 @@
+/*
+ * test_trial.c — a plan tried on a twin of the device (lib/trial.h) does
+ * what it does in the real run: the MLP example trains on the simulator
+ * under a policy, and its first iteration's trace and its plan, replayed
+ * on a twin, give the same verdict (passive evictions or none) and an
+ * iteration time within a few percent of the real steady iteration.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guide.h"
+#include "mlp_model.h"
+#include "tensormm.h"
+#include "tracker.h"
+#include "trial.h"
+
+#define STEPS 4
+
+struct seen {
+	struct tmm_trace trace;
+	struct tmm_plan plan;
+	struct tmm_trial_device dev;
+	bool have;
+};
+
+/* after_step hook: keeps the first trace and the plan once there is one. */
+static int keep(tmm_ctx *ctx, unsigned step, void *arg)
+{
+	struct seen *s = arg;
+	const struct tmm_plan *p = tmm_guide_plan(ctx);
+
+	if (step != 1 || !p)
+		return 0;
+	ck_assert_int_eq(tmm_trace_copy(&s->trace, tmm_tracker_first(ctx)),
+			 0);
+	ck_assert_int_eq(tmm_plan_copy(&s->plan, p), 0);
+	ck_assert_int_eq(tmm_trial_device_of(ctx, &s->dev), 0);
+	s->have = true;
+	return 0;
+}
+
+static void train(const char *config, struct seen *s, struct tmm_stats *st)
+{
+	struct mlp_config mc;
+	float losses[STEPS];
+	uint8_t *weights;
+	size_t len;
+	tmm_ctx *ctx;
+
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	mlp_config_default(&mc);
+	mc.steps = STEPS;
+	mc.layers = 5;
+	mc.width = 192;
+	mc.batch = 64;
+	mc.after_step = keep;
+	mc.after_step_arg = s;
+	ck_assert_msg(mlp_train(ctx, &mc, losses, &weights, &len, NULL) == 0,
+		      "%s", tmm_last_error(ctx));
+	free(weights);
+	st->version = TMM_STATS_VERSION;
+	ck_assert_int_eq(tmm_stats_get(ctx, st), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+
+static uint64_t unconstrained_peak(void)
+{
+	static uint64_t peak;
+	struct seen s = { 0 };
+	struct tmm_stats st;
+
+	if (!peak) {
+		train("backend=sim,sim_memory=backed,mode=swap,policy=none",
+		      &s, &st);
+		peak = st.device_peak;
+		tmm_trace_free(&s.trace);
+		tmm_plan_free(&s.plan);
+	}
+	return peak;
+}
+
+/* What the run and its trial say of one policy at 75% of the peak. */
+struct verdict {
+	uint64_t run_ns, twin_ns;
+	bool run_trained, twin_trained;
+};
+
+static struct verdict try_policy(const char *policy)
+{
+	uint64_t budget = unconstrained_peak() / 4 * 3;
+	struct seen s = { 0 };
+	struct tmm_trial_result r;
+	struct tmm_stats st;
+	struct verdict v;
+	char config[200];
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,sim_memory=backed,mode=swap,policy=%s,"
+		 "budget=%llu",
+		 policy, (unsigned long long)budget);
+	train(config, &s, &st);
+	ck_assert(s.have);
+	ck_assert_int_eq(tmm_trial_run(&s.dev, &s.trace, &s.plan, &r), 0);
+	ck_assert_uint_le(r.device_peak, budget);
+	v = (struct verdict){ st.last_iteration_ns, r.iteration_ns,
+			      st.guided_passive_evictions == 0, r.trained };
+	fprintf(stderr, "%s: run %llu ns, twin %llu ns; guided passive "
+		"evictions: run %llu, twin %llu\n", policy,
+		(unsigned long long)v.run_ns, (unsigned long long)v.twin_ns,
+		(unsigned long long)st.guided_passive_evictions,
+		(unsigned long long)r.passive_evictions);
+	tmm_trace_free(&s.trace);
+	tmm_plan_free(&s.plan);
+	return v;
+}
+
+/*
+ * The twin agrees with the run on whether a plan trains without passive
+ * eviction, and ranks two plans as the run does.  Its times are those of
+ * the ops and the copies the plan causes; the program's own host reads
+ * and writes of each step are not in the trace (the same for every plan),
+ * so they are close, not equal.
+ */
+START_TEST(a_trial_agrees_with_the_run)
+{
+	struct verdict cap = try_policy("capuchin");
+	struct verdict pas = try_policy("passive");
+
+	ck_assert(cap.run_trained);
+	ck_assert_msg(cap.twin_trained, "capuchin trains, its twin did not");
+	ck_assert(!pas.run_trained);
+	ck_assert_msg(!pas.twin_trained, "passive evicts, its twin did not");
+	ck_assert(cap.run_ns < pas.run_ns);
+	ck_assert_msg(cap.twin_ns < pas.twin_ns,
+		      "the twin ranks passive (%llu ns) before capuchin "
+		      "(%llu ns)", (unsigned long long)pas.twin_ns,
+		      (unsigned long long)cap.twin_ns);
+	ck_assert_uint_gt(cap.twin_ns, cap.run_ns * 4 / 5);
+	ck_assert_uint_lt(cap.twin_ns, cap.run_ns * 6 / 5);
+	ck_assert_uint_gt(pas.twin_ns, pas.run_ns * 4 / 5);
+	ck_assert_uint_lt(pas.twin_ns, pas.run_ns * 6 / 5);
+}
+END_TEST
+
+/* A context on the simulator describes its twin (a real device has none:
+ * tmm_trial_device_of gives -ENODEV there). */
+START_TEST(a_simulated_context_has_a_twin)
+{
+	struct tmm_trial_device dev;
+	tmm_ctx *ctx;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim"), 0);
+	ck_assert_int_eq(tmm_trial_device_of(ctx, &dev), 0);
+	ck_assert_uint_gt(dev.capacity, 0);
+	ck_assert_uint_gt(dev.budget, 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("trial");
+	TCase *tc = tcase_create("trial");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_trial_agrees_with_the_run);
+	tcase_add_test(tc, a_simulated_context_has_a_twin);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
