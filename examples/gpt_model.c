@@ -14,6 +14,11 @@
  * first, so once a parameter has changed, no later op reads a tensor that
  * was computed from it.  For the same reason the loss is read right after
  * the loss op, not at the end of the step.
+ *
+ * The ops split (TSPLIT): every op but AdamW tells the runtime how to run
+ * it as micro-ops over ranges of its rows (the tokens; the sequences for
+ * the attention), with the kernels' *_rows twins (gpt_ops.h), so a plan
+ * may split any of them and the results stay bit-identical.
  */
 #include <errno.h>
 #include <math.h>
@@ -22,6 +27,7 @@
 
 #include "gpt_model.h"
 #include "gpt_ops.h"
+#include "row_split.h"
 
 /* ---- deterministic pseudo-random numbers ------------------------------ */
 
@@ -132,8 +138,8 @@ static void set_dims(struct model *m)
 	m->fc2 = (struct gpt_mm_dims){ m->n, 4 * d, d, 1 };
 	m->head = (struct gpt_mm_dims){ m->n, d, c->vocab, 0 };
 	m->attn = (struct gpt_attn_dims){ c->batch, c->seq, d, c->heads };
-	m->gelu = (struct gpt_ew_dims){ m->n * 4 * d };
-	m->add = (struct gpt_ew_dims){ m->n * d };
+	m->gelu = (struct gpt_ew_dims){ m->n * 4 * d, m->n };
+	m->add = (struct gpt_ew_dims){ m->n * d, m->n };
 	m->xent = (struct gpt_xent_dims){ m->n, c->vocab };
 }
 
@@ -312,10 +318,12 @@ static int fresh(struct model *m, struct step_tensors *st, size_t bytes,
 	return rc;
 }
 
+/* Runs an op; split (NULL for one that does not) says how it splits. */
 static int run(struct model *m, const char *name, enum tmm_op_kind kind,
-	       unsigned flags, tmm_run_fn fn, const void *user,
-	       const tmm_tensor *in, unsigned n_in, const tmm_tensor *out,
-	       unsigned n_out, double flops, double bytes)
+	       unsigned flags, tmm_run_fn fn, const struct row_split *split,
+	       const void *user, const tmm_tensor *in, unsigned n_in,
+	       const tmm_tensor *out, unsigned n_out, double flops,
+	       double bytes)
 {
 	tmm_op op = {
 		.name = name, .kind = kind, .flags = flags,
@@ -324,7 +332,12 @@ static int run(struct model *m, const char *name, enum tmm_op_kind kind,
 		.run = fn, .user = (void *)user,
 		.cost = { flops, bytes },
 	};
+	int rc;
 
+	row_split_describe(&op, split);
+	if (m->cfg->before_op &&
+	    (rc = m->cfg->before_op(m->ctx, &op, m->cfg->before_op_arg)))
+		return rc;
 	return tmm_run(m->ctx, &op);
 }
 
@@ -338,7 +351,7 @@ static int adamw(struct model *m, struct step_tensors *st, unsigned idx,
 	double count = (double)p->upd.count;
 
 	return run(m, "adamw", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD, gpt_adamw,
-		   &p->upd, in, 5, out, 3, 12.0 * count, 28.0 * count);
+		   NULL, &p->upd, in, 5, out, 3, 12.0 * count, 28.0 * count);
 }
 
 /* y, mean, rstd = layer_norm(x) with the gain and bias from parameter pg */
@@ -349,6 +362,8 @@ static int ln_fwd(struct model *m, struct step_tensors *st, const char *op,
 	size_t n = m->n, c = m->ln.c;
 	tmm_tensor in[3] = { x, m->param[pg].w, m->param[pg + 1].w };
 	tmm_tensor out[3];
+	const struct row_split split = { gpt_ln_forward_rows, n,
+					 gpt_ln_forward_sliced };
 	int rc;
 
 	if ((rc = fresh(m, st, F32(n * c), TMM_ACTIVATION, "", what, l, y)) ||
@@ -357,8 +372,8 @@ static int ln_fwd(struct model *m, struct step_tensors *st, const char *op,
 	    (rc = fresh(m, st, F32(n), TMM_ACTIVATION, "rstd_", what, l, rstd)))
 		return rc;
 	out[0] = *y, out[1] = *mean, out[2] = *rstd;
-	return run(m, op, TMM_OP_NORM, TMM_OP_PURE, gpt_ln_forward, &m->ln,
-		   in, 3, out, 3, 8.0 * n * c,
+	return run(m, op, TMM_OP_NORM, TMM_OP_PURE, gpt_ln_forward, &split,
+		   &m->ln, in, 3, out, 3, 8.0 * n * c,
 		   4.0 * (2 * n * c + 2 * c + 2 * n));
 }
 
@@ -370,10 +385,13 @@ static int ln_bwd(struct model *m, struct step_tensors *st, const char *op,
 		  const tmm_tensor *dres, tmm_tensor *dx)
 {
 	const struct param *p = &m->param[pg];
+	const struct gpt_ln_dims *d = dres ? &m->ln_res : &m->ln;
 	size_t n = m->n, c = m->ln.c;
 	tmm_tensor in[6] = { x, p->w, mean, rstd, dy,
 			     dres ? *dres : TMM_TENSOR_NULL };
 	tmm_tensor out[3];
+	const struct row_split split = { gpt_ln_backward_rows, n,
+					 gpt_ln_backward_sliced(d) };
 	int rc;
 
 	if ((rc = fresh(m, st, F32(n * c), TMM_GRADIENT, "d", dxw, l, dx)) ||
@@ -384,7 +402,7 @@ static int ln_bwd(struct model *m, struct step_tensors *st, const char *op,
 		return rc;
 	out[0] = *dx;
 	if ((rc = run(m, op, TMM_OP_NORM, TMM_OP_BACKWARD, gpt_ln_backward,
-		      dres ? &m->ln_res : &m->ln, in, dres ? 6 : 5, out, 3,
+		      &split, d, in, dres ? 6 : 5, out, 3,
 		      14.0 * n * c, 4.0 * ((dres ? 4 : 3) * n * c + 4 * c))))
 		return rc;
 	if ((rc = adamw(m, st, pg, out[1])))
@@ -401,13 +419,15 @@ static int mm_fwd(struct model *m, struct step_tensors *st, const char *op,
 			     d->has_bias ? m->param[pw + 1].w
 					 : TMM_TENSOR_NULL };
 	double n = (double)d->n;
+	const struct row_split split = { gpt_mm_forward_rows, d->n,
+					 gpt_mm_forward_sliced(d) };
 	int rc;
 
 	rc = fresh(m, st, F32(d->n * d->o), TMM_ACTIVATION, "", op, l, y);
 	if (rc)
 		return rc;
-	return run(m, op, TMM_OP_MATMUL, TMM_OP_PURE, gpt_mm_forward, d, in,
-		   d->has_bias ? 3 : 2, y, 1, 2.0 * n * d->i * d->o,
+	return run(m, op, TMM_OP_MATMUL, TMM_OP_PURE, gpt_mm_forward, &split,
+		   d, in, d->has_bias ? 3 : 2, y, 1, 2.0 * n * d->i * d->o,
 		   4.0 * (n * d->i + (double)d->i * d->o + n * d->o + d->o));
 }
 
@@ -420,6 +440,8 @@ static int mm_bwd(struct model *m, struct step_tensors *st, const char *op,
 	tmm_tensor in[3] = { x, p->w, dy };
 	tmm_tensor out[3];
 	double n = (double)d->n;
+	const struct row_split split = { gpt_mm_backward_rows, d->n,
+					 gpt_mm_backward_sliced };
 	int rc;
 
 	if ((rc = fresh(m, st, F32((size_t)d->i * d->o), TMM_GRADIENT, "d",
@@ -432,7 +454,7 @@ static int mm_bwd(struct model *m, struct step_tensors *st, const char *op,
 		return rc;
 	out[1] = *dx;
 	if ((rc = run(m, op, TMM_OP_MATMUL, TMM_OP_BACKWARD, gpt_mm_backward,
-		      d, in, 3, out, d->has_bias ? 3 : 2,
+		      &split, d, in, 3, out, d->has_bias ? 3 : 2,
 		      4.0 * n * d->i * d->o,
 		      4.0 * (2 * n * d->i + 2.0 * d->i * d->o + n * d->o))))
 		return rc;
@@ -447,13 +469,16 @@ static int add(struct model *m, struct step_tensors *st, const char *what,
 {
 	tmm_tensor in[2] = { a, b };
 	double count = (double)m->add.count;
+	const struct row_split split = { gpt_add_forward_rows, m->add.rows,
+					 NULL };
 	int rc;
 
 	rc = fresh(m, st, F32(m->add.count), TMM_ACTIVATION, "", what, l, y);
 	if (rc)
 		return rc;
 	return run(m, "residual_add", TMM_OP_ELEMENTWISE, TMM_OP_PURE,
-		   gpt_add_forward, &m->add, in, 2, y, 1, count, 12.0 * count);
+		   gpt_add_forward, &split, &m->add, in, 2, y, 1, count,
+		   12.0 * count);
 }
 
 static int block_forward(struct model *m, struct step_tensors *st,
@@ -464,6 +489,9 @@ static int block_forward(struct model *m, struct step_tensors *st,
 	double n = (double)m->n, c = ad->c, t = ad->t;
 	double probs = (double)ad->b * ad->h * t * t;
 	tmm_tensor out[2];
+	const struct row_split attn = { gpt_attn_forward_rows, ad->b, NULL };
+	const struct row_split gelu = { gpt_gelu_forward_rows, m->gelu.rows,
+					NULL };
 	int rc;
 
 	if ((rc = ln_fwd(m, st, "ln1", "h1", l, a->x, P_BLOCK(l, LN1_G),
@@ -478,7 +506,7 @@ static int block_forward(struct model *m, struct step_tensors *st,
 	/* Causal: each query sees (t + 1) / 2 keys on average. */
 	out[0] = a->atty, out[1] = a->probs;
 	if ((rc = run(m, "attention", TMM_OP_MATMUL, TMM_OP_PURE,
-		      gpt_attn_forward, ad, &a->qkv, 1, out, 2,
+		      gpt_attn_forward, &attn, ad, &a->qkv, 1, out, 2,
 		      2.0 * n * (t + 1) * c + 3.0 * probs,
 		      4.0 * (4 * n * c + probs))) ||
 	    (rc = mm_fwd(m, st, "proj", &m->proj, l, a->atty,
@@ -491,7 +519,8 @@ static int block_forward(struct model *m, struct step_tensors *st,
 	    (rc = fresh(m, st, F32(m->gelu.count), TMM_ACTIVATION, "", "gelu",
 			l, &a->gu)) ||
 	    (rc = run(m, "gelu", TMM_OP_ACT, TMM_OP_PURE, gpt_gelu_forward,
-		      &m->gelu, &a->u, 1, &a->gu, 1, 20.0 * m->gelu.count,
+		      &gelu, &m->gelu, &a->u, 1, &a->gu, 1,
+		      20.0 * m->gelu.count,
 		      8.0 * m->gelu.count)) ||
 	    (rc = mm_fwd(m, st, "fc2", &m->fc2, l, a->gu, P_BLOCK(l, FC2_W),
 			 &a->mlp)))
@@ -509,6 +538,10 @@ static int block_backward(struct model *m, struct step_tensors *st,
 	double probs = (double)ad->b * ad->h * t * t;
 	tmm_tensor dout = *dx, dgu, du, dh2, dr, datty, dh1;
 	tmm_tensor in[3], out[2];
+	const struct row_split gelu = { gpt_gelu_backward_rows, m->gelu.rows,
+					NULL };
+	const struct row_split attn = { gpt_attn_backward_rows, ad->b,
+					gpt_attn_backward_sliced };
 	int rc;
 
 	if ((rc = mm_bwd(m, st, "fc2_backward", "gelu", &m->fc2, l, a->gu,
@@ -518,7 +551,7 @@ static int block_backward(struct model *m, struct step_tensors *st,
 		return rc;
 	in[0] = a->u, in[1] = dgu;
 	if ((rc = run(m, "gelu_backward", TMM_OP_ACT, TMM_OP_BACKWARD,
-		      gpt_gelu_backward, &m->gelu, in, 2, &du, 1,
+		      gpt_gelu_backward, &gelu, &m->gelu, in, 2, &du, 1,
 		      30.0 * m->gelu.count, 12.0 * m->gelu.count)) ||
 	    (rc = mm_bwd(m, st, "fc_backward", "h2", &m->fc, l, a->h2,
 			 P_BLOCK(l, FC_W), du, &dh2)) ||
@@ -534,7 +567,7 @@ static int block_backward(struct model *m, struct step_tensors *st,
 		return rc;
 	in[0] = a->qkv, in[1] = a->probs, in[2] = datty;
 	if ((rc = run(m, "attention_backward", TMM_OP_MATMUL, TMM_OP_BACKWARD,
-		      gpt_attn_backward, ad, in, 3, out, 2,
+		      gpt_attn_backward, &attn, ad, in, 3, out, 2,
 		      4.0 * n * (t + 1) * c + 4.0 * probs,
 		      4.0 * (7 * n * c + probs))) ||
 	    (rc = mm_bwd(m, st, "qkv_backward", "h1", &m->qkv, l, a->h1,
@@ -555,6 +588,11 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 	double nc = (double)n * c->d_model, nv = (double)n * c->vocab;
 	struct step_tensors st = { .cap = 36 * L + 32 };
 	tmm_tensor in[3], out[2], dx;
+	const struct row_split embed = { gpt_embed_forward_rows, n,
+					 gpt_embed_forward_sliced };
+	const struct row_split embed_bwd = { gpt_embed_backward_rows, n,
+					     gpt_embed_backward_sliced };
+	const struct row_split xent = { gpt_xent_rows, n, gpt_xent_sliced };
 	int rc;
 
 	st.blk = calloc(L + 1, sizeof(*st.blk));
@@ -583,7 +621,8 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 	if ((rc = fresh(m, &st, F32(n * c->d_model), TMM_ACTIVATION, "", "x",
 			0, &st.blk[0].x)) ||
 	    (rc = run(m, "embedding", TMM_OP_OTHER, TMM_OP_PURE,
-		      gpt_embed_forward, &m->embed, in, 3, &st.blk[0].x, 1,
+		      gpt_embed_forward, &embed, &m->embed, in, 3,
+		      &st.blk[0].x, 1,
 		      nc, 4.0 * (n + 3 * nc))))
 		goto out;
 	for (unsigned l = 0; l < L; l++)
@@ -604,7 +643,8 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 		goto out;
 	out[0] = st.loss, out[1] = st.dlogits;
 	if ((rc = run(m, "softmax_xent", TMM_OP_LOSS, TMM_OP_PURE, gpt_xent,
-		      &m->xent, in, 2, out, 2, 5.0 * nv, 4.0 * (2 * nv + n))) ||
+		      &xent, &m->xent, in, 2, out, 2, 5.0 * nv,
+		      4.0 * (2 * nv + n))) ||
 	    (rc = tmm_tensor_read(ctx, st.loss, 0, loss_out, sizeof(float))))
 		goto out;
 
@@ -624,7 +664,8 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 	    (rc = fresh(m, &st, F32((size_t)c->seq * c->d_model), TMM_GRADIENT,
 			"d", "wpe", NO_LAYER, &out[1])) ||
 	    (rc = run(m, "embedding_backward", TMM_OP_OTHER, TMM_OP_BACKWARD,
-		      gpt_embed_backward, &m->embed, in, 2, out, 2, 2.0 * nc,
+		      gpt_embed_backward, &embed_bwd, &m->embed, in, 2, out,
+		      2, 2.0 * nc,
 		      4.0 * (n + 3 * nc))) ||
 	    (rc = adamw(m, &st, P_WTE, out[0])))
 		goto out;

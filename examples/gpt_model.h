@@ -15,6 +15,11 @@
  * x += proj(attn(ln1(x))), x += fc2(gelu(fc(ln2(x)))) with causal
  * multi-head attention and a 4× MLP; a final layer norm; a separate LM
  * head; softmax cross-entropy against the next token.
+ *
+ * Every op but the optimizer's can be split by the runtime into micro-ops
+ * over ranges of its rows (TSPLIT: tmm_op.run_slice and slice_extent, the
+ * batch × seq tokens, or the batch's sequences for the attention), with
+ * bit-identical results.
  */
 #ifndef GPT_MODEL_H
 #define GPT_MODEL_H
@@ -40,6 +45,10 @@ struct gpt_config {
 	 * with that value. */
 	int (*after_step)(tmm_ctx *ctx, unsigned step, void *arg);
 	void *after_step_arg;
+	/* As in mlp_config: called with each op just before tmm_run when
+	 * not NULL; a nonzero return stops the training with that value. */
+	int (*before_op)(tmm_ctx *ctx, const tmm_op *op, void *arg);
+	void *before_op_arg;
 };
 
 /* A small default (12 steps take about a second on one core) that still

@@ -4,6 +4,11 @@
  * Every op is a plain loop in a fixed order, so the arithmetic is the same
  * whatever libtensormm does with the memory: any difference in the results
  * under memory pressure is a bug in the memory manager.
+ *
+ * The ops split (TSPLIT): every op with a batch dimension (the layers,
+ * the activations, the loss and the layers' backward) gives the runtime a
+ * run_slice over a range of the batch's rows, so a plan may run it as
+ * micro-ops; only the optimizer's ops run whole.  See row_split.h.
  */
 #include <errno.h>
 #include <math.h>
@@ -11,6 +16,7 @@
 #include <string.h>
 
 #include "mlp_model.h"
+#include "row_split.h"
 
 /* ---- deterministic pseudo-random numbers ------------------------------ */
 
@@ -32,22 +38,29 @@ static float next_unit(uint64_t *s)
 
 /* ---- op callbacks ----------------------------------------------------- */
 
+/*
+ * Each op but the optimizer's is written for the rows [begin, end) of the
+ * batch (a TSPLIT micro-op, see row_split.h), and the whole op runs it
+ * over every row, so a split run does the same arithmetic in the same
+ * order.
+ */
+
 /* Z[b×o] = X[b×i] · W[i×o] + bias[o] */
-static int fc_forward(void *const *in, void *const *out, void *user,
-		      void *stream)
+static int fc_forward_rows(void *const *in, void *const *out, size_t begin,
+			   size_t end, void *user, void *stream)
 {
 	const struct mlp_dims *d = user;
 	const float *x = in[0], *w = in[1], *bias = in[2];
 	float *z = out[0];
 
 	(void)stream;
-	for (unsigned r = 0; r < d->b; r++) {
-		float *zr = z + (size_t)r * d->o;
+	for (size_t r = begin; r < end; r++) {
+		float *zr = z + r * d->o;
 
 		for (unsigned c = 0; c < d->o; c++)
 			zr[c] = bias[c];
 		for (unsigned k = 0; k < d->i; k++) {
-			float xv = x[(size_t)r * d->i + k];
+			float xv = x[r * d->i + k];
 			const float *wk = w + (size_t)k * d->o;
 
 			for (unsigned c = 0; c < d->o; c++)
@@ -57,48 +70,79 @@ static int fc_forward(void *const *in, void *const *out, void *user,
 	return 0;
 }
 
+static int fc_forward(void *const *in, void *const *out, void *user,
+		      void *stream)
+{
+	const struct mlp_dims *d = user;
+
+	return fc_forward_rows(in, out, 0, d->b, user, stream);
+}
+
 /* A = max(Z, 0) */
-static int relu_forward(void *const *in, void *const *out, void *user,
-			void *stream)
+static int relu_forward_rows(void *const *in, void *const *out,
+			     size_t begin, size_t end, void *user,
+			     void *stream)
 {
 	const struct mlp_dims *d = user;
 	const float *z = in[0];
 	float *a = out[0];
 
 	(void)stream;
-	for (size_t k = 0; k < (size_t)d->b * d->o; k++)
+	for (size_t k = begin * d->o; k < end * d->o; k++)
 		a[k] = z[k] > 0.0f ? z[k] : 0.0f;
 	return 0;
 }
 
+static int relu_forward(void *const *in, void *const *out, void *user,
+			void *stream)
+{
+	const struct mlp_dims *d = user;
+
+	return relu_forward_rows(in, out, 0, d->b, user, stream);
+}
+
 /* dZ = dA where Z > 0, else 0 */
-static int relu_backward(void *const *in, void *const *out, void *user,
-			 void *stream)
+static int relu_backward_rows(void *const *in, void *const *out,
+			      size_t begin, size_t end, void *user,
+			      void *stream)
 {
 	const struct mlp_dims *d = user;
 	const float *z = in[0], *da = in[1];
 	float *dz = out[0];
 
 	(void)stream;
-	for (size_t k = 0; k < (size_t)d->b * d->o; k++)
+	for (size_t k = begin * d->o; k < end * d->o; k++)
 		dz[k] = z[k] > 0.0f ? da[k] : 0.0f;
 	return 0;
 }
 
-/* Mean softmax cross-entropy: loss[1] and dLogits = (softmax - 1hot) / b */
-static int softmax_xent(void *const *in, void *const *out, void *user,
-			void *stream)
+static int relu_backward(void *const *in, void *const *out, void *user,
+			 void *stream)
+{
+	const struct mlp_dims *d = user;
+
+	return relu_backward_rows(in, out, 0, d->b, user, stream);
+}
+
+/*
+ * Mean softmax cross-entropy: loss[1] and dLogits = (softmax - 1hot) / b.
+ * The loss is summed in the float it is kept in, row by row, and divided
+ * by the last row's micro-op: a sum carried between micro-ops in any
+ * wider type would be lost, so the whole op sums the same way.
+ */
+static int softmax_xent_rows(void *const *in, void *const *out, size_t begin,
+			     size_t end, void *user, void *stream)
 {
 	const struct mlp_dims *d = user;
 	const float *logits = in[0];
 	const int32_t *labels = in[1];
 	float *loss = out[0], *dlogits = out[1];
-	double total = 0.0;
 
 	(void)stream;
-	for (unsigned r = 0; r < d->b; r++) {
-		const float *l = logits + (size_t)r * d->o;
-		float *g = dlogits + (size_t)r * d->o;
+	row_split_start_sum(loss, sizeof(float), begin);
+	for (size_t r = begin; r < end; r++) {
+		const float *l = logits + r * d->o;
+		float *g = dlogits + r * d->o;
 		float max = l[0], sum = 0.0f;
 
 		for (unsigned c = 1; c < d->o; c++)
@@ -111,33 +155,42 @@ static int softmax_xent(void *const *in, void *const *out, void *user,
 		for (unsigned c = 0; c < d->o; c++) {
 			g[c] /= sum;
 			if ((int32_t)c == labels[r])
-				total -= log((double)g[c] + 1e-12);
+				loss[0] -= (float)log((double)g[c] + 1e-12);
 			g[c] = (g[c] - ((int32_t)c == labels[r])) / d->b;
 		}
 	}
-	loss[0] = (float)(total / d->b);
+	if (end == d->b)
+		loss[0] /= (float)d->b;
 	return 0;
 }
 
-/* dW = Xᵀ·dZ, dbias = Σ dZ, and (when d->has_dx: the first layer needs
- * no dX) dX = dZ·Wᵀ */
-static int fc_backward(void *const *in, void *const *out, void *user,
-		       void *stream)
+static int softmax_xent(void *const *in, void *const *out, void *user,
+			void *stream)
+{
+	const struct mlp_dims *d = user;
+
+	return softmax_xent_rows(in, out, 0, d->b, user, stream);
+}
+
+/* dW = Xᵀ·dZ, dbias = Σ dZ (both summed row by row, in order), and (when
+ * d->has_dx: the first layer needs no dX) dX = dZ·Wᵀ */
+static int fc_backward_rows(void *const *in, void *const *out, size_t begin,
+			    size_t end, void *user, void *stream)
 {
 	const struct mlp_dims *d = user;
 	const float *x = in[0], *w = in[1], *dz = in[2];
 	float *dw = out[0], *db = out[1], *dx = d->has_dx ? out[2] : NULL;
 
 	(void)stream;
-	memset(dw, 0, sizeof(float) * d->i * d->o);
-	memset(db, 0, sizeof(float) * d->o);
-	for (unsigned r = 0; r < d->b; r++) {
-		const float *dzr = dz + (size_t)r * d->o;
+	row_split_start_sum(dw, sizeof(float) * d->i * d->o, begin);
+	row_split_start_sum(db, sizeof(float) * d->o, begin);
+	for (size_t r = begin; r < end; r++) {
+		const float *dzr = dz + r * d->o;
 
 		for (unsigned c = 0; c < d->o; c++)
 			db[c] += dzr[c];
 		for (unsigned k = 0; k < d->i; k++) {
-			float xv = x[(size_t)r * d->i + k];
+			float xv = x[r * d->i + k];
 			float *dwk = dw + (size_t)k * d->o;
 
 			for (unsigned c = 0; c < d->o; c++)
@@ -146,8 +199,8 @@ static int fc_backward(void *const *in, void *const *out, void *user,
 	}
 	if (!dx)
 		return 0;
-	for (unsigned r = 0; r < d->b; r++) {
-		const float *dzr = dz + (size_t)r * d->o;
+	for (size_t r = begin; r < end; r++) {
+		const float *dzr = dz + r * d->o;
 
 		for (unsigned k = 0; k < d->i; k++) {
 			const float *wk = w + (size_t)k * d->o;
@@ -155,13 +208,22 @@ static int fc_backward(void *const *in, void *const *out, void *user,
 
 			for (unsigned c = 0; c < d->o; c++)
 				s += dzr[c] * wk[c];
-			dx[(size_t)r * d->i + k] = s;
+			dx[r * d->i + k] = s;
 		}
 	}
 	return 0;
 }
 
-/* SGD with momentum, in place: V = μV + dW; W -= lr·V (o elements). */
+static int fc_backward(void *const *in, void *const *out, void *user,
+		       void *stream)
+{
+	const struct mlp_dims *d = user;
+
+	return fc_backward_rows(in, out, 0, d->b, user, stream);
+}
+
+/* SGD with momentum, in place: V = μV + dW; W -= lr·V (o elements).  It
+ * has no run_slice: its elements are the weights', not a batch's rows. */
 static int sgd_momentum(void *const *in, void *const *out, void *user,
 			void *stream)
 {
@@ -176,6 +238,12 @@ static int sgd_momentum(void *const *in, void *const *out, void *user,
 	}
 	return 0;
 }
+
+/* Which tensors the split ops cut into rows: inputs, then outputs. */
+static const unsigned char fc_forward_sliced[] = { 1, 0, 0, 1 };
+static const unsigned char softmax_xent_sliced[] = { 1, 1, 0, 1 };
+/* dW and dbias are summed over the rows; dX (when there) comes last. */
+static const unsigned char fc_backward_sliced[] = { 1, 0, 1, 0, 0, 1 };
 
 static const struct mlp_kernels cpu_kernels = {
 	.fc_forward = fc_forward,
@@ -201,6 +269,9 @@ struct model {
 	unsigned n;		     /* layers, the last one is the classifier */
 	struct layer *layer;
 	struct mlp_dims loss_dims;
+	/* How the CPU ops split (TSPLIT); the rows are the batch's. */
+	struct row_split fc_fwd_split, relu_split, relu_bwd_split;
+	struct row_split xent_split, fc_bwd_split;
 	float *x_host;		     /* the whole synthetic data set */
 	int32_t *y_host;
 	unsigned samples;
@@ -301,6 +372,29 @@ static int make_layers(struct model *m, uint64_t *rng)
 	return 0;
 }
 
+static void make_splits(struct model *m)
+{
+	size_t rows = m->cfg->batch;
+
+	m->fc_fwd_split = (struct row_split){ fc_forward_rows, rows,
+					      fc_forward_sliced };
+	m->relu_split = (struct row_split){ relu_forward_rows, rows, NULL };
+	m->relu_bwd_split = (struct row_split){ relu_backward_rows, rows,
+						NULL };
+	m->xent_split = (struct row_split){ softmax_xent_rows, rows,
+					    softmax_xent_sliced };
+	m->fc_bwd_split = (struct row_split){ fc_backward_rows, rows,
+					      fc_backward_sliced };
+}
+
+/* s, when the ops are the CPU loops that it splits; else NULL: another
+ * device's kernels (the GPU example's) run whole. */
+static const struct row_split *split_of(const struct model *m,
+					const struct row_split *s)
+{
+	return m->k == &cpu_kernels ? s : NULL;
+}
+
 static double fc_flops(const struct mlp_dims *d)
 {
 	return 2.0 * d->b * d->i * d->o;
@@ -312,10 +406,11 @@ static double fc_bytes(const struct mlp_dims *d)
 		      (double)d->b * d->o);
 }
 
-static int run(tmm_ctx *ctx, const char *name, enum tmm_op_kind kind,
-	       unsigned flags, tmm_run_fn fn, const struct mlp_dims *d,
-	       const tmm_tensor *in, unsigned n_in, const tmm_tensor *out,
-	       unsigned n_out, double flops, double bytes)
+static int run(struct model *m, const char *name, enum tmm_op_kind kind,
+	       unsigned flags, tmm_run_fn fn, const struct row_split *split,
+	       const struct mlp_dims *d, const tmm_tensor *in, unsigned n_in,
+	       const tmm_tensor *out, unsigned n_out, double flops,
+	       double bytes)
 {
 	tmm_op op = {
 		.name = name, .kind = kind, .flags = flags,
@@ -324,8 +419,13 @@ static int run(tmm_ctx *ctx, const char *name, enum tmm_op_kind kind,
 		.run = fn, .user = (void *)d,
 		.cost = { flops, bytes },
 	};
+	int rc;
 
-	return tmm_run(ctx, &op);
+	row_split_describe(&op, split_of(m, split));
+	if (m->cfg->before_op &&
+	    (rc = m->cfg->before_op(m->ctx, &op, m->cfg->before_op_arg)))
+		return rc;
+	return tmm_run(m->ctx, &op);
 }
 
 /* Every tensor one step creates, destroyed at its end. */
@@ -391,16 +491,18 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 		act_bytes = sizeof(float) * c->batch * ly->out;
 		if ((rc = fresh(m, &st, act_bytes, TMM_ACTIVATION, "z", l,
 				&st.z[l])) ||
-		    (rc = run(ctx, "fc_forward", TMM_OP_MATMUL, TMM_OP_PURE,
-			      m->k->fc_forward, &ly->fc, fin, 3, &st.z[l], 1,
+		    (rc = run(m, "fc_forward", TMM_OP_MATMUL, TMM_OP_PURE,
+			      m->k->fc_forward, &m->fc_fwd_split, &ly->fc,
+			      fin, 3, &st.z[l], 1,
 			      fc_flops(&ly->fc), fc_bytes(&ly->fc))))
 			goto out;
 		if (l == n - 1)
 			break;
 		if ((rc = fresh(m, &st, act_bytes, TMM_ACTIVATION, "a", l,
 				&st.a[l])) ||
-		    (rc = run(ctx, "relu", TMM_OP_ACT, TMM_OP_PURE,
-			      m->k->relu_forward, &ly->act, &st.z[l], 1,
+		    (rc = run(m, "relu", TMM_OP_ACT, TMM_OP_PURE,
+			      m->k->relu_forward, &m->relu_split, &ly->act,
+			      &st.z[l], 1,
 			      &st.a[l], 1,
 			      (double)c->batch * ly->out, 2.0 * act_bytes)))
 			goto out;
@@ -418,8 +520,9 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 			goto out;
 		lout[0] = st.loss;
 		lout[1] = st.dlogits;
-		if ((rc = run(ctx, "softmax_xent", TMM_OP_LOSS, TMM_OP_PURE,
-			      m->k->softmax_xent, &m->loss_dims, lin, 2, lout, 2,
+		if ((rc = run(m, "softmax_xent", TMM_OP_LOSS, TMM_OP_PURE,
+			      m->k->softmax_xent, &m->xent_split,
+			      &m->loss_dims, lin, 2, lout, 2,
 			      5.0 * c->batch * c->classes,
 			      8.0 * c->batch * c->classes)))
 			goto out;
@@ -447,8 +550,9 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 			goto out;
 		if (l > 0)
 			bout[2] = st.da[l - 1];
-		if ((rc = run(ctx, "fc_backward", TMM_OP_MATMUL,
-			      TMM_OP_BACKWARD, m->k->fc_backward, &ly->fc,
+		if ((rc = run(m, "fc_backward", TMM_OP_MATMUL,
+			      TMM_OP_BACKWARD, m->k->fc_backward,
+			      &m->fc_bwd_split, &ly->fc,
 			      bin, 3, bout, l > 0 ? 3 : 2,
 			      2.0 * fc_flops(&ly->fc),
 			      2.0 * fc_bytes(&ly->fc))))
@@ -458,13 +562,13 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 		uw_out[0] = ly->w, uw_out[1] = ly->vw;
 		ub_in[0] = ly->b, ub_in[1] = ly->vb, ub_in[2] = st.db[l];
 		ub_out[0] = ly->b, ub_out[1] = ly->vb;
-		if ((rc = run(ctx, "sgd_w", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
-			      m->k->sgd_momentum, &ly->upd_w, uw_in, 3,
+		if ((rc = run(m, "sgd_w", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
+			      m->k->sgd_momentum, NULL, &ly->upd_w, uw_in, 3,
 			      uw_out, 2,
 			      3.0 * ly->in * ly->out,
 			      20.0 * ly->in * ly->out)) ||
-		    (rc = run(ctx, "sgd_b", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
-			      m->k->sgd_momentum, &ly->upd_b, ub_in, 3,
+		    (rc = run(m, "sgd_b", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
+			      m->k->sgd_momentum, NULL, &ly->upd_b, ub_in, 3,
 			      ub_out, 2,
 			      3.0 * ly->out, 20.0 * ly->out)))
 			goto out;
@@ -477,8 +581,9 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 
 			if ((rc = fresh(m, &st, act_bytes, TMM_GRADIENT, "dz",
 					l - 1, &st.dz[l - 1])) ||
-			    (rc = run(ctx, "relu_backward", TMM_OP_ACT,
+			    (rc = run(m, "relu_backward", TMM_OP_ACT,
 				      TMM_OP_BACKWARD, m->k->relu_backward,
+				      &m->relu_bwd_split,
 				      &m->layer[l - 1].act, rin, 2,
 				      &st.dz[l - 1], 1,
 				      (double)c->batch * ly->in,
@@ -548,6 +653,7 @@ int mlp_train(tmm_ctx *ctx, const struct mlp_config *cfg, float *losses,
 	if (cfg->layers < 1 || cfg->layers > 63 || cfg->classes < 2 ||
 	    !cfg->batch || !cfg->inputs || !cfg->width)
 		return -EINVAL;
+	make_splits(&m);
 	rc = make_data(&m, &rng);
 	if (rc == 0)
 		rc = make_layers(&m, &rng);

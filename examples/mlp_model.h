@@ -7,7 +7,9 @@
  * tensors, runs forward, loss, backward and SGD-with-momentum ops through
  * tmm_run, and destroys them.  Used by the demo (examples/mlp.c) and by the
  * end-to-end test that checks a run under memory pressure is bit-identical
- * to an unconstrained one.
+ * to an unconstrained one.  With the CPU loops, the ops with a batch
+ * dimension can be split along it into micro-ops (TSPLIT: tmm_op.run_slice
+ * and slice_extent), with bit-identical results.
  */
 #ifndef MLP_MODEL_H
 #define MLP_MODEL_H
@@ -28,8 +30,9 @@ struct mlp_dims {
 /*
  * The op callbacks, for a device whose memory the host cannot touch (the
  * GPU example supplies cuBLAS and CUDA kernels; NULL in mlp_config means
- * the CPU loops of mlp_model.c).  Each takes the tensors in the order the
- * CPU loop of the same name documents, and `user` is a struct mlp_dims.
+ * the CPU loops of mlp_model.c, the only ones that split).  Each takes
+ * the tensors in the order the CPU loop of the same name documents, and
+ * `user` is a struct mlp_dims.
  */
 struct mlp_kernels {
 	tmm_run_fn fc_forward, relu_forward, relu_backward, softmax_xent;
@@ -50,6 +53,11 @@ struct mlp_config {
 	int (*after_step)(tmm_ctx *ctx, unsigned step, void *arg);
 	void *after_step_arg;
 	const struct mlp_kernels *kernels; /* NULL: the CPU loops */
+	/* Called with each op just before tmm_run when not NULL (a test
+	 * reads the descriptors there: which ops split, and how); a
+	 * nonzero return stops the training with that value. */
+	int (*before_op)(tmm_ctx *ctx, const tmm_op *op, void *arg);
+	void *before_op_arg;
 };
 
 /* A small default that still needs several MiB of device memory. */

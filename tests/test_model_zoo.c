@@ -6,7 +6,8 @@
  * multiply-adds, must be within 2% of the published figures, and each
  * graph must be one a framework could run (no op reads a tensor before it
  * exists, every forward activation is used, the flags and kinds are what
- * the policies will key on).  One small model
+ * the policies will key on, and every op over the samples can be split
+ * into them for TSPLIT).  One small model
  * also runs through the real runtime on a phantom device, with room and
  * under pressure.  Graph building is pure bookkeeping, so this is fast.
  */
@@ -157,6 +158,70 @@ START_TEST(every_graph_is_well_formed)
 }
 END_TEST
 
+/*
+ * TSPLIT: a tensor whose size grows with the batch has a sample dimension
+ * and says how many rows (built at two batches: its rows grow alike); one
+ * whose size does not (a weight, its gradient, optimizer state, BN
+ * statistics, the loss) has none.  Every op over such a tensor splits into
+ * the batch's rows (the images; the sequences or the tokens), cutting
+ * just those tensors, into whole rows; the others do not split.
+ */
+START_TEST(ops_over_the_samples_split_into_them)
+{
+	const unsigned batch = 3;
+	size_t n;
+	const struct zoo_model *m = &zoo_models(&n)[_i];
+	struct zgraph g, twice;
+	uint32_t split = 0;
+
+	build(m->name, batch, 1, &g);
+	build(m->name, 2 * batch, 1, &twice);
+	ck_assert_uint_eq(g.nt, twice.nt);
+	for (uint32_t t = 0; t < g.nt; t++) {
+		const struct zg_tensor *a = &g.t[t], *b = &twice.t[t];
+		bool samples = b->bytes != a->bytes;
+
+		ck_assert_msg(samples ? b->bytes == 2 * a->bytes &&
+						a->rows >= batch &&
+						a->rows % batch == 0 &&
+						b->rows == 2 * a->rows
+				      : a->rows == 0,
+			      "%s: %s has %llu rows, %llu bytes at batch %u "
+			      "and %llu at %u", m->name, a->name,
+			      (unsigned long long)a->rows,
+			      (unsigned long long)a->bytes, batch,
+			      (unsigned long long)b->bytes, 2 * batch);
+	}
+	for (uint32_t i = 0; i < g.nop; i++) {
+		const struct zg_op *op = &g.op[i];
+		const zg_t *ids = zg_inputs(&g, i);
+		const unsigned char *cut = g.sliced + op->in_at;
+		uint64_t e = op->slice_extent;
+		bool samples = false;
+
+		for (uint32_t k = 0; k < op->n_in + op->n_out; k++) {
+			const struct zg_tensor *t = &g.t[ids[k]];
+
+			samples |= t->rows != 0;
+			ck_assert_msg(!cut[k] == !t->rows, "%s: %s %s %s",
+				      m->name, op->name,
+				      cut[k] ? "cuts" : "keeps whole",
+				      t->name);
+			ck_assert(!cut[k] || (t->bytes % e == 0 &&
+					      t->rows % e == 0));
+		}
+		ck_assert_msg(samples ? e >= batch && e % batch == 0 : e == 0,
+			      "%s: %s splits into %llu rows, batch %u",
+			      m->name, op->name, (unsigned long long)e, batch);
+		if (e)
+			split++;
+	}
+	ck_assert_uint_gt(split, g.n_forward);
+	zg_free(&g);
+	zg_free(&twice);
+}
+END_TEST
+
 /* An activation lives from its forward op to its backward use. */
 START_TEST(activations_live_until_their_backward_use)
 {
@@ -187,7 +252,7 @@ START_TEST(a_broken_graph_is_rejected)
 
 	/* an activation that nothing reads */
 	zg_init(&g, ZG_SGD_MOMENTUM);
-	x = zg_input(&g, "x", 64);
+	x = zg_input(&g, "x", 64, 4);
 	l.in[0] = x;
 	zg_layer(&g, &l);
 	ck_assert_int_eq(zg_finish(&g), 0);
@@ -320,6 +385,8 @@ int main(void)
 			    (int)(sizeof(published_macs) /
 				  sizeof(published_macs[0])));
 	tcase_add_loop_test(tc, every_graph_is_well_formed, 0, (int)n);
+	tcase_add_loop_test(tc, ops_over_the_samples_split_into_them, 0,
+			    (int)n);
 	tcase_add_test(tc, activations_live_until_their_backward_use);
 	tcase_add_test(tc, a_broken_graph_is_rejected);
 	tcase_add_test(tc, batch_and_width_scale_the_right_tensors);

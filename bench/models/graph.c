@@ -75,12 +75,13 @@ void zg_free(struct zgraph *g)
 	free(g->t);
 	free(g->op);
 	free(g->ids);
+	free(g->sliced);
 	free(g->tape);
 	memset(g, 0, sizeof(*g));
 }
 
 static zg_t new_tensor(struct zgraph *g, uint64_t bytes, enum tmm_kind kind,
-		       const char *name, const char *suffix)
+		       uint64_t rows, const char *name, const char *suffix)
 {
 	struct zg_tensor *t;
 
@@ -99,8 +100,33 @@ static zg_t new_tensor(struct zgraph *g, uint64_t bytes, enum tmm_kind kind,
 	t->kind = kind;
 	t->producer = UINT32_MAX;
 	t->grad = ZG_NONE;
+	t->rows = rows;
 	snprintf(t->name, sizeof(t->name), "%s%s", name, suffix);
 	return g->nt++;
+}
+
+/*
+ * The rows an op over these tensors splits into (TSPLIT): the fewest that
+ * any of them has, when every tensor with rows has a whole multiple of
+ * them (attention scores have a row per sequence, the tokens around them
+ * a row per token: a micro-op takes whole sequences); else, or with fewer
+ * than 2, 0.
+ */
+static uint64_t slice_extent(const struct zgraph *g, const zg_t *ids,
+			     uint64_t n)
+{
+	uint64_t e = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = g->t[ids[i]].rows;
+
+		if (r && (!e || r < e))
+			e = r;
+	}
+	for (uint64_t i = 0; i < n && e; i++)
+		if (g->t[ids[i]].rows % e)
+			return 0;
+	return e >= 2 ? e : 0;
 }
 
 /* Appends an op; returns its index or UINT32_MAX. */
@@ -117,7 +143,9 @@ static uint32_t emit(struct zgraph *g, const char *name, const char *suffix,
 	if (!grow32(g, (void **)&g->op, &g->cop, (uint64_t)g->nop + 1,
 		    sizeof(*g->op)) ||
 	    !grow(g, (void **)&g->ids, &g->cids, g->nids + n_in + n_out,
-		  sizeof(*g->ids)))
+		  sizeof(*g->ids)) ||
+	    !grow(g, (void **)&g->sliced, &g->csliced,
+		  g->nids + n_in + n_out, sizeof(*g->sliced)))
 		return UINT32_MAX;
 	op = &g->op[g->nop];
 	memset(op, 0, sizeof(*op));
@@ -138,12 +166,15 @@ static uint32_t emit(struct zgraph *g, const char *name, const char *suffix,
 	}
 	op->flops = flops;
 	op->bytes = bytes;
+	op->slice_extent = slice_extent(g, g->ids + op->in_at, n_in + n_out);
+	for (uint64_t k = op->in_at; k < g->nids; k++)
+		g->sliced[k] = op->slice_extent && g->t[g->ids[k]].rows;
 	return g->nop++;
 }
 
 zg_t zg_param(struct zgraph *g, const char *name, uint64_t elems)
 {
-	zg_t p = new_tensor(g, elems * F32, TMM_PERSISTENT, name, "");
+	zg_t p = new_tensor(g, elems * F32, TMM_PERSISTENT, 0, name, "");
 
 	if (p != ZG_NONE) {
 		g->t[p].param = true;
@@ -152,9 +183,10 @@ zg_t zg_param(struct zgraph *g, const char *name, uint64_t elems)
 	return p;
 }
 
-zg_t zg_input(struct zgraph *g, const char *name, uint64_t bytes)
+zg_t zg_input(struct zgraph *g, const char *name, uint64_t bytes,
+	      uint64_t rows)
 {
-	zg_t t = new_tensor(g, bytes, TMM_ACTIVATION, name, "");
+	zg_t t = new_tensor(g, bytes, TMM_ACTIVATION, rows, name, "");
 
 	/* A loader: not pure, since its bytes come from outside. */
 	emit(g, "load_", name, TMM_OP_OTHER, 0, NULL, 0, &t, 1, 0);
@@ -190,10 +222,11 @@ zg_t zg_layer(struct zgraph *g, struct zg_layer *l)
 		in[l->n_in + i] = l->param[i];
 	for (unsigned i = 0; i < l->n_out; i++) {
 		char sfx[8];
+		uint64_t rows = (l->unbatched_out >> i) & 1 ? 0 : l->rows;
 
 		snprintf(sfx, sizeof(sfx), i ? ".%u" : "", i);
 		l->out[i] = new_tensor(g, l->out_bytes[i], TMM_ACTIVATION,
-				       l->name, sfx);
+				       rows, l->name, sfx);
 		if (l->out[i] == ZG_NONE)
 			return ZG_NONE;
 		g->t[l->out[i]].needs_grad = grad;
@@ -242,7 +275,8 @@ static void accumulate(struct zgraph *g, zg_t x, zg_t d)
 	in[1] = d;
 	/* a copy: new_tensor may move g->t */
 	snprintf(name, sizeof(name), "%s", g->t[x].name);
-	s = new_tensor(g, g->t[x].bytes, TMM_GRADIENT, "d", name);
+	s = new_tensor(g, g->t[x].bytes, TMM_GRADIENT, g->t[x].rows, "d",
+		       name);
 	if (s == ZG_NONE)
 		return;
 	emit(g, "grad_add.", name, TMM_OP_ELEMENTWISE,
@@ -258,7 +292,9 @@ static zg_t grad_tensor(struct zgraph *g, zg_t x)
 
 	/* a copy: new_tensor may move g->t */
 	snprintf(name, sizeof(name), "%s", g->t[x].name);
-	return new_tensor(g, g->t[x].bytes, TMM_GRADIENT, "d", name);
+	/* a gradient is shaped as its tensor: rows and all */
+	return new_tensor(g, g->t[x].bytes, TMM_GRADIENT, g->t[x].rows, "d",
+			  name);
 }
 
 static void backward_of(struct zgraph *g, const struct zg_tape_entry *e)
@@ -335,7 +371,7 @@ static void optimizer_steps(struct zgraph *g)
 		in[1] = g->t[p].grad;
 		for (unsigned s = 0; s < states; s++) {
 			zg_t st = new_tensor(g, g->t[p].bytes, TMM_PERSISTENT,
-					     name,
+					     0, name,
 					     s ? ".adam_v" : states == 2
 						     ? ".adam_m" : ".momentum");
 

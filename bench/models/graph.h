@@ -11,6 +11,13 @@
  * flat list of ops over tensor ids that bench/models/drive.c runs through
  * tmm_run.
  *
+ * Splitting (TSPLIT): each tensor knows the rows of its sample dimension
+ * (images, or tokens; outermost, as frameworks lay them out), and each op
+ * that has some is marked splittable into them (zg_op.slice_extent, with
+ * zgraph.sliced saying which of its tensors are cut), so that the runtime
+ * may run it as micro-ops.  The ops are cost-only on a phantom device: no
+ * callback is needed, only the shape.
+ *
  * Sizes are fp32 (4 bytes an element).  FLOPs count a multiply-add as two.
  */
 #ifndef ZOO_GRAPH_H
@@ -42,6 +49,9 @@ struct zg_tensor {
 	uint32_t producer; /* first op writing it; UINT32_MAX if none */
 	uint32_t last_use; /* last op reading or writing it */
 	zg_t grad;	   /* its current gradient (while finishing) */
+	uint64_t rows;	   /* of its sample dimension; 0: it has none (a
+			    * weight, optimizer state, BN statistics, the
+			    * loss) */
 	char name[40];
 };
 
@@ -52,6 +62,7 @@ struct zg_op {
 	uint64_t in_at, out_at;	 /* offsets into zgraph.ids */
 	uint32_t n_in, n_out;
 	double flops, bytes;	 /* the cost hint */
+	uint64_t slice_extent;	 /* TSPLIT rows; 0: it does not split */
 };
 
 struct zg_tape_entry;
@@ -63,6 +74,10 @@ struct zgraph {
 	uint32_t nop, cop;
 	zg_t *ids; /* the ops' input and output lists, back to back */
 	uint64_t nids, cids;
+	/* Parallel to ids: nonzero where the op cuts the tensor into its
+	 * slice_extent rows (tmm_op.sliced of the op is sliced + in_at). */
+	unsigned char *sliced;
+	uint64_t csliced;
 	struct zg_tape_entry *tape;
 	uint32_t ntape, ctape;
 	enum zg_optimizer optimizer;
@@ -86,11 +101,13 @@ void zg_fail(struct zgraph *g, int err, const char *fmt, ...)
 zg_t zg_param(struct zgraph *g, const char *name, uint64_t elems);
 
 /*
- * An input of the iteration (images, token ids, labels) of `bytes` bytes,
- * made by a data-loading op with no inputs (on a phantom device this is
- * how a tensor gets "written": tmm_tensor_write is refused there).
+ * An input of the iteration (images, token ids, labels) of `bytes` bytes
+ * in `rows` samples, made by a data-loading op with no inputs (on a
+ * phantom device this is how a tensor gets "written": tmm_tensor_write is
+ * refused there).
  */
-zg_t zg_input(struct zgraph *g, const char *name, uint64_t bytes);
+zg_t zg_input(struct zgraph *g, const char *name, uint64_t bytes,
+	      uint64_t rows);
 
 /* ---- the generic layer --------------------------------------------------- */
 
@@ -98,7 +115,10 @@ zg_t zg_input(struct zgraph *g, const char *name, uint64_t bytes);
  * One forward op with its backward.  Inputs that need a gradient get one;
  * every param gets one.  `save_in` / `save_out` are bit masks of the inputs
  * and outputs that the backward op reads (bit i = in[i] or out[i]); the
- * backward also reads the gradients of the outputs and the params.  With
+ * backward also reads the gradients of the outputs and the params.
+ * `rows` is the outputs' sample rows (images, tokens; 0: the layer does
+ * not split), but for the outputs in the `unbatched_out` mask, which have
+ * no sample dimension (BN statistics, the loss).  With
  * `passthrough`, the backward is no op at all: each input's gradient is
  * the output's (a residual add).  With `seed`, the layer is the loss: its
  * backward reads no output gradient and starts the backward pass.
@@ -114,6 +134,8 @@ struct zg_layer {
 	uint64_t out_bytes[ZG_MAX_IO];
 	unsigned n_out;
 	unsigned save_in, save_out;
+	uint64_t rows;
+	unsigned unbatched_out;
 	double flops;	   /* forward */
 	double bwd_flops;  /* backward (0: same as forward) */
 	bool passthrough, seed;

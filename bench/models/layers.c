@@ -40,7 +40,7 @@ struct zg_fm zg_conv(struct zgraph *g, const char *name, struct zg_fm x,
 			   out_extent(x.w, kw, s, pad) };
 	struct zg_layer l = { .name = name, .kind = TMM_OP_CONV,
 			      .in = { x.t }, .n_in = 1, .n_out = 1,
-			      .save_in = 1 };
+			      .save_in = 1, .rows = x.n };
 	double macs;
 
 	snprintf(pn, sizeof(pn), "%s.w", name);
@@ -66,6 +66,8 @@ struct zg_fm zg_bn(struct zgraph *g, const char *name, struct zg_fm x)
 			      .in = { x.t }, .n_in = 1, .n_out = 2,
 			      .out_bytes = { fm_elems(x) * F32, 2 * x.c * F32 },
 			      .save_in = 1, .save_out = 2,
+			      /* the statistics are per channel */
+			      .rows = x.n, .unbatched_out = 2,
 			      .flops = 8.0 * (double)fm_elems(x),
 			      .bwd_flops = 12.0 * (double)fm_elems(x) };
 
@@ -80,7 +82,8 @@ struct zg_fm zg_relu(struct zgraph *g, const char *name, struct zg_fm x)
 	struct zg_layer l = { .name = name, .kind = TMM_OP_ACT,
 			      .in = { x.t }, .n_in = 1, .n_out = 1,
 			      .out_bytes = { fm_elems(x) * F32 },
-			      .save_out = 1, .flops = (double)fm_elems(x) };
+			      .save_out = 1, .rows = x.n,
+			      .flops = (double)fm_elems(x) };
 
 	x.t = zg_layer(g, &l);
 	return x;
@@ -111,6 +114,7 @@ static struct zg_fm pool(struct zgraph *g, const char *name, struct zg_fm x,
 			      /* max pooling routes the gradient to the
 			       * argmax, so it keeps both maps */
 			      .save_in = max ? 1 : 0, .save_out = max ? 1 : 0,
+			      .rows = x.n,
 			      .flops = (double)fm_elems(y) * k * k };
 
 	y.t = zg_layer(g, &l);
@@ -134,7 +138,7 @@ struct zg_fm zg_gap(struct zgraph *g, const char *name, struct zg_fm x)
 	struct zg_fm y = { ZG_NONE, x.n, x.c, 1, 1 };
 	struct zg_layer l = { .name = name, .kind = TMM_OP_POOL,
 			      .in = { x.t }, .n_in = 1, .n_out = 1,
-			      .out_bytes = { x.n * x.c * F32 },
+			      .out_bytes = { x.n * x.c * F32 }, .rows = x.n,
 			      .flops = (double)fm_elems(x) };
 
 	y.t = zg_layer(g, &l);
@@ -146,7 +150,7 @@ struct zg_fm zg_add(struct zgraph *g, const char *name, struct zg_fm a,
 {
 	struct zg_layer l = { .name = name, .kind = TMM_OP_ELEMENTWISE,
 			      .in = { a.t, b.t }, .n_in = 2, .n_out = 1,
-			      .out_bytes = { fm_elems(a) * F32 },
+			      .out_bytes = { fm_elems(a) * F32 }, .rows = a.n,
 			      .flops = (double)fm_elems(a),
 			      .passthrough = true };
 
@@ -163,7 +167,7 @@ struct zg_fm zg_concat(struct zgraph *g, const char *name,
 {
 	struct zg_fm y = parts[0];
 	struct zg_layer l = { .name = name, .kind = TMM_OP_OTHER,
-			      .n_in = n, .n_out = 1 };
+			      .n_in = n, .n_out = 1, .rows = parts[0].n };
 
 	y.c = 0;
 	for (unsigned i = 0; i < n && i < ZG_MAX_IO; i++) {
@@ -187,7 +191,7 @@ struct zg_fm zg_image(struct zgraph *g, uint64_t n, uint64_t c, uint64_t h,
 {
 	struct zg_fm x = { ZG_NONE, n, c, h, w };
 
-	x.t = zg_input(g, "image", fm_elems(x) * F32);
+	x.t = zg_input(g, "image", fm_elems(x) * F32, n);
 	return x;
 }
 
@@ -202,7 +206,7 @@ struct zg_mat zg_linear(struct zgraph *g, const char *name, struct zg_mat x,
 	struct zg_layer l = { .name = name, .kind = TMM_OP_MATMUL,
 			      .in = { x.t }, .n_in = 1, .n_out = 1,
 			      .out_bytes = { x.rows * out * F32 },
-			      .save_in = 1, .flops = 2 * macs,
+			      .save_in = 1, .rows = x.rows, .flops = 2 * macs,
 			      .bwd_flops = 4 * macs };
 
 	snprintf(pn, sizeof(pn), "%s.w", name);
@@ -224,8 +228,8 @@ struct zg_mat zg_layernorm(struct zgraph *g, const char *name,
 			      .in = { x.t }, .n_in = 1, .n_out = 2,
 			      .out_bytes = { x.rows * x.cols * F32,
 					     2 * x.rows * F32 },
-			      .save_in = 1, .save_out = 2, .flops = 8 * n,
-			      .bwd_flops = 12 * n };
+			      .save_in = 1, .save_out = 2, .rows = x.rows,
+			      .flops = 8 * n, .bwd_flops = 12 * n };
 
 	snprintf(pn, sizeof(pn), "%s.gb", name);
 	l.param[l.n_param++] = zg_param(g, pn, 2 * x.cols);
@@ -243,7 +247,7 @@ static struct zg_mat mat_act(struct zgraph *g, const char *name,
 			      .in = { x.t }, .n_in = 1, .n_out = 1,
 			      .out_bytes = { x.rows * x.cols * F32 },
 			      .save_in = gelu ? 1 : 0, .save_out = gelu ? 0 : 1,
-			      .flops = gelu ? 10 * n : n };
+			      .rows = x.rows, .flops = gelu ? 10 * n : n };
 
 	x.t = zg_layer(g, &l);
 	return x;
@@ -262,8 +266,9 @@ struct zg_mat zg_mrelu(struct zgraph *g, const char *name, struct zg_mat x)
 struct zg_mat zg_madd(struct zgraph *g, const char *name, struct zg_mat a,
 		      struct zg_mat b)
 {
-	struct zg_fm fa = { a.t, 1, 1, a.rows, a.cols };
-	struct zg_fm fb = { b.t, 1, 1, b.rows, b.cols };
+	/* rows as samples, so that the sum splits into them */
+	struct zg_fm fa = { a.t, a.rows, 1, 1, a.cols };
+	struct zg_fm fb = { b.t, b.rows, 1, 1, b.cols };
 
 	a.t = zg_add(g, name, fa, fb).t;
 	return a;
@@ -304,14 +309,15 @@ struct zg_mat zg_attention(struct zgraph *g, const char *name,
 			       .in = { qp.t, kvp.t },
 			       .n_in = qp.t == kvp.t ? 1 : 2, .n_out = 1,
 			       .out_bytes = { score_elems * F32 },
-			       .save_in = 3, .flops = mm, .bwd_flops = 2 * mm };
+			       .save_in = 3, .rows = batch, .flops = mm,
+			       .bwd_flops = 2 * mm };
 	scores = zg_layer(g, &l);
 	/* the mask (causal or padding) and the softmax, fused */
 	snprintf(n, sizeof(n), "%s.softmax", name);
 	l = (struct zg_layer){ .name = n, .kind = TMM_OP_ACT,
 			       .in = { scores }, .n_in = 1, .n_out = 1,
 			       .out_bytes = { score_elems * F32 },
-			       .save_out = 1,
+			       .save_out = 1, .rows = batch,
 			       .flops = (causal ? 6.0 : 5.0) *
 					(double)score_elems };
 	probs = zg_layer(g, &l);
@@ -320,7 +326,8 @@ struct zg_mat zg_attention(struct zgraph *g, const char *name,
 	l = (struct zg_layer){ .name = n, .kind = TMM_OP_MATMUL,
 			       .in = { probs, kvp.t }, .n_in = 2, .n_out = 1,
 			       .out_bytes = { q.rows * width * F32 },
-			       .save_in = 3, .flops = mm, .bwd_flops = 2 * mm };
+			       .save_in = 3, .rows = q.rows, .flops = mm,
+			       .bwd_flops = 2 * mm };
 	ctx.t = zg_layer(g, &l);
 	ctx.rows = q.rows;
 	ctx.cols = width;
@@ -337,7 +344,8 @@ struct zg_mat zg_embedding(struct zgraph *g, const char *name, zg_t ids,
 	struct zg_layer l = { .name = name, .kind = TMM_OP_OTHER,
 			      .in = { ids }, .n_in = 1, .n_out = 1,
 			      .out_bytes = { rows * width * F32 },
-			      .save_in = 1, .flops = (double)(rows * width) };
+			      .save_in = 1, .rows = rows,
+			      .flops = (double)(rows * width) };
 
 	snprintf(pn, sizeof(pn), "%s.table", name);
 	l.param[l.n_param++] = zg_param(g, pn, vocab * width);
@@ -354,6 +362,7 @@ struct zg_mat zg_add_table(struct zgraph *g, const char *name,
 	struct zg_layer l = { .name = name, .kind = TMM_OP_ELEMENTWISE,
 			      .in = { x.t }, .n_in = 1, .n_out = 1,
 			      .out_bytes = { x.rows * x.cols * F32 },
+			      .rows = x.rows,
 			      .flops = (double)(x.rows * x.cols) };
 
 	snprintf(pn, sizeof(pn), "%s.table", name);
@@ -371,7 +380,7 @@ struct zg_mat zg_tied_head(struct zgraph *g, const char *name,
 			      .in = { x.t }, .n_in = 1,
 			      .param = { table }, .n_param = 1, .n_out = 1,
 			      .out_bytes = { x.rows * vocab * F32 },
-			      .save_in = 1, .flops = 2 * macs,
+			      .save_in = 1, .rows = x.rows, .flops = 2 * macs,
 			      .bwd_flops = 4 * macs };
 
 	y.t = zg_layer(g, &l);
@@ -380,11 +389,13 @@ struct zg_mat zg_tied_head(struct zgraph *g, const char *name,
 
 void zg_softmax_xent(struct zgraph *g, const char *name, struct zg_mat logits)
 {
-	zg_t labels = zg_input(g, "labels", logits.rows * 4);
+	zg_t labels = zg_input(g, "labels", logits.rows * 4, logits.rows);
 	struct zg_layer l = { .name = name, .kind = TMM_OP_LOSS,
 			      .in = { logits.t, labels }, .n_in = 2,
 			      .n_out = 1, .out_bytes = { F32 },
 			      .save_in = 3, .seed = true,
+			      /* the loss is a scalar */
+			      .rows = logits.rows, .unbatched_out = 1,
 			      .flops = 5.0 * (double)(logits.rows *
 						      logits.cols) };
 

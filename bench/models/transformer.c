@@ -133,7 +133,7 @@ static struct zg_mat bert(struct tnet *t, const struct tcfg *c)
 {
 	struct zgraph *g = t->g;
 	uint64_t rows = t->batch * c->seq;
-	zg_t ids = zg_input(g, "token_ids", rows * 4);
+	zg_t ids = zg_input(g, "token_ids", rows * 4, rows);
 	struct zg_mat x, cls;
 	struct zg_layer l;
 	char n[32];
@@ -149,7 +149,8 @@ static struct zg_mat bert(struct tnet *t, const struct tcfg *c)
 	/* the pooler reads the first ([CLS]) token of each sequence */
 	l = (struct zg_layer){ .name = "cls", .kind = TMM_OP_OTHER,
 			       .in = { x.t }, .n_in = 1, .n_out = 1,
-			       .out_bytes = { t->batch * t->hidden * 4 } };
+			       .out_bytes = { t->batch * t->hidden * 4 },
+			       .rows = t->batch };
 	cls.t = zg_layer(g, &l);
 	cls.rows = t->batch;
 	cls.cols = t->hidden;
@@ -157,7 +158,7 @@ static struct zg_mat bert(struct tnet *t, const struct tcfg *c)
 	l = (struct zg_layer){ .name = "pooler.tanh", .kind = TMM_OP_ACT,
 			       .in = { cls.t }, .n_in = 1, .n_out = 1,
 			       .out_bytes = { t->batch * t->hidden * 4 },
-			       .save_out = 1,
+			       .save_out = 1, .rows = t->batch,
 			       .flops = 10.0 * (double)(t->batch * t->hidden) };
 	cls.t = zg_layer(g, &l);
 	return zg_linear(g, "classifier", cls, 2, true);
@@ -167,7 +168,7 @@ static struct zg_mat gpt(struct tnet *t, const struct tcfg *c)
 {
 	struct zgraph *g = t->g;
 	uint64_t rows = t->batch * c->seq;
-	zg_t ids = zg_input(g, "token_ids", rows * 4), wte;
+	zg_t ids = zg_input(g, "token_ids", rows * 4, rows), wte;
 	struct zg_mat x;
 	char n[32];
 
@@ -185,8 +186,8 @@ static struct zg_mat encdec(struct tnet *t, const struct tcfg *c)
 {
 	struct zgraph *g = t->g;
 	uint64_t rows = t->batch * c->seq;
-	zg_t src = zg_input(g, "src_ids", rows * 4), emb;
-	zg_t tgt = zg_input(g, "tgt_ids", rows * 4);
+	zg_t src = zg_input(g, "src_ids", rows * 4, rows), emb;
+	zg_t tgt = zg_input(g, "tgt_ids", rows * 4, rows);
 	struct zg_mat x, y;
 	struct zg_layer l;
 	char n[32];
@@ -203,7 +204,7 @@ static struct zg_mat encdec(struct tnet *t, const struct tcfg *c)
 			       .in = { tgt }, .n_in = 1,
 			       .param = { emb }, .n_param = 1, .n_out = 1,
 			       .out_bytes = { rows * t->hidden * 4 },
-			       .save_in = 1,
+			       .save_in = 1, .rows = rows,
 			       .flops = (double)(rows * t->hidden) };
 	y.t = zg_layer(g, &l);
 	y.rows = rows;
