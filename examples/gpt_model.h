@@ -19,6 +19,7 @@
 #ifndef GPT_MODEL_H
 #define GPT_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +41,10 @@ struct gpt_config {
 	 * with that value. */
 	int (*after_step)(tmm_ctx *ctx, unsigned step, void *arg);
 	void *after_step_arg;
+	/* Rehearse the first step (tmm_rehearsal_begin/end) before
+	 * training, so that the plan is made from predicted op times and
+	 * the first real step is already guided. */
+	bool rehearse;
 };
 
 /* A small default (12 steps take about a second on one core) that still

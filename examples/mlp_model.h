@@ -12,6 +12,7 @@
 #ifndef MLP_MODEL_H
 #define MLP_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +51,10 @@ struct mlp_config {
 	int (*after_step)(tmm_ctx *ctx, unsigned step, void *arg);
 	void *after_step_arg;
 	const struct mlp_kernels *kernels; /* NULL: the CPU loops */
+	/* Rehearse the first step (tmm_rehearsal_begin/end) before
+	 * training: the plan comes from predicted op times and the first
+	 * real step is already guided. */
+	bool rehearse;
 };
 
 /* A small default that still needs several MiB of device memory. */
