@@ -13,8 +13,9 @@
  * Small toy steps check the rest of the contract: nothing is computed or
  * moved (no callback runs, bytes made before stay as they were, reads give
  * zeros, tmm_acquire is refused), op times are the backend's predictions,
- * what the rehearsal made is gone at its end, and every misuse is refused
- * with -EINVAL.
+ * re-planning on drift retimes the rehearsed trace when they miss, what
+ * the rehearsal made is gone at its end, and every misuse is refused with
+ * -EINVAL.
  */
 #include <check.h>
 #include <errno.h>
@@ -280,6 +281,68 @@ START_TEST(op_times_are_predictions)
 }
 END_TEST
 
+/* One step of two ops whose cost hints are `flops` each: big enough that
+ * compute, not the launch, sets their time. */
+static void costed_step(tmm_ctx *ctx, tmm_tensor w, double flops)
+{
+	tmm_tensor a, b;
+	tmm_op op = { .name = "fill", .kind = TMM_OP_ELEMENTWISE,
+		      .flags = TMM_OP_PURE, .n_inputs = 1, .n_outputs = 1,
+		      .run = toy_fill, .cost = { flops, 12.0 * ELEMS } };
+
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "a",
+					   &a), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "b",
+					   &b), 0);
+	op.inputs = &w, op.outputs = &a;
+	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s", tmm_last_error(ctx));
+	op.inputs = &a, op.outputs = &b;
+	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s", tmm_last_error(ctx));
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, a), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, b), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+}
+
+/*
+ * Predictions that miss: the rehearsal's cost hints say a tenth of what
+ * the ops cost.  The guided iterations measure the truth, and re-planning
+ * on drift retimes the rehearsed trace with it.
+ */
+START_TEST(drift_replans_from_the_rehearsed_trace)
+{
+	tmm_ctx *ctx;
+	tmm_tensor w;
+	const struct tmm_trace *tr;
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	struct tmm_cost small = { 1e8, 12.0 * ELEMS };
+	uint64_t predicted;
+
+	ck_assert_msg(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					   "mode=swap,budget=1MiB,"
+					   "policy=none,replan_drift=0.2") == 0,
+		      "%s", tmm_last_error(NULL));
+	w = toy_weight(ctx, 5);
+	predicted = ctx->be.ops->op_estimate_ns(&ctx->be, &small);
+	ck_assert_int_eq(tmm_rehearsal_begin(ctx), 0);
+	costed_step(ctx, w, small.flops);
+	ck_assert_int_eq(tmm_rehearsal_end(ctx), 0);
+	tr = tmm_tracker_first(ctx);
+	ck_assert_ptr_nonnull(tr);
+	ck_assert_uint_eq(tr->ops[0].end_ns - tr->ops[0].begin_ns, predicted);
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.plans_made, 1);
+
+	for (int i = 0; i < 4; i++)
+		costed_step(ctx, w, 10 * small.flops);
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.guided_iterations, 4);
+	ck_assert_uint_eq(st.plan_divergences, 0);
+	ck_assert_uint_ge(st.plans_made, 2);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 START_TEST(what_the_rehearsal_made_is_gone)
 {
 	tmm_ctx *ctx = toy_ctx();
@@ -374,6 +437,7 @@ static Suite *rehearse_suite(void)
 	tcase_add_test(models, gpt_rehearsed_at_50_percent);
 	tcase_add_test(toy, nothing_is_computed_or_moved);
 	tcase_add_test(toy, op_times_are_predictions);
+	tcase_add_test(toy, drift_replans_from_the_rehearsed_trace);
 	tcase_add_test(toy, what_the_rehearsal_made_is_gone);
 	tcase_add_test(toy, misuse_is_refused);
 	suite_add_tcase(s, models);
