@@ -353,7 +353,8 @@ int tmm_iteration_end(tmm_ctx *ctx);
  * measured: with a plan that fits it needs no passive eviction.
  * Re-planning on drift (TENSORMM_REPLAN_DRIFT) later retimes the rehearsed
  * trace with measured latencies.  The rehearsal is not counted in
- * tmm_stats (its planning time aside).
+ * tmm_stats (its planning time aside) nor written to the TENSORMM_TRACE
+ * file.
  *
  * Compared with a plan file (TENSORMM_HINTS): a rehearsal needs no earlier
  * run, while a plan file carries the measured latencies of one.

@@ -213,7 +213,9 @@ void tmm_tracker_iteration_end(struct tmm_ctx *ctx)
 				"out of host memory keeping the first "
 				"iteration's trace: no plan will be made");
 	}
-	if (tr->file &&
+	/* The file's records are iterations that ran, and nothing in one
+	 * would tell a reader that its times are only predicted. */
+	if (tr->file && !ctx->rehearsal &&
 	    tmm_trace_writer_append(tr->file, t, err, sizeof(err)) < 0) {
 		/* Losing the trace must not stop the training. */
 		tmm_log(ctx, TMM_LOG_WARN,

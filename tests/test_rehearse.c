@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "context.h"
 #include "gpt_model.h"
@@ -29,6 +30,7 @@
 #include "mlp_model.h"
 #include "tensormm.h"
 #include "toy_ops.h"
+#include "trace_file.h"
 #include "tracker.h"
 
 #define STEPS 4
@@ -343,6 +345,50 @@ START_TEST(drift_replans_from_the_rehearsed_trace)
 }
 END_TEST
 
+/* The trace file holds iterations that ran: the real one, not the
+ * rehearsal before it. */
+START_TEST(the_trace_file_holds_real_iterations_only)
+{
+	static uint32_t saw[ELEMS];
+	char path[64], config[192], err[256];
+	struct tmm_trace_reader *r = NULL;
+	struct tmm_trace_file_info info;
+	struct tmm_trace t;
+	unsigned records = 0;
+	tmm_ctx *ctx;
+	tmm_tensor w;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "/tmp/tmm-rehearse-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(config, sizeof(config), "backend=sim,sim_memory=backed,"
+		 "mode=swap,budget=1MiB,trace=%s", path);
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	w = toy_weight(ctx, 9);
+	ck_assert_int_eq(tmm_rehearsal_begin(ctx), 0);
+	toy_step(ctx, w, saw);
+	ck_assert_int_eq(tmm_rehearsal_end(ctx), 0);
+	toy_step(ctx, w, saw);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+
+	ck_assert_int_eq(tmm_trace_reader_open(path, &r, &info, err,
+					       sizeof(err)), 0);
+	while ((rc = tmm_trace_reader_next(r, &t, err, sizeof(err))) == 1) {
+		records++;
+		ck_assert_uint_eq(t.n_ops, 3);
+		ck_assert_uint_eq(t.iteration, 1);
+		tmm_trace_free(&t);
+	}
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_uint_eq(records, 1);
+	tmm_trace_reader_close(r);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(what_the_rehearsal_made_is_gone)
 {
 	tmm_ctx *ctx = toy_ctx();
@@ -438,6 +484,7 @@ static Suite *rehearse_suite(void)
 	tcase_add_test(toy, nothing_is_computed_or_moved);
 	tcase_add_test(toy, op_times_are_predictions);
 	tcase_add_test(toy, drift_replans_from_the_rehearsed_trace);
+	tcase_add_test(toy, the_trace_file_holds_real_iterations_only);
 	tcase_add_test(toy, what_the_rehearsal_made_is_gone);
 	tcase_add_test(toy, misuse_is_refused);
 	suite_add_tcase(s, models);
