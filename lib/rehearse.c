@@ -92,12 +92,18 @@ static void clear_rehearsed_tensors(struct tmm_ctx *ctx)
 static void finish(struct tmm_ctx *ctx)
 {
 	struct tmm_rehearsal *r = ctx->rehearsal;
-	uint64_t plans_made = ctx->c.plans_made, plan_ns = ctx->c.plan_ns;
+	struct tmm_counters now;
 
 	clear_rehearsed_tensors(ctx);
+	now = ctx->c;
 	ctx->c = r->before;
-	ctx->c.plans_made = plans_made;
-	ctx->c.plan_ns = plan_ns;
+	/* The plan is the rehearsal's product; gauges say what is held
+	 * now (a workspace taken in the rehearsal was real memory). */
+	ctx->c.plans_made = now.plans_made;
+	ctx->c.plan_ns = now.plan_ns;
+	ctx->c.host_in_use = now.host_in_use;
+	ctx->c.uvm_resident = now.uvm_resident;
+	ctx->c.uvm_resident_peak = now.uvm_resident_peak;
 	free(r);
 	ctx->rehearsal = NULL;
 }
@@ -121,11 +127,11 @@ int tmm_rehearsal_begin(tmm_ctx *ctx)
 				(unsigned long long)ctx->c.iterations + 1);
 	if (ctx->c.iterations || tmm_tracker_first(ctx))
 		return tmm_fail(ctx, -EINVAL,
-				"tmm_rehearsal_begin: %llu iteration(s) have "
-				"run and the plan comes from them; a "
-				"rehearsal is only for the start, before the "
-				"first tmm_iteration_begin",
-				(unsigned long long)ctx->c.iterations);
+				"tmm_rehearsal_begin: %s, and the plan comes "
+				"from it; a rehearsal is only for the start, "
+				"before the first tmm_iteration_begin",
+				ctx->c.iterations ? "an iteration has run"
+						  : "a step was rehearsed");
 	if (tmm_guide_plan(ctx))
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_rehearsal_begin: a plan is already "

@@ -345,6 +345,38 @@ START_TEST(drift_replans_from_the_rehearsed_trace)
 }
 END_TEST
 
+/* A plan loaded from a plan file already guides the first iteration. */
+START_TEST(a_plan_file_needs_no_rehearsal)
+{
+	static uint32_t saw[ELEMS];
+	char path[64], config[192];
+	tmm_ctx *ctx;
+	tmm_tensor w;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/tmm-rehearse-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	unlink(path); /* the first run writes it */
+	snprintf(config, sizeof(config), "backend=sim,sim_memory=backed,"
+		 "mode=swap,budget=1MiB,hints=%s", path);
+	for (int run = 0; run < 2; run++) {
+		ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+			      tmm_last_error(NULL));
+		w = toy_weight(ctx, 2);
+		if (run == 1) {
+			ck_assert_int_eq(tmm_rehearsal_begin(ctx), -EINVAL);
+			ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx),
+						     "already installed"));
+		}
+		toy_step(ctx, w, saw);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+	unlink(path);
+}
+END_TEST
+
 /* The trace file holds iterations that ran: the real one, not the
  * rehearsal before it. */
 START_TEST(the_trace_file_holds_real_iterations_only)
@@ -425,6 +457,10 @@ START_TEST(misuse_is_refused)
 	ck_assert_int_eq(tmm_rehearsal_begin(ctx), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx), "is open"));
 	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	/* After the first iteration. */
+	ck_assert_int_eq(tmm_rehearsal_begin(ctx), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx),
+				     "an iteration has run"));
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 
 	ctx = toy_ctx();
@@ -439,10 +475,10 @@ START_TEST(misuse_is_refused)
 	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx), "still open"));
 	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
 	ck_assert_int_eq(tmm_rehearsal_end(ctx), 0);
-	/* After the first iteration (here the rehearsed one). */
+	/* After the rehearsed step: its plan is made. */
 	ck_assert_int_eq(tmm_rehearsal_begin(ctx), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx),
-				     "only for the start"));
+				     "a step was rehearsed"));
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 
 	/* Ended with no iteration rehearsed: refused, and the first real
@@ -484,6 +520,7 @@ static Suite *rehearse_suite(void)
 	tcase_add_test(toy, nothing_is_computed_or_moved);
 	tcase_add_test(toy, op_times_are_predictions);
 	tcase_add_test(toy, drift_replans_from_the_rehearsed_trace);
+	tcase_add_test(toy, a_plan_file_needs_no_rehearsal);
 	tcase_add_test(toy, the_trace_file_holds_real_iterations_only);
 	tcase_add_test(toy, what_the_rehearsal_made_is_gone);
 	tcase_add_test(toy, misuse_is_refused);
