@@ -89,6 +89,28 @@ int demo_parse_args(const char *prog, int argc, char **argv,
 	return 0;
 }
 
+int demo_note_first_step(tmm_ctx *ctx, unsigned step, void *arg)
+{
+	struct demo_first_step *f = arg;
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+	if (step != 1 || tmm_stats_get(ctx, &st))
+		return 0;
+	f->seen = true;
+	f->guided = st.guided_iterations > 0;
+	f->passive_evictions = st.passive_evictions;
+	return 0;
+}
+
+void demo_print_first_step(const struct demo_first_step *f)
+{
+	if (!f->seen)
+		return;
+	printf("first step %s, with %llu passive eviction(s)\n",
+	       f->guided ? "guided by the plan" : "measured (no plan yet)",
+	       (unsigned long long)f->passive_evictions);
+}
+
 static void write_stdout(void *arg, const char *text, size_t len)
 {
 	(void)arg;

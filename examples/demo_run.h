@@ -46,6 +46,29 @@ int demo_parse_args(const char *prog, int argc, char **argv,
 int demo_bad_value(const char *prog, const char *option, const char *value,
 		   void (*usage)(FILE *f));
 
+/* The option that rehearses the first step before training (the models'
+ * `rehearse`), for an example's option table, and its usage line. */
+#define DEMO_REHEARSE_OPT(flag) { "--rehearse", DEMO_FLAG, &(flag), 1 }
+#define DEMO_REHEARSE_USAGE \
+	"  --rehearse    rehearse one step first (tmm_rehearsal_begin): " \
+	"the plan comes\n" \
+	"                from predicted op times, not from a measured " \
+	"first step\n"
+
+/* What the first training step of a run did. */
+struct demo_first_step {
+	bool seen;
+	bool guided;		    /* it followed a plan (else measured) */
+	uint64_t passive_evictions; /* during the first step */
+};
+
+/* An after_step callback (mlp_config, gpt_config) that fills the
+ * struct demo_first_step `arg` after step 1.  Returns 0. */
+int demo_note_first_step(tmm_ctx *ctx, unsigned step, void *arg);
+
+/* Prints, as a line of the demo, how the first step ran. */
+void demo_print_first_step(const struct demo_first_step *f);
+
 /* A model's training function, as mlp_train and gpt_train are. */
 typedef int (*demo_train_fn)(tmm_ctx *ctx, const void *cfg, float *losses,
 			     uint8_t **weights, size_t *len, FILE *log);

@@ -14,6 +14,7 @@
  *
  *   examples/gpt [--fraction F] [--steps N] [--layers N] [--d-model N]
  *                [--seq N] [--batch N] [--config STR] [--json]
+ *                [--rehearse]
  *
  * Times in the statistics are simulated (virtual nanoseconds on the
  * TENSORMM_SIM_PROFILE hardware profile), not measured.
@@ -32,7 +33,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: gpt [--fraction F] [--steps N] [--layers N] "
 		"[--d-model N] [--seq N]\n"
-		"           [--batch N] [--config STR] [--json]\n"
+		"           [--batch N] [--config STR] [--json] [--rehearse]\n"
 		"  --fraction F  device budget as a fraction of the "
 		"unconstrained peak, 0 < F <= 1 (default 0.3)\n"
 		"  --steps N     training steps (default 12)\n"
@@ -44,7 +45,8 @@ static void usage(FILE *f)
 		"  --config STR  tunables appended to the constrained run's "
 		"configuration\n"
 		"                (e.g. policy=none)\n"
-		"  --json        print the statistics as JSON\n");
+		"  --json        print the statistics as JSON\n"
+		DEMO_REHEARSE_USAGE);
 }
 
 /* The model's trainer, typed as demo_train wants it. */
@@ -58,7 +60,8 @@ int main(int argc, char **argv)
 {
 	struct gpt_config gc;
 	double fraction = 0.3;
-	unsigned stats_opts = 0;
+	unsigned stats_opts = 0, rehearse = 0;
+	struct demo_first_step first = { 0 };
 	const char *extra = NULL;
 	uint8_t *w_free = NULL, *w_tight = NULL;
 	size_t len_free = 0, len_tight = 0;
@@ -80,6 +83,7 @@ int main(int argc, char **argv)
 			{ "--seq", DEMO_COUNT, &gc.seq, 0 },
 			{ "--batch", DEMO_COUNT, &gc.batch, 0 },
 			{ "--config", DEMO_TEXT, &extra, 300 },
+			DEMO_REHEARSE_OPT(rehearse),
 		};
 		int parsed = demo_parse_args("gpt", argc, argv, opts,
 					 sizeof(opts) / sizeof(opts[0]), usage);
@@ -121,12 +125,16 @@ int main(int argc, char **argv)
 		     budget, extra ? "," : "", extra ? extra : "");
 	if (n < 0 || (size_t)n >= sizeof(config))
 		goto out;
+	gc.rehearse = rehearse != 0;
+	gc.after_step = demo_note_first_step;
+	gc.after_step_arg = &first;
 	rc = demo_train("gpt", config, train_model, &gc, stdout, loss_tight,
 			&w_tight, &len_tight, &st_tight, true, stats_opts);
 	peak_tight = st_tight.device_peak;
 	if (rc)
 		goto out;
 
+	demo_print_first_step(&first);
 	identical = len_free == len_tight &&
 		    !memcmp(w_free, w_tight, len_free) &&
 		    !memcmp(loss_free, loss_tight, gc.steps * sizeof(float));

@@ -24,6 +24,7 @@
 #ifndef GPT_MODEL_H
 #define GPT_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +50,10 @@ struct gpt_config {
 	 * not NULL; a nonzero return stops the training with that value. */
 	int (*before_op)(tmm_ctx *ctx, const tmm_op *op, void *arg);
 	void *before_op_arg;
+	/* Rehearse the first step (tmm_rehearsal_begin/end) before
+	 * training, so that the plan is made from predicted op times and
+	 * the first real step is already guided. */
+	bool rehearse;
 };
 
 /* A small default (12 steps take about a second on one core) that still

@@ -10,7 +10,7 @@
  * whether its final weights are bit-identical to the unconstrained run's.
  *
  *   examples/mlp [--fraction F] [--steps N] [--layers N] [--width N]
- *                [--batch N] [--json]
+ *                [--batch N] [--json] [--rehearse]
  *
  * Times in the statistics are simulated (virtual nanoseconds on the
  * TENSORMM_SIM_PROFILE hardware profile), not measured.
@@ -29,13 +29,15 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: mlp [--fraction F] [--steps N] [--layers N] "
 		"[--width N] [--batch N] [--json]\n"
+		"           [--rehearse]\n"
 		"  --fraction F  device budget as a fraction of the "
 		"unconstrained peak, 0 < F <= 1 (default 0.3)\n"
 		"  --steps N     training steps (default 12)\n"
 		"  --layers N    hidden layers (default 6)\n"
 		"  --width N     units per hidden layer (default 256)\n"
 		"  --batch N     samples per step (default 128)\n"
-		"  --json        print the statistics as JSON\n");
+		"  --json        print the statistics as JSON\n"
+		DEMO_REHEARSE_USAGE);
 }
 
 /* The model's trainer, typed as demo_train wants it. */
@@ -49,7 +51,8 @@ int main(int argc, char **argv)
 {
 	struct mlp_config mc;
 	double fraction = 0.3;
-	unsigned stats_opts = 0;
+	unsigned stats_opts = 0, rehearse = 0;
+	struct demo_first_step first = { 0 };
 	uint8_t *w_free = NULL, *w_tight = NULL;
 	size_t len_free = 0, len_tight = 0;
 	unsigned long long peak_free = 0, peak_tight = 0, budget;
@@ -67,6 +70,7 @@ int main(int argc, char **argv)
 			{ "--layers", DEMO_COUNT, &mc.layers, 63 },
 			{ "--width", DEMO_COUNT, &mc.width, 0 },
 			{ "--batch", DEMO_COUNT, &mc.batch, 0 },
+			DEMO_REHEARSE_OPT(rehearse),
 		};
 		int parsed = demo_parse_args("mlp", argc, argv, opts,
 					 sizeof(opts) / sizeof(opts[0]), usage);
@@ -96,12 +100,16 @@ int main(int argc, char **argv)
 	       "(%.2f MiB)\n", 100.0 * fraction, budget / 1048576.0);
 	snprintf(config, sizeof(config),
 		 "backend=sim,sim_memory=backed,budget=%llu", budget);
+	mc.rehearse = rehearse != 0;
+	mc.after_step = demo_note_first_step;
+	mc.after_step_arg = &first;
 	rc = demo_train("mlp", config, train_model, &mc, stdout, loss_tight,
 			&w_tight, &len_tight, &st_tight, true, stats_opts);
 	if (rc)
 		return 1;
 	peak_tight = st_tight.device_peak;
 
+	demo_print_first_step(&first);
 	identical = len_free == len_tight &&
 		    !memcmp(w_free, w_tight, len_free) &&
 		    !memcmp(loss_free, loss_tight, mc.steps * sizeof(float));

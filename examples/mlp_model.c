@@ -642,6 +642,21 @@ void mlp_config_default(struct mlp_config *cfg)
 	};
 }
 
+/* One step as the training will run it, inside a rehearsal: the loss it
+ * reads is zero and is not used. */
+static int rehearse_first_step(struct model *m)
+{
+	float ignored;
+	int rc = tmm_rehearsal_begin(m->ctx);
+
+	if (rc)
+		return rc;
+	rc = one_step(m, 0, &ignored);
+	if (rc)
+		return rc;
+	return tmm_rehearsal_end(m->ctx);
+}
+
 int mlp_train(tmm_ctx *ctx, const struct mlp_config *cfg, float *losses,
 	      uint8_t **weights, size_t *weights_len, FILE *log)
 {
@@ -657,6 +672,8 @@ int mlp_train(tmm_ctx *ctx, const struct mlp_config *cfg, float *losses,
 	rc = make_data(&m, &rng);
 	if (rc == 0)
 		rc = make_layers(&m, &rng);
+	if (rc == 0 && cfg->rehearse)
+		rc = rehearse_first_step(&m);
 	for (unsigned s = 0; rc == 0 && s < cfg->steps; s++) {
 		float loss;
 

@@ -14,6 +14,7 @@
 #ifndef MLP_MODEL_H
 #define MLP_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +59,10 @@ struct mlp_config {
 	 * nonzero return stops the training with that value. */
 	int (*before_op)(tmm_ctx *ctx, const tmm_op *op, void *arg);
 	void *before_op_arg;
+	/* Rehearse the first step (tmm_rehearsal_begin/end) before
+	 * training: the plan comes from predicted op times and the first
+	 * real step is already guided. */
+	bool rehearse;
 };
 
 /* A small default that still needs several MiB of device memory. */

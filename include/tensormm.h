@@ -334,6 +334,42 @@ int tmm_iteration_begin(tmm_ctx *ctx);
 TMM_EXPORT
 int tmm_iteration_end(tmm_ctx *ctx);
 
+/*
+ * A rehearsal: the first plan from predicted op latencies instead of a
+ * measured first iteration (TENSILE's cold start).  Between
+ * tmm_rehearsal_begin and tmm_rehearsal_end the program runs one training
+ * step exactly as it will run it for real, tmm_iteration_begin and
+ * tmm_iteration_end included.  Nothing is computed or moved: op callbacks
+ * are not called; tensors created inside hold no device memory and are
+ * destroyed by tmm_rehearsal_end (their handles go stale); tmm_tensor_write
+ * copies nothing; tmm_tensor_read fills the destination with zeros, so a
+ * program must not act on values read in a rehearsal; tmm_acquire is
+ * refused with -EBUSY; tensors that existed before keep their bytes
+ * untouched.  Each op's time is predicted from its cost hint by the
+ * backend's roofline (the simulated profile's; on CUDA an estimate from
+ * the device's peak FLOP/s and memory bandwidth) and recorded in the
+ * iteration's trace.  At the rehearsed iteration's end the planner makes
+ * the plan from that trace, so the first real iteration is guided, not
+ * measured: with a plan that fits it needs no passive eviction.
+ * Re-planning on drift (TENSORMM_REPLAN_DRIFT) later retimes the rehearsed
+ * trace with measured latencies.  The rehearsal is not counted in
+ * tmm_stats (its planning time aside) nor written to the TENSORMM_TRACE
+ * file.
+ *
+ * Compared with a plan file (TENSORMM_HINTS): a rehearsal needs no earlier
+ * run, while a plan file carries the measured latencies of one.
+ *
+ * Both return 0, -EBADF, -ENOMEM, or -EINVAL: a rehearsal already on
+ * (they do not nest), none on (tmm_rehearsal_end), an iteration open, an
+ * iteration already run or a plan already installed (begin), or no
+ * complete iteration rehearsed (end: the rehearsal is over all the same
+ * and the first real iteration is measured).
+ */
+TMM_EXPORT
+int tmm_rehearsal_begin(tmm_ctx *ctx);
+TMM_EXPORT
+int tmm_rehearsal_end(tmm_ctx *ctx);
+
 /* ------------------------------------------------------------------------
  * Statistics
  * ---------------------------------------------------------------------- */

@@ -106,6 +106,8 @@ struct tmm_device_info {
 	char pci_bus_id[32];	     /* "0000:3b:00.0", "" if none */
 	char timing[160];	     /* how op times are measured, and why
 				      * not better ("" on the sim) */
+	char op_estimate[160];	     /* where op_estimate_ns's figures
+				      * come from ("" without one) */
 };
 
 struct tmm_backend;
@@ -213,6 +215,17 @@ struct tmm_backend_ops {
 	uint64_t (*kernel_id)(struct tmm_backend *be);
 	int (*kernel_times)(struct tmm_backend *be, const uint64_t *ids,
 			    uint64_t *ns, uint32_t n);
+
+	/*
+	 * The time an op with this cost hint is expected to take, without
+	 * running it: a roofline, max(flops / peak, bytes / bandwidth) plus
+	 * a launch.  The sim's is its profile's (the same as kernel_end's
+	 * before jitter); CUDA's comes from the device properties and is an
+	 * estimate (info.op_estimate says which).  NULL: no prediction (a
+	 * rehearsal then records zero-length ops).
+	 */
+	uint64_t (*op_estimate_ns)(struct tmm_backend *be,
+				   const struct tmm_cost *cost);
 
 	/* The compute stream handed to op callbacks (NULL on the sim). */
 	void *(*compute_stream)(struct tmm_backend *be);

@@ -69,6 +69,9 @@ struct cuda_state {
 	int host_node;
 	/* Cleared when the driver refuses host NUMA locations. */
 	bool host_numa_ok;
+	/* The roofline of op_estimate_ns: peak fp32 flop/s and device
+	 * memory bytes/s, from the device's attributes (0: unknown). */
+	double peak_flops, mem_bytes_per_s;
 };
 
 static struct cuda_state *st_of(struct tmm_backend *be)
@@ -170,6 +173,67 @@ static void cuda_release_all(struct cuda_state *s)
 	free(s);
 }
 
+/*
+ * FP32 lanes per SM by compute capability: 64 on Volta, Turing and A100
+ * (8.0), 128 from 8.6 on (Ampere consumer, Ada, Hopper, Blackwell).  The
+ * runtime does not report it, hence the table.
+ */
+static int fp32_lanes_per_sm(int major, int minor)
+{
+	if (major < 8 || (major == 8 && minor == 0))
+		return 64;
+	return 128;
+}
+
+/*
+ * The figures behind op_estimate_ns.  Peaks, not what a kernel reaches:
+ * an estimate for a first plan, which re-planning on drift corrects with
+ * measured times.  Where an attribute is missing the estimate is 0 and
+ * op_estimate_ns falls back to the launch cost alone.
+ */
+static void roofline_from_attributes(struct cuda_state *s,
+				     struct tmm_device_info *info, int major,
+				     int minor, int sms)
+{
+	int clock_khz = 0, mem_khz = 0, bus_bits = 0;
+
+	if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate,
+				   s->device) != cudaSuccess)
+		clock_khz = 0;
+	if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate,
+				   s->device) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth,
+				   s->device) != cudaSuccess)
+		mem_khz = bus_bits = 0;
+	(void)cudaGetLastError();
+	/* One fused multiply-add per lane per clock: two flops. */
+	s->peak_flops = 2.0 * fp32_lanes_per_sm(major, minor) * sms *
+			clock_khz * 1e3;
+	/* Double data rate: two transfers per memory clock. */
+	s->mem_bytes_per_s = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
+	snprintf(info->op_estimate, sizeof(info->op_estimate),
+		 "an estimate: the roofline of %.1f TFLOP/s fp32 and %.0f "
+		 "GB/s, peaks from the device attributes",
+		 s->peak_flops / 1e12, s->mem_bytes_per_s / 1e9);
+}
+
+/* A kernel launch as the host sees it: an estimate. */
+#define CUDA_LAUNCH_NS 5000u
+
+static uint64_t cuda_op_estimate_ns(struct tmm_backend *be,
+				    const struct tmm_cost *cost)
+{
+	struct cuda_state *s = st_of(be);
+	double compute_s = 0, memory_s = 0;
+
+	if (cost && s->peak_flops > 0 && cost->flops > 0)
+		compute_s = cost->flops / s->peak_flops;
+	if (cost && s->mem_bytes_per_s > 0 && cost->bytes > 0)
+		memory_s = cost->bytes / s->mem_bytes_per_s;
+	return CUDA_LAUNCH_NS +
+	       (uint64_t)(1e9 * (compute_s > memory_s ? compute_s : memory_s));
+}
+
 static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 {
 	struct tmm_device_info *info = &be->info;
@@ -261,6 +325,8 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	info->h2d_gbps = 12.0;
 	info->d2h_gbps = 12.0;
 	info->copy_latency_ns = 10000;
+	roofline_from_attributes(s, info, prop.major, prop.minor,
+				 prop.multiProcessorCount);
 
 	/* Placement is an optimisation: an unknown node is not an error. */
 	if (cudaDeviceGetPCIBusId(bus_id, (int)sizeof(bus_id), s->device) ==
@@ -910,6 +976,7 @@ const struct tmm_backend_ops tmm_backend_cuda_ops = {
 	.kernel_end = cuda_kernel_end,
 	.kernel_id = cuda_kernel_id,
 	.kernel_times = cuda_kernel_times,
+	.op_estimate_ns = cuda_op_estimate_ns,
 	.compute_stream = cuda_compute_stream,
 	.now_ns = cuda_now_ns,
 };

@@ -364,6 +364,8 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	be->info.h2d_gbps = prof->h2d_gbps;
 	be->info.d2h_gbps = prof->d2h_gbps;
 	be->info.copy_latency_ns = prof->copy_latency_ns;
+	snprintf(be->info.op_estimate, sizeof(be->info.op_estimate),
+		 "the roofline of profile %s (simulated)", prof->name);
 	be->info.pci_bus_id[0] = '\0';
 	return 0;
 }
@@ -816,6 +818,15 @@ static int sim_kernel_end(struct tmm_backend *be, const struct tmm_cost *cost,
 	return 0;
 }
 
+/* The profile's roofline without jitter: what the planner is told to
+ * expect, while kernel_end draws what the device "really" took. */
+static uint64_t sim_op_estimate_ns(struct tmm_backend *be,
+				   const struct tmm_cost *cost)
+{
+	return tmm_sim_op_ns(sim_of(be)->prof, cost ? cost->flops : 0,
+			     cost ? cost->bytes : 0);
+}
+
 static void *sim_compute_stream(struct tmm_backend *be)
 {
 	(void)be;
@@ -859,6 +870,7 @@ const struct tmm_backend_ops tmm_backend_sim_ops = {
 	.event_release = sim_event_release,
 	.kernel_begin = sim_kernel_begin,
 	.kernel_end = sim_kernel_end,
+	.op_estimate_ns = sim_op_estimate_ns,
 	.compute_stream = sim_compute_stream,
 	.now_ns = sim_now_ns,
 };

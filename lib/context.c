@@ -22,6 +22,7 @@
 #include "hostmem.h"
 #include "mover.h"
 #include "recompute.h"
+#include "rehearse.h"
 #include "tracker.h"
 #include "numa_place.h"
 #include "pool.h"
@@ -100,6 +101,7 @@ static void teardown(struct tmm_ctx *ctx)
 {
 	tmm_stats_shm_destroy(ctx);
 	if (ctx->be.ops && ctx->tracker && ctx->lineage && ctx->guide) {
+		tmm_rehearsal_discard(ctx);
 		tmm_workspace_drop(ctx);
 		tmm_tensor_table_clear(ctx);
 		tmm_mover_drain(ctx);

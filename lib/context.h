@@ -28,6 +28,7 @@ struct tmm_tracker;
 struct tmm_lineage;
 struct tmm_guide;
 struct tmm_shm_writer;
+struct tmm_rehearsal;
 
 /* One tensor. */
 struct tmm_tensor_rec {
@@ -86,6 +87,10 @@ struct tmm_tensor_rec {
 	 * its first bytes to its destruction; a swap-out advised its
 	 * preferred location to the host. */
 	bool uvm_host_preferred;
+
+	/* Made during a rehearsal (rehearse.c): it holds no memory and
+	 * goes when the rehearsal ends. */
+	bool rehearsed;
 };
 
 /* A host buffer that may be reused only once a copy reading or writing it
@@ -166,6 +171,8 @@ struct tmm_ctx {
 	struct tmm_lineage *lineage; /* producers of this iteration */
 	struct tmm_guide *guide;     /* the plan being followed */
 	struct tmm_shm_writer *shm;  /* live counters (stats_shm.c) */
+	struct tmm_rehearsal *rehearsal; /* the rehearsal on, or NULL
+					  * (rehearse.c) */
 
 	/* mode=uvm: the managed ranges of the next kernels (mover_uvm.c). */
 	struct tmm_managed_range *uvm_ranges;

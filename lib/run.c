@@ -19,6 +19,7 @@
 #include "mover_uvm.h"
 #include "pool.h"
 #include "recompute.h"
+#include "rehearse.h"
 #include "stats_shm.h"
 #include "tracker.h"
 
@@ -164,6 +165,10 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	rc = mark_and_check_fits(ctx, op, recs, flags, n);
 	if (rc < 0)
 		return rc;
+	/* A rehearsal records the op with a predicted time; nothing runs,
+	 * nothing moves (rehearse.h). */
+	if (ctx->rehearsal)
+		return tmm_rehearse_op(ctx, op, recs, flags, n);
 	for (; pinned < n; pinned++)
 		recs[pinned]->pins++;
 	for (i = 0; i < n; i++) {
@@ -270,6 +275,12 @@ int tmm_acquire(tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode, void **ptr)
 	t = tmm_tensor_lookup(ctx, h, "tmm_acquire");
 	if (!t)
 		return -EBADF;
+	if (ctx->rehearsal)
+		return tmm_fail(ctx, -EBUSY,
+				"tmm_acquire: a rehearsal is on and tensors "
+				"hold no bytes in it; a step that acquires "
+				"tensors cannot be rehearsed (measure its "
+				"first iteration instead)");
 	if ((mode & TMM_WRITE) && t->dropped_dependents) {
 		rc = tmm_recompute_settle_readers(ctx, t);
 		if (rc < 0)

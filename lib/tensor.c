@@ -15,6 +15,7 @@
 #include "context.h"
 #include "mover.h"
 #include "recompute.h"
+#include "rehearse.h"
 #include "tracker.h"
 
 #define INDEX_BITS 24
@@ -224,6 +225,7 @@ int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	t->ghost = false;
 	t->regenerated = false;
 	t->pending_prefetch = UINT32_MAX;
+	t->rehearsed = ctx->rehearsal != NULL;
 	ctx->live_tensors++;
 	*out = encode(ctx, t);
 	tmm_tracker_tensor_made(ctx, t);
@@ -346,6 +348,10 @@ int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor h, size_t offset,
 	t = io_check(ctx, h, offset, src, bytes, "tmm_tensor_write", &rc);
 	if (!t)
 		return rc;
+	/* A rehearsal moves no bytes; host writes are not accesses of the
+	 * trace, so there is nothing more to record. */
+	if (ctx->rehearsal)
+		return 0;
 	return tmm_mover_write(ctx, t, offset, src, bytes);
 }
 
@@ -360,5 +366,7 @@ int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor h, size_t offset, void *dst,
 	t = io_check(ctx, h, offset, dst, bytes, "tmm_tensor_read", &rc);
 	if (!t)
 		return rc;
+	if (ctx->rehearsal)
+		return tmm_rehearse_read(ctx, t, dst, bytes);
 	return tmm_mover_read(ctx, t, offset, dst, bytes);
 }

@@ -19,6 +19,7 @@
 #include "tracker.h"
 #include "grow.h"
 #include "pool.h"
+#include "rehearse.h"
 #include "trace_file.h"
 
 struct tmm_tracker {
@@ -44,6 +45,14 @@ struct tmm_tracker {
 	uint64_t *kernel_ids, *kernel_ns;
 	uint32_t cap_kernel;
 };
+
+/* The iteration's clock: the backend's, or during a rehearsal the
+ * predicted time of the ops rehearsed so far (rehearse.h). */
+static uint64_t clock_ns(struct tmm_ctx *ctx)
+{
+	return ctx->rehearsal ? tmm_rehearsal_clock(ctx)
+			      : ctx->be.ops->now_ns(&ctx->be);
+}
 
 /* Makes room for `need` elements of a trace array, counting growths. */
 #define RESERVE(tr, field, cap, need) \
@@ -141,7 +150,7 @@ void tmm_tracker_iteration_begin(struct tmm_ctx *ctx)
 	struct tmm_trace *t = &tr->cur;
 
 	tr->epoch = ctx->c.iterations + 1;
-	tr->begin_ns = ctx->be.ops->now_ns(&ctx->be);
+	tr->begin_ns = clock_ns(ctx);
 	tr->stall_begin = ctx->c.stall_ns;
 	tr->incomplete = false;
 	tr->n_made = 0;
@@ -188,9 +197,10 @@ void tmm_tracker_iteration_end(struct tmm_ctx *ctx)
 	struct tmm_trace *t = &tr->cur;
 	char err[256];
 
-	if (!tr->incomplete)
+	/* A rehearsal's times are predictions: no kernel ran to time. */
+	if (!tr->incomplete && !ctx->rehearsal)
 		patch_op_times(ctx);
-	t->duration_ns = ctx->be.ops->now_ns(&ctx->be) - tr->begin_ns;
+	t->duration_ns = clock_ns(ctx) - tr->begin_ns;
 	t->stall_ns = ctx->c.stall_ns - tr->stall_begin;
 	tr->epoch = 0;
 	if (tr->incomplete)
@@ -203,7 +213,9 @@ void tmm_tracker_iteration_end(struct tmm_ctx *ctx)
 				"out of host memory keeping the first "
 				"iteration's trace: no plan will be made");
 	}
-	if (tr->file &&
+	/* The file's records are iterations that ran, and nothing in one
+	 * would tell a reader that its times are only predicted. */
+	if (tr->file && !ctx->rehearsal &&
 	    tmm_trace_writer_append(tr->file, t, err, sizeof(err)) < 0) {
 		/* Losing the trace must not stop the training. */
 		tmm_log(ctx, TMM_LOG_WARN,
@@ -282,7 +294,7 @@ void tmm_tracker_tensor_made(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		struct tmm_trace_tensor *tt = &tr->cur.tensors[t->trace_index];
 
 		tt->flags |= TMM_TT_MADE_INSIDE;
-		tt->alloc_ns = ideal_ns(ctx, ctx->be.ops->now_ns(&ctx->be));
+		tt->alloc_ns = ideal_ns(ctx, clock_ns(ctx));
 	}
 }
 
@@ -298,7 +310,7 @@ void tmm_tracker_tensor_gone(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		struct tmm_trace_tensor *tt = &tr->cur.tensors[t->trace_index];
 
 		tt->flags |= TMM_TT_FREED_INSIDE;
-		tt->free_ns = ideal_ns(ctx, ctx->be.ops->now_ns(&ctx->be));
+		tt->free_ns = ideal_ns(ctx, clock_ns(ctx));
 	}
 }
 
@@ -433,7 +445,7 @@ void tmm_tracker_direct(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	}
 	if (!enlist(ctx, t))
 		return;
-	now = ideal_ns(ctx, ctx->be.ops->now_ns(&ctx->be));
+	now = ideal_ns(ctx, clock_ns(ctx));
 	tc->accesses[tc->n_accesses++] = (struct tmm_trace_access){
 		.tensor = t->trace_index,
 		.op = TMM_TRACE_NONE,
@@ -467,7 +479,7 @@ void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
 		.kind = (uint32_t)kind,
 		.tensor = t ? t->trace_index : TMM_TRACE_NONE,
 		.access = tc->n_accesses,
-		.at_ns = ctx->be.ops->now_ns(&ctx->be) - tr->begin_ns,
+		.at_ns = clock_ns(ctx) - tr->begin_ns,
 	};
 }
 

@@ -9,6 +9,10 @@
  * planner; every iteration is appended to the trace file when
  * TENSORMM_TRACE names one.
  *
+ * During a rehearsal (rehearse.h) the times are those of its predicted
+ * clock, the op durations are predictions, and the rehearsed iteration
+ * becomes the first one but is not written to the trace file.
+ *
  * The hot path (tmm_tracker_op) reuses the arrays of the previous
  * iteration, so once the first iteration has sized them it allocates
  * nothing.

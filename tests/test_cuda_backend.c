@@ -81,6 +81,22 @@ START_TEST(test_open_info)
 	printf("cuda: %s, %llu MiB, %s, numa node %d, concurrent managed %d\n",
 	       info->name, (unsigned long long)(info->capacity >> 20), id,
 	       info->numa_node, info->concurrent_managed);
+	/* A rehearsal's predictions: marked an estimate, and a roofline
+	 * that grows with the work (a launch alone for none; a teraflop
+	 * takes longer than a tenth of one on any GPU of today). */
+	ck_assert_ptr_nonnull(strstr(info->op_estimate, "estimate"));
+	{
+		struct tmm_cost none = { 0, 0 }, tenth = { 1e11, 0 },
+				whole = { 1e12, 0 };
+		uint64_t t0 = be.ops->op_estimate_ns(&be, &none);
+		uint64_t t1 = be.ops->op_estimate_ns(&be, &tenth);
+		uint64_t t2 = be.ops->op_estimate_ns(&be, &whole);
+
+		ck_assert_uint_gt(t0, 0);
+		ck_assert_uint_gt(t1, t0);
+		ck_assert_uint_gt(t2, t1);
+		printf("cuda: op times are %s\n", info->op_estimate);
+	}
 }
 END_TEST
 
