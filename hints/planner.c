@@ -62,6 +62,7 @@ static const struct {
 	{ "superneurons", tmm_plan_superneurons },
 	{ "capuchin", tmm_plan_capuchin },
 	{ "tensile", tmm_plan_tensile },
+	{ "tsplit", tmm_plan_tsplit },
 };
 
 int tmm_planner_make(const char *policy, const struct tmm_planner_input *in,

@@ -48,4 +48,11 @@ int tmm_plan_capuchin(const struct tmm_planner_input *in,
 int tmm_plan_tensile(const struct tmm_planner_input *in,
 		     struct tmm_plan *out);
 
+/* TSPLIT (Nie et al., §IV): walk the ops; at each op over the budget,
+ * take the smallest extra time per byte saved among swapping or
+ * recomputing a tensor the op does not use and splitting the op into
+ * micro-ops while its sliced input leaves slice by slice. */
+int tmm_plan_tsplit(const struct tmm_planner_input *in,
+		    struct tmm_plan *out);
+
 #endif /* TMM_PLANNERS_H */

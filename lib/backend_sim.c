@@ -364,6 +364,7 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	be->info.h2d_gbps = prof->h2d_gbps;
 	be->info.d2h_gbps = prof->d2h_gbps;
 	be->info.copy_latency_ns = prof->copy_latency_ns;
+	be->info.launch_ns = prof->launch_ns;
 	be->info.pci_bus_id[0] = '\0';
 	return 0;
 }

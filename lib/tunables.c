@@ -66,7 +66,7 @@ static const char *const mode_choices[] = {
 /* The planners of hints/planner.c. */
 static const char *const policy_choices[] = {
 	"none", "passive", "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin", "tensile", NULL
+	"superneurons", "capuchin", "tensile", "tsplit", NULL
 };
 
 static const char *const sim_memory_choices[] = {

@@ -28,7 +28,7 @@
 
 static const char *const policies[] = {
 	"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin", "tensile",
+	"superneurons", "capuchin", "tensile", "tsplit",
 };
 #define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
 
