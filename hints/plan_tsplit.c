@@ -30,6 +30,11 @@
  * - Recompute cost (Eq. 4) is MSPS's (hints/msps.c): the producer chain's
  *   time, grown by the recomputations already chosen (Capuchin's
  *   Algorithm 2 updates, which are Eq. 4's set I).
+ * - Recomputation chains stop at one op: a tensor whose producer reads a
+ *   tensor already chosen for recomputation is not recomputed itself.
+ *   The runtime holds every tensor of a chain on the device while it
+ *   regenerates the chain, and long chains under a budget that does not
+ *   fit left no room between them (the MLP example at 30%).
  * - Split cost (Eq. 6): the swap or recomputation of the whole input (its
  *   slices together cost the same copies or the same producer) plus one
  *   launch overhead per micro-op; the paper's split/merge copies do not
@@ -67,6 +72,7 @@ struct tsplit {
 	struct tmm_eviction_set chosen;
 	struct tmm_fit fit;	  /* the curve under `chosen`, whole tensors */
 	uint64_t *split_saving;	  /* per access: lowered by splits */
+	bool *dropped;		  /* per trace tensor: chosen for recomputation */
 	struct tmm_split *splits;
 	uint32_t n_splits, cap_splits;
 	struct engine d2h, h2d;
@@ -181,6 +187,21 @@ static int64_t price_swap(const struct tsplit *ts, uint32_t t,
 	return (int64_t)cost;
 }
 
+/* Whether candidate c may be recomputed: from tensors that are not
+ * recomputed themselves. */
+static bool short_chain(const struct tsplit *ts, const struct tmm_cand *c)
+{
+	const struct tmm_trace *tr = ts->an.trace;
+	const struct tmm_trace_op *o = &tr->ops[c->op];
+
+	if (!c->recomputable)
+		return false;
+	for (uint32_t i = 0; i < o->n_inputs; i++)
+		if (ts->dropped[tr->op_tensors[o->first + i]])
+			return false;
+	return true;
+}
+
 /* The saving that counts at bottleneck k. */
 static double counted(const struct tsplit *ts, uint32_t k, uint64_t saving)
 {
@@ -212,7 +233,7 @@ static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
 			o.ratio = (double)t / m;
 			*best = o;
 		}
-		if (c->recomputable &&
+		if (short_chain(ts, c) &&
 		    (c->rp_time + c->ext_time) / m < best->ratio) {
 			o = (struct option){
 				.ratio = (c->rp_time + c->ext_time) / m,
@@ -286,7 +307,7 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 			if (c->taken)
 				return; /* chosen for a bottleneck before */
 			evict.cand = i;
-			if (c->recomputable &&
+			if (short_chain(ts, c) &&
 			    c->rp_time + c->ext_time < evict_ns) {
 				evict_ns = c->rp_time + c->ext_time;
 				evict.ev.drop = true;
@@ -353,8 +374,10 @@ static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 
 		tmm_cands_retire_gap(&ts->cs, c);
 		c->taken = true;
-		if (o->ev.drop)
+		if (o->ev.drop) {
+			ts->dropped[o->ev.tensor] = true;
 			rc = tmm_msps_choose(&ts->cs, (uint32_t)o->cand);
+		}
 	}
 	if (rc == 0 && o->new_eviction && !o->ev.drop) {
 		uint64_t bytes = an->life[o->ev.tensor].bytes;
@@ -416,7 +439,9 @@ int tmm_plan_tsplit(const struct tmm_planner_input *in,
 	if (rc < 0)
 		return rc;
 	ts.split_saving = calloc(in->trace->n_accesses + 1, sizeof(uint64_t));
-	rc = ts.split_saving ? tmm_liveness(&ts.an, &ts.chosen) : -ENOMEM;
+	ts.dropped = calloc(in->trace->n_tensors + 1, sizeof(bool));
+	rc = ts.split_saving && ts.dropped ? tmm_liveness(&ts.an, &ts.chosen)
+					   : -ENOMEM;
 	if (rc == 0)
 		rc = tmm_fit_init(&ts.an, &ts.fit, &ts.chosen);
 	if (rc == 0)
@@ -431,6 +456,7 @@ int tmm_plan_tsplit(const struct tmm_planner_input *in,
 	tmm_eviction_set_free(&ts.chosen);
 	tmm_analysis_free(&ts.an);
 	free(ts.split_saving);
+	free(ts.dropped);
 	free(ts.splits);
 	free(ts.d2h.b);
 	free(ts.h2d.b);
