@@ -73,6 +73,8 @@ struct tsplit {
 	struct tmm_fit fit;	  /* the curve under `chosen`, whole tensors */
 	uint64_t *split_saving;	  /* per access: lowered by splits */
 	bool *dropped;		  /* per trace tensor: chosen for recomputation */
+	uint32_t *in_trigger;	  /* per candidate: tmm_in_trigger, once
+				   * asked (it depends on the gap only) */
 	struct tmm_split *splits;
 	uint32_t n_splits, cap_splits;
 	struct engine d2h, h2d;
@@ -90,20 +92,58 @@ struct option {
 };
 
 /* The start of a copy of `ns` that may begin at `start`: after every
- * chosen transfer it would overlap. */
+ * chosen transfer it would overlap.  The transfers do not overlap each
+ * other, so by start they are also by end: the first that could is
+ * found by bisection. */
 static uint64_t engine_slot(const struct engine *e, uint64_t start,
 			    uint64_t ns)
 {
-	for (uint32_t i = 0; i < e->n; i++)
-		if (e->b[i].start < start + ns && e->b[i].end > start)
+	uint32_t lo = 0, hi = e->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (e->b[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint32_t i = lo; i < e->n && e->b[i].start < start + ns; i++)
+		if (e->b[i].end > start)
 			start = e->b[i].end;
 	return start;
 }
 
+/* Books [start, start + ns), a slot engine_slot found.  Busy time that
+ * touches is kept as one interval: a saturated engine is then one long
+ * interval, not thousands for engine_slot to walk through. */
 static int engine_take(struct engine *e, uint64_t start, uint64_t ns)
 {
+	uint64_t end = start + ns;
 	uint32_t i;
 
+	for (i = e->n; i > 0 && e->b[i - 1].start > start; i--)
+		;
+	if (i > 0 && e->b[i - 1].end >= start) {
+		struct busy *prev = &e->b[i - 1];
+
+		if (prev->end < end)
+			prev->end = end;
+		if (i < e->n && e->b[i].start <= prev->end) {
+			prev->end = e->b[i].end > prev->end ? e->b[i].end
+							    : prev->end;
+			memmove(&e->b[i], &e->b[i + 1],
+				sizeof(*e->b) * (e->n - i - 1));
+			e->n--;
+		}
+		return 0;
+	}
+	if (i < e->n && e->b[i].start <= end) {
+		e->b[i].start = start;
+		if (e->b[i].end < end)
+			e->b[i].end = end;
+		return 0;
+	}
 	if (e->n == e->cap) {
 		uint32_t cap = e->cap ? 2 * e->cap : 64;
 		void *p = realloc(e->b, sizeof(*e->b) * cap);
@@ -113,9 +153,8 @@ static int engine_take(struct engine *e, uint64_t start, uint64_t ns)
 		e->b = p;
 		e->cap = cap;
 	}
-	for (i = e->n; i > 0 && e->b[i - 1].start > start; i--)
-		e->b[i] = e->b[i - 1];
-	e->b[i] = (struct busy){ start, start + ns };
+	memmove(&e->b[i + 1], &e->b[i], sizeof(*e->b) * (e->n - i));
+	e->b[i] = (struct busy){ start, end };
 	e->n++;
 	return 0;
 }
@@ -134,57 +173,80 @@ static bool op_uses(const struct tmm_analysis *an, uint32_t k, uint32_t t)
 	return false;
 }
 
-/*
- * Prices swapping tensor t out after `evict` and back for `back` (or
- * never, TMM_TRACE_NONE) for bottleneck access k, or for a split of the
- * op of `evict` (sliced): fills o->ev and the copies' starts; returns the
- * time it costs, or -1 when its memory would not be gone at k.
- */
-static int64_t price_swap(const struct tsplit *ts, uint32_t t,
-			  uint32_t evict, uint32_t back, uint32_t k,
-			  bool sliced, struct option *o)
+/* The time swap o->ev costs (see price_swap), with its copies' starts. */
+static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
+			  struct option *o)
 {
 	const struct tmm_analysis *an = &ts->an;
-	uint64_t bytes = an->life[t].bytes;
+	const struct tmm_eviction *e = &o->ev;
+	uint64_t bytes = an->life[e->tensor].bytes;
 	uint64_t out_ns = tmm_swap_ns(an, bytes, false);
-	uint64_t in_ns = tmm_swap_ns(an, bytes, true);
-	uint64_t out_end, arrive, cost = 0, need = tmm_access_begin(an, k);
-	uint32_t gone, returns;
+	uint64_t out_end, cost = 0, need = tmm_access_begin(an, k);
 
-	o->ev = (struct tmm_eviction){ .tensor = t, .evict = evict,
-				       .back = back, .in_trigger = evict };
-	if (back != TMM_TRACE_NONE) {
-		o->ev.in_trigger = tmm_in_trigger(an, t, evict, back);
-		/* t is in the curve over its gap: where the curve is over
-		 * the target with it, it cannot be back yet. */
-		for (uint32_t j = back - 1; j > o->ev.in_trigger; j--)
-			if (held(ts, j) > an->target) {
-				o->ev.in_trigger = j;
-				break;
-			}
-	}
-	tmm_eviction_span(an, &o->ev, &gone, &returns);
-	if (!sliced && (k < gone || k >= returns))
-		return -1;
-	o->d2h_start = engine_slot(&ts->d2h, tmm_access_end(an, evict), out_ns);
+	o->d2h_start = engine_slot(&ts->d2h, tmm_access_end(an, e->evict),
+				   out_ns);
 	out_end = o->d2h_start + out_ns;
 	/* A split's own op is the bottleneck: its slices leave as it runs,
 	 * so only the copy its time does not cover is waited for. */
 	if (sliced)
-		need = tmm_access_end(an, evict);
+		need = tmm_access_end(an, e->evict);
 	if (out_end > need)
 		cost += out_end - need;
-	if (back != TMM_TRACE_NONE) {
-		uint64_t start = tmm_access_end(an, o->ev.in_trigger);
+	if (e->back != TMM_TRACE_NONE) {
+		uint64_t in_ns = tmm_swap_ns(an, bytes, true);
+		uint64_t start = tmm_access_end(an, e->in_trigger);
+		uint64_t arrive, back_ns = tmm_access_begin(an, e->back);
 
 		if (start < out_end)
 			start = out_end;
 		o->h2d_start = engine_slot(&ts->h2d, start, in_ns);
 		arrive = o->h2d_start + in_ns;
-		if (arrive > tmm_access_begin(an, back))
-			cost += arrive - tmm_access_begin(an, back);
+		if (arrive > back_ns)
+			cost += arrive - back_ns;
 	}
-	return (int64_t)cost;
+	return cost;
+}
+
+/*
+ * Prices swapping tensor t out after `evict` and back for `back` (or
+ * never, TMM_TRACE_NONE) for bottleneck access k, or for a split of the
+ * op of `evict` (sliced): fills o->ev and the copies' starts; returns the
+ * time it costs, or -1 when its memory would not be gone at k or when it
+ * costs `bound` per byte of `m` or more (moving the prefetch later only
+ * adds to the cost, so that is known before looking for where it may
+ * come back).  `trigger` (may be NULL) caches tmm_in_trigger for the gap.
+ */
+static int64_t price_swap(const struct tsplit *ts, uint32_t t,
+			  uint32_t evict, uint32_t back, uint32_t k,
+			  bool sliced, double m, double bound,
+			  uint32_t *trigger, struct option *o)
+{
+	const struct tmm_analysis *an = &ts->an;
+	uint32_t gone, returns;
+
+	o->ev = (struct tmm_eviction){ .tensor = t, .evict = evict,
+				       .back = back, .in_trigger = evict };
+	if (back == TMM_TRACE_NONE)
+		return (int64_t)swap_cost(ts, k, sliced, o);
+	if (!trigger || *trigger == TMM_TRACE_NONE)
+		o->ev.in_trigger = tmm_in_trigger(an, t, evict, back);
+	else
+		o->ev.in_trigger = *trigger;
+	if (trigger)
+		*trigger = o->ev.in_trigger;
+	if ((double)swap_cost(ts, k, sliced, o) / m >= bound)
+		return -1;
+	/* t is in the curve over its gap: where the curve is over the
+	 * target with it, it cannot be back yet. */
+	for (uint32_t j = back - 1; j > o->ev.in_trigger; j--)
+		if (held(ts, j) > an->target) {
+			o->ev.in_trigger = j;
+			break;
+		}
+	tmm_eviction_span(an, &o->ev, &gone, &returns);
+	if (!sliced && (k < gone || k >= returns))
+		return -1;
+	return (int64_t)swap_cost(ts, k, sliced, o);
 }
 
 /* Whether candidate c may be recomputed: from tensors that are not
@@ -228,7 +290,7 @@ static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
 			continue;
 		m = counted(ts, k, bytes);
 		t = price_swap(ts, c->tensor, c->evict, c->back, k, false,
-			       &o);
+			       m, best->ratio, &ts->in_trigger[i], &o);
 		if (t >= 0 && (double)t / m < best->ratio) {
 			o.ratio = (double)t / m;
 			*best = o;
@@ -292,7 +354,8 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 	if (tmm_split_evicts_input(an, &s, ts->chosen.ev, ts->chosen.n)) {
 		evict.new_eviction = false; /* paid for already */
 	} else {
-		int64_t t = price_swap(ts, s.input, at, next, k, true, &evict);
+		int64_t t = price_swap(ts, s.input, at, next, k, true, 1,
+				       INFINITY, NULL, &evict);
 
 		evict_ns = (double)t;
 		/* The gap's candidate, retired when the split takes it; a
@@ -446,8 +509,13 @@ int tmm_plan_tsplit(const struct tmm_planner_input *in,
 		rc = tmm_fit_init(&ts.an, &ts.fit, &ts.chosen);
 	if (rc == 0)
 		rc = tmm_cands_find(&ts.an, ts.fit.curve, &ts.cs);
-	if (rc == 0)
-		rc = walk(&ts);
+	if (rc == 0) {
+		ts.in_trigger = malloc(sizeof(uint32_t) * (ts.cs.n + 1));
+		if (ts.in_trigger)
+			memset(ts.in_trigger, 0xff,
+			       sizeof(uint32_t) * (ts.cs.n + 1));
+		rc = ts.in_trigger ? walk(&ts) : -ENOMEM;
+	}
 	if (rc == 0)
 		rc = tmm_emit_split(&ts.an, ts.chosen.ev, ts.chosen.n,
 				    ts.splits, ts.n_splits, out);
@@ -457,6 +525,7 @@ int tmm_plan_tsplit(const struct tmm_planner_input *in,
 	tmm_analysis_free(&ts.an);
 	free(ts.split_saving);
 	free(ts.dropped);
+	free(ts.in_trigger);
 	free(ts.splits);
 	free(ts.d2h.b);
 	free(ts.h2d.b);
