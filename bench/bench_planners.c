@@ -153,7 +153,7 @@ int main(void)
 {
 	static const char *const policies[] = {
 		"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint",
-		"superneurons", "capuchin", "tensile",
+		"superneurons", "capuchin", "tensile", "tsplit",
 	};
 	struct builder b;
 	struct tmm_planner_input in;
@@ -169,7 +169,8 @@ int main(void)
 	in = (struct tmm_planner_input){
 		.trace = &b.t, .budget = 1ull << 40,
 		.device = { .capacity = 16ull << 30, .h2d_gbps = 12,
-			    .d2h_gbps = 12, .copy_latency_ns = 10000 },
+			    .d2h_gbps = 12, .copy_latency_ns = 10000,
+			    .launch_ns = 5000 },
 	};
 	if (tmm_planner_make("none", &in, &p, err, sizeof(err)) < 0)
 		return 1;

@@ -36,8 +36,8 @@
 #include "trial.h"
 
 static const char *const candidates[] = {
-	"none",	      "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin",  "tensile",
+	"none",         "vdnn-conv", "vdnn-all", "checkpoint",
+	"superneurons", "capuchin",  "tensile",	 "tsplit",
 };
 
 struct candidate {

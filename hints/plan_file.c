@@ -68,7 +68,7 @@
 /* Adding an action type or an advice changes what a file may contain, so
  * it needs a name below, a new format version and docs/plan-format.md. */
 _Static_assert(TMM_ACT_TYPE_COUNT == 5, "plan format 1 has 4 action types, "
-	       "and SPLIT, which it cannot hold");
+	       "format 2 adds SPLIT");
 _Static_assert(TMM_PLAN_ADVICE_COUNT == 6, "plan format 1 has 6 advices");
 
 static const char *const advice_names[TMM_PLAN_ADVICE_COUNT] = {
@@ -200,10 +200,18 @@ static int check_plan(const struct tmm_plan *p, uint16_t serial, char *err,
 			return refuse_action(err, errlen, p, i,
 					     "unknown action type %" PRIu32,
 					     a->type);
-		if (a->type == TMM_ACT_SPLIT)
-			return refuse_action(err, errlen, p, i,
-					     "plan format 1 cannot hold a "
-					     "SPLIT");
+		/* The file spells a SPLIT's parts where an advice goes,
+		 * and nothing else has parts. */
+		if (a->type == TMM_ACT_SPLIT &&
+		    (a->parts < 2 || a->back_access != TMM_PLAN_NONE))
+			return refuse_action(err, errlen, p, i, "a SPLIT needs "
+					     "2 parts or more and no back-"
+					     "access (it has %" PRIu32
+					     " parts)", a->parts);
+		if (a->type != TMM_ACT_SPLIT && a->parts != 0)
+			return refuse_action(err, errlen, p, i, "%" PRIu32
+					     " parts on an action that is not "
+					     "SPLIT", a->parts);
 		if (a->trigger >= p->n_accesses)
 			return refuse_action(err, errlen, p, i, "the trigger "
 					     "is past the plan's %" PRIu32
@@ -296,6 +304,16 @@ static void put_key(struct out *o, uint64_t key)
 		put(o, " p:0x%" PRIx64, key & HANDLE_MASK);
 }
 
+/* The oldest format version that can hold plan p: old readers keep
+ * reading every plan that does not need what they lack. */
+static unsigned version_for(const struct tmm_plan *p)
+{
+	for (uint32_t i = 0; i < p->n_actions; i++)
+		if (p->actions[i].type == TMM_ACT_SPLIT)
+			return TMM_PLAN_FORMAT_SPLIT;
+	return 1;
+}
+
 int tmm_plan_text_encode(const struct tmm_plan *p, uint16_t serial,
 			 char **text, size_t *len)
 {
@@ -310,7 +328,7 @@ int tmm_plan_text_encode(const struct tmm_plan *p, uint16_t serial,
 	o.buf = malloc(o.cap);
 	if (!o.buf)
 		return -ENOMEM;
-	put(&o, MAGIC " %u\n", TMM_PLAN_FORMAT_VERSION);
+	put(&o, MAGIC " %u\n", version_for(p));
 	put(&o, "# A libtensormm plan (docs/plan-format.md); an edit breaks "
 	    "the checksum.\n");
 	put(&o, "policy %s\n", p->policy[0] ? p->policy : POLICY_NONE);
@@ -330,8 +348,11 @@ int tmm_plan_text_encode(const struct tmm_plan *p, uint16_t serial,
 			put(&o, " -");
 		else
 			put(&o, " %" PRIu32, a->back_access);
-		put(&o, " %s\n", a->type == TMM_ACT_ADVISE
-		    ? advice_names[a->advice] : "-");
+		if (a->type == TMM_ACT_SPLIT)
+			put(&o, " %" PRIu32 "\n", a->parts);
+		else
+			put(&o, " %s\n", a->type == TMM_ACT_ADVISE
+			    ? advice_names[a->advice] : "-");
 	}
 	if (!o.failed)
 		put(&o, END_PREFIX "%08" PRIx32 "\n",
@@ -357,6 +378,7 @@ struct dec {
 	size_t line;		/* the number of the line read last */
 	size_t end_line;	/* the number of the end line */
 	uint16_t serial;
+	uint32_t version;	/* the file's format version */
 	char *err;
 	size_t errlen;
 };
@@ -760,6 +782,19 @@ static int parse_action(struct dec *d, struct tmm_plan *p, const char *s,
 				    "ACCESSED_BY_DEVICE); " ADVICE_INVALID, i,
 				    shown(q, sizeof(q), w[4].s,
 					  w[4].s + w[4].n));
+	} else if (a.type == TMM_ACT_SPLIT) {
+		if (a.back_access != TMM_PLAN_NONE)
+			return fail(d, d->line, "action %" PRIu32 ": a SPLIT "
+				    "has no back-access, but this one has %"
+				    PRIu32 "; " ADVICE_INVALID, i,
+				    a.back_access);
+		if (parse_dec(&w[4], UINT32_MAX, &a.parts) != NUM_OK ||
+		    a.parts < 2)
+			return fail(d, d->line, "action %" PRIu32 ": a SPLIT's "
+				    "parts must be a number from 2, found %s; "
+				    ADVICE_INVALID, i,
+				    shown(q, sizeof(q), w[4].s,
+					  w[4].s + w[4].n));
 	} else if (!is(&w[4], "-")) {
 		return fail(d, d->line, "action %" PRIu32 ": only ADVISE "
 			    "takes an advice, but this %s has %s; "
@@ -806,10 +841,17 @@ static int parse_actions(struct dec *d, struct tmm_plan *p)
 		if (!known)
 			return fail(d, d->line, "action %" PRIu32 ": unknown "
 				    "action type %s (this build knows "
-				    "EVICT_SWAP, EVICT_DROP, PREFETCH and "
-				    "ADVISE); " ADVICE_INVALID, i,
+				    "EVICT_SWAP, EVICT_DROP, PREFETCH, ADVISE "
+				    "and SPLIT); " ADVICE_INVALID, i,
 				    shown(q, sizeof(q), first.s,
 					  first.s + first.n));
+		if (is(&first, tmm_action_name(TMM_ACT_SPLIT)) &&
+		    d->version < TMM_PLAN_FORMAT_SPLIT)
+			return fail(d, d->line, "action %" PRIu32 ": a SPLIT "
+				    "in a file of format version %" PRIu32
+				    ", which has none (version %u added "
+				    "it); " ADVICE_INVALID, i, d->version,
+				    TMM_PLAN_FORMAT_SPLIT);
 		ret = parse_action(d, p, s, e);
 		if (ret < 0)
 			return ret;
@@ -862,6 +904,7 @@ static int check_first_line(struct dec *d)
 				    TMM_PLAN_FORMAT_VERSION);
 		d->at = nl + 1;
 		d->line = 1;
+		d->version = version;
 		return 0;
 	case NUM_RANGE:
 		if (!nl)

@@ -31,8 +31,11 @@
 
 #include "plan.h"
 
-/* The format version this build writes and the newest it reads. */
-#define TMM_PLAN_FORMAT_VERSION 1u
+/* The newest format version this build reads and writes.  A plan with a
+ * SPLIT is written as version 2, which added it; any other plan as
+ * version 1, so that builds from before SPLIT still read it. */
+#define TMM_PLAN_FORMAT_VERSION 2u
+#define TMM_PLAN_FORMAT_SPLIT 2u /* the first version with SPLIT */
 
 /*
  * The most accesses and actions a plan file may hold.  A damaged count is

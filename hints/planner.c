@@ -62,6 +62,7 @@ static const struct {
 	{ "superneurons", tmm_plan_superneurons },
 	{ "capuchin", tmm_plan_capuchin },
 	{ "tensile", tmm_plan_tensile },
+	{ "tsplit", tmm_plan_tsplit },
 	{ "auto", tmm_plan_auto },
 };
 

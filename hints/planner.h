@@ -18,6 +18,8 @@ struct tmm_planner_device {
 	uint64_t capacity;	   /* device memory, bytes */
 	double h2d_gbps, d2h_gbps; /* host link, GB/s (1e9 bytes/s) */
 	uint64_t copy_latency_ns;  /* fixed cost of one copy */
+	uint64_t launch_ns;	   /* fixed cost of one op launch: what
+				    * each micro-op of a split adds */
 };
 
 struct tmm_trial_device;

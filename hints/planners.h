@@ -48,6 +48,13 @@ int tmm_plan_capuchin(const struct tmm_planner_input *in,
 int tmm_plan_tensile(const struct tmm_planner_input *in,
 		     struct tmm_plan *out);
 
+/* TSPLIT (Nie et al., §IV): walk the ops; at each op over the budget,
+ * take the smallest extra time per byte saved among swapping or
+ * recomputing a tensor the op does not use and splitting the op into
+ * micro-ops while its sliced input leaves slice by slice. */
+int tmm_plan_tsplit(const struct tmm_planner_input *in,
+		    struct tmm_plan *out);
+
 /* auto (ours): every planner above but passive makes a plan; the one the
  * common forecast (plan_forecast.h) says fits and runs fastest is kept. */
 int tmm_plan_auto(const struct tmm_planner_input *in, struct tmm_plan *out);

@@ -103,6 +103,10 @@ struct tmm_device_info {
 	 * CUDA. */
 	double h2d_gbps, d2h_gbps;   /* GB/s (1e9 bytes per second) */
 	uint64_t copy_latency_ns;    /* fixed cost of one copy */
+	/* The fixed cost of launching one op, which a split op pays once
+	 * per micro-op (TSPLIT Eq. 6): the profile's on the sim, an
+	 * estimate on CUDA. */
+	uint64_t launch_ns;
 	char pci_bus_id[32];	     /* "0000:3b:00.0", "" if none */
 	char timing[160];	     /* how op times are measured, and why
 				      * not better ("" on the sim) */

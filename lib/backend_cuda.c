@@ -327,6 +327,9 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	info->copy_latency_ns = 10000;
 	roofline_from_attributes(s, info, prop.major, prop.minor,
 				 prop.multiProcessorCount);
+	/* Not measured: 5 us is a common figure for one kernel launch and
+	 * its synchronisation.  An estimate. */
+	info->launch_ns = 5000;
 
 	/* Placement is an optimisation: an unknown node is not an error. */
 	if (cudaDeviceGetPCIBusId(bus_id, (int)sizeof(bus_id), s->device) ==

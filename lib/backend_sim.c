@@ -366,6 +366,7 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	be->info.copy_latency_ns = prof->copy_latency_ns;
 	snprintf(be->info.op_estimate, sizeof(be->info.op_estimate),
 		 "the roofline of profile %s (simulated)", prof->name);
+	be->info.launch_ns = prof->launch_ns;
 	be->info.pci_bus_id[0] = '\0';
 	return 0;
 }

@@ -333,7 +333,8 @@ static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 		.device = { .capacity = ctx->be.info.capacity,
 			    .h2d_gbps = ctx->be.info.h2d_gbps,
 			    .d2h_gbps = ctx->be.info.d2h_gbps,
-			    .copy_latency_ns = ctx->be.info.copy_latency_ns },
+			    .copy_latency_ns = ctx->be.info.copy_latency_ns,
+			    .launch_ns = ctx->be.info.launch_ns },
 	};
 	struct tmm_trial_device twin;
 	struct tmm_plan plan;

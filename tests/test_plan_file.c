@@ -127,7 +127,8 @@ static void require_same_plan(const struct tmm_plan *got,
 
 		REQUIRE(g->type == w->type && g->trigger == w->trigger &&
 			g->key == w->key && g->back_access == w->back_access &&
-			g->advice == w->advice, "action %u differs", i);
+			g->advice == w->advice && g->parts == w->parts,
+			"action %u differs", i);
 		REQUIRE(g->late == 0 && g->skipped == 0,
 			"action %u: feedback was saved", i);
 	}
@@ -277,6 +278,84 @@ START_TEST(test_round_trip_every_type_and_advice)
 	free(again);
 	free(text);
 	tmm_plan_free(&q);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/* A plan with a SPLIT is written as format 2, read back the same, and
+ * encoded again to the same bytes; take the SPLIT out and the same plan
+ * is format 1 again, for readers from before SPLIT. */
+START_TEST(test_split_round_trip_is_format_2)
+{
+	struct tmm_plan p, q;
+	char *text, *again;
+	size_t len, len2;
+	char err[512];
+
+	make_doc_plan(&p, 1);
+	ck_assert_int_eq(tmm_plan_add_split(&p, 3, tmm_key_of_ordinal(0), 16),
+			 0);
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), 0);
+	ck_assert_ptr_nonnull(strstr(text, "tensormm-plan 2\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nSPLIT 3 i:0 - 16\n"));
+	ck_assert_int_eq(tmm_plan_text_decode(text, len, &q, 1, err,
+					      sizeof(err)), 0);
+	require_same_plan(&q, &p);
+	ck_assert_uint_eq(q.actions[4].parts, 16);
+	ck_assert_int_eq(tmm_plan_text_encode(&q, 1, &again, &len2), 0);
+	ck_assert_uint_eq(len2, len);
+	ck_assert_str_eq(again, text);
+	free(again);
+	free(text);
+	tmm_plan_free(&q);
+	p.n_actions--;
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), 0);
+	ck_assert_ptr_nonnull(strstr(text, "tensormm-plan 1\n"));
+	free(text);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/* The encoder writes no SPLIT that the reader would refuse, and no parts
+ * on anything else. */
+START_TEST(test_encoder_refuses_a_bad_split)
+{
+	struct tmm_plan p;
+	char *text;
+	size_t len;
+
+	for (int c = 0; c < 3; c++) {
+		make_doc_plan(&p, 1);
+		ck_assert_int_eq(tmm_plan_add_split(&p, 3,
+						    tmm_key_of_ordinal(0), 2),
+				 0);
+		if (c == 0)
+			p.actions[4].parts = 1;
+		else if (c == 1)
+			p.actions[4].back_access = 4;
+		else
+			p.actions[0].parts = 2;
+		ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len),
+				 -EINVAL);
+		tmm_plan_free(&p);
+	}
+}
+END_TEST
+
+/* A format-2 file with a SPLIT, cut short at every offset: refused. */
+START_TEST(test_split_file_truncated_at_every_offset)
+{
+	struct tmm_plan p;
+	char *text, err[512];
+	size_t len;
+
+	make_doc_plan(&p, 1);
+	ck_assert_int_eq(tmm_plan_add_split(&p, 3, tmm_key_of_ordinal(0), 4),
+			 0);
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), 0);
+	for (size_t n = 0; n < len; n++)
+		decode_fails(text, n, err, sizeof(err));
+	free(text);
 	tmm_plan_free(&p);
 }
 END_TEST
@@ -570,11 +649,11 @@ END_TEST
 START_TEST(test_future_version)
 {
 	char err[512];
-	char *text = seal("tensormm-plan 2\npolicy x\nsomething new\n");
+	char *text = seal("tensormm-plan 3\npolicy x\nsomething new\n");
 
 	decode_fails(text, strlen(text), err, sizeof(err));
-	HAS(err, "line 1: the file has plan format version 2");
-	HAS(err, "reads versions 1 to 1");
+	HAS(err, "line 1: the file has plan format version 3");
+	HAS(err, "reads versions 1 to 2");
 	HAS(err, "newer build");
 	free(text);
 	/* A version past 32 bits is damage, not the future. */
@@ -588,6 +667,11 @@ END_TEST
 /* The head of doc_example, up to its actions. */
 #define HEAD                                                              \
 	"tensormm-plan 1\npolicy capuchin\naccesses 5\n0 p:0x1000001\n"     \
+	"1 i:0\n2 i:1\n3 i:0\n4 p:0x1000001\n"
+
+/* The same, as format 2, which may hold a SPLIT. */
+#define HEAD2                                                             \
+	"tensormm-plan 2\npolicy tsplit\naccesses 5\n0 p:0x1000001\n"      \
 	"1 i:0\n2 i:1\n3 i:0\n4 p:0x1000001\n"
 
 START_TEST(test_unsorted_actions)
@@ -653,6 +737,19 @@ static const struct {
 	const char *body, *tail, *want;
 } bad_texts[] = {
 	{ "tensormm-plan 0\n", "", "line 1: expected a format version" },
+	{ HEAD "actions 1\nSPLIT 3 i:0 - 2\n", "",
+	  "line 10: action 0: a SPLIT in a file of format version 1, which "
+	  "has none (version 2 added it)" },
+	{ HEAD2 "actions 1\nSPLIT 3 i:0 - 1\n", "",
+	  "action 0: a SPLIT's parts must be a number from 2, found \"1\"" },
+	{ HEAD2 "actions 1\nSPLIT 3 i:0 - -\n", "",
+	  "a SPLIT's parts must be a number from 2, found \"-\"" },
+	{ HEAD2 "actions 1\nSPLIT 3 i:0 - 02\n", "",
+	  "a SPLIT's parts must be a number from 2, found \"02\"" },
+	{ HEAD2 "actions 1\nSPLIT 3 i:0 4 2\n", "",
+	  "a SPLIT has no back-access, but this one has 4" },
+	{ HEAD2 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 2\n", "",
+	  "only ADVISE takes an advice, but this EVICT_SWAP has \"2\"" },
 	{ "tensormm-plan 01\n", "", "line 1: expected a format version" },
 	{ "tensormm-plan 1 \n", "", "line 1: expected a format version" },
 	{ HEAD "actions 0\n", "more", "line 11: there is more after the "
@@ -918,6 +1015,8 @@ static Suite *plan_file_suite(void)
 	TCase *files = tcase_create("files");
 
 	tcase_add_test(text, test_round_trip_every_type_and_advice);
+	tcase_add_test(text, test_split_round_trip_is_format_2);
+	tcase_add_test(text, test_encoder_refuses_a_bad_split);
 	tcase_add_test(text, test_empty_plan_round_trip);
 	tcase_add_test(text, test_text_is_the_documented_example);
 	tcase_add_test(text, test_serial_translation);
@@ -932,6 +1031,7 @@ static Suite *plan_file_suite(void)
 	tcase_add_test(damage, test_flipped_byte_anywhere);
 	tcase_add_test(damage, test_wrong_magic);
 	tcase_add_test(damage, test_future_version);
+	tcase_add_test(damage, test_split_file_truncated_at_every_offset);
 	tcase_add_test(damage, test_unsorted_actions);
 	tcase_add_test(damage, test_unknown_action_name);
 	tcase_add_loop_test(damage, test_count_overflows, 0,

@@ -28,7 +28,7 @@
 
 static const char *const policies[] = {
 	"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin", "tensile", "auto",
+	"superneurons", "capuchin", "tensile", "tsplit", "auto",
 };
 #define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
 

@@ -1,0 +1,533 @@
+/*
+ * plan_tsplit.c — TSPLIT's model-guided planner (Nie et al., §IV,
+ * Algorithm 2).
+ *
+ * The ops are walked in order over the memory curve (hints/analysis.c,
+ * lowered by the splits already chosen: hints/split.c).  While an op holds
+ * more than the target, two kinds of choice are priced by the extra time
+ * they cost per byte they save there (ΔT/ΔM), and the cheaper is taken:
+ * - step 1, a tensor alive across the op that the op does not use, swapped
+ *   (Eq. 3) or recomputed (Eq. 4) over the gap between two of its
+ *   accesses that holds the op (Eq. 2: it saves its size);
+ * - step 2, the op itself split into p micro-ops while its sliced input
+ *   leaves slice by slice, swapped or recomputed over the gap after the op
+ *   (Eq. 5 and 6).
+ *
+ * Choices where the paper is vague, and ours:
+ * - ΔM is the saving that counts at this bottleneck: at most what the op
+ *   is over the target.  Saving more there buys nothing there, so among
+ *   choices that suffice the cheapest wins, not the largest; and a split
+ *   into more parts than it takes to fit is not chosen for its ratio.
+ * - Ties go to step 1 (line 15 of Algorithm 2 compares with <=).
+ * - Swap cost (Eq. 3): Oc_u, the share of the link an op's time leaves
+ *   free, is modelled as the other planners do: one transfer at a time in
+ *   each direction, a copy queued behind the chosen ones whose intervals
+ *   it would overlap.  The cost is what the bottleneck op waits for the
+ *   swap-out to end plus what the back-access waits for the prefetch; the
+ *   prefetch's trigger is Capuchin's (tmm_in_trigger), moved later while
+ *   bringing the tensor back early would put the curve over the target
+ *   (Eq. 3's M_k + size(s_j) < M).
+ * - Recompute cost (Eq. 4) is MSPS's (hints/msps.c): the producer chain's
+ *   time, grown by the recomputations already chosen (Capuchin's
+ *   Algorithm 2 updates, which are Eq. 4's set I).
+ * - Recomputation chains stop at one op: a tensor whose producer reads a
+ *   tensor already chosen for recomputation is not recomputed itself.
+ *   The runtime holds every tensor of a chain on the device while it
+ *   regenerates the chain, and long chains under a budget that does not
+ *   fit left no room between them (the MLP example at 30%).
+ * - Split cost (Eq. 6): the swap or recomputation of the whole input (its
+ *   slices together cost the same copies or the same producer) plus one
+ *   launch overhead per micro-op; the paper's split/merge copies do not
+ *   exist here (micro-ops work in place on row ranges).  p is one of 2, 4,
+ *   8, 16, at most the op's rows.  An op already split may be split into
+ *   more parts later, for the extra saving at the extra launches.
+ * - The input of a split whose only later use is none (the op is its last
+ *   access) is swapped out with no back-access, as liveness does: its
+ *   cost is the part of the copy the op's own time does not hide.
+ * - A bottleneck no choice can lower is left: the walk goes on, and the
+ *   plan says it does not fit.  A final full curve (with the collective
+ *   recomputations the incremental one leaves out) sets predicted_peak.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "msps.h"
+#include "planners.h"
+#include "split.h"
+
+/* One copy engine's chosen transfers, by start. */
+struct engine {
+	struct busy {
+		uint64_t start, end;
+	} *b;
+	uint32_t n, cap;
+};
+
+struct tsplit {
+	struct tmm_analysis an;
+	struct tmm_cands cs;
+	struct tmm_eviction_set chosen;
+	struct tmm_fit fit;	  /* the curve under `chosen`, whole tensors */
+	uint64_t *split_saving;	  /* per access: lowered by splits */
+	bool *dropped;		  /* per trace tensor: chosen for recomputation */
+	uint32_t *in_trigger;	  /* per candidate: tmm_in_trigger, once
+				   * asked (it depends on the gap only) */
+	struct tmm_split *splits;
+	uint32_t n_splits, cap_splits;
+	struct engine d2h, h2d;
+};
+
+/* One priced choice. */
+struct option {
+	double ratio;		/* ΔT / ΔM; INFINITY: none */
+	bool split;
+	int64_t cand;		/* step 1, or the split's recomputed input */
+	struct tmm_eviction ev; /* the eviction it takes, if new */
+	bool new_eviction;
+	uint32_t parts;
+	uint64_t d2h_start, h2d_start; /* a swap's copies */
+};
+
+/* The start of a copy of `ns` that may begin at `start`: after every
+ * chosen transfer it would overlap.  The transfers do not overlap each
+ * other, so by start they are also by end: the first that could is
+ * found by bisection. */
+static uint64_t engine_slot(const struct engine *e, uint64_t start,
+			    uint64_t ns)
+{
+	uint32_t lo = 0, hi = e->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (e->b[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint32_t i = lo; i < e->n && e->b[i].start < start + ns; i++)
+		if (e->b[i].end > start)
+			start = e->b[i].end;
+	return start;
+}
+
+/* Books [start, start + ns), a slot engine_slot found.  Busy time that
+ * touches is kept as one interval: a saturated engine is then one long
+ * interval, not thousands for engine_slot to walk through. */
+static int engine_take(struct engine *e, uint64_t start, uint64_t ns)
+{
+	uint64_t end = start + ns;
+	uint32_t i;
+
+	for (i = e->n; i > 0 && e->b[i - 1].start > start; i--)
+		;
+	if (i > 0 && e->b[i - 1].end >= start) {
+		struct busy *prev = &e->b[i - 1];
+
+		if (prev->end < end)
+			prev->end = end;
+		if (i < e->n && e->b[i].start <= prev->end) {
+			prev->end = e->b[i].end > prev->end ? e->b[i].end
+							    : prev->end;
+			memmove(&e->b[i], &e->b[i + 1],
+				sizeof(*e->b) * (e->n - i - 1));
+			e->n--;
+		}
+		return 0;
+	}
+	if (i < e->n && e->b[i].start <= end) {
+		e->b[i].start = start;
+		if (e->b[i].end < end)
+			e->b[i].end = end;
+		return 0;
+	}
+	if (e->n == e->cap) {
+		uint32_t cap = e->cap ? 2 * e->cap : 64;
+		void *p = realloc(e->b, sizeof(*e->b) * cap);
+
+		if (!p)
+			return -ENOMEM;
+		e->b = p;
+		e->cap = cap;
+	}
+	memmove(&e->b[i + 1], &e->b[i], sizeof(*e->b) * (e->n - i));
+	e->b[i] = (struct busy){ start, end };
+	e->n++;
+	return 0;
+}
+
+static uint64_t held(const struct tsplit *ts, uint32_t k)
+{
+	return ts->fit.curve[k] - ts->split_saving[k];
+}
+
+/* Whether the op of access k accesses trace tensor t. */
+static bool op_uses(const struct tmm_analysis *an, uint32_t k, uint32_t t)
+{
+	for (uint32_t j = an->op_start[k]; j < an->op_end[k]; j++)
+		if (an->trace->accesses[j].tensor == t)
+			return true;
+	return false;
+}
+
+/* The time swap o->ev costs (see price_swap), with its copies' starts. */
+static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
+			  struct option *o)
+{
+	const struct tmm_analysis *an = &ts->an;
+	const struct tmm_eviction *e = &o->ev;
+	uint64_t bytes = an->life[e->tensor].bytes;
+	uint64_t out_ns = tmm_swap_ns(an, bytes, false);
+	uint64_t out_end, cost = 0, need = tmm_access_begin(an, k);
+
+	o->d2h_start = engine_slot(&ts->d2h, tmm_access_end(an, e->evict),
+				   out_ns);
+	out_end = o->d2h_start + out_ns;
+	/* A split's own op is the bottleneck: its slices leave as it runs,
+	 * so only the copy its time does not cover is waited for. */
+	if (sliced)
+		need = tmm_access_end(an, e->evict);
+	if (out_end > need)
+		cost += out_end - need;
+	if (e->back != TMM_TRACE_NONE) {
+		uint64_t in_ns = tmm_swap_ns(an, bytes, true);
+		uint64_t start = tmm_access_end(an, e->in_trigger);
+		uint64_t arrive, back_ns = tmm_access_begin(an, e->back);
+
+		if (start < out_end)
+			start = out_end;
+		o->h2d_start = engine_slot(&ts->h2d, start, in_ns);
+		arrive = o->h2d_start + in_ns;
+		if (arrive > back_ns)
+			cost += arrive - back_ns;
+	}
+	return cost;
+}
+
+/*
+ * Prices swapping tensor t out after `evict` and back for `back` (or
+ * never, TMM_TRACE_NONE) for bottleneck access k, or for a split of the
+ * op of `evict` (sliced): fills o->ev and the copies' starts; returns the
+ * time it costs, or -1 when its memory would not be gone at k or when it
+ * costs `bound` per byte of `m` or more (moving the prefetch later only
+ * adds to the cost, so that is known before looking for where it may
+ * come back).  `trigger` (may be NULL) caches tmm_in_trigger for the gap.
+ */
+static int64_t price_swap(const struct tsplit *ts, uint32_t t,
+			  uint32_t evict, uint32_t back, uint32_t k,
+			  bool sliced, double m, double bound,
+			  uint32_t *trigger, struct option *o)
+{
+	const struct tmm_analysis *an = &ts->an;
+	uint32_t gone, returns;
+
+	o->ev = (struct tmm_eviction){ .tensor = t, .evict = evict,
+				       .back = back, .in_trigger = evict };
+	if (back == TMM_TRACE_NONE)
+		return (int64_t)swap_cost(ts, k, sliced, o);
+	if (!trigger || *trigger == TMM_TRACE_NONE)
+		o->ev.in_trigger = tmm_in_trigger(an, t, evict, back);
+	else
+		o->ev.in_trigger = *trigger;
+	if (trigger)
+		*trigger = o->ev.in_trigger;
+	if ((double)swap_cost(ts, k, sliced, o) / m >= bound)
+		return -1;
+	/* t is in the curve over its gap: where the curve is over the
+	 * target with it, it cannot be back yet. */
+	for (uint32_t j = back - 1; j > o->ev.in_trigger; j--)
+		if (held(ts, j) > an->target) {
+			o->ev.in_trigger = j;
+			break;
+		}
+	tmm_eviction_span(an, &o->ev, &gone, &returns);
+	if (!sliced && (k < gone || k >= returns))
+		return -1;
+	return (int64_t)swap_cost(ts, k, sliced, o);
+}
+
+/* Whether candidate c may be recomputed: from tensors that are not
+ * recomputed themselves. */
+static bool short_chain(const struct tsplit *ts, const struct tmm_cand *c)
+{
+	const struct tmm_trace *tr = ts->an.trace;
+	const struct tmm_trace_op *o = &tr->ops[c->op];
+
+	if (!c->recomputable)
+		return false;
+	for (uint32_t i = 0; i < o->n_inputs; i++)
+		if (ts->dropped[tr->op_tensors[o->first + i]])
+			return false;
+	return true;
+}
+
+/* The saving that counts at bottleneck k. */
+static double counted(const struct tsplit *ts, uint32_t k, uint64_t saving)
+{
+	uint64_t over = held(ts, k) - ts->an.target;
+
+	return (double)(saving < over ? saving : over);
+}
+
+/* Step 1: the cheapest swap or recomputation of a tensor alive across
+ * the op of k that the op does not use. */
+static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
+{
+	const struct tmm_analysis *an = &ts->an;
+
+	for (uint32_t i = 0; i < ts->cs.n; i++) {
+		struct tmm_cand *c = &ts->cs.c[i];
+		uint64_t bytes = an->life[c->tensor].bytes;
+		struct option o = { .cand = i, .new_eviction = true };
+		double m;
+		int64_t t;
+
+		if (c->taken || bytes == 0 || an->op_end[c->evict] > k ||
+		    c->back <= k || op_uses(an, k, c->tensor))
+			continue;
+		m = counted(ts, k, bytes);
+		t = price_swap(ts, c->tensor, c->evict, c->back, k, false,
+			       m, best->ratio, &ts->in_trigger[i], &o);
+		if (t >= 0 && (double)t / m < best->ratio) {
+			o.ratio = (double)t / m;
+			*best = o;
+		}
+		if (short_chain(ts, c) &&
+		    (c->rp_time + c->ext_time) / m < best->ratio) {
+			o = (struct option){
+				.ratio = (c->rp_time + c->ext_time) / m,
+				.cand = i, .new_eviction = true,
+				.ev = { .tensor = c->tensor, .evict = c->evict,
+					.back = c->back, .drop = true },
+			};
+			*best = o;
+		}
+	}
+}
+
+static struct tmm_split *split_of(struct tsplit *ts, uint32_t first)
+{
+	for (uint32_t i = 0; i < ts->n_splits; i++)
+		if (ts->splits[i].first == first)
+			return &ts->splits[i];
+	return NULL;
+}
+
+/* The access of tensor t by the op of `first`, and its next access after
+ * the op (TMM_TRACE_NONE: none). */
+static void around_op(const struct tmm_analysis *an, uint32_t first,
+		      uint32_t t, uint32_t *at, uint32_t *next)
+{
+	*at = first;
+	*next = TMM_TRACE_NONE;
+	for (uint32_t j = 0; j < an->life[t].n_acc; j++) {
+		uint32_t a = tmm_access_of(an, t, j);
+
+		if (a >= first && a < an->op_end[first])
+			*at = a;
+		else if (a >= an->op_end[first]) {
+			*next = a;
+			break;
+		}
+	}
+}
+
+/* Step 2: split the op of k (or split it into more parts), its sliced
+ * input leaving slice by slice. */
+static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
+{
+	const struct tmm_analysis *an = &ts->an;
+	uint32_t first = an->op_start[k], at, next;
+	uint32_t rows = tmm_trace_op_slices(an->trace, first);
+	struct tmm_split s = { .first = first };
+	const struct tmm_split *now = split_of(ts, first);
+	uint64_t had = now ? tmm_split_saving(an, now) : 0;
+	struct option evict = { .new_eviction = true, .cand = -1 };
+	double evict_ns = 0;
+
+	if (!tmm_split_pair(an, first, &s.input, &s.output))
+		return;
+	around_op(an, first, s.input, &at, &next);
+	if (tmm_split_evicts_input(an, &s, ts->chosen.ev, ts->chosen.n)) {
+		evict.new_eviction = false; /* paid for already */
+	} else {
+		int64_t t = price_swap(ts, s.input, at, next, k, true, 1,
+				       INFINITY, NULL, &evict);
+
+		evict_ns = (double)t;
+		/* The gap's candidate, retired when the split takes it; a
+		 * recomputation there, priced as MSPS prices it. */
+		for (uint32_t i = 0; i < ts->cs.n && next != TMM_TRACE_NONE;
+		     i++) {
+			const struct tmm_cand *c = &ts->cs.c[i];
+
+			if (c->tensor != s.input || c->evict != at ||
+			    c->back != next)
+				continue;
+			if (c->taken)
+				return; /* chosen for a bottleneck before */
+			evict.cand = i;
+			if (short_chain(ts, c) &&
+			    c->rp_time + c->ext_time < evict_ns) {
+				evict_ns = c->rp_time + c->ext_time;
+				evict.ev.drop = true;
+			}
+			break;
+		}
+	}
+	for (uint32_t p = 2; p <= 16 && p <= rows; p *= 2) {
+		uint32_t before = now ? now->parts : 0;
+		uint64_t saving;
+		double ratio;
+
+		s.parts = p;
+		saving = tmm_split_saving(an, &s);
+		if (p <= before || saving <= had)
+			continue;
+		ratio = (evict_ns + (double)((p - before) * an->dev.launch_ns)) /
+			counted(ts, k, saving - had);
+		if (ratio < best->ratio) {
+			*best = evict;
+			best->ratio = ratio;
+			best->split = true;
+			best->parts = p;
+			best->ev.tensor = s.input;
+		}
+	}
+}
+
+static int add_split(struct tsplit *ts, const struct tmm_split *s)
+{
+	struct tmm_split *now = split_of(ts, s->first);
+	uint64_t had = now ? tmm_split_saving(&ts->an, now) : 0;
+	uint64_t more;
+
+	if (!now) {
+		if (ts->n_splits == ts->cap_splits) {
+			uint32_t cap = ts->cap_splits ? 2 * ts->cap_splits : 16;
+			void *p = realloc(ts->splits, sizeof(*s) * cap);
+
+			if (!p)
+				return -ENOMEM;
+			ts->splits = p;
+			ts->cap_splits = cap;
+		}
+		now = &ts->splits[ts->n_splits++];
+		*now = *s;
+		now->parts = 0;
+	}
+	now->parts = s->parts;
+	more = tmm_split_saving(&ts->an, now) - had;
+	for (uint32_t k = s->first; k < ts->an.op_end[s->first]; k++)
+		ts->split_saving[k] += more;
+	return 0;
+}
+
+/* Takes option o at bottleneck k. */
+static int take(struct tsplit *ts, uint32_t k, const struct option *o)
+{
+	const struct tmm_analysis *an = &ts->an;
+	int rc = 0;
+
+	if (o->cand >= 0) {
+		struct tmm_cand *c = &ts->cs.c[o->cand];
+
+		tmm_cands_retire_gap(&ts->cs, c);
+		c->taken = true;
+		if (o->ev.drop) {
+			ts->dropped[o->ev.tensor] = true;
+			rc = tmm_msps_choose(&ts->cs, (uint32_t)o->cand);
+		}
+	}
+	if (rc == 0 && o->new_eviction && !o->ev.drop) {
+		uint64_t bytes = an->life[o->ev.tensor].bytes;
+
+		rc = engine_take(&ts->d2h, o->d2h_start,
+				 tmm_swap_ns(an, bytes, false));
+		if (rc == 0 && o->ev.back != TMM_TRACE_NONE)
+			rc = engine_take(&ts->h2d, o->h2d_start,
+					 tmm_swap_ns(an, bytes, true));
+	}
+	if (rc == 0 && o->new_eviction) {
+		rc = tmm_eviction_add(&ts->chosen, o->ev);
+		if (rc == 0)
+			tmm_fit_add(an, &ts->fit, &o->ev);
+	}
+	if (rc == 0 && o->split) {
+		struct tmm_split s = { .first = an->op_start[k],
+				       .parts = o->parts };
+
+		tmm_split_pair(an, s.first, &s.input, &s.output);
+		rc = add_split(ts, &s);
+	}
+	return rc;
+}
+
+/* Algorithm 2's walk. */
+static int walk(struct tsplit *ts)
+{
+	const struct tmm_analysis *an = &ts->an;
+
+	for (uint32_t k = 0; k < an->trace->n_accesses; k = an->op_end[k]) {
+		while (held(ts, k) > an->target) {
+			struct option best = { .ratio = INFINITY, .cand = -1 };
+			struct option split = best;
+			int rc;
+
+			step_one(ts, k, &best);
+			step_two(ts, k, &split);
+			if (split.ratio < best.ratio)
+				best = split;
+			if (best.ratio == INFINITY)
+				break; /* nothing left lowers this op */
+			rc = take(ts, k, &best);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int tmm_plan_tsplit(const struct tmm_planner_input *in,
+		    struct tmm_plan *out)
+{
+	struct tsplit ts = { 0 };
+	int rc = tmm_plan_init(out, in->trace, "tsplit");
+
+	if (rc == 0)
+		rc = tmm_analysis_init(&ts.an, in);
+	if (rc < 0)
+		return rc;
+	ts.split_saving = calloc(in->trace->n_accesses + 1, sizeof(uint64_t));
+	ts.dropped = calloc(in->trace->n_tensors + 1, sizeof(bool));
+	rc = ts.split_saving && ts.dropped ? tmm_liveness(&ts.an, &ts.chosen)
+					   : -ENOMEM;
+	if (rc == 0)
+		rc = tmm_fit_init(&ts.an, &ts.fit, &ts.chosen);
+	if (rc == 0)
+		rc = tmm_cands_find(&ts.an, ts.fit.curve, &ts.cs);
+	if (rc == 0) {
+		ts.in_trigger = malloc(sizeof(uint32_t) * (ts.cs.n + 1));
+		if (ts.in_trigger)
+			memset(ts.in_trigger, 0xff,
+			       sizeof(uint32_t) * (ts.cs.n + 1));
+		rc = ts.in_trigger ? walk(&ts) : -ENOMEM;
+	}
+	if (rc == 0)
+		rc = tmm_emit_split(&ts.an, ts.chosen.ev, ts.chosen.n,
+				    ts.splits, ts.n_splits, out);
+	tmm_cands_free(&ts.cs);
+	tmm_fit_free(&ts.fit);
+	tmm_eviction_set_free(&ts.chosen);
+	tmm_analysis_free(&ts.an);
+	free(ts.split_saving);
+	free(ts.dropped);
+	free(ts.in_trigger);
+	free(ts.splits);
+	free(ts.d2h.b);
+	free(ts.h2d.b);
+	return rc;
+}

@@ -1,0 +1,73 @@
+/*
+ * split.h — what splitting an op into micro-ops does to the memory curve
+ * (TSPLIT §IV-B, Eq. 5), for the planners that split.
+ *
+ * A split op runs as `parts` micro-ops over row ranges of its sliced
+ * tensors.  When the plan evicts the op's sliced input at the op (a swap
+ * or a drop whose evicted-access is the op's access of it), the runtime
+ * lets that input go slice by slice as the micro-ops finish with it, while
+ * the output grows a slice at a time into the room (hints/plan.h).  So the
+ * op never holds all of both: its accesses hold
+ * (parts - 1) / parts * min(size(in), size(out)) less than the curve of
+ * whole tensors says.  Without that eviction the input stays whole to the
+ * end of the op, and a split saves nothing: the model says so too.
+ */
+#ifndef TMM_SPLIT_H
+#define TMM_SPLIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis.h"
+
+/* One split op. */
+struct tmm_split {
+	uint32_t first;	 /* the op's first access (the SPLIT's trigger) */
+	uint32_t parts;	 /* micro-ops, 2 .. the op's rows */
+	uint32_t input;	 /* trace tensor: the sliced input that shrinks */
+	uint32_t output; /* trace tensor: the sliced output that grows */
+};
+
+/* Eq. 5: the bytes a split into `parts` saves at its op. */
+uint64_t tmm_split_saving(const struct tmm_analysis *an,
+			  const struct tmm_split *s);
+
+/*
+ * The sliced input and output of the op whose first access is `first`
+ * that a split would trade against each other: an input the op reads
+ * through a sliced access and did not make, and an output the op makes
+ * there through a sliced access, the pair with the largest
+ * min(size(in), size(out)).  False when the op cannot be split or has no
+ * such pair (a split would then save nothing).
+ */
+bool tmm_split_pair(const struct tmm_analysis *an, uint32_t first,
+		    uint32_t *input, uint32_t *output);
+
+/* Whether evictions ev[0..n) evict s's input at s's op, which a split
+ * needs to save anything. */
+bool tmm_split_evicts_input(const struct tmm_analysis *an,
+			    const struct tmm_split *s,
+			    const struct tmm_eviction *ev, uint32_t n);
+
+/*
+ * The memory curve of tmm_curve under evictions ev[0..n), lowered at each
+ * op of splits sp[0..ns) whose input those evictions take at the op by
+ * that split's saving.  Returns the peak; *peak_at (may be NULL) receives
+ * its access.
+ */
+uint64_t tmm_curve_split(const struct tmm_analysis *an,
+			 const struct tmm_eviction *ev, uint32_t n,
+			 const struct tmm_split *sp, uint32_t ns,
+			 uint64_t *curve, uint32_t *peak_at);
+
+/*
+ * tmm_emit with splits: the evictions' actions, a SPLIT per split, and
+ * plan->predicted_peak and plan->fits from tmm_curve_split.  Returns 0
+ * or -ENOMEM.
+ */
+int tmm_emit_split(const struct tmm_analysis *an,
+		   const struct tmm_eviction *ev, uint32_t n,
+		   const struct tmm_split *sp, uint32_t ns,
+		   struct tmm_plan *plan);
+
+#endif /* TMM_SPLIT_H */

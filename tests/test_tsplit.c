@@ -1,0 +1,247 @@
+/*
+ * test_tsplit.c — the tsplit planner (TSPLIT §IV) on small hand-made
+ * traces with known answers: an op whose input and output do not fit
+ * together is split into as many parts as it takes, no more and no more
+ * than its rows; a far-away tensor whose swap costs nothing is swapped
+ * instead; an op that cannot be split never is; and the split memory model
+ * saves nothing unless the input leaves slice by slice.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "planner.h"
+#include "planners.h"
+#include "split.h"
+#include "tensormm.h"
+#include "trace_builder.h"
+
+#define MiB (1ull << 20)
+#define LAUNCH_NS 5000
+
+/* Makes the last op's accesses sliced into `rows` rows. */
+static void b_sliced(struct builder *b, uint32_t rows)
+{
+	uint32_t op = b->t.n_ops - 1;
+
+	for (uint32_t k = 0; k < b->t.n_accesses; k++)
+		if (b->accesses[k].op == op)
+			b->accesses[k].slices = rows;
+}
+
+/*
+ * x (made before the iteration, read once) and a chain: A reads x and
+ * writes a, B reads a and writes b, C reads b.  Budget 10 MiB: the 5 MiB
+ * tensors set the margin at a fifth of it, so plans aim at 8 MiB.  B
+ * (accesses 2 and 3) holds x + 10 MiB, over the budget, and only
+ * splitting B lowers it (x has one access, a and b are B's own).  Ops
+ * take `op_ns`.
+ */
+static void chain(struct builder *b, uint64_t x_bytes, uint32_t rows,
+		  uint64_t op_ns, uint32_t *a_out)
+{
+	uint32_t x, a, t;
+
+	b_init(b);
+	x = b_tensor(b, x_bytes, false);
+	a = b_tensor(b, 5 * MiB, true);
+	t = b_tensor(b, 5 * MiB, true);
+	b_op(b, TMM_OP_PURE, op_ns, &x, 1, &a, 1);
+	b_op(b, TMM_OP_PURE, op_ns, &a, 1, &t, 1);
+	if (rows)
+		b_sliced(b, rows);
+	b_op(b, TMM_OP_BACKWARD, op_ns, &t, 1, NULL, 0);
+	b_free_after_last_use(b);
+	*a_out = a;
+}
+
+static struct tmm_planner_input tsplit_input(const struct builder *b)
+{
+	struct tmm_planner_input in = input(b, 10 * MiB, 10);
+
+	in.device.launch_ns = LAUNCH_NS;
+	return in;
+}
+
+/* The SPLIT of plan p, or NULL. */
+static const struct tmm_plan_action *split_in(const struct tmm_plan *p)
+{
+	for (uint32_t i = 0; i < p->n_actions; i++)
+		if (p->actions[i].type == TMM_ACT_SPLIT)
+			return &p->actions[i];
+	return NULL;
+}
+
+static void make(const struct builder *b, struct tmm_plan *p)
+{
+	struct tmm_planner_input in = tsplit_input(b);
+	char err[256];
+
+	ck_assert_int_eq(tmm_planner_make("tsplit", &in, p, err,
+					  sizeof(err)), 0);
+	ck_assert_msg(tmm_plan_validate(p, &b->t, err, sizeof(err)) == 0,
+		      "%s", err);
+}
+
+/*
+ * With x at 0.25 MiB, B is 2.25 MiB over: two parts save 2.5 MiB (Eq. 5),
+ * which is enough, and more parts would only add launches.  With x at
+ * 1 MiB B is 3 MiB over: two parts are not enough, four save 3.75 MiB.
+ * Either
+ * way a leaves B slice by slice (an EVICT_SWAP at B's read of it, the
+ * SPLIT at B's first access) and the plan fits at the predicted peak.
+ */
+START_TEST(split_into_as_many_parts_as_it_takes)
+{
+	static const struct {
+		uint64_t x;
+		uint32_t parts;
+	} cases[] = { { MiB / 4, 2 }, { 1 * MiB, 4 } };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct builder b;
+		struct tmm_plan p;
+		const struct tmm_plan_action *s;
+		uint32_t a;
+
+		chain(&b, cases[i].x, 64, 1000000, &a);
+		make(&b, &p);
+		s = split_in(&p);
+		ck_assert_ptr_nonnull(s);
+		ck_assert_uint_eq(s->parts, cases[i].parts);
+		ck_assert_uint_eq(s->trigger, 2); /* B's first access */
+		ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, a), 1);
+		ck_assert(p.fits);
+		ck_assert_uint_eq(p.predicted_peak,
+				  cases[i].x + 10 * MiB -
+					  (cases[i].parts - 1) * MiB * 5 /
+						  cases[i].parts);
+		tmm_plan_free(&p);
+	}
+}
+END_TEST
+
+/* An op of 3 rows can be split in two at most: B, 3 MiB over, stays
+ * 0.5 MiB over, and the plan says so. */
+START_TEST(never_more_parts_than_rows)
+{
+	struct builder b;
+	struct tmm_plan p;
+	uint32_t a;
+
+	chain(&b, 1 * MiB, 3, 1000000, &a);
+	make(&b, &p);
+	ck_assert_ptr_nonnull(split_in(&p));
+	ck_assert_uint_eq(split_in(&p)->parts, 2);
+	ck_assert(!p.fits);
+	ck_assert_uint_eq(p.predicted_peak, 1 * MiB + 10 * MiB - 5 * MiB / 2);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/* The same chain with B not splittable: no SPLIT, and nothing else can
+ * lower B, so the plan does not fit. */
+START_TEST(an_op_that_cannot_be_split_is_not)
+{
+	struct builder b;
+	struct tmm_plan p;
+	uint32_t a;
+
+	chain(&b, 1 * MiB, 0, 1000000, &a);
+	make(&b, &p);
+	ck_assert_ptr_null(split_in(&p));
+	ck_assert(!p.fits);
+	ck_assert_uint_eq(p.predicted_peak, 11 * MiB);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/*
+ * F writes f (4.5 MiB) first, D reads it last; between them A writes a,
+ * B reads a and writes b (3 MiB each, B splittable), C reads b.  B holds
+ * 10.5 MiB, 2.5 over the 8 MiB target.  With 1 ms ops, f's copies
+ * (0.5 ms each way) hide behind A and C: swapping it costs nothing and
+ * saves all that is needed, where a split costs launches.  tsplit swaps f
+ * and splits nothing.
+ */
+START_TEST(a_free_swap_beats_a_split)
+{
+	const uint64_t ns = 1000000;
+	struct builder b;
+	struct tmm_plan p;
+	uint32_t f, a, t;
+
+	b_init(&b);
+	f = b_tensor(&b, 9 * MiB / 2, true);
+	a = b_tensor(&b, 3 * MiB, true);
+	t = b_tensor(&b, 3 * MiB, true);
+	b_op(&b, TMM_OP_PURE, ns, NULL, 0, &f, 1);
+	b_op(&b, TMM_OP_PURE, ns, NULL, 0, &a, 1);
+	b_op(&b, TMM_OP_PURE, ns, &a, 1, &t, 1);
+	b_sliced(&b, 64);
+	b_op(&b, TMM_OP_BACKWARD, ns, &t, 1, NULL, 0);
+	b_op(&b, TMM_OP_BACKWARD, ns, &f, 1, NULL, 0);
+	b_free_after_last_use(&b);
+	make(&b, &p);
+	ck_assert(p.fits);
+	ck_assert_ptr_null(split_in(&p));
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, f), 1);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_PREFETCH, f), 1);
+	/* f is back for C, with b: the peak is there now. */
+	ck_assert_uint_eq(p.predicted_peak, 15 * MiB / 2);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/* Eq. 5 in the curve: a split lowers its op by (p-1)/p of the smaller
+ * tensor only while the input is evicted there. */
+START_TEST(split_saves_only_when_the_input_leaves)
+{
+	struct builder b;
+	struct tmm_analysis an;
+	struct tmm_planner_input in;
+	struct tmm_split s = { .first = 2, .parts = 4 };
+	struct tmm_eviction e;
+	uint64_t curve[MAX_A];
+	uint32_t a, at;
+
+	chain(&b, 1 * MiB, 64, 1000, &a);
+	in = tsplit_input(&b);
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	ck_assert(tmm_split_pair(&an, 2, &s.input, &s.output));
+	ck_assert_uint_eq(s.input, a);
+	ck_assert_uint_eq(tmm_split_saving(&an, &s), 15 * MiB / 4);
+	ck_assert_uint_eq(tmm_curve_split(&an, NULL, 0, &s, 1, curve, &at),
+			  11 * MiB);
+	ck_assert_uint_eq(at, 2);
+	e = (struct tmm_eviction){ .tensor = a, .evict = 2,
+				   .back = TMM_TRACE_NONE, .in_trigger = 2 };
+	ck_assert_uint_eq(tmm_curve_split(&an, &e, 1, &s, 1, curve, &at),
+			  1 * MiB + 10 * MiB - 15 * MiB / 4);
+	ck_assert_uint_eq(curve[2], curve[3]);
+	ck_assert_uint_eq(curve[1], 6 * MiB); /* A: x and a, untouched */
+	tmm_analysis_free(&an);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("tsplit");
+	TCase *tc = tcase_create("tsplit");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, split_into_as_many_parts_as_it_takes);
+	tcase_add_test(tc, never_more_parts_than_rows);
+	tcase_add_test(tc, an_op_that_cannot_be_split_is_not);
+	tcase_add_test(tc, a_free_swap_beats_a_split);
+	tcase_add_test(tc, split_saves_only_when_the_input_leaves);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
