@@ -26,6 +26,7 @@
 #include "numa_place.h"
 #include "pool.h"
 #include "stats_shm.h"
+#include "gpu_share.h"
 
 extern _Thread_local char tmm_create_error[512];
 
@@ -98,6 +99,7 @@ static int create_fail(int code, const char *fmt, ...)
 /* Releases whatever a (possibly half-built) context holds. */
 static void teardown(struct tmm_ctx *ctx)
 {
+	tmm_share_leave(ctx);
 	tmm_stats_shm_destroy(ctx);
 	if (ctx->be.ops && ctx->tracker && ctx->lineage && ctx->guide) {
 		tmm_workspace_drop(ctx);
@@ -112,7 +114,7 @@ static void teardown(struct tmm_ctx *ctx)
 	if (ctx->pool)
 		tmm_pool_destroy(ctx->pool);
 	if (ctx->arena)
-		ctx->be.ops->dev_free(&ctx->be, ctx->arena, ctx->budget);
+		ctx->be.ops->dev_free(&ctx->be, ctx->arena, ctx->arena_bytes);
 	if (ctx->be.ops)
 		tmm_backend_close(&ctx->be);
 	for (uint32_t i = 0; i < ctx->n_chunks; i++)
@@ -206,6 +208,7 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 			    ctx->be.info.name, ctx->be.error);
 		goto fail;
 	}
+	ctx->arena_bytes = ctx->budget;
 	rc = tmm_pool_create(&ctx->pool, ctx->budget);
 	if (rc < 0) {
 		create_fail(rc, "cannot create the device pool");
@@ -234,6 +237,12 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 		goto fail;
 	}
 	rc = tmm_tracker_create(ctx, err, sizeof(err));
+	if (rc < 0) {
+		create_fail(rc, "%s", err);
+		goto fail;
+	}
+	/* After the pool: joining may shrink it to this process's share. */
+	rc = tmm_share_join(ctx, err, sizeof(err));
 	if (rc < 0) {
 		create_fail(rc, "%s", err);
 		goto fail;

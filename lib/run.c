@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "gpu_share.h"
 #include "guide.h"
 #include "mover.h"
 #include "mover_uvm.h"
@@ -63,6 +64,8 @@ static int mark_and_check_fits(struct tmm_ctx *ctx, const tmm_op *op,
 		need += (t->bytes + TMM_POOL_ALIGN - 1) / TMM_POOL_ALIGN *
 			TMM_POOL_ALIGN;
 	}
+	if (need > ctx->largest_op_need)
+		ctx->largest_op_need = need;
 	if (need <= ctx->budget)
 		return 0;
 	return tmm_fail(ctx, -ENOMEM,
@@ -125,6 +128,10 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	rc = check_op(ctx, op);
 	if (rc < 0)
 		return rc;
+	/* Between ops nothing but acquires is pinned: the cheapest moment
+	 * to give memory back to another process on the GPU. */
+	if (ctx->share)
+		tmm_share_op(ctx);
 	be = &ctx->be;
 	n = op->n_inputs + op->n_outputs;
 	if (n > STACK_TENSORS) {
@@ -353,6 +360,7 @@ int tmm_iteration_end(tmm_ctx *ctx)
 	ctx->c.last_iteration_ns =
 		ctx->be.ops->now_ns(&ctx->be) - ctx->iteration_begin_ns;
 	tmm_guide_plan_if_due(ctx);
+	tmm_share_iteration_end(ctx);
 	tmm_stats_shm_publish(ctx);
 	return 0;
 }
