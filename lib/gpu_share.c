@@ -497,6 +497,31 @@ void tmm_share_iteration_end(struct tmm_ctx *ctx)
 	}
 }
 
+int tmm_share_need(struct tmm_ctx *ctx, uint64_t bytes)
+{
+	struct tmm_share *sh = ctx->share;
+	struct share_slot *me = &sh->seg->slot[sh->me];
+	uint64_t deadline = now_ns() + JOIN_WAIT_NS;
+
+	/* A floor is otherwise known only at the iteration's end, and a
+	 * newcomer whose demand is not known yet may be cut down to 1/8 of
+	 * an even share before its first large op. */
+	lock(sh->seg);
+	if (me->floor < bytes) {
+		me->floor = bytes;
+		resplit(sh->seg);
+	}
+	unlock(sh->seg);
+	for (;;) {
+		follow(ctx);
+		if (sh->reservation >= bytes)
+			return 0;
+		if (now_ns() > deadline || me->target < bytes)
+			return -ENOMEM; /* the floors do not all fit */
+		nanosleep(&(struct timespec){ 0, JOIN_POLL_NS }, NULL);
+	}
+}
+
 uint64_t tmm_share_reservation(const struct tmm_ctx *ctx)
 {
 	return ctx->share ? ctx->share->reservation : 0;

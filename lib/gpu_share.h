@@ -111,6 +111,14 @@ void tmm_share_op(struct tmm_ctx *ctx);
  */
 void tmm_share_iteration_end(struct tmm_ctx *ctx);
 
+/*
+ * An op needs `bytes` at once and the reservation is smaller: publishes
+ * it as ctx's floor and waits (a few seconds at most) for the others to
+ * make room.  Returns 0 once the reservation holds it, or -ENOMEM (no
+ * message) when the split cannot give it.
+ */
+int tmm_share_need(struct tmm_ctx *ctx, uint64_t bytes);
+
 /* ctx's current reservation (0 when it does not share). */
 uint64_t tmm_share_reservation(const struct tmm_ctx *ctx);
 

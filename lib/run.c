@@ -68,6 +68,9 @@ static int mark_and_check_fits(struct tmm_ctx *ctx, const tmm_op *op,
 		ctx->largest_op_need = need;
 	if (need <= ctx->budget)
 		return 0;
+	/* Sharing the GPU, the budget is a part of it that may grow. */
+	if (ctx->share && tmm_share_need(ctx, need) == 0)
+		return 0;
 	return tmm_fail(ctx, -ENOMEM,
 			"op '%s' needs %s for its %u input(s) and %u "
 			"output(s), more than the whole device budget (%s); "

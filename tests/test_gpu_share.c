@@ -334,6 +334,69 @@ START_TEST(three_processes_share_one_device)
 }
 END_TEST
 
+/* Counts swap-outs after each step (the hook of the next test). */
+static int count_swaps(tmm_ctx *ctx, unsigned step, void *arg)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+	(void)step;
+	tmm_stats_get(ctx, &st);
+	*(uint64_t *)arg = st.swap_out_count;
+	return 0;
+}
+
+/*
+ * TENSILE's max swapping rate: a process with rate 0 gives up nothing
+ * while another can, so on a device with room for 1.5 peaks it trains as
+ * if alone (no swap-out at all), and the other, whose first large op
+ * finds its share cut to 1/8 of an even share, gets room for it
+ * (tmm_share_need) instead of failing.  Both match the reference.
+ */
+START_TEST(rate_zero_process_never_swaps)
+{
+	char base[200], config[260];
+	struct result ref = { 0 };
+	uint64_t capacity;
+	pid_t pids[2];
+
+	train("backend=sim,sim_memory=backed,mode=swap", &ref, NULL, NULL);
+	capacity = ref.peak * 15 / 10 / 256 * 256;
+	snprintf(base, sizeof(base),
+		 "backend=sim,sim_memory=backed,mode=swap,sim_capacity=%llu,"
+		 "share=rate-%d", (unsigned long long)capacity, (int)getpid());
+	for (unsigned i = 0; i < 2; i++) {
+		pids[i] = fork();
+		ck_assert_int_ge(pids[i], 0);
+		if (pids[i] == 0) {
+			struct result got = { 0 };
+			uint64_t swaps = 0;
+
+			snprintf(config, sizeof(config), "%s,max_swap_rate=%s",
+				 base, i == 0 ? "0" : "1");
+			train(config, &got, count_swaps, &swaps);
+			if (got.len != ref.len ||
+			    memcmp(got.weights, ref.weights, ref.len) ||
+			    memcmp(got.losses, ref.losses,
+				   sizeof(ref.losses)))
+				_exit(5);
+			_exit(i == 0 && swaps > 0 ? 9 : 0);
+		}
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		int status;
+
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "process %u (rate %u): %s %d (3 create, 4 "
+			      "train, 5 results differ, 9 swapped)", i, i,
+			      WIFEXITED(status) ? "exit" : "signal",
+			      WIFEXITED(status) ? WEXITSTATUS(status)
+						: WTERMSIG(status));
+	}
+	free(ref.weights);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gpu_share");
@@ -350,6 +413,7 @@ int main(void)
 	tcase_set_timeout(procs, 120);
 	tcase_add_test(procs, killed_member_is_reclaimed);
 	tcase_add_test(procs, three_processes_share_one_device);
+	tcase_add_test(procs, rate_zero_process_never_swaps);
 	suite_add_tcase(s, split);
 	suite_add_tcase(s, procs);
 	sr = srunner_create(s);
