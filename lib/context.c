@@ -99,7 +99,6 @@ static int create_fail(int code, const char *fmt, ...)
 /* Releases whatever a (possibly half-built) context holds. */
 static void teardown(struct tmm_ctx *ctx)
 {
-	tmm_share_leave(ctx);
 	tmm_stats_shm_destroy(ctx);
 	if (ctx->be.ops && ctx->tracker && ctx->lineage && ctx->guide) {
 		tmm_workspace_drop(ctx);
@@ -115,6 +114,8 @@ static void teardown(struct tmm_ctx *ctx)
 		tmm_pool_destroy(ctx->pool);
 	if (ctx->arena)
 		ctx->be.ops->dev_free(&ctx->be, ctx->arena, ctx->arena_bytes);
+	/* Only once the arena is gone may another process take its room. */
+	tmm_share_leave(ctx);
 	if (ctx->be.ops)
 		tmm_backend_close(&ctx->be);
 	for (uint32_t i = 0; i < ctx->n_chunks; i++)

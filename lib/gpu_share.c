@@ -301,6 +301,9 @@ static bool follow(struct tmm_ctx *ctx)
 
 	lock(seg);
 	target = seg->slot[sh->me].target;
+	/* More than the arena would be reserved for nothing. */
+	if (target > ctx->arena_bytes && ctx->mode != TMM_MODE_UVM)
+		target = ctx->arena_bytes & ~(uint64_t)(TMM_POOL_ALIGN - 1);
 	if (target > sh->reservation) {
 		room = seg->capacity - reserved_sum(seg) + sh->reservation;
 		if (room > target)
