@@ -233,7 +233,7 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes)
 	int rc = -ENOSPC;
 
 	tmm_pool_get_stats(ctx->pool, &ps);
-	if (ps.capacity - ps.in_use < size)
+	if (ps.in_use > ps.limit || ps.limit - ps.in_use < size)
 		return -ENOSPC; /* not enough free bytes: eviction's job */
 	/* Tensors whose swap-in has landed may move once retired. */
 	tmm_mover_progress(ctx);

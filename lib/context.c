@@ -27,6 +27,7 @@
 #include "numa_place.h"
 #include "pool.h"
 #include "stats_shm.h"
+#include "gpu_share.h"
 
 extern _Thread_local char tmm_create_error[512];
 
@@ -114,7 +115,9 @@ static void teardown(struct tmm_ctx *ctx)
 	if (ctx->pool)
 		tmm_pool_destroy(ctx->pool);
 	if (ctx->arena)
-		ctx->be.ops->dev_free(&ctx->be, ctx->arena, ctx->budget);
+		ctx->be.ops->dev_free(&ctx->be, ctx->arena, ctx->arena_bytes);
+	/* Only once the arena is gone may another process take its room. */
+	tmm_share_leave(ctx);
 	if (ctx->be.ops)
 		tmm_backend_close(&ctx->be);
 	for (uint32_t i = 0; i < ctx->n_chunks; i++)
@@ -208,6 +211,7 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 			    ctx->be.info.name, ctx->be.error);
 		goto fail;
 	}
+	ctx->arena_bytes = ctx->budget;
 	rc = tmm_pool_create(&ctx->pool, ctx->budget);
 	if (rc < 0) {
 		create_fail(rc, "cannot create the device pool");
@@ -236,6 +240,12 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 		goto fail;
 	}
 	rc = tmm_tracker_create(ctx, err, sizeof(err));
+	if (rc < 0) {
+		create_fail(rc, "%s", err);
+		goto fail;
+	}
+	/* After the pool: joining may shrink it to this process's share. */
+	rc = tmm_share_join(ctx, err, sizeof(err));
 	if (rc < 0) {
 		create_fail(rc, "%s", err);
 		goto fail;

@@ -29,6 +29,7 @@ struct tmm_lineage;
 struct tmm_guide;
 struct tmm_shm_writer;
 struct tmm_rehearsal;
+struct tmm_share;
 
 /* One tensor. */
 struct tmm_tensor_rec {
@@ -126,6 +127,7 @@ struct tmm_counters {
 	uint64_t uvm_remote_bytes, uvm_discard_bytes;
 	uint64_t uvm_resident, uvm_resident_peak; /* device_in_use/peak in
 						   * mode=uvm */
+	uint64_t share_budget_changes;	/* gpu_share.c moved the budget */
 };
 
 #define TMM_CTX_MAGIC 0x746d6d63u /* "tmmc" */
@@ -137,7 +139,11 @@ struct tmm_ctx {
 	struct tmm_config cfg;
 	struct tmm_backend be;
 	enum tmm_mode_choice mode; /* resolved: SWAP or UVM */
-	uint64_t budget;
+	uint64_t budget;	/* the pool's limit: the whole arena, or
+				 * this process's share of it (gpu_share.c) */
+	uint64_t arena_bytes;	/* the arena's size */
+	uint64_t largest_op_need; /* bytes of the largest op run: the least
+				   * budget that can run every op */
 
 	void *arena;		/* the pool's device memory */
 	struct tmm_pool *pool;
@@ -173,6 +179,8 @@ struct tmm_ctx {
 	struct tmm_shm_writer *shm;  /* live counters (stats_shm.c) */
 	struct tmm_rehearsal *rehearsal; /* the rehearsal on, or NULL
 					  * (rehearse.c) */
+	struct tmm_share *share;     /* the GPU's other processes, or NULL
+				      * (gpu_share.c) */
 
 	/* mode=uvm: the managed ranges of the next kernels (mover_uvm.c). */
 	struct tmm_managed_range *uvm_ranges;

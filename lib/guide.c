@@ -11,6 +11,7 @@
 #include <time.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "guide.h"
 #include "mover.h"
 #include "plan_file.h"
@@ -35,6 +36,9 @@ struct tmm_guide {
 	uint64_t *kept;
 	uint32_t n_kept;
 	struct tmm_replan *replan; /* latencies since the plan was made */
+	uint64_t plan_budget;	 /* the budget the plan was made for */
+	uint64_t unconstrained_peak; /* the first trace's, under liveness
+				      * alone (0: not known yet) */
 };
 
 int tmm_guide_create(struct tmm_ctx *ctx)
@@ -376,6 +380,7 @@ static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 					 "makes up the difference");
 	}
 	rc = tmm_guide_install(ctx, &plan);
+	g->plan_budget = ctx->budget;
 	if (rc < 0)
 		tmm_log(ctx, TMM_LOG_WARN,
 			"policy %s made a plan that does not hold: %s; the "
@@ -504,6 +509,52 @@ void tmm_guide_plan_if_due(struct tmm_ctx *ctx)
 	    make_plan(ctx, tmm_tracker_first(ctx)))
 		(void)tmm_replan_reset(ctx->guide->replan,
 				       tmm_tracker_first(ctx));
+}
+
+void tmm_guide_replan(struct tmm_ctx *ctx)
+{
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	char b[32];
+
+	/* Before the first plan, plan_if_due will plan on the new budget;
+	 * a plan from file was made for whatever budget wrote it. */
+	if (!first || !ctx->guide->planned || ctx->guide->from_file)
+		return;
+	tmm_log(ctx, TMM_LOG_INFO, "budget now %s: re-planning",
+		tmm_fmt_bytes(ctx->budget, b, sizeof(b)));
+	if (make_plan(ctx, first))
+		(void)tmm_replan_reset(ctx->guide->replan, first);
+}
+
+uint64_t tmm_guide_demand(struct tmm_ctx *ctx)
+{
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	struct tmm_guide *g = ctx->guide;
+	struct tmm_planner_input in = {
+		.trace = first,
+		.budget = ctx->budget,
+		.device = { .capacity = ctx->be.info.capacity,
+			    .h2d_gbps = ctx->be.info.h2d_gbps,
+			    .d2h_gbps = ctx->be.info.d2h_gbps,
+			    .copy_latency_ns = ctx->be.info.copy_latency_ns },
+	};
+	struct tmm_analysis an;
+
+	if (!first)
+		return 0;
+	if (!g->unconstrained_peak) {
+		if (tmm_analysis_init(&an, &in) < 0)
+			return 0;
+		g->unconstrained_peak = an.base_peak;
+		tmm_analysis_free(&an);
+	}
+	/* A plan made with room for the whole peak knows better what the
+	 * iteration holds at once; one made short of room only says how
+	 * it copes. */
+	if (g->installed && g->plan_budget >= g->unconstrained_peak &&
+	    g->plan.predicted_peak)
+		return g->plan.predicted_peak;
+	return g->unconstrained_peak;
 }
 
 void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)

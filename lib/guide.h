@@ -75,6 +75,15 @@ void tmm_guide_iteration_end(struct tmm_ctx *ctx);
  * configured planner makes the plan of the next ones. */
 void tmm_guide_plan_if_due(struct tmm_ctx *ctx);
 
+/* Plans again on the first trace for the current budget (gpu_share.c,
+ * after the budget moved), when a plan was made before. */
+void tmm_guide_replan(struct tmm_ctx *ctx);
+
+/* The device bytes this context would like: the plan's predicted peak
+ * when it was made with room for the unconstrained peak, else that peak
+ * (of the first trace, under liveness alone); 0 before a first trace. */
+uint64_t tmm_guide_demand(struct tmm_ctx *ctx);
+
 void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /*

@@ -448,6 +448,40 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	}
 }
 
+/*
+ * The same ways out as make_room_for, in the same order, until the pool
+ * holds no more than `limit` bytes: a swap-out copies the bytes to the
+ * host before their block is freed, so nothing is lost.
+ */
+int tmm_mover_shrink_to(struct tmm_ctx *ctx, uint64_t limit)
+{
+	struct tmm_tensor_rec *victim;
+	int rc;
+
+	while (tmm_pool_in_use(ctx->pool) > limit) {
+		if (!tmm_list_empty(&ctx->swapping_out)) {
+			victim = IN_FLIGHT_FIRST(&ctx->swapping_out);
+			rc = host_wait(ctx, &victim->copy);
+			if (rc < 0)
+				return backend_error(ctx, rc);
+			tmm_mover_progress(ctx);
+			continue;
+		}
+		if (tmm_recompute_shed(ctx))
+			continue;
+		victim = passive_victim(ctx);
+		if (!victim)
+			return -EBUSY; /* pinned: try again later */
+		rc = tmm_mover_swap_out(ctx, victim, true);
+		if (rc < 0)
+			return rc;
+		ctx->c.passive_evictions++;
+		ctx->c.passive_eviction_bytes += victim->bytes;
+		tmm_tracker_event(ctx, TMM_EV_PASSIVE_EVICT, victim);
+	}
+	return 0;
+}
+
 static int alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			bool may_evict)
 {

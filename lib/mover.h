@@ -88,6 +88,11 @@ void tmm_mover_progress(struct tmm_ctx *ctx);
 /* Waits for every copy in flight and retires it. */
 int tmm_mover_drain(struct tmm_ctx *ctx);
 
+/* Evicts (swap-outs, waited for) until the device pool holds at most
+ * `limit` bytes.  Returns 0, -EBUSY (no message) when only pinned tensors
+ * are left, or a negative errno from a copy. */
+int tmm_mover_shrink_to(struct tmm_ctx *ctx, uint64_t limit);
+
 /* Marks an access: t becomes the most recently used. */
 static inline void tmm_mover_touch(struct tmm_ctx *ctx,
 				   struct tmm_tensor_rec *t)

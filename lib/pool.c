@@ -122,6 +122,7 @@ struct size_class {
 struct tmm_pool {
 	uint32_t tag;			/* pool_tag(this), in every record */
 	uint64_t capacity;
+	uint64_t limit;			/* in_use may not pass it (alloc) */
 	uint64_t in_use;
 	uint64_t peak;
 	uint64_t free_blocks;
@@ -716,6 +717,7 @@ int tmm_pool_create(struct tmm_pool **out, uint64_t capacity)
 	pool->word_bits = pool->class_bits + words;
 	pool->tag = pool_tag(pool);
 	pool->capacity = usable;
+	pool->limit = usable;
 
 	whole = take_record(pool);
 	if (!whole)
@@ -762,6 +764,11 @@ int tmm_pool_alloc(struct tmm_pool *pool, uint64_t bytes,
 	if (bytes > pool->capacity)
 		return -ENOMEM;
 	size = round_up_to_align(bytes);
+	/* The limit is the caller's share of a device used by several
+	 * processes (gpu_share.c): past it is like having no hole. */
+	if (size > pool->limit - (pool->in_use < pool->limit ? pool->in_use
+							     : pool->limit))
+		return -ENOMEM;
 
 	chosen = find_best_fit(pool, size);
 	if (!chosen)
@@ -949,6 +956,14 @@ int tmm_pool_fits(const struct tmm_pool *pool, uint64_t bytes)
 	return largest && largest->pub.size >= round_up_to_align(bytes);
 }
 
+void tmm_pool_set_limit(struct tmm_pool *pool, uint64_t limit)
+{
+	if (!pool)
+		return;
+	limit &= ~(uint64_t)(TMM_POOL_ALIGN - 1);
+	pool->limit = limit < pool->capacity ? limit : pool->capacity;
+}
+
 /* Fills *st; all zero for a NULL pool.  O(log n) for largest_free. */
 uint64_t tmm_pool_in_use(const struct tmm_pool *pool)
 {
@@ -968,6 +983,7 @@ void tmm_pool_get_stats(const struct tmm_pool *pool,
 		return;
 	largest = find_largest(pool);
 	st->capacity = pool->capacity;
+	st->limit = pool->limit;
 	st->in_use = pool->in_use;
 	st->peak = pool->peak;
 	st->largest_free = largest ? largest->pub.size : 0;

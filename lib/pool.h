@@ -34,6 +34,7 @@ struct tmm_pool_block {
 
 struct tmm_pool_stats {
 	uint64_t capacity;	/* arena bytes */
+	uint64_t limit;		/* tmm_pool_alloc keeps in_use within it */
 	uint64_t in_use;	/* bytes in allocated blocks */
 	uint64_t peak;		/* high-water mark of in_use */
 	uint64_t largest_free;	/* the largest free block */
@@ -69,6 +70,17 @@ void tmm_pool_free(struct tmm_pool *pool, struct tmm_pool_block *block);
  */
 int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
 		      uint64_t bytes, struct tmm_pool_block **out);
+
+/*
+ * Sets the most bytes tmm_pool_alloc may have allocated at once (rounded
+ * down to TMM_POOL_ALIGN, at most the capacity; the capacity at creation).
+ * Lowering it below in_use frees nothing: the caller evicts down to it
+ * (tmm_mover_shrink_to), and until then allocations fail.  It is a count
+ * of bytes, not a region of the arena: a process sharing the device
+ * (gpu_share.c) holds this many bytes wherever they lie.  tmm_pool_alloc_at
+ * ignores it: compaction holds holes only for the moment of a move.
+ */
+void tmm_pool_set_limit(struct tmm_pool *pool, uint64_t limit);
 
 /* Calls fn for every block, free (used 0) or allocated (used 1), in
  * address order.  fn must not change the pool. */

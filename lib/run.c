@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "gpu_share.h"
 #include "guide.h"
 #include "mover.h"
 #include "mover_uvm.h"
@@ -64,7 +65,12 @@ static int mark_and_check_fits(struct tmm_ctx *ctx, const tmm_op *op,
 		need += (t->bytes + TMM_POOL_ALIGN - 1) / TMM_POOL_ALIGN *
 			TMM_POOL_ALIGN;
 	}
+	if (need > ctx->largest_op_need)
+		ctx->largest_op_need = need;
 	if (need <= ctx->budget)
+		return 0;
+	/* Sharing the GPU, the budget is a part of it that may grow. */
+	if (ctx->share && tmm_share_need(ctx, need) == 0)
 		return 0;
 	return tmm_fail(ctx, -ENOMEM,
 			"op '%s' needs %s for its %u input(s) and %u "
@@ -126,6 +132,10 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	rc = check_op(ctx, op);
 	if (rc < 0)
 		return rc;
+	/* Between ops nothing but acquires is pinned: the cheapest moment
+	 * to give memory back to another process on the GPU. */
+	if (ctx->share)
+		tmm_share_op(ctx);
 	be = &ctx->be;
 	n = op->n_inputs + op->n_outputs;
 	if (n > STACK_TENSORS) {
@@ -364,6 +374,7 @@ int tmm_iteration_end(tmm_ctx *ctx)
 	ctx->c.last_iteration_ns =
 		ctx->be.ops->now_ns(&ctx->be) - ctx->iteration_begin_ns;
 	tmm_guide_plan_if_due(ctx);
+	tmm_share_iteration_end(ctx);
 	tmm_stats_shm_publish(ctx);
 	return 0;
 }

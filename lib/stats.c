@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "gpu_share.h"
 #include "guide.h"
 #include "hostmem.h"
 #include "pool.h"
@@ -21,6 +22,7 @@
 static const size_t version_size[] = {
 	[1] = offsetof(struct tmm_stats, compute_ns) + sizeof(uint64_t),
 	[2] = offsetof(struct tmm_stats, prefetch_late) + sizeof(uint64_t),
+	[3] = offsetof(struct tmm_stats, uvm_discard_bytes) + sizeof(uint64_t),
 };
 
 int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
@@ -111,6 +113,8 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 	s->uvm_eviction_bytes = c->uvm_eviction_bytes;
 	s->uvm_remote_bytes = c->uvm_remote_bytes;
 	s->uvm_discard_bytes = c->uvm_discard_bytes;
+	s->share_reservation = tmm_share_reservation(ctx);
+	s->share_budget_changes = c->share_budget_changes;
 	return 0;
 }
 
@@ -233,6 +237,11 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 		     tmm_fmt_bytes(s->uvm_eviction_bytes, c, sizeof(c)),
 		     tmm_fmt_bytes(s->uvm_remote_bytes, d, sizeof(d)),
 		     tmm_fmt_bytes(s->uvm_discard_bytes, e, sizeof(e)));
+	if (s->share_reservation)
+		emit(p, "  share     reservation %s of the shared device, "
+			"moved %llu times\n",
+		     tmm_fmt_bytes(s->share_reservation, a, sizeof(a)),
+		     (unsigned long long)s->share_budget_changes);
 	emit(p, "  ops       %llu ops, %llu tensor accesses, %llu "
 		"iterations\n",
 	     (unsigned long long)s->ops, (unsigned long long)s->accesses,
@@ -273,6 +282,7 @@ static const struct {
 	U64_FIELD(uvm_fault_bytes),   U64_FIELD(uvm_prefetch_bytes),
 	U64_FIELD(uvm_evictions),     U64_FIELD(uvm_eviction_bytes),
 	U64_FIELD(uvm_remote_bytes),  U64_FIELD(uvm_discard_bytes),
+	U64_FIELD(share_reservation), U64_FIELD(share_budget_changes),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)

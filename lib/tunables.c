@@ -47,6 +47,7 @@
  * ---------------------------------------------------------------------- */
 
 static bool sim_profile_known(const char *value, char *why, size_t whylen);
+static bool share_group_valid(const char *value, char *why, size_t whylen);
 
 /* Choice words sit at their enum's value, so a word's index is the enum. */
 static const char *const backend_choices[] = {
@@ -265,6 +266,32 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"memory segment for tensormm-stat",
 		.since = "0.1",
 		.choices = off_on_choices,
+	},
+	[TMM_T_SHARE] = {
+		.name = "share",
+		.env = "TENSORMM_SHARE",
+		.type = TMM_TYPE_STRING,
+		.def = "off",
+		.accepted = "off, auto, or a group name of 1 to 32 letters, "
+			    "digits, '_', '-' or '.'",
+		.help = "split the device budget with the other processes "
+			"of the same GPU (or group) through a shared-memory "
+			"segment; auto = on for cuda, keyed by the device",
+		.since = "0.3",
+		.validate = share_group_valid,
+	},
+	[TMM_T_MAX_SWAP_RATE] = {
+		.name = "max_swap_rate",
+		.env = "TENSORMM_MAX_SWAP_RATE",
+		.type = TMM_TYPE_DOUBLE,
+		.def = "1",
+		.accepted = "a number from 0 to 1, such as 0.5",
+		.help = "with share: this process's weight in giving up "
+			"memory when the processes' demands do not fit "
+			"(TENSILE's max swapping rate); 0 = give up none",
+		.since = "0.3",
+		.min = 0,
+		.max = 1,
 	},
 	[TMM_T_CUPTI] = {
 		.name = "cupti",
@@ -688,6 +715,30 @@ static bool sim_profile_known(const char *value, char *why, size_t whylen)
 	return false;
 }
 
+/* A group name becomes part of a shared-memory object's name, so it may
+ * hold no '/' and nothing a shell would need quoted. */
+static bool share_group_valid(const char *value, char *why, size_t whylen)
+{
+	size_t len = strlen(value);
+
+	if (len == 0 || len > 32) {
+		snprintf(why, whylen, "a group name has 1 to 32 characters");
+		return false;
+	}
+	for (size_t i = 0; i < len; i++) {
+		char c = value[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+		      c == '.')) {
+			snprintf(why, whylen, "'%c' may not be in a group "
+				 "name", c);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Writes the reason a number is out of its row's range. */
 static void range_reason(const struct tmm_tunable *row, char *why,
 			 size_t whylen)
@@ -930,6 +981,12 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 				   whylen);
 	case TMM_T_STATS_SHM:
 		cfg->stats_shm = v->choice == 1;
+		return true;
+	case TMM_T_SHARE:
+		return copy_string(cfg->share, sizeof(cfg->share), v->str, why,
+				   whylen);
+	case TMM_T_MAX_SWAP_RATE:
+		cfg->max_swap_rate = v->d;
 		return true;
 	case TMM_T_CUPTI:
 		cfg->cupti = v->choice == 1;
@@ -1285,6 +1342,12 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_STATS_SHM:
 		text_add_choice(&t, id, cfg->stats_shm ? 1 : 0);
+		break;
+	case TMM_T_SHARE:
+		text_add(&t, "%s", cfg->share);
+		break;
+	case TMM_T_MAX_SWAP_RATE:
+		text_add_double(&t, cfg->max_swap_rate);
 		break;
 	case TMM_T_CUPTI:
 		text_add_choice(&t, id, cfg->cupti ? 1 : 0);

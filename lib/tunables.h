@@ -39,6 +39,8 @@ enum tmm_tunable_id {
 	TMM_T_TRACE,
 	TMM_T_HINTS,
 	TMM_T_STATS_SHM,
+	TMM_T_SHARE,
+	TMM_T_MAX_SWAP_RATE,
 	TMM_T_CUPTI,
 	TMM_T_LOG,
 	TMM_TUNABLE_COUNT
@@ -69,6 +71,8 @@ struct tmm_config {
 	char trace[4096];      /* "" when off */
 	char hints[4096];      /* plan file; "" when off */
 	bool stats_shm;	       /* publish live counters in shared memory */
+	char share[33];	       /* "off", "auto" or a group name (gpu_share.c) */
+	double max_swap_rate;  /* TENSILE's MSR: share of a deficit taken */
 	bool cupti;	       /* cuda: op times from CUPTI, else events */
 	enum tmm_log_level log;
 	enum tmm_source source[TMM_TUNABLE_COUNT];

@@ -411,6 +411,33 @@ END_TEST
  * Hand-made layouts
  * ---------------------------------------------------------------------- */
 
+START_TEST(test_limit_bounds_in_use_until_raised)
+{
+	struct tmm_pool *pool;
+	struct tmm_pool_block *a, *b, *c;
+	struct tmm_pool_stats st;
+
+	ck_assert_int_eq(tmm_pool_create(&pool, 64 * 1024), 0);
+	ck_assert_int_eq(tmm_pool_alloc(pool, 24 * 1024, &a), 0);
+	/* Below in_use: nothing more fits, though the arena has room. */
+	tmm_pool_set_limit(pool, 16 * 1024 + 100);
+	tmm_pool_get_stats(pool, &st);
+	ck_assert_uint_eq(st.limit, 16 * 1024); /* rounded down */
+	ck_assert_int_eq(tmm_pool_alloc(pool, 256, &b), -ENOMEM);
+	/* Freeing goes under it; then only what is left of it fits. */
+	tmm_pool_free(pool, a);
+	ck_assert_int_eq(tmm_pool_alloc(pool, 16 * 1024, &b), 0);
+	ck_assert_int_eq(tmm_pool_alloc(pool, 256, &c), -ENOMEM);
+	/* Raised past the arena: capped at the capacity. */
+	tmm_pool_set_limit(pool, 1 << 30);
+	tmm_pool_get_stats(pool, &st);
+	ck_assert_uint_eq(st.limit, 64 * 1024);
+	ck_assert_int_eq(tmm_pool_alloc(pool, 48 * 1024, &c), 0);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
 START_TEST(test_create_rejects_bad_capacity)
 {
 	struct tmm_pool *pool = (struct tmm_pool *)&pool;
@@ -874,6 +901,7 @@ static Suite *pool_suite(void)
 	int seeds = (int)(sizeof(random_seeds) / sizeof(random_seeds[0]));
 
 	tcase_add_test(layouts, test_create_rejects_bad_capacity);
+	tcase_add_test(layouts, test_limit_bounds_in_use_until_raised);
 	tcase_add_test(layouts, test_alignment_and_rounding);
 	tcase_add_test(layouts, test_bad_requests_leave_pool_unchanged);
 	tcase_add_test(layouts, test_best_fit_prefers_smallest_then_lowest);

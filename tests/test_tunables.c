@@ -371,6 +371,11 @@ static const struct bad_value bad_values[] = {
 	{ "policy=", "empty value" },
 	{ "sim_profile=no-such-gpu", "no simulator profile" },
 	{ "sim_profile=", "no simulator profile" },
+	{ "share=a/b", "'/' may not be in a group name" },
+	{ "share=", "a group name has 1 to 32 characters" },
+	{ "share=abcdefghijabcdefghijabcdefghijabc", "a group name has 1 to 32 characters" },
+	{ "max_swap_rate=1.5", "out of range" },
+	{ "max_swap_rate=-0.1", "out of range" },
 	{ "sim_capacity=-1", "a size cannot be negative" },
 	{ "sim_capacity=12Q", "not a size" },
 	{ "sim_capacity=50%", "not a size" },
@@ -590,6 +595,8 @@ static const struct {
 	{ TMM_T_TRACE, "/tmp/env.trace", "/tmp/config.trace" },
 	{ TMM_T_HINTS, "/tmp/env.plan", "/tmp/config.plan" },
 	{ TMM_T_STATS_SHM, "off", "on" },
+	{ TMM_T_SHARE, "auto", "group-1.a_b" },
+	{ TMM_T_MAX_SWAP_RATE, "0.25", "0" },
 	{ TMM_T_CUPTI, "off", "on" },
 	{ TMM_T_LOG, "debug", "error" },
 };
@@ -684,7 +691,8 @@ START_TEST(test_unknown_key_in_config)
 		"tunables: backend, mode, budget, policy, replan_drift, "
 		"sim_profile, "
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
-		"host_numa_node, pinned_pool, trace, hints, stats_shm, cupti, "
+		"host_numa_node, pinned_pool, trace, hints, stats_shm, share, "
+		"max_swap_rate, cupti, "
 		"log");
 	err_has("did you mean 'budget'?");
 
