@@ -338,7 +338,7 @@ int tmm_iteration_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 3
+#define TMM_STATS_VERSION 4
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -351,7 +351,7 @@ enum tmm_plan_state {
  * Counters of a context.  Set `version` to TMM_STATS_VERSION before
  * calling tmm_stats_get(); fields may be added at the end in later
  * versions, and a struct of an earlier version (1: up to compute_ns; 2: up
- * to prefetch_late) is still filled up to its last field.  Times are in nanoseconds of the backend's clock: virtual
+ * to prefetch_late; 3: up to uvm_discard_bytes) is still filled up to its last field.  Times are in nanoseconds of the backend's clock: virtual
  * nanoseconds on the simulator.
  */
 struct tmm_stats {
@@ -428,6 +428,14 @@ struct tmm_stats {
 	uint64_t uvm_remote_bytes;    /* read or written over the bus in
 				       * place, without migrating */
 	uint64_t uvm_discard_bytes;   /* dropped with no write-back */
+	/* Version 4: TSPLIT. */
+	uint64_t split_ops;	      /* ops run as micro-ops by a plan */
+	uint64_t micro_ops;	      /* the micro-ops they ran as */
+	uint64_t split_fallbacks;     /* split ops whose output could not
+				       * be placed below a shrinking input
+				       * and was allocated whole (no
+				       * saving; zero until that placement
+				       * is carried out) */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

@@ -19,6 +19,7 @@
 #include "mover_uvm.h"
 #include "pool.h"
 #include "recompute.h"
+#include "split.h"
 #include "stats_shm.h"
 #include "tracker.h"
 
@@ -116,7 +117,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	struct tmm_backend *be;
 	unsigned n, i, pinned = 0;
 	uint64_t ns = 0, start_ns, stall_before;
-	uint32_t first_access, n_accesses;
+	uint32_t first_access, n_accesses, parts;
 	int rc;
 
 	if (tmm_ctx_check(ctx) < 0)
@@ -150,6 +151,12 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		if (!recs[i])
 			return -EBADF;
 	}
+	rc = tmm_split_check_op(ctx, op, recs);
+	if (rc < 0)
+		return rc;
+	/* Asked before the op's accesses are recorded: the plan's SPLIT is
+	 * triggered by the first of them. */
+	parts = ctx->in_iteration && n ? tmm_split_parts(ctx, op, recs[0]) : 0;
 	stall_before = ctx->c.stall_ns;
 	/* Overwriting an output must not take away the bytes that a dropped
 	 * tensor's recomputation would read (recompute.h). */
@@ -188,6 +195,12 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	}
 
 	start_ns = ctx->in_iteration ? be->ops->now_ns(be) : 0;
+	if (parts) {
+		rc = tmm_split_run(ctx, op, ptrs, parts, &ns);
+		if (rc < 0)
+			goto fail;
+		goto ran;
+	}
 	rc = be->ops->kernel_begin(be, &op->cost);
 	if (rc < 0) {
 		rc = tmm_fail(ctx, rc, "%s", be->error);
@@ -209,6 +222,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		rc = tmm_fail(ctx, rc, "%s", be->error);
 		goto fail;
 	}
+ran:
 	ctx->c.compute_ns += ns;
 	ctx->c.ops++;
 	ctx->c.accesses += n;
@@ -232,6 +246,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	tmm_tracker_op(ctx, op, recs, flags, n, start_ns, ns,
 		       ctx->c.stall_ns - stall_before, &first_access,
 		       &n_accesses);
+	ctx->split_access = parts ? first_access : UINT32_MAX;
 	unpin(recs, n);
 	/* Ghosts brought back for this op give their memory back, now that
 	 * what it overwrote has its new version (recompute.h). */

@@ -21,6 +21,7 @@
 static const size_t version_size[] = {
 	[1] = offsetof(struct tmm_stats, compute_ns) + sizeof(uint64_t),
 	[2] = offsetof(struct tmm_stats, prefetch_late) + sizeof(uint64_t),
+	[3] = offsetof(struct tmm_stats, uvm_discard_bytes) + sizeof(uint64_t),
 };
 
 int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
@@ -111,6 +112,9 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 	s->uvm_eviction_bytes = c->uvm_eviction_bytes;
 	s->uvm_remote_bytes = c->uvm_remote_bytes;
 	s->uvm_discard_bytes = c->uvm_discard_bytes;
+	s->split_ops = c->split_ops;
+	s->micro_ops = c->micro_ops;
+	s->split_fallbacks = c->split_fallbacks;
 	return 0;
 }
 
@@ -234,9 +238,13 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 		     tmm_fmt_bytes(s->uvm_remote_bytes, d, sizeof(d)),
 		     tmm_fmt_bytes(s->uvm_discard_bytes, e, sizeof(e)));
 	emit(p, "  ops       %llu ops, %llu tensor accesses, %llu "
-		"iterations\n",
+		"iterations; %llu split into %llu micro-ops, %llu "
+		"fallbacks\n",
 	     (unsigned long long)s->ops, (unsigned long long)s->accesses,
-	     (unsigned long long)s->iterations);
+	     (unsigned long long)s->iterations,
+	     (unsigned long long)s->split_ops,
+	     (unsigned long long)s->micro_ops,
+	     (unsigned long long)s->split_fallbacks);
 	emit(p, "  time      (%s) elapsed %.3f ms, compute %.3f ms, "
 		"recompute %.3f ms, stall %.3f ms, last iteration %.3f ms\n",
 	     time_kind, ms(s->elapsed_ns), ms(s->compute_ns),
@@ -273,6 +281,8 @@ static const struct {
 	U64_FIELD(uvm_fault_bytes),   U64_FIELD(uvm_prefetch_bytes),
 	U64_FIELD(uvm_evictions),     U64_FIELD(uvm_eviction_bytes),
 	U64_FIELD(uvm_remote_bytes),  U64_FIELD(uvm_discard_bytes),
+	U64_FIELD(split_ops),	      U64_FIELD(micro_ops),
+	U64_FIELD(split_fallbacks),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)
