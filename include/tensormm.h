@@ -432,10 +432,9 @@ struct tmm_stats {
 	uint64_t split_ops;	      /* ops run as micro-ops by a plan */
 	uint64_t micro_ops;	      /* the micro-ops they ran as */
 	uint64_t split_fallbacks;     /* split ops whose output could not
-				       * be placed below a shrinking input
-				       * and was allocated whole (no
-				       * saving; zero until that placement
-				       * is carried out) */
+				       * be placed below the input it was
+				       * to grow into, and was allocated
+				       * whole (correct, no saving) */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

@@ -514,6 +514,11 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 	 * whatever became of the tensor since: here it is only counted. */
 	if (a->type == TMM_ACT_SPLIT && ctx->split_access == a->trigger)
 		rc = 0;
+	else if (a->type == TMM_ACT_EVICT_DROP &&
+		 ctx->split_dropped_access == a->trigger && t &&
+		 t->state == TMM_TS_DROPPED)
+		/* Dropped row by row while the split op ran (split.c). */
+		rc = 0;
 	else if (t && !t->pins) {
 		switch ((enum tmm_action_type)a->type) {
 		case TMM_ACT_EVICT_SWAP:
@@ -560,25 +565,34 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 }
 
 uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
-			       const struct tmm_tensor_rec *first)
+			       const struct tmm_tensor_rec *first,
+			       bool *drops_first)
 {
 	struct tmm_guide *g = ctx->guide;
-	uint32_t at;
+	uint32_t at, parts = 0;
+	uint64_t key;
 
+	*drops_first = false;
 	if (!g->following || g->diverged)
 		return 0;
 	at = tmm_tracker_current(ctx)->n_accesses;
-	if (at >= g->plan.n_accesses ||
-	    g->plan.access_keys[at] != tmm_tracker_key(ctx, first))
+	key = tmm_tracker_key(ctx, first);
+	if (at >= g->plan.n_accesses || g->plan.access_keys[at] != key)
 		return 0;
 	/* Actions before `at` have fired: the cursor is at or before the
 	 * first action that `at` triggers. */
-	for (uint32_t a = g->next;
-	     a < g->plan.n_actions && g->plan.actions[a].trigger <= at; a++)
-		if (g->plan.actions[a].trigger == at &&
-		    g->plan.actions[a].type == TMM_ACT_SPLIT)
-			return g->plan.actions[a].parts;
-	return 0;
+	for (uint32_t i = g->next;
+	     i < g->plan.n_actions && g->plan.actions[i].trigger <= at; i++) {
+		const struct tmm_plan_action *a = &g->plan.actions[i];
+
+		if (a->trigger != at)
+			continue;
+		if (a->type == TMM_ACT_SPLIT)
+			parts = a->parts;
+		else if (a->type == TMM_ACT_EVICT_DROP && a->key == key)
+			*drops_first = true;
+	}
+	return parts;
 }
 
 int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)

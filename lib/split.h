@@ -8,15 +8,24 @@
  * bracketing each call as its own kernel so that every micro-op pays its
  * launch (the overhead that makes splitting a trade, TSPLIT §V).
  *
- * What this file does not do yet: the slice-by-slice eviction of the
- * plan's EVICT_SWAP / EVICT_DROP inputs and the placement of the output
- * into the rows they free (Eq. 5).  Those evictions fire after the op,
- * whole, as for any op, so results are the plan's and bit-identical; the
- * memory saving of Eq. 5 is still to come.
+ * Memory reuse (Eq. 5), in swap mode: when the plan also drops the op's
+ * first tensor, a sliced input, at this op, that input gives its rows
+ * back from the front as the micro-ops consume them (tmm_pool_trim), and
+ * the op's first sliced output is placed just below it, starting D bytes
+ * lower, and grows into them (tmm_pool_extend).  D is the most that the
+ * output's written rows ever run ahead of the input's freed ones: one
+ * output part when rows are the same size.  Where that space is taken,
+ * the output is allocated whole as usual (correct, no saving) and
+ * counted in split_fallbacks.  The input is dropped after the op.
+ *
+ * Not done yet: a swapped (EVICT_SWAP) input still leaves whole after
+ * the op, and an output with an EVICT_SWAP at the op is not streamed out
+ * part by part.  In mode=uvm the micro-ops run, with no reuse.
  */
 #ifndef TMM_SPLIT_H
 #define TMM_SPLIT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "context.h"
@@ -39,11 +48,41 @@ static inline int tmm_split_sliced(const tmm_op *op, unsigned i)
 
 /*
  * The micro-ops the plan runs this op as (its first tensor `first` is
- * about to be accessed), or 0 to run it whole: no SPLIT there, an op that
- * cannot be split, or a mode in which splitting is not carried out.
+ * about to be accessed), or 0 to run it whole: no SPLIT there, or an op
+ * that cannot be split.  *drops_first: the plan drops `first` there.
  */
 uint32_t tmm_split_parts(struct tmm_ctx *ctx, const tmm_op *op,
-			 const struct tmm_tensor_rec *first);
+			 const struct tmm_tensor_rec *first,
+			 bool *drops_first);
+
+/* One split op's memory reuse (Eq. 5); in NULL: none. */
+struct tmm_split_reuse {
+	struct tmm_tensor_rec *in, *out;
+	uint64_t in_row, out_row; /* bytes per row */
+	uint64_t lead;		  /* D: out starts this far below in */
+	uint64_t trimmed;	  /* bytes of in given back so far */
+};
+
+/*
+ * Called by tmm_run once the inputs are resident and before the outputs
+ * are (recs as in tmm_run): sets up *r when the op qualifies for reuse
+ * (its first tensor a sliced input dropped here that nothing else holds,
+ * every output empty), placing the first sliced output below the input;
+ * otherwise leaves r->in NULL, counting a fallback when only the place
+ * was missing.
+ */
+void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
+			    struct tmm_tensor_rec *const *recs,
+			    uint32_t parts, struct tmm_split_reuse *r);
+
+/*
+ * After the op (its tensors unpinned), or after it failed: drops the
+ * shrinking input, as the plan asked (or because its front rows are
+ * gone), and tells the guide, whose EVICT_DROP at `first_access` is then
+ * counted as carried out.  Nothing when r->in is NULL.
+ */
+void tmm_split_finish(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
+		      uint32_t first_access, bool succeeded);
 
 /* The rows [*begin, *end) of part k of `parts` over `extent` rows: as
  * equal as can be, the longer parts first. */
@@ -52,11 +91,12 @@ void tmm_split_range(uint64_t extent, uint32_t parts, uint32_t k,
 
 /*
  * Runs the op as `parts` micro-ops over the device pointers ptrs (inputs,
- * then outputs), adding their backend time to *ns.  Returns 0, or a
+ * then outputs), adding their backend time to *ns; with reuse (r->in),
+ * the output grows before each part and the input shrinks after it.  Returns 0, or a
  * negative errno with ctx->error set (the callback's failure, or the
  * backend's).
  */
 int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
-		  uint32_t parts, uint64_t *ns);
+		  uint32_t parts, struct tmm_split_reuse *r, uint64_t *ns);
 
 #endif /* TMM_SPLIT_H */
