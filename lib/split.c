@@ -74,8 +74,11 @@ uint32_t tmm_split_parts(struct tmm_ctx *ctx, const tmm_op *op,
 	if (op->slice_extent < 2 || (!op->run_slice && op->run))
 		return 0;
 	parts = tmm_guide_split_parts(ctx, first, drops_first);
-	if (parts < 2)
+	if (parts < 2) {
+		/* A drop with no split is the guide's, after the op. */
+		*drops_first = false;
 		return 0;
+	}
 	/* The plan was made from an earlier iteration: an op that has
 	 * fewer rows now is cut into as many as it has. */
 	if (parts > op->slice_extent)
@@ -144,7 +147,7 @@ void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 	uint64_t offset;
 
 	memset(r, 0, sizeof(*r));
-	if (ctx->mode == TMM_MODE_UVM || !op->n_inputs ||
+	if (parts < 2 || ctx->mode == TMM_MODE_UVM || !op->n_inputs ||
 	    !tmm_split_sliced(op, 0) || in->state != TMM_TS_RESIDENT ||
 	    in->pins != 1 || in->acquires || !in->block)
 		return;

@@ -427,9 +427,12 @@ static uint64_t reuse_run(uint32_t parts, bool room_below,
 			*whole_peak = peak_in_use;
 			ck_assert_int_eq(tmm_plan_init(&plan, t, "split-test"),
 					 0);
-			ck_assert_int_eq(tmm_plan_add_split(&plan, rows,
-							    key_at(t, rows),
-							    parts), 0);
+			if (parts)
+				ck_assert_int_eq(
+					tmm_plan_add_split(&plan, rows,
+							   key_at(t, rows),
+							   parts),
+					0);
 			ck_assert_int_eq(tmm_plan_add(&plan,
 						      TMM_ACT_EVICT_DROP, rows,
 						      key_at(t, rows),
@@ -447,7 +450,7 @@ static uint64_t reuse_run(uint32_t parts, bool room_below,
 	}
 	st->version = TMM_STATS_VERSION;
 	ck_assert_int_eq(tmm_stats_get(ctx, st), 0);
-	ck_assert_uint_eq(st->split_ops, RUNS - 1);
+	ck_assert_uint_eq(st->split_ops, parts ? RUNS - 1 : 0);
 	ck_assert_uint_eq(st->drops, RUNS - 1);
 	ck_assert_uint_eq(st->plan_actions_skipped, 0);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
@@ -483,6 +486,20 @@ START_TEST(split_without_room_below_falls_back)
 	split = reuse_run(4, false, &whole, &st);
 	ck_assert_uint_eq(st.split_fallbacks, 2);
 	ck_assert_uint_eq(split, whole);
+}
+END_TEST
+
+/* A drop of a splittable op's input with no SPLIT is an ordinary drop
+ * after the op: nothing placed, nothing saved, the same bytes. */
+START_TEST(drop_without_split_is_whole)
+{
+	uint64_t whole, ran;
+	struct tmm_stats st;
+
+	ran = reuse_run(0, true, &whole, &st);
+	ck_assert_uint_eq(st.micro_ops, 0);
+	ck_assert_uint_eq(st.split_fallbacks, 0);
+	ck_assert_uint_eq(ran, whole);
 }
 END_TEST
 
@@ -622,6 +639,7 @@ int main(void)
 	tcase_add_test(runs, split_under_memory_pressure);
 	tcase_add_loop_test(runs, split_output_reuses_the_input_rows, 0, n);
 	tcase_add_test(runs, split_without_room_below_falls_back);
+	tcase_add_test(runs, drop_without_split_is_whole);
 	tcase_add_test(runs, split_in_uvm_mode);
 	suite_add_tcase(s, runs);
 	tcase_add_test(rules, trace_records_slices);
