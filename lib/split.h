@@ -92,9 +92,9 @@ void tmm_split_range(uint64_t extent, uint32_t parts, uint32_t k,
 /*
  * Runs the op as `parts` micro-ops over the device pointers ptrs (inputs,
  * then outputs), adding their backend time to *ns; with reuse (r->in),
- * the output grows before each part and the input shrinks after it.  Returns 0, or a
- * negative errno with ctx->error set (the callback's failure, or the
- * backend's).
+ * the output grows before each part and the input shrinks after it.
+ * Returns 0, or a negative errno with ctx->error set (the callback's
+ * failure, or the backend's).
  */
 int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
 		  uint32_t parts, struct tmm_split_reuse *r, uint64_t *ns);
