@@ -464,10 +464,17 @@ struct tmm_stats {
 	uint64_t uvm_remote_bytes;    /* read or written over the bus in
 				       * place, without migrating */
 	uint64_t uvm_discard_bytes;   /* dropped with no write-back */
-	/* share (several processes on one GPU; zero when off). */
+	/* Version 4: share (several processes on one GPU; zero when off). */
 	uint64_t share_reservation;   /* bytes this process may hold now,
 				       * its part of the shared device */
 	uint64_t share_budget_changes; /* times that part moved */
+	/* ... and TSPLIT. */
+	uint64_t split_ops;	      /* ops run as micro-ops by a plan */
+	uint64_t micro_ops;	      /* the micro-ops they ran as */
+	uint64_t split_fallbacks;     /* split ops whose output could not
+				       * be placed below the input it was
+				       * to grow into, and was allocated
+				       * whole (correct, no saving) */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

@@ -265,6 +265,8 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 		create_fail(rc, "tmm_ctx_create: out of memory");
 		goto fail;
 	}
+	ctx->split_access = UINT32_MAX; /* no op split yet (split.c) */
+	ctx->split_dropped_access = UINT32_MAX;
 	ctx->magic = TMM_CTX_MAGIC;
 	ctx->created_ns = ctx->be.ops->now_ns(&ctx->be);
 	tmm_stats_shm_create(ctx);

@@ -125,6 +125,7 @@ struct tmm_counters {
 	uint64_t uvm_fault_batches, uvm_faults, uvm_fault_bytes;
 	uint64_t uvm_prefetch_bytes, uvm_evictions, uvm_eviction_bytes;
 	uint64_t uvm_remote_bytes, uvm_discard_bytes;
+	uint64_t split_ops, micro_ops, split_fallbacks; /* split.c */
 	uint64_t uvm_resident, uvm_resident_peak; /* device_in_use/peak in
 						   * mode=uvm */
 	uint64_t share_budget_changes;	/* gpu_share.c moved the budget */
@@ -186,6 +187,12 @@ struct tmm_ctx {
 	struct tmm_managed_range *uvm_ranges;
 	unsigned uvm_n_ranges, uvm_cap_ranges;
 	bool uvm_ranges_failed;
+	bool split_uvm_noted;	/* split.c logged how uvm mode splits */
+	uint32_t split_access;	/* the first access of the op tmm_run just
+				 * split, for the guide's count of its
+				 * SPLIT action; UINT32_MAX: not split */
+	uint32_t split_dropped_access; /* ... and of the op whose first
+					* tensor it dropped row by row */
 
 	/* The user's workspace (workspace.c), or NULL. */
 	struct tmm_pool_block *ws_block;

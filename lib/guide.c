@@ -587,7 +587,16 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 	 * retired it yet. */
 	if (t && t->state == TMM_TS_SWAPPING_IN)
 		tmm_mover_progress(ctx);
-	if (t && !t->pins) {
+	/* A SPLIT was carried out by tmm_run before the op ran (split.c),
+	 * whatever became of the tensor since: here it is only counted. */
+	if (a->type == TMM_ACT_SPLIT && ctx->split_access == a->trigger)
+		rc = 0;
+	else if (a->type == TMM_ACT_EVICT_DROP &&
+		 ctx->split_dropped_access == a->trigger && t &&
+		 t->state == TMM_TS_DROPPED)
+		/* Dropped row by row while the split op ran (split.c). */
+		rc = 0;
+	else if (t && !t->pins) {
 		switch ((enum tmm_action_type)a->type) {
 		case TMM_ACT_EVICT_SWAP:
 			if (t->state == TMM_TS_RESIDENT)
@@ -614,7 +623,7 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 			 * engine places bytes itself. */
 			rc = tmm_mover_advise(ctx, t, a->advice);
 			break;
-		case TMM_ACT_SPLIT: /* read by tmm_run, not fired */
+		case TMM_ACT_SPLIT: /* counted above */
 		case TMM_ACT_TYPE_COUNT:
 			break;
 		}
@@ -630,6 +639,37 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 	    rc == -ENOTSUP)
 		return 0;
 	return rc;
+}
+
+uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
+			       const struct tmm_tensor_rec *first,
+			       bool *drops_first)
+{
+	struct tmm_guide *g = ctx->guide;
+	uint32_t at, parts = 0;
+	uint64_t key;
+
+	*drops_first = false;
+	if (!g->following || g->diverged)
+		return 0;
+	at = tmm_tracker_current(ctx)->n_accesses;
+	key = tmm_tracker_key(ctx, first);
+	if (at >= g->plan.n_accesses || g->plan.access_keys[at] != key)
+		return 0;
+	/* Actions before `at` have fired: the cursor is at or before the
+	 * first action that `at` triggers. */
+	for (uint32_t i = g->next;
+	     i < g->plan.n_actions && g->plan.actions[i].trigger <= at; i++) {
+		const struct tmm_plan_action *a = &g->plan.actions[i];
+
+		if (a->trigger != at)
+			continue;
+		if (a->type == TMM_ACT_SPLIT)
+			parts = a->parts;
+		else if (a->type == TMM_ACT_EVICT_DROP && a->key == key)
+			*drops_first = true;
+	}
+	return parts;
 }
 
 int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)

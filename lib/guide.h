@@ -68,6 +68,17 @@ bool tmm_guide_following(const struct tmm_ctx *ctx);
 
 void tmm_guide_iteration_begin(struct tmm_ctx *ctx);
 
+/*
+ * The parts of the plan's SPLIT of the op about to run, whose first
+ * tensor is `first` (split.c), or 0: no plan being followed, no SPLIT at
+ * the access about to be recorded, or a plan whose access there is to
+ * another tensor (the guide will see the divergence after the op).
+ * *drops_first: the plan also drops `first` at that access.
+ */
+uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
+			       const struct tmm_tensor_rec *first,
+			       bool *drops_first);
+
 /* The iteration is ending (before the tracker closes its trace). */
 void tmm_guide_iteration_end(struct tmm_ctx *ctx);
 

@@ -499,6 +499,24 @@ static int alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	return 0;
 }
 
+int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		       uint64_t offset, uint64_t bytes)
+{
+	struct tmm_pool_block *b;
+	int rc;
+
+	if (uvm(ctx) || t->state != TMM_TS_EMPTY)
+		return -EINVAL;
+	rc = tmm_pool_alloc_at(ctx->pool, offset, bytes, &b);
+	if (rc < 0)
+		return rc;
+	t->block = b;
+	t->dev = (char *)ctx->arena + offset;
+	tmm_list_add_tail(&ctx->device_lru, &t->on_device);
+	tmm_mover_set_state(t, TMM_TS_RESIDENT);
+	return 0;
+}
+
 int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	if (uvm(ctx))

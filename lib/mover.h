@@ -67,6 +67,16 @@ int tmm_mover_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  */
 int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
+/*
+ * Makes an EMPTY tensor RESIDENT in exactly [offset, offset + bytes) of
+ * the pool, evicting nothing: a split op's output placed below the input
+ * it grows into (split.c), which may start smaller than the tensor and is
+ * extended to its whole size as its rows are written.  Swap mode only.
+ * Returns 0, -EINVAL (not EMPTY, or mode=uvm) or -ENOMEM (not free).
+ */
+int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		       uint64_t offset, uint64_t bytes);
+
 /* Gives back t's device memory (a drop: the caller changes its state). */
 void tmm_mover_free_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 

@@ -931,6 +931,86 @@ int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
 	return 0;
 }
 
+/*
+ * Frees the front of a used block: what a shrinking input gives back row
+ * by row while a split op runs (TSPLIT Eq. 5), so that the output placed
+ * below it can grow into those rows with tmm_pool_extend.
+ */
+int tmm_pool_trim(struct tmm_pool *pool, struct tmm_pool_block *block,
+		  uint64_t bytes)
+{
+	struct block_rec *rec, *lower, *freed = NULL;
+
+	if (!pool || !block || bytes == 0 || bytes % TMM_POOL_ALIGN)
+		return -EINVAL;
+	rec = block_of(block);
+	if (rec->owner != pool->tag || rec->state != BLOCK_USED ||
+	    bytes >= rec->pub.size)
+		return -EINVAL;
+	lower = rec->prev;
+	if (lower && is_free(lower)) {
+		/* The free neighbour absorbs the front; its key changes. */
+		unmark_free(pool, lower);
+		lower->pub.size += bytes;
+		mark_free(pool, lower);
+	} else {
+		freed = take_record(pool);
+		if (!freed)
+			return -ENOMEM;
+		freed->pub.offset = rec->pub.offset;
+		freed->pub.size = bytes;
+		freed->prev = lower;
+		freed->next = rec;
+		if (lower)
+			lower->next = freed;
+		else
+			pool->lowest = freed;
+		rec->prev = freed;
+		mark_free(pool, freed);
+	}
+	rec->pub.offset += bytes;
+	rec->pub.size -= bytes;
+	pool->in_use -= bytes;
+	return 0;
+}
+
+/* Grows a used block into the free block right above it. */
+int tmm_pool_extend(struct tmm_pool *pool, struct tmm_pool_block *block,
+		    uint64_t bytes)
+{
+	struct block_rec *rec, *higher;
+	uint64_t size;
+
+	if (!pool || !block || bytes == 0)
+		return -EINVAL;
+	rec = block_of(block);
+	if (rec->owner != pool->tag || rec->state != BLOCK_USED)
+		return -EINVAL;
+	if (bytes > pool->capacity)
+		return -ENOMEM;
+	size = round_up_to_align(bytes);
+	/* The limit binds growth as it binds allocation (gpu_share.c). */
+	if (pool->in_use + size > pool->limit)
+		return -ENOMEM;
+	higher = rec->next;
+	if (!higher || !is_free(higher) || higher->pub.size < size)
+		return -ENOMEM;
+	unmark_free(pool, higher);
+	if (higher->pub.size == size) {
+		unlink_block(higher);
+		recycle_record(pool, higher);
+	} else {
+		higher->pub.offset += size;
+		higher->pub.size -= size;
+		mark_free(pool, higher);
+	}
+	rec->pub.size += size;
+	pool->in_use += size;
+	if (pool->in_use > pool->peak)
+		pool->peak = pool->in_use;
+	return 0;
+}
+
 void tmm_pool_walk(const struct tmm_pool *pool,
 		   void (*fn)(void *arg, const struct tmm_pool_block *block,
 			      int used),

@@ -82,6 +82,25 @@ int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
  */
 void tmm_pool_set_limit(struct tmm_pool *pool, uint64_t limit);
 
+/*
+ * Gives back the first `bytes` (a nonzero multiple of TMM_POOL_ALIGN,
+ * less than its size) of an allocated block, which keeps the rest: its
+ * offset moves up by `bytes`.  Returns 0, -EINVAL (bad arguments, or a
+ * block not allocated from this pool), or -ENOMEM (no host record for
+ * the freed range; the pool is unchanged).
+ */
+int tmm_pool_trim(struct tmm_pool *pool, struct tmm_pool_block *block,
+		  uint64_t bytes);
+
+/*
+ * Grows an allocated block by `bytes` rounded up to TMM_POOL_ALIGN, into
+ * the free space right after it; its offset stays.  Returns 0, -EINVAL,
+ * or -ENOMEM when the space after it is not free or not large enough, or
+ * the growth would pass the limit (the pool is unchanged).
+ */
+int tmm_pool_extend(struct tmm_pool *pool, struct tmm_pool_block *block,
+		    uint64_t bytes);
+
 /* Calls fn for every block, free (used 0) or allocated (used 1), in
  * address order.  fn must not change the pool. */
 void tmm_pool_walk(const struct tmm_pool *pool,

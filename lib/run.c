@@ -21,6 +21,7 @@
 #include "pool.h"
 #include "recompute.h"
 #include "rehearse.h"
+#include "split.h"
 #include "stats_shm.h"
 #include "tracker.h"
 
@@ -123,7 +124,9 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	struct tmm_backend *be;
 	unsigned n, i, pinned = 0;
 	uint64_t ns = 0, start_ns, stall_before;
-	uint32_t first_access, n_accesses;
+	uint32_t first_access = 0, n_accesses, parts;
+	struct tmm_split_reuse reuse = { .in = NULL };
+	bool drops_first = false;
 	int rc;
 
 	if (tmm_ctx_check(ctx) < 0)
@@ -161,6 +164,14 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		if (!recs[i])
 			return -EBADF;
 	}
+	rc = tmm_split_check_op(ctx, op, recs);
+	if (rc < 0)
+		return rc;
+	/* Asked before the op's accesses are recorded: the plan's SPLIT is
+	 * triggered by the first of them. */
+	parts = ctx->in_iteration && n
+			? tmm_split_parts(ctx, op, recs[0], &drops_first)
+			: 0;
 	stall_before = ctx->c.stall_ns;
 	/* Overwriting an output must not take away the bytes that a dropped
 	 * tensor's recomputation would read (recompute.h). */
@@ -187,7 +198,12 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		 * of an output already placed): its bytes are needed. */
 		bool need_data = !output || (flags[i] & LISTED_EARLIER);
 
-		if (output && recs[i]->state == TMM_TS_EMPTY)
+		/* TSPLIT Eq. 5: the output goes below the input it will
+		 * grow into, before anything else takes the place. */
+		if (i == op->n_inputs && drops_first)
+			tmm_split_place_output(ctx, op, recs, parts, &reuse);
+		if (output && (recs[i]->state == TMM_TS_EMPTY ||
+			       recs[i] == reuse.out))
 			flags[i] |= WAS_EMPTY;
 		tmm_guide_before_access(ctx, recs[i]);
 		rc = tmm_mover_make_resident(ctx, recs[i], need_data);
@@ -203,6 +219,12 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	}
 
 	start_ns = ctx->in_iteration ? be->ops->now_ns(be) : 0;
+	if (parts) {
+		rc = tmm_split_run(ctx, op, ptrs, parts, &reuse, &ns);
+		if (rc < 0)
+			goto fail;
+		goto ran;
+	}
 	rc = be->ops->kernel_begin(be, &op->cost);
 	if (rc < 0) {
 		rc = tmm_fail(ctx, rc, "%s", be->error);
@@ -224,6 +246,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		rc = tmm_fail(ctx, rc, "%s", be->error);
 		goto fail;
 	}
+ran:
 	ctx->c.compute_ns += ns;
 	ctx->c.ops++;
 	ctx->c.accesses += n;
@@ -247,7 +270,10 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	tmm_tracker_op(ctx, op, recs, flags, n, start_ns, ns,
 		       ctx->c.stall_ns - stall_before, &first_access,
 		       &n_accesses);
+	ctx->split_access = parts ? first_access : UINT32_MAX;
+	ctx->split_dropped_access = UINT32_MAX;
 	unpin(recs, n);
+	tmm_split_finish(ctx, &reuse, first_access, true);
 	/* Ghosts brought back for this op give their memory back, now that
 	 * what it overwrote has its new version (recompute.h). */
 	tmm_recompute_reap(ctx, false);
@@ -264,6 +290,10 @@ fail:
 	for (unsigned j = 0; j < i && j < n; j++)
 		if ((flags[j] & WAS_EMPTY) && !recs[j]->pins)
 			tmm_mover_release(ctx, recs[j]);
+	if (reuse.out && reuse.out->state != TMM_TS_EMPTY &&
+	    !reuse.out->pins)
+		tmm_mover_release(ctx, reuse.out); /* placed, never reached */
+	tmm_split_finish(ctx, &reuse, first_access, false);
 	return rc;
 }
 

@@ -115,6 +115,9 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 	s->uvm_discard_bytes = c->uvm_discard_bytes;
 	s->share_reservation = tmm_share_reservation(ctx);
 	s->share_budget_changes = c->share_budget_changes;
+	s->split_ops = c->split_ops;
+	s->micro_ops = c->micro_ops;
+	s->split_fallbacks = c->split_fallbacks;
 	return 0;
 }
 
@@ -243,9 +246,13 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 		     tmm_fmt_bytes(s->share_reservation, a, sizeof(a)),
 		     (unsigned long long)s->share_budget_changes);
 	emit(p, "  ops       %llu ops, %llu tensor accesses, %llu "
-		"iterations\n",
+		"iterations; %llu split into %llu micro-ops, %llu "
+		"fallbacks\n",
 	     (unsigned long long)s->ops, (unsigned long long)s->accesses,
-	     (unsigned long long)s->iterations);
+	     (unsigned long long)s->iterations,
+	     (unsigned long long)s->split_ops,
+	     (unsigned long long)s->micro_ops,
+	     (unsigned long long)s->split_fallbacks);
 	emit(p, "  time      (%s) elapsed %.3f ms, compute %.3f ms, "
 		"recompute %.3f ms, stall %.3f ms, last iteration %.3f ms\n",
 	     time_kind, ms(s->elapsed_ns), ms(s->compute_ns),
@@ -283,6 +290,8 @@ static const struct {
 	U64_FIELD(uvm_evictions),     U64_FIELD(uvm_eviction_bytes),
 	U64_FIELD(uvm_remote_bytes),  U64_FIELD(uvm_discard_bytes),
 	U64_FIELD(share_reservation), U64_FIELD(share_budget_changes),
+	U64_FIELD(split_ops),	      U64_FIELD(micro_ops),
+	U64_FIELD(split_fallbacks),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "split.h"
 #include "tracker.h"
 #include "grow.h"
 #include "pool.h"
@@ -351,6 +352,16 @@ static bool reserve_kernel(struct tmm_ctx *ctx, uint64_t need)
 	return true;
 }
 
+/* The trace's slices of the op's i-th tensor: the rows a planner may
+ * split it into, where splitting means something (2 rows or more). */
+static uint32_t sliced_rows(const tmm_op *op, unsigned i)
+{
+	if (op->slice_extent < 2 || !tmm_split_sliced(op, i))
+		return 0;
+	return op->slice_extent > UINT32_MAX ? UINT32_MAX
+					     : (uint32_t)op->slice_extent;
+}
+
 void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 		    struct tmm_tensor_rec *const *recs, const uint8_t *flags,
 		    unsigned n, uint64_t start_ns, uint64_t duration_ns,
@@ -410,8 +421,12 @@ void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 			/* Listed twice (an output that is also an input):
 			 * one access, read and written. */
 			for (uint32_t k = first; k < t->n_accesses; k++)
-				if (t->accesses[k].tensor == ti)
+				if (t->accesses[k].tensor == ti) {
 					t->accesses[k].flags |= flag;
+					if (sliced_rows(op, i))
+						t->accesses[k].slices =
+							sliced_rows(op, i);
+				}
 			continue;
 		}
 		t->accesses[t->n_accesses++] = (struct tmm_trace_access){
@@ -421,6 +436,7 @@ void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 			.end_ns = begin + duration_ns,
 			.device_in_use = in_use,
 			.flags = flag,
+			.slices = sliced_rows(op, i),
 		};
 	}
 	*first_access = first;

@@ -240,7 +240,7 @@ START_TEST(bad_arguments_say_what_is_wrong)
 		ck_assert_int_eq(tmm_stats_get(ctx, &st), -EINVAL);
 		ck_assert_int_eq(tmm_stats_get(ctx, NULL), -EINVAL);
 	}
-	/* A caller built against version 1 or 2 gets its shorter struct
+	/* A caller built against version 1, 2 or 3 gets its shorter struct
 	 * filled and nothing written past it. */
 	{
 		struct tmm_stats st;
@@ -259,6 +259,13 @@ START_TEST(bad_arguments_say_what_is_wrong)
 		ck_assert_uint_eq(st.version, 2);
 		ck_assert_uint_eq(st.prefetch_late, 0);
 		ck_assert_uint_eq(st.plans_made, 0xababababababababull);
+
+		memset(&st, 0xab, sizeof(st));
+		st.version = 3;
+		ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+		ck_assert_uint_eq(st.version, 3);
+		ck_assert_uint_eq(st.uvm_discard_bytes, 0);
+		ck_assert_uint_eq(st.split_ops, 0xababababababababull);
 	}
 }
 END_TEST
@@ -394,6 +401,7 @@ START_TEST(stats_print_text_and_json)
 	contains(text.buf, "swap out");
 	contains(text.buf, "recompute");
 	contains(text.buf, "iterations guided");
+	contains(text.buf, "micro-ops");
 	ck_assert_int_eq(tmm_stats_print(ctx, to_sink, &json, TMM_STATS_JSON),
 			 0);
 	ck_assert_int_eq(json.buf[0], '{');
@@ -403,6 +411,9 @@ START_TEST(stats_print_text_and_json)
 	contains(json.buf, "\"plan_divergences\":0");
 	contains(json.buf, "\"version\":4");
 	contains(json.buf, "\"share_reservation\":0");
+	contains(json.buf, "\"split_ops\":0");
+	contains(json.buf, "\"micro_ops\":0");
+	contains(json.buf, "\"split_fallbacks\":0");
 	contains(json.buf, "\"plan_state\":\"measuring\"");
 	/* Balanced, and no key twice in a row without a comma. */
 	for (size_t k = 0; k < json.len; k++) {

@@ -852,6 +852,116 @@ START_TEST(test_alloc_at_and_walk)
 }
 END_TEST
 
+/*
+ * TSPLIT's memory reuse (Eq. 5) as the pool sees it: an input of 16 units
+ * gives back 2 units per micro-op from its front while the output, placed
+ * 2 units below it, grows into them.  The pair never holds more than the
+ * input plus those 2 units.
+ */
+START_TEST(test_trim_and_extend_reuse_rows)
+{
+	struct tmm_pool *pool = new_pool(64 * UNIT);
+	struct tmm_pool_block *in, *out, *guard;
+	struct walked w = { .n = 0 };
+
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 6 * UNIT, 2 * UNIT, &guard),
+			 0);
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 10 * UNIT, 16 * UNIT, &in),
+			 0);
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 8 * UNIT, 2 * UNIT, &out),
+			 0);
+	for (int k = 0; k < 8; k++) {
+		if (k > 0)
+			ck_assert_int_eq(tmm_pool_extend(pool, out, 2 * UNIT),
+					 0);
+		ck_assert_uint_eq(out->offset, 8 * UNIT);
+		ck_assert_uint_eq(out->size, (uint64_t)(k + 1) * 2 * UNIT);
+		if (k < 7) {
+			ck_assert_int_eq(tmm_pool_trim(pool, in, 2 * UNIT), 0);
+			ck_assert_uint_eq(in->offset,
+					  (uint64_t)(10 + 2 * (k + 1)) * UNIT);
+			ck_assert_uint_eq(in->size,
+					  (uint64_t)(16 - 2 * (k + 1)) * UNIT);
+		} else {
+			tmm_pool_free(pool, in);
+		}
+		ck_assert_int_eq(tmm_pool_check(pool), 0);
+	}
+	ck_assert_uint_eq(out->size, 16 * UNIT);
+	ck_assert_uint_eq(tmm_pool_in_use(pool), 18 * UNIT);
+	{
+		struct tmm_pool_stats st;
+
+		tmm_pool_get_stats(pool, &st);
+		ck_assert_uint_eq(st.peak, 20 * UNIT);
+	}
+	/* guard, out, and the rest free: nothing left over between. */
+	tmm_pool_walk(pool, record_block, &w);
+	ck_assert_int_eq(w.n, 4);
+	ck_assert_uint_eq(w.offset[2], 8 * UNIT);
+	ck_assert_uint_eq(w.offset[3], 24 * UNIT);
+	ck_assert_uint_eq(w.size[3], 40 * UNIT);
+	tmm_pool_free(pool, out);
+	tmm_pool_free(pool, guard);
+	ck_assert_uint_eq(tmm_pool_in_use(pool), 0);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
+/* Trims and extensions that cannot be done leave the pool as it was. */
+START_TEST(test_trim_and_extend_refusals)
+{
+	struct tmm_pool *pool = new_pool(16 * UNIT);
+	struct tmm_pool_block *a, *b;
+	struct walked w = { .n = 0 };
+
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 0, 4 * UNIT, &a), 0);
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 4 * UNIT, 4 * UNIT, &b), 0);
+	/* the whole block, more, unaligned, nothing */
+	ck_assert_int_eq(tmm_pool_trim(pool, a, 4 * UNIT), -EINVAL);
+	ck_assert_int_eq(tmm_pool_trim(pool, a, 8 * UNIT), -EINVAL);
+	ck_assert_int_eq(tmm_pool_trim(pool, a, UNIT + 1), -EINVAL);
+	ck_assert_int_eq(tmm_pool_trim(pool, a, 0), -EINVAL);
+	ck_assert_int_eq(tmm_pool_trim(NULL, a, UNIT), -EINVAL);
+	/* a's neighbour is used; b's is free but too small */
+	ck_assert_int_eq(tmm_pool_extend(pool, a, UNIT), -ENOMEM);
+	ck_assert_int_eq(tmm_pool_extend(pool, b, 9 * UNIT), -ENOMEM);
+	ck_assert_int_eq(tmm_pool_extend(pool, b, 0), -EINVAL);
+	ck_assert_uint_eq(a->offset, 0);
+	ck_assert_uint_eq(a->size, 4 * UNIT);
+	ck_assert_uint_eq(b->size, 4 * UNIT);
+	ck_assert_uint_eq(tmm_pool_in_use(pool), 8 * UNIT);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	/* Taking all the free space after b leaves no empty free block;
+	 * a rounded extension takes whole units. */
+	ck_assert_int_eq(tmm_pool_extend(pool, b, 7 * UNIT + 1), 0);
+	ck_assert_uint_eq(b->size, 12 * UNIT);
+	tmm_pool_walk(pool, record_block, &w);
+	ck_assert_int_eq(w.n, 2);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	/* A trimmed front with a used neighbour below is a free block of
+	 * its own, which a later trim of the same block grows. */
+	ck_assert_int_eq(tmm_pool_trim(pool, b, 2 * UNIT), 0);
+	ck_assert_int_eq(tmm_pool_trim(pool, b, UNIT), 0);
+	w.n = 0;
+	tmm_pool_walk(pool, record_block, &w);
+	ck_assert_int_eq(w.n, 3);
+	ck_assert_uint_eq(w.offset[1], 4 * UNIT);
+	ck_assert_uint_eq(w.size[1], 3 * UNIT);
+	ck_assert_int_eq(w.used[1], 0);
+	ck_assert_uint_eq(b->offset, 7 * UNIT);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	/* A freed block can be neither trimmed nor extended. */
+	tmm_pool_free(pool, a);
+	ck_assert_int_eq(tmm_pool_trim(pool, a, UNIT), -EINVAL);
+	ck_assert_int_eq(tmm_pool_extend(pool, a, UNIT), -EINVAL);
+	tmm_pool_free(pool, b);
+	ck_assert_int_eq(tmm_pool_check(pool), 0);
+	tmm_pool_destroy(pool);
+}
+END_TEST
+
 START_TEST(test_check_detects_corruption)
 {
 	struct tmm_pool *pool = new_pool(16 * UNIT);
@@ -914,6 +1024,8 @@ static Suite *pool_suite(void)
 	tcase_add_test(layouts,
 		       test_free_ignores_null_double_and_foreign_blocks);
 	tcase_add_test(layouts, test_alloc_at_and_walk);
+	tcase_add_test(layouts, test_trim_and_extend_reuse_rows);
+	tcase_add_test(layouts, test_trim_and_extend_refusals);
 	tcase_add_test(layouts, test_check_detects_corruption);
 	tcase_add_test(layouts, test_null_arguments_are_harmless);
 	suite_add_tcase(suite, layouts);

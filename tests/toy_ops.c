@@ -2,6 +2,7 @@
  * toy_ops.c — see toy_ops.h.
  */
 #include <check.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "toy_ops.h"
@@ -54,6 +55,48 @@ int toy_bump(void *const *in, void *const *out, void *user, void *stream)
 	for (uint32_t k = 0; k < ELEMS; k++)
 		o[k] += 1;
 	return 0;
+}
+
+int toy_rows_slice(void *const *in, void *const *out, size_t begin,
+		   size_t end, void *user, void *stream)
+{
+	const uint32_t *a = in[0];
+	uint32_t *o = out[0];
+
+	(void)user;
+	(void)stream;
+	for (size_t k = begin * COLS; k < end * COLS; k++)
+		o[k] = ((a[k] << 3) | (a[k] >> 29)) ^ ((uint32_t)k * 40503u);
+	return 0;
+}
+
+int toy_rows(void *const *in, void *const *out, void *user, void *stream)
+{
+	return toy_rows_slice(in, out, 0, ROWS, user, stream);
+}
+
+int toy_matmul_slice(void *const *in, void *const *out, size_t begin,
+		     size_t end, void *user, void *stream)
+{
+	const uint32_t *a = in[0], *b = in[1];
+	uint32_t *o = out[0];
+
+	(void)user;
+	(void)stream;
+	for (size_t r = begin; r < end; r++)
+		for (size_t c = 0; c < COLS; c++) {
+			uint32_t sum = 0;
+
+			for (size_t k = 0; k < COLS; k++)
+				sum += a[r * COLS + k] * b[k * COLS + c];
+			o[r * COLS + c] = sum;
+		}
+	return 0;
+}
+
+int toy_matmul(void *const *in, void *const *out, void *user, void *stream)
+{
+	return toy_matmul_slice(in, out, 0, ROWS, user, stream);
 }
 
 void toy_run(tmm_ctx *ctx, const char *name, unsigned flags, tmm_run_fn fn,

@@ -22,6 +22,26 @@ int toy_split(void *const *in, void *const *out, void *user, void *stream);
 /* out[0] += 1, in place */
 int toy_bump(void *const *in, void *const *out, void *user, void *stream);
 
+/*
+ * Sliced ops (TSPLIT): a tensor of BYTES seen as ROWS rows of COLS uint32.
+ * Each has a whole-op form and a slice form that touches rows [begin,
+ * end) only; running the slice form over consecutive ranges gives the
+ * same bytes as the whole op.
+ */
+#define ROWS 64
+#define COLS (ELEMS / ROWS)
+
+/* out[0][r][c] = rotl(in[0][r][c], 3) ^ (r * COLS + c) * 40503 */
+int toy_rows(void *const *in, void *const *out, void *user, void *stream);
+int toy_rows_slice(void *const *in, void *const *out, size_t begin,
+		   size_t end, void *user, void *stream);
+/* out[0] = in[0] (ROWS x COLS) times in[1] (COLS x COLS, not sliced),
+ * in wrapping uint32 arithmetic: exact, and every output element
+ * depends on a whole input row and a whole weight column. */
+int toy_matmul(void *const *in, void *const *out, void *user, void *stream);
+int toy_matmul_slice(void *const *in, void *const *out, size_t begin,
+		     size_t end, void *user, void *stream);
+
 /* Runs one elementwise op; fails the test with the library's message. */
 void toy_run(tmm_ctx *ctx, const char *name, unsigned flags, tmm_run_fn fn,
 	     const tmm_tensor *in, unsigned n_in, const tmm_tensor *out,

@@ -1,0 +1,282 @@
+/*
+ * split.c — running an op as micro-ops (TSPLIT §IV-B); see split.h.
+ *
+ * Each micro-op is its own kernel bracket with the op's cost scaled by
+ * its share of the rows: on the simulator every bracket also pays the
+ * profile's launch_ns, so a split op is slower by (parts - 1) launches,
+ * as on a real GPU, and a planner that splits pays for it in the trace.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "guide.h"
+#include "mover.h"
+#include "pool.h"
+#include "recompute.h"
+#include "split.h"
+
+static uint64_t align_down(uint64_t bytes)
+{
+	return bytes / TMM_POOL_ALIGN * TMM_POOL_ALIGN;
+}
+
+static uint64_t align_up(uint64_t bytes)
+{
+	return align_down(bytes + TMM_POOL_ALIGN - 1);
+}
+
+int tmm_split_check_op(struct tmm_ctx *ctx, const tmm_op *op,
+		       struct tmm_tensor_rec *const *recs)
+{
+	unsigned n = op->n_inputs + op->n_outputs;
+	char label[64];
+
+	if (op->run_slice && op->slice_extent < 1)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' has a run_slice callback "
+				"but slice_extent 0; set slice_extent to the "
+				"rows of its sliced tensors",
+				ctx->current_op);
+	if (op->slice_extent && !op->run_slice && !ctx->be.info.phantom)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' has slice_extent %zu but no "
+				"run_slice callback (only a phantom simulated "
+				"device splits cost-only ops); set run_slice "
+				"or leave slice_extent 0",
+				ctx->current_op, op->slice_extent);
+	for (unsigned i = 0; op->slice_extent && i < n; i++) {
+		if (!tmm_split_sliced(op, i) ||
+		    recs[i]->bytes % op->slice_extent == 0)
+			continue;
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' cuts its %s %u (tensor %s, "
+				"%llu bytes) into %zu rows, which do not "
+				"divide its bytes; fix slice_extent or clear "
+				"the tensor's flag in sliced",
+				ctx->current_op,
+				i < op->n_inputs ? "input" : "output",
+				i < op->n_inputs ? i : i - op->n_inputs,
+				tmm_tensor_label(recs[i], label,
+						 sizeof(label)),
+				(unsigned long long)recs[i]->bytes,
+				op->slice_extent);
+	}
+	return 0;
+}
+
+uint32_t tmm_split_parts(struct tmm_ctx *ctx, const tmm_op *op,
+			 const struct tmm_tensor_rec *first,
+			 bool *drops_first)
+{
+	uint32_t parts;
+
+	*drops_first = false;
+	if (op->slice_extent < 2 || (!op->run_slice && op->run))
+		return 0;
+	parts = tmm_guide_split_parts(ctx, first, drops_first);
+	if (parts < 2) {
+		/* A drop with no split is the guide's, after the op. */
+		*drops_first = false;
+		return 0;
+	}
+	/* The plan was made from an earlier iteration: an op that has
+	 * fewer rows now is cut into as many as it has. */
+	if (parts > op->slice_extent)
+		parts = (uint32_t)op->slice_extent;
+	if (ctx->mode == TMM_MODE_UVM && !ctx->split_uvm_noted) {
+		/* The micro-ops run over the managed tensors all the same;
+		 * only the slice-by-slice eviction is swap mode's. */
+		ctx->split_uvm_noted = true;
+		tmm_log(ctx, TMM_LOG_INFO,
+			"mode=uvm: split ops run as micro-ops, but their "
+			"inputs are evicted whole after the op");
+	}
+	return parts;
+}
+
+void tmm_split_range(uint64_t extent, uint32_t parts, uint32_t k,
+		     uint64_t *begin, uint64_t *end)
+{
+	uint64_t base = extent / parts, extra = extent % parts;
+
+	*begin = k * base + (k < extra ? k : extra);
+	*end = *begin + base + (k < extra ? 1 : 0);
+}
+
+/* Could t be dropped if this op did not hold it?  The question leaves
+ * the program's last message as it was. */
+static bool droppable_but_for_this_op(struct tmm_ctx *ctx,
+				      struct tmm_tensor_rec *t)
+{
+	char saved[sizeof(ctx->error)];
+	bool ok;
+
+	memcpy(saved, ctx->error, sizeof(saved));
+	t->pins--;
+	ok = tmm_recompute_check(ctx, t) == 0;
+	t->pins++;
+	memcpy(ctx->error, saved, sizeof(saved));
+	return ok;
+}
+
+/* D of Eq. 5: before part k writes its rows, the output's block must
+ * reach past them, into no input row that part k has yet to read. */
+static uint64_t output_lead(const struct tmm_split_reuse *r, uint64_t extent,
+			    uint32_t parts)
+{
+	uint64_t lead = TMM_POOL_ALIGN;
+
+	for (uint32_t k = 0; k < parts; k++) {
+		uint64_t begin, end, written, freed;
+
+		tmm_split_range(extent, parts, k, &begin, &end);
+		written = align_up(end * r->out_row);
+		freed = align_down(begin * r->in_row);
+		if (written > freed && written - freed > lead)
+			lead = written - freed;
+	}
+	return align_up(lead);
+}
+
+void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
+			    struct tmm_tensor_rec *const *recs,
+			    uint32_t parts, struct tmm_split_reuse *r)
+{
+	struct tmm_tensor_rec *in = recs[0], *out = NULL;
+	unsigned n = op->n_inputs + op->n_outputs;
+	uint64_t offset;
+
+	memset(r, 0, sizeof(*r));
+	if (parts < 2 || ctx->mode == TMM_MODE_UVM || !op->n_inputs ||
+	    !tmm_split_sliced(op, 0) || in->state != TMM_TS_RESIDENT ||
+	    in->pins != 1 || in->acquires || !in->block)
+		return;
+	/* Outputs that held nothing cannot be what the input's
+	 * recomputation reads, nor the input itself. */
+	for (unsigned i = op->n_inputs; i < n; i++) {
+		if (recs[i]->state != TMM_TS_EMPTY)
+			return;
+		if (!out && tmm_split_sliced(op, i))
+			out = recs[i];
+	}
+	if (!out || !droppable_but_for_this_op(ctx, in))
+		return;
+	r->in_row = in->bytes / op->slice_extent;
+	r->out_row = out->bytes / op->slice_extent;
+	r->lead = output_lead(r, op->slice_extent, parts);
+	offset = in->block->offset;
+	if (offset < r->lead ||
+	    tmm_mover_place_at(ctx, out, offset - r->lead, r->lead) < 0) {
+		/* The space below the input is taken: the output goes
+		 * wherever tmm_run puts it, whole. */
+		ctx->c.split_fallbacks++;
+		return;
+	}
+	r->in = in;
+	r->out = out;
+}
+
+/* Before part k: the output's block covers the rows it will write. */
+static int grow_output(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
+		       uint64_t end)
+{
+	uint64_t want = align_up(end * r->out_row);
+
+	if (want < r->lead || want <= r->out->block->size)
+		return 0;
+	if (tmm_pool_extend(ctx->pool, r->out->block,
+			    want - r->out->block->size) < 0)
+		return tmm_fail(ctx, -ENOMEM,
+				"op '%s': its output could not grow into the "
+				"rows its input gave back (out of host "
+				"memory for the pool's records?)",
+				ctx->current_op);
+	return 0;
+}
+
+/* After part k: the input gives back the whole aligned rows it read. */
+static void shrink_input(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
+			 uint64_t end)
+{
+	uint64_t freed = align_down(end * r->in_row);
+
+	if (freed <= r->trimmed ||
+	    freed - r->trimmed >= r->in->block->size)
+		return; /* the last rows go with the drop */
+	/* Without a record to free them, the rows stay until the drop; the
+	 * output's next growth then reports it. */
+	if (tmm_pool_trim(ctx->pool, r->in->block, freed - r->trimmed) == 0)
+		r->trimmed = freed;
+}
+
+void tmm_split_finish(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
+		      uint32_t first_access, bool succeeded)
+{
+	char label[64];
+
+	if (!r->in || (!succeeded && !r->trimmed))
+		return;
+	if (tmm_recompute_drop(ctx, r->in) < 0) {
+		/* Checked before the op: only a broken invariant ends
+		 * here. */
+		tmm_log(ctx, TMM_LOG_ERROR,
+			"op '%s': tensor %s gave its rows back to the pool "
+			"but could not be dropped: %s",
+			ctx->current_op,
+			tmm_tensor_label(r->in, label, sizeof(label)),
+			ctx->error);
+		return;
+	}
+	if (succeeded)
+		ctx->split_dropped_access = first_access;
+}
+
+int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
+		  uint32_t parts, struct tmm_split_reuse *r, uint64_t *ns)
+{
+	struct tmm_backend *be = &ctx->be;
+	int rc;
+
+	for (uint32_t k = 0; k < parts; k++) {
+		uint64_t begin, end, part_ns = 0;
+		double share;
+		struct tmm_cost cost;
+
+		tmm_split_range(op->slice_extent, parts, k, &begin, &end);
+		if (r->in) {
+			rc = grow_output(ctx, r, end);
+			if (rc < 0)
+				return rc;
+		}
+		share = (double)(end - begin) / (double)op->slice_extent;
+		cost = (struct tmm_cost){ op->cost.flops * share,
+					  op->cost.bytes * share };
+		rc = be->ops->kernel_begin(be, &cost);
+		if (rc < 0)
+			return tmm_fail(ctx, rc, "%s", be->error);
+		rc = op->run_slice
+			     ? op->run_slice(ptrs, ptrs + op->n_inputs,
+					     (size_t)begin, (size_t)end,
+					     op->user, be->ops->compute_stream(be))
+			     : 0;
+		if (rc != 0) {
+			be->ops->kernel_end(be, &cost, &part_ns);
+			return tmm_fail(ctx, rc < 0 ? rc : -EIO,
+					"op '%s' failed: its run_slice "
+					"callback returned %d (%s) on rows "
+					"[%llu, %llu)",
+					ctx->current_op, rc, tmm_strerror(rc),
+					(unsigned long long)begin,
+					(unsigned long long)end);
+		}
+		rc = be->ops->kernel_end(be, &cost, &part_ns);
+		if (rc < 0)
+			return tmm_fail(ctx, rc, "%s", be->error);
+		*ns += part_ns;
+		ctx->c.micro_ops++;
+		if (r->in)
+			shrink_input(ctx, r, end);
+	}
+	ctx->c.split_ops++;
+	return 0;
+}
