@@ -56,7 +56,7 @@
 #include "analysis.h"
 #include "msps.h"
 #include "planners.h"
-#include "split.h"
+#include "split_curve.h"
 
 /* One copy engine's chosen transfers, by start. */
 struct engine {

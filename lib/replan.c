@@ -69,10 +69,13 @@ bool tmm_replan_observe(struct tmm_replan *rp, const struct tmm_trace *cur,
 		(void)tmm_replan_reset(rp, cur);
 		return false;
 	}
+	/* An op the plan split takes longer by its micro-ops' launches:
+	 * the plan's doing, not a drift to re-plan for. */
 	for (uint32_t o = 0; o < rp->n_ops; o++)
-		rp->avg[o] = TMM_REPLAN_EWMA_ALPHA *
-				     (double)op_ns(&cur->ops[o]) +
-			     (1 - TMM_REPLAN_EWMA_ALPHA) * rp->avg[o];
+		if (!(cur->ops[o].flags & TMM_TRACE_OP_SPLIT))
+			rp->avg[o] = TMM_REPLAN_EWMA_ALPHA *
+					     (double)op_ns(&cur->ops[o]) +
+				     (1 - TMM_REPLAN_EWMA_ALPHA) * rp->avg[o];
 	s = avg_sum(rp);
 	rp->last_drift = rp->base_sum > 0 ? fabs(s - rp->base_sum) /
 						    rp->base_sum

@@ -270,6 +270,8 @@ ran:
 	tmm_tracker_op(ctx, op, recs, flags, n, start_ns, ns,
 		       ctx->c.stall_ns - stall_before, &first_access,
 		       &n_accesses);
+	if (parts && n_accesses)
+		tmm_tracker_op_was_split(ctx);
 	ctx->split_access = parts ? first_access : UINT32_MAX;
 	ctx->split_dropped_access = UINT32_MAX;
 	unpin(recs, n);

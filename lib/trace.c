@@ -24,7 +24,7 @@
 #include "trace_file.h" /* TMM_TRACE_MAX_ELEMS */
 
 #define TT_FLAGS (TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE)
-#define OP_FLAGS (TMM_OP_PURE | TMM_OP_BACKWARD)
+#define OP_FLAGS (TMM_OP_PURE | TMM_OP_BACKWARD | TMM_TRACE_OP_SPLIT)
 #define TA_FLAGS (TMM_TA_READ | TMM_TA_WRITE)
 
 void tmm_trace_free(struct tmm_trace *t)

@@ -63,6 +63,10 @@ struct tmm_trace_op {
 	double flops, bytes; /* its cost hint */
 };
 
+/* trace op flags: TMM_OP_PURE and TMM_OP_BACKWARD as the op gave them,
+ * and what the runtime did: */
+#define TMM_TRACE_OP_SPLIT 0x8000u /* ran as micro-ops (a plan's SPLIT) */
+
 /* trace access flags */
 #define TMM_TA_READ 0x1u
 #define TMM_TA_WRITE 0x2u

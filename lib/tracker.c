@@ -362,6 +362,14 @@ static uint32_t sliced_rows(const tmm_op *op, unsigned i)
 					     : (uint32_t)op->slice_extent;
 }
 
+void tmm_tracker_op_was_split(struct tmm_ctx *ctx)
+{
+	struct tmm_trace *t = &ctx->tracker->cur;
+
+	if (ctx->tracker->epoch && !ctx->tracker->incomplete && t->n_ops)
+		t->ops[t->n_ops - 1].flags |= TMM_TRACE_OP_SPLIT;
+}
+
 void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 		    struct tmm_tensor_rec *const *recs, const uint8_t *flags,
 		    unsigned n, uint64_t start_ns, uint64_t duration_ns,

@@ -59,6 +59,9 @@ void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 		    uint64_t stall_ns, uint32_t *first_access,
 		    uint32_t *n_accesses);
 
+/* The op just recorded ran as micro-ops (TMM_TRACE_OP_SPLIT). */
+void tmm_tracker_op_was_split(struct tmm_ctx *ctx);
+
 /* Records a direct access (tmm_acquire); returns its index as above. */
 void tmm_tracker_direct(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			bool read, bool write, uint32_t *first_access,

@@ -235,7 +235,8 @@ static int replay_op(struct replay *x, uint32_t k, uint32_t *next_ordinal)
 	uint32_t n = o->n_inputs + o->n_outputs;
 	tmm_op op = {
 		.name = tmm_trace_str(t, o->name), .kind = o->kind,
-		.flags = o->flags, .inputs = x->io, .n_inputs = o->n_inputs,
+		.flags = o->flags & (TMM_OP_PURE | TMM_OP_BACKWARD),
+		.inputs = x->io, .n_inputs = o->n_inputs,
 		.outputs = x->io + o->n_inputs, .n_outputs = o->n_outputs,
 		.cost = { o->flops, o->bytes },
 		.slice_extent = tmm_trace_op_slices(t, k),

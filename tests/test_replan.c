@@ -95,6 +95,28 @@ START_TEST(ewma_and_drift)
 }
 END_TEST
 
+/* An op the plan split (TMM_TRACE_OP_SPLIT) is slower by its micro-ops'
+ * launches: that is no drift.  The same op ten times slower unsplit is. */
+START_TEST(a_split_op_is_no_drift)
+{
+	static const uint64_t fast[3] = { 1000, 1000, 1000 };
+	static const uint64_t split[3] = { 1000, 10000, 1000 };
+	struct tmm_replan *rp;
+	struct small base, cur;
+
+	small_trace(&base, fast);
+	small_trace(&cur, split);
+	ck_assert_int_eq(tmm_replan_create(&rp), 0);
+	ck_assert_int_eq(tmm_replan_reset(rp, &base.t), 0);
+	cur.ops[1].flags |= TMM_TRACE_OP_SPLIT;
+	ck_assert(!tmm_replan_observe(rp, &cur.t, 0.1));
+	ck_assert_double_eq_tol(tmm_replan_drift(rp), 0, 1e-12);
+	cur.ops[1].flags &= ~TMM_TRACE_OP_SPLIT;
+	ck_assert(tmm_replan_observe(rp, &cur.t, 0.1));
+	tmm_replan_destroy(rp);
+}
+END_TEST
+
 /* The retimed trace: ops last their averages, gaps are kept, a direct
  * access keeps its distance from the op before it. */
 START_TEST(retimed_trace)
@@ -198,6 +220,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, ewma_and_drift);
+	tcase_add_test(tc, a_split_op_is_no_drift);
 	tcase_add_test(tc, retimed_trace);
 	tcase_add_test(tc, jitter_makes_new_plans);
 	tcase_set_timeout(tc, 120);

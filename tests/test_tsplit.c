@@ -4,7 +4,8 @@
  * together is split into as many parts as it takes, no more and no more
  * than its rows; a far-away tensor whose swap costs nothing is swapped
  * instead; an op that cannot be split never is; and the split memory model
- * saves nothing unless the input leaves slice by slice.
+ * saves nothing unless the input is dropped at the op, which is when the
+ * runtime lets its rows go slice by slice (lib/split.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -14,7 +15,7 @@
 #include "analysis.h"
 #include "planner.h"
 #include "planners.h"
-#include "split.h"
+#include "split_curve.h"
 #include "tensormm.h"
 #include "trace_builder.h"
 
@@ -32,12 +33,12 @@ static void b_sliced(struct builder *b, uint32_t rows)
 }
 
 /*
- * x (made before the iteration, read once) and a chain: A reads x and
- * writes a, B reads a and writes b, C reads b.  Budget 10 MiB: the 5 MiB
- * tensors set the margin at a fifth of it, so plans aim at 8 MiB.  B
- * (accesses 2 and 3) holds x + 10 MiB, over the budget, and only
- * splitting B lowers it (x has one access, a and b are B's own).  Ops
- * take `op_ns`.
+ * x (made before the iteration) and a chain: A reads x and writes a, B
+ * reads a and writes b, C reads b, D reads a again (accesses 0-1, 2-3, 4,
+ * 5).  Budget 10 MiB: the 5 MiB tensors set the margin at a fifth of it,
+ * so plans aim at 8 MiB.  B holds x + 10 MiB, over the budget, and only
+ * splitting B while a is dropped there (and recomputed from x for D)
+ * lowers it: x is A's source, a and b are B's own.  Ops take `op_ns`.
  */
 static void chain(struct builder *b, uint64_t x_bytes, uint32_t rows,
 		  uint64_t op_ns, uint32_t *a_out)
@@ -53,6 +54,7 @@ static void chain(struct builder *b, uint64_t x_bytes, uint32_t rows,
 	if (rows)
 		b_sliced(b, rows);
 	b_op(b, TMM_OP_BACKWARD, op_ns, &t, 1, NULL, 0);
+	b_op(b, TMM_OP_BACKWARD, op_ns, &a, 1, NULL, 0);
 	b_free_after_last_use(b);
 	*a_out = a;
 }
@@ -90,8 +92,9 @@ static void make(const struct builder *b, struct tmm_plan *p)
  * which is enough, and more parts would only add launches.  With x at
  * 1 MiB B is 3 MiB over: two parts are not enough, four save 3.75 MiB.
  * Either
- * way a leaves B slice by slice (an EVICT_SWAP at B's read of it, the
- * SPLIT at B's first access) and the plan fits at the predicted peak.
+ * way a leaves B slice by slice (an EVICT_DROP at B's read of it, back for
+ * D; the SPLIT at B's first access) and the plan fits at the predicted
+ * peak.
  */
 START_TEST(split_into_as_many_parts_as_it_takes)
 {
@@ -112,7 +115,7 @@ START_TEST(split_into_as_many_parts_as_it_takes)
 		ck_assert_ptr_nonnull(s);
 		ck_assert_uint_eq(s->parts, cases[i].parts);
 		ck_assert_uint_eq(s->trigger, 2); /* B's first access */
-		ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, a), 1);
+		ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_DROP, a), 1);
 		ck_assert(p.fits);
 		ck_assert_uint_eq(p.predicted_peak,
 				  cases[i].x + 10 * MiB -
@@ -196,7 +199,8 @@ START_TEST(a_free_swap_beats_a_split)
 END_TEST
 
 /* Eq. 5 in the curve: a split lowers its op by (p-1)/p of the smaller
- * tensor only while the input is evicted there. */
+ * tensor only while the input is dropped there: a swap of it saves
+ * nothing at the op. */
 START_TEST(split_saves_only_when_the_input_leaves)
 {
 	struct builder b;
@@ -216,8 +220,11 @@ START_TEST(split_saves_only_when_the_input_leaves)
 	ck_assert_uint_eq(tmm_curve_split(&an, NULL, 0, &s, 1, curve, &at),
 			  11 * MiB);
 	ck_assert_uint_eq(at, 2);
-	e = (struct tmm_eviction){ .tensor = a, .evict = 2,
-				   .back = TMM_TRACE_NONE, .in_trigger = 2 };
+	e = (struct tmm_eviction){ .tensor = a, .evict = 2, .back = 5,
+				   .in_trigger = 4 };
+	ck_assert_uint_eq(tmm_curve_split(&an, &e, 1, &s, 1, curve, &at),
+			  11 * MiB);
+	e.drop = true;
 	ck_assert_uint_eq(tmm_curve_split(&an, &e, 1, &s, 1, curve, &at),
 			  1 * MiB + 10 * MiB - 15 * MiB / 4);
 	ck_assert_uint_eq(curve[2], curve[3]);

@@ -1,10 +1,11 @@
 /*
- * split.c — the memory model of split ops (TSPLIT Eq. 5); see split.h.
+ * split_curve.c — the memory model of split ops (TSPLIT Eq. 5); see
+ * split_curve.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "split.h"
+#include "split_curve.h"
 
 uint64_t tmm_split_saving(const struct tmm_analysis *an,
 			  const struct tmm_split *s)
@@ -22,41 +23,44 @@ bool tmm_split_pair(const struct tmm_analysis *an, uint32_t first,
 		    uint32_t *input, uint32_t *output)
 {
 	const struct tmm_trace *tr = an->trace;
-	uint64_t in_bytes = 0, out_bytes = 0;
+	const struct tmm_trace_access *in = &tr->accesses[first];
 	uint32_t end = an->op_end[first];
+	bool have_out = false;
 
 	if (tmm_trace_op_slices(tr, first) < 2)
 		return false;
-	/* The largest of each side makes the largest min() of a pair. */
-	for (uint32_t k = first; k < end; k++) {
+	/* The runtime (lib/split.c) shrinks the op's first tensor, a
+	 * sliced input made before the op, and grows its first sliced
+	 * output into the room; only when every output is new. */
+	if (!in->slices || !(in->flags & TMM_TA_READ) ||
+	    (in->flags & TMM_TA_WRITE) || an->life[in->tensor].from >= first)
+		return false;
+	for (uint32_t k = first + 1; k < end; k++) {
 		const struct tmm_trace_access *a = &tr->accesses[k];
-		uint64_t bytes = an->life[a->tensor].bytes;
 
-		if (!a->slices)
+		if (!(a->flags & TMM_TA_WRITE))
 			continue;
-		if ((a->flags & TMM_TA_READ) &&
-		    an->life[a->tensor].from < first && bytes > in_bytes) {
-			in_bytes = bytes;
-			*input = a->tensor;
-		} else if ((a->flags & TMM_TA_WRITE) &&
-			   an->life[a->tensor].from == first &&
-			   bytes > out_bytes) {
-			out_bytes = bytes;
+		if (an->life[a->tensor].from != first)
+			return false;
+		if (a->slices && !have_out) {
+			have_out = true;
 			*output = a->tensor;
 		}
 	}
-	return in_bytes > 0 && out_bytes > 0;
+	*input = in->tensor;
+	return have_out;
 }
 
 bool tmm_split_evicts_input(const struct tmm_analysis *an,
 			    const struct tmm_split *s,
 			    const struct tmm_eviction *ev, uint32_t n)
 {
-	uint32_t end = an->op_end[s->first];
-
+	/* The runtime reuses a dropped input's rows only: a swapped one
+	 * leaves whole after the op (lib/split.c). */
+	(void)an;
 	for (uint32_t i = 0; i < n; i++)
-		if (ev[i].tensor == s->input && ev[i].evict != TMM_TRACE_NONE &&
-		    ev[i].evict >= s->first && ev[i].evict < end)
+		if (ev[i].tensor == s->input && ev[i].drop &&
+		    ev[i].evict == s->first)
 			return true;
 	return false;
 }

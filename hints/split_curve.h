@@ -1,19 +1,21 @@
 /*
- * split.h — what splitting an op into micro-ops does to the memory curve
- * (TSPLIT §IV-B, Eq. 5), for the planners that split.
+ * split_curve.h — what splitting an op into micro-ops does to the memory
+ * curve (TSPLIT §IV-B, Eq. 5), for the planners that split.
  *
  * A split op runs as `parts` micro-ops over row ranges of its sliced
- * tensors.  When the plan evicts the op's sliced input at the op (a swap
- * or a drop whose evicted-access is the op's access of it), the runtime
- * lets that input go slice by slice as the micro-ops finish with it, while
- * the output grows a slice at a time into the room (hints/plan.h).  So the
+ * tensors.  When the plan drops the op's first tensor, a sliced input, at
+ * the op's first access, the runtime lets that input go slice by slice as
+ * the micro-ops finish with it, while the output grows a slice at a time
+ * into the room (lib/split.c).  (The paper also swaps inputs slice by
+ * slice; our runtime swaps a split op's input whole after the op, so the
+ * model credits drops only.)  So the
  * op never holds all of both: its accesses hold
  * (parts - 1) / parts * min(size(in), size(out)) less than the curve of
  * whole tensors says.  Without that eviction the input stays whole to the
  * end of the op, and a split saves nothing: the model says so too.
  */
-#ifndef TMM_SPLIT_H
-#define TMM_SPLIT_H
+#ifndef TMM_SPLIT_CURVE_H
+#define TMM_SPLIT_CURVE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,17 +36,18 @@ uint64_t tmm_split_saving(const struct tmm_analysis *an,
 
 /*
  * The sliced input and output of the op whose first access is `first`
- * that a split would trade against each other: an input the op reads
- * through a sliced access and did not make, and an output the op makes
- * there through a sliced access, the pair with the largest
- * min(size(in), size(out)).  False when the op cannot be split or has no
- * such pair (a split would then save nothing).
+ * that a split trades against each other, as the runtime picks them
+ * (lib/split.c): the op's first tensor, a sliced input made before the
+ * op, and its first sliced output; and every output of the op is new.
+ * False when the op cannot be split or has no such pair (a split would
+ * then save nothing).
  */
 bool tmm_split_pair(const struct tmm_analysis *an, uint32_t first,
 		    uint32_t *input, uint32_t *output);
 
-/* Whether evictions ev[0..n) evict s's input at s's op, which a split
- * needs to save anything. */
+/* Whether evictions ev[0..n) drop s's input at s's first access, which a
+ * split needs to save anything: the runtime reuses the rows of a dropped
+ * input only (a swapped one leaves whole after the op). */
 bool tmm_split_evicts_input(const struct tmm_analysis *an,
 			    const struct tmm_split *s,
 			    const struct tmm_eviction *ev, uint32_t n);
@@ -70,4 +73,4 @@ int tmm_emit_split(const struct tmm_analysis *an,
 		   const struct tmm_split *sp, uint32_t ns,
 		   struct tmm_plan *plan);
 
-#endif /* TMM_SPLIT_H */
+#endif /* TMM_SPLIT_CURVE_H */
