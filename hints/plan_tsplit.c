@@ -3,15 +3,18 @@
  * Algorithm 2).
  *
  * The ops are walked in order over the memory curve (hints/analysis.c,
- * lowered by the splits already chosen: hints/split.c).  While an op holds
+ * lowered by the splits already chosen: hints/split_curve.c).  While an op holds
  * more than the target, two kinds of choice are priced by the extra time
  * they cost per byte they save there (ΔT/ΔM), and the cheaper is taken:
  * - step 1, a tensor alive across the op that the op does not use, swapped
  *   (Eq. 3) or recomputed (Eq. 4) over the gap between two of its
  *   accesses that holds the op (Eq. 2: it saves its size);
  * - step 2, the op itself split into p micro-ops while its sliced input
- *   leaves slice by slice, swapped or recomputed over the gap after the op
- *   (Eq. 5 and 6).
+ *   leaves slice by slice (Eq. 5 and 6).  The paper swaps or recomputes
+ *   that input; our runtime lets the rows of a *dropped* input go as the
+ *   micro-ops finish with them (lib/split.c) but swaps a swapped one out
+ *   whole after the op, so only the drop saves anything at the op and
+ *   the model (split_curve.h) credits only it.
  *
  * Choices where the paper is vague, and ours:
  * - ΔM is the saving that counts at this bottleneck: at most what the op
@@ -43,7 +46,8 @@
  *   more parts later, for the extra saving at the extra launches.
  * - The input of a split whose only later use is none (the op is its last
  *   access) is swapped out with no back-access, as liveness does: its
- *   cost is the part of the copy the op's own time does not hide.
+ *   cost is the part of the copy the op's own time does not hide, and
+ *   the split saves nothing at the op (no drop), so it is not chosen.
  * - A bottleneck no choice can lower is left: the walk goes on, and the
  *   plan says it does not fit.  A final full curve (with the collective
  *   recomputations the incremental one leaves out) sets predicted_peak.
