@@ -153,7 +153,7 @@ int main(void)
 {
 	static const char *const policies[] = {
 		"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint",
-		"superneurons", "capuchin", "tensile", "tsplit",
+		"superneurons", "capuchin", "tensile", "tsplit", "auto",
 	};
 	struct builder b;
 	struct tmm_planner_input in;
