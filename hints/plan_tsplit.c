@@ -10,11 +10,11 @@
  *   (Eq. 3) or recomputed (Eq. 4) over the gap between two of its
  *   accesses that holds the op (Eq. 2: it saves its size);
  * - step 2, the op itself split into p micro-ops while its sliced input
- *   leaves slice by slice (Eq. 5 and 6).  The paper swaps or recomputes
- *   that input; our runtime lets the rows of a *dropped* input go as the
- *   micro-ops finish with them (lib/split.c) but swaps a swapped one out
- *   whole after the op, so only the drop saves anything at the op and
- *   the model (split_curve.h) credits only it.
+ *   leaves slice by slice (Eq. 5 and 6), swapped out or dropped (to be
+ *   recomputed) at the op: the runtime gives the rows of either back as
+ *   the micro-ops finish with them, a swapped slice once its copy to the
+ *   host is complete (lib/split.c), and the model (split_curve.h) credits
+ *   both.
  *
  * Choices where the paper is vague, and ours:
  * - ΔM is the saving that counts at this bottleneck: at most what the op
@@ -41,13 +41,16 @@
  * - Split cost (Eq. 6): the swap or recomputation of the whole input (its
  *   slices together cost the same copies or the same producer) plus one
  *   launch overhead per micro-op; the paper's split/merge copies do not
- *   exist here (micro-ops work in place on row ranges).  p is one of 2, 4,
- *   8, 16, at most the op's rows.  An op already split may be split into
- *   more parts later, for the extra saving at the extra launches.
+ *   exist here (micro-ops work in place on row ranges).  A swapped
+ *   input's copy is priced whole, as if it began when the op ends: the
+ *   runtime waits for each slice's copy before the next micro-op may
+ *   write over its rows, so none of it hides behind the op's own time.
+ *   p is one of 2, 4, 8, 16, at most the op's rows.  An op already split
+ *   may be split into more parts later, for the extra saving at the
+ *   extra launches.
  * - The input of a split whose only later use is none (the op is its last
  *   access) is swapped out with no back-access, as liveness does: its
- *   cost is the part of the copy the op's own time does not hide, and
- *   the split saves nothing at the op (no drop), so it is not chosen.
+ *   cost is the copy, and the split saves as with any swap at the op.
  * - A bottleneck no choice can lower is left: the walk goes on, and the
  *   plan says it does not fit.  A final full curve (with the collective
  *   recomputations the incremental one leaves out) sets predicted_peak.
@@ -191,7 +194,8 @@ static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
 				   out_ns);
 	out_end = o->d2h_start + out_ns;
 	/* A split's own op is the bottleneck: its slices leave as it runs,
-	 * so only the copy its time does not cover is waited for. */
+	 * each copy waited for before the next micro-op (lib/split.c), so
+	 * the op waits for the whole copy, counted here from its end. */
 	if (sliced)
 		need = tmm_access_end(an, e->evict);
 	if (out_end > need)

@@ -55,12 +55,11 @@ bool tmm_split_evicts_input(const struct tmm_analysis *an,
 			    const struct tmm_split *s,
 			    const struct tmm_eviction *ev, uint32_t n)
 {
-	/* The runtime reuses a dropped input's rows only: a swapped one
-	 * leaves whole after the op (lib/split.c). */
+	/* Dropped or swapped, the input leaves row by row at the op
+	 * (lib/split.c); evicted anywhere else, it is whole there. */
 	(void)an;
 	for (uint32_t i = 0; i < n; i++)
-		if (ev[i].tensor == s->input && ev[i].drop &&
-		    ev[i].evict == s->first)
+		if (ev[i].tensor == s->input && ev[i].evict == s->first)
 			return true;
 	return false;
 }

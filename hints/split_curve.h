@@ -3,16 +3,15 @@
  * curve (TSPLIT §IV-B, Eq. 5), for the planners that split.
  *
  * A split op runs as `parts` micro-ops over row ranges of its sliced
- * tensors.  When the plan drops the op's first tensor, a sliced input, at
- * the op's first access, the runtime lets that input go slice by slice as
- * the micro-ops finish with it, while the output grows a slice at a time
- * into the room (lib/split.c).  (The paper also swaps inputs slice by
- * slice; our runtime swaps a split op's input whole after the op, so the
- * model credits drops only.)  So the
- * op never holds all of both: its accesses hold
- * (parts - 1) / parts * min(size(in), size(out)) less than the curve of
- * whole tensors says.  Without that eviction the input stays whole to the
- * end of the op, and a split saves nothing: the model says so too.
+ * tensors.  When the plan drops or swaps out the op's first tensor, a
+ * sliced input, at the op's first access, the runtime lets that input go
+ * slice by slice as the micro-ops finish with it (a swapped slice once
+ * its copy to the host is complete), while the output grows a slice at a
+ * time into the room (lib/split.c).  So the op never holds all of both:
+ * its accesses hold (parts - 1) / parts * min(size(in), size(out)) less
+ * than the curve of whole tensors says.  Without that eviction the input
+ * stays whole to the end of the op, and a split saves nothing: the model
+ * says so too.
  */
 #ifndef TMM_SPLIT_CURVE_H
 #define TMM_SPLIT_CURVE_H
@@ -45,9 +44,9 @@ uint64_t tmm_split_saving(const struct tmm_analysis *an,
 bool tmm_split_pair(const struct tmm_analysis *an, uint32_t first,
 		    uint32_t *input, uint32_t *output);
 
-/* Whether evictions ev[0..n) drop s's input at s's first access, which a
- * split needs to save anything: the runtime reuses the rows of a dropped
- * input only (a swapped one leaves whole after the op). */
+/* Whether evictions ev[0..n) drop or swap out s's input at s's first
+ * access, which a split needs to save anything: the runtime reuses the
+ * rows of an input that leaves there, and only of one that does. */
 bool tmm_split_evicts_input(const struct tmm_analysis *an,
 			    const struct tmm_split *s,
 			    const struct tmm_eviction *ev, uint32_t n);

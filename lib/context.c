@@ -266,7 +266,7 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 		goto fail;
 	}
 	ctx->split_access = UINT32_MAX; /* no op split yet (split.c) */
-	ctx->split_dropped_access = UINT32_MAX;
+	ctx->split_evicted_access = UINT32_MAX;
 	ctx->magic = TMM_CTX_MAGIC;
 	ctx->created_ns = ctx->be.ops->now_ns(&ctx->be);
 	tmm_stats_shm_create(ctx);

@@ -191,8 +191,9 @@ struct tmm_ctx {
 	uint32_t split_access;	/* the first access of the op tmm_run just
 				 * split, for the guide's count of its
 				 * SPLIT action; UINT32_MAX: not split */
-	uint32_t split_dropped_access; /* ... and of the op whose first
-					* tensor it dropped row by row */
+	uint32_t split_evicted_access; /* ... and of the op whose first
+					* tensor it dropped or swapped out
+					* row by row */
 
 	/* The user's workspace (workspace.c), or NULL. */
 	struct tmm_pool_block *ws_block;

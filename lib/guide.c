@@ -591,10 +591,12 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 	 * whatever became of the tensor since: here it is only counted. */
 	if (a->type == TMM_ACT_SPLIT && ctx->split_access == a->trigger)
 		rc = 0;
-	else if (a->type == TMM_ACT_EVICT_DROP &&
-		 ctx->split_dropped_access == a->trigger && t &&
-		 t->state == TMM_TS_DROPPED)
-		/* Dropped row by row while the split op ran (split.c). */
+	else if (ctx->split_evicted_access == a->trigger && t &&
+		 ((a->type == TMM_ACT_EVICT_DROP &&
+		   t->state == TMM_TS_DROPPED) ||
+		  (a->type == TMM_ACT_EVICT_SWAP && t->state == TMM_TS_HOST)))
+		/* Dropped or swapped out row by row while the split op ran
+		 * (split.c). */
 		rc = 0;
 	else if (t && !t->pins) {
 		switch ((enum tmm_action_type)a->type) {
@@ -643,13 +645,13 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 
 uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
 			       const struct tmm_tensor_rec *first,
-			       bool *drops_first)
+			       enum tmm_split_evict *evicts_first)
 {
 	struct tmm_guide *g = ctx->guide;
 	uint32_t at, parts = 0;
 	uint64_t key;
 
-	*drops_first = false;
+	*evicts_first = TMM_SPLIT_KEEPS_INPUT;
 	if (!g->following || g->diverged)
 		return 0;
 	at = tmm_tracker_current(ctx)->n_accesses;
@@ -667,7 +669,9 @@ uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
 		if (a->type == TMM_ACT_SPLIT)
 			parts = a->parts;
 		else if (a->type == TMM_ACT_EVICT_DROP && a->key == key)
-			*drops_first = true;
+			*evicts_first = TMM_SPLIT_DROPS_INPUT;
+		else if (a->type == TMM_ACT_EVICT_SWAP && a->key == key)
+			*evicts_first = TMM_SPLIT_SWAPS_INPUT;
 	}
 	return parts;
 }

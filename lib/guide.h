@@ -18,6 +18,7 @@
 
 #include "context.h"
 #include "plan.h"
+#include "split.h"
 
 int tmm_guide_create(struct tmm_ctx *ctx);
 void tmm_guide_destroy(struct tmm_ctx *ctx);
@@ -73,11 +74,12 @@ void tmm_guide_iteration_begin(struct tmm_ctx *ctx);
  * tensor is `first` (split.c), or 0: no plan being followed, no SPLIT at
  * the access about to be recorded, or a plan whose access there is to
  * another tensor (the guide will see the divergence after the op).
- * *drops_first: the plan also drops `first` at that access.
+ * *evicts_first: whether the plan also drops or swaps out `first` at
+ * that access.
  */
 uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
 			       const struct tmm_tensor_rec *first,
-			       bool *drops_first);
+			       enum tmm_split_evict *evicts_first);
 
 /* The iteration is ending (before the tracker closes its trace). */
 void tmm_guide_iteration_end(struct tmm_ctx *ctx);

@@ -337,6 +337,55 @@ int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	return 0;
 }
 
+/* A swap-out in pieces (split.c): the op that reads the tensor frees its
+ * rows as they reach the host, so each copy is waited for at once. */
+int tmm_mover_swap_out_begin(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	if (uvm(ctx) || t->state != TMM_TS_RESIDENT || t->host)
+		return -EINVAL;
+	return host_take(ctx, t);
+}
+
+int tmm_mover_swap_out_piece(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			     uint64_t offset, uint64_t bytes)
+{
+	tmm_event done = { 0 };
+	int rc;
+
+	if (bytes == 0)
+		return 0;
+	rc = copy_after_compute(ctx, TMM_ENGINE_D2H, (char *)t->host + offset,
+				(const char *)t->dev + offset, (size_t)bytes,
+				&done);
+	/* The host waits, not only compute: the caller gives the rows
+	 * back to the pool next, and the host buffer may be read as soon
+	 * as the tensor is HOST. */
+	if (rc == 0) {
+		rc = host_wait(ctx, &done);
+		if (rc < 0)
+			rc = backend_error(ctx, rc);
+	}
+	ctx->be.ops->event_release(&ctx->be, &done);
+	return rc;
+}
+
+void tmm_mover_swap_out_end(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	device_give_back(ctx, t);
+	/* The copy is over: the same two steps as a swap-out retired. */
+	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
+	tmm_mover_set_state(t, TMM_TS_HOST);
+	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
+	ctx->c.swap_out_count++;
+	ctx->c.swap_out_bytes += t->bytes;
+}
+
+void tmm_mover_swap_out_cancel(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	if (t->host)
+		host_give_back(ctx, t, NULL); /* its copies were waited for */
+}
+
 /* The least recently used tensor that passive mode may evict, or NULL. */
 static struct tmm_tensor_rec *passive_victim(struct tmm_ctx *ctx)
 {

@@ -77,6 +77,27 @@ int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       uint64_t offset, uint64_t bytes);
 
+/*
+ * A swap-out in pieces, while an op still reads the tensor (split.c: a
+ * split op's input leaving row by row, TSPLIT Eq. 5 and 6).  The tensor
+ * stays RESIDENT and pinned throughout; its device rows may be given back
+ * to the pool once they are on the host.
+ *  - begin: takes t's pinned host buffer.  Returns 0, -EINVAL (not
+ *    RESIDENT, already holding a host buffer, or mode=uvm) or -ENOMEM.
+ *  - piece: copies bytes [offset, offset + bytes) of t to its host buffer
+ *    after the compute work issued so far, and waits for the copy: a
+ *    counted stall, after which those device bytes may be reused.
+ *    Returns 0 or a backend error.
+ *  - end: every byte is on the host; gives back what is left of t's
+ *    device block and makes t HOST, counted as one swap-out.
+ *  - cancel: gives the host buffer back; t stays RESIDENT, whole.
+ */
+int tmm_mover_swap_out_begin(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+int tmm_mover_swap_out_piece(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			     uint64_t offset, uint64_t bytes);
+void tmm_mover_swap_out_end(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+void tmm_mover_swap_out_cancel(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
 /* Gives back t's device memory (a drop: the caller changes its state). */
 void tmm_mover_free_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 

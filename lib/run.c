@@ -126,7 +126,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	uint64_t ns = 0, start_ns, stall_before;
 	uint32_t first_access = 0, n_accesses, parts;
 	struct tmm_split_reuse reuse = { .in = NULL };
-	bool drops_first = false;
+	enum tmm_split_evict evicts_first = TMM_SPLIT_KEEPS_INPUT;
 	int rc;
 
 	if (tmm_ctx_check(ctx) < 0)
@@ -170,7 +170,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	/* Asked before the op's accesses are recorded: the plan's SPLIT is
 	 * triggered by the first of them. */
 	parts = ctx->in_iteration && n
-			? tmm_split_parts(ctx, op, recs[0], &drops_first)
+			? tmm_split_parts(ctx, op, recs[0], &evicts_first)
 			: 0;
 	stall_before = ctx->c.stall_ns;
 	/* Overwriting an output must not take away the bytes that a dropped
@@ -200,8 +200,9 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 
 		/* TSPLIT Eq. 5: the output goes below the input it will
 		 * grow into, before anything else takes the place. */
-		if (i == op->n_inputs && drops_first)
-			tmm_split_place_output(ctx, op, recs, parts, &reuse);
+		if (i == op->n_inputs && evicts_first != TMM_SPLIT_KEEPS_INPUT)
+			tmm_split_place_output(ctx, op, recs, parts,
+					       evicts_first, &reuse);
 		if (output && (recs[i]->state == TMM_TS_EMPTY ||
 			       recs[i] == reuse.out))
 			flags[i] |= WAS_EMPTY;
@@ -273,7 +274,7 @@ ran:
 	if (parts && n_accesses)
 		tmm_tracker_op_was_split(ctx);
 	ctx->split_access = parts ? first_access : UINT32_MAX;
-	ctx->split_dropped_access = UINT32_MAX;
+	ctx->split_evicted_access = UINT32_MAX;
 	unpin(recs, n);
 	tmm_split_finish(ctx, &reuse, first_access, true);
 	/* Ghosts brought back for this op give their memory back, now that

@@ -5,6 +5,10 @@
  * its share of the rows: on the simulator every bracket also pays the
  * profile's launch_ns, so a split op is slower by (parts - 1) launches,
  * as on a real GPU, and a planner that splits pays for it in the trace.
+ *
+ * The input's rows are freed only once nothing needs them on the device:
+ * a dropped input's as soon as the part that read them ends, a swapped
+ * input's once their copy to the host is complete.
  */
 #include <errno.h>
 #include <string.h>
@@ -66,17 +70,17 @@ int tmm_split_check_op(struct tmm_ctx *ctx, const tmm_op *op,
 
 uint32_t tmm_split_parts(struct tmm_ctx *ctx, const tmm_op *op,
 			 const struct tmm_tensor_rec *first,
-			 bool *drops_first)
+			 enum tmm_split_evict *evicts_first)
 {
 	uint32_t parts;
 
-	*drops_first = false;
+	*evicts_first = TMM_SPLIT_KEEPS_INPUT;
 	if (op->slice_extent < 2 || (!op->run_slice && op->run))
 		return 0;
-	parts = tmm_guide_split_parts(ctx, first, drops_first);
+	parts = tmm_guide_split_parts(ctx, first, evicts_first);
 	if (parts < 2) {
-		/* A drop with no split is the guide's, after the op. */
-		*drops_first = false;
+		/* An eviction with no split is the guide's, after the op. */
+		*evicts_first = TMM_SPLIT_KEEPS_INPUT;
 		return 0;
 	}
 	/* The plan was made from an earlier iteration: an op that has
@@ -119,6 +123,20 @@ static bool droppable_but_for_this_op(struct tmm_ctx *ctx,
 	return ok;
 }
 
+/* Can t, swapped here, leave in pieces: its host buffer is taken.  Where
+ * it cannot, the plan's swap happens after the op, whole, and says why
+ * if it fails too; the program's last message stays. */
+static bool host_buffer_taken(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	char saved[sizeof(ctx->error)];
+	bool ok;
+
+	memcpy(saved, ctx->error, sizeof(saved));
+	ok = tmm_mover_swap_out_begin(ctx, t) == 0;
+	memcpy(ctx->error, saved, sizeof(saved));
+	return ok;
+}
+
 /* D of Eq. 5: before part k writes its rows, the output's block must
  * reach past them, into no input row that part k has yet to read. */
 static uint64_t output_lead(const struct tmm_split_reuse *r, uint64_t extent,
@@ -140,26 +158,32 @@ static uint64_t output_lead(const struct tmm_split_reuse *r, uint64_t extent,
 
 void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 			    struct tmm_tensor_rec *const *recs,
-			    uint32_t parts, struct tmm_split_reuse *r)
+			    uint32_t parts, enum tmm_split_evict how,
+			    struct tmm_split_reuse *r)
 {
 	struct tmm_tensor_rec *in = recs[0], *out = NULL;
 	unsigned n = op->n_inputs + op->n_outputs;
 	uint64_t offset;
 
 	memset(r, 0, sizeof(*r));
-	if (parts < 2 || ctx->mode == TMM_MODE_UVM || !op->n_inputs ||
+	if (parts < 2 || how == TMM_SPLIT_KEEPS_INPUT ||
+	    ctx->mode == TMM_MODE_UVM || !op->n_inputs ||
 	    !tmm_split_sliced(op, 0) || in->state != TMM_TS_RESIDENT ||
 	    in->pins != 1 || in->acquires || !in->block)
 		return;
 	/* Outputs that held nothing cannot be what the input's
-	 * recomputation reads, nor the input itself. */
+	 * recomputation reads, nor the input itself, nor hold bytes that
+	 * the output's first rows would overwrite. */
 	for (unsigned i = op->n_inputs; i < n; i++) {
 		if (recs[i]->state != TMM_TS_EMPTY)
 			return;
 		if (!out && tmm_split_sliced(op, i))
 			out = recs[i];
 	}
-	if (!out || !droppable_but_for_this_op(ctx, in))
+	if (!out)
+		return;
+	if (how == TMM_SPLIT_DROPS_INPUT ? !droppable_but_for_this_op(ctx, in)
+					 : !host_buffer_taken(ctx, in))
 		return;
 	r->in_row = in->bytes / op->slice_extent;
 	r->out_row = out->bytes / op->slice_extent;
@@ -169,11 +193,14 @@ void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 	    tmm_mover_place_at(ctx, out, offset - r->lead, r->lead) < 0) {
 		/* The space below the input is taken: the output goes
 		 * wherever tmm_run puts it, whole. */
+		if (how == TMM_SPLIT_SWAPS_INPUT)
+			tmm_mover_swap_out_cancel(ctx, in);
 		ctx->c.split_fallbacks++;
 		return;
 	}
 	r->in = in;
 	r->out = out;
+	r->how = how;
 }
 
 /* Before part k: the output's block covers the rows it will write. */
@@ -202,33 +229,97 @@ static void shrink_input(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
 
 	if (freed <= r->trimmed ||
 	    freed - r->trimmed >= r->in->block->size)
-		return; /* the last rows go with the drop */
-	/* Without a record to free them, the rows stay until the drop; the
-	 * output's next growth then reports it. */
+		return; /* the last rows go with the eviction */
+	/* Without a record to free them, the rows stay until the
+	 * eviction; the output's next growth then reports it. */
 	if (tmm_pool_trim(ctx->pool, r->in->block, freed - r->trimmed) == 0)
 		r->trimmed = freed;
+}
+
+/* After part k: the rows [0, end) of the input have been read.  A
+ * swapped input's go to the host first: only then may the output grow
+ * into them. */
+static int input_done_with(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
+			   uint64_t end)
+{
+	uint64_t read = end * r->in_row;
+	int rc;
+
+	if (r->how == TMM_SPLIT_SWAPS_INPUT) {
+		rc = tmm_mover_swap_out_piece(ctx, r->in, r->copied,
+					      read - r->copied);
+		if (rc < 0)
+			return rc;
+		r->copied = read;
+	}
+	shrink_input(ctx, r, end);
+	return 0;
+}
+
+/* After the op: the input, dropped row by row, is dropped. */
+static int finish_drop(struct tmm_ctx *ctx, struct tmm_split_reuse *r)
+{
+	char label[64];
+	int rc = tmm_recompute_drop(ctx, r->in);
+
+	if (rc == 0)
+		return 0;
+	/* Checked before the op: only a broken invariant ends here. */
+	tmm_log(ctx, TMM_LOG_ERROR,
+		"op '%s': tensor %s gave its rows back to the pool but could "
+		"not be dropped: %s",
+		ctx->current_op, tmm_tensor_label(r->in, label, sizeof(label)),
+		ctx->error);
+	return rc;
+}
+
+/* After the op, or after it failed part way: the input, swapped row by
+ * row, has its last rows copied and is HOST.  The op's own message, if
+ * it failed, stays the program's last. */
+static int finish_swap(struct tmm_ctx *ctx, struct tmm_split_reuse *r)
+{
+	struct tmm_tensor_rec *in = r->in;
+	char saved[sizeof(ctx->error)], label[64];
+	int rc;
+
+	memcpy(saved, ctx->error, sizeof(saved));
+	rc = tmm_mover_swap_out_piece(ctx, in, r->copied,
+				      in->bytes - r->copied);
+	if (rc == 0) {
+		tmm_mover_swap_out_end(ctx, in);
+		return 0;
+	}
+	/* Its front rows now hold the output's: with the rest not on the
+	 * host, nothing holds its bytes.  Say so, and let a later read
+	 * fail rather than return what the output left there. */
+	tmm_log(ctx, TMM_LOG_ERROR,
+		"op '%s': tensor %s gave its first rows to the op's output "
+		"but the rest could not be copied to the host (%s); its bytes "
+		"are lost",
+		ctx->current_op, tmm_tensor_label(in, label, sizeof(label)),
+		ctx->error);
+	memcpy(ctx->error, saved, sizeof(saved));
+	tmm_mover_release(ctx, in);
+	return rc;
 }
 
 void tmm_split_finish(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
 		      uint32_t first_access, bool succeeded)
 {
-	char label[64];
+	int rc;
 
-	if (!r->in || (!succeeded && !r->trimmed))
+	if (!r->in)
 		return;
-	if (tmm_recompute_drop(ctx, r->in) < 0) {
-		/* Checked before the op: only a broken invariant ends
-		 * here. */
-		tmm_log(ctx, TMM_LOG_ERROR,
-			"op '%s': tensor %s gave its rows back to the pool "
-			"but could not be dropped: %s",
-			ctx->current_op,
-			tmm_tensor_label(r->in, label, sizeof(label)),
-			ctx->error);
+	if (!succeeded && !r->trimmed) {
+		/* Whole still: the input stays as it was. */
+		if (r->how == TMM_SPLIT_SWAPS_INPUT)
+			tmm_mover_swap_out_cancel(ctx, r->in);
 		return;
 	}
-	if (succeeded)
-		ctx->split_dropped_access = first_access;
+	rc = r->how == TMM_SPLIT_DROPS_INPUT ? finish_drop(ctx, r)
+					     : finish_swap(ctx, r);
+	if (rc == 0 && succeeded)
+		ctx->split_evicted_access = first_access;
 }
 
 int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
@@ -274,8 +365,11 @@ int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
 			return tmm_fail(ctx, rc, "%s", be->error);
 		*ns += part_ns;
 		ctx->c.micro_ops++;
-		if (r->in)
-			shrink_input(ctx, r, end);
+		if (r->in) {
+			rc = input_done_with(ctx, r, end);
+			if (rc < 0)
+				return rc;
+		}
 	}
 	ctx->c.split_ops++;
 	return 0;

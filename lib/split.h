@@ -8,7 +8,7 @@
  * bracketing each call as its own kernel so that every micro-op pays its
  * launch (the overhead that makes splitting a trade, TSPLIT §V).
  *
- * Memory reuse (Eq. 5), in swap mode: when the plan also drops the op's
+ * Memory reuse (Eq. 5), in swap mode: when the plan also evicts the op's
  * first tensor, a sliced input, at this op, that input gives its rows
  * back from the front as the micro-ops consume them (tmm_pool_trim), and
  * the op's first sliced output is placed just below it, starting D bytes
@@ -16,11 +16,22 @@
  * output's written rows ever run ahead of the input's freed ones: one
  * output part when rows are the same size.  Where that space is taken,
  * the output is allocated whole as usual (correct, no saving) and
- * counted in split_fallbacks.  The input is dropped after the op.
+ * counted in split_fallbacks.
  *
- * Not done yet: a swapped (EVICT_SWAP) input still leaves whole after
- * the op, and an output with an EVICT_SWAP at the op is not streamed out
- * part by part.  In mode=uvm the micro-ops run, with no reuse.
+ * The eviction is the plan's, carried out during the op instead of after
+ * it, and the guide counts its action as done:
+ *  - EVICT_DROP: the rows are simply given back; the input is dropped
+ *    after the op (it must be recomputable but for this op's pin);
+ *  - EVICT_SWAP (TSPLIT's "swap" for a split tensor): after each part,
+ *    the rows it read are copied to the input's host buffer and, once
+ *    the copy is complete, given back.  The wait for each copy is a
+ *    stall, the swap cost of Eq. 6: the next part may write those rows.
+ *    After the op the input is HOST, all its bytes on the host, counted
+ *    as one swap-out; its PREFETCH brings it back as any other.
+ *
+ * Not done yet: an output with an EVICT_SWAP at the op is not streamed
+ * out part by part.  In mode=uvm the micro-ops run, with no reuse: the
+ * plan's evictions fire after the op.
  */
 #ifndef TMM_SPLIT_H
 #define TMM_SPLIT_H
@@ -46,40 +57,55 @@ static inline int tmm_split_sliced(const tmm_op *op, unsigned i)
 	return op->slice_extent && (!op->sliced || op->sliced[i]);
 }
 
+/* How the plan evicts a split op's first tensor at the op. */
+enum tmm_split_evict {
+	TMM_SPLIT_KEEPS_INPUT,	/* not there: the input stays whole */
+	TMM_SPLIT_DROPS_INPUT,	/* EVICT_DROP */
+	TMM_SPLIT_SWAPS_INPUT,	/* EVICT_SWAP */
+};
+
 /*
  * The micro-ops the plan runs this op as (its first tensor `first` is
  * about to be accessed), or 0 to run it whole: no SPLIT there, or an op
- * that cannot be split.  *drops_first: the plan drops `first` there.
+ * that cannot be split.  *evicts_first: how the plan evicts `first`
+ * there (TMM_SPLIT_KEEPS_INPUT when the op runs whole).
  */
 uint32_t tmm_split_parts(struct tmm_ctx *ctx, const tmm_op *op,
 			 const struct tmm_tensor_rec *first,
-			 bool *drops_first);
+			 enum tmm_split_evict *evicts_first);
 
 /* One split op's memory reuse (Eq. 5); in NULL: none. */
 struct tmm_split_reuse {
 	struct tmm_tensor_rec *in, *out;
+	enum tmm_split_evict how; /* how `in` leaves */
 	uint64_t in_row, out_row; /* bytes per row */
 	uint64_t lead;		  /* D: out starts this far below in */
 	uint64_t trimmed;	  /* bytes of in given back so far */
+	uint64_t copied;	  /* swapped: bytes of in on the host */
 };
 
 /*
  * Called by tmm_run once the inputs are resident and before the outputs
  * are (recs as in tmm_run): sets up *r when the op qualifies for reuse
- * (its first tensor a sliced input dropped here that nothing else holds,
- * every output empty), placing the first sliced output below the input;
- * otherwise leaves r->in NULL, counting a fallback when only the place
- * was missing.
+ * (its first tensor a sliced input that the plan evicts here as `how`
+ * says and that nothing else holds, every output empty; a dropped input
+ * recomputable, a swapped one with its host buffer taken), placing the
+ * first sliced output below the input; otherwise leaves r->in NULL,
+ * counting a fallback when only the place was missing.
  */
 void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 			    struct tmm_tensor_rec *const *recs,
-			    uint32_t parts, struct tmm_split_reuse *r);
+			    uint32_t parts, enum tmm_split_evict how,
+			    struct tmm_split_reuse *r);
 
 /*
- * After the op (its tensors unpinned), or after it failed: drops the
+ * After the op (its tensors unpinned), or after it failed: evicts the
  * shrinking input, as the plan asked (or because its front rows are
- * gone), and tells the guide, whose EVICT_DROP at `first_access` is then
- * counted as carried out.  Nothing when r->in is NULL.
+ * gone): drops it, or, swapped, copies any rows not on the host yet and
+ * makes it HOST.  After the op, tells the guide, whose eviction at
+ * `first_access` is then counted as carried out.  A failed op that gave
+ * no rows back leaves its input whole and resident.  Nothing when r->in
+ * is NULL.
  */
 void tmm_split_finish(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
 		      uint32_t first_access, bool succeeded);
@@ -92,9 +118,10 @@ void tmm_split_range(uint64_t extent, uint32_t parts, uint32_t k,
 /*
  * Runs the op as `parts` micro-ops over the device pointers ptrs (inputs,
  * then outputs), adding their backend time to *ns; with reuse (r->in),
- * the output grows before each part and the input shrinks after it.
- * Returns 0, or a negative errno with ctx->error set (the callback's
- * failure, or the backend's).
+ * the output grows before each part and the input shrinks after it,
+ * its rows copied to the host first when it is swapped.  Returns 0, or a
+ * negative errno with ctx->error set (the callback's failure, or the
+ * backend's).
  */
 int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
 		  uint32_t parts, struct tmm_split_reuse *r, uint64_t *ns);

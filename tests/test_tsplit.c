@@ -3,9 +3,11 @@
  * traces with known answers: an op whose input and output do not fit
  * together is split into as many parts as it takes, no more and no more
  * than its rows; a far-away tensor whose swap costs nothing is swapped
- * instead; an op that cannot be split never is; and the split memory model
- * saves nothing unless the input is dropped at the op, which is when the
- * runtime lets its rows go slice by slice (lib/split.c).
+ * instead; an op that cannot be split never is; an input that cannot be
+ * recomputed is swapped out slice by slice instead; and the split memory
+ * model saves nothing unless the input is dropped or swapped out at the
+ * op, which is when the runtime lets its rows go slice by slice
+ * (lib/split.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -37,11 +39,12 @@ static void b_sliced(struct builder *b, uint32_t rows)
  * reads a and writes b, C reads b, D reads a again (accesses 0-1, 2-3, 4,
  * 5).  Budget 10 MiB: the 5 MiB tensors set the margin at a fifth of it,
  * so plans aim at 8 MiB.  B holds x + 10 MiB, over the budget, and only
- * splitting B while a is dropped there (and recomputed from x for D)
- * lowers it: x is A's source, a and b are B's own.  Ops take `op_ns`.
+ * splitting B while a leaves there lowers it: x is A's source, a and b
+ * are B's own.  a is dropped (and recomputed from x for D) when A is
+ * pure (`a_flags`), else swapped out (and back for D).  Ops take `op_ns`.
  */
 static void chain(struct builder *b, uint64_t x_bytes, uint32_t rows,
-		  uint64_t op_ns, uint32_t *a_out)
+		  uint64_t op_ns, unsigned a_flags, uint32_t *a_out)
 {
 	uint32_t x, a, t;
 
@@ -49,7 +52,7 @@ static void chain(struct builder *b, uint64_t x_bytes, uint32_t rows,
 	x = b_tensor(b, x_bytes, false);
 	a = b_tensor(b, 5 * MiB, true);
 	t = b_tensor(b, 5 * MiB, true);
-	b_op(b, TMM_OP_PURE, op_ns, &x, 1, &a, 1);
+	b_op(b, a_flags, op_ns, &x, 1, &a, 1);
 	b_op(b, TMM_OP_PURE, op_ns, &a, 1, &t, 1);
 	if (rows)
 		b_sliced(b, rows);
@@ -109,7 +112,7 @@ START_TEST(split_into_as_many_parts_as_it_takes)
 		const struct tmm_plan_action *s;
 		uint32_t a;
 
-		chain(&b, cases[i].x, 64, 1000000, &a);
+		chain(&b, cases[i].x, 64, 1000000, TMM_OP_PURE, &a);
 		make(&b, &p);
 		s = split_in(&p);
 		ck_assert_ptr_nonnull(s);
@@ -134,7 +137,7 @@ START_TEST(never_more_parts_than_rows)
 	struct tmm_plan p;
 	uint32_t a;
 
-	chain(&b, 1 * MiB, 3, 1000000, &a);
+	chain(&b, 1 * MiB, 3, 1000000, TMM_OP_PURE, &a);
 	make(&b, &p);
 	ck_assert_ptr_nonnull(split_in(&p));
 	ck_assert_uint_eq(split_in(&p)->parts, 2);
@@ -152,7 +155,7 @@ START_TEST(an_op_that_cannot_be_split_is_not)
 	struct tmm_plan p;
 	uint32_t a;
 
-	chain(&b, 1 * MiB, 0, 1000000, &a);
+	chain(&b, 1 * MiB, 0, 1000000, TMM_OP_PURE, &a);
 	make(&b, &p);
 	ck_assert_ptr_null(split_in(&p));
 	ck_assert(!p.fits);
@@ -199,8 +202,8 @@ START_TEST(a_free_swap_beats_a_split)
 END_TEST
 
 /* Eq. 5 in the curve: a split lowers its op by (p-1)/p of the smaller
- * tensor only while the input is dropped there: a swap of it saves
- * nothing at the op. */
+ * tensor only while the input leaves there, dropped or swapped out: an
+ * eviction of it anywhere else saves nothing at the op. */
 START_TEST(split_saves_only_when_the_input_leaves)
 {
 	struct builder b;
@@ -211,7 +214,7 @@ START_TEST(split_saves_only_when_the_input_leaves)
 	uint64_t curve[MAX_A];
 	uint32_t a, at;
 
-	chain(&b, 1 * MiB, 64, 1000, &a);
+	chain(&b, 1 * MiB, 64, 1000, TMM_OP_PURE, &a);
 	in = tsplit_input(&b);
 	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
 	ck_assert(tmm_split_pair(&an, 2, &s.input, &s.output));
@@ -220,16 +223,65 @@ START_TEST(split_saves_only_when_the_input_leaves)
 	ck_assert_uint_eq(tmm_curve_split(&an, NULL, 0, &s, 1, curve, &at),
 			  11 * MiB);
 	ck_assert_uint_eq(at, 2);
-	e = (struct tmm_eviction){ .tensor = a, .evict = 2, .back = 5,
-				   .in_trigger = 4 };
+	/* Freed after D, its last access: whole at B. */
+	e = (struct tmm_eviction){ .tensor = a, .evict = 5,
+				   .back = TMM_TRACE_NONE, .in_trigger = 5 };
 	ck_assert_uint_eq(tmm_curve_split(&an, &e, 1, &s, 1, curve, &at),
 			  11 * MiB);
-	e.drop = true;
-	ck_assert_uint_eq(tmm_curve_split(&an, &e, 1, &s, 1, curve, &at),
-			  1 * MiB + 10 * MiB - 15 * MiB / 4);
-	ck_assert_uint_eq(curve[2], curve[3]);
-	ck_assert_uint_eq(curve[1], 6 * MiB); /* A: x and a, untouched */
+	ck_assert_uint_eq(at, 2);
+	for (int drop = 0; drop < 2; drop++) {
+		e = (struct tmm_eviction){ .tensor = a, .evict = 2, .back = 5,
+					   .in_trigger = 4, .drop = drop };
+		ck_assert_uint_eq(tmm_curve_split(&an, &e, 1, &s, 1, curve,
+						  &at),
+				  1 * MiB + 10 * MiB - 15 * MiB / 4);
+		ck_assert_uint_eq(at, 2);
+		ck_assert_uint_eq(curve[2], curve[3]);
+		/* A: x and a, untouched */
+		ck_assert_uint_eq(curve[1], 6 * MiB);
+	}
 	tmm_analysis_free(&an);
+}
+END_TEST
+
+/*
+ * The chain with A not pure: a cannot be recomputed, so it leaves B
+ * swapped out slice by slice, an EVICT_SWAP at B's read of it and a
+ * PREFETCH for D, which saves at B what the drop saved (Eq. 5): the same
+ * parts as with the drop, and the plan fits.
+ */
+START_TEST(split_swaps_an_input_it_cannot_recompute)
+{
+	static const struct {
+		uint64_t x;
+		uint32_t parts;
+	} cases[] = { { MiB / 4, 2 }, { 1 * MiB, 4 } };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct builder b;
+		struct tmm_plan p;
+		const struct tmm_plan_action *s;
+		uint32_t a;
+
+		chain(&b, cases[i].x, 64, 1000000, 0, &a);
+		make(&b, &p);
+		s = split_in(&p);
+		ck_assert_ptr_nonnull(s);
+		ck_assert_uint_eq(s->parts, cases[i].parts);
+		ck_assert_uint_eq(s->trigger, 2);
+		ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_DROP, a), 0);
+		ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, a), 1);
+		ck_assert_uint_eq(count(&p, &b, TMM_ACT_PREFETCH, a), 1);
+		for (uint32_t k = 0; k < p.n_actions; k++)
+			if (p.actions[k].type == TMM_ACT_EVICT_SWAP)
+				ck_assert_uint_eq(p.actions[k].trigger, 2);
+		ck_assert(p.fits);
+		ck_assert_uint_eq(p.predicted_peak,
+				  cases[i].x + 10 * MiB -
+					  (cases[i].parts - 1) * MiB * 5 /
+						  cases[i].parts);
+		tmm_plan_free(&p);
+	}
 }
 END_TEST
 
@@ -245,6 +297,7 @@ int main(void)
 	tcase_add_test(tc, an_op_that_cannot_be_split_is_not);
 	tcase_add_test(tc, a_free_swap_beats_a_split);
 	tcase_add_test(tc, split_saves_only_when_the_input_leaves);
+	tcase_add_test(tc, split_swaps_an_input_it_cannot_recompute);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
