@@ -134,26 +134,6 @@ int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan)
 	return keep_sources(ctx);
 }
 
-int tmm_guide_adopt(struct tmm_ctx *ctx, const struct tmm_plan *plan,
-		    const struct tmm_trace *made_for)
-{
-	struct tmm_guide *g = ctx->guide;
-	struct tmm_plan copy;
-
-	if (tmm_plan_copy(&copy, plan) < 0)
-		return -ENOMEM;
-	tmm_plan_free(&g->plan);
-	g->plan = copy;
-	g->installed = true;
-	g->planned = true;
-	g->from_file = true;
-	free(g->kept);
-	g->kept = NULL;
-	g->n_kept = 0;
-	return tmm_plan_kept_sources(&g->plan, made_for, &g->kept,
-				     &g->n_kept);
-}
-
 const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx)
 {
 	return ctx->guide->installed ? &ctx->guide->plan : NULL;

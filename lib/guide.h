@@ -31,14 +31,6 @@ void tmm_guide_destroy(struct tmm_ctx *ctx);
  */
 int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan);
 
-/*
- * Follows plan from the first iteration, before any was measured (a trial
- * on a twin, lib/trial.h): like a plan file, it is checked against the
- * first iteration's trace when that ends.  Its drops' kept sources are
- * listed from the plan now.  Returns 0 or -ENOMEM.
- */
-int tmm_guide_adopt(struct tmm_ctx *ctx, const struct tmm_plan *plan,
-		    const struct tmm_trace *made_for);
 
 /*
  * With TENSORMM_HINTS set, reads the plan file and follows it from the

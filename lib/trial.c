@@ -13,9 +13,9 @@
 #include "trial.h"
 #include "tunables.h"
 
-/* Iterations a trial runs: the first starts cold, as a plan file's does,
- * and feeds late prefetches back (Capuchin §4.4) to the next; the last is
- * the steady state the result reports. */
+/* Iterations a trial runs: the first measured, as the real run's, then
+ * guided ones: the first of those feeds late prefetches back (Capuchin
+ * §4.4) to the next, the last is the steady state the result reports. */
 #define TRIAL_ITERATIONS 3
 
 int tmm_trial_device_of(const struct tmm_ctx *ctx,
@@ -353,13 +353,13 @@ int tmm_trial_run(const struct tmm_trial_device *dev,
 {
 	struct replay x;
 	struct tmm_plan twin_plan = { 0 };
-	struct tmm_stats st, first;
+	struct tmm_stats st;
 	char cfg[2048];
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	memset(&x, 0, sizeof(x));
-	st.version = first.version = TMM_STATS_VERSION;
+	st.version = TMM_STATS_VERSION;
 	rc = twin_config(dev, cfg, sizeof(cfg));
 	if (rc == 0)
 		rc = replay_init(&x, t);
@@ -369,26 +369,24 @@ int tmm_trial_run(const struct tmm_trial_device *dev,
 		rc = make_outside(&x);
 	if (rc == 0)
 		rc = plan_for_twin(&x, p, &twin_plan);
-	if (rc == 0)
-		rc = tmm_guide_adopt(x.ctx, &twin_plan, t);
-	/* The first iteration starts from a device where everything made
-	 * before it is resident, as the real run's measured iteration does
-	 * not leave it: like that one, it is not judged. */
+	/* The first iteration is measured in passive mode, as the real
+	 * run's was: the state it leaves (what passive mode put on the
+	 * host) is where the plan starts from.  The plan takes over from
+	 * the second, and those are judged. */
 	if (rc == 0)
 		rc = replay_iteration(&x);
-	if (x.ctx && tmm_stats_get(x.ctx, &first) < 0)
-		rc = -EINVAL;
+	if (rc == 0)
+		rc = tmm_guide_install(x.ctx, &twin_plan);
 	for (int i = 1; rc == 0 && i < TRIAL_ITERATIONS; i++)
 		rc = replay_iteration(&x);
 	if (x.ctx && tmm_stats_get(x.ctx, &st) == 0) {
-		r->passive_evictions = st.guided_passive_evictions -
-				       first.guided_passive_evictions;
+		r->passive_evictions = st.guided_passive_evictions;
 		r->divergences = st.plan_divergences;
 		r->iteration_ns = st.last_iteration_ns;
 		r->device_peak = st.device_peak;
-		r->trained = rc == 0 && r->passive_evictions == 0 &&
+		r->trained = rc == 0 && st.guided_passive_evictions == 0 &&
 			     st.plan_divergences == 0 &&
-			     st.guided_iterations == TRIAL_ITERATIONS;
+			     st.guided_iterations == TRIAL_ITERATIONS - 1;
 	}
 	tmm_plan_free(&twin_plan);
 	if (x.ctx)

@@ -7,7 +7,8 @@
  * When the device is the simulator, nothing is cheaper than the runtime
  * itself: a trial replays a recorded iteration through a private context
  * on the same simulated profile with phantom memory (sizes and times, no
- * bytes), guided by the plan from its first iteration, and reports what
+ * bytes), measured in passive mode first as the real run was and then
+ * guided by the plan, and reports what
  * actually happened.  The `auto` policy uses it to pick between plans.
  *
  * The replay is the trace's: its tensors made before the iteration are
@@ -39,8 +40,7 @@ struct tmm_trial_device {
 
 struct tmm_trial_result {
 	bool trained;		    /* no passive eviction, no divergence */
-	uint64_t passive_evictions; /* after the first iteration, which
-				     * starts cold */
+	uint64_t passive_evictions; /* in the guided iterations */
 	uint64_t divergences;
 	uint64_t iteration_ns;	    /* the last iteration, simulated */
 	uint64_t device_peak;
@@ -54,8 +54,8 @@ int tmm_trial_device_of(const struct tmm_ctx *ctx,
 			struct tmm_trial_device *dev);
 
 /*
- * Replays trace t three times under plan p (made for t) on a twin of dev and
- * fills *r.  Returns 0, or a negative errno when the twin could not run
+ * Replays trace t three times on a twin of dev, the last two under plan p
+ * (made for t), and fills *r.  Returns 0, or a negative errno when the twin could not run
  * (-ENOMEM, or an op of the trace did not fit the budget at all:
  * r->trained is false then).
  */
