@@ -6,9 +6,17 @@
  * is fast, Capuchin's and TENSILE's tensor-level choices cost least when
  * memory is only somewhat short, checkpointing wins when the link is slow,
  * TSPLIT when one op's input and output alone do not fit.  So `auto` asks
- * each of them for a plan and keeps the one the forecast
- * (plan_forecast.h) likes best:
+ * each of them for a plan and keeps the best.
  *
+ * On the simulator every plan is tried on a twin of the device
+ * (lib/trial.h: the runtime itself, replaying the trace), and:
+ *   1. a plan that trains without passive eviction beats one that does
+ *      not (passive mode depends on what the allocator happens to find);
+ *   2. then the faster steady iteration wins, then fewer evictions;
+ *   3. a plan faster than every plan that trains, but that did not train,
+ *      is made again for a tighter budget (tighten()).
+ * On a real GPU there is no twin, and the forecast (plan_forecast.h)
+ * judges every plan alike:
  *   1. a plan whose forecast fits the budget beats one that does not, and
  *      a planner's own claim to fit is required too (its model knows
  *      things the forecast does not, such as the margin it keeps for
@@ -21,11 +29,10 @@
  * The candidates are every planner except `passive` (no plan is never
  * better than `none`'s liveness) and `auto` itself.  The chosen plan keeps
  * its maker's name after "auto+" in plan.policy, for the log and for plan
- * files.  Planning costs the sum of the candidates' times, paid once per
- * plan (and per re-plan).
+ * files.  Planning costs the candidates' times and their trials, paid once
+ * per plan (and per re-plan).
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,8 +43,8 @@
 #include "trial.h"
 
 static const char *const candidates[] = {
-	"none",         "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin",  "tensile",	 "tsplit",
+	"none",	      "vdnn-conv", "vdnn-all", "checkpoint",
+	"superneurons", "capuchin",  "tensile",  "tsplit",
 };
 
 struct candidate {
@@ -168,9 +175,6 @@ static int gather(const struct tmm_planner_input *in,
 		    c[i].trial.iteration_ns < best_trained)
 			best_trained = c[i].trial.iteration_ns;
 	}
-	for (size_t i = 0; getenv("TMM_AUTO_DEBUG") && i < N_CANDIDATES; i++)
-		fprintf(stderr, "auto: %-13s claim %d peak %6.2f GiB | forecast fits %d peak %6.2f GiB total %8.2f ms | trial %d trained %d passive %llu it %.2f ms\n",
-			candidates[i], c[i].plan.fits, c[i].plan.predicted_peak / 1073741824.0, c[i].f.fits, c[i].f.peak / 1073741824.0, c[i].f.total_ns / 1e6, c[i].tried, c[i].trial.trained, (unsigned long long)c[i].trial.passive_evictions, c[i].trial.iteration_ns / 1e6);
 	return 0;
 }
 
