@@ -144,27 +144,23 @@ static struct tmm_eviction pair(const struct tmm_analysis *an,
 	return e;
 }
 
-int tmm_plan_evictions(const struct tmm_analysis *an,
-		       const struct tmm_plan *p, struct tmm_eviction **ev,
-		       uint32_t *n)
+/* tmm_plan_evictions, with the trace's key index made already. */
+static int evictions(const struct tmm_analysis *an, const struct tmm_plan *p,
+		     const struct key_index *ki, struct tmm_eviction **ev,
+		     uint32_t *n)
 {
-	struct key_index ki;
 	uint32_t m = 0;
 
 	*ev = NULL;
 	*n = 0;
 	if (!p->n_actions)
 		return 0;
-	if (key_index_init(&ki, an->trace) < 0)
-		return -ENOMEM;
 	*ev = malloc(sizeof(**ev) * p->n_actions);
-	if (!*ev) {
-		free(ki.by_key);
+	if (!*ev)
 		return -ENOMEM;
-	}
 	for (uint32_t i = 0; i < p->n_actions; i++) {
 		const struct tmm_plan_action *a = &p->actions[i];
-		uint32_t t = tensor_of(&ki, a->key);
+		uint32_t t = tensor_of(ki, a->key);
 
 		if (t == TMM_TRACE_NONE)
 			continue;
@@ -183,13 +179,28 @@ int tmm_plan_evictions(const struct tmm_analysis *an,
 				.in_trigger = a->trigger,
 			};
 	}
-	free(ki.by_key);
 	*n = m;
 	if (!m) {
 		free(*ev);
 		*ev = NULL;
 	}
 	return 0;
+}
+
+int tmm_plan_evictions(const struct tmm_analysis *an,
+		       const struct tmm_plan *p, struct tmm_eviction **ev,
+		       uint32_t *n)
+{
+	struct key_index ki;
+	int rc;
+
+	*ev = NULL;
+	*n = 0;
+	if (key_index_init(&ki, an->trace) < 0)
+		return -ENOMEM;
+	rc = evictions(an, p, &ki, ev, n);
+	free(ki.by_key);
+	return rc;
 }
 
 /* ---- the timeline -------------------------------------------------------- */
@@ -348,14 +359,13 @@ static uint64_t passive_estimate(const struct tmm_analysis *an,
 }
 
 static int forecast_memory(const struct tmm_analysis *an,
-			   const struct tmm_plan *p, struct tmm_forecast *f,
-			   struct tmm_eviction *ev, uint32_t n)
+			   struct tmm_forecast *f, struct tmm_eviction *ev,
+			   uint32_t n)
 {
 	uint64_t *curve = malloc(sizeof(uint64_t) *
 				 (an->trace->n_accesses ? an->trace->n_accesses
 							: 1));
 
-	(void)p;
 	if (!curve)
 		return -ENOMEM;
 	f->peak = tmm_curve(an, ev, n, curve, &f->peak_at);
@@ -370,25 +380,25 @@ int tmm_forecast_plan(const struct tmm_analysis *an, const struct tmm_plan *p,
 {
 	const struct tmm_trace *tr = an->trace;
 	struct timeline tl = { .an = an, .f = f };
-	struct tmm_eviction *ev;
+	struct tmm_eviction *ev = NULL;
 	struct key_index ki;
 	uint32_t n, next = 0;
 	uint64_t wrap_late = 0;
 	int rc;
 
 	memset(f, 0, sizeof(*f));
-	rc = tmm_plan_evictions(an, p, &ev, &n);
-	if (rc == 0)
-		rc = forecast_memory(an, p, f, ev, n);
-	if (rc < 0) {
-		free(ev);
-		return rc;
-	}
-	tl.tc = calloc(tr->n_tensors ? tr->n_tensors : 1, sizeof(*tl.tc));
-	if (!tl.tc || key_index_init(&ki, tr) < 0) {
-		free(tl.tc);
-		free(ev);
+	if (key_index_init(&ki, tr) < 0)
 		return -ENOMEM;
+	rc = evictions(an, p, &ki, &ev, &n);
+	if (rc == 0)
+		rc = forecast_memory(an, f, ev, n);
+	tl.tc = rc == 0 ? calloc(tr->n_tensors ? tr->n_tensors : 1,
+				 sizeof(*tl.tc))
+			: NULL;
+	if (!tl.tc) {
+		free(ev);
+		free(ki.by_key);
+		return rc < 0 ? rc : -ENOMEM;
 	}
 	/* Swapped out by the previous iteration, to be prefetched. */
 	for (uint32_t i = 0; i < n; i++)
