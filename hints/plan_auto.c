@@ -14,7 +14,9 @@
  *      not (passive mode depends on what the allocator happens to find);
  *   2. then the faster steady iteration wins, then fewer evictions;
  *   3. a plan faster than every plan that trains, but that did not train,
- *      is made again for a tighter budget (tighten()).
+ *      is made again for a tighter budget (tighten()), or, where that
+ *      does not make it train, has the passive evictions of its trial
+ *      scheduled as swaps (repair(), plan_repair.h) and is tried again.
  * On a real GPU there is no twin, and the forecast (plan_forecast.h)
  * judges every plan alike:
  *   1. a plan whose forecast fits the budget beats one that does not, and
@@ -40,6 +42,7 @@
 #include "plan_forecast.h"
 #include "planner.h"
 #include "planners.h"
+#include "plan_repair.h"
 #include "trial.h"
 
 static const char *const candidates[] = {
@@ -91,6 +94,22 @@ static bool trial_better(const struct candidate *a, const struct candidate *b)
 
 #define N_CANDIDATES (sizeof(candidates) / sizeof(candidates[0]))
 
+/* On a twin, tries c's plan (anew: an earlier result is dropped).  A
+ * trial that could not run leaves c untried: -ENOMEM from the twin is
+ * also an op that did not fit its budget at all. */
+static void try_plan(const struct tmm_planner_input *in, struct candidate *c)
+{
+	tmm_trial_result_free(&c->trial);
+	c->tried = in->twin &&
+		   tmm_trial_run(in->twin, in->trace, &c->plan, &c->trial) == 0;
+}
+
+static void candidate_free(struct candidate *c)
+{
+	tmm_plan_free(&c->plan);
+	tmm_trial_result_free(&c->trial);
+}
+
 /* Makes candidate `name`'s plan for `in`, forecasts it and, on a twin,
  * tries it.  c->plan.policy is left empty when the planner failed.
  * Returns 0 or -ENOMEM. */
@@ -101,6 +120,7 @@ static int make_candidate(const char *name, const struct tmm_planner_input *in,
 	int rc = tmm_planner_make(name, in, &c->plan, err, sizeof(err));
 
 	c->tried = false;
+	memset(&c->trial, 0, sizeof(c->trial));
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc < 0) {
@@ -111,9 +131,7 @@ static int make_candidate(const char *name, const struct tmm_planner_input *in,
 	rc = tmm_forecast_plan(an, &c->plan, &c->f);
 	if (rc < 0)
 		return rc;
-	if (in->twin && tmm_trial_run(in->twin, in->trace, &c->plan,
-				      &c->trial) == 0)
-		c->tried = true;
+	try_plan(in, c);
 	return 0;
 }
 
@@ -142,13 +160,66 @@ static int tighten(const char *name, const struct tmm_planner_input *in,
 			return rc;
 		if (t.tried && t.trial.trained &&
 		    t.trial.iteration_ns < best_trained_ns) {
-			tmm_plan_free(&c->plan);
+			candidate_free(c);
 			*c = t;
 			return 0;
 		}
-		tmm_plan_free(&t.plan);
+		candidate_free(&t);
 	}
 	return 0;
+}
+
+/* Rounds of repair(): each schedules what the last trial evicted. */
+#define REPAIR_ROUNDS 6
+
+/*
+ * Beyond the papers: a plan faster than every plan that trains, which
+ * tighten() could not make train, has its trial's passive evictions
+ * scheduled as swaps (plan_repair.h) and is tried again, for up to
+ * REPAIR_ROUNDS rounds while each round leaves fewer passive evictions.
+ * The first repaired plan that trains and is still the fastest replaces
+ * it.
+ */
+static int repair(const struct tmm_planner_input *in,
+		  const struct tmm_analysis *an, struct candidate *c,
+		  uint64_t best_trained_ns)
+{
+	struct candidate cur = { 0 }, next = { 0 };
+	const struct candidate *from = c;
+	int rc = 0;
+
+	if (!c->tried || c->trial.trained ||
+	    c->trial.iteration_ns >= best_trained_ns)
+		return 0;
+	for (int round = 0; rc == 0 && round < REPAIR_ROUNDS; round++) {
+		uint32_t added;
+
+		rc = tmm_plan_repair(an, &from->plan, from->trial.evicted,
+				     from->trial.n_evicted, &next.plan,
+				     &added);
+		if (rc < 0 || added == 0)
+			break;
+		next.f = from->f;
+		try_plan(in, &next);
+		if (!next.tried ||
+		    next.trial.iteration_ns >= best_trained_ns ||
+		    next.trial.passive_evictions >=
+			    from->trial.passive_evictions)
+			break;
+		if (next.trial.trained) {
+			candidate_free(c);
+			*c = next;
+			memset(&next, 0, sizeof(next));
+			break;
+		}
+		candidate_free(&cur);
+		cur = next;
+		memset(&next, 0, sizeof(next));
+		from = &cur;
+	}
+	candidate_free(&next);
+	candidate_free(&cur);
+	return rc;
 }
 
 /* Makes, forecasts and (on a twin) tries every candidate, tightening the
@@ -169,6 +240,8 @@ static int gather(const struct tmm_planner_input *in,
 	}
 	for (size_t i = 0; in->twin && i < N_CANDIDATES; i++) {
 		rc = tighten(candidates[i], in, an, &c[i], best_trained);
+		if (rc == 0)
+			rc = repair(in, an, &c[i], best_trained);
 		if (rc < 0)
 			return rc;
 		if (c[i].tried && c[i].trial.trained &&
@@ -213,7 +286,7 @@ int tmm_plan_auto(const struct tmm_planner_input *in, struct tmm_plan *out)
 		memset(b, 0, sizeof(*b));
 	}
 	for (size_t i = 0; i < N_CANDIDATES; i++)
-		tmm_plan_free(&c[i].plan);
+		candidate_free(&c[i]);
 	tmm_analysis_free(&an);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include "context.h"
 #include "guide.h"
 #include "mover.h"
+#include "tracker.h"
 #include "trial.h"
 #include "tunables.h"
 
@@ -92,6 +93,7 @@ struct replay {
 	bool *written;	    /* per trace tensor: has bytes in the twin */
 	tmm_tensor *io;	    /* one op's inputs then outputs */
 	unsigned char *sliced;
+	struct tmm_trial_result *evictions_to; /* guided iterations' */
 };
 
 static bool made_inside(const struct tmm_trace *t, uint32_t i)
@@ -292,6 +294,62 @@ static int replay_direct(struct replay *x, uint32_t k, uint32_t *next_ordinal)
 	return rc;
 }
 
+/* The trace tensor that the twin knows by `key`, or TMM_TRACE_NONE. */
+static uint32_t tensor_of_twin_key(const struct replay *x, uint64_t key)
+{
+	if (key & TMM_KEY_IN_ITERATION) {
+		uint64_t ordinal = key & ~TMM_KEY_IN_ITERATION;
+
+		return ordinal < x->n_ordinals ? x->by_ordinal[ordinal]
+					       : TMM_TRACE_NONE;
+	}
+	for (uint32_t i = 0; i < x->t->n_tensors; i++)
+		if (!made_inside(x->t, i) && x->h[i].id == key)
+			return i;
+	return TMM_TRACE_NONE;
+}
+
+/* Appends the passive evictions of the iteration the twin is recording,
+ * in the replayed trace's terms. */
+static int list_evictions(struct replay *x, struct tmm_trial_result *r)
+{
+	const struct tmm_trace *tw = tmm_tracker_current(x->ctx);
+	struct tmm_trial_eviction *grown;
+	uint32_t n = 0;
+
+	for (uint32_t e = 0; tw && e < tw->n_events; e++)
+		n += tw->events[e].kind == TMM_EV_PASSIVE_EVICT;
+	if (!n || !x->t->n_accesses)
+		return 0;
+	grown = realloc(r->evicted, sizeof(*grown) * (r->n_evicted + n));
+	if (!grown)
+		return -ENOMEM;
+	r->evicted = grown;
+	for (uint32_t e = 0; e < tw->n_events; e++) {
+		const struct tmm_trace_event *ev = &tw->events[e];
+		uint32_t i, at;
+
+		if (ev->kind != TMM_EV_PASSIVE_EVICT ||
+		    ev->tensor >= tw->n_tensors)
+			continue;
+		i = tensor_of_twin_key(x, tw->tensors[ev->tensor].key);
+		if (i == TMM_TRACE_NONE)
+			continue;
+		at = ev->access < x->t->n_accesses ? ev->access
+						   : x->t->n_accesses - 1;
+		r->evicted[r->n_evicted++] =
+			(struct tmm_trial_eviction){ i, at };
+	}
+	return 0;
+}
+
+void tmm_trial_result_free(struct tmm_trial_result *r)
+{
+	free(r->evicted);
+	r->evicted = NULL;
+	r->n_evicted = 0;
+}
+
 static int replay_iteration(struct replay *x)
 {
 	const struct tmm_trace *t = x->t;
@@ -316,6 +374,8 @@ static int replay_iteration(struct replay *x)
 	}
 	if (rc == 0)
 		rc = create_upto(x, &next_ordinal, x->n_ordinals);
+	if (rc == 0 && x->evictions_to)
+		rc = list_evictions(x, x->evictions_to);
 	if (rc == 0)
 		rc = tmm_iteration_end(x->ctx);
 	if (rc == 0)
@@ -377,6 +437,7 @@ int tmm_trial_run(const struct tmm_trial_device *dev,
 		rc = replay_iteration(&x);
 	if (rc == 0)
 		rc = tmm_guide_install(x.ctx, &twin_plan);
+	x.evictions_to = r;
 	for (int i = 1; rc == 0 && i < TRIAL_ITERATIONS; i++)
 		rc = replay_iteration(&x);
 	if (x.ctx && tmm_stats_get(x.ctx, &st) == 0) {

@@ -38,12 +38,25 @@ struct tmm_trial_device {
 	bool uvm;	   /* mode=uvm, else swap */
 };
 
+/* A passive eviction in a guided iteration: which tensor had to leave,
+ * and for the op at which access. */
+struct tmm_trial_eviction {
+	uint32_t tensor; /* index in the trace that was replayed */
+	uint32_t access; /* the first access of the op that needed room */
+};
+
 struct tmm_trial_result {
 	bool trained;		    /* no passive eviction, no divergence */
 	uint64_t passive_evictions; /* in the guided iterations */
 	uint64_t divergences;
 	uint64_t iteration_ns;	    /* the last iteration, simulated */
 	uint64_t device_peak;
+	/* The guided iterations' passive evictions, in order (what a plan
+	 * would have to schedule to need none; see hints/plan_repair.h):
+	 * passive_evictions of them, less any of a tensor the trace does
+	 * not list.  Freed by tmm_trial_result_free. */
+	struct tmm_trial_eviction *evicted;
+	uint32_t n_evicted;
 };
 
 /*
@@ -55,12 +68,17 @@ int tmm_trial_device_of(const struct tmm_ctx *ctx,
 
 /*
  * Replays trace t three times on a twin of dev, the last two under plan p
- * (made for t), and fills *r.  Returns 0, or a negative errno when the twin could not run
- * (-ENOMEM, or an op of the trace did not fit the budget at all:
- * r->trained is false then).
+ * (made for t), and fills *r (free it with tmm_trial_result_free).
+ * Returns 0, or a negative errno when the twin could not run (-ENOMEM,
+ * or an op of the trace did not fit the budget at all: r->trained is
+ * false then).
  */
 int tmm_trial_run(const struct tmm_trial_device *dev,
 		  const struct tmm_trace *t, const struct tmm_plan *p,
 		  struct tmm_trial_result *r);
+
+/* Frees what tmm_trial_run allocated in *r (r->evicted); r stays
+ * usable, with no evictions listed. */
+void tmm_trial_result_free(struct tmm_trial_result *r);
 
 #endif /* TMM_TRIAL_H */

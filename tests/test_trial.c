@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
+#include "context.h"
 #include "guide.h"
 #include "mlp_model.h"
+#include "plan_repair.h"
 #include "tensormm.h"
 #include "tracker.h"
 #include "trial.h"
@@ -23,6 +26,7 @@ struct seen {
 	struct tmm_trace trace;
 	struct tmm_plan plan;
 	struct tmm_trial_device dev;
+	struct tmm_planner_device link;
 	bool have;
 };
 
@@ -38,6 +42,13 @@ static int keep(tmm_ctx *ctx, unsigned step, void *arg)
 			 0);
 	ck_assert_int_eq(tmm_plan_copy(&s->plan, p), 0);
 	ck_assert_int_eq(tmm_trial_device_of(ctx, &s->dev), 0);
+	s->link = (struct tmm_planner_device){
+		.capacity = ctx->be.info.capacity,
+		.h2d_gbps = ctx->be.info.h2d_gbps,
+		.d2h_gbps = ctx->be.info.d2h_gbps,
+		.copy_latency_ns = ctx->be.info.copy_latency_ns,
+		.launch_ns = ctx->be.info.launch_ns,
+	};
 	s->have = true;
 	return 0;
 }
@@ -113,6 +124,15 @@ static struct verdict try_policy(const char *policy)
 		(unsigned long long)v.run_ns, (unsigned long long)v.twin_ns,
 		(unsigned long long)st.guided_passive_evictions,
 		(unsigned long long)r.passive_evictions);
+	/* The twin lists the guided iterations' passive evictions: as
+	 * many as it counted, each a tensor of the trace at one of its
+	 * accesses. */
+	ck_assert_uint_eq(r.n_evicted, r.passive_evictions);
+	for (uint32_t i = 0; i < r.n_evicted; i++) {
+		ck_assert_uint_lt(r.evicted[i].tensor, s.trace.n_tensors);
+		ck_assert_uint_lt(r.evicted[i].access, s.trace.n_accesses);
+	}
+	tmm_trial_result_free(&r);
 	tmm_trace_free(&s.trace);
 	tmm_plan_free(&s.plan);
 	return v;
@@ -146,6 +166,72 @@ START_TEST(a_trial_agrees_with_the_run)
 }
 END_TEST
 
+/*
+ * Passive mode's evictions, scheduled as swaps by hints/plan_repair.c and
+ * tried again, round after round: each round leaves fewer passive
+ * evictions than the one before, and the last none, in less time than
+ * passive mode took.
+ */
+START_TEST(a_repaired_plan_needs_no_passive_eviction)
+{
+	uint64_t budget = unconstrained_peak() / 4 * 3;
+	struct seen s = { 0 };
+	struct tmm_trial_result r, next;
+	struct tmm_planner_input in;
+	struct tmm_analysis an;
+	struct tmm_plan plan, repaired;
+	struct tmm_stats st;
+	uint64_t passive_ns;
+	char config[200];
+	int round;
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,sim_memory=backed,mode=swap,policy=passive,"
+		 "budget=%llu", (unsigned long long)budget);
+	train(config, &s, &st);
+	ck_assert(s.have);
+	in = (struct tmm_planner_input){ &s.trace, budget, s.link, NULL };
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	ck_assert_int_eq(tmm_trial_run(&s.dev, &s.trace, &s.plan, &r), 0);
+	ck_assert_uint_gt(r.passive_evictions, 0);
+	passive_ns = r.iteration_ns;
+	ck_assert_int_eq(tmm_plan_copy(&plan, &s.plan), 0);
+	for (round = 0; round < 6 && !r.trained; round++) {
+		uint32_t added;
+
+		ck_assert_int_eq(tmm_plan_repair(&an, &plan, r.evicted,
+						 r.n_evicted, &repaired,
+						 &added),
+				 0);
+		ck_assert_uint_gt(added, 0);
+		ck_assert_int_eq(tmm_plan_validate(&repaired, &s.trace, NULL,
+						   0),
+				 0);
+		ck_assert_int_eq(tmm_trial_run(&s.dev, &s.trace, &repaired,
+					       &next),
+				 0);
+		fprintf(stderr, "repair round %d: %u actions added or "
+			"delayed, passive evictions %llu -> %llu\n", round,
+			added, (unsigned long long)r.passive_evictions,
+			(unsigned long long)next.passive_evictions);
+		ck_assert_uint_lt(next.passive_evictions,
+				  r.passive_evictions);
+		tmm_plan_free(&plan);
+		plan = repaired;
+		tmm_trial_result_free(&r);
+		r = next;
+	}
+	ck_assert_msg(r.trained, "still %llu passive evictions after %d "
+		      "rounds", (unsigned long long)r.passive_evictions, round);
+	ck_assert_uint_lt(r.iteration_ns, passive_ns);
+	tmm_trial_result_free(&r);
+	tmm_plan_free(&plan);
+	tmm_analysis_free(&an);
+	tmm_trace_free(&s.trace);
+	tmm_plan_free(&s.plan);
+}
+END_TEST
+
 /* A context on the simulator describes its twin (a real device has none:
  * tmm_trial_device_of gives -ENODEV there). */
 START_TEST(a_simulated_context_has_a_twin)
@@ -170,6 +256,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_trial_agrees_with_the_run);
+	tcase_add_test(tc, a_repaired_plan_needs_no_passive_eviction);
 	tcase_add_test(tc, a_simulated_context_has_a_twin);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
