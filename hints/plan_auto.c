@@ -171,14 +171,20 @@ static int tighten(const char *name, const struct tmm_planner_input *in,
 
 /* Rounds of repair(): each schedules what the last trial evicted. */
 #define REPAIR_ROUNDS 6
+/* Repaired plans are tried with this share (percent) of the budget
+ * less: a repair schedules exactly what the twin saw evicted, so it
+ * fits with no slack, and the twin replays tensors' creations and frees
+ * in its own order, which places blocks a little differently from the
+ * real run. */
+#define REPAIR_MARGIN_PCT 2
 
 /*
  * Beyond the papers: a plan faster than every plan that trains, which
  * tighten() could not make train, has its trial's passive evictions
  * scheduled as swaps (plan_repair.h) and is tried again, for up to
  * REPAIR_ROUNDS rounds while each round leaves fewer passive evictions.
- * The first repaired plan that trains and is still the fastest replaces
- * it.
+ * The first repaired plan that trains with REPAIR_MARGIN_PCT of the
+ * budget to spare and is still the fastest replaces it.
  */
 static int repair(const struct tmm_planner_input *in,
 		  const struct tmm_analysis *an, struct candidate *c,
@@ -186,11 +192,16 @@ static int repair(const struct tmm_planner_input *in,
 {
 	struct candidate cur = { 0 }, next = { 0 };
 	const struct candidate *from = c;
+	struct tmm_planner_input tight = *in;
+	struct tmm_trial_device less;
 	int rc = 0;
 
 	if (!c->tried || c->trial.trained ||
 	    c->trial.iteration_ns >= best_trained_ns)
 		return 0;
+	less = *in->twin;
+	less.budget -= less.budget / 100 * REPAIR_MARGIN_PCT;
+	tight.twin = &less;
 	for (int round = 0; rc == 0 && round < REPAIR_ROUNDS; round++) {
 		uint32_t added;
 
@@ -200,7 +211,7 @@ static int repair(const struct tmm_planner_input *in,
 		if (rc < 0 || added == 0)
 			break;
 		next.f = from->f;
-		try_plan(in, &next);
+		try_plan(&tight, &next);
 		if (!next.tried ||
 		    next.trial.iteration_ns >= best_trained_ns ||
 		    next.trial.passive_evictions >=
