@@ -158,23 +158,45 @@ static int give_bytes(struct replay *x, uint32_t i)
 	return rc;
 }
 
-/* Tensors made before the iteration: created and given bytes. */
+static int by_key(const void *a, const void *b, void *trace)
+{
+	const struct tmm_trace *t = trace;
+	uint64_t ka = t->tensors[*(const uint32_t *)a].key;
+	uint64_t kb = t->tensors[*(const uint32_t *)b].key;
+
+	return ka < kb ? -1 : ka > kb;
+}
+
+/*
+ * Tensors made before the iteration: created and given bytes in the order
+ * of their keys, which is the order the program created them in (a
+ * handle counts up its slots), not the order the iteration first used
+ * them: each is placed on the device as it is written, so the order is
+ * the pool's layout, and passive mode's victims follow from it.
+ */
 static int make_outside(struct replay *x)
 {
-	for (uint32_t i = 0; i < x->t->n_tensors; i++) {
-		const struct tmm_trace_tensor *tt = &x->t->tensors[i];
-		int rc;
+	uint32_t *order = malloc(sizeof(uint32_t) * (x->t->n_tensors + 1));
+	uint32_t n = 0;
+	int rc = 0;
 
-		if (made_inside(x->t, i))
-			continue;
+	if (!order)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < x->t->n_tensors; i++)
+		if (!made_inside(x->t, i))
+			order[n++] = i;
+	qsort_r(order, n, sizeof(*order), by_key, (void *)x->t);
+	for (uint32_t j = 0; j < n && rc == 0; j++) {
+		const struct tmm_trace_tensor *tt = &x->t->tensors[order[j]];
+
 		rc = tmm_tensor_create(x->ctx, tt->bytes,
-				       (enum tmm_kind)tt->kind, "twin", &x->h[i]);
+				       (enum tmm_kind)tt->kind, "twin",
+				       &x->h[order[j]]);
 		if (rc == 0)
-			rc = give_bytes(x, i);
-		if (rc < 0)
-			return rc;
+			rc = give_bytes(x, order[j]);
 	}
-	return 0;
+	free(order);
+	return rc;
 }
 
 /* Creates the made-inside tensors up to ordinal `upto`, in order, so each
