@@ -316,19 +316,55 @@ static int replay_direct(struct replay *x, uint32_t k, uint32_t *next_ordinal)
 	return rc;
 }
 
-/* The trace tensor that the twin knows by `key`, or TMM_TRACE_NONE. */
-static uint32_t tensor_of_twin_key(const struct replay *x, uint64_t key)
+/* A key of the trace and the twin's key of the same tensor. */
+struct key_pair {
+	uint64_t from, to;
+};
+
+static int by_from(const void *a, const void *b)
 {
+	uint64_t x = ((const struct key_pair *)a)->from;
+	uint64_t y = ((const struct key_pair *)b)->from;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The pair whose `from` is `key` (pairs sorted by `from`), or NULL. */
+static const struct key_pair *find_pair(const struct key_pair *pairs,
+					uint32_t n, uint64_t key)
+{
+	struct key_pair want = { key, 0 };
+
+	return bsearch(&want, pairs, n, sizeof(*pairs), by_from);
+}
+
+/* `key` in the twin's terms (pairs: trace key to twin key, for tensors
+ * made before the iteration); a made-inside tensor is keyed by its
+ * ordinal in both, so it is not among the pairs and keeps its key. */
+static uint64_t twin_key(const struct key_pair *pairs, uint32_t n,
+			 uint64_t key)
+{
+	const struct key_pair *p = find_pair(pairs, n, key);
+
+	return p ? p->to : key;
+}
+
+/* The trace tensor that the twin knows by `key`, or TMM_TRACE_NONE;
+ * by_twin_id pairs each made-before tensor's twin key with its index. */
+static uint32_t tensor_of_twin_key(const struct replay *x,
+				   const struct key_pair *by_twin_id,
+				   uint32_t n, uint64_t key)
+{
+	const struct key_pair *p;
+
 	if (key & TMM_KEY_IN_ITERATION) {
 		uint64_t ordinal = key & ~TMM_KEY_IN_ITERATION;
 
 		return ordinal < x->n_ordinals ? x->by_ordinal[ordinal]
 					       : TMM_TRACE_NONE;
 	}
-	for (uint32_t i = 0; i < x->t->n_tensors; i++)
-		if (!made_inside(x->t, i) && x->h[i].id == key)
-			return i;
-	return TMM_TRACE_NONE;
+	p = find_pair(by_twin_id, n, key);
+	return p ? (uint32_t)p->to : TMM_TRACE_NONE;
 }
 
 /* Appends the passive evictions of the iteration the twin is recording,
@@ -337,16 +373,26 @@ static int list_evictions(struct replay *x, struct tmm_trial_result *r)
 {
 	const struct tmm_trace *tw = tmm_tracker_current(x->ctx);
 	struct tmm_trial_eviction *grown;
-	uint32_t n = 0;
+	struct key_pair *by_twin_id;
+	uint32_t n = 0, n_outside = 0;
 
 	for (uint32_t e = 0; tw && e < tw->n_events; e++)
 		n += tw->events[e].kind == TMM_EV_PASSIVE_EVICT;
 	if (!n || !x->t->n_accesses)
 		return 0;
 	grown = realloc(r->evicted, sizeof(*grown) * (r->n_evicted + n));
-	if (!grown)
+	if (grown)
+		r->evicted = grown;
+	by_twin_id = malloc(sizeof(*by_twin_id) * (x->t->n_tensors + 1));
+	if (!grown || !by_twin_id) {
+		free(by_twin_id);
 		return -ENOMEM;
-	r->evicted = grown;
+	}
+	for (uint32_t i = 0; i < x->t->n_tensors; i++)
+		if (!made_inside(x->t, i))
+			by_twin_id[n_outside++] =
+				(struct key_pair){ x->h[i].id, i };
+	qsort(by_twin_id, n_outside, sizeof(*by_twin_id), by_from);
 	for (uint32_t e = 0; e < tw->n_events; e++) {
 		const struct tmm_trace_event *ev = &tw->events[e];
 		uint32_t i, at;
@@ -354,7 +400,8 @@ static int list_evictions(struct replay *x, struct tmm_trial_result *r)
 		if (ev->kind != TMM_EV_PASSIVE_EVICT ||
 		    ev->tensor >= tw->n_tensors)
 			continue;
-		i = tensor_of_twin_key(x, tw->tensors[ev->tensor].key);
+		i = tensor_of_twin_key(x, by_twin_id, n_outside,
+				       tw->tensors[ev->tensor].key);
 		if (i == TMM_TRACE_NONE)
 			continue;
 		at = ev->access < x->t->n_accesses ? ev->access
@@ -362,6 +409,7 @@ static int list_evictions(struct replay *x, struct tmm_trial_result *r)
 		r->evicted[r->n_evicted++] =
 			(struct tmm_trial_eviction){ i, at };
 	}
+	free(by_twin_id);
 	return 0;
 }
 
@@ -410,22 +458,24 @@ static int plan_for_twin(const struct replay *x, const struct tmm_plan *p,
 			 struct tmm_plan *out)
 {
 	const struct tmm_trace *t = x->t;
-	int rc = tmm_plan_copy(out, p);
+	struct key_pair *pairs = malloc(sizeof(*pairs) * (t->n_tensors + 1));
+	uint32_t n = 0;
+	int rc = pairs ? tmm_plan_copy(out, p) : -ENOMEM;
 
-	if (rc < 0)
+	if (rc < 0) {
+		free(pairs);
 		return rc;
-	for (uint32_t i = 0; i < t->n_tensors; i++) {
-		uint64_t from = t->tensors[i].key;
-
-		if (made_inside(t, i))
-			continue; /* keyed by ordinal: the same */
-		for (uint32_t k = 0; k < out->n_accesses; k++)
-			if (out->access_keys[k] == from)
-				out->access_keys[k] = x->h[i].id;
-		for (uint32_t a = 0; a < out->n_actions; a++)
-			if (out->actions[a].key == from)
-				out->actions[a].key = x->h[i].id;
 	}
+	for (uint32_t i = 0; i < t->n_tensors; i++)
+		if (!made_inside(t, i))
+			pairs[n++] = (struct key_pair){ t->tensors[i].key,
+							x->h[i].id };
+	qsort(pairs, n, sizeof(*pairs), by_from);
+	for (uint32_t k = 0; k < out->n_accesses; k++)
+		out->access_keys[k] = twin_key(pairs, n, out->access_keys[k]);
+	for (uint32_t a = 0; a < out->n_actions; a++)
+		out->actions[a].key = twin_key(pairs, n, out->actions[a].key);
+	free(pairs);
 	return 0;
 }
 
