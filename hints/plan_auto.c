@@ -177,6 +177,11 @@ static int tighten(const char *name, const struct tmm_planner_input *in,
  * in its own order, which places blocks a little differently from the
  * real run. */
 #define REPAIR_MARGIN_PCT 2
+/* ... and where a plan trains without repair, a repaired one must be
+ * faster by this share (percent) to replace it: with the least slack of
+ * any plan, it is the likeliest to meet a passive eviction the twin did
+ * not see. */
+#define REPAIR_MIN_GAIN_PCT 5
 
 /*
  * Beyond the papers: a plan faster than every plan that trains, which
@@ -184,7 +189,8 @@ static int tighten(const char *name, const struct tmm_planner_input *in,
  * scheduled as swaps (plan_repair.h) and is tried again, for up to
  * REPAIR_ROUNDS rounds while each round leaves fewer passive evictions.
  * The first repaired plan that trains with REPAIR_MARGIN_PCT of the
- * budget to spare and is still the fastest replaces it.
+ * budget to spare, and beats every plan that trains by
+ * REPAIR_MIN_GAIN_PCT, replaces it.
  */
 static int repair(const struct tmm_planner_input *in,
 		  const struct tmm_analysis *an, struct candidate *c,
@@ -194,6 +200,7 @@ static int repair(const struct tmm_planner_input *in,
 	const struct candidate *from = c;
 	struct tmm_planner_input tight = *in;
 	struct tmm_trial_device less;
+	uint64_t accept_ns = best_trained_ns;
 	int rc = 0;
 
 	if (!c->tried || c->trial.trained ||
@@ -202,6 +209,8 @@ static int repair(const struct tmm_planner_input *in,
 	less = *in->twin;
 	less.budget -= less.budget / 100 * REPAIR_MARGIN_PCT;
 	tight.twin = &less;
+	if (best_trained_ns != UINT64_MAX)
+		accept_ns -= best_trained_ns / 100 * REPAIR_MIN_GAIN_PCT;
 	for (int round = 0; rc == 0 && round < REPAIR_ROUNDS; round++) {
 		uint32_t added;
 
@@ -218,6 +227,8 @@ static int repair(const struct tmm_planner_input *in,
 			    from->trial.passive_evictions)
 			break;
 		if (next.trial.trained) {
+			if (next.trial.iteration_ns >= accept_ns)
+				break;
 			candidate_free(c);
 			*c = next;
 			memset(&next, 0, sizeof(next));
