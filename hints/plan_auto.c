@@ -261,9 +261,13 @@ static int gather(const struct tmm_planner_input *in,
 			best_trained = c[i].trial.iteration_ns;
 	}
 	for (size_t i = 0; in->twin && i < N_CANDIDATES; i++) {
-		rc = tighten(candidates[i], in, an, &c[i], best_trained);
+		/* Repair first: it keeps the plan's own choices and adds
+		 * only what its trial lacked, where a tighter budget makes
+		 * the planner swap more everywhere. */
+		rc = repair(in, an, &c[i], best_trained);
 		if (rc == 0)
-			rc = repair(in, an, &c[i], best_trained);
+			rc = tighten(candidates[i], in, an, &c[i],
+				     best_trained);
 		if (rc < 0)
 			return rc;
 		if (c[i].tried && c[i].trial.trained &&
