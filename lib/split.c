@@ -18,6 +18,7 @@
 #include "pool.h"
 #include "recompute.h"
 #include "split.h"
+#include "split_stream.h"
 
 static uint64_t align_down(uint64_t bytes)
 {
@@ -323,7 +324,8 @@ void tmm_split_finish(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
 }
 
 int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
-		  uint32_t parts, struct tmm_split_reuse *r, uint64_t *ns)
+		  uint32_t parts, struct tmm_split_reuse *r,
+		  struct tmm_split_stream *s, uint64_t *ns)
 {
 	struct tmm_backend *be = &ctx->be;
 	int rc;
@@ -367,6 +369,13 @@ int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
 		ctx->c.micro_ops++;
 		if (r->in) {
 			rc = input_done_with(ctx, r, end);
+			if (rc < 0)
+				return rc;
+		}
+		/* After the input's copy: that one is waited for, this
+		 * one runs beside the next part. */
+		if (s->out) {
+			rc = tmm_split_stream_rows(ctx, s, end);
 			if (rc < 0)
 				return rc;
 		}

@@ -29,9 +29,10 @@
  *    After the op the input is HOST, all its bytes on the host, counted
  *    as one swap-out; its PREFETCH brings it back as any other.
  *
- * Not done yet: an output with an EVICT_SWAP at the op is not streamed
- * out part by part.  In mode=uvm the micro-ops run, with no reuse: the
- * plan's evictions fire after the op.
+ * An output that the plan swaps out at the op's own access of it leaves
+ * part by part as its rows are written (split_stream.h), with or without
+ * the reuse above.  In mode=uvm the micro-ops run, with no reuse and no
+ * streaming: the plan's evictions fire after the op.
  */
 #ifndef TMM_SPLIT_H
 #define TMM_SPLIT_H
@@ -119,11 +120,15 @@ void tmm_split_range(uint64_t extent, uint32_t parts, uint32_t k,
  * Runs the op as `parts` micro-ops over the device pointers ptrs (inputs,
  * then outputs), adding their backend time to *ns; with reuse (r->in),
  * the output grows before each part and the input shrinks after it,
- * its rows copied to the host first when it is swapped.  Returns 0, or a
+ * its rows copied to the host first when it is swapped; with a streamed
+ * output (s->out, split_stream.h), each part's output rows are queued
+ * for the host after it.  Returns 0, or a
  * negative errno with ctx->error set (the callback's failure, or the
  * backend's).
  */
+struct tmm_split_stream;
 int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
-		  uint32_t parts, struct tmm_split_reuse *r, uint64_t *ns);
+		  uint32_t parts, struct tmm_split_reuse *r,
+		  struct tmm_split_stream *s, uint64_t *ns);
 
 #endif /* TMM_SPLIT_H */
