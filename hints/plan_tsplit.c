@@ -95,7 +95,11 @@ struct option {
 	struct tmm_eviction ev; /* the eviction it takes, if new */
 	bool new_eviction;
 	uint32_t parts;
-	uint64_t d2h_start, h2d_start; /* a swap's copies */
+	uint32_t stream_parts;	/* step 1: the swapped output leaves part
+				 * by part from its op split in as many
+				 * (0: whole, after its op) */
+	bool stream_new_split;	/* ... an op not split yet, split for it */
+	uint64_t d2h_start, d2h_ns, h2d_start; /* a swap's copies */
 };
 
 /* The start of a copy of `ns` that may begin at `start`: after every
@@ -180,6 +184,43 @@ static bool op_uses(const struct tmm_analysis *an, uint32_t k, uint32_t t)
 	return false;
 }
 
+/*
+ * Books nothing: finds where the swap-out of o->ev runs on the D2H engine
+ * (o->d2h_start, o->d2h_ns) and returns when it ends.  Whole, it follows
+ * its evict access.  Streamed (o->stream_parts, lib/split_stream.c), part
+ * u's rows are queued as micro-op u ends: the engine is busy from the
+ * first part's end for one copy per part, each paying the copy latency,
+ * and the last copy cannot end before the op does plus its own time.
+ */
+static uint64_t out_slot(const struct tsplit *ts, struct option *o)
+{
+	const struct tmm_analysis *an = &ts->an;
+	const struct tmm_eviction *e = &o->ev;
+	uint64_t bytes = an->life[e->tensor].bytes;
+	uint64_t begin, end, copy, out_end;
+	uint32_t p = o->stream_parts;
+
+	if (!p) {
+		o->d2h_ns = tmm_swap_ns(an, bytes, false);
+		o->d2h_start = engine_slot(&ts->d2h,
+					   tmm_access_end(an, e->evict),
+					   o->d2h_ns);
+		return o->d2h_start + o->d2h_ns;
+	}
+	begin = tmm_access_begin(an, an->op_start[e->evict]);
+	end = tmm_access_end(an, e->evict);
+	copy = tmm_swap_ns(an, (bytes + p - 1) / p, false);
+	o->d2h_ns = p * copy;
+	o->d2h_start = engine_slot(&ts->d2h, begin + (end - begin) / p,
+				   o->d2h_ns);
+	out_end = o->d2h_start + o->d2h_ns;
+	if (out_end < end + copy) {
+		out_end = end + copy;
+		o->d2h_ns = out_end - o->d2h_start;
+	}
+	return out_end;
+}
+
 /* The time swap o->ev costs (see price_swap), with its copies' starts. */
 static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
 			  struct option *o)
@@ -187,12 +228,9 @@ static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
 	const struct tmm_analysis *an = &ts->an;
 	const struct tmm_eviction *e = &o->ev;
 	uint64_t bytes = an->life[e->tensor].bytes;
-	uint64_t out_ns = tmm_swap_ns(an, bytes, false);
-	uint64_t out_end, cost = 0, need = tmm_access_begin(an, k);
+	uint64_t out_end = out_slot(ts, o);
+	uint64_t cost = 0, need = tmm_access_begin(an, k);
 
-	o->d2h_start = engine_slot(&ts->d2h, tmm_access_end(an, e->evict),
-				   out_ns);
-	out_end = o->d2h_start + out_ns;
 	/* A split's own op is the bottleneck: its slices leave as it runs,
 	 * each copy waited for before the next micro-op (lib/split.c), so
 	 * the op waits for the whole copy, counted here from its end. */
@@ -280,6 +318,82 @@ static double counted(const struct tsplit *ts, uint32_t k, uint64_t saving)
 	return (double)(saving < over ? saving : over);
 }
 
+static struct tmm_split *split_of(struct tsplit *ts, uint32_t first)
+{
+	for (uint32_t i = 0; i < ts->n_splits; i++)
+		if (ts->splits[i].first == first)
+			return &ts->splits[i];
+	return NULL;
+}
+
+/* The saving of split s that the curve is lowered by: none unless its
+ * input leaves at the op (a split only to stream its output out). */
+static uint64_t credited(const struct tsplit *ts, const struct tmm_split *s)
+{
+	if (!s || !tmm_split_evicts_input(&ts->an, s, ts->chosen.ev,
+					  ts->chosen.n))
+		return 0;
+	return tmm_split_saving(&ts->an, s);
+}
+
+/*
+ * Whether candidate c, swapped out at its evict access, can stream out
+ * of the op that wrote it (lib/split_stream.c): that access is the
+ * op's write of a sliced output made there, of an op that splits (a
+ * split pair, so that the split is modelled as step 2's are).  Returns
+ * the op's rows, or 0.
+ */
+static uint32_t streamable(const struct tsplit *ts,
+			   const struct tmm_cand *c)
+{
+	const struct tmm_analysis *an = &ts->an;
+	const struct tmm_trace_access *a = &an->trace->accesses[c->evict];
+	uint32_t first = an->op_start[c->evict], in, out;
+
+	if (!a->slices || !(a->flags & TMM_TA_WRITE) ||
+	    (a->flags & TMM_TA_READ) || an->life[c->tensor].from != first ||
+	    !tmm_split_pair(an, first, &in, &out))
+		return 0;
+	return tmm_trace_op_slices(an->trace, first);
+}
+
+/*
+ * Step 1's swap of candidate i streamed out of its op, if that is
+ * cheaper than *best: from the op as it is split already, for nothing
+ * more, or split for it into p parts (2, 4, 8, 16, at most its rows) at
+ * p launches, as step 2 prices a split.
+ */
+static void stream_option(struct tsplit *ts, uint32_t k, uint32_t i,
+			  double m, struct option *best)
+{
+	const struct tmm_analysis *an = &ts->an;
+	const struct tmm_cand *c = &ts->cs.c[i];
+	uint32_t rows = streamable(ts, c);
+	const struct tmm_split *now;
+
+	if (!rows)
+		return;
+	now = split_of(ts, an->op_start[c->evict]);
+	for (uint32_t p = 2; p <= 16 && p <= rows; p *= 2) {
+		struct option o = { .cand = i, .new_eviction = true };
+		double extra = 0;
+		int64_t t;
+
+		if (now && p != now->parts)
+			continue;
+		if (!now)
+			extra = (double)p * (double)an->dev.launch_ns;
+		o.stream_parts = p;
+		o.stream_new_split = !now;
+		t = price_swap(ts, c->tensor, c->evict, c->back, k, false, m,
+			       best->ratio, &ts->in_trigger[i], &o);
+		if (t >= 0 && ((double)t + extra) / m < best->ratio) {
+			o.ratio = ((double)t + extra) / m;
+			*best = o;
+		}
+	}
+}
+
 /* Step 1: the cheapest swap or recomputation of a tensor alive across
  * the op of k that the op does not use. */
 static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
@@ -303,6 +417,7 @@ static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
 			o.ratio = (double)t / m;
 			*best = o;
 		}
+		stream_option(ts, k, i, m, best);
 		if (short_chain(ts, c) &&
 		    (c->rp_time + c->ext_time) / m < best->ratio) {
 			o = (struct option){
@@ -314,14 +429,6 @@ static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
 			*best = o;
 		}
 	}
-}
-
-static struct tmm_split *split_of(struct tsplit *ts, uint32_t first)
-{
-	for (uint32_t i = 0; i < ts->n_splits; i++)
-		if (ts->splits[i].first == first)
-			return &ts->splits[i];
-	return NULL;
 }
 
 /* The access of tensor t by the op of `first`, and its next access after
@@ -352,7 +459,7 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 	uint32_t rows = tmm_trace_op_slices(an->trace, first);
 	struct tmm_split s = { .first = first };
 	const struct tmm_split *now = split_of(ts, first);
-	uint64_t had = now ? tmm_split_saving(an, now) : 0;
+	uint64_t had = credited(ts, now);
 	struct option evict = { .new_eviction = true, .cand = -1 };
 	double evict_ns = 0;
 
@@ -393,7 +500,9 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 
 		s.parts = p;
 		saving = tmm_split_saving(an, &s);
-		if (p <= before || saving <= had)
+		/* A split only to stream its output out may take its
+		 * input's eviction at the same parts. */
+		if (p < before || saving <= had)
 			continue;
 		ratio = (evict_ns + (double)((p - before) * an->dev.launch_ns)) /
 			counted(ts, k, saving - had);
@@ -407,10 +516,12 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 	}
 }
 
-static int add_split(struct tsplit *ts, const struct tmm_split *s)
+/* Adds split s, or splits its op into more parts; `had`: what the op's
+ * split saved before (credited, before this choice's eviction). */
+static int add_split(struct tsplit *ts, const struct tmm_split *s,
+		     uint64_t had)
 {
 	struct tmm_split *now = split_of(ts, s->first);
-	uint64_t had = now ? tmm_split_saving(&ts->an, now) : 0;
 	uint64_t more;
 
 	if (!now) {
@@ -427,8 +538,10 @@ static int add_split(struct tsplit *ts, const struct tmm_split *s)
 		*now = *s;
 		now->parts = 0;
 	}
-	now->parts = s->parts;
-	more = tmm_split_saving(&ts->an, now) - had;
+	if (now->parts < s->parts)
+		now->parts = s->parts;
+	more = credited(ts, now);
+	more = more > had ? more - had : 0;
 	for (uint32_t k = s->first; k < ts->an.op_end[s->first]; k++)
 		ts->split_saving[k] += more;
 	return 0;
@@ -438,6 +551,8 @@ static int add_split(struct tsplit *ts, const struct tmm_split *s)
 static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 {
 	const struct tmm_analysis *an = &ts->an;
+	uint32_t first = an->op_start[o->split ? k : o->ev.evict];
+	uint64_t had = credited(ts, split_of(ts, first));
 	int rc = 0;
 
 	if (o->cand >= 0) {
@@ -453,8 +568,7 @@ static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 	if (rc == 0 && o->new_eviction && !o->ev.drop) {
 		uint64_t bytes = an->life[o->ev.tensor].bytes;
 
-		rc = engine_take(&ts->d2h, o->d2h_start,
-				 tmm_swap_ns(an, bytes, false));
+		rc = engine_take(&ts->d2h, o->d2h_start, o->d2h_ns);
 		if (rc == 0 && o->ev.back != TMM_TRACE_NONE)
 			rc = engine_take(&ts->h2d, o->h2d_start,
 					 tmm_swap_ns(an, bytes, true));
@@ -464,12 +578,13 @@ static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 		if (rc == 0)
 			tmm_fit_add(an, &ts->fit, &o->ev);
 	}
-	if (rc == 0 && o->split) {
-		struct tmm_split s = { .first = an->op_start[k],
-				       .parts = o->parts };
+	if (rc == 0 && (o->split || o->stream_new_split)) {
+		struct tmm_split s = { .first = first,
+				       .parts = o->split ? o->parts
+							 : o->stream_parts };
 
 		tmm_split_pair(an, s.first, &s.input, &s.output);
-		rc = add_split(ts, &s);
+		rc = add_split(ts, &s, had);
 	}
 	return rc;
 }
