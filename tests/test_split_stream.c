@@ -392,6 +392,137 @@ START_TEST(failed_streamed_split_loses_nothing)
 }
 END_TEST
 
+/* Writes two big tensors: an op that needs room. */
+static int big_fill_two(void *const *in, void *const *out, void *user,
+			void *stream)
+{
+	void *one[1] = { out[1] };
+	int rc = big_fill(in, out, user, stream);
+
+	return rc ? rc : big_fill(in, one, user, stream);
+}
+
+/* u = y ^ salt: the last use of y. */
+static int big_tail(void *const *in, void *const *out, void *user,
+		    void *stream)
+{
+	const uint32_t *y = in[0];
+	uint32_t *u = out[0];
+
+	(void)user;
+	(void)stream;
+	for (uint32_t i = 0; i < BIG_ELEMS; i++)
+		u[i] = y[i] ^ 0x5bd1e995u;
+	return 0;
+}
+
+/*
+ * x = fill(); y = rows(x); c, d = fill_two(); u = tail(y): under a
+ * budget that holds x and y at rows but not y, c and d at fill_two, y
+ * must leave right after rows.  Appends y and u.
+ */
+static void tsplit_iteration(tmm_ctx *ctx, uint32_t *out)
+{
+	tmm_tensor t[5];
+	tmm_op two = {
+		.name = "fill_two", .kind = TMM_OP_ELEMENTWISE,
+		.inputs = NULL, .n_inputs = 0, .outputs = &t[2],
+		.n_outputs = 2, .run = big_fill_two, .user = &salts[2],
+		.cost = { 0, 6.0 * BIG_BYTES },
+	};
+	tmm_op rows = {
+		.name = "rows", .kind = TMM_OP_ELEMENTWISE,
+		.inputs = &t[0], .n_inputs = 1, .outputs = &t[1],
+		.n_outputs = 1, .run = big_rows, .run_slice = big_rows_slice,
+		.slice_extent = BIG_ROWS, .cost = { 0, ROWS_COST_BYTES },
+	};
+
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(tmm_tensor_create(ctx, BIG_BYTES,
+						   TMM_ACTIVATION, NULL,
+						   &t[i]), 0);
+	big_run(ctx, "fill", big_fill, NULL, NULL, 0, t[0], &salts[1]);
+	/* Not pure: y cannot be recomputed, it must be swapped. */
+	ck_assert_msg(tmm_run(ctx, &rows) == 0, "%s", tmm_last_error(ctx));
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[0]), 0);
+	ck_assert_msg(tmm_run(ctx, &two) == 0, "%s", tmm_last_error(ctx));
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[2]), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[3]), 0);
+	big_run(ctx, "tail", big_tail, NULL, &t[1], 1, t[4], NULL);
+	ck_assert_int_eq(tmm_tensor_read(ctx, t[1], 0, out, BIG_BYTES), 0);
+	ck_assert_int_eq(tmm_tensor_read(ctx, t[4], 0, out + BIG_ELEMS,
+					 BIG_BYTES), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[1]), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[4]), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+}
+
+/*
+ * policy=tsplit on tsplit_iteration: y's swap after rows would be
+ * fill_two's wait for its whole copy; streamed out of rows split, only
+ * for its last part's.  The plan splits rows, streams y out, and runs
+ * as planned: no passive eviction, no divergence, its SPLIT and its swap
+ * of y carried out every time (one swap-out per iteration), and the bytes
+ * of the measured iteration.  (y's prefetch is triggered by fill_two's
+ * writes, before the program destroys c and d: there is no room for it
+ * then, it is skipped and tail brings y back on demand.  That is the
+ * same for a whole swap, and no concern of the split.)
+ */
+START_TEST(tsplit_plans_a_streamed_output_that_runs)
+{
+	enum { ITERATIONS = 4 };
+	static uint32_t got[ITERATIONS][2 * BIG_ELEMS];
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	tmm_ctx *ctx = split_ctx("backend=sim,sim_memory=backed,mode=swap,"
+				 "budget=2700000,policy=tsplit,"
+				 "replan_drift=0,log=error");
+	uint64_t measured_swaps = 0;
+	const struct tmm_plan *plan;
+	unsigned splits = 0, swaps = 0, parts = 0;
+	struct tmm_sim_counters measured, end;
+
+	for (int it = 0; it < ITERATIONS; it++) {
+		tsplit_iteration(ctx, got[it]);
+		ck_assert_msg(!memcmp(got[it], got[0], sizeof(got[0])),
+			      "iteration %d differs from the measured one",
+			      it + 1);
+		if (it == 0) {
+			ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+			measured_swaps = st.swap_out_count;
+			sim_counters(ctx, &measured);
+		}
+	}
+	sim_counters(ctx, &end);
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.plan_state, TMM_PLAN_GUIDED);
+	ck_assert_uint_eq(st.split_ops, ITERATIONS - 1);
+	ck_assert_uint_eq(st.swap_out_count - measured_swaps, ITERATIONS - 1);
+	ck_assert_uint_eq(st.guided_passive_evictions, 0);
+	ck_assert_uint_eq(st.plan_divergences, 0);
+	ck_assert_uint_eq(st.host_in_use, 0);
+	plan = tmm_guide_plan(ctx);
+	for (uint32_t k = 0; k < plan->n_actions; k++) {
+		const struct tmm_plan_action *a = &plan->actions[k];
+
+		splits += a->type == TMM_ACT_SPLIT;
+		if (a->type == TMM_ACT_SPLIT)
+			parts = a->parts;
+		swaps += a->type == TMM_ACT_EVICT_SWAP;
+		if (a->type == TMM_ACT_SPLIT || a->type == TMM_ACT_EVICT_SWAP)
+			ck_assert_uint_eq(a->skipped, 0);
+	}
+	ck_assert_uint_eq(splits, 1);
+	ck_assert_uint_eq(swaps, 1);
+	/* Streamed: one copy of y per part, and the two reads of each
+	 * iteration's results; a whole swap would be one copy. */
+	ck_assert_uint_ge(parts, 2);
+	ck_assert_uint_eq(end.copies_d2h - measured.copies_d2h,
+			  (uint64_t)(ITERATIONS - 1) * (parts + 2));
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("split_stream");
@@ -407,6 +538,7 @@ int main(void)
 	tcase_add_loop_test(tc, streamed_output_reaches_the_host_earlier, 0,
 			    STREAM_PART_COUNTS);
 	tcase_add_loop_test(tc, failed_streamed_split_loses_nothing, 0, 2);
+	tcase_add_test(tc, tsplit_plans_a_streamed_output_that_runs);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
