@@ -23,9 +23,14 @@
  *  - EVICT_DROP: the rows are simply given back; the input is dropped
  *    after the op (it must be recomputable but for this op's pin);
  *  - EVICT_SWAP (TSPLIT's "swap" for a split tensor): after each part,
- *    the rows it read are copied to the input's host buffer and, once
- *    the copy is complete, given back.  The wait for each copy is a
- *    stall, the swap cost of Eq. 6: the next part may write those rows.
+ *    the copy of the rows it read to the input's host buffer is queued,
+ *    not waited for; rows are given back only once their copy is
+ *    complete, and the host waits for a copy only when the output is
+ *    about to grow into its rows (or at the end).  The wait is a stall,
+ *    the swap cost of Eq. 6.  With rows of the same size the next part
+ *    writes the rows the last one read, so it waits for that part's
+ *    whole copy; an output with smaller rows grows slower than the
+ *    input frees its rows, and the copies run beside later parts.
  *    After the op the input is HOST, all its bytes on the host, counted
  *    as one swap-out; its PREFETCH brings it back as any other.
  *
@@ -75,6 +80,13 @@ uint32_t tmm_split_parts(struct tmm_ctx *ctx, const tmm_op *op,
 			 const struct tmm_tensor_rec *first,
 			 enum tmm_split_evict *evicts_first);
 
+/* A swapped input's copy of bytes [.., end) to the host, not yet
+ * known to be complete. */
+struct tmm_split_copy {
+	uint64_t end;
+	tmm_event done;
+};
+
 /* One split op's memory reuse (Eq. 5); in NULL: none. */
 struct tmm_split_reuse {
 	struct tmm_tensor_rec *in, *out;
@@ -83,6 +95,12 @@ struct tmm_split_reuse {
 	uint64_t lead;		  /* D: out starts this far below in */
 	uint64_t trimmed;	  /* bytes of in given back so far */
 	uint64_t copied;	  /* swapped: bytes of in on the host */
+	uint64_t issued;	  /* ... and whose copy is queued */
+	/* Swapped: the copies queued and not yet waited for, oldest
+	 * first (copies[waited .. n_copies)); NULL when there was no
+	 * memory for them: each copy is then waited for at once. */
+	struct tmm_split_copy *copies;
+	uint32_t n_copies, waited;
 };
 
 /*
