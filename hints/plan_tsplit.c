@@ -8,7 +8,9 @@
  * they cost per byte they save there (ΔT/ΔM), and the cheaper is taken:
  * - step 1, a tensor alive across the op that the op does not use, swapped
  *   (Eq. 3) or recomputed (Eq. 4) over the gap between two of its
- *   accesses that holds the op (Eq. 2: it saves its size);
+ *   accesses that holds the op (Eq. 2: it saves its size).  A swap of a
+ *   sliced output at the op that wrote it may stream out of that op
+ *   split (lib/split_stream.c), the op split for it if it is not yet;
  * - step 2, the op itself split into p micro-ops while its sliced input
  *   leaves slice by slice (Eq. 5 and 6), swapped out or dropped (to be
  *   recomputed) at the op: the runtime gives the rows of either back as
@@ -38,16 +40,26 @@
  *   The runtime holds every tensor of a chain on the device while it
  *   regenerates the chain, and long chains under a budget that does not
  *   fit left no room between them (the MLP example at 30%).
- * - Split cost (Eq. 6): the swap or recomputation of the whole input (its
- *   slices together cost the same copies or the same producer) plus one
- *   launch overhead per micro-op; the paper's split/merge copies do not
- *   exist here (micro-ops work in place on row ranges).  A swapped
- *   input's copy is priced whole, as if it began when the op ends: the
- *   runtime waits for each slice's copy before the next micro-op may
- *   write over its rows, so none of it hides behind the op's own time.
- *   p is one of 2, 4, 8, 16, at most the op's rows.  An op already split
- *   may be split into more parts later, for the extra saving at the
- *   extra launches.
+ * - Split cost (Eq. 6): the swap or recomputation of the whole input plus
+ *   one launch overhead per micro-op; the paper's split/merge copies do
+ *   not exist here (micro-ops work in place on row ranges).  A swapped
+ *   input's copies are priced as the runtime waits for them
+ *   (tmm_split_input_stall_ns): each slice's copy is queued as its part
+ *   ends and waited for only when the output grows into its rows, which
+ *   with rows of one size is the next part (every copy waited for, each
+ *   paying the copy latency), and later for an output with smaller rows
+ *   (the copies hide behind the parts).  A recomputed input costs its
+ *   producer, whatever p.  p is one of 2, 4, 8, 16, at most the op's
+ *   rows.  An op already split may be split into more parts later, for
+ *   the extra saving at the extra launches.
+ * - Streamed output (step 1): part u's rows are queued for the host as
+ *   micro-op u ends, one copy per part, each paying the copy latency;
+ *   the swap-out ends a part's copy after the op at best, instead of a
+ *   whole copy after it.  An op not split yet is split for it at p
+ *   launches (p as above), which saves nothing at the op itself (its
+ *   input stays whole): Eq. 5 is credited to a split only where its
+ *   input leaves at the op, and step 2 may add that eviction later at
+ *   the same parts.
  * - The input of a split whose only later use is none (the op is its last
  *   access) is swapped out with no back-access, as liveness does: its
  *   cost is the copy, and the split saves as with any swap at the op.
@@ -221,6 +233,30 @@ static uint64_t out_slot(const struct tsplit *ts, struct option *o)
 	return out_end;
 }
 
+/*
+ * A split op's input swapped out at it, slice by slice (o->parts): what
+ * the op waits for its copies (split_curve.h), later by as much as the
+ * chosen transfers keep the engine from starting at the op.  Books
+ * nothing; sets the copies' place and *out_end.
+ */
+static uint64_t sliced_out_cost(const struct tsplit *ts, struct option *o,
+				uint64_t *out_end)
+{
+	const struct tmm_analysis *an = &ts->an;
+	uint32_t first = an->op_start[o->ev.evict];
+	struct tmm_split s = { .first = first, .parts = o->parts };
+	uint64_t begin = tmm_access_begin(an, first);
+	uint64_t end = tmm_access_end(an, o->ev.evict), stall, copies;
+
+	if (!tmm_split_pair(an, first, &s.input, &s.output))
+		s.output = s.input = o->ev.tensor;
+	stall = tmm_split_input_stall_ns(an, &s, end - begin, &copies);
+	o->d2h_ns = copies ? copies : 1;
+	o->d2h_start = engine_slot(&ts->d2h, begin, o->d2h_ns);
+	*out_end = o->d2h_start + o->d2h_ns;
+	return stall + (o->d2h_start - begin);
+}
+
 /* The time swap o->ev costs (see price_swap), with its copies' starts. */
 static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
 			  struct option *o)
@@ -228,16 +264,17 @@ static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
 	const struct tmm_analysis *an = &ts->an;
 	const struct tmm_eviction *e = &o->ev;
 	uint64_t bytes = an->life[e->tensor].bytes;
-	uint64_t out_end = out_slot(ts, o);
-	uint64_t cost = 0, need = tmm_access_begin(an, k);
+	uint64_t out_end, cost = 0, need = tmm_access_begin(an, k);
 
-	/* A split's own op is the bottleneck: its slices leave as it runs,
-	 * each copy waited for before the next micro-op (lib/split.c), so
-	 * the op waits for the whole copy, counted here from its end. */
-	if (sliced)
-		need = tmm_access_end(an, e->evict);
-	if (out_end > need)
-		cost += out_end - need;
+	/* A split's own op is the bottleneck: its slices leave as it runs
+	 * (lib/split.c), and it waits for what they do not hide. */
+	if (sliced) {
+		cost = sliced_out_cost(ts, o, &out_end);
+	} else {
+		out_end = out_slot(ts, o);
+		if (out_end > need)
+			cost += out_end - need;
+	}
 	if (e->back != TMM_TRACE_NONE) {
 		uint64_t in_ns = tmm_swap_ns(an, bytes, true);
 		uint64_t start = tmm_access_end(an, e->in_trigger);
@@ -461,42 +498,33 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 	const struct tmm_split *now = split_of(ts, first);
 	uint64_t had = credited(ts, now);
 	struct option evict = { .new_eviction = true, .cand = -1 };
-	double evict_ns = 0;
+	double drop_ns = INFINITY;
 
 	if (!tmm_split_pair(an, first, &s.input, &s.output))
 		return;
 	around_op(an, first, s.input, &at, &next);
-	if (tmm_split_evicts_input(an, &s, ts->chosen.ev, ts->chosen.n)) {
+	if (tmm_split_evicts_input(an, &s, ts->chosen.ev, ts->chosen.n))
 		evict.new_eviction = false; /* paid for already */
-	} else {
-		int64_t t = price_swap(ts, s.input, at, next, k, true, 1,
-				       INFINITY, NULL, &evict);
+	/* The gap's candidate, retired when the split takes it; a
+	 * recomputation there, priced as MSPS prices it. */
+	for (uint32_t i = 0; evict.new_eviction && next != TMM_TRACE_NONE &&
+			     i < ts->cs.n; i++) {
+		const struct tmm_cand *c = &ts->cs.c[i];
 
-		evict_ns = (double)t;
-		/* The gap's candidate, retired when the split takes it; a
-		 * recomputation there, priced as MSPS prices it. */
-		for (uint32_t i = 0; i < ts->cs.n && next != TMM_TRACE_NONE;
-		     i++) {
-			const struct tmm_cand *c = &ts->cs.c[i];
-
-			if (c->tensor != s.input || c->evict != at ||
-			    c->back != next)
-				continue;
-			if (c->taken)
-				return; /* chosen for a bottleneck before */
-			evict.cand = i;
-			if (short_chain(ts, c) &&
-			    c->rp_time + c->ext_time < evict_ns) {
-				evict_ns = c->rp_time + c->ext_time;
-				evict.ev.drop = true;
-			}
-			break;
-		}
+		if (c->tensor != s.input || c->evict != at || c->back != next)
+			continue;
+		if (c->taken)
+			return; /* chosen for a bottleneck before */
+		evict.cand = i;
+		if (short_chain(ts, c))
+			drop_ns = c->rp_time + c->ext_time;
+		break;
 	}
 	for (uint32_t p = 2; p <= 16 && p <= rows; p *= 2) {
 		uint32_t before = now ? now->parts : 0;
+		struct option o = evict;
 		uint64_t saving;
-		double ratio;
+		double ratio, evict_ns = 0;
 
 		s.parts = p;
 		saving = tmm_split_saving(an, &s);
@@ -504,10 +532,21 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 		 * input's eviction at the same parts. */
 		if (p < before || saving <= had)
 			continue;
+		if (o.new_eviction) {
+			/* Swapped, its copies' wait depends on p. */
+			o.parts = p;
+			evict_ns = (double)price_swap(ts, s.input, at, next, k,
+						      true, 1, INFINITY, NULL,
+						      &o);
+			if (drop_ns < evict_ns) {
+				evict_ns = drop_ns;
+				o.ev.drop = true;
+			}
+		}
 		ratio = (evict_ns + (double)((p - before) * an->dev.launch_ns)) /
 			counted(ts, k, saving - had);
 		if (ratio < best->ratio) {
-			*best = evict;
+			*best = o;
 			best->ratio = ratio;
 			best->split = true;
 			best->parts = p;
@@ -516,8 +555,6 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 	}
 }
 
-/* Adds split s, or splits its op into more parts; `had`: what the op's
- * split saved before (credited, before this choice's eviction). */
 static int add_split(struct tsplit *ts, const struct tmm_split *s,
 		     uint64_t had)
 {
