@@ -127,14 +127,15 @@ static bool droppable_but_for_this_op(struct tmm_ctx *ctx,
 	return ok;
 }
 
-/* Can t, swapped here, leave in pieces: its host buffer is taken.  Where
- * it cannot, the plan's swap happens after the op, whole, and says why
- * if it fails too; the program's last message stays. */
-static bool host_buffer_taken(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+bool tmm_split_host_buffer_taken(struct tmm_ctx *ctx,
+				 struct tmm_tensor_rec *t)
 {
 	char saved[sizeof(ctx->error)];
 	bool ok;
 
+	/* Where it cannot, the plan's swap happens after the op, whole,
+	 * and says why if it fails too; the program's last message
+	 * stays. */
 	memcpy(saved, ctx->error, sizeof(saved));
 	ok = tmm_mover_swap_out_begin(ctx, t) == 0;
 	memcpy(ctx->error, saved, sizeof(saved));
@@ -186,8 +187,9 @@ void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 	}
 	if (!out)
 		return;
-	if (how == TMM_SPLIT_DROPS_INPUT ? !droppable_but_for_this_op(ctx, in)
-					 : !host_buffer_taken(ctx, in))
+	if (how == TMM_SPLIT_DROPS_INPUT
+		    ? !droppable_but_for_this_op(ctx, in)
+		    : !tmm_split_host_buffer_taken(ctx, in))
 		return;
 	r->in_row = in->bytes / op->slice_extent;
 	r->out_row = out->bytes / op->slice_extent;

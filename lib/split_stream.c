@@ -38,20 +38,6 @@ static int access_of(struct tmm_tensor_rec *const *recs, unsigned i)
 	return distinct;
 }
 
-/* Can t leave in pieces: its host buffer is taken.  Where it cannot, the
- * plan's swap is the guide's after the op, and says why if it fails too;
- * the program's last message stays. */
-static bool host_buffer_taken(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	char saved[sizeof(ctx->error)];
-	bool ok;
-
-	memcpy(saved, ctx->error, sizeof(saved));
-	ok = tmm_mover_swap_out_begin(ctx, t) == 0;
-	memcpy(ctx->error, saved, sizeof(saved));
-	return ok;
-}
-
 void tmm_split_stream_begin(struct tmm_ctx *ctx, const tmm_op *op,
 			    struct tmm_tensor_rec *const *recs,
 			    uint32_t parts, struct tmm_split_stream *s)
@@ -73,7 +59,7 @@ void tmm_split_stream_begin(struct tmm_ctx *ctx, const tmm_op *op,
 		if (nth < 0 || t->state != TMM_TS_RESIDENT || t->pins != 1 ||
 		    t->acquires || !tmm_guide_swaps_at_op(ctx, (unsigned)nth))
 			continue;
-		if (!host_buffer_taken(ctx, t))
+		if (!tmm_split_host_buffer_taken(ctx, t))
 			return;
 		s->out = t;
 		s->row = t->bytes / op->slice_extent;

@@ -18,8 +18,9 @@
  *
  * The output's rows stay on the device until its swap-out is retired,
  * as any swap-out's do: its peak is the unstreamed one (giving rows back
- * to the pool as their copies complete is not done).  Where the host buffer cannot be taken, or in mode=uvm, the
- * plan's swap is the guide's, whole, after the op.
+ * to the pool as their copies complete is not done).  Where the host
+ * buffer cannot be taken, or in mode=uvm, the plan's swap is the
+ * guide's, whole, after the op.
  */
 #ifndef TMM_SPLIT_STREAM_H
 #define TMM_SPLIT_STREAM_H

@@ -9,7 +9,9 @@
  * unsplit one's, y's too when read from the host right after the op;
  * the guide must count its swap as done (one swap-out per iteration, one
  * copy per part, nothing skipped, no divergence), and y must be on the
- * host earlier than when the same plan swaps it after the op.
+ * host earlier than when the same plan swaps it after the op.  A run
+ * that fails part way loses nothing; and tsplit, under a budget where
+ * streaming y out is the cheapest fit, plans it and the plan runs.
  *
  * The tensors are larger than the toy ops' (a megabyte): on the
  * simulator each copy pays a fixed latency, and the copies of a part's
@@ -28,8 +30,7 @@
 #include "guide.h"
 #include "mover.h"
 #include "plan.h"
-#include "sim_profile.h"
-#include "split.h"
+#include "split_big_ops.h"
 #include "split_fixture.h"
 #include "tracker.h"
 
@@ -37,87 +38,6 @@
 static const uint32_t stream_parts[] = { 2, 4, 16 };
 #define STREAM_PART_COUNTS \
 	((int)(sizeof(stream_parts) / sizeof(stream_parts[0])))
-
-/* The row op's tensors: BIG_ROWS rows of BIG_COLS uint32. */
-#define BIG_ROWS 64
-#define BIG_COLS 4096
-#define BIG_ELEMS (BIG_ROWS * BIG_COLS)
-#define BIG_BYTES (BIG_ELEMS * 4)
-/* rows' memory traffic, as its cost hint: a few hundred microseconds on
- * the simulator, longer than copying its output to the host. */
-#define ROWS_COST_BYTES 3e8
-
-static int big_fill(void *const *in, void *const *out, void *user,
-		    void *stream)
-{
-	uint32_t *o = out[0], salt = *(const uint32_t *)user;
-
-	(void)in;
-	(void)stream;
-	for (uint32_t i = 0; i < BIG_ELEMS; i++)
-		o[i] = i * 2654435761u + salt;
-	return 0;
-}
-
-static int big_rows_slice(void *const *in, void *const *out, size_t begin,
-			  size_t end, void *user, void *stream)
-{
-	const uint32_t *x = in[0];
-	uint32_t *y = out[0];
-
-	(void)user;
-	(void)stream;
-	for (size_t r = begin; r < end; r++)
-		for (size_t c = 0; c < BIG_COLS; c++)
-			y[r * BIG_COLS + c] =
-				x[r * BIG_COLS + c] * 3u + (uint32_t)r;
-	return 0;
-}
-
-static int big_rows(void *const *in, void *const *out, void *user,
-		    void *stream)
-{
-	return big_rows_slice(in, out, 0, BIG_ROWS, user, stream);
-}
-
-static int big_mix(void *const *in, void *const *out, void *user,
-		   void *stream)
-{
-	const uint32_t *y = in[0], *x = in[1];
-	uint32_t *u = out[0];
-
-	(void)user;
-	(void)stream;
-	for (uint32_t i = 0; i < BIG_ELEMS; i++)
-		u[i] = y[i] ^ (x[i] << 1);
-	return 0;
-}
-
-/* Runs an op over the big tensors; rows, with a slice callback, may be
- * split. */
-static int big_op(tmm_ctx *ctx, const char *name, tmm_run_fn run,
-		  tmm_run_slice_fn slice, const tmm_tensor *in, unsigned n_in,
-		  tmm_tensor out, void *user)
-{
-	tmm_op op = {
-		.name = name, .kind = TMM_OP_ELEMENTWISE,
-		.flags = TMM_OP_PURE, .inputs = in, .n_inputs = n_in,
-		.outputs = &out, .n_outputs = 1, .run = run,
-		.cost = { 0, slice ? ROWS_COST_BYTES : 3.0 * BIG_BYTES },
-		.run_slice = slice, .slice_extent = slice ? BIG_ROWS : 0,
-		.user = user,
-	};
-
-	return tmm_run(ctx, &op);
-}
-
-static void big_run(tmm_ctx *ctx, const char *name, tmm_run_fn run,
-		    tmm_run_slice_fn slice, const tmm_tensor *in,
-		    unsigned n_in, tmm_tensor out, void *user)
-{
-	ck_assert_msg(big_op(ctx, name, run, slice, in, n_in, out, user) == 0,
-		      "%s: %s", name, tmm_last_error(ctx));
-}
 
 /* How the plan moves the row op's tensors (x its input, y its output). */
 enum how {
@@ -137,11 +57,6 @@ struct rows_seen {
 
 static struct rows_seen seen;
 
-static void sim_counters(tmm_ctx *ctx, struct tmm_sim_counters *c)
-{
-	ck_assert_int_eq(tmm_sim_get_counters(&ctx->be, c), 0);
-}
-
 /* Runs rows over x into y, split or not as the plan says, noting what
  * it did; then waits for y to be on the host, and reads it there. */
 static void run_rows(tmm_ctx *ctx, tmm_tensor x, tmm_tensor y)
@@ -149,9 +64,9 @@ static void run_rows(tmm_ctx *ctx, tmm_tensor x, tmm_tensor y)
 	struct tmm_sim_counters before, after;
 	struct tmm_tensor_rec *yr;
 
-	sim_counters(ctx, &before);
+	big_sim_counters(ctx, &before);
 	big_run(ctx, "rows", big_rows, big_rows_slice, &x, 1, y, NULL);
-	sim_counters(ctx, &after);
+	big_sim_counters(ctx, &after);
 	seen.copies_d2h = after.copies_d2h - before.copies_d2h;
 	seen.stall_ns = after.stall_ns - before.stall_ns;
 	/* The D2H engine runs in order and y's copies are the last it
@@ -165,39 +80,15 @@ static void run_rows(tmm_ctx *ctx, tmm_tensor x, tmm_tensor y)
 	ck_assert_int_eq(tmm_tensor_read(ctx, y, 0, seen.y, BIG_BYTES), 0);
 }
 
-/* The salts of pad, x and z. */
-static uint32_t salts[3] = { 1, 2, 3 };
-
-/*
- * pad = fill(); x = fill(); pad goes; creates y: the start of every
- * iteration, up to rows.  pad's place is then free just below x, for the
- * reuse of x's rows.
- */
-static void up_to_rows(tmm_ctx *ctx, tmm_tensor *t, unsigned n)
-{
-	tmm_tensor pad;
-
-	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
-	ck_assert_int_eq(tmm_tensor_create(ctx, BIG_BYTES, TMM_ACTIVATION,
-					   "pad", &pad), 0);
-	for (unsigned i = 0; i < n; i++)
-		ck_assert_int_eq(tmm_tensor_create(ctx, BIG_BYTES,
-						   TMM_ACTIVATION, NULL,
-						   &t[i]), 0);
-	big_run(ctx, "pad", big_fill, NULL, NULL, 0, pad, &salts[0]);
-	big_run(ctx, "fill", big_fill, NULL, NULL, 0, t[0], &salts[1]);
-	ck_assert_int_eq(tmm_tensor_destroy(ctx, pad), 0);
-}
-
 /* x = fill(); y = rows(x); z = fill(); u = mix(y, x), after up_to_rows.
  * Appends x, y, z, u. */
 static void stream_iteration(tmm_ctx *ctx, uint32_t *out)
 {
 	tmm_tensor t[4];
 
-	up_to_rows(ctx, t, 4);
+	big_up_to_rows(ctx, t, 4);
 	run_rows(ctx, t[0], t[1]);
-	big_run(ctx, "gap", big_fill, NULL, NULL, 0, t[2], &salts[2]);
+	big_run(ctx, "gap", big_fill, NULL, NULL, 0, t[2], &big_salts[2]);
 	{
 		tmm_tensor in[2] = { t[1], t[0] };
 
@@ -369,7 +260,7 @@ START_TEST(failed_streamed_split_loses_nothing)
 	failing_row = BIG_ROWS / 2;
 	stream_iteration(ctx, got);
 	install_plan(ctx, 4, how);
-	up_to_rows(ctx, t, 2);
+	big_up_to_rows(ctx, t, 2);
 	ck_assert_int_eq(big_op(ctx, "rows", big_rows, rows_slice_failing,
 				&t[0], 1, t[1], NULL), -EIO);
 	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx), "run_slice"));
@@ -404,20 +295,6 @@ static int big_fill_two(void *const *in, void *const *out, void *user,
 	return rc ? rc : big_fill(in, one, user, stream);
 }
 
-/* u = y ^ salt: the last use of y. */
-static int big_tail(void *const *in, void *const *out, void *user,
-		    void *stream)
-{
-	const uint32_t *y = in[0];
-	uint32_t *u = out[0];
-
-	(void)user;
-	(void)stream;
-	for (uint32_t i = 0; i < BIG_ELEMS; i++)
-		u[i] = y[i] ^ 0x5bd1e995u;
-	return 0;
-}
-
 /*
  * x = fill(); y = rows(x); c, d = fill_two(); u = tail(y): under a
  * budget that holds x and y at rows but not y, c and d at fill_two, y
@@ -429,7 +306,7 @@ static void tsplit_iteration(tmm_ctx *ctx, uint32_t *out)
 	tmm_op two = {
 		.name = "fill_two", .kind = TMM_OP_ELEMENTWISE,
 		.inputs = NULL, .n_inputs = 0, .outputs = &t[2],
-		.n_outputs = 2, .run = big_fill_two, .user = &salts[2],
+		.n_outputs = 2, .run = big_fill_two, .user = &big_salts[2],
 		.cost = { 0, 6.0 * BIG_BYTES },
 	};
 	tmm_op rows = {
@@ -444,7 +321,7 @@ static void tsplit_iteration(tmm_ctx *ctx, uint32_t *out)
 		ck_assert_int_eq(tmm_tensor_create(ctx, BIG_BYTES,
 						   TMM_ACTIVATION, NULL,
 						   &t[i]), 0);
-	big_run(ctx, "fill", big_fill, NULL, NULL, 0, t[0], &salts[1]);
+	big_run(ctx, "fill", big_fill, NULL, NULL, 0, t[0], &big_salts[1]);
 	/* Not pure: y cannot be recomputed, it must be swapped. */
 	ck_assert_msg(tmm_run(ctx, &rows) == 0, "%s", tmm_last_error(ctx));
 	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[0]), 0);
@@ -492,10 +369,10 @@ START_TEST(tsplit_plans_a_streamed_output_that_runs)
 		if (it == 0) {
 			ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
 			measured_swaps = st.swap_out_count;
-			sim_counters(ctx, &measured);
+			big_sim_counters(ctx, &measured);
 		}
 	}
-	sim_counters(ctx, &end);
+	big_sim_counters(ctx, &end);
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
 	ck_assert_uint_eq(st.plan_state, TMM_PLAN_GUIDED);
 	ck_assert_uint_eq(st.split_ops, ITERATIONS - 1);
@@ -525,145 +402,6 @@ START_TEST(tsplit_plans_a_streamed_output_that_runs)
 }
 END_TEST
 
-/* y row r = the sums of x row r's column pairs: rows half the size. */
-static int big_halve_slice(void *const *in, void *const *out, size_t begin,
-			   size_t end, void *user, void *stream)
-{
-	const uint32_t *x = in[0];
-	uint32_t *y = out[0];
-
-	(void)user;
-	(void)stream;
-	for (size_t r = begin; r < end; r++)
-		for (size_t c = 0; c < BIG_COLS / 2; c++)
-			y[r * BIG_COLS / 2 + c] = x[r * BIG_COLS + 2 * c] +
-						  x[r * BIG_COLS + 2 * c + 1];
-	return 0;
-}
-
-static int big_halve(void *const *in, void *const *out, void *user,
-		     void *stream)
-{
-	return big_halve_slice(in, out, 0, BIG_ROWS, user, stream);
-}
-
-/* What halve of the last iteration cost in waiting, and x from the host
- * right after it. */
-static uint64_t halve_stall_ns;
-static uint32_t x_after_halve[BIG_ELEMS];
-
-/*
- * pad = fill(); x = fill(); pad goes; y = halve(x); u = tail(x): x may
- * leave at halve, its rows reused by y.  Appends x, y (half), u.
- */
-static void halve_iteration(tmm_ctx *ctx, uint32_t *out)
-{
-	struct tmm_sim_counters before, after;
-	tmm_tensor t[3];
-	tmm_op halve = {
-		.name = "halve", .kind = TMM_OP_ELEMENTWISE,
-		.flags = TMM_OP_PURE, .inputs = &t[0], .n_inputs = 1,
-		.outputs = &t[1], .n_outputs = 1, .run = big_halve,
-		.run_slice = big_halve_slice, .slice_extent = BIG_ROWS,
-		.cost = { 0, ROWS_COST_BYTES },
-	};
-
-	up_to_rows(ctx, t, 1);
-	ck_assert_int_eq(tmm_tensor_create(ctx, BIG_BYTES / 2,
-					   TMM_ACTIVATION, NULL, &t[1]), 0);
-	ck_assert_int_eq(tmm_tensor_create(ctx, BIG_BYTES, TMM_ACTIVATION,
-					   NULL, &t[2]), 0);
-	sim_counters(ctx, &before);
-	ck_assert_msg(tmm_run(ctx, &halve) == 0, "%s", tmm_last_error(ctx));
-	sim_counters(ctx, &after);
-	halve_stall_ns = after.stall_ns - before.stall_ns;
-	ck_assert_int_eq(tmm_tensor_read(ctx, t[0], 0, x_after_halve,
-					 BIG_BYTES), 0);
-	big_run(ctx, "tail", big_tail, NULL, &t[0], 1, t[2], NULL);
-	ck_assert_int_eq(tmm_tensor_read(ctx, t[0], 0, out, BIG_BYTES), 0);
-	ck_assert_int_eq(tmm_tensor_read(ctx, t[1], 0, out + BIG_ELEMS,
-					 BIG_BYTES / 2), 0);
-	ck_assert_int_eq(tmm_tensor_read(ctx, t[2], 0,
-					 out + BIG_ELEMS + BIG_ELEMS / 2,
-					 BIG_BYTES), 0);
-	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(tmm_tensor_destroy(ctx, t[i]), 0);
-	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
-}
-
-/*
- * halve split in `parts` with x swapped out at it: the copies of x's
- * rows are queued as the parts end and waited for only when y grows into
- * them.  y's rows are half x's, so y needs x's rows at half the pace
- * they are read, and the copies run beside later parts: halve waits less
- * than if each part's copy were waited for at once (what the runtime did
- * before, on an idle copy engine: the sum of the parts' copies), for
- * four parts or more.  (In two, the second part needs all the first
- * read.)  The bytes are the unsplit run's, x's on the host too.
- */
-START_TEST(swapped_input_copies_overlap_the_parts)
-{
-	static const uint32_t parts_of[] = { 4, 16 };
-	uint32_t parts = parts_of[_i];
-	static uint32_t got[RUNS][3 * BIG_ELEMS];
-	tmm_ctx *ctx = split_ctx(SWAP);
-	const struct tmm_sim_profile *prof =
-		tmm_sim_profile_find(ctx->cfg.sim_profile);
-	struct tmm_stats st = { .version = TMM_STATS_VERSION };
-	uint64_t per_part_waits = 0;
-
-	for (uint32_t k = 0; k < parts; k++) {
-		uint64_t begin, end;
-
-		tmm_split_range(BIG_ROWS, parts, k, &begin, &end);
-		per_part_waits += tmm_sim_copy_ns(
-			prof, (end - begin) * BIG_COLS * 4, 0);
-	}
-	for (int it = 0; it < RUNS; it++) {
-		halve_iteration(ctx, got[it]);
-		ck_assert_msg(!memcmp(x_after_halve, got[0], BIG_BYTES),
-			      "%u parts: x after halve differs", parts);
-		if (it > 0) {
-			ck_assert_msg(!memcmp(got[it], got[0],
-					      sizeof(got[0])),
-				      "%u parts: iteration %d differs from "
-				      "the unsplit one", parts, it + 1);
-			ck_assert_msg(halve_stall_ns < per_part_waits,
-				      "%u parts: halve waited %llu ns, "
-				      "%llu ns waiting for each part",
-				      parts,
-				      (unsigned long long)halve_stall_ns,
-				      (unsigned long long)per_part_waits);
-			continue;
-		}
-		{
-			const struct tmm_trace *t = tmm_tracker_first(ctx);
-			uint32_t at = split_access_of(t, "halve", 0);
-			uint32_t back = split_access_of(t, "tail", 0);
-			uint64_t x = split_key_at(t, at);
-			struct tmm_plan plan;
-
-			ck_assert_int_eq(tmm_plan_init(&plan, t, "halve"), 0);
-			ck_assert_int_eq(tmm_plan_add_split(&plan, at, x,
-							    parts), 0);
-			ck_assert_int_eq(tmm_plan_add(&plan,
-						      TMM_ACT_EVICT_SWAP, at,
-						      x, back, 0), 0);
-			tmm_plan_sort(&plan);
-			ck_assert_int_eq(tmm_guide_install(ctx, &plan), 0);
-			tmm_plan_free(&plan);
-		}
-	}
-	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
-	ck_assert_uint_eq(st.split_ops, RUNS - 1);
-	ck_assert_uint_eq(st.split_fallbacks, 0);
-	ck_assert_uint_eq(st.swap_out_count, RUNS - 1);
-	ck_assert_uint_eq(st.plan_actions_skipped, 0);
-	ck_assert_uint_eq(st.host_in_use, 0);
-	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("split_stream");
@@ -680,7 +418,6 @@ int main(void)
 			    STREAM_PART_COUNTS);
 	tcase_add_loop_test(tc, failed_streamed_split_loses_nothing, 0, 2);
 	tcase_add_test(tc, tsplit_plans_a_streamed_output_that_runs);
-	tcase_add_loop_test(tc, swapped_input_copies_overlap_the_parts, 0, 2);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
