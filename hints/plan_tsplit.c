@@ -73,17 +73,10 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "copy_engine.h"
 #include "msps.h"
 #include "planners.h"
 #include "split_curve.h"
-
-/* One copy engine's chosen transfers, by start. */
-struct engine {
-	struct busy {
-		uint64_t start, end;
-	} *b;
-	uint32_t n, cap;
-};
 
 struct tsplit {
 	struct tmm_analysis an;
@@ -96,7 +89,7 @@ struct tsplit {
 				   * asked (it depends on the gap only) */
 	struct tmm_split *splits;
 	uint32_t n_splits, cap_splits;
-	struct engine d2h, h2d;
+	struct tmm_copy_engine d2h, h2d;
 };
 
 /* One priced choice. */
@@ -113,74 +106,6 @@ struct option {
 	bool stream_new_split;	/* ... an op not split yet, split for it */
 	uint64_t d2h_start, d2h_ns, h2d_start; /* a swap's copies */
 };
-
-/* The start of a copy of `ns` that may begin at `start`: after every
- * chosen transfer it would overlap.  The transfers do not overlap each
- * other, so by start they are also by end: the first that could is
- * found by bisection. */
-static uint64_t engine_slot(const struct engine *e, uint64_t start,
-			    uint64_t ns)
-{
-	uint32_t lo = 0, hi = e->n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (e->b[mid].end <= start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (uint32_t i = lo; i < e->n && e->b[i].start < start + ns; i++)
-		if (e->b[i].end > start)
-			start = e->b[i].end;
-	return start;
-}
-
-/* Books [start, start + ns), a slot engine_slot found.  Busy time that
- * touches is kept as one interval: a saturated engine is then one long
- * interval, not thousands for engine_slot to walk through. */
-static int engine_take(struct engine *e, uint64_t start, uint64_t ns)
-{
-	uint64_t end = start + ns;
-	uint32_t i;
-
-	for (i = e->n; i > 0 && e->b[i - 1].start > start; i--)
-		;
-	if (i > 0 && e->b[i - 1].end >= start) {
-		struct busy *prev = &e->b[i - 1];
-
-		if (prev->end < end)
-			prev->end = end;
-		if (i < e->n && e->b[i].start <= prev->end) {
-			prev->end = e->b[i].end > prev->end ? e->b[i].end
-							    : prev->end;
-			memmove(&e->b[i], &e->b[i + 1],
-				sizeof(*e->b) * (e->n - i - 1));
-			e->n--;
-		}
-		return 0;
-	}
-	if (i < e->n && e->b[i].start <= end) {
-		e->b[i].start = start;
-		if (e->b[i].end < end)
-			e->b[i].end = end;
-		return 0;
-	}
-	if (e->n == e->cap) {
-		uint32_t cap = e->cap ? 2 * e->cap : 64;
-		void *p = realloc(e->b, sizeof(*e->b) * cap);
-
-		if (!p)
-			return -ENOMEM;
-		e->b = p;
-		e->cap = cap;
-	}
-	memmove(&e->b[i + 1], &e->b[i], sizeof(*e->b) * (e->n - i));
-	e->b[i] = (struct busy){ start, end };
-	e->n++;
-	return 0;
-}
 
 static uint64_t held(const struct tsplit *ts, uint32_t k)
 {
@@ -214,7 +139,7 @@ static uint64_t out_slot(const struct tsplit *ts, struct option *o)
 
 	if (!p) {
 		o->d2h_ns = tmm_swap_ns(an, bytes, false);
-		o->d2h_start = engine_slot(&ts->d2h,
+		o->d2h_start = tmm_copy_engine_slot(&ts->d2h,
 					   tmm_access_end(an, e->evict),
 					   o->d2h_ns);
 		return o->d2h_start + o->d2h_ns;
@@ -223,7 +148,7 @@ static uint64_t out_slot(const struct tsplit *ts, struct option *o)
 	end = tmm_access_end(an, e->evict);
 	copy = tmm_swap_ns(an, (bytes + p - 1) / p, false);
 	o->d2h_ns = p * copy;
-	o->d2h_start = engine_slot(&ts->d2h, begin + (end - begin) / p,
+	o->d2h_start = tmm_copy_engine_slot(&ts->d2h, begin + (end - begin) / p,
 				   o->d2h_ns);
 	out_end = o->d2h_start + o->d2h_ns;
 	if (out_end < end + copy) {
@@ -252,7 +177,7 @@ static uint64_t sliced_out_cost(const struct tsplit *ts, struct option *o,
 		s.output = s.input = o->ev.tensor;
 	stall = tmm_split_input_stall_ns(an, &s, end - begin, &copies);
 	o->d2h_ns = copies ? copies : 1;
-	o->d2h_start = engine_slot(&ts->d2h, begin, o->d2h_ns);
+	o->d2h_start = tmm_copy_engine_slot(&ts->d2h, begin, o->d2h_ns);
 	*out_end = o->d2h_start + o->d2h_ns;
 	return stall + (o->d2h_start - begin);
 }
@@ -282,7 +207,7 @@ static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
 
 		if (start < out_end)
 			start = out_end;
-		o->h2d_start = engine_slot(&ts->h2d, start, in_ns);
+		o->h2d_start = tmm_copy_engine_slot(&ts->h2d, start, in_ns);
 		arrive = o->h2d_start + in_ns;
 		if (arrive > back_ns)
 			cost += arrive - back_ns;
@@ -605,9 +530,9 @@ static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 	if (rc == 0 && o->new_eviction && !o->ev.drop) {
 		uint64_t bytes = an->life[o->ev.tensor].bytes;
 
-		rc = engine_take(&ts->d2h, o->d2h_start, o->d2h_ns);
+		rc = tmm_copy_engine_take(&ts->d2h, o->d2h_start, o->d2h_ns);
 		if (rc == 0 && o->ev.back != TMM_TRACE_NONE)
-			rc = engine_take(&ts->h2d, o->h2d_start,
+			rc = tmm_copy_engine_take(&ts->h2d, o->h2d_start,
 					 tmm_swap_ns(an, bytes, true));
 	}
 	if (rc == 0 && o->new_eviction) {
@@ -687,7 +612,7 @@ int tmm_plan_tsplit(const struct tmm_planner_input *in,
 	free(ts.dropped);
 	free(ts.in_trigger);
 	free(ts.splits);
-	free(ts.d2h.b);
-	free(ts.h2d.b);
+	tmm_copy_engine_free(&ts.d2h);
+	tmm_copy_engine_free(&ts.h2d);
 	return rc;
 }
