@@ -303,6 +303,17 @@ int tmm_mover_drain(struct tmm_ctx *ctx)
 
 /* ---- eviction -------------------------------------------------------- */
 
+/* t's copy to the host is queued, its event in t->copy: t is in flight,
+ * retired to HOST when the copy completes, and counted as a swap-out. */
+static void swap_out_queued(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
+	tmm_list_add_tail(&ctx->swapping_out, &t->in_flight);
+	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
+	ctx->c.swap_out_count++;
+	ctx->c.swap_out_bytes += t->bytes;
+}
+
 int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       bool sync)
 {
@@ -327,11 +338,7 @@ int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		host_give_back(ctx, t, NULL);
 		return rc;
 	}
-	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
-	tmm_list_add_tail(&ctx->swapping_out, &t->in_flight);
-	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
-	ctx->c.swap_out_count++;
-	ctx->c.swap_out_bytes += t->bytes;
+	swap_out_queued(ctx, t);
 	if (sync)
 		return tmm_mover_settle(ctx, t);
 	return 0;
@@ -420,11 +427,7 @@ void tmm_mover_swap_out_end_async(struct tmm_ctx *ctx,
 	 * memory given back, once the newest copy has completed. */
 	t->copy = *last;
 	*last = (tmm_event){ 0 };
-	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
-	tmm_list_add_tail(&ctx->swapping_out, &t->in_flight);
-	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
-	ctx->c.swap_out_count++;
-	ctx->c.swap_out_bytes += t->bytes;
+	swap_out_queued(ctx, t);
 }
 
 void tmm_mover_swap_out_cancel(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
