@@ -8,7 +8,9 @@
  * they cost per byte they save there (ΔT/ΔM), and the cheaper is taken:
  * - step 1, a tensor alive across the op that the op does not use, swapped
  *   (Eq. 3) or recomputed (Eq. 4) over the gap between two of its
- *   accesses that holds the op (Eq. 2: it saves its size);
+ *   accesses that holds the op (Eq. 2: it saves its size).  A swap of a
+ *   sliced output at the op that wrote it may stream out of that op
+ *   split (lib/split_stream.c), the op split for it if it is not yet;
  * - step 2, the op itself split into p micro-ops while its sliced input
  *   leaves slice by slice (Eq. 5 and 6), swapped out or dropped (to be
  *   recomputed) at the op: the runtime gives the rows of either back as
@@ -38,16 +40,26 @@
  *   The runtime holds every tensor of a chain on the device while it
  *   regenerates the chain, and long chains under a budget that does not
  *   fit left no room between them (the MLP example at 30%).
- * - Split cost (Eq. 6): the swap or recomputation of the whole input (its
- *   slices together cost the same copies or the same producer) plus one
- *   launch overhead per micro-op; the paper's split/merge copies do not
- *   exist here (micro-ops work in place on row ranges).  A swapped
- *   input's copy is priced whole, as if it began when the op ends: the
- *   runtime waits for each slice's copy before the next micro-op may
- *   write over its rows, so none of it hides behind the op's own time.
- *   p is one of 2, 4, 8, 16, at most the op's rows.  An op already split
- *   may be split into more parts later, for the extra saving at the
- *   extra launches.
+ * - Split cost (Eq. 6): the swap or recomputation of the whole input plus
+ *   one launch overhead per micro-op; the paper's split/merge copies do
+ *   not exist here (micro-ops work in place on row ranges).  A swapped
+ *   input's copies are priced as the runtime waits for them
+ *   (tmm_split_input_stall_ns): each slice's copy is queued as its part
+ *   ends and waited for only when the output grows into its rows, which
+ *   with rows of one size is the next part (every copy waited for, each
+ *   paying the copy latency), and later for an output with smaller rows
+ *   (the copies hide behind the parts).  A recomputed input costs its
+ *   producer, whatever p.  p is one of 2, 4, 8, 16, at most the op's
+ *   rows.  An op already split may be split into more parts later, for
+ *   the extra saving at the extra launches.
+ * - Streamed output (step 1): part u's rows are queued for the host as
+ *   micro-op u ends, one copy per part, each paying the copy latency;
+ *   the swap-out ends a part's copy after the op at best, instead of a
+ *   whole copy after it.  An op not split yet is split for it at p
+ *   launches (p as above), which saves nothing at the op itself (its
+ *   input stays whole): Eq. 5 is credited to a split only where its
+ *   input leaves at the op, and step 2 may add that eviction later at
+ *   the same parts.
  * - The input of a split whose only later use is none (the op is its last
  *   access) is swapped out with no back-access, as liveness does: its
  *   cost is the copy, and the split saves as with any swap at the op.
@@ -61,17 +73,10 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "copy_engine.h"
 #include "msps.h"
 #include "planners.h"
 #include "split_curve.h"
-
-/* One copy engine's chosen transfers, by start. */
-struct engine {
-	struct busy {
-		uint64_t start, end;
-	} *b;
-	uint32_t n, cap;
-};
 
 struct tsplit {
 	struct tmm_analysis an;
@@ -84,7 +89,7 @@ struct tsplit {
 				   * asked (it depends on the gap only) */
 	struct tmm_split *splits;
 	uint32_t n_splits, cap_splits;
-	struct engine d2h, h2d;
+	struct tmm_copy_engine d2h, h2d;
 };
 
 /* One priced choice. */
@@ -95,76 +100,12 @@ struct option {
 	struct tmm_eviction ev; /* the eviction it takes, if new */
 	bool new_eviction;
 	uint32_t parts;
-	uint64_t d2h_start, h2d_start; /* a swap's copies */
+	uint32_t stream_parts;	/* step 1: the swapped output leaves part
+				 * by part from its op split in as many
+				 * (0: whole, after its op) */
+	bool stream_new_split;	/* ... an op not split yet, split for it */
+	uint64_t d2h_start, d2h_ns, h2d_start; /* a swap's copies */
 };
-
-/* The start of a copy of `ns` that may begin at `start`: after every
- * chosen transfer it would overlap.  The transfers do not overlap each
- * other, so by start they are also by end: the first that could is
- * found by bisection. */
-static uint64_t engine_slot(const struct engine *e, uint64_t start,
-			    uint64_t ns)
-{
-	uint32_t lo = 0, hi = e->n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (e->b[mid].end <= start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (uint32_t i = lo; i < e->n && e->b[i].start < start + ns; i++)
-		if (e->b[i].end > start)
-			start = e->b[i].end;
-	return start;
-}
-
-/* Books [start, start + ns), a slot engine_slot found.  Busy time that
- * touches is kept as one interval: a saturated engine is then one long
- * interval, not thousands for engine_slot to walk through. */
-static int engine_take(struct engine *e, uint64_t start, uint64_t ns)
-{
-	uint64_t end = start + ns;
-	uint32_t i;
-
-	for (i = e->n; i > 0 && e->b[i - 1].start > start; i--)
-		;
-	if (i > 0 && e->b[i - 1].end >= start) {
-		struct busy *prev = &e->b[i - 1];
-
-		if (prev->end < end)
-			prev->end = end;
-		if (i < e->n && e->b[i].start <= prev->end) {
-			prev->end = e->b[i].end > prev->end ? e->b[i].end
-							    : prev->end;
-			memmove(&e->b[i], &e->b[i + 1],
-				sizeof(*e->b) * (e->n - i - 1));
-			e->n--;
-		}
-		return 0;
-	}
-	if (i < e->n && e->b[i].start <= end) {
-		e->b[i].start = start;
-		if (e->b[i].end < end)
-			e->b[i].end = end;
-		return 0;
-	}
-	if (e->n == e->cap) {
-		uint32_t cap = e->cap ? 2 * e->cap : 64;
-		void *p = realloc(e->b, sizeof(*e->b) * cap);
-
-		if (!p)
-			return -ENOMEM;
-		e->b = p;
-		e->cap = cap;
-	}
-	memmove(&e->b[i + 1], &e->b[i], sizeof(*e->b) * (e->n - i));
-	e->b[i] = (struct busy){ start, end };
-	e->n++;
-	return 0;
-}
 
 static uint64_t held(const struct tsplit *ts, uint32_t k)
 {
@@ -180,6 +121,67 @@ static bool op_uses(const struct tmm_analysis *an, uint32_t k, uint32_t t)
 	return false;
 }
 
+/*
+ * Books nothing: finds where the swap-out of o->ev runs on the D2H engine
+ * (o->d2h_start, o->d2h_ns) and returns when it ends.  Whole, it follows
+ * its evict access.  Streamed (o->stream_parts, lib/split_stream.c), part
+ * u's rows are queued as micro-op u ends: the engine is busy from the
+ * first part's end for one copy per part, each paying the copy latency,
+ * and the last copy cannot end before the op does plus its own time.
+ */
+static uint64_t out_slot(const struct tsplit *ts, struct option *o)
+{
+	const struct tmm_analysis *an = &ts->an;
+	const struct tmm_eviction *e = &o->ev;
+	uint64_t bytes = an->life[e->tensor].bytes;
+	uint64_t begin, end, copy, out_end;
+	uint32_t p = o->stream_parts;
+
+	if (!p) {
+		o->d2h_ns = tmm_swap_ns(an, bytes, false);
+		o->d2h_start = tmm_copy_engine_slot(&ts->d2h,
+					   tmm_access_end(an, e->evict),
+					   o->d2h_ns);
+		return o->d2h_start + o->d2h_ns;
+	}
+	begin = tmm_access_begin(an, an->op_start[e->evict]);
+	end = tmm_access_end(an, e->evict);
+	copy = tmm_swap_ns(an, (bytes + p - 1) / p, false);
+	o->d2h_ns = p * copy;
+	o->d2h_start = tmm_copy_engine_slot(&ts->d2h, begin + (end - begin) / p,
+				   o->d2h_ns);
+	out_end = o->d2h_start + o->d2h_ns;
+	if (out_end < end + copy) {
+		out_end = end + copy;
+		o->d2h_ns = out_end - o->d2h_start;
+	}
+	return out_end;
+}
+
+/*
+ * A split op's input swapped out at it, slice by slice (o->parts): what
+ * the op waits for its copies (split_curve.h), later by as much as the
+ * chosen transfers keep the engine from starting at the op.  Books
+ * nothing; sets the copies' place and *out_end.
+ */
+static uint64_t sliced_out_cost(const struct tsplit *ts, struct option *o,
+				uint64_t *out_end)
+{
+	const struct tmm_analysis *an = &ts->an;
+	uint32_t first = an->op_start[o->ev.evict];
+	struct tmm_split s = { .first = first, .parts = o->parts };
+	uint64_t begin = tmm_access_begin(an, first);
+	uint64_t end = tmm_access_end(an, o->ev.evict), stall, copies;
+
+	if (!tmm_split_pair(an, first, &s.input, &s.output))
+		s.output = s.input = o->ev.tensor;
+	stall = tmm_split_input_stall_ns(an, &s, end - begin, &copies);
+	o->d2h_ns = copies ? copies : 1;
+	o->d2h_start = tmm_copy_engine_slot(&ts->d2h, begin, o->d2h_ns);
+	*out_end = o->d2h_start + o->d2h_ns;
+	return stall + (o->d2h_start - begin);
+}
+
 /* The time swap o->ev costs (see price_swap), with its copies' starts. */
 static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
 			  struct option *o)
@@ -187,19 +189,17 @@ static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
 	const struct tmm_analysis *an = &ts->an;
 	const struct tmm_eviction *e = &o->ev;
 	uint64_t bytes = an->life[e->tensor].bytes;
-	uint64_t out_ns = tmm_swap_ns(an, bytes, false);
 	uint64_t out_end, cost = 0, need = tmm_access_begin(an, k);
 
-	o->d2h_start = engine_slot(&ts->d2h, tmm_access_end(an, e->evict),
-				   out_ns);
-	out_end = o->d2h_start + out_ns;
-	/* A split's own op is the bottleneck: its slices leave as it runs,
-	 * each copy waited for before the next micro-op (lib/split.c), so
-	 * the op waits for the whole copy, counted here from its end. */
-	if (sliced)
-		need = tmm_access_end(an, e->evict);
-	if (out_end > need)
-		cost += out_end - need;
+	/* A split's own op is the bottleneck: its slices leave as it runs
+	 * (lib/split.c), and it waits for what they do not hide. */
+	if (sliced) {
+		cost = sliced_out_cost(ts, o, &out_end);
+	} else {
+		out_end = out_slot(ts, o);
+		if (out_end > need)
+			cost += out_end - need;
+	}
 	if (e->back != TMM_TRACE_NONE) {
 		uint64_t in_ns = tmm_swap_ns(an, bytes, true);
 		uint64_t start = tmm_access_end(an, e->in_trigger);
@@ -207,7 +207,7 @@ static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
 
 		if (start < out_end)
 			start = out_end;
-		o->h2d_start = engine_slot(&ts->h2d, start, in_ns);
+		o->h2d_start = tmm_copy_engine_slot(&ts->h2d, start, in_ns);
 		arrive = o->h2d_start + in_ns;
 		if (arrive > back_ns)
 			cost += arrive - back_ns;
@@ -280,6 +280,82 @@ static double counted(const struct tsplit *ts, uint32_t k, uint64_t saving)
 	return (double)(saving < over ? saving : over);
 }
 
+static struct tmm_split *split_of(struct tsplit *ts, uint32_t first)
+{
+	for (uint32_t i = 0; i < ts->n_splits; i++)
+		if (ts->splits[i].first == first)
+			return &ts->splits[i];
+	return NULL;
+}
+
+/* The saving of split s that the curve is lowered by: none unless its
+ * input leaves at the op (a split only to stream its output out). */
+static uint64_t credited(const struct tsplit *ts, const struct tmm_split *s)
+{
+	if (!s || !tmm_split_evicts_input(&ts->an, s, ts->chosen.ev,
+					  ts->chosen.n))
+		return 0;
+	return tmm_split_saving(&ts->an, s);
+}
+
+/*
+ * Whether candidate c, swapped out at its evict access, can stream out
+ * of the op that wrote it (lib/split_stream.c): that access is the
+ * op's write of a sliced output made there, of an op that splits (a
+ * split pair, so that the split is modelled as step 2's are).  Returns
+ * the op's rows, or 0.
+ */
+static uint32_t streamable(const struct tsplit *ts,
+			   const struct tmm_cand *c)
+{
+	const struct tmm_analysis *an = &ts->an;
+	const struct tmm_trace_access *a = &an->trace->accesses[c->evict];
+	uint32_t first = an->op_start[c->evict], in, out;
+
+	if (!a->slices || !(a->flags & TMM_TA_WRITE) ||
+	    (a->flags & TMM_TA_READ) || an->life[c->tensor].from != first ||
+	    !tmm_split_pair(an, first, &in, &out))
+		return 0;
+	return tmm_trace_op_slices(an->trace, first);
+}
+
+/*
+ * Step 1's swap of candidate i streamed out of its op, if that is
+ * cheaper than *best: from the op as it is split already, for nothing
+ * more, or split for it into p parts (2, 4, 8, 16, at most its rows) at
+ * p launches, as step 2 prices a split.
+ */
+static void stream_option(struct tsplit *ts, uint32_t k, uint32_t i,
+			  double m, struct option *best)
+{
+	const struct tmm_analysis *an = &ts->an;
+	const struct tmm_cand *c = &ts->cs.c[i];
+	uint32_t rows = streamable(ts, c);
+	const struct tmm_split *now;
+
+	if (!rows)
+		return;
+	now = split_of(ts, an->op_start[c->evict]);
+	for (uint32_t p = 2; p <= 16 && p <= rows; p *= 2) {
+		struct option o = { .cand = i, .new_eviction = true };
+		double extra = 0;
+		int64_t t;
+
+		if (now && p != now->parts)
+			continue;
+		if (!now)
+			extra = (double)p * (double)an->dev.launch_ns;
+		o.stream_parts = p;
+		o.stream_new_split = !now;
+		t = price_swap(ts, c->tensor, c->evict, c->back, k, false, m,
+			       best->ratio, &ts->in_trigger[i], &o);
+		if (t >= 0 && ((double)t + extra) / m < best->ratio) {
+			o.ratio = ((double)t + extra) / m;
+			*best = o;
+		}
+	}
+}
+
 /* Step 1: the cheapest swap or recomputation of a tensor alive across
  * the op of k that the op does not use. */
 static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
@@ -303,6 +379,7 @@ static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
 			o.ratio = (double)t / m;
 			*best = o;
 		}
+		stream_option(ts, k, i, m, best);
 		if (short_chain(ts, c) &&
 		    (c->rp_time + c->ext_time) / m < best->ratio) {
 			o = (struct option){
@@ -314,14 +391,6 @@ static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
 			*best = o;
 		}
 	}
-}
-
-static struct tmm_split *split_of(struct tsplit *ts, uint32_t first)
-{
-	for (uint32_t i = 0; i < ts->n_splits; i++)
-		if (ts->splits[i].first == first)
-			return &ts->splits[i];
-	return NULL;
 }
 
 /* The access of tensor t by the op of `first`, and its next access after
@@ -352,53 +421,57 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 	uint32_t rows = tmm_trace_op_slices(an->trace, first);
 	struct tmm_split s = { .first = first };
 	const struct tmm_split *now = split_of(ts, first);
-	uint64_t had = now ? tmm_split_saving(an, now) : 0;
+	uint64_t had = credited(ts, now);
 	struct option evict = { .new_eviction = true, .cand = -1 };
-	double evict_ns = 0;
+	double drop_ns = INFINITY;
 
 	if (!tmm_split_pair(an, first, &s.input, &s.output))
 		return;
 	around_op(an, first, s.input, &at, &next);
-	if (tmm_split_evicts_input(an, &s, ts->chosen.ev, ts->chosen.n)) {
+	if (tmm_split_evicts_input(an, &s, ts->chosen.ev, ts->chosen.n))
 		evict.new_eviction = false; /* paid for already */
-	} else {
-		int64_t t = price_swap(ts, s.input, at, next, k, true, 1,
-				       INFINITY, NULL, &evict);
+	/* The gap's candidate, retired when the split takes it; a
+	 * recomputation there, priced as MSPS prices it. */
+	for (uint32_t i = 0; evict.new_eviction && next != TMM_TRACE_NONE &&
+			     i < ts->cs.n; i++) {
+		const struct tmm_cand *c = &ts->cs.c[i];
 
-		evict_ns = (double)t;
-		/* The gap's candidate, retired when the split takes it; a
-		 * recomputation there, priced as MSPS prices it. */
-		for (uint32_t i = 0; i < ts->cs.n && next != TMM_TRACE_NONE;
-		     i++) {
-			const struct tmm_cand *c = &ts->cs.c[i];
-
-			if (c->tensor != s.input || c->evict != at ||
-			    c->back != next)
-				continue;
-			if (c->taken)
-				return; /* chosen for a bottleneck before */
-			evict.cand = i;
-			if (short_chain(ts, c) &&
-			    c->rp_time + c->ext_time < evict_ns) {
-				evict_ns = c->rp_time + c->ext_time;
-				evict.ev.drop = true;
-			}
-			break;
-		}
+		if (c->tensor != s.input || c->evict != at || c->back != next)
+			continue;
+		if (c->taken)
+			return; /* chosen for a bottleneck before */
+		evict.cand = i;
+		if (short_chain(ts, c))
+			drop_ns = c->rp_time + c->ext_time;
+		break;
 	}
 	for (uint32_t p = 2; p <= 16 && p <= rows; p *= 2) {
 		uint32_t before = now ? now->parts : 0;
+		struct option o = evict;
 		uint64_t saving;
-		double ratio;
+		double ratio, evict_ns = 0;
 
 		s.parts = p;
 		saving = tmm_split_saving(an, &s);
-		if (p <= before || saving <= had)
+		/* A split only to stream its output out may take its
+		 * input's eviction at the same parts. */
+		if (p < before || saving <= had)
 			continue;
+		if (o.new_eviction) {
+			/* Swapped, its copies' wait depends on p. */
+			o.parts = p;
+			evict_ns = (double)price_swap(ts, s.input, at, next, k,
+						      true, 1, INFINITY, NULL,
+						      &o);
+			if (drop_ns < evict_ns) {
+				evict_ns = drop_ns;
+				o.ev.drop = true;
+			}
+		}
 		ratio = (evict_ns + (double)((p - before) * an->dev.launch_ns)) /
 			counted(ts, k, saving - had);
 		if (ratio < best->ratio) {
-			*best = evict;
+			*best = o;
 			best->ratio = ratio;
 			best->split = true;
 			best->parts = p;
@@ -407,10 +480,10 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 	}
 }
 
-static int add_split(struct tsplit *ts, const struct tmm_split *s)
+static int add_split(struct tsplit *ts, const struct tmm_split *s,
+		     uint64_t had)
 {
 	struct tmm_split *now = split_of(ts, s->first);
-	uint64_t had = now ? tmm_split_saving(&ts->an, now) : 0;
 	uint64_t more;
 
 	if (!now) {
@@ -427,8 +500,10 @@ static int add_split(struct tsplit *ts, const struct tmm_split *s)
 		*now = *s;
 		now->parts = 0;
 	}
-	now->parts = s->parts;
-	more = tmm_split_saving(&ts->an, now) - had;
+	if (now->parts < s->parts)
+		now->parts = s->parts;
+	more = credited(ts, now);
+	more = more > had ? more - had : 0;
 	for (uint32_t k = s->first; k < ts->an.op_end[s->first]; k++)
 		ts->split_saving[k] += more;
 	return 0;
@@ -438,6 +513,8 @@ static int add_split(struct tsplit *ts, const struct tmm_split *s)
 static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 {
 	const struct tmm_analysis *an = &ts->an;
+	uint32_t first = an->op_start[o->split ? k : o->ev.evict];
+	uint64_t had = credited(ts, split_of(ts, first));
 	int rc = 0;
 
 	if (o->cand >= 0) {
@@ -453,10 +530,9 @@ static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 	if (rc == 0 && o->new_eviction && !o->ev.drop) {
 		uint64_t bytes = an->life[o->ev.tensor].bytes;
 
-		rc = engine_take(&ts->d2h, o->d2h_start,
-				 tmm_swap_ns(an, bytes, false));
+		rc = tmm_copy_engine_take(&ts->d2h, o->d2h_start, o->d2h_ns);
 		if (rc == 0 && o->ev.back != TMM_TRACE_NONE)
-			rc = engine_take(&ts->h2d, o->h2d_start,
+			rc = tmm_copy_engine_take(&ts->h2d, o->h2d_start,
 					 tmm_swap_ns(an, bytes, true));
 	}
 	if (rc == 0 && o->new_eviction) {
@@ -464,12 +540,13 @@ static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 		if (rc == 0)
 			tmm_fit_add(an, &ts->fit, &o->ev);
 	}
-	if (rc == 0 && o->split) {
-		struct tmm_split s = { .first = an->op_start[k],
-				       .parts = o->parts };
+	if (rc == 0 && (o->split || o->stream_new_split)) {
+		struct tmm_split s = { .first = first,
+				       .parts = o->split ? o->parts
+							 : o->stream_parts };
 
 		tmm_split_pair(an, s.first, &s.input, &s.output);
-		rc = add_split(ts, &s);
+		rc = add_split(ts, &s, had);
 	}
 	return rc;
 }
@@ -535,7 +612,7 @@ int tmm_plan_tsplit(const struct tmm_planner_input *in,
 	free(ts.dropped);
 	free(ts.in_trigger);
 	free(ts.splits);
-	free(ts.d2h.b);
-	free(ts.h2d.b);
+	tmm_copy_engine_free(&ts.d2h);
+	tmm_copy_engine_free(&ts.h2d);
 	return rc;
 }

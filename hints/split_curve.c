@@ -1,10 +1,16 @@
 /*
- * split_curve.c — the memory model of split ops (TSPLIT Eq. 5); see
- * split_curve.h.
+ * split_curve.c — the memory and copy model of split ops (TSPLIT Eq. 5
+ * and the swap cost of Eq. 6); see split_curve.h.
+ *
+ * tmm_split_input_stall_ns replays lib/split.c's order of events on an
+ * idle copy engine, with the lead and the pool's rounding as the runtime
+ * computes them: a model that waited per part, or not at all, would
+ * price a split unlike what it costs.
  */
 #include <errno.h>
 #include <stdlib.h>
 
+#include "pool.h"
 #include "split_curve.h"
 
 uint64_t tmm_split_saving(const struct tmm_analysis *an,
@@ -17,6 +23,85 @@ uint64_t tmm_split_saving(const struct tmm_analysis *an,
 	if (s->parts < 2)
 		return 0;
 	return least / s->parts * (s->parts - 1);
+}
+
+/* In the runtime's units: bytes, rounded as its pool rounds them. */
+static uint64_t pool_down(uint64_t bytes)
+{
+	return bytes / TMM_POOL_ALIGN * TMM_POOL_ALIGN;
+}
+
+static uint64_t pool_up(uint64_t bytes)
+{
+	return pool_down(bytes + TMM_POOL_ALIGN - 1);
+}
+
+/* Rows [*begin, *end) of part k: lib/split.c's tmm_split_range. */
+static void part_rows(uint64_t rows, uint32_t parts, uint32_t k,
+		      uint64_t *begin, uint64_t *end)
+{
+	uint64_t base = rows / parts, extra = rows % parts;
+
+	*begin = k * base + (k < extra ? k : extra);
+	*end = *begin + base + (k < extra ? 1 : 0);
+}
+
+uint64_t tmm_split_input_stall_ns(const struct tmm_analysis *an,
+				  const struct tmm_split *s, uint64_t op_ns,
+				  uint64_t *copies_end)
+{
+	uint64_t rows = tmm_trace_op_slices(an->trace, s->first);
+	uint64_t in_row, out_row, lead = TMM_POOL_ALIGN, now = 0, engine = 0;
+	uint64_t copied = 0, stall = 0;
+	uint32_t waited = 0;
+	/* Each part's copy: the input bytes it covers, and its end. */
+	struct {
+		uint64_t end, done;
+	} *copy;
+
+	*copies_end = 0;
+	if (s->parts < 2 || rows < 2)
+		return 0;
+	copy = malloc(sizeof(*copy) * s->parts);
+	if (!copy) /* priced as if every copy were waited for at once */
+		return s->parts * an->dev.copy_latency_ns +
+		       tmm_swap_ns(an, an->life[s->input].bytes, false);
+	in_row = an->life[s->input].bytes / rows;
+	out_row = an->life[s->output].bytes / rows;
+	for (uint32_t k = 0; k < s->parts; k++) {
+		uint64_t begin, end, written, freed;
+
+		part_rows(rows, s->parts, k, &begin, &end);
+		written = pool_up(end * out_row);
+		freed = pool_down(begin * in_row);
+		if (written > freed && written - freed > lead)
+			lead = written - freed;
+	}
+	lead = pool_up(lead);
+	for (uint32_t k = 0; k < s->parts; k++) {
+		uint64_t begin, end, want;
+
+		part_rows(rows, s->parts, k, &begin, &end);
+		want = pool_up(end * out_row);
+		/* The output grows into rows still being copied: wait. */
+		while (want > lead && copied < want - lead && waited < k) {
+			if (copy[waited].done > now) {
+				stall += copy[waited].done - now;
+				now = copy[waited].done;
+			}
+			copied = copy[waited++].end;
+		}
+		now += op_ns * (end - begin) / rows;
+		engine = (engine > now ? engine : now) +
+			 tmm_swap_ns(an, (end - begin) * in_row, false);
+		copy[k].end = end * in_row;
+		copy[k].done = engine;
+	}
+	if (engine > now)
+		stall += engine - now;
+	*copies_end = engine;
+	free(copy);
+	return stall;
 }
 
 bool tmm_split_pair(const struct tmm_analysis *an, uint32_t first,

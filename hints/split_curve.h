@@ -12,6 +12,14 @@
  * than the curve of whole tensors says.  Without that eviction the input
  * stays whole to the end of the op, and a split saves nothing: the model
  * says so too.
+ *
+ * Time, for the planners that price a split: a swapped input's copies
+ * are queued as the parts end and waited for only when the output grows
+ * into their rows (tmm_split_input_stall_ns).  A split op's output that
+ * the plan swaps out at the op leaves part by part too
+ * (lib/split_stream.c): that lowers no curve (its rows stay until their
+ * copies are over, as a swap-out's do), it only ends the swap earlier,
+ * which plan_tsplit.c prices.
  */
 #ifndef TMM_SPLIT_CURVE_H
 #define TMM_SPLIT_CURVE_H
@@ -50,6 +58,22 @@ bool tmm_split_pair(const struct tmm_analysis *an, uint32_t first,
 bool tmm_split_evicts_input(const struct tmm_analysis *an,
 			    const struct tmm_split *s,
 			    const struct tmm_eviction *ev, uint32_t n);
+
+/*
+ * The time a split op of `op_ns` (its micro-ops' compute, together)
+ * waits for its input's copies to the host when the input is swapped out
+ * at the op, on an idle copy engine, as the runtime runs it
+ * (lib/split.c): part k's rows are copied as it ends, and waited for
+ * only before the output grows into them, the output starting D bytes
+ * below the input (Eq. 5's lead: one part's output rows).  With rows of
+ * one size every part waits for the copy of the part before (the sum of
+ * the parts' copies, each paying the copy latency); an output with
+ * smaller rows needs the input's rows later, and the copies run beside
+ * the parts.  *copies_end: when the last copy ends, from the op's start.
+ */
+uint64_t tmm_split_input_stall_ns(const struct tmm_analysis *an,
+				  const struct tmm_split *s, uint64_t op_ns,
+				  uint64_t *copies_end);
 
 /*
  * The memory curve of tmm_curve under evictions ev[0..n), lowered at each

@@ -194,6 +194,9 @@ struct tmm_ctx {
 	uint32_t split_evicted_access; /* ... and of the op whose first
 					* tensor it dropped or swapped out
 					* row by row */
+	struct tmm_tensor_rec *split_streamed; /* the output that op
+						* swapped out as it wrote
+						* it, or NULL */
 
 	/* The user's workspace (workspace.c), or NULL. */
 	struct tmm_pool_block *ws_block;

@@ -578,6 +578,12 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 		/* Dropped or swapped out row by row while the split op ran
 		 * (split.c). */
 		rc = 0;
+	else if (a->type == TMM_ACT_EVICT_SWAP && t &&
+		 t == ctx->split_streamed &&
+		 (t->state == TMM_TS_SWAPPING_OUT || t->state == TMM_TS_HOST))
+		/* Its output, copied out part by part as the split op
+		 * wrote it (split_stream.c). */
+		rc = 0;
 	else if (t && !t->pins) {
 		switch ((enum tmm_action_type)a->type) {
 		case TMM_ACT_EVICT_SWAP:
@@ -654,6 +660,27 @@ uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
 			*evicts_first = TMM_SPLIT_SWAPS_INPUT;
 	}
 	return parts;
+}
+
+bool tmm_guide_swaps_at_op(struct tmm_ctx *ctx, unsigned nth)
+{
+	struct tmm_guide *g = ctx->guide;
+	uint32_t at;
+
+	if (!g->following || g->diverged)
+		return false;
+	at = tmm_tracker_current(ctx)->n_accesses + nth;
+	if (at >= g->plan.n_accesses)
+		return false;
+	for (uint32_t i = g->next;
+	     i < g->plan.n_actions && g->plan.actions[i].trigger <= at; i++) {
+		const struct tmm_plan_action *a = &g->plan.actions[i];
+
+		if (a->trigger == at && a->type == TMM_ACT_EVICT_SWAP &&
+		    a->key == g->plan.access_keys[at])
+			return true;
+	}
+	return false;
 }
 
 int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)

@@ -73,6 +73,15 @@ uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
 			       const struct tmm_tensor_rec *first,
 			       enum tmm_split_evict *evicts_first);
 
+/*
+ * Whether the plan swaps out, at the op's own access of it, the tensor
+ * the op about to run will access `nth` (its access at the current
+ * access count + nth, each tensor listed once): an EVICT_SWAP of a split
+ * op's output right after the op wrote it, which split_stream.c carries
+ * out while the op runs.  False when no plan is followed.
+ */
+bool tmm_guide_swaps_at_op(struct tmm_ctx *ctx, unsigned nth);
+
 /* The iteration is ending (before the tracker closes its trace). */
 void tmm_guide_iteration_end(struct tmm_ctx *ctx);
 

@@ -303,6 +303,17 @@ int tmm_mover_drain(struct tmm_ctx *ctx)
 
 /* ---- eviction -------------------------------------------------------- */
 
+/* t's copy to the host is queued, its event in t->copy: t is in flight,
+ * retired to HOST when the copy completes, and counted as a swap-out. */
+static void swap_out_queued(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
+	tmm_list_add_tail(&ctx->swapping_out, &t->in_flight);
+	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
+	ctx->c.swap_out_count++;
+	ctx->c.swap_out_bytes += t->bytes;
+}
+
 int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       bool sync)
 {
@@ -327,18 +338,14 @@ int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		host_give_back(ctx, t, NULL);
 		return rc;
 	}
-	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
-	tmm_list_add_tail(&ctx->swapping_out, &t->in_flight);
-	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
-	ctx->c.swap_out_count++;
-	ctx->c.swap_out_bytes += t->bytes;
+	swap_out_queued(ctx, t);
 	if (sync)
 		return tmm_mover_settle(ctx, t);
 	return 0;
 }
 
-/* A swap-out in pieces (split.c): the op that reads the tensor frees its
- * rows as they reach the host, so each copy is waited for at once. */
+/* A swap-out in pieces (split.c, split_stream.c): the op that reads or
+ * writes the tensor copies its rows to the host part by part. */
 int tmm_mover_swap_out_begin(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	if (uvm(ctx) || t->state != TMM_TS_RESIDENT || t->host)
@@ -346,8 +353,9 @@ int tmm_mover_swap_out_begin(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return host_take(ctx, t);
 }
 
-int tmm_mover_swap_out_piece(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
-			     uint64_t offset, uint64_t bytes)
+int tmm_mover_swap_out_piece_async(struct tmm_ctx *ctx,
+				   struct tmm_tensor_rec *t, uint64_t offset,
+				   uint64_t bytes, tmm_event *last)
 {
 	tmm_event done = { 0 };
 	int rc;
@@ -357,15 +365,43 @@ int tmm_mover_swap_out_piece(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	rc = copy_after_compute(ctx, TMM_ENGINE_D2H, (char *)t->host + offset,
 				(const char *)t->dev + offset, (size_t)bytes,
 				&done);
-	/* The host waits, not only compute: the caller gives the rows
-	 * back to the pool next, and the host buffer may be read as soon
-	 * as the tensor is HOST. */
-	if (rc == 0) {
-		rc = host_wait(ctx, &done);
+	if (rc < 0) {
+		ctx->be.ops->event_release(&ctx->be, &done);
+		return rc;
+	}
+	/* The engine runs its copies in order: the newest one's event
+	 * stands for all of them. */
+	ctx->be.ops->event_release(&ctx->be, last);
+	*last = done;
+	return 0;
+}
+
+int tmm_mover_swap_out_wait(struct tmm_ctx *ctx, tmm_event *last)
+{
+	int rc = 0;
+
+	if (last->valid) {
+		rc = host_wait(ctx, last);
 		if (rc < 0)
 			rc = backend_error(ctx, rc);
 	}
-	ctx->be.ops->event_release(&ctx->be, &done);
+	ctx->be.ops->event_release(&ctx->be, last);
+	*last = (tmm_event){ 0 };
+	return rc;
+}
+
+int tmm_mover_swap_out_piece(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			     uint64_t offset, uint64_t bytes)
+{
+	tmm_event last = { 0 };
+	int rc = tmm_mover_swap_out_piece_async(ctx, t, offset, bytes, &last);
+
+	/* The host waits, not only compute: the caller gives the rows
+	 * back to the pool next, and the host buffer may be read as soon
+	 * as the tensor is HOST.  A failed issue leaves nothing to wait
+	 * for. */
+	if (rc == 0)
+		rc = tmm_mover_swap_out_wait(ctx, &last);
 	return rc;
 }
 
@@ -378,6 +414,20 @@ void tmm_mover_swap_out_end(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
 	ctx->c.swap_out_count++;
 	ctx->c.swap_out_bytes += t->bytes;
+}
+
+void tmm_mover_swap_out_end_async(struct tmm_ctx *ctx,
+				  struct tmm_tensor_rec *t, tmm_event *last)
+{
+	if (!last->valid) {
+		tmm_mover_swap_out_end(ctx, t);
+		return;
+	}
+	/* From here on an ordinary swap-out in flight: retired, its device
+	 * memory given back, once the newest copy has completed. */
+	t->copy = *last;
+	*last = (tmm_event){ 0 };
+	swap_out_queued(ctx, t);
 }
 
 void tmm_mover_swap_out_cancel(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)

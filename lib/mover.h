@@ -78,8 +78,9 @@ int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       uint64_t offset, uint64_t bytes);
 
 /*
- * A swap-out in pieces, while an op still reads the tensor (split.c: a
- * split op's input leaving row by row, TSPLIT Eq. 5 and 6).  The tensor
+ * A swap-out in pieces, while an op still reads or writes the tensor
+ * (split.c: a split op's input leaving row by row, TSPLIT Eq. 5 and 6;
+ * split_stream.c: its output leaving as its rows are written).  The tensor
  * stays RESIDENT and pinned throughout; its device rows may be given back
  * to the pool once they are on the host.
  *  - begin: takes t's pinned host buffer.  Returns 0, -EINVAL (not
@@ -88,14 +89,34 @@ int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
  *    after the compute work issued so far, and waits for the copy: a
  *    counted stall, after which those device bytes may be reused.
  *    Returns 0 or a backend error.
+ *  - piece_async: the same copy, not waited for: compute goes on while
+ *    it runs (a split op's output streamed out, split_stream.c).  *last
+ *    (zeroed before the first piece) becomes the newest copy's event;
+ *    the D2H engine runs in order, so it stands for all of them.  Those
+ *    device bytes must not be reused, nor the host buffer given back,
+ *    before swap_out_wait.  Returns 0 or a backend error (nothing was
+ *    issued; *last is as it was).
+ *  - wait: waits for *last, a counted stall, and clears it.  Returns 0
+ *    or a backend error.
  *  - end: every byte is on the host; gives back what is left of t's
  *    device block and makes t HOST, counted as one swap-out.
+ *  - end_async: every copy of t's bytes is queued, the newest one's
+ *    event in *last (cleared): t is SWAPPING_OUT, counted as one
+ *    swap-out, and HOST once that copy is retired like any other
+ *    swap-out's; compute does not wait for it.  With no copy in *last,
+ *    as end.
  *  - cancel: gives the host buffer back; t stays RESIDENT, whole.
  */
 int tmm_mover_swap_out_begin(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 int tmm_mover_swap_out_piece(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			     uint64_t offset, uint64_t bytes);
+int tmm_mover_swap_out_piece_async(struct tmm_ctx *ctx,
+				   struct tmm_tensor_rec *t, uint64_t offset,
+				   uint64_t bytes, tmm_event *last);
+int tmm_mover_swap_out_wait(struct tmm_ctx *ctx, tmm_event *last);
 void tmm_mover_swap_out_end(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+void tmm_mover_swap_out_end_async(struct tmm_ctx *ctx,
+				  struct tmm_tensor_rec *t, tmm_event *last);
 void tmm_mover_swap_out_cancel(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /* Gives back t's device memory (a drop: the caller changes its state). */

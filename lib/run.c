@@ -22,6 +22,7 @@
 #include "recompute.h"
 #include "rehearse.h"
 #include "split.h"
+#include "split_stream.h"
 #include "stats_shm.h"
 #include "tracker.h"
 
@@ -126,6 +127,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	uint64_t ns = 0, start_ns, stall_before;
 	uint32_t first_access = 0, n_accesses, parts;
 	struct tmm_split_reuse reuse = { .in = NULL };
+	struct tmm_split_stream stream = { .out = NULL };
 	enum tmm_split_evict evicts_first = TMM_SPLIT_KEEPS_INPUT;
 	int rc;
 
@@ -221,7 +223,11 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 
 	start_ns = ctx->in_iteration ? be->ops->now_ns(be) : 0;
 	if (parts) {
-		rc = tmm_split_run(ctx, op, ptrs, parts, &reuse, &ns);
+		/* TSPLIT: an output the plan swaps out at the op leaves as
+		 * its rows are written. */
+		tmm_split_stream_begin(ctx, op, recs, parts, &stream);
+		rc = tmm_split_run(ctx, op, ptrs, parts, &reuse, &stream,
+				   &ns);
 		if (rc < 0)
 			goto fail;
 		goto ran;
@@ -275,18 +281,26 @@ ran:
 		tmm_tracker_op_was_split(ctx);
 	ctx->split_access = parts ? first_access : UINT32_MAX;
 	ctx->split_evicted_access = UINT32_MAX;
+	ctx->split_streamed = NULL;
 	unpin(recs, n);
 	tmm_split_finish(ctx, &reuse, first_access, true);
+	rc = tmm_split_stream_finish(ctx, &stream, true);
+	if (rc < 0)
+		return rc;
 	/* Ghosts brought back for this op give their memory back, now that
 	 * what it overwrote has its new version (recompute.h). */
 	tmm_recompute_reap(ctx, false);
 	/* Step 5 of DESIGN.md's data flow: the plan's actions for these
 	 * accesses, now that the op's tensors are free to move. */
 	rc = tmm_guide_after_accesses(ctx, first_access, n_accesses);
+	ctx->split_streamed = NULL; /* counted, or not in the plan */
 	tmm_mover_progress(ctx);
 	return rc;
 
 fail:
+	/* The copies into the streamed output's host buffer end first:
+	 * the output may be released below. */
+	tmm_split_stream_finish(ctx, &stream, false);
 	/* An output that held nothing before holds nothing now; tensors
 	 * that held bytes keep them where they are. */
 	unpin(recs, pinned);

@@ -8,9 +8,12 @@
  *
  * The input's rows are freed only once nothing needs them on the device:
  * a dropped input's as soon as the part that read them ends, a swapped
- * input's once their copy to the host is complete.
+ * input's once their copy to the host is known to be complete: the host
+ * waits for a copy (the oldest ones first: the D2H engine runs them in
+ * order) only when the output must grow into rows that it holds.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "guide.h"
@@ -18,6 +21,7 @@
 #include "pool.h"
 #include "recompute.h"
 #include "split.h"
+#include "split_stream.h"
 
 static uint64_t align_down(uint64_t bytes)
 {
@@ -123,14 +127,15 @@ static bool droppable_but_for_this_op(struct tmm_ctx *ctx,
 	return ok;
 }
 
-/* Can t, swapped here, leave in pieces: its host buffer is taken.  Where
- * it cannot, the plan's swap happens after the op, whole, and says why
- * if it fails too; the program's last message stays. */
-static bool host_buffer_taken(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+bool tmm_split_host_buffer_taken(struct tmm_ctx *ctx,
+				 struct tmm_tensor_rec *t)
 {
 	char saved[sizeof(ctx->error)];
 	bool ok;
 
+	/* Where it cannot, the plan's swap happens after the op, whole,
+	 * and says why if it fails too; the program's last message
+	 * stays. */
 	memcpy(saved, ctx->error, sizeof(saved));
 	ok = tmm_mover_swap_out_begin(ctx, t) == 0;
 	memcpy(ctx->error, saved, sizeof(saved));
@@ -182,8 +187,9 @@ void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 	}
 	if (!out)
 		return;
-	if (how == TMM_SPLIT_DROPS_INPUT ? !droppable_but_for_this_op(ctx, in)
-					 : !host_buffer_taken(ctx, in))
+	if (how == TMM_SPLIT_DROPS_INPUT
+		    ? !droppable_but_for_this_op(ctx, in)
+		    : !tmm_split_host_buffer_taken(ctx, in))
 		return;
 	r->in_row = in->bytes / op->slice_extent;
 	r->out_row = out->bytes / op->slice_extent;
@@ -201,31 +207,16 @@ void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 	r->in = in;
 	r->out = out;
 	r->how = how;
+	/* Without room to note the copies, each is waited for at once. */
+	if (how == TMM_SPLIT_SWAPS_INPUT)
+		r->copies = calloc(parts, sizeof(*r->copies));
 }
 
-/* Before part k: the output's block covers the rows it will write. */
-static int grow_output(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
-		       uint64_t end)
+/* The input gives back its whole aligned rows below `bytes`. */
+static void trim_input(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
+		       uint64_t bytes)
 {
-	uint64_t want = align_up(end * r->out_row);
-
-	if (want < r->lead || want <= r->out->block->size)
-		return 0;
-	if (tmm_pool_extend(ctx->pool, r->out->block,
-			    want - r->out->block->size) < 0)
-		return tmm_fail(ctx, -ENOMEM,
-				"op '%s': its output could not grow into the "
-				"rows its input gave back (out of host "
-				"memory for the pool's records?)",
-				ctx->current_op);
-	return 0;
-}
-
-/* After part k: the input gives back the whole aligned rows it read. */
-static void shrink_input(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
-			 uint64_t end)
-{
-	uint64_t freed = align_down(end * r->in_row);
+	uint64_t freed = align_down(bytes);
 
 	if (freed <= r->trimmed ||
 	    freed - r->trimmed >= r->in->block->size)
@@ -236,23 +227,102 @@ static void shrink_input(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
 		r->trimmed = freed;
 }
 
+/* Swapped: waits for the queued copies, oldest first, until bytes
+ * [0, bytes) of the input are on the host (all of them: UINT64_MAX). */
+static int wait_copies(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
+		       uint64_t bytes)
+{
+	while (r->copies && r->waited < r->n_copies && r->copied < bytes) {
+		struct tmm_split_copy *c = &r->copies[r->waited++];
+		int rc = tmm_mover_swap_out_wait(ctx, &c->done);
+
+		if (rc < 0)
+			return rc;
+		r->copied = c->end;
+	}
+	return 0;
+}
+
+/* The copies' records go; a copy still not waited for (after a backend
+ * error) is waited for first, so that nothing reads the host buffer once
+ * it is given back. */
+static void forget_copies(struct tmm_ctx *ctx, struct tmm_split_reuse *r)
+{
+	while (r->copies && r->waited < r->n_copies)
+		tmm_mover_swap_out_wait(ctx, &r->copies[r->waited++].done);
+	free(r->copies);
+	r->copies = NULL;
+}
+
+/* Before part k: the output's block covers the rows it will write,
+ * which the input must have given back first: a swapped input's once
+ * their copy is complete. */
+static int grow_output(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
+		       uint64_t end)
+{
+	uint64_t want = align_up(end * r->out_row);
+	int rc;
+
+	if (want < r->lead || want <= r->out->block->size)
+		return 0;
+	if (r->how == TMM_SPLIT_SWAPS_INPUT &&
+	    r->trimmed < want - r->lead) {
+		rc = wait_copies(ctx, r, want - r->lead);
+		if (rc < 0)
+			return rc;
+		trim_input(ctx, r, r->copied);
+	}
+	if (tmm_pool_extend(ctx->pool, r->out->block,
+			    want - r->out->block->size) < 0)
+		return tmm_fail(ctx, -ENOMEM,
+				"op '%s': its output could not grow into the "
+				"rows its input gave back (out of host "
+				"memory for the pool's records?)",
+				ctx->current_op);
+	return 0;
+}
+
+/* Swapped: queues the copy of the input's bytes [r->issued, end) to the
+ * host, noted to be waited for when its rows are needed; without room
+ * to note it, waited for now. */
+static int queue_copy(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
+		      uint64_t end)
+{
+	struct tmm_split_copy *c;
+	int rc;
+
+	if (end <= r->issued)
+		return 0;
+	if (!r->copies) {
+		rc = tmm_mover_swap_out_piece(ctx, r->in, r->issued,
+					      end - r->issued);
+		if (rc == 0)
+			r->issued = r->copied = end;
+		return rc;
+	}
+	c = &r->copies[r->n_copies];
+	c->done = (tmm_event){ 0 };
+	rc = tmm_mover_swap_out_piece_async(ctx, r->in, r->issued,
+					    end - r->issued, &c->done);
+	if (rc < 0)
+		return rc;
+	c->end = end;
+	r->n_copies++;
+	r->issued = end;
+	return 0;
+}
+
 /* After part k: the rows [0, end) of the input have been read.  A
- * swapped input's go to the host first: only then may the output grow
- * into them. */
+ * dropped input's are given back; a swapped input's copy is queued, and
+ * its rows wait for it. */
 static int input_done_with(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
 			   uint64_t end)
 {
 	uint64_t read = end * r->in_row;
-	int rc;
 
-	if (r->how == TMM_SPLIT_SWAPS_INPUT) {
-		rc = tmm_mover_swap_out_piece(ctx, r->in, r->copied,
-					      read - r->copied);
-		if (rc < 0)
-			return rc;
-		r->copied = read;
-	}
-	shrink_input(ctx, r, end);
+	if (r->how == TMM_SPLIT_SWAPS_INPUT)
+		return queue_copy(ctx, r, read);
+	trim_input(ctx, r, read);
 	return 0;
 }
 
@@ -283,8 +353,10 @@ static int finish_swap(struct tmm_ctx *ctx, struct tmm_split_reuse *r)
 	int rc;
 
 	memcpy(saved, ctx->error, sizeof(saved));
-	rc = tmm_mover_swap_out_piece(ctx, in, r->copied,
-				      in->bytes - r->copied);
+	rc = wait_copies(ctx, r, UINT64_MAX);
+	if (rc == 0)
+		rc = tmm_mover_swap_out_piece(ctx, in, r->copied,
+					      in->bytes - r->copied);
 	if (rc == 0) {
 		tmm_mover_swap_out_end(ctx, in);
 		return 0;
@@ -299,6 +371,7 @@ static int finish_swap(struct tmm_ctx *ctx, struct tmm_split_reuse *r)
 		ctx->current_op, tmm_tensor_label(in, label, sizeof(label)),
 		ctx->error);
 	memcpy(ctx->error, saved, sizeof(saved));
+	forget_copies(ctx, r);
 	tmm_mover_release(ctx, in);
 	return rc;
 }
@@ -312,18 +385,22 @@ void tmm_split_finish(struct tmm_ctx *ctx, struct tmm_split_reuse *r,
 		return;
 	if (!succeeded && !r->trimmed) {
 		/* Whole still: the input stays as it was. */
-		if (r->how == TMM_SPLIT_SWAPS_INPUT)
+		if (r->how == TMM_SPLIT_SWAPS_INPUT) {
+			forget_copies(ctx, r);
 			tmm_mover_swap_out_cancel(ctx, r->in);
+		}
 		return;
 	}
 	rc = r->how == TMM_SPLIT_DROPS_INPUT ? finish_drop(ctx, r)
 					     : finish_swap(ctx, r);
+	forget_copies(ctx, r);
 	if (rc == 0 && succeeded)
 		ctx->split_evicted_access = first_access;
 }
 
 int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
-		  uint32_t parts, struct tmm_split_reuse *r, uint64_t *ns)
+		  uint32_t parts, struct tmm_split_reuse *r,
+		  struct tmm_split_stream *s, uint64_t *ns)
 {
 	struct tmm_backend *be = &ctx->be;
 	int rc;
@@ -367,6 +444,13 @@ int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
 		ctx->c.micro_ops++;
 		if (r->in) {
 			rc = input_done_with(ctx, r, end);
+			if (rc < 0)
+				return rc;
+		}
+		/* After the input's copy: that one is waited for, this
+		 * one runs beside the next part. */
+		if (s->out) {
+			rc = tmm_split_stream_rows(ctx, s, end);
 			if (rc < 0)
 				return rc;
 		}

@@ -23,15 +23,21 @@
  *  - EVICT_DROP: the rows are simply given back; the input is dropped
  *    after the op (it must be recomputable but for this op's pin);
  *  - EVICT_SWAP (TSPLIT's "swap" for a split tensor): after each part,
- *    the rows it read are copied to the input's host buffer and, once
- *    the copy is complete, given back.  The wait for each copy is a
- *    stall, the swap cost of Eq. 6: the next part may write those rows.
+ *    the copy of the rows it read to the input's host buffer is queued,
+ *    not waited for; rows are given back only once their copy is
+ *    complete, and the host waits for a copy only when the output is
+ *    about to grow into its rows (or at the end).  The wait is a stall,
+ *    the swap cost of Eq. 6.  With rows of the same size the next part
+ *    writes the rows the last one read, so it waits for that part's
+ *    whole copy; an output with smaller rows grows slower than the
+ *    input frees its rows, and the copies run beside later parts.
  *    After the op the input is HOST, all its bytes on the host, counted
  *    as one swap-out; its PREFETCH brings it back as any other.
  *
- * Not done yet: an output with an EVICT_SWAP at the op is not streamed
- * out part by part.  In mode=uvm the micro-ops run, with no reuse: the
- * plan's evictions fire after the op.
+ * An output that the plan swaps out at the op's own access of it leaves
+ * part by part as its rows are written (split_stream.h), with or without
+ * the reuse above.  In mode=uvm the micro-ops run, with no reuse and no
+ * streaming: the plan's evictions fire after the op.
  */
 #ifndef TMM_SPLIT_H
 #define TMM_SPLIT_H
@@ -57,6 +63,15 @@ static inline int tmm_split_sliced(const tmm_op *op, unsigned i)
 	return op->slice_extent && (!op->sliced || op->sliced[i]);
 }
 
+/*
+ * Takes t's host buffer for a swap-out in pieces (tmm_mover_swap_out_
+ * begin) while a split op holds it; false, ctx->error as it was, when
+ * that cannot be done: the plan's swap is then the guide's, after the
+ * op.
+ */
+bool tmm_split_host_buffer_taken(struct tmm_ctx *ctx,
+				 struct tmm_tensor_rec *t);
+
 /* How the plan evicts a split op's first tensor at the op. */
 enum tmm_split_evict {
 	TMM_SPLIT_KEEPS_INPUT,	/* not there: the input stays whole */
@@ -74,6 +89,13 @@ uint32_t tmm_split_parts(struct tmm_ctx *ctx, const tmm_op *op,
 			 const struct tmm_tensor_rec *first,
 			 enum tmm_split_evict *evicts_first);
 
+/* A swapped input's copy of bytes [.., end) to the host, not yet
+ * known to be complete. */
+struct tmm_split_copy {
+	uint64_t end;
+	tmm_event done;
+};
+
 /* One split op's memory reuse (Eq. 5); in NULL: none. */
 struct tmm_split_reuse {
 	struct tmm_tensor_rec *in, *out;
@@ -82,6 +104,12 @@ struct tmm_split_reuse {
 	uint64_t lead;		  /* D: out starts this far below in */
 	uint64_t trimmed;	  /* bytes of in given back so far */
 	uint64_t copied;	  /* swapped: bytes of in on the host */
+	uint64_t issued;	  /* ... and whose copy is queued */
+	/* Swapped: the copies queued and not yet waited for, oldest
+	 * first (copies[waited .. n_copies)); NULL when there was no
+	 * memory for them: each copy is then waited for at once. */
+	struct tmm_split_copy *copies;
+	uint32_t n_copies, waited;
 };
 
 /*
@@ -119,11 +147,15 @@ void tmm_split_range(uint64_t extent, uint32_t parts, uint32_t k,
  * Runs the op as `parts` micro-ops over the device pointers ptrs (inputs,
  * then outputs), adding their backend time to *ns; with reuse (r->in),
  * the output grows before each part and the input shrinks after it,
- * its rows copied to the host first when it is swapped.  Returns 0, or a
+ * its rows copied to the host first when it is swapped; with a streamed
+ * output (s->out, split_stream.h), each part's output rows are queued
+ * for the host after it.  Returns 0, or a
  * negative errno with ctx->error set (the callback's failure, or the
  * backend's).
  */
+struct tmm_split_stream;
 int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
-		  uint32_t parts, struct tmm_split_reuse *r, uint64_t *ns);
+		  uint32_t parts, struct tmm_split_reuse *r,
+		  struct tmm_split_stream *s, uint64_t *ns);
 
 #endif /* TMM_SPLIT_H */

@@ -9,7 +9,8 @@
  * part when there is room below the input, unchanged (and counted) when
  * there is not, and the bytes of every iteration are the unsplit one's.
  * A swapped input is on the host, whole and exact, once the op is over,
- * and each of its slices' copies was waited for.
+ * and each of its slices' copies was waited for when its rows were
+ * needed.
  */
 #include <check.h>
 #include <errno.h>
@@ -250,9 +251,9 @@ START_TEST(drop_without_split_is_whole)
 }
 END_TEST
 
-/* The compute time a swapped x costs rows split into `parts`: each
- * part's rows are copied to the host and waited for, on an idle copy
- * engine.  The parts are as equal as can be, the longer first. */
+/* The compute time a swapped x costs rows split into `parts` when each
+ * part's rows are copied to the host and waited for at once, on an idle
+ * copy engine.  The parts are as equal as can be, the longer first. */
 static uint64_t part_copies_ns(uint32_t parts)
 {
 	uint64_t ns = 0;
@@ -268,9 +269,9 @@ static uint64_t part_copies_ns(uint32_t parts)
 /*
  * The same reuse with x swapped out at rows (TSPLIT's swap for a split
  * tensor): the same saving as the drop, each part's rows copied to the
- * host and waited for before the output may grow into them, and x on
- * the host after the op, counted as one swap-out, then prefetched for
- * mix as the plan says.
+ * host and waited for before the output may grow into them (no later),
+ * and x on the host after the op, counted as one swap-out, then
+ * prefetched for mix as the plan says.
  */
 START_TEST(split_swaps_the_input_out_row_by_row)
 {
@@ -284,7 +285,13 @@ START_TEST(split_swaps_the_input_out_row_by_row)
 	ck_assert_uint_eq(whole - split, BYTES - largest_part);
 	ck_assert_uint_eq(st.swap_out_bytes, (RUNS - 1) * (uint64_t)BYTES);
 	ck_assert_uint_eq(rows_copies_d2h, parts);
-	ck_assert_uint_eq(rows_stall_ns, part_copies_ns(parts));
+	/* Parts of equal rows: each writes the rows the one before read,
+	 * and waits for their whole copy.  Unequal, the lead is the
+	 * longest part: a shorter one's copy runs beside the next part. */
+	if (ROWS % parts == 0)
+		ck_assert_uint_eq(rows_stall_ns, part_copies_ns(parts));
+	else
+		ck_assert_uint_le(rows_stall_ns, part_copies_ns(parts));
 	/* Its swap-out counted as done, the guide fired the prefetch. */
 	ck_assert_int_eq(x_after_rows, TMM_TS_SWAPPING_IN);
 	ck_assert_uint_eq(st.prefetches, RUNS - 1);

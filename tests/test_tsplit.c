@@ -7,7 +7,9 @@
  * recomputed is swapped out slice by slice instead; and the split memory
  * model saves nothing unless the input is dropped or swapped out at the
  * op, which is when the runtime lets its rows go slice by slice
- * (lib/split.c).
+ * (lib/split.c); and an op is split to stream out an output that must
+ * leave right after it, where that is cheaper than its swap after the op
+ * (lib/split_stream.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -285,6 +287,100 @@ START_TEST(split_swaps_an_input_it_cannot_recompute)
 }
 END_TEST
 
+/*
+ * A writes x (1 MiB); B, splittable into 64 rows and not pure, reads x
+ * and writes y (4 MiB); C writes c (6.5 MiB); E a spacer; D reads y
+ * last.  C holds y + c, 2.5 MiB over the 8 MiB target, and y, which
+ * cannot be recomputed, must leave.  Swapped whole after B, its 0.42 ms copy is
+ * C's wait.  Streamed out of B split in p parts (lib/split_stream.c),
+ * only the last part's copy is: 1/p of it, for p launches (5 us each),
+ * cheapest at p = 8.  tsplit splits B in 8 for it, swaps y at B's write
+ * of it (where the runtime streams it), and x stays: the split is not
+ * there to reuse it.
+ */
+START_TEST(split_to_stream_an_output_out)
+{
+	const uint64_t ns = 1000000;
+	struct builder b;
+	struct tmm_plan p;
+	const struct tmm_plan_action *s;
+	uint32_t x, y, c, e;
+
+	b_init(&b);
+	x = b_tensor(&b, 1 * MiB, true);
+	y = b_tensor(&b, 4 * MiB, true);
+	c = b_tensor(&b, 13 * MiB / 2, true);
+	e = b_tensor(&b, MiB / 2, true);
+	b_op(&b, TMM_OP_PURE, ns, NULL, 0, &x, 1);
+	b_op(&b, 0, ns, &x, 1, &y, 1);
+	b_sliced(&b, 64);
+	b_op(&b, 0, ns, NULL, 0, &c, 1);
+	b_op(&b, 0, ns, NULL, 0, &e, 1);
+	b_op(&b, TMM_OP_BACKWARD, ns, &y, 1, NULL, 0);
+	b_free_after_last_use(&b);
+	make(&b, &p);
+	ck_assert(p.fits);
+	s = split_in(&p);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->parts, 8);
+	ck_assert_uint_eq(s->trigger, 1); /* B's read of x */
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, y), 1);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_PREFETCH, y), 1);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, x), 0);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_DROP, x), 0);
+	for (uint32_t k = 0; k < p.n_actions; k++)
+		if (p.actions[k].type == TMM_ACT_EVICT_SWAP)
+			ck_assert_uint_eq(p.actions[k].trigger, 2);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/*
+ * The wait of a split op (1 ms, 64 rows, in 4 parts) for its swapped
+ * input's copies (4 MiB: 1 MiB a part, 104857 ns at 10 GB/s), as the
+ * runtime waits (lib/split.c).  Output rows the size of the input's:
+ * each part writes the rows the one before read, and waits for its
+ * copy, and the op's end for the last: 4 copies.  Half the size (2 MiB):
+ * the output starts half a part below the input and needs its rows at
+ * half the pace; part 1 waits for part 0's copy, part 3 finds part 1's
+ * over (it ran beside part 2), and the end waits for the last: 2 copies.
+ */
+START_TEST(split_input_copies_wait_as_the_runtime_does)
+{
+	static const struct {
+		uint64_t out_bytes;
+		uint64_t copies;
+	} cases[] = { { 4 * MiB, 4 }, { 2 * MiB, 2 } };
+	const uint64_t part_copy = MiB / 10; /* ns: 10 bytes a ns */
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct builder b;
+		struct tmm_analysis an;
+		struct tmm_planner_input in;
+		struct tmm_split s = { .first = 1, .parts = 4 };
+		uint64_t stall, end;
+		uint32_t x, y;
+
+		b_init(&b);
+		x = b_tensor(&b, 4 * MiB, true);
+		y = b_tensor(&b, cases[i].out_bytes, true);
+		b_op(&b, TMM_OP_PURE, 1000000, NULL, 0, &x, 1);
+		b_op(&b, TMM_OP_PURE, 1000000, &x, 1, &y, 1);
+		b_sliced(&b, 64);
+		b_op(&b, TMM_OP_BACKWARD, 1000000, &y, 1, NULL, 0);
+		b_free_after_last_use(&b);
+		in = tsplit_input(&b);
+		ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+		ck_assert(tmm_split_pair(&an, 1, &s.input, &s.output));
+		stall = tmm_split_input_stall_ns(&an, &s, 1000000, &end);
+		ck_assert_uint_eq(tmm_swap_ns(&an, MiB, false), part_copy);
+		ck_assert_uint_eq(stall, cases[i].copies * part_copy);
+		ck_assert_uint_eq(end, 1000000 + stall);
+		tmm_analysis_free(&an);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tsplit");
@@ -298,6 +394,8 @@ int main(void)
 	tcase_add_test(tc, a_free_swap_beats_a_split);
 	tcase_add_test(tc, split_saves_only_when_the_input_leaves);
 	tcase_add_test(tc, split_swaps_an_input_it_cannot_recompute);
+	tcase_add_test(tc, split_to_stream_an_output_out);
+	tcase_add_test(tc, split_input_copies_wait_as_the_runtime_does);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
