@@ -75,6 +75,7 @@ struct opts {
 	double budget_frac;
 	unsigned max_batch, max_scale, width_batch;
 	bool quick;
+	bool budget_only; /* --budget-only: no searches */
 };
 
 /* What one (profile, model, policy) measured; -1: not measured. */
@@ -272,9 +273,12 @@ static void csv_row(const char *profile, const char *model,
 		    const char *policy, const char *metric, double v,
 		    const char *unit)
 {
-	if (csv)
-		fprintf(csv, "%s,%s,%s,%s,%.6g,%s\n", profile, model, policy,
-			metric, v, unit);
+	if (!csv)
+		return;
+	fprintf(csv, "%s,%s,%s,%s,%.6g,%s\n", profile, model, policy,
+		metric, v, unit);
+	/* A long run stopped part way keeps every figure it has. */
+	fflush(csv);
 }
 
 static void measure_searches(const struct opts *o,
@@ -313,6 +317,17 @@ static void measure_searches(const struct opts *o,
 			"samples");
 		csv_row(prof->name, m->name, o->policies[k], "max_width_scale",
 			(double)c->max_scale, "x");
+	}
+}
+
+/* --budget-only: every search figure is "not measured" (-1), so the
+ * fixed-budget section searches `none`'s batch itself. */
+static void skip_searches(const struct opts *o, struct row *row)
+{
+	for (size_t k = 0; k < o->n_policies; k++) {
+		struct cell *c = &row->cells[k];
+
+		c->max_batch = c->batch75 = c->batch50 = c->max_scale = -1;
 	}
 }
 
@@ -680,6 +695,9 @@ static void usage(FILE *f)
 "  --full            every model on every profile (long)\n"
 "  --budget FRAC     fixed budget as a fraction of the unconstrained\n"
 "                    peak, 0 < FRAC <= 1 (default 0.5)\n"
+"  --budget-only     only the fixed-budget figures: no searches of the\n"
+"                    largest batch or width scale (minutes instead of\n"
+"                    hours with `auto`, whose probes each try every plan)\n"
 "  --max-batch N     largest batch the searches try (default 4096)\n"
 "  --max-scale N     largest width scale tried (default 64)\n"
 "  --csv FILE        also write every figure to FILE as CSV\n"
@@ -801,6 +819,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "full", no_argument, NULL, 'f' },
 		{ "budget", required_argument, NULL, 'b' },
+		{ "budget-only", no_argument, NULL, 'O' },
 		{ "max-batch", required_argument, NULL, 'B' },
 		{ "max-scale", required_argument, NULL, 'S' },
 		{ "csv", required_argument, NULL, 'c' },
@@ -863,6 +882,9 @@ static int parse(int argc, char **argv, struct opts *o)
 					optarg);
 				return -EINVAL;
 			}
+			break;
+		case 'O':
+			o->budget_only = true;
 			break;
 		case 'B':
 			if (parse_unsigned("--max-batch", optarg,
@@ -984,7 +1006,11 @@ int main(int argc, char **argv)
 				p * o.n_models + i + 1,
 				o.n_profiles * o.n_models, o.models[i]->name,
 				prof->name);
-			measure_searches(&o, prof, o.models[i], &rows[i]);
+			if (o.budget_only)
+				skip_searches(&o, &rows[i]);
+			else
+				measure_searches(&o, prof, o.models[i],
+						 &rows[i]);
 			measure_budget(&o, prof, o.models[i], &rows[i]);
 		}
 		print_profile(&o, prof, rows);
