@@ -36,6 +36,21 @@ uint64_t tmm_access_end(const struct tmm_analysis *an, uint32_t k)
 	return an->trace->accesses[k].end_ns;
 }
 
+void tmm_accesses_around(const struct tmm_analysis *an, uint32_t t,
+			 uint32_t at, uint32_t *before, uint32_t *after)
+{
+	*before = *after = TMM_TRACE_NONE;
+	for (uint32_t j = 0; j < an->life[t].n_acc; j++) {
+		uint32_t k = tmm_access_of(an, t, j);
+
+		if (k >= at) {
+			*after = k;
+			return;
+		}
+		*before = k;
+	}
+}
+
 bool tmm_op_is_backward(const struct tmm_trace *t, uint32_t op)
 {
 	return op < t->n_ops && (t->ops[op].flags & TMM_OP_BACKWARD);

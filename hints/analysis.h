@@ -97,6 +97,12 @@ uint64_t tmm_swap_ns(const struct tmm_analysis *an, uint64_t bytes,
 uint64_t tmm_access_begin(const struct tmm_analysis *an, uint32_t k);
 uint64_t tmm_access_end(const struct tmm_analysis *an, uint32_t k);
 
+/* The gap in trace tensor t's accesses around access `at`: its last
+ * access before `at` into *before, its first at or after it into *after
+ * (TMM_TRACE_NONE where there is none). */
+void tmm_accesses_around(const struct tmm_analysis *an, uint32_t t,
+			 uint32_t at, uint32_t *before, uint32_t *after);
+
 /*
  * Free time of swapping tensor t out after access `evict` and in for
  * access `back` (Capuchin eq. 1): SwapInStartTime - SwapOutEndTime, where

@@ -135,6 +135,16 @@ static int make_candidate(const char *name, const struct tmm_planner_input *in,
 	return 0;
 }
 
+/* Did c's trial run faster than every plan that trains, without
+ * training itself?  Only such a plan can win by being made again or
+ * repaired. */
+static bool worth_retrying(const struct candidate *c,
+			   uint64_t best_trained_ns)
+{
+	return c->tried && !c->trial.trained &&
+	       c->trial.iteration_ns < best_trained_ns;
+}
+
 /*
  * Beyond the papers: a plan that ran faster than every plan that trains,
  * but with passive evictions, was made for a budget its planner's model
@@ -151,8 +161,7 @@ static int tighten(const char *name, const struct tmm_planner_input *in,
 		struct candidate t = { 0 };
 		int rc;
 
-		if (!c->tried || c->trial.trained ||
-		    c->trial.iteration_ns >= best_trained_ns)
+		if (!worth_retrying(c, best_trained_ns))
 			return 0;
 		tight.budget = in->budget - in->budget / 10 * (uint64_t)step;
 		rc = make_candidate(name, &tight, an, &t);
@@ -203,8 +212,7 @@ static int repair(const struct tmm_planner_input *in,
 	uint64_t accept_ns = best_trained_ns;
 	int rc = 0;
 
-	if (!c->tried || c->trial.trained ||
-	    c->trial.iteration_ns >= best_trained_ns)
+	if (!worth_retrying(c, best_trained_ns))
 		return 0;
 	less = *in->twin;
 	less.budget -= less.budget / 100 * REPAIR_MARGIN_PCT;

@@ -18,24 +18,6 @@
 
 #include "plan_repair.h"
 
-/* The last access of trace tensor t before access `at`, and its first
- * at or after it (TMM_TRACE_NONE where there is none). */
-static void accesses_around(const struct tmm_analysis *an, uint32_t t,
-			    uint32_t at, uint32_t *before, uint32_t *after)
-{
-	*before = *after = TMM_TRACE_NONE;
-	for (uint32_t j = 0; j < an->life[t].n_acc; j++) {
-		uint32_t k = tmm_access_of(an, t, j);
-
-		if (k < at) {
-			*before = k;
-		} else {
-			*after = k;
-			return;
-		}
-	}
-}
-
 /*
  * For a tensor the iteration has not touched before access `need`: the
  * latest access after which its swap-out still ends before `need` begins,
@@ -99,7 +81,7 @@ static int repair_one(struct repair *r, const struct tmm_trial_eviction *pe)
 	need = an->op_start[pe->access];
 	/* Not back before the op that needed the room has run. */
 	last_of_need = an->op_end[need] - 1;
-	accesses_around(an, t, need, &before, &after);
+	tmm_accesses_around(an, t, need, &before, &after);
 	if (before == TMM_TRACE_NONE)
 		before = leave_by(an, t, need);
 	if (before == TMM_TRACE_NONE ||

@@ -289,7 +289,7 @@ static int schedule_swap(struct tensile *ts, uint32_t t, bool stall)
 {
 	const struct tmm_analysis *an = &ts->an;
 	const struct tmm_life *l = &an->life[t];
-	uint32_t p = ts->peak_at, e = TMM_TRACE_NONE, b = TMM_TRACE_NONE;
+	uint32_t p = ts->peak_at, e, b;
 	uint64_t bytes = l->bytes;
 	uint64_t out_ns = tmm_swap_ns(an, bytes, false);
 	uint64_t in_ns = tmm_swap_ns(an, bytes, true);
@@ -299,15 +299,8 @@ static int schedule_swap(struct tensile *ts, uint32_t t, bool stall)
 	uint32_t trig = TMM_TRACE_NONE;
 	int rc;
 
-	/* The gap around the peak: e < p < b. */
-	for (uint32_t j = 0; j < l->n_acc; j++) {
-		uint32_t a = tmm_access_of(an, t, j);
-
-		if (a < p)
-			e = a;
-		else if (b == TMM_TRACE_NONE)
-			b = a;
-	}
+	/* The gap around the peak: e < p <= b. */
+	tmm_accesses_around(an, t, p, &e, &b);
 	if (e == TMM_TRACE_NONE || (b == TMM_TRACE_NONE &&
 				    across_iteration(an, t))) {
 		/* Before the first access, only an across-iteration swap
