@@ -225,7 +225,8 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	if (parts) {
 		/* TSPLIT: an output the plan swaps out at the op leaves as
 		 * its rows are written. */
-		tmm_split_stream_begin(ctx, op, recs, parts, &stream);
+		tmm_split_stream_begin(ctx, op, recs, flags, parts,
+				       &stream);
 		rc = tmm_split_run(ctx, op, ptrs, parts, &reuse, &stream,
 				   &ns);
 		if (rc < 0)

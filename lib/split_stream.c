@@ -17,30 +17,26 @@
 #include "mover.h"
 #include "split.h"
 #include "split_stream.h"
+#include "tracker.h"
 
-/* The access of recs[i] among the op's accesses (a tensor listed twice
- * has one), or -1 when recs[i] was listed before: its access is an
- * earlier tensor's too. */
-static int access_of(struct tmm_tensor_rec *const *recs, unsigned i)
+/* The access of the op's i-th tensor among the op's accesses (a tensor
+ * listed twice has one), or -1 when it was listed before: its access is
+ * an earlier tensor's.  flags[] marks repeats as tmm_run found them. */
+static int access_of(const uint8_t *flags, unsigned i)
 {
 	int distinct = 0;
 
-	for (unsigned j = 0; j < i; j++) {
-		bool repeat = false;
-
-		if (recs[j] == recs[i])
-			return -1;
-		for (unsigned k = 0; k < j && !repeat; k++)
-			repeat = recs[k] == recs[j];
-		if (!repeat)
-			distinct++;
-	}
+	if (flags[i] & TMM_TRACK_REPEAT)
+		return -1;
+	for (unsigned j = 0; j < i; j++)
+		distinct += !(flags[j] & TMM_TRACK_REPEAT);
 	return distinct;
 }
 
 void tmm_split_stream_begin(struct tmm_ctx *ctx, const tmm_op *op,
 			    struct tmm_tensor_rec *const *recs,
-			    uint32_t parts, struct tmm_split_stream *s)
+			    const uint8_t *flags, uint32_t parts,
+			    struct tmm_split_stream *s)
 {
 	unsigned n = op->n_inputs + op->n_outputs;
 
@@ -53,7 +49,7 @@ void tmm_split_stream_begin(struct tmm_ctx *ctx, const tmm_op *op,
 
 		if (!tmm_split_sliced(op, i))
 			continue;
-		nth = access_of(recs, i);
+		nth = access_of(flags, i);
 		/* Held by this op alone: nothing else may see its rows
 		 * leave, nor its state change after the op. */
 		if (nth < 0 || t->state != TMM_TS_RESIDENT || t->pins != 1 ||

@@ -40,14 +40,16 @@ struct tmm_split_stream {
 
 /*
  * Called by tmm_run once every tensor of the op is resident and before
- * it runs as `parts` micro-ops (recs as in tmm_run): sets up *s for the
+ * it runs as `parts` micro-ops (recs as in tmm_run; flags[i] has
+ * TMM_TRACK_REPEAT where recs[i] is listed earlier): sets up *s for the
  * first sliced output that the plan swaps out at the op's access of it,
  * that was empty before the op and is listed once, taking its host
  * buffer; otherwise leaves s->out NULL.
  */
 void tmm_split_stream_begin(struct tmm_ctx *ctx, const tmm_op *op,
 			    struct tmm_tensor_rec *const *recs,
-			    uint32_t parts, struct tmm_split_stream *s);
+			    const uint8_t *flags, uint32_t parts,
+			    struct tmm_split_stream *s);
 
 /*
  * After a micro-op that wrote the output's rows [0, end): queues their
