@@ -83,6 +83,10 @@ static int twin_config(const struct tmm_trial_device *dev, char *buf,
 	return 0;
 }
 
+struct key_pair {
+	uint64_t from, to;
+};
+
 struct replay {
 	const struct tmm_trace *t;
 	tmm_ctx *ctx;
@@ -94,6 +98,10 @@ struct replay {
 	tmm_tensor *io;	    /* one op's inputs then outputs */
 	unsigned char *sliced;
 	struct tmm_trial_result *evictions_to; /* guided iterations' */
+	/* Tensors made before the iteration, n_outside of them: */
+	struct key_pair *to_twin;   /* trace key -> twin key */
+	struct key_pair *from_twin; /* twin key -> trace index */
+	uint32_t n_outside;
 };
 
 static bool made_inside(const struct tmm_trace *t, uint32_t i)
@@ -144,6 +152,8 @@ static void replay_free(struct replay *x)
 	free(x->io);
 	free(x->sliced);
 	free(x->written);
+	free(x->to_twin);
+	free(x->from_twin);
 }
 
 /* What the program wrote from the host, which the trace does not record:
@@ -158,13 +168,34 @@ static int give_bytes(struct replay *x, uint32_t i)
 	return rc;
 }
 
-static int by_key(const void *a, const void *b, void *trace)
+/* Two keys of one tensor made before the iteration (or a key and its
+ * trace index); tables of them are sorted by `from`. */
+static int by_from(const void *a, const void *b)
 {
-	const struct tmm_trace *t = trace;
-	uint64_t ka = t->tensors[*(const uint32_t *)a].key;
-	uint64_t kb = t->tensors[*(const uint32_t *)b].key;
+	uint64_t x = ((const struct key_pair *)a)->from;
+	uint64_t y = ((const struct key_pair *)b)->from;
 
-	return ka < kb ? -1 : ka > kb;
+	return x < y ? -1 : x > y;
+}
+
+/* The pair whose `from` is `key` (pairs sorted by `from`), or NULL. */
+static const struct key_pair *find_pair(const struct key_pair *pairs,
+					uint32_t n, uint64_t key)
+{
+	struct key_pair want = { key, 0 };
+
+	return bsearch(&want, pairs, n, sizeof(*pairs), by_from);
+}
+
+/* `key` in the twin's terms (pairs: trace key to twin key, for tensors
+ * made before the iteration); a made-inside tensor is keyed by its
+ * ordinal in both, so it is not among the pairs and keeps its key. */
+static uint64_t twin_key(const struct key_pair *pairs, uint32_t n,
+			 uint64_t key)
+{
+	const struct key_pair *p = find_pair(pairs, n, key);
+
+	return p ? p->to : key;
 }
 
 /*
@@ -172,30 +203,41 @@ static int by_key(const void *a, const void *b, void *trace)
  * of their keys, which is the order the program created them in (a
  * handle counts up its slots), not the order the iteration first used
  * them: each is placed on the device as it is written, so the order is
- * the pool's layout, and passive mode's victims follow from it.
+ * the pool's layout, and passive mode's victims follow from it.  Fills
+ * the key tables x->to_twin and x->from_twin.
  */
 static int make_outside(struct replay *x)
 {
-	uint32_t *order = malloc(sizeof(uint32_t) * (x->t->n_tensors + 1));
-	uint32_t n = 0;
+	const struct tmm_trace *t = x->t;
+	uint32_t n = 0, made = 0;
 	int rc = 0;
 
-	if (!order)
+	x->to_twin = malloc(sizeof(*x->to_twin) * (t->n_tensors + 1));
+	x->from_twin = malloc(sizeof(*x->from_twin) * (t->n_tensors + 1));
+	if (!x->to_twin || !x->from_twin)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < x->t->n_tensors; i++)
-		if (!made_inside(x->t, i))
-			order[n++] = i;
-	qsort_r(order, n, sizeof(*order), by_key, (void *)x->t);
-	for (uint32_t j = 0; j < n && rc == 0; j++) {
-		const struct tmm_trace_tensor *tt = &x->t->tensors[order[j]];
+	/* Trace key -> index first, sorted: the creation order. */
+	for (uint32_t i = 0; i < t->n_tensors; i++)
+		if (!made_inside(t, i))
+			x->to_twin[n++] = (struct key_pair){ t->tensors[i].key,
+							     i };
+	qsort(x->to_twin, n, sizeof(*x->to_twin), by_from);
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t i = (uint32_t)x->to_twin[j].to;
 
-		rc = tmm_tensor_create(x->ctx, tt->bytes,
-				       (enum tmm_kind)tt->kind, "twin",
-				       &x->h[order[j]]);
+		rc = tmm_tensor_create(x->ctx, t->tensors[i].bytes,
+				       (enum tmm_kind)t->tensors[i].kind,
+				       "twin", &x->h[i]);
 		if (rc == 0)
-			rc = give_bytes(x, order[j]);
+			rc = give_bytes(x, i);
+		if (rc < 0)
+			break;
+		x->from_twin[made++] = (struct key_pair){ x->h[i].id, i };
+		x->to_twin[j].to = x->h[i].id;
 	}
-	free(order);
+	/* The tables hold the tensors made, in the same order. */
+	x->n_outside = made;
+	qsort(x->from_twin, made, sizeof(*x->from_twin), by_from);
 	return rc;
 }
 
@@ -316,44 +358,8 @@ static int replay_direct(struct replay *x, uint32_t k, uint32_t *next_ordinal)
 	return rc;
 }
 
-/* A key of the trace and the twin's key of the same tensor. */
-struct key_pair {
-	uint64_t from, to;
-};
-
-static int by_from(const void *a, const void *b)
-{
-	uint64_t x = ((const struct key_pair *)a)->from;
-	uint64_t y = ((const struct key_pair *)b)->from;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The pair whose `from` is `key` (pairs sorted by `from`), or NULL. */
-static const struct key_pair *find_pair(const struct key_pair *pairs,
-					uint32_t n, uint64_t key)
-{
-	struct key_pair want = { key, 0 };
-
-	return bsearch(&want, pairs, n, sizeof(*pairs), by_from);
-}
-
-/* `key` in the twin's terms (pairs: trace key to twin key, for tensors
- * made before the iteration); a made-inside tensor is keyed by its
- * ordinal in both, so it is not among the pairs and keeps its key. */
-static uint64_t twin_key(const struct key_pair *pairs, uint32_t n,
-			 uint64_t key)
-{
-	const struct key_pair *p = find_pair(pairs, n, key);
-
-	return p ? p->to : key;
-}
-
-/* The trace tensor that the twin knows by `key`, or TMM_TRACE_NONE;
- * by_twin_id pairs each made-before tensor's twin key with its index. */
-static uint32_t tensor_of_twin_key(const struct replay *x,
-				   const struct key_pair *by_twin_id,
-				   uint32_t n, uint64_t key)
+/* The trace tensor that the twin knows by `key`, or TMM_TRACE_NONE. */
+static uint32_t tensor_of_twin_key(const struct replay *x, uint64_t key)
 {
 	const struct key_pair *p;
 
@@ -363,7 +369,7 @@ static uint32_t tensor_of_twin_key(const struct replay *x,
 		return ordinal < x->n_ordinals ? x->by_ordinal[ordinal]
 					       : TMM_TRACE_NONE;
 	}
-	p = find_pair(by_twin_id, n, key);
+	p = find_pair(x->from_twin, x->n_outside, key);
 	return p ? (uint32_t)p->to : TMM_TRACE_NONE;
 }
 
@@ -373,26 +379,16 @@ static int list_evictions(struct replay *x, struct tmm_trial_result *r)
 {
 	const struct tmm_trace *tw = tmm_tracker_current(x->ctx);
 	struct tmm_trial_eviction *grown;
-	struct key_pair *by_twin_id;
-	uint32_t n = 0, n_outside = 0;
+	uint32_t n = 0;
 
 	for (uint32_t e = 0; tw && e < tw->n_events; e++)
 		n += tw->events[e].kind == TMM_EV_PASSIVE_EVICT;
 	if (!n || !x->t->n_accesses)
 		return 0;
 	grown = realloc(r->evicted, sizeof(*grown) * (r->n_evicted + n));
-	if (grown)
-		r->evicted = grown;
-	by_twin_id = malloc(sizeof(*by_twin_id) * (x->t->n_tensors + 1));
-	if (!grown || !by_twin_id) {
-		free(by_twin_id);
+	if (!grown)
 		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < x->t->n_tensors; i++)
-		if (!made_inside(x->t, i))
-			by_twin_id[n_outside++] =
-				(struct key_pair){ x->h[i].id, i };
-	qsort(by_twin_id, n_outside, sizeof(*by_twin_id), by_from);
+	r->evicted = grown;
 	for (uint32_t e = 0; e < tw->n_events; e++) {
 		const struct tmm_trace_event *ev = &tw->events[e];
 		uint32_t i, at;
@@ -400,8 +396,7 @@ static int list_evictions(struct replay *x, struct tmm_trial_result *r)
 		if (ev->kind != TMM_EV_PASSIVE_EVICT ||
 		    ev->tensor >= tw->n_tensors)
 			continue;
-		i = tensor_of_twin_key(x, by_twin_id, n_outside,
-				       tw->tensors[ev->tensor].key);
+		i = tensor_of_twin_key(x, tw->tensors[ev->tensor].key);
 		if (i == TMM_TRACE_NONE)
 			continue;
 		at = ev->access < x->t->n_accesses ? ev->access
@@ -409,7 +404,6 @@ static int list_evictions(struct replay *x, struct tmm_trial_result *r)
 		r->evicted[r->n_evicted++] =
 			(struct tmm_trial_eviction){ i, at };
 	}
-	free(by_twin_id);
 	return 0;
 }
 
@@ -457,25 +451,16 @@ static int replay_iteration(struct replay *x)
 static int plan_for_twin(const struct replay *x, const struct tmm_plan *p,
 			 struct tmm_plan *out)
 {
-	const struct tmm_trace *t = x->t;
-	struct key_pair *pairs = malloc(sizeof(*pairs) * (t->n_tensors + 1));
-	uint32_t n = 0;
-	int rc = pairs ? tmm_plan_copy(out, p) : -ENOMEM;
+	int rc = tmm_plan_copy(out, p);
 
-	if (rc < 0) {
-		free(pairs);
+	if (rc < 0)
 		return rc;
-	}
-	for (uint32_t i = 0; i < t->n_tensors; i++)
-		if (!made_inside(t, i))
-			pairs[n++] = (struct key_pair){ t->tensors[i].key,
-							x->h[i].id };
-	qsort(pairs, n, sizeof(*pairs), by_from);
 	for (uint32_t k = 0; k < out->n_accesses; k++)
-		out->access_keys[k] = twin_key(pairs, n, out->access_keys[k]);
+		out->access_keys[k] = twin_key(x->to_twin, x->n_outside,
+					       out->access_keys[k]);
 	for (uint32_t a = 0; a < out->n_actions; a++)
-		out->actions[a].key = twin_key(pairs, n, out->actions[a].key);
-	free(pairs);
+		out->actions[a].key = twin_key(x->to_twin, x->n_outside,
+					       out->actions[a].key);
 	return 0;
 }
 
