@@ -9,14 +9,21 @@
  * each of them for a plan and keeps the best.
  *
  * On the simulator every plan is tried on a twin of the device
- * (lib/trial.h: the runtime itself, replaying the trace), and:
+ * (lib/trial.h: the runtime itself, replaying the trace), and, with
+ * auto_goal=fit (the default):
  *   1. a plan that trains without passive eviction beats one that does
  *      not (passive mode depends on what the allocator happens to find);
  *   2. then the faster steady iteration wins, then fewer evictions;
  *   3. a plan faster than every plan that trains, but that did not train,
- *      is made again for a tighter budget (tighten()), or, where that
- *      does not make it train, has the passive evictions of its trial
- *      scheduled as swaps (repair(), plan_repair.h) and is tried again.
+ *      has the passive evictions of its trial scheduled as swaps
+ *      (repair(), plan_repair.h), or, where that does not make it train,
+ *      is made again for a tighter budget (tighten()); what trains is
+ *      one more candidate.
+ * With auto_goal=speed the faster steady iteration wins first: passive
+ * evictions are paid for in the trial's time like any other stall.  At a
+ * budget far below the peak, a plan that leaves part of the work to
+ * passive mode is sometimes the fastest there is (Capuchin's, on
+ * ResNet-50 at 25%), and no plan that trains is as fast.
  * On a real GPU there is no twin, and the forecast (plan_forecast.h)
  * judges every plan alike:
  *   1. a plan whose forecast fits the budget beats one that does not, and
@@ -73,16 +80,21 @@ static bool forecast_better(const struct candidate *a,
 }
 
 /*
- * Whether a beats b by their trials: a plan that trains without passive
- * eviction beats one that does not (passive mode depends on what the
- * allocator happens to find; a plan that fits does not), then the faster
- * steady iteration wins, then fewer passive evictions.  A plan whose trial
- * could not run loses to one whose trial did.
+ * Whether a beats b by their trials, for `goal`: a plan that trains
+ * without passive eviction beats one that does not (passive mode depends
+ * on what the allocator happens to find; a plan that fits does not), then
+ * the faster steady iteration wins, then fewer passive evictions; for
+ * speed, the faster iteration comes first.  A plan whose trial could not
+ * run loses to one whose trial did.
  */
-static bool trial_better(const struct candidate *a, const struct candidate *b)
+static bool trial_better(const struct candidate *a, const struct candidate *b,
+			 enum tmm_auto_goal goal)
 {
 	if (!a->tried || !b->tried)
 		return a->tried != b->tried ? a->tried : forecast_better(a, b);
+	if (goal == TMM_AUTO_GOAL_SPEED &&
+	    a->trial.iteration_ns != b->trial.iteration_ns)
+		return a->trial.iteration_ns < b->trial.iteration_ns;
 	if (a->trial.trained != b->trial.trained)
 		return a->trial.trained;
 	if (a->trial.iteration_ns != b->trial.iteration_ns)
@@ -150,27 +162,27 @@ static bool worth_retrying(const struct candidate *c,
  * but with passive evictions, was made for a budget its planner's model
  * filled too closely.  It is made again for budgets 10%, 20% ... 40%
  * smaller, tried under the real one each time, and the first that trains
- * replaces it.  Only such plans are retried: the others cannot win.
+ * and beats every plan that trains goes into *out (left empty when none
+ * does).  Only such plans are retried: the others cannot win.
  */
 static int tighten(const char *name, const struct tmm_planner_input *in,
-		   const struct tmm_analysis *an, struct candidate *c,
-		   uint64_t best_trained_ns)
+		   const struct tmm_analysis *an, const struct candidate *c,
+		   uint64_t best_trained_ns, struct candidate *out)
 {
+	if (!worth_retrying(c, best_trained_ns))
+		return 0;
 	for (int step = 1; step <= 4; step++) {
 		struct tmm_planner_input tight = *in;
 		struct candidate t = { 0 };
 		int rc;
 
-		if (!worth_retrying(c, best_trained_ns))
-			return 0;
 		tight.budget = in->budget - in->budget / 10 * (uint64_t)step;
 		rc = make_candidate(name, &tight, an, &t);
 		if (rc < 0)
 			return rc;
 		if (t.tried && t.trial.trained &&
 		    t.trial.iteration_ns < best_trained_ns) {
-			candidate_free(c);
-			*c = t;
+			*out = t;
 			return 0;
 		}
 		candidate_free(&t);
@@ -193,17 +205,17 @@ static int tighten(const char *name, const struct tmm_planner_input *in,
 #define REPAIR_MIN_GAIN_PCT 5
 
 /*
- * Beyond the papers: a plan faster than every plan that trains, which
- * tighten() could not make train, has its trial's passive evictions
- * scheduled as swaps (plan_repair.h) and is tried again, for up to
- * REPAIR_ROUNDS rounds while each round leaves fewer passive evictions.
- * The first repaired plan that trains with REPAIR_MARGIN_PCT of the
- * budget to spare, and beats every plan that trains by
- * REPAIR_MIN_GAIN_PCT, replaces it.
+ * Beyond the papers: a plan faster than every plan that trains, but
+ * that did not train, has its trial's passive evictions scheduled as
+ * swaps (plan_repair.h) and is tried again, for up to REPAIR_ROUNDS
+ * rounds while each round leaves fewer passive evictions.  The first
+ * repaired plan that trains with REPAIR_MARGIN_PCT of the budget to
+ * spare, and beats every plan that trains by REPAIR_MIN_GAIN_PCT, goes
+ * into *out (left empty when none does).
  */
 static int repair(const struct tmm_planner_input *in,
-		  const struct tmm_analysis *an, struct candidate *c,
-		  uint64_t best_trained_ns)
+		  const struct tmm_analysis *an, const struct candidate *c,
+		  uint64_t best_trained_ns, struct candidate *out)
 {
 	struct candidate cur = { 0 }, next = { 0 };
 	const struct candidate *from = c;
@@ -237,8 +249,7 @@ static int repair(const struct tmm_planner_input *in,
 		if (next.trial.trained) {
 			if (next.trial.iteration_ns >= accept_ns)
 				break;
-			candidate_free(c);
-			*c = next;
+			*out = next;
 			memset(&next, 0, sizeof(next));
 			break;
 		}
@@ -252,10 +263,13 @@ static int repair(const struct tmm_planner_input *in,
 	return rc;
 }
 
-/* Makes, forecasts and (on a twin) tries every candidate, tightening the
- * promising ones that did not train.  Returns 0 or -ENOMEM. */
+/* Makes, forecasts and (on a twin) tries every candidate into c[], and
+ * into retried[] what repairing or tightening the promising ones that
+ * did not train made of them (an empty plan where nothing trained).
+ * Returns 0 or -ENOMEM. */
 static int gather(const struct tmm_planner_input *in,
-		  const struct tmm_analysis *an, struct candidate *c)
+		  const struct tmm_analysis *an, struct candidate *c,
+		  struct candidate *retried)
 {
 	uint64_t best_trained = UINT64_MAX;
 	int rc;
@@ -272,15 +286,16 @@ static int gather(const struct tmm_planner_input *in,
 		/* Repair first: it keeps the plan's own choices and adds
 		 * only what its trial lacked, where a tighter budget makes
 		 * the planner swap more everywhere. */
-		rc = repair(in, an, &c[i], best_trained);
-		if (rc == 0)
+		struct candidate *r = &retried[i];
+
+		rc = repair(in, an, &c[i], best_trained, r);
+		if (rc == 0 && !r->plan.policy[0])
 			rc = tighten(candidates[i], in, an, &c[i],
-				     best_trained);
+				     best_trained, r);
 		if (rc < 0)
 			return rc;
-		if (c[i].tried && c[i].trial.trained &&
-		    c[i].trial.iteration_ns < best_trained)
-			best_trained = c[i].trial.iteration_ns;
+		if (r->plan.policy[0] && r->trial.iteration_ns < best_trained)
+			best_trained = r->trial.iteration_ns;
 	}
 	return 0;
 }
@@ -288,24 +303,25 @@ static int gather(const struct tmm_planner_input *in,
 int tmm_plan_auto(const struct tmm_planner_input *in, struct tmm_plan *out)
 {
 	struct tmm_analysis an;
-	struct candidate c[N_CANDIDATES];
-	size_t best = N_CANDIDATES;
+	/* The candidates, then what retries made of them. */
+	struct candidate c[2 * N_CANDIDATES];
+	size_t best = 2 * N_CANDIDATES;
 	int rc;
 
 	memset(c, 0, sizeof(c));
 	rc = tmm_analysis_init(&an, in);
 	if (rc < 0)
 		return rc;
-	rc = gather(in, &an, c);
-	for (size_t i = 0; rc == 0 && i < N_CANDIDATES; i++) {
+	rc = gather(in, &an, c, c + N_CANDIDATES);
+	for (size_t i = 0; rc == 0 && i < 2 * N_CANDIDATES; i++) {
 		if (!c[i].plan.policy[0])
 			continue;
-		if (best == N_CANDIDATES ||
-		    (in->twin ? trial_better(&c[i], &c[best])
+		if (best == 2 * N_CANDIDATES ||
+		    (in->twin ? trial_better(&c[i], &c[best], in->auto_goal)
 			      : forecast_better(&c[i], &c[best])))
 			best = i;
 	}
-	if (rc == 0 && best == N_CANDIDATES)
+	if (rc == 0 && best == 2 * N_CANDIDATES)
 		rc = -EINVAL;
 	if (rc == 0) {
 		/* Candidate names are short: "auto+superneurons" fits. */
@@ -319,7 +335,7 @@ int tmm_plan_auto(const struct tmm_planner_input *in, struct tmm_plan *out)
 		*out = *b;
 		memset(b, 0, sizeof(*b));
 	}
-	for (size_t i = 0; i < N_CANDIDATES; i++)
+	for (size_t i = 0; i < 2 * N_CANDIDATES; i++)
 		candidate_free(&c[i]);
 	tmm_analysis_free(&an);
 	return rc;

@@ -12,6 +12,7 @@
 
 #include "plan.h"
 #include "trace.h"
+#include "tunables.h"
 
 /* The device a plan is for: only what the planners may know of it. */
 struct tmm_planner_device {
@@ -31,6 +32,7 @@ struct tmm_planner_input {
 	/* A simulated device that plans can be tried on (lib/trial.h), or
 	 * NULL: a real device, or a trial already. */
 	const struct tmm_trial_device *twin;
+	enum tmm_auto_goal auto_goal; /* policy auto only */
 };
 
 /*

@@ -314,6 +314,7 @@ static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 	struct tmm_planner_input in = {
 		.trace = from,
 		.budget = ctx->budget,
+		.auto_goal = ctx->cfg.auto_goal,
 		.device = { .capacity = ctx->be.info.capacity,
 			    .h2d_gbps = ctx->be.info.h2d_gbps,
 			    .d2h_gbps = ctx->be.info.d2h_gbps,
@@ -513,6 +514,7 @@ uint64_t tmm_guide_demand(struct tmm_ctx *ctx)
 	struct tmm_planner_input in = {
 		.trace = first,
 		.budget = ctx->budget,
+		.auto_goal = ctx->cfg.auto_goal,
 		.device = { .capacity = ctx->be.info.capacity,
 			    .h2d_gbps = ctx->be.info.h2d_gbps,
 			    .d2h_gbps = ctx->be.info.d2h_gbps,

@@ -70,6 +70,12 @@ static const char *const policy_choices[] = {
 	"superneurons", "capuchin", "tensile", "tsplit", "auto", NULL
 };
 
+static const char *const auto_goal_choices[] = {
+	[TMM_AUTO_GOAL_FIT] = "fit",
+	[TMM_AUTO_GOAL_SPEED] = "speed",
+	NULL
+};
+
 static const char *const sim_memory_choices[] = {
 	[TMM_SIM_BACKED] = "backed",
 	[TMM_SIM_PHANTOM] = "phantom",
@@ -137,6 +143,19 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"only, passive = no actions at all",
 		.since = "0.1",
 		.choices = policy_choices,
+	},
+	[TMM_T_AUTO_GOAL] = {
+		.name = "auto_goal",
+		.env = "TENSORMM_AUTO_GOAL",
+		.type = TMM_TYPE_CHOICE,
+		.def = "fit",
+		.accepted = "fit or speed",
+		.help = "what policy auto optimises where it can try plans (the "
+			"sim backend): fit = a plan that needs no passive "
+			"eviction wins, then the fastest; speed = the fastest "
+			"iteration wins, passive evictions and all",
+		.since = "0.3",
+		.choices = auto_goal_choices,
 	},
 	[TMM_T_REPLAN_DRIFT] = {
 		.name = "replan_drift",
@@ -949,6 +968,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_POLICY:
 		return copy_string(cfg->policy, sizeof(cfg->policy),
 				   table[id].choices[v->choice], why, whylen);
+	case TMM_T_AUTO_GOAL:
+		cfg->auto_goal = (enum tmm_auto_goal)v->choice;
+		return true;
 	case TMM_T_REPLAN_DRIFT:
 		cfg->replan_drift = v->d;
 		return true;
@@ -1309,6 +1331,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_POLICY:
 		text_add(&t, "%s", cfg->policy);
+		break;
+	case TMM_T_AUTO_GOAL:
+		text_add_choice(&t, id, cfg->auto_goal);
 		break;
 	case TMM_T_REPLAN_DRIFT:
 		text_add_double(&t, cfg->replan_drift);

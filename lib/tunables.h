@@ -17,6 +17,8 @@
 enum tmm_backend_choice { TMM_BACKEND_AUTO, TMM_BACKEND_SIM, TMM_BACKEND_CUDA };
 enum tmm_mode_choice { TMM_MODE_AUTO, TMM_MODE_SWAP, TMM_MODE_UVM };
 enum tmm_sim_memory { TMM_SIM_BACKED, TMM_SIM_PHANTOM };
+/* What policy `auto` optimises (hints/plan_auto.c). */
+enum tmm_auto_goal { TMM_AUTO_GOAL_FIT, TMM_AUTO_GOAL_SPEED };
 enum tmm_log_level { TMM_LOG_ERROR, TMM_LOG_WARN, TMM_LOG_INFO, TMM_LOG_DEBUG };
 
 /* Where a tunable's value came from. */
@@ -28,6 +30,7 @@ enum tmm_tunable_id {
 	TMM_T_MODE,
 	TMM_T_BUDGET,
 	TMM_T_POLICY,
+	TMM_T_AUTO_GOAL,
 	TMM_T_REPLAN_DRIFT,
 	TMM_T_SIM_PROFILE,
 	TMM_T_SIM_CAPACITY,
@@ -59,6 +62,7 @@ struct tmm_config {
 	enum tmm_mode_choice mode;
 	struct tmm_size_spec budget;
 	char policy[32];
+	enum tmm_auto_goal auto_goal; /* what policy auto optimises */
 	double replan_drift;   /* relative change of summed op latency that
 				* makes a new plan; 0: never */
 	char sim_profile[48];

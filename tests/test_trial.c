@@ -16,6 +16,7 @@
 #include "guide.h"
 #include "mlp_model.h"
 #include "plan_repair.h"
+#include "planner.h"
 #include "tensormm.h"
 #include "tracker.h"
 #include "trial.h"
@@ -190,7 +191,9 @@ START_TEST(a_repaired_plan_needs_no_passive_eviction)
 		 "budget=%llu", (unsigned long long)budget);
 	train(config, &s, &st);
 	ck_assert(s.have);
-	in = (struct tmm_planner_input){ &s.trace, budget, s.link, NULL };
+	in = (struct tmm_planner_input){ .trace = &s.trace,
+					 .budget = budget,
+					 .device = s.link };
 	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
 	ck_assert_int_eq(tmm_trial_run(&s.dev, &s.trace, &s.plan, &r), 0);
 	ck_assert_uint_gt(r.passive_evictions, 0);
@@ -234,6 +237,106 @@ END_TEST
 
 /* A context on the simulator describes its twin (a real device has none:
  * tmm_trial_device_of gives -ENODEV there). */
+/* The planners `auto` chooses among. */
+static const char *const others[] = {
+	"none",		"vdnn-conv", "vdnn-all", "checkpoint",
+	"superneurons", "capuchin",  "tensile",  "tsplit",
+};
+
+/* The trial of `policy`'s plan for the trace and budget of s. */
+static struct tmm_trial_result try_planner(const struct seen *s,
+					   const char *policy,
+					   enum tmm_auto_goal goal,
+					   char *chosen, size_t len)
+{
+	struct tmm_planner_input in = { .trace = &s->trace,
+					.budget = s->dev.budget,
+					.device = s->link,
+					.twin = &s->dev,
+					.auto_goal = goal };
+	struct tmm_trial_result r;
+	struct tmm_plan p;
+	char err[256];
+
+	ck_assert_msg(tmm_planner_make(policy, &in, &p, err, sizeof(err)) == 0,
+		      "%s: %s", policy, err);
+	ck_assert_int_eq(tmm_trial_run(&s->dev, &s->trace, &p, &r), 0);
+	if (chosen)
+		snprintf(chosen, len, "%s", p.policy);
+	tmm_plan_free(&p);
+	return r;
+}
+
+/*
+ * `auto` meets its goal against every planner it chooses among, on the
+ * twin that judges them, at budgets from a third of the peak to four
+ * fifths: with auto_goal=speed its iteration is as fast as the fastest
+ * of theirs; with auto_goal=fit it trains without passive eviction
+ * wherever one of them does, as fast as the fastest that does.  Somewhere
+ * the two goals choose differently: the fastest plan leaves work to
+ * passive mode.
+ */
+START_TEST(auto_meets_its_goal)
+{
+	/* Percentages of the peak; at 59 and 62 the fastest plans leave
+	 * work to passive mode (on this simulated MLP). */
+	static const unsigned pcts[] = { 35, 50, 59, 62, 80 };
+	uint64_t peak = unconstrained_peak();
+	bool differed = false;
+
+	for (size_t k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++) {
+		unsigned pct = pcts[k];
+		struct seen s = { 0 };
+		struct tmm_stats st;
+		struct tmm_trial_result fit, speed;
+		char config[200], fit_name[64], speed_name[64];
+		uint64_t fastest = UINT64_MAX, fastest_trained = UINT64_MAX;
+
+		snprintf(config, sizeof(config),
+			 "backend=sim,sim_memory=backed,mode=swap,policy=none,"
+			 "budget=%llu",
+			 (unsigned long long)(peak / 100 * pct));
+		train(config, &s, &st);
+		ck_assert(s.have);
+		for (size_t i = 0; i < sizeof(others) / sizeof(others[0]);
+		     i++) {
+			struct tmm_trial_result r = try_planner(
+				&s, others[i], TMM_AUTO_GOAL_FIT, NULL, 0);
+
+			if (r.iteration_ns < fastest)
+				fastest = r.iteration_ns;
+			if (r.trained && r.iteration_ns < fastest_trained)
+				fastest_trained = r.iteration_ns;
+			tmm_trial_result_free(&r);
+		}
+		fit = try_planner(&s, "auto", TMM_AUTO_GOAL_FIT, fit_name,
+				  sizeof(fit_name));
+		speed = try_planner(&s, "auto", TMM_AUTO_GOAL_SPEED,
+				    speed_name, sizeof(speed_name));
+		fprintf(stderr, "%u%% of the peak: fit chose %s (%llu ns, %s), "
+			"speed %s (%llu ns); fastest %llu ns, fastest that "
+			"trains %llu ns\n", pct, fit_name,
+			(unsigned long long)fit.iteration_ns,
+			fit.trained ? "trains" : "passive evictions",
+			speed_name, (unsigned long long)speed.iteration_ns,
+			(unsigned long long)fastest,
+			(unsigned long long)fastest_trained);
+		ck_assert_uint_le(speed.iteration_ns, fastest);
+		if (fastest_trained != UINT64_MAX) {
+			ck_assert_msg(fit.trained, "%u%%: %s does not train",
+				      pct, fit_name);
+			ck_assert_uint_le(fit.iteration_ns, fastest_trained);
+		}
+		differed |= strcmp(fit_name, speed_name) != 0;
+		tmm_trial_result_free(&fit);
+		tmm_trial_result_free(&speed);
+		tmm_trace_free(&s.trace);
+		tmm_plan_free(&s.plan);
+	}
+	ck_assert_msg(differed, "fit and speed chose the same plans");
+}
+END_TEST
+
 START_TEST(a_simulated_context_has_a_twin)
 {
 	struct tmm_trial_device dev;
@@ -257,6 +360,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_trial_agrees_with_the_run);
 	tcase_add_test(tc, a_repaired_plan_needs_no_passive_eviction);
+	tcase_add_test(tc, auto_meets_its_goal);
 	tcase_add_test(tc, a_simulated_context_has_a_twin);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

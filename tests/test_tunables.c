@@ -145,6 +145,7 @@ static void check_defaults(void)
 	ck_assert_uint_eq(cfg.sim_capacity, 0);
 	ck_assert_int_eq(cfg.sim_memory, TMM_SIM_BACKED);
 	ck_assert(cfg.sim_jitter == 0);
+	ck_assert(cfg.auto_goal == TMM_AUTO_GOAL_FIT);
 	ck_assert(cfg.replan_drift == 0.1);
 	ck_assert_uint_eq(cfg.sim_seed, 1);
 	ck_assert_int_eq(cfg.host_numa_node, -1);
@@ -408,6 +409,7 @@ static const struct bad_value bad_values[] = {
 	{ "pinned_pool=lots", "not a size" },
 	{ "pinned_pool=-4K", "a size cannot be negative" },
 	{ "pinned_pool=", "empty value" },
+	{ "auto_goal=fastest", "not one of the choices" },
 	{ "log=verbose", "not one of the choices" },
 	{ "log=", "empty value" },
 };
@@ -584,6 +586,7 @@ static const struct {
 	{ TMM_T_MODE, "swap", "uvm" },
 	{ TMM_T_BUDGET, "4GiB", "50%" },
 	{ TMM_T_POLICY, "none", "none" },
+	{ TMM_T_AUTO_GOAL, "speed", "fit" },
 	{ TMM_T_REPLAN_DRIFT, "0.25", "0.05" },
 	{ TMM_T_SIM_PROFILE, "p100-pcie3-16g", "p100-pcie3-16g" },
 	{ TMM_T_SIM_CAPACITY, "8GiB", "1TiB" },
@@ -688,7 +691,8 @@ START_TEST(test_unknown_key_in_config)
 {
 	load_fails("budgte=6GiB");
 	err_has("unknown tunable 'budgte' in the config string; known "
-		"tunables: backend, mode, budget, policy, replan_drift, "
+		"tunables: backend, mode, budget, policy, auto_goal, "
+		"replan_drift, "
 		"sim_profile, "
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
 		"host_numa_node, pinned_pool, trace, hints, stats_shm, share, "
