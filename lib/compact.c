@@ -258,7 +258,8 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes)
 	held = calloc(last - first + 1, sizeof(*held));
 	if (!held)
 		goto out;
-	/* Hold the window's holes, so that no move lands in them. */
+	/* Hold the window's holes, so that no move lands in them (the
+	 * blocks moved out of are held too, below: one per slot). */
 	for (size_t i = first; i <= last; i++) {
 		if (w.s[i].used)
 			continue;
@@ -289,7 +290,9 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes)
 				      "to make room: %s", ctx->be.error);
 			goto release;
 		}
-		tmm_pool_free(ctx->pool, t->block);
+		/* Its old block stays held until every move is done: the
+		 * next tensor's move must not land in it. */
+		held[n_held++] = t->block;
 		t->block = to;
 		t->dev = dst;
 		ctx->c.compaction_moves++;

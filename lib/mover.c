@@ -494,6 +494,7 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			 struct tmm_pool_block **block)
 {
 	struct tmm_tensor_rec *victim;
+	bool compacted = false; /* and nothing else freed since */
 	int rc;
 
 	for (;;) {
@@ -508,14 +509,20 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 				return backend_error(ctx, rc);
 			ctx->c.swap_out_waits++;
 			tmm_mover_progress(ctx);
+			compacted = false;
 			continue;
 		}
-		/* Enough free bytes but no hole: move, don't evict. */
-		rc = tmm_compact_for(ctx, bytes);
-		if (rc == 0)
+		/* Enough free bytes but no hole: move, don't evict.  A
+		 * compaction that did not make the hole is not tried again
+		 * until something else has freed memory. */
+		rc = compacted ? -ENOSPC : tmm_compact_for(ctx, bytes);
+		if (rc == 0) {
+			compacted = true;
 			continue;
+		}
 		if (rc != -ENOSPC)
 			return rc;
+		compacted = false;
 		if (!may_evict)
 			return -ENOSPC;
 		/* Collective recomputation (Capuchin §5.3): what was

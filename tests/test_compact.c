@@ -19,6 +19,15 @@ static int fill(void *const *in, void *const *out, void *user, void *stream)
 	return 0;
 }
 
+static int fill12(void *const *in, void *const *out, void *user,
+		  void *stream)
+{
+	(void)in;
+	(void)stream;
+	memset(out[0], (int)(uintptr_t)user, 12 * KIB);
+	return 0;
+}
+
 /*
  * A 64 KiB device filled with sixteen 4 KiB tensors, every other one of
  * the first ten then freed: 20 KiB free in 4 KiB holes.  An op making an
@@ -63,6 +72,59 @@ START_TEST(compaction_makes_a_hole_without_evicting)
 	ck_assert_int_eq(tmm_tensor_read(ctx, big, 0, back, sizeof(back)), 0);
 	for (size_t k = 0; k < sizeof(back); k++)
 		ck_assert_uint_eq(back[k], 0x5a);
+	for (int i = 0; i < SLOTS; i++) {
+		if (!t[i].id)
+			continue;
+		ck_assert_int_eq(tmm_tensor_read(ctx, t[i], 0, page,
+						 sizeof(page)), 0);
+		for (size_t k = 0; k < sizeof(page); k++)
+			ck_assert_uint_eq(page[k], (unsigned)(i + 1));
+	}
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/*
+ * Every window of three slots holds two tensors: the holes (4 KiB each)
+ * are four slots apart.  A 12 KiB output moves both tensors of a window
+ * out, and the second must not land where the first was: the window ends
+ * free, with no eviction, and every byte is kept.
+ */
+START_TEST(the_moves_out_of_a_window_stay_out_of_it)
+{
+	tmm_ctx *ctx;
+	tmm_tensor t[SLOTS], big;
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	uint8_t page[4 * KIB], back[12 * KIB];
+	tmm_op op = { .name = "fill12", .kind = TMM_OP_OTHER, .run = fill12,
+		      .user = (void *)(uintptr_t)0x77 };
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					"mode=swap,budget=64KiB"), 0);
+	for (int i = 0; i < SLOTS; i++) {
+		ck_assert_int_eq(tmm_tensor_create(ctx, 4 * KIB,
+						   TMM_PERSISTENT, NULL, &t[i]),
+				 0);
+		memset(page, i + 1, sizeof(page));
+		ck_assert_int_eq(tmm_tensor_write(ctx, t[i], 0, page,
+						  sizeof(page)), 0);
+	}
+	for (int i = 1; i < 10; i += 4) {
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, t[i]), 0);
+		t[i] = (tmm_tensor){ 0 };
+	}
+	ck_assert_int_eq(tmm_tensor_create(ctx, 12 * KIB, TMM_ACTIVATION,
+					   "big", &big), 0);
+	op.outputs = &big;
+	op.n_outputs = 1;
+	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s", tmm_last_error(ctx));
+
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.compaction_moves, 2);
+	ck_assert_uint_eq(st.passive_evictions, 0);
+	ck_assert_int_eq(tmm_tensor_read(ctx, big, 0, back, sizeof(back)), 0);
+	for (size_t k = 0; k < sizeof(back); k++)
+		ck_assert_uint_eq(back[k], 0x77);
 	for (int i = 0; i < SLOTS; i++) {
 		if (!t[i].id)
 			continue;
@@ -125,6 +187,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, compaction_makes_a_hole_without_evicting);
+	tcase_add_test(tc, the_moves_out_of_a_window_stay_out_of_it);
 	tcase_add_test(tc, without_room_to_move_eviction_still_works);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
