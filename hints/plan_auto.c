@@ -105,6 +105,8 @@ static bool trial_better(const struct candidate *a, const struct candidate *b,
 }
 
 #define N_CANDIDATES (sizeof(candidates) / sizeof(candidates[0]))
+/* Room for the candidates, then for what retries made of them. */
+#define N_SLOTS (2 * N_CANDIDATES)
 
 /* On a twin, tries c's plan (anew: an earlier result is dropped).  A
  * trial that could not run leaves c untried: -ENOMEM from the twin is
@@ -263,6 +265,13 @@ static int repair(const struct tmm_planner_input *in,
 	return rc;
 }
 
+/* Lowers *best_ns to c's iteration if c trained faster. */
+static void note_trained(const struct candidate *c, uint64_t *best_ns)
+{
+	if (c->tried && c->trial.trained && c->trial.iteration_ns < *best_ns)
+		*best_ns = c->trial.iteration_ns;
+}
+
 /* Makes, forecasts and (on a twin) tries every candidate into c[], and
  * into retried[] what repairing or tightening the promising ones that
  * did not train made of them (an empty plan where nothing trained).
@@ -278,9 +287,7 @@ static int gather(const struct tmm_planner_input *in,
 		rc = make_candidate(candidates[i], in, an, &c[i]);
 		if (rc < 0)
 			return rc;
-		if (c[i].tried && c[i].trial.trained &&
-		    c[i].trial.iteration_ns < best_trained)
-			best_trained = c[i].trial.iteration_ns;
+		note_trained(&c[i], &best_trained);
 	}
 	for (size_t i = 0; in->twin && i < N_CANDIDATES; i++) {
 		/* Repair first: it keeps the plan's own choices and adds
@@ -294,8 +301,7 @@ static int gather(const struct tmm_planner_input *in,
 				     best_trained, r);
 		if (rc < 0)
 			return rc;
-		if (r->plan.policy[0] && r->trial.iteration_ns < best_trained)
-			best_trained = r->trial.iteration_ns;
+		note_trained(r, &best_trained);
 	}
 	return 0;
 }
@@ -303,9 +309,8 @@ static int gather(const struct tmm_planner_input *in,
 int tmm_plan_auto(const struct tmm_planner_input *in, struct tmm_plan *out)
 {
 	struct tmm_analysis an;
-	/* The candidates, then what retries made of them. */
-	struct candidate c[2 * N_CANDIDATES];
-	size_t best = 2 * N_CANDIDATES;
+	struct candidate c[N_SLOTS];
+	size_t best = N_SLOTS;
 	int rc;
 
 	memset(c, 0, sizeof(c));
@@ -313,15 +318,15 @@ int tmm_plan_auto(const struct tmm_planner_input *in, struct tmm_plan *out)
 	if (rc < 0)
 		return rc;
 	rc = gather(in, &an, c, c + N_CANDIDATES);
-	for (size_t i = 0; rc == 0 && i < 2 * N_CANDIDATES; i++) {
+	for (size_t i = 0; rc == 0 && i < N_SLOTS; i++) {
 		if (!c[i].plan.policy[0])
 			continue;
-		if (best == 2 * N_CANDIDATES ||
+		if (best == N_SLOTS ||
 		    (in->twin ? trial_better(&c[i], &c[best], in->auto_goal)
 			      : forecast_better(&c[i], &c[best])))
 			best = i;
 	}
-	if (rc == 0 && best == 2 * N_CANDIDATES)
+	if (rc == 0 && best == N_SLOTS)
 		rc = -EINVAL;
 	if (rc == 0) {
 		/* Candidate names are short: "auto+superneurons" fits. */
@@ -335,7 +340,7 @@ int tmm_plan_auto(const struct tmm_planner_input *in, struct tmm_plan *out)
 		*out = *b;
 		memset(b, 0, sizeof(*b));
 	}
-	for (size_t i = 0; i < 2 * N_CANDIDATES; i++)
+	for (size_t i = 0; i < N_SLOTS; i++)
 		candidate_free(&c[i]);
 	tmm_analysis_free(&an);
 	return rc;

@@ -55,8 +55,10 @@ int tmm_plan_tensile(const struct tmm_planner_input *in,
 int tmm_plan_tsplit(const struct tmm_planner_input *in,
 		    struct tmm_plan *out);
 
-/* auto (ours): every planner above but passive makes a plan; the one the
- * common forecast (plan_forecast.h) says fits and runs fastest is kept. */
+/* auto (ours): every planner above but passive makes a plan; on the
+ * simulator each is tried on a twin and the best for in->auto_goal is
+ * kept (plan_auto.c), elsewhere the one the common forecast
+ * (plan_forecast.h) says fits and runs fastest. */
 int tmm_plan_auto(const struct tmm_planner_input *in, struct tmm_plan *out);
 
 #endif /* TMM_PLANNERS_H */

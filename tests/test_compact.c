@@ -11,37 +11,28 @@
 #define KIB 1024u
 #define SLOTS 16
 
+/* What the op writes into its one output: `bytes` of `value`. */
+struct fill_spec {
+	size_t bytes;
+	int value;
+};
+
 static int fill(void *const *in, void *const *out, void *user, void *stream)
 {
+	const struct fill_spec *f = user;
+
 	(void)in;
 	(void)stream;
-	memset(out[0], (int)(uintptr_t)user, 8 * KIB);
+	memset(out[0], f->value, f->bytes);
 	return 0;
 }
 
-static int fill12(void *const *in, void *const *out, void *user,
-		  void *stream)
+/* A 64 KiB device filled with SLOTS 4 KiB tensors, tensor i holding
+ * bytes i + 1. */
+static tmm_ctx *full_pool(tmm_tensor t[SLOTS])
 {
-	(void)in;
-	(void)stream;
-	memset(out[0], (int)(uintptr_t)user, 12 * KIB);
-	return 0;
-}
-
-/*
- * A 64 KiB device filled with sixteen 4 KiB tensors, every other one of
- * the first ten then freed: 20 KiB free in 4 KiB holes.  An op making an
- * 8 KiB output fits only if a hole is made; the tensors moved for it must
- * keep their bytes, and nothing may be evicted.
- */
-START_TEST(compaction_makes_a_hole_without_evicting)
-{
+	uint8_t page[4 * KIB];
 	tmm_ctx *ctx;
-	tmm_tensor t[SLOTS], big;
-	struct tmm_stats st = { .version = TMM_STATS_VERSION };
-	uint8_t page[4 * KIB], back[8 * KIB];
-	tmm_op op = { .name = "fill", .kind = TMM_OP_OTHER, .run = fill,
-		      .user = (void *)(uintptr_t)0x5a };
 
 	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
 					"mode=swap,budget=64KiB"), 0);
@@ -53,25 +44,45 @@ START_TEST(compaction_makes_a_hole_without_evicting)
 		ck_assert_int_eq(tmm_tensor_write(ctx, t[i], 0, page,
 						  sizeof(page)), 0);
 	}
-	for (int i = 1; i < 10; i += 2) {
-		ck_assert_int_eq(tmm_tensor_destroy(ctx, t[i]), 0);
-		t[i] = (tmm_tensor){ 0 };
-	}
-	ck_assert_int_eq(tmm_tensor_create(ctx, 8 * KIB, TMM_ACTIVATION,
-					   "big", &big), 0);
-	op.outputs = &big;
-	op.n_outputs = 1;
-	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s", tmm_last_error(ctx));
+	return ctx;
+}
 
+static void destroy(tmm_ctx *ctx, tmm_tensor *t)
+{
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, *t), 0);
+	*t = (tmm_tensor){ 0 };
+}
+
+/* Runs an op that makes a new f->bytes tensor and fills it; returns the
+ * context's statistics after it. */
+static struct tmm_stats make_big(tmm_ctx *ctx, struct fill_spec *f,
+				 tmm_tensor *big)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	tmm_op op = { .name = "fill", .kind = TMM_OP_OTHER, .run = fill,
+		      .user = f, .outputs = big, .n_outputs = 1 };
+
+	ck_assert_int_eq(tmm_tensor_create(ctx, f->bytes, TMM_ACTIVATION,
+					   "big", big), 0);
+	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s", tmm_last_error(ctx));
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
-	ck_assert_uint_ge(st.compaction_moves, 1);
-	ck_assert_uint_eq(st.passive_evictions, 0);
-	ck_assert_uint_eq(st.swap_out_count, 0);
-	ck_assert_uint_le(st.device_peak, 64 * KIB);
-	/* Every byte where it was. */
-	ck_assert_int_eq(tmm_tensor_read(ctx, big, 0, back, sizeof(back)), 0);
-	for (size_t k = 0; k < sizeof(back); k++)
-		ck_assert_uint_eq(back[k], 0x5a);
+	return st;
+}
+
+/* Every byte where it was: the live tensors of full_pool(), and big as
+ * f filled it (big may be NULL). */
+static void check_kept(tmm_ctx *ctx, const tmm_tensor t[SLOTS],
+		       const tmm_tensor *big, const struct fill_spec *f)
+{
+	uint8_t page[4 * KIB], back[16 * KIB];
+
+	if (big) {
+		ck_assert_uint_le(f->bytes, sizeof(back));
+		ck_assert_int_eq(tmm_tensor_read(ctx, *big, 0, back, f->bytes),
+				 0);
+		for (size_t k = 0; k < f->bytes; k++)
+			ck_assert_uint_eq(back[k], (unsigned)f->value);
+	}
 	for (int i = 0; i < SLOTS; i++) {
 		if (!t[i].id)
 			continue;
@@ -80,6 +91,29 @@ START_TEST(compaction_makes_a_hole_without_evicting)
 		for (size_t k = 0; k < sizeof(page); k++)
 			ck_assert_uint_eq(page[k], (unsigned)(i + 1));
 	}
+}
+
+/*
+ * A 64 KiB device filled with sixteen 4 KiB tensors, every other one of
+ * the first ten then freed: 20 KiB free in 4 KiB holes.  An op making an
+ * 8 KiB output fits only if a hole is made; the tensors moved for it must
+ * keep their bytes, and nothing may be evicted.
+ */
+START_TEST(compaction_makes_a_hole_without_evicting)
+{
+	tmm_tensor t[SLOTS], big;
+	struct fill_spec f = { 8 * KIB, 0x5a };
+	tmm_ctx *ctx = full_pool(t);
+	struct tmm_stats st;
+
+	for (int i = 1; i < 10; i += 2)
+		destroy(ctx, &t[i]);
+	st = make_big(ctx, &f, &big);
+	ck_assert_uint_ge(st.compaction_moves, 1);
+	ck_assert_uint_eq(st.passive_evictions, 0);
+	ck_assert_uint_eq(st.swap_out_count, 0);
+	ck_assert_uint_le(st.device_peak, 64 * KIB);
+	check_kept(ctx, t, &big, &f);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
@@ -92,47 +126,17 @@ END_TEST
  */
 START_TEST(the_moves_out_of_a_window_stay_out_of_it)
 {
-	tmm_ctx *ctx;
 	tmm_tensor t[SLOTS], big;
-	struct tmm_stats st = { .version = TMM_STATS_VERSION };
-	uint8_t page[4 * KIB], back[12 * KIB];
-	tmm_op op = { .name = "fill12", .kind = TMM_OP_OTHER, .run = fill12,
-		      .user = (void *)(uintptr_t)0x77 };
+	struct fill_spec f = { 12 * KIB, 0x77 };
+	tmm_ctx *ctx = full_pool(t);
+	struct tmm_stats st;
 
-	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
-					"mode=swap,budget=64KiB"), 0);
-	for (int i = 0; i < SLOTS; i++) {
-		ck_assert_int_eq(tmm_tensor_create(ctx, 4 * KIB,
-						   TMM_PERSISTENT, NULL, &t[i]),
-				 0);
-		memset(page, i + 1, sizeof(page));
-		ck_assert_int_eq(tmm_tensor_write(ctx, t[i], 0, page,
-						  sizeof(page)), 0);
-	}
-	for (int i = 1; i < 10; i += 4) {
-		ck_assert_int_eq(tmm_tensor_destroy(ctx, t[i]), 0);
-		t[i] = (tmm_tensor){ 0 };
-	}
-	ck_assert_int_eq(tmm_tensor_create(ctx, 12 * KIB, TMM_ACTIVATION,
-					   "big", &big), 0);
-	op.outputs = &big;
-	op.n_outputs = 1;
-	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s", tmm_last_error(ctx));
-
-	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	for (int i = 1; i < 10; i += 4)
+		destroy(ctx, &t[i]);
+	st = make_big(ctx, &f, &big);
 	ck_assert_uint_eq(st.compaction_moves, 2);
 	ck_assert_uint_eq(st.passive_evictions, 0);
-	ck_assert_int_eq(tmm_tensor_read(ctx, big, 0, back, sizeof(back)), 0);
-	for (size_t k = 0; k < sizeof(back); k++)
-		ck_assert_uint_eq(back[k], 0x77);
-	for (int i = 0; i < SLOTS; i++) {
-		if (!t[i].id)
-			continue;
-		ck_assert_int_eq(tmm_tensor_read(ctx, t[i], 0, page,
-						 sizeof(page)), 0);
-		for (size_t k = 0; k < sizeof(page); k++)
-			ck_assert_uint_eq(page[k], (unsigned)(i + 1));
-	}
+	check_kept(ctx, t, &big, &f);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
@@ -140,41 +144,16 @@ END_TEST
 /* With no hole to move into, eviction makes the room, as before. */
 START_TEST(without_room_to_move_eviction_still_works)
 {
-	tmm_ctx *ctx;
 	tmm_tensor t[SLOTS], big;
-	struct tmm_stats st = { .version = TMM_STATS_VERSION };
-	uint8_t page[4 * KIB];
-	tmm_op op = { .name = "fill", .kind = TMM_OP_OTHER, .run = fill,
-		      .user = (void *)(uintptr_t)0x33 };
+	struct fill_spec f = { 8 * KIB, 0x33 };
+	tmm_ctx *ctx = full_pool(t);
+	struct tmm_stats st;
 
-	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
-					"mode=swap,budget=64KiB"), 0);
-	for (int i = 0; i < SLOTS; i++) {
-		ck_assert_int_eq(tmm_tensor_create(ctx, 4 * KIB,
-						   TMM_PERSISTENT, NULL, &t[i]),
-				 0);
-		memset(page, i + 1, sizeof(page));
-		ck_assert_int_eq(tmm_tensor_write(ctx, t[i], 0, page,
-						  sizeof(page)), 0);
-	}
 	/* One 4 KiB hole: 8 KiB cannot be had by moving. */
-	ck_assert_int_eq(tmm_tensor_destroy(ctx, t[3]), 0);
-	t[3] = (tmm_tensor){ 0 };
-	ck_assert_int_eq(tmm_tensor_create(ctx, 8 * KIB, TMM_ACTIVATION,
-					   "big", &big), 0);
-	op.outputs = &big;
-	op.n_outputs = 1;
-	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s", tmm_last_error(ctx));
-	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	destroy(ctx, &t[3]);
+	st = make_big(ctx, &f, &big);
 	ck_assert_uint_ge(st.passive_evictions, 1);
-	for (int i = 0; i < SLOTS; i++) {
-		if (!t[i].id)
-			continue;
-		ck_assert_int_eq(tmm_tensor_read(ctx, t[i], 0, page,
-						 sizeof(page)), 0);
-		for (size_t k = 0; k < sizeof(page); k++)
-			ck_assert_uint_eq(page[k], (unsigned)(i + 1));
-	}
+	check_kept(ctx, t, NULL, &f);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST

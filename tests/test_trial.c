@@ -278,7 +278,7 @@ static struct tmm_trial_result try_planner(const struct seen *s,
  */
 START_TEST(auto_meets_its_goal)
 {
-	/* Percentages of the peak; at 59 and 62 the fastest plans leave
+	/* Percentages of the peak; at 62 the fastest plan leaves
 	 * work to passive mode (on this simulated MLP). */
 	static const unsigned pcts[] = { 35, 50, 59, 62, 80 };
 	uint64_t peak = unconstrained_peak();
