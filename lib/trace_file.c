@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,16 +298,25 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
  * Encoding
  * ---------------------------------------------------------------------- */
 
+/* Destructions are events in memory only: a file orders them by the
+ * tensors' free_ns, and version-1 readers know no such kind. */
+static bool freed_event(const struct tmm_trace_event *ev)
+{
+	return ev->kind == TMM_EV_FREED;
+}
+
 /* tmm_trace_encode, for a trace known to be valid. */
 static int encode_valid(const struct tmm_trace *t, uint8_t **buf, size_t *len)
 {
-	const uint32_t c[6] = { t->n_tensors, t->n_ops, t->n_op_tensors,
-				t->n_accesses, t->n_events, t->strings_len };
+	uint32_t c[6] = { t->n_tensors, t->n_ops, t->n_op_tensors,
+			  t->n_accesses, 0, t->strings_len };
 	const void *arr[6] = { t->tensors, t->ops, t->op_tensors,
 			       t->accesses, t->events, t->strings };
 	uint64_t plen;
 	uint8_t *out, *p;
 
+	for (uint32_t i = 0; i < t->n_events; i++)
+		c[4] += !freed_event(&t->events[i]);
 	/* Validated counts cannot overflow 64 bits, but size_t may be 32. */
 	if (payload_size(c, &plen) < 0 ||
 	    plen > SIZE_MAX - REC_HEAD - REC_CRC)
@@ -322,11 +332,16 @@ static int encode_valid(const struct tmm_trace *t, uint8_t **buf, size_t *len)
 	p = put64(p, t->stall_ns);
 	for (int i = 0; i < 6; i++)
 		p = put32(p, c[i]);
-	for (int a = 0; a < 6; a++)
-		for (uint32_t i = 0; i < c[a]; i++)
-			p = put_elem(p, (const uint8_t *)arr[a] +
-						(size_t)i * arrays[a].size,
-				     &arrays[a]);
+	for (int a = 0; a < 6; a++) {
+		uint32_t n = a == 4 ? t->n_events : c[a];
+
+		for (uint32_t i = 0; i < n; i++)
+			if (a != 4 || !freed_event(&t->events[i]))
+				p = put_elem(p, (const uint8_t *)arr[a] +
+							(size_t)i *
+								arrays[a].size,
+					     &arrays[a]);
+	}
 	put32(p, tmm_crc32(0, out + REC_HEAD, (size_t)plen));
 
 	*buf = out;

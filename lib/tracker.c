@@ -312,6 +312,10 @@ void tmm_tracker_tensor_gone(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 		tt->flags |= TMM_TT_FREED_INSIDE;
 		tt->free_ns = ideal_ns(ctx, clock_ns(ctx));
+		/* Several tensors freed between two ops share a free_ns;
+		 * the order says which hole a later allocation finds, and
+		 * a twin replaying the iteration (trial.c) keeps it. */
+		tmm_tracker_event(ctx, TMM_EV_FREED, t);
 	}
 }
 

@@ -98,6 +98,8 @@ struct replay {
 	tmm_tensor *io;	    /* one op's inputs then outputs */
 	unsigned char *sliced;
 	struct tmm_trial_result *evictions_to; /* guided iterations' */
+	bool freed_events;  /* the trace orders its destructions */
+	uint32_t next_event; /* the next event to look at for one */
 	/* Tensors made before the iteration, n_outside of them: */
 	struct key_pair *to_twin;   /* trace key -> twin key */
 	struct key_pair *from_twin; /* twin key -> trace index */
@@ -141,6 +143,8 @@ static int replay_init(struct replay *x, const struct tmm_trace *t)
 	}
 	for (uint32_t k = 0; k < t->n_accesses; k++)
 		x->last[t->accesses[k].tensor] = k;
+	for (uint32_t e = 0; e < t->n_events && !x->freed_events; e++)
+		x->freed_events = t->events[e].kind == TMM_EV_FREED;
 	return 0;
 }
 
@@ -268,28 +272,61 @@ static int create_upto(struct replay *x, uint32_t *next, uint32_t upto)
 	return 0;
 }
 
-/* Destroys the tensors the program had freed by the time access k's op
- * began (and after their last access). */
-static int free_due(struct replay *x, uint32_t k, bool all)
+/* Destroys trace tensor i in the twin, if the twin made it there. */
+static int destroy(struct replay *x, uint32_t i)
+{
+	int rc;
+
+	if (!made_inside(x->t, i) || !x->h[i].id)
+		return 0;
+	rc = tmm_tensor_destroy(x->ctx, x->h[i]);
+	x->h[i] = TMM_TENSOR_NULL;
+	x->written[i] = false;
+	return rc;
+}
+
+/*
+ * Destroys the tensors the program had destroyed before access k (k =
+ * n_accesses: before the iteration ended), in the program's order: where
+ * several go between two ops, the order decides which hole the next
+ * allocation finds, and a tensor with dropped readers brings them back
+ * on its way out.  A trace without the order (read from a file) frees
+ * by free_ns, in trace order.
+ */
+static int free_due(struct replay *x, uint32_t k)
 {
 	const struct tmm_trace *t = x->t;
-	uint64_t at = k < t->n_accesses ? t->accesses[k].begin_ns : 0;
+	uint64_t at = k < t->n_accesses ? t->accesses[k].begin_ns : UINT64_MAX;
+	int rc = 0;
 
-	for (uint32_t i = 0; i < t->n_tensors; i++) {
-		const struct tmm_trace_tensor *tt = &t->tensors[i];
-		bool due = all || ((tt->flags & TMM_TT_FREED_INSIDE) &&
-				   tt->free_ns <= at && x->last[i] < k);
-		int rc;
+	if (x->freed_events) {
+		for (; rc == 0 && x->next_event < t->n_events &&
+		       t->events[x->next_event].access <= k;
+		     x->next_event++) {
+			const struct tmm_trace_event *ev =
+				&t->events[x->next_event];
 
-		if (!made_inside(t, i) || !x->h[i].id || !due)
-			continue;
-		rc = tmm_tensor_destroy(x->ctx, x->h[i]);
-		x->h[i] = TMM_TENSOR_NULL;
-		x->written[i] = false;
-		if (rc < 0)
-			return rc;
+			if (ev->kind == TMM_EV_FREED &&
+			    ev->tensor < t->n_tensors)
+				rc = destroy(x, ev->tensor);
+		}
+		return rc;
 	}
-	return 0;
+	for (uint32_t i = 0; rc == 0 && i < t->n_tensors; i++)
+		if ((t->tensors[i].flags & TMM_TT_FREED_INSIDE) &&
+		    t->tensors[i].free_ns <= at && x->last[i] < k)
+			rc = destroy(x, i);
+	return rc;
+}
+
+/* Destroys what is left of the iteration's tensors. */
+static int free_rest(struct replay *x)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; rc == 0 && i < x->t->n_tensors; i++)
+		rc = destroy(x, i);
+	return rc;
 }
 
 /* The op whose accesses begin at k, cost only. */
@@ -420,10 +457,11 @@ static int replay_iteration(struct replay *x)
 	uint32_t next_ordinal = 0;
 	int rc = tmm_iteration_begin(x->ctx);
 
+	x->next_event = 0;
 	for (uint32_t k = 0; rc == 0 && k < t->n_accesses;) {
 		uint32_t op = t->accesses[k].op, end = k + 1;
 
-		rc = free_due(x, k, false);
+		rc = free_due(x, k);
 		if (rc < 0)
 			break;
 		if (op == TMM_TRACE_NONE) {
@@ -438,12 +476,14 @@ static int replay_iteration(struct replay *x)
 	}
 	if (rc == 0)
 		rc = create_upto(x, &next_ordinal, x->n_ordinals);
+	if (rc == 0 && x->freed_events)
+		rc = free_due(x, t->n_accesses);
 	if (rc == 0 && x->evictions_to)
 		rc = list_evictions(x, x->evictions_to);
 	if (rc == 0)
 		rc = tmm_iteration_end(x->ctx);
 	if (rc == 0)
-		rc = free_due(x, t->n_accesses, true);
+		rc = free_rest(x);
 	return rc;
 }
 

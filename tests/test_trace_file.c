@@ -609,8 +609,9 @@ START_TEST(test_extreme_values_round_trip)
 	struct tmm_trace_access access = {
 		0, TMM_TRACE_NONE, 1, 1, UINT64_MAX, 0x3, 0,
 	};
+	/* The highest kind a file holds (TMM_EV_FREED stays in memory). */
 	struct tmm_trace_event event = {
-		TMM_EV_KIND_COUNT - 1, TMM_TRACE_NONE, 1, 0, UINT64_MAX,
+		TMM_EV_DIVERGED, TMM_TRACE_NONE, 1, 0, UINT64_MAX,
 	};
 	struct tmm_trace t = {
 		.iteration = UINT64_MAX, .duration_ns = 1ull << 63,

@@ -285,9 +285,60 @@ START_TEST(ideal_times_take_the_stall_out)
 		ck_assert_uint_lt(tight.events[i].tensor, tight.n_tensors);
 	}
 	ck_assert_uint_gt(evictions, 0);
-	ck_assert_uint_eq(free_run.n_events, 0);
+	/* Nothing moved without pressure: the only events are the
+	 * destructions. */
+	for (uint32_t i = 0; i < free_run.n_events; i++)
+		ck_assert_uint_eq(free_run.events[i].kind, TMM_EV_FREED);
 	tmm_trace_free(&free_run);
 	tmm_trace_free(&tight);
+}
+END_TEST
+
+/*
+ * Tensors destroyed between the same two ops share their free_ns; the
+ * trace keeps the order they went in as events, which a twin replaying
+ * the iteration follows (trial.c).
+ */
+START_TEST(destructions_keep_their_order)
+{
+	static const uint32_t order[] = { 2, 0, 3, 1 };
+	const struct tmm_trace *tr;
+	tmm_tensor w, t[4];
+	tmm_ctx *ctx;
+	uint32_t n = 0;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim"), 0);
+	w = toy_weight(ctx, 0);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(tmm_tensor_create(ctx, ELEMS * 4,
+						   TMM_ACTIVATION, NULL,
+						   &t[i]), 0);
+		toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &t[i], 1);
+	}
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, t[order[i]]), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	tr = tmm_tracker_first(ctx);
+	ck_assert_ptr_nonnull(tr);
+	for (uint32_t e = 0; e < tr->n_events; e++) {
+		const struct tmm_trace_event *ev = &tr->events[e];
+		const struct tmm_trace_tensor *tt;
+
+		if (ev->kind != TMM_EV_FREED)
+			continue;
+		ck_assert_uint_lt(n, 4);
+		ck_assert_uint_lt(ev->tensor, tr->n_tensors);
+		tt = &tr->tensors[ev->tensor];
+		/* Made inside: keyed by creation ordinal. */
+		ck_assert_uint_eq(tt->key, tmm_key_of_ordinal(order[n]));
+		ck_assert(tt->flags & TMM_TT_FREED_INSIDE);
+		/* After the last access, with the others. */
+		ck_assert_uint_eq(ev->access, tr->n_accesses);
+		n++;
+	}
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
 
@@ -300,6 +351,7 @@ START_TEST(trace_file_reads_back_every_iteration)
 	tmm_ctx *ctx;
 	tmm_tensor w;
 	int fd = mkstemp(path), n = 0, rc;
+	uint32_t freed = 0;
 
 	ck_assert_int_ge(fd, 0);
 	close(fd);
@@ -312,6 +364,8 @@ START_TEST(trace_file_reads_back_every_iteration)
 		chain_iteration(ctx, w);
 	ck_assert_int_eq(tmm_trace_copy(&first, tmm_tracker_first(ctx)), 0);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	for (uint32_t e = 0; e < first.n_events; e++)
+		freed += first.events[e].kind == TMM_EV_FREED;
 
 	ck_assert_msg(tmm_trace_reader_open(path, &r, &info, err,
 					    sizeof(err)) == 0, "%s", err);
@@ -329,7 +383,14 @@ START_TEST(trace_file_reads_back_every_iteration)
 						 got.n_accesses);
 			ck_assert_mem_eq(got.ops, first.ops,
 					 sizeof(*got.ops) * got.n_ops);
-			ck_assert_uint_eq(got.n_events, first.n_events);
+			/* Destructions stay in memory: the file has
+			 * free_ns. */
+			ck_assert_uint_gt(freed, 0);
+			ck_assert_uint_eq(got.n_events,
+					  first.n_events - freed);
+			for (uint32_t e = 0; e < got.n_events; e++)
+				ck_assert_uint_ne(got.events[e].kind,
+						  TMM_EV_FREED);
 		}
 		tmm_trace_free(&got);
 	}
@@ -442,6 +503,7 @@ int main(void)
 	tcase_add_test(tc, keys_are_stable_and_arrays_stop_growing);
 	tcase_add_test(tc, nothing_is_recorded_outside_iterations);
 	tcase_add_test(tc, ideal_times_take_the_stall_out);
+	tcase_add_test(tc, destructions_keep_their_order);
 	tcase_add_test(tc, trace_file_reads_back_every_iteration);
 	tcase_add_test(tc, unwritable_trace_file_fails_creation);
 	tcase_add_test(tc, late_op_times_are_patched_in);

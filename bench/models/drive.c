@@ -221,6 +221,14 @@ int zoo_drive(const struct zgraph *g, const struct drive_opts *o,
 		rc = iteration(&x, o, n);
 		if (rc == 0)
 			r->done = n;
+		if (rc == 0 && o->after_iteration) {
+			rc = o->after_iteration(o->after_arg, x.ctx, n);
+			if (rc < 0) {
+				r->rc = rc;
+				snprintf(r->error, sizeof(r->error),
+					 "stopped by after_iteration");
+			}
+		}
 	}
 	r->host_s = bench_now_s() - t0;
 	tmm_stats_get(x.ctx, &r->st);

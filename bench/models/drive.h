@@ -37,6 +37,11 @@ struct drive_opts {
 	enum drive_stop stop;	 /* a stop returns -ENOSPC */
 	bool no_peak;		 /* skip the per-op statistics (for timing
 				  * the runtime alone; no peak, no stops) */
+	/* Called after iteration n (1-based) ends, with the context, for a
+	 * test to look inside it; a negative return stops the run with
+	 * that error.  NULL: not called. */
+	int (*after_iteration)(void *arg, tmm_ctx *ctx, unsigned n);
+	void *after_arg;
 };
 
 struct drive_iteration {
