@@ -135,7 +135,7 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.name = "policy",
 		.env = "TENSORMM_POLICY",
 		.type = TMM_TYPE_CHOICE,
-		.def = "none",
+		.def = "auto",
 		.accepted = "none, passive, vdnn-conv, vdnn-all, checkpoint, "
 			    "superneurons, capuchin, tensile, tsplit or auto",
 		.help = "the planner that turns the first iteration's trace "

@@ -335,8 +335,10 @@ START_TEST(a_small_model_trains_through_the_runtime)
 	ck_assert_uint_eq(samples, g.nop);
 	ck_assert_uint_le(r.it[2].peak, r.st.device_peak);
 
-	/* At 60% of that peak the runtime swaps, and still completes. */
-	snprintf(config, sizeof(config), PHANTOM ",sim_capacity=%llu",
+	/* At 60% of that peak, with no plan but liveness, passive mode
+	 * swaps, and the run still completes. */
+	snprintf(config, sizeof(config),
+		 PHANTOM ",policy=none,sim_capacity=%llu",
 		 (unsigned long long)(r.it[2].peak * 6 / 10));
 	o.config = config;
 	o.sample = NULL;
@@ -345,6 +347,13 @@ START_TEST(a_small_model_trains_through_the_runtime)
 	ck_assert_uint_gt(tight.it[2].passive_evictions, 0);
 	ck_assert_uint_le(tight.st.device_peak, r.it[2].peak * 6 / 10);
 	ck_assert_uint_gt(tight.it[2].ns, r.it[2].ns);
+	/* The default policy (auto) plans the shortage away. */
+	snprintf(config, sizeof(config), PHANTOM ",sim_capacity=%llu",
+		 (unsigned long long)(r.it[2].peak * 6 / 10));
+	ck_assert_msg(zoo_drive(&g, &o, &tight) == 0, "%s", tight.error);
+	ck_assert_uint_eq(tight.done, 3);
+	ck_assert_uint_eq(tight.st.guided_passive_evictions, 0);
+	ck_assert_uint_eq(tight.st.plan_divergences, 0);
 	zg_free(&g);
 }
 END_TEST

@@ -140,7 +140,7 @@ static void check_defaults(void)
 	ck_assert_int_eq(cfg.mode, TMM_MODE_AUTO);
 	ck_assert(cfg.budget.is_percent);
 	ck_assert(cfg.budget.percent == 100);
-	ck_assert_str_eq(cfg.policy, "none");
+	ck_assert_str_eq(cfg.policy, "auto");
 	ck_assert_str_eq(cfg.sim_profile, "p100-pcie3-16g");
 	ck_assert_uint_eq(cfg.sim_capacity, 0);
 	ck_assert_int_eq(cfg.sim_memory, TMM_SIM_BACKED);
@@ -585,7 +585,7 @@ static const struct {
 	{ TMM_T_BACKEND, "sim", "cuda" },
 	{ TMM_T_MODE, "swap", "uvm" },
 	{ TMM_T_BUDGET, "4GiB", "50%" },
-	{ TMM_T_POLICY, "none", "none" },
+	{ TMM_T_POLICY, "tensile", "none" },
 	{ TMM_T_AUTO_GOAL, "speed", "fit" },
 	{ TMM_T_REPLAN_DRIFT, "0.25", "0.05" },
 	{ TMM_T_SIM_PROFILE, "p100-pcie3-16g", "p100-pcie3-16g" },
