@@ -194,16 +194,10 @@ static int tighten(const char *name, const struct tmm_planner_input *in,
 
 /* Rounds of repair(): each schedules what the last trial evicted. */
 #define REPAIR_ROUNDS 6
-/* Repaired plans are tried with this share (percent) of the budget
- * less: a repair schedules exactly what the twin saw evicted, so it
- * fits with no slack, and the twin replays tensors' creations and frees
- * in its own order, which places blocks a little differently from the
- * real run. */
-#define REPAIR_MARGIN_PCT 2
-/* ... and where a plan trains without repair, a repaired one must be
- * faster by this share (percent) to replace it: with the least slack of
- * any plan, it is the likeliest to meet a passive eviction the twin did
- * not see. */
+/* Where a plan trains without repair, a repaired one must be faster by
+ * this share (percent) to replace it: with the least slack of any plan,
+ * it is the likeliest to meet a passive eviction its trial did not see
+ * (a program's host reads and writes are not in the trace). */
 #define REPAIR_MIN_GAIN_PCT 5
 
 /*
@@ -211,9 +205,11 @@ static int tighten(const char *name, const struct tmm_planner_input *in,
  * that did not train, has its trial's passive evictions scheduled as
  * swaps (plan_repair.h) and is tried again, for up to REPAIR_ROUNDS
  * rounds while each round leaves fewer passive evictions.  The first
- * repaired plan that trains with REPAIR_MARGIN_PCT of the budget to
- * spare, and beats every plan that trains by REPAIR_MIN_GAIN_PCT, goes
- * into *out (left empty when none does).
+ * repaired plan that trains, and beats every plan that trains by
+ * REPAIR_MIN_GAIN_PCT, goes into *out (left empty when none does).
+ * It is tried under the real budget: the twin replays the program's
+ * allocations and destructions in their order, so on a program whose
+ * iteration is all in the trace its verdict is the run's.
  */
 static int repair(const struct tmm_planner_input *in,
 		  const struct tmm_analysis *an, const struct candidate *c,
@@ -221,16 +217,11 @@ static int repair(const struct tmm_planner_input *in,
 {
 	struct candidate cur = { 0 }, next = { 0 };
 	const struct candidate *from = c;
-	struct tmm_planner_input tight = *in;
-	struct tmm_trial_device less;
 	uint64_t accept_ns = best_trained_ns;
 	int rc = 0;
 
 	if (!worth_retrying(c, best_trained_ns))
 		return 0;
-	less = *in->twin;
-	less.budget -= less.budget / 100 * REPAIR_MARGIN_PCT;
-	tight.twin = &less;
 	if (best_trained_ns != UINT64_MAX)
 		accept_ns -= best_trained_ns / 100 * REPAIR_MIN_GAIN_PCT;
 	for (int round = 0; rc == 0 && round < REPAIR_ROUNDS; round++) {
@@ -242,7 +233,7 @@ static int repair(const struct tmm_planner_input *in,
 		if (rc < 0 || added == 0)
 			break;
 		next.f = from->f;
-		try_plan(&tight, &next);
+		try_plan(in, &next);
 		if (!next.tried ||
 		    next.trial.iteration_ns >= best_trained_ns ||
 		    next.trial.passive_evictions >=
