@@ -22,9 +22,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backend.h"
+#include "lib/backend/backend.h"
 #include "clock.h"
-#include "tunables.h"
+#include "lib/base/tunables.h"
 
 #define ROUNDS 5
 

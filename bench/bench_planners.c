@@ -17,7 +17,7 @@
 
 #include "clock.h"
 #include "machine.h"
-#include "planner.h"
+#include "hints/planner.h"
 #include "tensormm.h"
 
 #define LAYERS 1250

@@ -14,7 +14,7 @@
  * Usage: bench_pool [live_blocks [pairs]]   (defaults 10000 2000000)
  */
 #include "machine.h"
-#include "pool.h"
+#include "lib/mem/pool.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 
 #include "clock.h"
-#include "context.h"
+#include "lib/core/context.h"
 #include "machine.h"
-#include "stats_shm.h"
+#include "lib/share/stats_shm.h"
 #include "tensormm.h"
 
 #define RUNS 7

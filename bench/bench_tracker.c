@@ -22,9 +22,9 @@
 
 #include "clock.h"
 #include "machine.h"
-#include "context.h"
+#include "lib/core/context.h"
 #include "tensormm.h"
-#include "tracker.h"
+#include "lib/exec/tracker.h"
 
 static void check(tmm_ctx *ctx, int rc, const char *what)
 {

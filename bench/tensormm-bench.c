@@ -39,7 +39,7 @@
 #include "drive.h"
 #include "machine.h"
 #include "plot.h"
-#include "sim_profile.h"
+#include "lib/base/sim_profile.h"
 #include "tensormm.h"
 #include "zoo.h"
 

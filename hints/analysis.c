@@ -6,13 +6,13 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "pool.h"
+#include "lib/mem/pool.h"
 #include "tensormm.h"
 
 /*
  * Plans aim below the budget by this fraction of it.  The curve counts
  * bytes, but each allocation needs a contiguous hole: the pool moves
- * tensors to make one (lib/compact.c), but not past tensors that the
+ * tensors to make one (lib/mem/compact.c), but not past tensors that the
  * running op pins.  12% is what the example programs needed to see no
  * passive eviction in any guided iteration of a plan that fits, over
  * budgets from 40% to 90% of their peak (test_policies_e2e); 8% was not
@@ -351,7 +351,7 @@ uint32_t tmm_producer_op(const struct tmm_analysis *an, uint32_t t,
 /*
  * Can tensor x, freed by the program before access `back`, still be had
  * there?  The runtime keeps a freed source of a dropped tensor as a
- * ghost when it can be recomputed itself (lib/recompute.c): made in the
+ * ghost when it can be recomputed itself (lib/exec/recompute.c): made in the
  * iteration by a pure op that did not update it in place, from sources
  * that are alive at `back` or are such ghosts in turn.
  */

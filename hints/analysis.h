@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "plan.h"
+#include "lib/io/plan.h"
 #include "planner.h"
 
 /* One tensor's life in the iteration. */

@@ -9,7 +9,7 @@
  * each of them for a plan and keeps the best.
  *
  * On the simulator every plan is tried on a twin of the device
- * (lib/trial.h: the runtime itself, replaying the trace), and, with
+ * (lib/twin/trial.h: the runtime itself, replaying the trace), and, with
  * auto_goal=fit (the default):
  *   1. a plan that trains without passive eviction beats one that does
  *      not (passive mode depends on what the allocator happens to find);
@@ -50,7 +50,7 @@
 #include "planner.h"
 #include "planners.h"
 #include "plan_repair.h"
-#include "trial.h"
+#include "lib/twin/trial.h"
 
 static const char *const candidates[] = {
 	"none",	      "vdnn-conv", "vdnn-all", "checkpoint",

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "analysis.h"
-#include "plan.h"
+#include "lib/io/plan.h"
 
 struct tmm_forecast {
 	uint64_t peak;	       /* device bytes at the curve's peak */

@@ -1,7 +1,7 @@
 /*
  * plan_repair.h — scheduling what passive mode had to do under a plan.
  *
- * Ours, beyond the papers.  A plan whose trial (lib/trial.h) still needed
+ * Ours, beyond the papers.  A plan whose trial (lib/twin/trial.h) still needed
  * passive evictions was made from a model that filled the budget too
  * closely; the trial says exactly which tensors had to leave and for
  * which op.  Each such eviction, done by passive mode, is a synchronous
@@ -16,7 +16,7 @@
 #define TMM_PLAN_REPAIR_H
 
 #include "analysis.h"
-#include "trial.h"
+#include "lib/twin/trial.h"
 
 /*
  * Copies plan p (made for an->trace) into *out with a scheduled swap for

@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plan.h"
-#include "trace.h"
-#include "tunables.h"
+#include "lib/io/plan.h"
+#include "lib/io/trace.h"
+#include "lib/base/tunables.h"
 
 /* The device a plan is for: only what the planners may know of it. */
 struct tmm_planner_device {
@@ -29,7 +29,7 @@ struct tmm_planner_input {
 	const struct tmm_trace *trace; /* the measured iteration */
 	uint64_t budget;	       /* device bytes the plan must fit in */
 	struct tmm_planner_device device;
-	/* A simulated device that plans can be tried on (lib/trial.h), or
+	/* A simulated device that plans can be tried on (lib/twin/trial.h), or
 	 * NULL: a real device, or a trial already. */
 	const struct tmm_trial_device *twin;
 	enum tmm_auto_goal auto_goal; /* policy auto only */

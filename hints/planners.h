@@ -8,7 +8,7 @@
 #ifndef TMM_PLANNERS_H
 #define TMM_PLANNERS_H
 
-#include "plan.h"
+#include "lib/io/plan.h"
 #include "planner.h"
 
 /* passive: no action at all (passive mode; in uvm mode, the driver). */

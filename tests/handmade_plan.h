@@ -11,8 +11,8 @@
 #ifndef HANDMADE_PLAN_H
 #define HANDMADE_PLAN_H
 
-#include "plan.h"
-#include "trace.h"
+#include "lib/io/plan.h"
+#include "lib/io/trace.h"
 
 enum handmade_style {
 	HANDMADE_SWAP,	/* swaps and prefetches only */

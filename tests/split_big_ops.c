@@ -3,7 +3,7 @@
  */
 #include <check.h>
 
-#include "context.h"
+#include "lib/core/context.h"
 #include "split_big_ops.h"
 
 int big_fill(void *const *in, void *const *out, void *user, void *stream)

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "tensormm.h"
-#include "backend_sim.h"
+#include "lib/backend/backend_sim.h"
 
 /* The row ops' tensors: BIG_ROWS rows of BIG_COLS uint32. */
 #define BIG_ROWS 64

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "tensormm.h"
-#include "trace.h"
+#include "lib/io/trace.h"
 
 /* The split ops' extra launches change their latencies: without
  * replan_drift=0 the guide would replace the hand-made plan with the

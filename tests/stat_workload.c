@@ -24,10 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "guide.h"
-#include "plan.h"
+#include "lib/exec/guide.h"
+#include "lib/io/plan.h"
 #include "tensormm.h"
-#include "tracker.h"
+#include "lib/exec/tracker.h"
 
 #define LAYERS 6
 #define ELEMS 4096 /* floats per tensor: 16 KiB */

@@ -24,8 +24,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backend.h"
-#include "tunables.h"
+#include "lib/backend/backend.h"
+#include "lib/base/tunables.h"
 #include "cuda_main.h"
 
 static struct tmm_backend be;

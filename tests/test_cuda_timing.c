@@ -21,9 +21,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "context.h"
-#include "cuda_timing.h"
-#include "tracker.h"
+#include "lib/core/context.h"
+#include "lib/backend/cuda_timing.h"
+#include "lib/exec/tracker.h"
 #include "cuda_main.h"
 
 #define FILL_BYTES ((size_t)64 << 20)

@@ -1,13 +1,13 @@
 /*
  * test_gpu_share.c — Check suite for several processes on one GPU
- * (lib/gpu_share.c, lib/share_split.c): the split rule as a pure
+ * (lib/share/gpu_share.c, lib/share/share_split.c): the split rule as a pure
  * function, the reclaim of a killed member's slot, and three processes
  * training the MLP on one simulated device, joining and leaving while the
  * others run, each bit-identical to an unconstrained run and none ever
  * holding more than its reservation nor all of them more than the device.
  */
-#include "context.h"
-#include "gpu_share.h"
+#include "lib/core/context.h"
+#include "lib/share/gpu_share.h"
 #include "mlp_model.h"
 #include "tensormm.h"
 

@@ -22,9 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "hostmem.h"
-#include "numa_place.h"
+#include "lib/backend/backend.h"
+#include "lib/mem/hostmem.h"
+#include "lib/backend/numa_place.h"
 
 /* ------------------------------------------------------------------------
  * The fake backend

@@ -5,7 +5,7 @@
  * the version that introduced it.  A tunable added to the table and not
  * to the page fails here.
  */
-#include "tunables.h"
+#include "lib/base/tunables.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -18,13 +18,13 @@
 #include <string.h>
 
 #include "tensormm.h"
-#include "context.h"
-#include "guide.h"
+#include "lib/core/context.h"
+#include "lib/exec/guide.h"
 #include "handmade_plan.h"
-#include "pool.h"
-#include "recompute.h"
+#include "lib/mem/pool.h"
+#include "lib/exec/recompute.h"
 #include "toy_ops.h"
-#include "tracker.h"
+#include "lib/exec/tracker.h"
 
 #define CHAIN 24
 

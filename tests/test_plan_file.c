@@ -1,5 +1,5 @@
 /*
- * test_plan_file.c — Check suite for the plan file (hints/plan_file.c).
+ * test_plan_file.c — Check suite for the plan file (lib/io/plan_file.c).
  *
  * A plan with every action type and every advice goes through the text
  * encoder, the decoder and real files and must come back field for field
@@ -12,9 +12,9 @@
  * rule each.  The texts follow docs/plan-format.md, so the tests hold the
  * code to the document.
  */
-#include "plan.h"
-#include "plan_file.h"
-#include "trace.h"
+#include "lib/io/plan.h"
+#include "lib/io/plan_file.h"
+#include "lib/io/trace.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -36,7 +36,7 @@
 	REQUIRE(strstr((msg), (part)), "message \"%s\" lacks \"%s\"",      \
 		(msg), (part))
 
-/* The key of handle `low` of the context with `serial` (lib/tensor.c). */
+/* The key of handle `low` of the context with `serial` (lib/core/tensor.c). */
 #define HANDLE(serial, low) ((uint64_t)(serial) << 48 | (uint64_t)(low))
 
 /* ------------------------------------------------------------------------

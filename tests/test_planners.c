@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "plan_forecast.h"
-#include "planner.h"
-#include "planners.h"
+#include "hints/analysis.h"
+#include "hints/plan_forecast.h"
+#include "hints/planner.h"
+#include "hints/planners.h"
 #include "tensormm.h"
 
 #include "trace_builder.h"

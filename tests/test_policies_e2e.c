@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "gpt_model.h"
-#include "guide.h"
+#include "lib/exec/guide.h"
 #include "mlp_model.h"
-#include "plan_file.h"
+#include "lib/io/plan_file.h"
 #include "tensormm.h"
 
 #define STEPS 4

@@ -1,5 +1,5 @@
 /*
- * test_pool.c — Check suite for the device memory pool (lib/pool.c).
+ * test_pool.c — Check suite for the device memory pool (lib/mem/pool.c).
  *
  * The pool's answers are compared with a reference model that is slow but
  * obviously right (a sorted array of free ranges, best fit by scanning
@@ -10,7 +10,7 @@
  * the pool unchanged, fragmentation, largest_free and peak, and a block
  * corrupted through its public fields, which tmm_pool_check must notice.
  */
-#include "pool.h"
+#include "lib/mem/pool.h"
 
 #include <check.h>
 #include <errno.h>

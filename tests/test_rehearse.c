@@ -1,6 +1,6 @@
 /*
  * test_rehearse.c — the first plan from a rehearsed step
- * (tmm_rehearsal_begin/end, lib/rehearse.c).
+ * (tmm_rehearsal_begin/end, lib/exec/rehearse.c).
  *
  * The MLP and the GPT of examples/ train at 50% of their unconstrained
  * peak under capuchin in mode=swap, once measuring their first step (the
@@ -24,14 +24,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "lib/core/context.h"
 #include "gpt_model.h"
-#include "guide.h"
+#include "lib/exec/guide.h"
 #include "mlp_model.h"
 #include "tensormm.h"
 #include "toy_ops.h"
-#include "trace_file.h"
-#include "tracker.h"
+#include "lib/io/trace_file.h"
+#include "lib/exec/tracker.h"
 
 #define STEPS 4
 

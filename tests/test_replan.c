@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "mlp_model.h"
-#include "replan.h"
+#include "lib/exec/replan.h"
 #include "tensormm.h"
 
 /* Three ops of durations d[0..3), back to back from 100 ns with a 10 ns

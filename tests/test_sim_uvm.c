@@ -15,10 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
-#include "backend_sim.h"
-#include "sim_profile.h"
-#include "tunables.h"
+#include "lib/backend/backend.h"
+#include "lib/backend/backend_sim.h"
+#include "lib/base/sim_profile.h"
+#include "lib/base/tunables.h"
 
 #define KIB (UINT64_C(1) << 10)
 #define MIB (UINT64_C(1) << 20)

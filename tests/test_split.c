@@ -1,5 +1,5 @@
 /*
- * test_split.c — running ops as micro-ops (TSPLIT, lib/split.c).
+ * test_split.c — running ops as micro-ops (TSPLIT, lib/move/split.c).
  *
  * A small iteration with two splittable ops (a row-wise op and a matmul
  * with an unsliced weight) runs unplanned for a reference, then under
@@ -19,12 +19,12 @@
 #include <string.h>
 
 #include "tensormm.h"
-#include "context.h"
-#include "guide.h"
-#include "plan.h"
+#include "lib/core/context.h"
+#include "lib/exec/guide.h"
+#include "lib/io/plan.h"
 #include "split_fixture.h"
 #include "toy_ops.h"
-#include "tracker.h"
+#include "lib/exec/tracker.h"
 
 #define ITERATIONS 3
 #define RESULTS 5 /* x, y, z, u, v */

@@ -1,6 +1,6 @@
 /*
  * test_split_overlap.c — a split op's swapped input copied to the host
- * beside the op's later parts (lib/split.c).
+ * beside the op's later parts (lib/move/split.c).
  *
  * The copy of each part's input rows is queued as the part ends and
  * waited for only when the output is about to grow into those rows.  An
@@ -15,15 +15,15 @@
 #include <string.h>
 
 #include "tensormm.h"
-#include "backend_sim.h"
-#include "context.h"
-#include "guide.h"
-#include "plan.h"
-#include "sim_profile.h"
-#include "split.h"
+#include "lib/backend/backend_sim.h"
+#include "lib/core/context.h"
+#include "lib/exec/guide.h"
+#include "lib/io/plan.h"
+#include "lib/base/sim_profile.h"
+#include "lib/move/split.h"
 #include "split_big_ops.h"
 #include "split_fixture.h"
-#include "tracker.h"
+#include "lib/exec/tracker.h"
 
 enum { RUNS = 3 };
 

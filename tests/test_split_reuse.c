@@ -1,6 +1,6 @@
 /*
  * test_split_reuse.c — a split op's output reusing its input's rows
- * (TSPLIT Eq. 5, lib/split.c).
+ * (TSPLIT Eq. 5, lib/move/split.c).
  *
  * A row-wise op runs whole in the first iteration, then split under a
  * plan that drops its input at it, or swaps it out there.  The pool's
@@ -20,15 +20,15 @@
 #include <string.h>
 
 #include "tensormm.h"
-#include "backend_sim.h"
-#include "context.h"
-#include "guide.h"
-#include "plan.h"
-#include "pool.h"
-#include "sim_profile.h"
+#include "lib/backend/backend_sim.h"
+#include "lib/core/context.h"
+#include "lib/exec/guide.h"
+#include "lib/io/plan.h"
+#include "lib/mem/pool.h"
+#include "lib/base/sim_profile.h"
 #include "split_fixture.h"
 #include "toy_ops.h"
-#include "tracker.h"
+#include "lib/exec/tracker.h"
 
 /* The pool's bytes in use while the row op runs, at most. */
 static tmm_ctx *peak_ctx;

@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "tensormm.h"
-#include "context.h"
-#include "mover.h"
+#include "lib/core/context.h"
+#include "lib/move/mover.h"
 
 #define CHAIN 48
 #define ELEMS (16 * 1024) /* 64 KiB of uint32 per tensor */

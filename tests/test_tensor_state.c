@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "tensormm.h"
-#include "context.h"
-#include "mover.h"
+#include "lib/core/context.h"
+#include "lib/move/mover.h"
 
 #define N 4096
 

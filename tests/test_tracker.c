@@ -19,11 +19,11 @@
 #include <unistd.h>
 
 #include "tensormm.h"
-#include "backend.h"
-#include "context.h"
+#include "lib/backend/backend.h"
+#include "lib/core/context.h"
 #include "toy_ops.h"
-#include "trace_file.h"
-#include "tracker.h"
+#include "lib/io/trace_file.h"
+#include "lib/exec/tracker.h"
 
 /*
  * One iteration: a = fill(w); b = mix(a, w); b += 1 (in place);

@@ -17,12 +17,12 @@
 #include <string.h>
 
 #include "gpt_model.h"
-#include "guide.h"
+#include "lib/exec/guide.h"
 #include "handmade_plan.h"
 #include "mlp_model.h"
 #include "tensormm.h"
-#include "context.h"
-#include "tracker.h"
+#include "lib/core/context.h"
+#include "lib/exec/tracker.h"
 
 #define STEPS 5
 

@@ -1,5 +1,5 @@
 /*
- * test_trial.c — a plan tried on a twin of the device (lib/trial.h) does
+ * test_trial.c — a plan tried on a twin of the device (lib/twin/trial.h) does
  * what it does in the real run: the MLP example trains on the simulator
  * under a policy, and its first iteration's trace and its plan, replayed
  * on a twin, give the same verdict (passive evictions or none) and an
@@ -13,16 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "context.h"
+#include "hints/analysis.h"
+#include "lib/core/context.h"
 #include "drive.h"
-#include "guide.h"
+#include "lib/exec/guide.h"
 #include "mlp_model.h"
-#include "plan_repair.h"
-#include "planner.h"
+#include "hints/plan_repair.h"
+#include "hints/planner.h"
 #include "tensormm.h"
-#include "tracker.h"
-#include "trial.h"
+#include "lib/exec/tracker.h"
+#include "lib/twin/trial.h"
 #include "zoo.h"
 
 #define STEPS 4

@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim_profile.h"
-#include "tunables.h"
+#include "lib/base/sim_profile.h"
+#include "lib/base/tunables.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

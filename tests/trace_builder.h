@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "plan.h"
-#include "planner.h"
-#include "trace.h"
+#include "lib/io/plan.h"
+#include "hints/planner.h"
+#include "lib/io/trace.h"
 
 #define MAX_T 64
 #define MAX_O 64

@@ -1,7 +1,7 @@
 /*
  * stat_live.c — tensormm-stat's view of running processes: the list of
  * contexts and the scrolling table, read from the segments that
- * lib/stats_shm.c publishes.
+ * lib/share/stats_shm.c publishes.
  *
  * Gauges (bytes in use, budget, plan state) are printed as they are;
  * counters are printed as the change since the previous line, as vmstat
@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "guide.h"
+#include "lib/exec/guide.h"
 #include "stat.h"
-#include "stats_shm.h"
+#include "lib/share/stats_shm.h"
 #include "tensormm.h"
 
 /* Repeat the header after this many lines, as vmstat does. */

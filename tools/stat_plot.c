@@ -25,8 +25,8 @@
 
 #include "stat.h"
 #include "tensormm.h"
-#include "trace.h"
-#include "trace_file.h"
+#include "lib/io/trace.h"
+#include "lib/io/trace_file.h"
 
 #define W 1000
 #define H 600

@@ -16,8 +16,8 @@
 
 #include "stat.h"
 #include "tensormm.h"
-#include "trace.h"
-#include "trace_file.h"
+#include "lib/io/trace.h"
+#include "lib/io/trace_file.h"
 
 /* What one tensor cost over the whole file. */
 struct cost {

@@ -17,10 +17,10 @@
 #include <string.h>
 
 #include "stat.h"
-#include "stats_shm.h"
-#include "trace_file.h"
+#include "lib/share/stats_shm.h"
+#include "lib/io/trace_file.h"
 #include "tensormm.h"
-#include "tunables.h"
+#include "lib/base/tunables.h"
 
 #define TOP_DEFAULT 10
 

@@ -1,0 +1,296 @@
+/*
+ * lifecycle.c — creating and destroying a context.
+ *
+ * Creation resolves the configuration (config string > TENSORMM_*
+ * environment > defaults), opens the backend, resolves the mode, and in
+ * mode=swap takes the whole budget as one device arena for the pool (one
+ * allocation up front: SuperNeurons §3.2.1) and sets up the pinned host
+ * pool on the right NUMA node.  In mode=uvm tensors are managed
+ * allocations of their own, and the budget bounds the device memory the
+ * driver may fill with their pages (managed_limit): on the simulator a
+ * small budget oversubscribes exactly like a small device would.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/core/context.h"
+#include "lib/exec/guide.h"
+#include "lib/mem/hostmem.h"
+#include "lib/move/mover.h"
+#include "lib/exec/recompute.h"
+#include "lib/exec/rehearse.h"
+#include "lib/exec/tracker.h"
+#include "lib/backend/numa_place.h"
+#include "lib/mem/pool.h"
+#include "lib/share/stats_shm.h"
+#include "lib/share/gpu_share.h"
+
+extern _Thread_local char tmm_create_error[512];
+
+/*
+ * The live contexts, so that destroying a context twice is refused instead
+ * of freeing twice.  Only create and destroy take the lock.
+ */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tmm_ctx **registry;
+static size_t registry_len, registry_cap;
+static atomic_uint next_serial = 0;
+
+static int registry_add(struct tmm_ctx *ctx)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&registry_lock);
+	if (registry_len == registry_cap) {
+		size_t cap = registry_cap ? 2 * registry_cap : 8;
+		void *p = realloc(registry, cap * sizeof(*registry));
+
+		if (!p) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		registry = p;
+		registry_cap = cap;
+	}
+	registry[registry_len++] = ctx;
+out:
+	pthread_mutex_unlock(&registry_lock);
+	return rc;
+}
+
+/* Removes ctx; returns false when it was not registered. */
+static bool registry_remove(struct tmm_ctx *ctx)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&registry_lock);
+	for (size_t i = 0; i < registry_len; i++) {
+		if (registry[i] == ctx) {
+			registry[i] = registry[--registry_len];
+			found = true;
+			break;
+		}
+	}
+	if (registry_len == 0) {
+		free(registry);
+		registry = NULL;
+		registry_cap = 0;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return found;
+}
+
+static int create_fail(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int create_fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tmm_create_error, sizeof(tmm_create_error), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Releases whatever a (possibly half-built) context holds. */
+static void teardown(struct tmm_ctx *ctx)
+{
+	tmm_stats_shm_destroy(ctx);
+	if (ctx->be.ops && ctx->tracker && ctx->lineage && ctx->guide) {
+		tmm_rehearsal_discard(ctx);
+		tmm_workspace_drop(ctx);
+		tmm_tensor_table_clear(ctx);
+		tmm_mover_drain(ctx);
+	}
+	tmm_guide_destroy(ctx);
+	tmm_lineage_destroy(ctx);
+	tmm_tracker_destroy(ctx);
+	if (ctx->hostmem)
+		tmm_hostmem_destroy(ctx->hostmem);
+	if (ctx->pool)
+		tmm_pool_destroy(ctx->pool);
+	if (ctx->arena)
+		ctx->be.ops->dev_free(&ctx->be, ctx->arena, ctx->arena_bytes);
+	/* Only once the arena is gone may another process take its room. */
+	tmm_share_leave(ctx);
+	if (ctx->be.ops)
+		tmm_backend_close(&ctx->be);
+	for (uint32_t i = 0; i < ctx->n_chunks; i++)
+		free(ctx->chunks[i]);
+	free(ctx->chunks);
+	free(ctx->free_slots);
+	free(ctx->deferred);
+	free(ctx->ptr_scratch);
+	free(ctx->uvm_ranges);
+	ctx->magic = 0;
+	free(ctx);
+}
+
+/*
+ * Resolves mode=auto once the backend is open: uvm where the device can
+ * prefetch and advise managed memory while kernels run (Pascal or later on
+ * Linux, and the simulator), else swap.
+ */
+static int resolve_mode(struct tmm_ctx *ctx)
+{
+	switch (ctx->cfg.mode) {
+	case TMM_MODE_SWAP:
+		ctx->mode = TMM_MODE_SWAP;
+		return 0;
+	case TMM_MODE_UVM:
+		ctx->mode = TMM_MODE_UVM;
+		return 0;
+	case TMM_MODE_AUTO:
+		ctx->mode = ctx->be.info.concurrent_managed ? TMM_MODE_UVM
+							    : TMM_MODE_SWAP;
+		return 0;
+	default:
+		return create_fail(-EINVAL, "mode %d is not auto, swap or uvm",
+				   (int)ctx->cfg.mode);
+	}
+}
+
+int tmm_ctx_create(tmm_ctx **out, const char *config)
+{
+	struct tmm_ctx *ctx;
+	char err[512], b1[32], b2[32];
+	int node, rc;
+
+	tmm_create_error[0] = '\0';
+	if (!out)
+		return create_fail(-EINVAL, "tmm_ctx_create: out is NULL");
+	*out = NULL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return create_fail(-ENOMEM, "tmm_ctx_create: out of memory");
+	tmm_list_init(&ctx->device_lru);
+	tmm_list_init(&ctx->swapping_out);
+	tmm_list_init(&ctx->swapping_in);
+	tmm_list_init(&ctx->dropped);
+	tmm_list_init(&ctx->ghosts);
+
+	rc = tmm_config_load(&ctx->cfg, config, err, sizeof(err));
+	if (rc < 0) {
+		create_fail(rc, "%s", err);
+		goto fail;
+	}
+	rc = tmm_backend_open(&ctx->be, &ctx->cfg, err, sizeof(err));
+	if (rc < 0) {
+		ctx->be.ops = NULL;
+		create_fail(rc, "%s", err);
+		goto fail;
+	}
+	rc = resolve_mode(ctx);
+	if (rc < 0)
+		goto fail;
+
+	ctx->budget = tmm_config_budget(&ctx->cfg, ctx->be.info.free_at_open);
+	ctx->budget -= ctx->budget % TMM_POOL_ALIGN;
+	if (ctx->budget == 0) {
+		rc = create_fail(-EINVAL,
+				 "budget is 0 bytes on a device with %s free; "
+				 "set TENSORMM_BUDGET to a size or percentage",
+				 tmm_fmt_bytes(ctx->be.info.free_at_open, b1,
+					       sizeof(b1)));
+		goto fail;
+	}
+	if (ctx->mode == TMM_MODE_UVM)
+		rc = ctx->be.ops->managed_limit(&ctx->be, ctx->budget);
+	else
+		rc = ctx->be.ops->dev_alloc(&ctx->be, ctx->budget,
+					    &ctx->arena);
+	if (rc < 0) {
+		ctx->arena = NULL;
+		create_fail(rc, "cannot take the %s budget on %s: %s",
+			    tmm_fmt_bytes(ctx->budget, b1, sizeof(b1)),
+			    ctx->be.info.name, ctx->be.error);
+		goto fail;
+	}
+	ctx->arena_bytes = ctx->budget;
+	rc = tmm_pool_create(&ctx->pool, ctx->budget);
+	if (rc < 0) {
+		create_fail(rc, "cannot create the device pool");
+		goto fail;
+	}
+	node = ctx->cfg.host_numa_node >= 0 ? ctx->cfg.host_numa_node
+					    : ctx->be.info.numa_node;
+	/* A node that does not exist would fail every swap-out later. */
+	if (ctx->cfg.host_numa_node >= tmm_numa_node_count()) {
+		rc = create_fail(-EINVAL,
+				 "host_numa_node=%d: this machine has %d NUMA "
+				 "node(s), 0 to %d (or -1 for the GPU's node)",
+				 ctx->cfg.host_numa_node,
+				 tmm_numa_node_count(),
+				 tmm_numa_node_count() - 1);
+		goto fail;
+	}
+	rc = tmm_hostmem_create(&ctx->hostmem, &ctx->be, node,
+				ctx->cfg.pinned_pool);
+	if (rc < 0) {
+		create_fail(rc, "cannot create the pinned host pool");
+		goto fail;
+	}
+	if (tmm_lineage_create(ctx) < 0 || tmm_guide_create(ctx) < 0) {
+		rc = create_fail(-ENOMEM, "tmm_ctx_create: out of memory");
+		goto fail;
+	}
+	rc = tmm_tracker_create(ctx, err, sizeof(err));
+	if (rc < 0) {
+		create_fail(rc, "%s", err);
+		goto fail;
+	}
+	/* After the pool: joining may shrink it to this process's share. */
+	rc = tmm_share_join(ctx, err, sizeof(err));
+	if (rc < 0) {
+		create_fail(rc, "%s", err);
+		goto fail;
+	}
+	rc = registry_add(ctx);
+	if (rc < 0) {
+		create_fail(rc, "tmm_ctx_create: out of memory");
+		goto fail;
+	}
+	/* 1 .. 0x7fff: a zero serial would allow a zero handle, and bit 15
+	 * would land on bit 63 of a handle, the tracker's mark of a key
+	 * made inside an iteration. */
+	ctx->serial = (uint16_t)(1 + atomic_fetch_add(&next_serial, 1) %
+					     0x7fffu);
+	rc = tmm_guide_load_hints(ctx);
+	if (rc < 0) {
+		create_fail(rc, "tmm_ctx_create: out of memory");
+		goto fail;
+	}
+	ctx->split_access = UINT32_MAX; /* no op split yet (split.c) */
+	ctx->split_evicted_access = UINT32_MAX;
+	ctx->magic = TMM_CTX_MAGIC;
+	ctx->created_ns = ctx->be.ops->now_ns(&ctx->be);
+	tmm_stats_shm_create(ctx);
+	tmm_log(ctx, TMM_LOG_INFO,
+		"context on %s (%s%s), mode %s, budget %s of %s",
+		ctx->be.info.name, ctx->be.ops->name,
+		ctx->be.info.simulated ? ", simulated" : "",
+		ctx->mode == TMM_MODE_UVM ? "uvm" : "swap",
+		tmm_fmt_bytes(ctx->budget, b1, sizeof(b1)),
+		tmm_fmt_bytes(ctx->be.info.capacity, b2, sizeof(b2)));
+	if (ctx->be.info.timing[0])
+		tmm_log(ctx, TMM_LOG_INFO, "op times measured by %s",
+			ctx->be.info.timing);
+	*out = ctx;
+	return 0;
+fail:
+	teardown(ctx);
+	return rc;
+}
+
+int tmm_ctx_destroy(tmm_ctx *ctx)
+{
+	if (!ctx || !registry_remove(ctx))
+		return -EBADF;
+	teardown(ctx);
+	return 0;
+}

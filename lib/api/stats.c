@@ -1,0 +1,333 @@
+/*
+ * stats.c — a context's counters, as a struct and as text or JSON.
+ *
+ * Printing goes through a write callback (as jemalloc's
+ * malloc_stats_print) so the caller chooses where it lands.  Figures from
+ * the simulator are labelled simulated in both forms: they are virtual
+ * times on a profile, not measurements.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/core/context.h"
+#include "lib/share/gpu_share.h"
+#include "lib/exec/guide.h"
+#include "lib/mem/hostmem.h"
+#include "lib/mem/pool.h"
+
+/* The size of struct tmm_stats in each earlier version. */
+static const size_t version_size[] = {
+	[1] = offsetof(struct tmm_stats, compute_ns) + sizeof(uint64_t),
+	[2] = offsetof(struct tmm_stats, prefetch_late) + sizeof(uint64_t),
+	[3] = offsetof(struct tmm_stats, uvm_discard_bytes) + sizeof(uint64_t),
+};
+
+int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
+{
+	struct tmm_pool_stats ps;
+	struct tmm_hostmem_stats hs;
+	const struct tmm_counters *c;
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	if (!s || s->version < 1 || s->version > TMM_STATS_VERSION)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_stats_get: set s->version to "
+				"TMM_STATS_VERSION (%d)", TMM_STATS_VERSION);
+	if (s->version < TMM_STATS_VERSION) {
+		/* A caller built against an earlier version has a shorter
+		 * struct: fill a whole one, hand back its prefix. */
+		struct tmm_stats full = { .version = TMM_STATS_VERSION };
+		uint32_t version = s->version;
+		int rc = tmm_stats_get(ctx, &full);
+
+		if (rc == 0) {
+			memcpy(s, &full, version_size[version]);
+			s->version = version;
+		}
+		return rc;
+	}
+	c = &ctx->c;
+	tmm_pool_get_stats(ctx->pool, &ps);
+	tmm_hostmem_get_stats(ctx->hostmem, &hs);
+	memset(s, 0, sizeof(*s));
+	s->version = TMM_STATS_VERSION;
+	s->simulated = ctx->be.info.simulated;
+	snprintf(s->backend, sizeof(s->backend), "%s", ctx->be.ops->name);
+	snprintf(s->device, sizeof(s->device), "%s", ctx->be.info.name);
+	snprintf(s->mode, sizeof(s->mode), "%s",
+		 ctx->mode == TMM_MODE_UVM ? "uvm" : "swap");
+	s->device_capacity = ctx->be.info.capacity;
+	s->budget = ctx->budget;
+	s->device_in_use = ps.in_use;
+	s->device_peak = ps.peak;
+	/* mode=uvm has no pool: the driver's resident pages are the use. */
+	if (ctx->mode == TMM_MODE_UVM) {
+		s->device_in_use = ctx->c.uvm_resident;
+		s->device_peak = ctx->c.uvm_resident_peak;
+	}
+	s->pool_largest_free = ps.largest_free;
+	s->pool_fragmentation = ps.fragmentation;
+	s->host_in_use = c->host_in_use;
+	s->host_pinned = hs.in_use + hs.cached;
+	s->swap_out_count = c->swap_out_count;
+	s->swap_out_bytes = c->swap_out_bytes;
+	s->swap_in_count = c->swap_in_count;
+	s->swap_in_bytes = c->swap_in_bytes;
+	s->passive_evictions = c->passive_evictions;
+	s->passive_eviction_bytes = c->passive_eviction_bytes;
+	s->on_demand_swap_ins = c->on_demand_swap_ins;
+	s->swap_out_waits = c->swap_out_waits;
+	s->stall_ns = c->stall_ns;
+	s->ops = c->ops;
+	s->accesses = c->accesses;
+	s->iterations = c->iterations;
+	s->last_iteration_ns = c->last_iteration_ns;
+	s->elapsed_ns = ctx->be.ops->now_ns(&ctx->be) - ctx->created_ns;
+	s->compute_ns = c->compute_ns;
+	s->drops = c->drops;
+	s->drop_bytes = c->drop_bytes;
+	s->recomputations = c->recomputations;
+	s->recomputed_bytes = c->recomputed_bytes;
+	s->recompute_ns = c->recompute_ns;
+	s->plan_actions = c->plan_actions;
+	s->plan_actions_skipped = c->plan_actions_skipped;
+	s->guided_iterations = c->guided_iterations;
+	s->plan_divergences = c->plan_divergences;
+	s->prefetch_late = c->prefetch_late;
+	s->plans_made = c->plans_made;
+	s->plan_ns = c->plan_ns;
+	s->prefetches = c->prefetches;
+	s->guided_passive_evictions = c->guided_passive_evictions;
+	s->compaction_moves = c->compaction_moves;
+	s->compaction_bytes = c->compaction_bytes;
+	s->plan_state = tmm_guide_state(ctx);
+	s->uvm_fault_batches = c->uvm_fault_batches;
+	s->uvm_faults = c->uvm_faults;
+	s->uvm_fault_bytes = c->uvm_fault_bytes;
+	s->uvm_prefetch_bytes = c->uvm_prefetch_bytes;
+	s->uvm_evictions = c->uvm_evictions;
+	s->uvm_eviction_bytes = c->uvm_eviction_bytes;
+	s->uvm_remote_bytes = c->uvm_remote_bytes;
+	s->uvm_discard_bytes = c->uvm_discard_bytes;
+	s->share_reservation = tmm_share_reservation(ctx);
+	s->share_budget_changes = c->share_budget_changes;
+	s->split_ops = c->split_ops;
+	s->micro_ops = c->micro_ops;
+	s->split_fallbacks = c->split_fallbacks;
+	return 0;
+}
+
+struct printer {
+	tmm_write_fn write;
+	void *arg;
+};
+
+static void emit(struct printer *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void emit(struct printer *p, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	p->write(p->arg, line, (size_t)n);
+}
+
+static void write_stderr(void *arg, const char *text, size_t len)
+{
+	(void)arg;
+	fwrite(text, 1, len, stderr);
+}
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+const char *tmm_plan_state_name(uint32_t state)
+{
+	switch (state) {
+	case TMM_PLAN_MEASURING:
+		return "measuring";
+	case TMM_PLAN_GUIDED:
+		return "guided";
+	case TMM_PLAN_DIVERGED:
+		return "diverged";
+	}
+	return "unknown";
+}
+
+static void print_text(struct printer *p, const struct tmm_stats *s)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+	const char *time_kind = s->simulated ? "simulated" : "measured";
+
+	emit(p, "tensormm statistics — %s backend, %s%s, mode %s\n",
+	     s->backend, s->device,
+	     s->simulated ? " (SIMULATED: virtual times on this profile)" : "",
+	     s->mode);
+	emit(p, "  device    capacity %s, budget %s, in use %s, peak %s\n",
+	     tmm_fmt_bytes(s->device_capacity, a, sizeof(a)),
+	     tmm_fmt_bytes(s->budget, b, sizeof(b)),
+	     tmm_fmt_bytes(s->device_in_use, c, sizeof(c)),
+	     tmm_fmt_bytes(s->device_peak, d, sizeof(d)));
+	/* In uvm mode the pool and the pinned buffers stand idle: each
+	 * tensor is managed memory, and the uvm line below says where. */
+	if (strcmp(s->mode, "uvm") != 0) {
+		emit(p, "  pool      largest free block %s, fragmentation "
+			"%.1f%%; %llu tensors moved (%s) to make holes\n",
+		     tmm_fmt_bytes(s->pool_largest_free, a, sizeof(a)),
+		     100.0 * s->pool_fragmentation,
+		     (unsigned long long)s->compaction_moves,
+		     tmm_fmt_bytes(s->compaction_bytes, b, sizeof(b)));
+		emit(p, "  host      tensors %s, pinned held %s\n",
+		     tmm_fmt_bytes(s->host_in_use, a, sizeof(a)),
+		     tmm_fmt_bytes(s->host_pinned, b, sizeof(b)));
+	}
+	emit(p, "  swap out  %llu (%s), of which passive %llu (%s); "
+		"waits on pending swap-outs %llu\n",
+	     (unsigned long long)s->swap_out_count,
+	     tmm_fmt_bytes(s->swap_out_bytes, a, sizeof(a)),
+	     (unsigned long long)s->passive_evictions,
+	     tmm_fmt_bytes(s->passive_eviction_bytes, b, sizeof(b)),
+	     (unsigned long long)s->swap_out_waits);
+	emit(p, "  swap in   %llu (%s), of which on demand %llu\n",
+	     (unsigned long long)s->swap_in_count,
+	     tmm_fmt_bytes(s->swap_in_bytes, a, sizeof(a)),
+	     (unsigned long long)s->on_demand_swap_ins);
+	emit(p, "  recompute %llu drops (%s), %llu ops re-run regenerating "
+		"%s\n",
+	     (unsigned long long)s->drops,
+	     tmm_fmt_bytes(s->drop_bytes, a, sizeof(a)),
+	     (unsigned long long)s->recomputations,
+	     tmm_fmt_bytes(s->recomputed_bytes, b, sizeof(b)));
+	emit(p, "  plan      %llu of %llu iterations guided, %llu left their "
+		"plan; actions %llu carried out, %llu skipped; %llu "
+		"prefetches late\n",
+	     (unsigned long long)s->guided_iterations,
+	     (unsigned long long)s->iterations,
+	     (unsigned long long)s->plan_divergences,
+	     (unsigned long long)s->plan_actions,
+	     (unsigned long long)s->plan_actions_skipped,
+	     (unsigned long long)s->prefetch_late);
+	emit(p, "  planner   state %s, %llu plans made, the last in %.3f ms "
+		"(host time); %llu prefetches issued; %llu passive "
+		"evictions in guided iterations\n",
+	     tmm_plan_state_name(s->plan_state), (unsigned long long)s->plans_made,
+	     ms(s->plan_ns), (unsigned long long)s->prefetches,
+	     (unsigned long long)s->guided_passive_evictions);
+	if (strcmp(s->mode, "uvm") == 0)
+		emit(p, "  uvm       %llu fault batches, %llu faults "
+			"migrating %s; prefetched %s; %llu evictions "
+			"writing back %s; remote %s; discarded %s\n",
+		     (unsigned long long)s->uvm_fault_batches,
+		     (unsigned long long)s->uvm_faults,
+		     tmm_fmt_bytes(s->uvm_fault_bytes, a, sizeof(a)),
+		     tmm_fmt_bytes(s->uvm_prefetch_bytes, b, sizeof(b)),
+		     (unsigned long long)s->uvm_evictions,
+		     tmm_fmt_bytes(s->uvm_eviction_bytes, c, sizeof(c)),
+		     tmm_fmt_bytes(s->uvm_remote_bytes, d, sizeof(d)),
+		     tmm_fmt_bytes(s->uvm_discard_bytes, e, sizeof(e)));
+	if (s->share_reservation)
+		emit(p, "  share     reservation %s of the shared device, "
+			"moved %llu times\n",
+		     tmm_fmt_bytes(s->share_reservation, a, sizeof(a)),
+		     (unsigned long long)s->share_budget_changes);
+	emit(p, "  ops       %llu ops, %llu tensor accesses, %llu "
+		"iterations; %llu split into %llu micro-ops, %llu "
+		"fallbacks\n",
+	     (unsigned long long)s->ops, (unsigned long long)s->accesses,
+	     (unsigned long long)s->iterations,
+	     (unsigned long long)s->split_ops,
+	     (unsigned long long)s->micro_ops,
+	     (unsigned long long)s->split_fallbacks);
+	emit(p, "  time      (%s) elapsed %.3f ms, compute %.3f ms, "
+		"recompute %.3f ms, stall %.3f ms, last iteration %.3f ms\n",
+	     time_kind, ms(s->elapsed_ns), ms(s->compute_ns),
+	     ms(s->recompute_ns), ms(s->stall_ns), ms(s->last_iteration_ns));
+}
+
+/* The integer fields of struct tmm_stats, in JSON order: one table, so a
+ * field added to the struct is added here once. */
+#define U64_FIELD(f) { #f, offsetof(struct tmm_stats, f) }
+static const struct {
+	const char *name;
+	size_t offset;
+} json_u64_fields[] = {
+	U64_FIELD(device_capacity),   U64_FIELD(budget),
+	U64_FIELD(device_in_use),     U64_FIELD(device_peak),
+	U64_FIELD(pool_largest_free), U64_FIELD(host_in_use),
+	U64_FIELD(host_pinned),	      U64_FIELD(swap_out_count),
+	U64_FIELD(swap_out_bytes),    U64_FIELD(swap_in_count),
+	U64_FIELD(swap_in_bytes),     U64_FIELD(passive_evictions),
+	U64_FIELD(passive_eviction_bytes), U64_FIELD(on_demand_swap_ins),
+	U64_FIELD(swap_out_waits),    U64_FIELD(stall_ns),
+	U64_FIELD(ops),		      U64_FIELD(accesses),
+	U64_FIELD(iterations),	      U64_FIELD(last_iteration_ns),
+	U64_FIELD(elapsed_ns),	      U64_FIELD(compute_ns),
+	U64_FIELD(drops),	      U64_FIELD(drop_bytes),
+	U64_FIELD(recomputations),    U64_FIELD(recomputed_bytes),
+	U64_FIELD(recompute_ns),      U64_FIELD(plan_actions),
+	U64_FIELD(plan_actions_skipped), U64_FIELD(guided_iterations),
+	U64_FIELD(plan_divergences),  U64_FIELD(prefetch_late),
+	U64_FIELD(plans_made),	      U64_FIELD(plan_ns),
+	U64_FIELD(prefetches),	      U64_FIELD(guided_passive_evictions),
+	U64_FIELD(compaction_moves),  U64_FIELD(compaction_bytes),
+	U64_FIELD(uvm_fault_batches), U64_FIELD(uvm_faults),
+	U64_FIELD(uvm_fault_bytes),   U64_FIELD(uvm_prefetch_bytes),
+	U64_FIELD(uvm_evictions),     U64_FIELD(uvm_eviction_bytes),
+	U64_FIELD(uvm_remote_bytes),  U64_FIELD(uvm_discard_bytes),
+	U64_FIELD(share_reservation), U64_FIELD(share_budget_changes),
+	U64_FIELD(split_ops),	      U64_FIELD(micro_ops),
+	U64_FIELD(split_fallbacks),
+};
+
+static void print_json(struct printer *p, const struct tmm_stats *s)
+{
+	/* Names and values come from the library, never from users, and
+	 * hold no characters that JSON would need escaped. */
+	emit(p, "{\"version\":%u,\"simulated\":%s,\"backend\":\"%s\","
+		"\"device\":\"%s\",\"mode\":\"%s\","
+		"\"plan_state\":\"%s\",\"pool_fragmentation\":%.6f",
+	     s->version, s->simulated ? "true" : "false", s->backend,
+	     s->device, s->mode, tmm_plan_state_name(s->plan_state),
+	     s->pool_fragmentation);
+	for (size_t i = 0; i < sizeof(json_u64_fields) /
+				       sizeof(json_u64_fields[0]);
+	     i++) {
+		const uint64_t *v = (const uint64_t *)((const char *)s +
+						       json_u64_fields[i].offset);
+
+		emit(p, ",\"%s\":%llu", json_u64_fields[i].name,
+		     (unsigned long long)*v);
+	}
+	emit(p, "}\n");
+}
+
+int tmm_stats_print(tmm_ctx *ctx, tmm_write_fn write, void *arg,
+		    unsigned opts)
+{
+	struct printer p = { write ? write : write_stderr, arg };
+	struct tmm_stats s = { .version = TMM_STATS_VERSION };
+	int rc = tmm_stats_get(ctx, &s);
+
+	if (rc < 0)
+		return rc;
+	if (opts & TMM_STATS_JSON)
+		print_json(&p, &s);
+	else
+		print_text(&p, &s);
+	return 0;
+}

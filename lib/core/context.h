@@ -1,0 +1,257 @@
+/*
+ * context.h — the inside of a context and of a tensor (not public).
+ *
+ * A context owns one backend, one device pool over an arena of `budget`
+ * bytes (mode=swap; in mode=uvm each tensor is a managed allocation and
+ * the budget bounds the driver's resident pages), one pinned host pool,
+ * and a table of tensor records addressed by generation-tagged handles.
+ * lib/ files share these structures; nothing outside lib/ sees them.
+ */
+#ifndef TMM_CONTEXT_H
+#define TMM_CONTEXT_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tensormm.h"
+#include "lib/backend/backend.h"
+#include "lib/base/list.h"
+#include "lib/base/tensor_state.h"
+#include "lib/base/tunables.h"
+
+struct tmm_pool;
+struct tmm_pool_block;
+struct tmm_hostmem;
+struct tmm_tracker;
+struct tmm_lineage;
+struct tmm_guide;
+struct tmm_shm_writer;
+struct tmm_rehearsal;
+struct tmm_share;
+
+/* One tensor. */
+struct tmm_tensor_rec {
+	uint32_t index;		/* slot in the table */
+	uint32_t gen;		/* bumped when the slot is freed */
+	bool live;
+	enum tmm_kind kind;
+	enum tmm_tstate state;
+	size_t bytes;
+	char *name;
+
+	uint32_t pins;		/* > 0: in use by the running op or an
+				 * acquire: never evicted */
+	uint32_t acquires;	/* tmm_acquire nesting */
+
+	void *dev;		/* device address, while on the device */
+	struct tmm_pool_block *block;
+	void *host;		/* pinned host buffer, while on the host */
+	tmm_event copy;		/* the copy in flight (SWAPPING_*) */
+
+	struct tmm_list on_device; /* ctx->device_lru, while on device */
+	struct tmm_list in_flight; /* ctx->swapping_out or swapping_in */
+	uint64_t last_use;	   /* ctx->use_clock at its last access */
+	uint64_t op_mark;	   /* ctx->use_clock of the op that last
+				    * listed it: spots repeats in one op */
+
+	/* Tracking (tracker.c): the iteration that made it (0: made
+	 * outside iterations) and its creation order there; the iteration
+	 * whose trace lists it and its index in that trace. */
+	uint64_t made_epoch;
+	uint32_t ordinal;
+	uint32_t trace_index;
+	uint64_t trace_epoch;
+
+	/* Recomputation (recompute.c). */
+	uint64_t version;	   /* bumped by every write of its bytes */
+	uint32_t producer;	   /* lineage op that made its bytes, valid
+				    * while producer_epoch is the lineage's */
+	uint64_t producer_epoch;
+	uint32_t dropped_dependents; /* DROPPED tensors whose lineage
+				      * reads this one */
+	struct tmm_list dropped;   /* ctx->dropped, while DROPPED */
+	bool ghost;		   /* destroyed by the program while the
+				    * lineage may still need it: no handle
+				    * reaches it (recompute.c) */
+	struct tmm_list ghosts;	   /* ctx->ghosts, while a ghost */
+	bool regenerated;	   /* made again by a recomputation that was
+				    * for another tensor: the first to go
+				    * when memory runs short (§5.3) */
+
+	/* Plan execution (guide.c): the PREFETCH action in flight for
+	 * it, for the feedback at its back-access. */
+	uint32_t pending_prefetch;
+
+	/* mode=uvm (mover_uvm.c): dev is its managed allocation, kept from
+	 * its first bytes to its destruction; a swap-out advised its
+	 * preferred location to the host. */
+	bool uvm_host_preferred;
+
+	/* Made during a rehearsal (rehearse.c): it holds no memory and
+	 * goes when the rehearsal ends. */
+	bool rehearsed;
+};
+
+/* A host buffer that may be reused only once a copy reading or writing it
+ * has completed. */
+struct tmm_deferred_host {
+	void *host;
+	size_t bytes;
+	tmm_event ev;
+};
+
+/* Counters behind tmm_stats_get (see struct tmm_stats for meanings). */
+struct tmm_counters {
+	uint64_t host_in_use;
+	uint64_t swap_out_count, swap_out_bytes;
+	uint64_t swap_in_count, swap_in_bytes;
+	uint64_t passive_evictions, passive_eviction_bytes;
+	uint64_t on_demand_swap_ins;
+	uint64_t swap_out_waits;
+	uint64_t stall_ns;
+	uint64_t ops, accesses;
+	uint64_t iterations, last_iteration_ns;
+	uint64_t compute_ns;
+	uint64_t drops, drop_bytes;
+	uint64_t recomputations, recomputed_bytes, recompute_ns;
+	uint64_t plan_actions, plan_actions_skipped;
+	uint64_t guided_iterations, plan_divergences;
+	uint64_t prefetch_late;
+	uint64_t plans_made, plan_ns, prefetches;
+	uint64_t guided_passive_evictions;
+	uint64_t compaction_moves, compaction_bytes;
+	uint64_t uvm_fault_batches, uvm_faults, uvm_fault_bytes;
+	uint64_t uvm_prefetch_bytes, uvm_evictions, uvm_eviction_bytes;
+	uint64_t uvm_remote_bytes, uvm_discard_bytes;
+	uint64_t split_ops, micro_ops, split_fallbacks; /* split.c */
+	uint64_t uvm_resident, uvm_resident_peak; /* device_in_use/peak in
+						   * mode=uvm */
+	uint64_t share_budget_changes;	/* gpu_share.c moved the budget */
+};
+
+#define TMM_CTX_MAGIC 0x746d6d63u /* "tmmc" */
+#define TMM_TABLE_CHUNK 256u
+
+struct tmm_ctx {
+	uint32_t magic;
+	uint16_t serial;	/* tags this context's tensor handles */
+	struct tmm_config cfg;
+	struct tmm_backend be;
+	enum tmm_mode_choice mode; /* resolved: SWAP or UVM */
+	uint64_t budget;	/* the pool's limit: the whole arena, or
+				 * this process's share of it (gpu_share.c) */
+	uint64_t arena_bytes;	/* the arena's size */
+	uint64_t largest_op_need; /* bytes of the largest op run: the least
+				   * budget that can run every op */
+
+	void *arena;		/* the pool's device memory */
+	struct tmm_pool *pool;
+	struct tmm_hostmem *hostmem;
+
+	/* Tensor table: chunks of records, so pointers stay valid as it
+	 * grows; free slots are chained through free_slots. */
+	struct tmm_tensor_rec **chunks;
+	uint32_t n_chunks, n_slots;
+	uint32_t *free_slots;
+	uint32_t n_free, cap_free;
+	uint64_t live_tensors;
+
+	struct tmm_list device_lru;   /* on device, least recently used first */
+	struct tmm_list swapping_out; /* pending swap-outs, earliest first */
+	struct tmm_list swapping_in;  /* pending swap-ins, earliest first */
+	struct tmm_list dropped;      /* DROPPED tensors */
+	struct tmm_list ghosts;	      /* destroyed, kept for a lineage */
+	bool ghosts_back;	      /* a recomputation brought one back
+				       * since the last reap */
+	struct tmm_deferred_host *deferred;
+	size_t n_deferred, cap_deferred;
+
+	uint64_t use_clock;	/* ticks once per op: the LRU's time */
+	const char *current_op; /* name of the op running, for messages */
+	bool in_iteration;
+	uint64_t iteration_begin_ns;
+	uint64_t created_ns;
+
+	struct tmm_tracker *tracker; /* records each iteration */
+	struct tmm_lineage *lineage; /* producers of this iteration */
+	struct tmm_guide *guide;     /* the plan being followed */
+	struct tmm_shm_writer *shm;  /* live counters (stats_shm.c) */
+	struct tmm_rehearsal *rehearsal; /* the rehearsal on, or NULL
+					  * (rehearse.c) */
+	struct tmm_share *share;     /* the GPU's other processes, or NULL
+				      * (gpu_share.c) */
+
+	/* mode=uvm: the managed ranges of the next kernels (mover_uvm.c). */
+	struct tmm_managed_range *uvm_ranges;
+	unsigned uvm_n_ranges, uvm_cap_ranges;
+	bool uvm_ranges_failed;
+	bool split_uvm_noted;	/* split.c logged how uvm mode splits */
+	uint32_t split_access;	/* the first access of the op tmm_run just
+				 * split, for the guide's count of its
+				 * SPLIT action; UINT32_MAX: not split */
+	uint32_t split_evicted_access; /* ... and of the op whose first
+					* tensor it dropped or swapped out
+					* row by row */
+	struct tmm_tensor_rec *split_streamed; /* the output that op
+						* swapped out as it wrote
+						* it, or NULL */
+
+	/* The user's workspace (workspace.c), or NULL. */
+	struct tmm_pool_block *ws_block;
+	size_t ws_bytes;
+
+	/* Scratch for the pointer arrays handed to op callbacks. */
+	void **ptr_scratch;
+	size_t ptr_scratch_len;
+
+	struct tmm_counters c;
+	char error[512];
+};
+
+/* Writes a message into ctx->error (printf-style) and returns `code`. */
+int tmm_fail(struct tmm_ctx *ctx, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Logs at `level` to stderr when TENSORMM_LOG allows it. */
+void tmm_log(const struct tmm_ctx *ctx, enum tmm_log_level level,
+	     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Validates a context pointer: 0, or -EBADF (with no message: there is no
+ * context to hold one). */
+static inline int tmm_ctx_check(const struct tmm_ctx *ctx)
+{
+	return (ctx && ctx->magic == TMM_CTX_MAGIC) ? 0 : -EBADF;
+}
+
+/* The record behind a handle, or NULL (with -EBADF in ctx->error) for a
+ * null, destroyed or foreign handle. */
+struct tmm_tensor_rec *tmm_tensor_lookup(struct tmm_ctx *ctx, tmm_tensor t,
+					 const char *caller);
+
+/* The name of a tensor for messages: its name, or "#<slot>". */
+const char *tmm_tensor_label(const struct tmm_tensor_rec *t, char *buf,
+			     size_t len);
+
+/* The record behind a handle, or NULL; sets no message (for handles the
+ * library itself keeps). */
+struct tmm_tensor_rec *tmm_tensor_find(struct tmm_ctx *ctx, tmm_tensor h);
+
+/* The handle of a live record. */
+tmm_tensor tmm_tensor_handle(const struct tmm_ctx *ctx,
+			     const struct tmm_tensor_rec *t);
+
+/* Frees a tensor's record and everything it holds (no checks). */
+void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Destroys every live tensor (context teardown). */
+void tmm_tensor_table_clear(struct tmm_ctx *ctx);
+
+/* Gives back the user's workspace, if any (iteration end, teardown). */
+void tmm_workspace_drop(struct tmm_ctx *ctx);
+
+/* Formats a byte count as "1.50 GiB" into buf. */
+const char *tmm_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+
+#endif /* TMM_CONTEXT_H */

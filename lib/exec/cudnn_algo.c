@@ -1,0 +1,222 @@
+/*
+ * cudnn_algo.c — the fastest convolution algorithm that fits right now
+ * (tensormm_cudnn.h).
+ *
+ * Which query: cudnnGet*Algorithm_v7, not cudnnFind*AlgorithmEx.  The Find
+ * calls run every algorithm on real buffers and time them, which needs
+ * the tensors' device addresses (known only inside the op's callback),
+ * a workspace as large as the hungriest algorithm's (the very memory the
+ * budget is short of), and a synchronisation; a model with many layers
+ * would pay it at every size change.  The _v7 calls are heuristics over
+ * the descriptors alone: cheap enough to ask at every step, where the
+ * free memory, and so the answer, changes.  Both list the algorithms
+ * fastest first, each with its workspace need, which is all the choice
+ * needs.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+
+#include "tensormm_cudnn.h"
+
+#include "lib/core/context.h"
+
+/* One algorithm cuDNN offered, in its order (fastest first). */
+struct cand {
+	int algo;
+	size_t memory;
+};
+
+/* The errno for a cuDNN status, and the message naming the call. */
+static int cudnn_fail(struct tmm_ctx *ctx, cudnnStatus_t st,
+		      const char *call)
+{
+	int code;
+
+	switch (st) {
+	case CUDNN_STATUS_BAD_PARAM:
+		code = -EINVAL;
+		break;
+	case CUDNN_STATUS_NOT_SUPPORTED:
+		code = -ENOTSUP;
+		break;
+	case CUDNN_STATUS_ALLOC_FAILED:
+		code = -ENOMEM;
+		break;
+	default:
+		code = -EIO;
+		break;
+	}
+	return tmm_fail(ctx, code, "%s: %s (status %d); check the tensor, "
+			"filter and convolution descriptors", call,
+			cudnnGetErrorString(st), (int)st);
+}
+
+/*
+ * Takes a workspace for the candidates c[0 .. n) and picks the first that
+ * fits in it.  Every candidate fits in what tmm_workspace gives at the
+ * least, the smallest need.
+ */
+static int choose(struct tmm_ctx *ctx, const char *what, unsigned flags,
+		  const struct cand *c, int n, int *algo, void **ws,
+		  size_t *ws_bytes)
+{
+	size_t lo = (size_t)-1, hi = 0, got = 0;
+	void *p = NULL;
+	int rc;
+
+	if (n == 0)
+		return tmm_fail(ctx, -ENOTSUP,
+				"%s: cuDNN offers no algorithm for this "
+				"convolution%s", what,
+				(flags & TMM_CUDNN_DETERMINISTIC)
+					? " that is deterministic; drop "
+					  "TMM_CUDNN_DETERMINISTIC or change "
+					  "the descriptors"
+					: "; check the descriptors");
+	for (int i = 0; i < n; i++) {
+		lo = c[i].memory < lo ? c[i].memory : lo;
+		hi = c[i].memory > hi ? c[i].memory : hi;
+	}
+	if (hi == 0) {
+		/* No algorithm wants scratch: the fastest, and none held. */
+		tmm_workspace_release(ctx);
+	} else {
+		rc = tmm_workspace(ctx, lo, hi, &p, &got);
+		if (rc < 0)
+			return rc;
+	}
+	for (int i = 0; i < n; i++) {
+		if (c[i].memory > got)
+			continue;
+		*algo = c[i].algo;
+		*ws = c[i].memory ? p : NULL;
+		*ws_bytes = c[i].memory ? got : 0;
+		return 0;
+	}
+	/* Not reached: the smallest need fits in what was given. */
+	return tmm_fail(ctx, -ENOMEM, "%s: no algorithm fits a workspace of "
+			"%zu bytes", what, got);
+}
+
+/* Checks the arguments every picker shares. */
+static int check_args(struct tmm_ctx *ctx, const char *what,
+		      cudnnHandle_t handle, const void *algo,
+		      void *const *ws, const size_t *ws_bytes)
+{
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	if (!handle || !algo || !ws || !ws_bytes)
+		return tmm_fail(ctx, -EINVAL,
+				"%s: the handle, algo, workspace and "
+				"workspace_bytes must not be NULL", what);
+	return 0;
+}
+
+/* Keeps the usable results: succeeded, and deterministic when asked. */
+#define KEEP(perf, n, flags, out, kept) \
+	do { \
+		for (int i_ = 0; i_ < (n); i_++) { \
+			if ((perf)[i_].status != CUDNN_STATUS_SUCCESS || \
+			    (((flags) & TMM_CUDNN_DETERMINISTIC) && \
+			     (perf)[i_].determinism != CUDNN_DETERMINISTIC)) \
+				continue; \
+			(out)[(kept)++] = (struct cand){ \
+				(int)(perf)[i_].algo, (perf)[i_].memory }; \
+		} \
+	} while (0)
+
+int tmm_cudnn_conv_fwd_algo(tmm_ctx *ctx, cudnnHandle_t handle,
+			    cudnnTensorDescriptor_t x,
+			    cudnnFilterDescriptor_t w,
+			    cudnnConvolutionDescriptor_t conv,
+			    cudnnTensorDescriptor_t y, unsigned flags,
+			    cudnnConvolutionFwdAlgo_t *algo,
+			    void **workspace, size_t *workspace_bytes)
+{
+	static const char what[] = "tmm_cudnn_conv_fwd_algo";
+	cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+	struct cand c[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+	int n = 0, kept = 0, a = 0, rc;
+	cudnnStatus_t st;
+
+	rc = check_args(ctx, what, handle, algo, workspace, workspace_bytes);
+	if (rc < 0)
+		return rc;
+	st = cudnnGetConvolutionForwardAlgorithm_v7(
+		handle, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n,
+		perf);
+	if (st != CUDNN_STATUS_SUCCESS)
+		return cudnn_fail(ctx, st,
+				  "cudnnGetConvolutionForwardAlgorithm_v7");
+	KEEP(perf, n, flags, c, kept);
+	rc = choose(ctx, what, flags, c, kept, &a, workspace, workspace_bytes);
+	if (rc == 0)
+		*algo = (cudnnConvolutionFwdAlgo_t)a;
+	return rc;
+}
+
+int tmm_cudnn_conv_bwd_data_algo(tmm_ctx *ctx, cudnnHandle_t handle,
+				 cudnnFilterDescriptor_t w,
+				 cudnnTensorDescriptor_t dy,
+				 cudnnConvolutionDescriptor_t conv,
+				 cudnnTensorDescriptor_t dx, unsigned flags,
+				 cudnnConvolutionBwdDataAlgo_t *algo,
+				 void **workspace, size_t *workspace_bytes)
+{
+	static const char what[] = "tmm_cudnn_conv_bwd_data_algo";
+	cudnnConvolutionBwdDataAlgoPerf_t
+		perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+	struct cand c[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+	int n = 0, kept = 0, a = 0, rc;
+	cudnnStatus_t st;
+
+	rc = check_args(ctx, what, handle, algo, workspace, workspace_bytes);
+	if (rc < 0)
+		return rc;
+	st = cudnnGetConvolutionBackwardDataAlgorithm_v7(
+		handle, w, dy, conv, dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+		&n, perf);
+	if (st != CUDNN_STATUS_SUCCESS)
+		return cudnn_fail(
+			ctx, st, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+	KEEP(perf, n, flags, c, kept);
+	rc = choose(ctx, what, flags, c, kept, &a, workspace, workspace_bytes);
+	if (rc == 0)
+		*algo = (cudnnConvolutionBwdDataAlgo_t)a;
+	return rc;
+}
+
+int tmm_cudnn_conv_bwd_filter_algo(tmm_ctx *ctx, cudnnHandle_t handle,
+				   cudnnTensorDescriptor_t x,
+				   cudnnTensorDescriptor_t dy,
+				   cudnnConvolutionDescriptor_t conv,
+				   cudnnFilterDescriptor_t dw, unsigned flags,
+				   cudnnConvolutionBwdFilterAlgo_t *algo,
+				   void **workspace, size_t *workspace_bytes)
+{
+	static const char what[] = "tmm_cudnn_conv_bwd_filter_algo";
+	cudnnConvolutionBwdFilterAlgoPerf_t
+		perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+	struct cand c[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+	int n = 0, kept = 0, a = 0, rc;
+	cudnnStatus_t st;
+
+	rc = check_args(ctx, what, handle, algo, workspace, workspace_bytes);
+	if (rc < 0)
+		return rc;
+	st = cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+		handle, x, dy, conv, dw,
+		CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf);
+	if (st != CUDNN_STATUS_SUCCESS)
+		return cudnn_fail(
+			ctx, st,
+			"cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+	KEEP(perf, n, flags, c, kept);
+	rc = choose(ctx, what, flags, c, kept, &a, workspace, workspace_bytes);
+	if (rc == 0)
+		*algo = (cudnnConvolutionBwdFilterAlgo_t)a;
+	return rc;
+}

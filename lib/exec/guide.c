@@ -1,0 +1,713 @@
+/*
+ * guide.c — firing a plan's actions at their trigger accesses.
+ *
+ * The actions are sorted by trigger, so following the plan is a cursor
+ * that moves forward with the accesses: constant work per access, plus the
+ * work of the actions themselves.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <string.h>
+
+#include "hints/analysis.h"
+#include "guide.h"
+#include "lib/move/mover.h"
+#include "lib/io/plan_file.h"
+#include "hints/planner.h"
+#include "recompute.h"
+#include "replan.h"
+#include "tracker.h"
+#include "lib/twin/trial.h"
+
+struct tmm_guide {
+	struct tmm_plan plan;
+	bool installed;	 /* a plan is there to follow */
+	bool following;	 /* this iteration follows it */
+	bool diverged;	 /* ... and has left it */
+	bool planned;	 /* the planner has run (once) */
+	bool from_file;	 /* the plan came from TENSORMM_HINTS and is yet
+			  * to be checked against a measured iteration */
+	bool diverged_once; /* the first iteration left a plan from file */
+	uint32_t next;	 /* the next action to fire */
+	/* Keys of tensors the program frees that the plan's drops need to
+	 * recompute through (tmm_plan_kept_sources), sorted. */
+	uint64_t *kept;
+	uint32_t n_kept;
+	struct tmm_replan *replan; /* latencies since the plan was made */
+	uint64_t plan_budget;	 /* the budget the plan was made for */
+	uint64_t unconstrained_peak; /* the first trace's, under liveness
+				      * alone (0: not known yet) */
+};
+
+int tmm_guide_create(struct tmm_ctx *ctx)
+{
+	ctx->guide = calloc(1, sizeof(*ctx->guide));
+	if (!ctx->guide)
+		return -ENOMEM;
+	if (tmm_replan_create(&ctx->guide->replan) < 0) {
+		free(ctx->guide);
+		ctx->guide = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void tmm_guide_destroy(struct tmm_ctx *ctx)
+{
+	if (!ctx->guide)
+		return;
+	tmm_plan_free(&ctx->guide->plan);
+	free(ctx->guide->kept);
+	tmm_replan_destroy(ctx->guide->replan);
+	free(ctx->guide);
+	ctx->guide = NULL;
+}
+
+/* What the program frees that the plan's drops still need (recompute.c
+ * keeps those as ghosts).  Without the memory for the list, drops that
+ * need a freed tensor are refused, as they were before ghosts. */
+static int keep_sources(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+
+	free(g->kept);
+	g->kept = NULL;
+	g->n_kept = 0;
+	if (!first)
+		return 0;
+	if (tmm_plan_kept_sources(&g->plan, first, &g->kept, &g->n_kept) < 0)
+		tmm_log(ctx, TMM_LOG_WARN, "out of memory listing the tensors "
+			"the plan's drops need: some drops will be skipped");
+	return 0;
+}
+
+bool tmm_guide_keeps(const struct tmm_ctx *ctx,
+		     const struct tmm_tensor_rec *t)
+{
+	const struct tmm_guide *g = ctx->guide;
+	uint64_t key;
+	uint32_t lo = 0, hi;
+
+	if (!g->n_kept || !g->installed)
+		return false;
+	key = tmm_tracker_key(ctx, t);
+	hi = g->n_kept;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (g->kept[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->n_kept && g->kept[lo] == key;
+}
+
+int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan)
+{
+	struct tmm_guide *g = ctx->guide;
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	struct tmm_plan copy;
+	char err[400];
+	int rc;
+
+	if (!first)
+		return tmm_fail(ctx, -EAGAIN,
+				"a plan is checked against the first "
+				"iteration's trace: complete one iteration "
+				"(tmm_iteration_begin/end) first");
+	rc = tmm_plan_validate(plan, first, err, sizeof(err));
+	if (rc < 0)
+		return tmm_fail(ctx, rc, "the plan is rejected: %s", err);
+	if (tmm_plan_copy(&copy, plan) < 0)
+		return tmm_fail(ctx, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < copy.n_actions; i++)
+		copy.actions[i].late = copy.actions[i].skipped =
+			copy.actions[i].moved = 0;
+	tmm_plan_free(&g->plan);
+	g->plan = copy;
+	g->installed = true;
+	g->planned = true;
+	return keep_sources(ctx);
+}
+
+const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx)
+{
+	return ctx->guide->installed ? &ctx->guide->plan : NULL;
+}
+
+enum tmm_plan_state tmm_guide_state(const struct tmm_ctx *ctx)
+{
+	const struct tmm_guide *g = ctx->guide;
+
+	if (!g->installed)
+		return TMM_PLAN_MEASURING;
+	return g->diverged ? TMM_PLAN_DIVERGED : TMM_PLAN_GUIDED;
+}
+
+bool tmm_guide_following(const struct tmm_ctx *ctx)
+{
+	return ctx->guide->following && !ctx->guide->diverged;
+}
+
+/* Does the plan evict the tensor of prefetch pf for pf's back-access?
+ * If not, pf is an across-iteration prefetch (see plan.h). */
+static bool has_eviction(const struct tmm_plan *p,
+			 const struct tmm_plan_action *pf)
+{
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+
+		if ((a->type == TMM_ACT_EVICT_SWAP ||
+		     a->type == TMM_ACT_EVICT_DROP) &&
+		    a->key == pf->key && a->back_access == pf->back_access)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An across-iteration prefetch expects its tensor on the host when the
+ * iteration begins: the previous iteration swapped it out after its last
+ * access.  The first guided iteration follows a measured one that did
+ * not, so the swap-out is made here; later ones find it done.  Without
+ * it, the plan's memory curve would not hold until the prefetch.  Only
+ * for a plan that fits: under one that does not, passive mode decides
+ * what leaves anyway, and a swap-out more only moves the layout of the
+ * pool (an op's pinned tensors can then leave no hole big enough).
+ */
+static void evict_for_entry_prefetches(struct tmm_ctx *ctx)
+{
+	const struct tmm_plan *p = &ctx->guide->plan;
+
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+		struct tmm_tensor_rec *t;
+
+		if (a->type != TMM_ACT_PREFETCH ||
+		    a->back_access <= a->trigger || has_eviction(p, a))
+			continue;
+		t = tmm_tracker_tensor_of_key(ctx, a->key);
+		/* A failure only costs memory: passive mode covers it. */
+		if (t && !t->pins && t->state == TMM_TS_RESIDENT &&
+		    tmm_mover_swap_out(ctx, t, false) == 0)
+			ctx->c.plan_actions++;
+	}
+}
+
+void tmm_guide_iteration_begin(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+
+	g->following = g->installed;
+	g->diverged = false;
+	g->next = 0;
+	if (g->following && g->plan.fits)
+		evict_for_entry_prefetches(ctx);
+}
+
+static void diverge(struct tmm_ctx *ctx, uint32_t access)
+{
+	struct tmm_guide *g = ctx->guide;
+
+	g->diverged = true;
+	ctx->c.plan_divergences++;
+	tmm_tracker_event(ctx, TMM_EV_DIVERGED, NULL);
+	tmm_log(ctx, TMM_LOG_INFO,
+		"iteration %llu left its plan at access %u: passive mode for "
+		"the rest of it",
+		(unsigned long long)ctx->c.iterations + 1, access);
+}
+
+/* Writes the plan to the TENSORMM_HINTS file for the next run.  A file
+ * that cannot be written costs that run its head start, nothing more. */
+static void save_hints(struct tmm_ctx *ctx, const struct tmm_plan *plan)
+{
+	char err[600];
+
+	if (tmm_plan_file_write(ctx->cfg.hints, plan, ctx->serial, err,
+				sizeof(err)) < 0)
+		tmm_log(ctx, TMM_LOG_WARN,
+			"the plan is not saved: %s; the next run will measure "
+			"its first iteration again", err);
+	else
+		tmm_log(ctx, TMM_LOG_INFO, "plan saved to %s", ctx->cfg.hints);
+}
+
+int tmm_guide_load_hints(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	struct tmm_plan plan;
+	char err[600];
+	int rc;
+
+	if (!ctx->cfg.hints[0])
+		return 0;
+	rc = tmm_plan_file_read(ctx->cfg.hints, &plan, ctx->serial, err,
+				sizeof(err));
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc == -ENOENT) {
+		tmm_log(ctx, TMM_LOG_INFO,
+			"no plan file at %s yet: the first iteration is "
+			"measured, and the plan saved there", ctx->cfg.hints);
+		return 0;
+	}
+	if (rc < 0) {
+		tmm_log(ctx, TMM_LOG_WARN,
+			"the plan file is not used: %s; the first iteration "
+			"is measured instead", err);
+		return 0;
+	}
+	/* Guided from the first iteration; its trace checks the plan when
+	 * it ends (tmm_guide_plan_if_due). */
+	tmm_plan_free(&g->plan);
+	g->plan = plan;
+	g->installed = true;
+	g->planned = true;
+	g->from_file = true;
+	tmm_log(ctx, TMM_LOG_INFO,
+		"following the plan of %s (policy %s, %u actions) from the "
+		"first iteration", ctx->cfg.hints, plan.policy,
+		plan.n_actions);
+	return 0;
+}
+
+/*
+ * The first iteration ran guided by a plan from file: keep it if it holds
+ * for the trace just measured, else drop it and plan from that trace.
+ */
+static void check_hints(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	char err[400];
+
+	g->from_file = false;
+	if (g->diverged_once)
+		snprintf(err, sizeof(err), "this program's first iteration "
+			 "left it part-way");
+	else if (tmm_plan_validate(&g->plan, first, err, sizeof(err)) == 0) {
+		keep_sources(ctx);
+		return;
+	}
+	tmm_log(ctx, TMM_LOG_WARN,
+		"the plan file %s does not fit this program: %s; planning "
+		"from the measured first iteration instead", ctx->cfg.hints,
+		err);
+	tmm_plan_free(&g->plan);
+	g->installed = false;
+	g->planned = false;
+}
+
+/*
+ * The configured planner makes the plan from trace `from`: the first
+ * iteration's, or after a drift the same retimed (replan.h).  Returns
+ * whether a plan was installed.
+ */
+static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
+{
+	struct tmm_guide *g = ctx->guide;
+	struct tmm_planner_input in = {
+		.trace = from,
+		.budget = ctx->budget,
+		.auto_goal = ctx->cfg.auto_goal,
+		.device = { .capacity = ctx->be.info.capacity,
+			    .h2d_gbps = ctx->be.info.h2d_gbps,
+			    .d2h_gbps = ctx->be.info.d2h_gbps,
+			    .copy_latency_ns = ctx->be.info.copy_latency_ns,
+			    .launch_ns = ctx->be.info.launch_ns },
+	};
+	struct tmm_trial_device twin;
+	struct tmm_plan plan;
+	struct timespec t0, t1;
+	char err[400];
+	int rc;
+
+	if (tmm_trial_device_of(ctx, &twin) == 0)
+		in.twin = &twin;
+	g->planned = true;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = tmm_planner_make(ctx->cfg.policy, &in, &plan, err, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ctx->c.plans_made++;
+	ctx->c.plan_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
+			 (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
+	if (rc < 0) {
+		tmm_log(ctx, TMM_LOG_WARN,
+			"no plan: %s; the next iterations run in passive mode",
+			err);
+		return false;
+	}
+	{
+		char a[32], b[32];
+
+		/* none plans no way out of a shortage: not a surprise
+		 * worth a warning. */
+		bool expected = plan.fits ||
+				strcmp(plan.policy, "none") == 0 ||
+				strcmp(plan.policy, "auto+none") == 0;
+
+		tmm_log(ctx, expected ? TMM_LOG_INFO : TMM_LOG_WARN,
+			"policy %s: %u actions, predicted peak %s of a %s "
+			"budget%s",
+			plan.policy, plan.n_actions,
+			tmm_fmt_bytes(plan.predicted_peak, a, sizeof(a)),
+			tmm_fmt_bytes(ctx->budget, b, sizeof(b)),
+			plan.fits ? "" : ": it does not fit, passive mode "
+					 "makes up the difference");
+	}
+	rc = tmm_guide_install(ctx, &plan);
+	g->plan_budget = ctx->budget;
+	if (rc < 0)
+		tmm_log(ctx, TMM_LOG_WARN,
+			"policy %s made a plan that does not hold: %s; the "
+			"next iterations run in passive mode",
+			ctx->cfg.policy, ctx->error);
+	else if (ctx->cfg.hints[0])
+		save_hints(ctx, &plan);
+	tmm_plan_free(&plan);
+	return rc == 0;
+}
+
+/*
+ * TENSILE §IV-E: a guided iteration that followed its plan to the end
+ * feeds its op latencies to the average; past the drift threshold the
+ * planner runs again on the retimed first trace, and its plan is followed
+ * from the next iteration.  The policy decides nothing here.
+ */
+static void replan_if_drifted(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	struct tmm_trace retimed;
+
+	if (!first || !tmm_replan_observe(g->replan, tmm_tracker_current(ctx),
+					  ctx->cfg.replan_drift))
+		return;
+	if (tmm_replan_trace(g->replan, first, &retimed) < 0)
+		return; /* the old plan stays: it still holds */
+	tmm_log(ctx, TMM_LOG_INFO,
+		"op latencies drifted by %.1f%% since the plan was made: "
+		"re-planning", 100 * tmm_replan_drift(g->replan));
+	/* Planned or not, this drift is dealt with: a planner that fails
+	 * is not retried at every iteration, only at the next drift. */
+	(void)make_plan(ctx, &retimed);
+	tmm_replan_planned(g->replan);
+	tmm_trace_free(&retimed);
+}
+
+/* The trigger of the eviction that a prefetch brings back from: for a
+ * wrap-around prefetch (plan.h), the swap-out with no back-access. */
+static uint32_t evict_trigger(const struct tmm_plan *p,
+			      const struct tmm_plan_action *pf)
+{
+	uint32_t back = pf->back_access <= pf->trigger ? TMM_PLAN_NONE
+						       : pf->back_access;
+
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+
+		if (a->type == TMM_ACT_EVICT_SWAP && a->key == pf->key &&
+		    a->back_access == back)
+			return a->trigger;
+	}
+	return 0;
+}
+
+/*
+ * Capuchin §4.4: a prefetch whose back-access found its tensor still
+ * arriving fires 5% of its swap time earlier in the next iteration, at
+ * the latest access that ends by then (never before its swap-out).
+ */
+static void move_late_prefetches(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	bool moved = false;
+
+	for (uint32_t i = 0; first && i < g->plan.n_actions; i++) {
+		struct tmm_plan_action *a = &g->plan.actions[i];
+		struct tmm_tensor_rec *t;
+		uint64_t swap_ns, at, when;
+		uint32_t k, floor;
+
+		if (a->type != TMM_ACT_PREFETCH || a->late <= a->moved)
+			continue;
+		a->moved = a->late;
+		t = tmm_tracker_tensor_of_key(ctx, a->key);
+		if (!t || a->trigger >= first->n_accesses)
+			continue;
+		swap_ns = ctx->be.info.copy_latency_ns +
+			  (uint64_t)((double)t->bytes /
+				     (ctx->be.info.h2d_gbps > 0
+					      ? ctx->be.info.h2d_gbps
+					      : 1));
+		at = first->accesses[a->trigger].end_ns;
+		when = at > swap_ns / 20 ? at - swap_ns / 20 : 0;
+		floor = evict_trigger(&g->plan, a);
+		for (k = a->trigger; k > floor + 1 &&
+				     first->accesses[k].end_ns > when;
+		     k--)
+			;
+		if (k < a->trigger && k > floor) {
+			a->trigger = k;
+			moved = true;
+		}
+	}
+	if (moved)
+		tmm_plan_sort(&g->plan);
+}
+
+void tmm_guide_iteration_end(struct tmm_ctx *ctx)
+{
+	struct tmm_guide *g = ctx->guide;
+	uint32_t seen = tmm_tracker_current(ctx)->n_accesses;
+
+	if (g->following) {
+		/* Ending early is leaving the plan too. */
+		if (!g->diverged && seen != g->plan.n_accesses)
+			diverge(ctx, seen);
+		if (g->from_file && g->diverged)
+			g->diverged_once = true;
+		ctx->c.guided_iterations++;
+		move_late_prefetches(ctx);
+		if (!g->diverged && !g->from_file &&
+		    ctx->cfg.replan_drift > 0)
+			replan_if_drifted(ctx);
+	}
+	g->following = false;
+}
+
+void tmm_guide_plan_if_due(struct tmm_ctx *ctx)
+{
+	if (ctx->guide->from_file && tmm_tracker_first(ctx))
+		check_hints(ctx);
+	if (!ctx->guide->planned && tmm_tracker_first(ctx) &&
+	    make_plan(ctx, tmm_tracker_first(ctx)))
+		(void)tmm_replan_reset(ctx->guide->replan,
+				       tmm_tracker_first(ctx));
+}
+
+void tmm_guide_replan(struct tmm_ctx *ctx)
+{
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	char b[32];
+
+	/* Before the first plan, plan_if_due will plan on the new budget;
+	 * a plan from file was made for whatever budget wrote it. */
+	if (!first || !ctx->guide->planned || ctx->guide->from_file)
+		return;
+	tmm_log(ctx, TMM_LOG_INFO, "budget now %s: re-planning",
+		tmm_fmt_bytes(ctx->budget, b, sizeof(b)));
+	if (make_plan(ctx, first))
+		(void)tmm_replan_reset(ctx->guide->replan, first);
+}
+
+uint64_t tmm_guide_demand(struct tmm_ctx *ctx)
+{
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	struct tmm_guide *g = ctx->guide;
+	struct tmm_planner_input in = {
+		.trace = first,
+		.budget = ctx->budget,
+		.auto_goal = ctx->cfg.auto_goal,
+		.device = { .capacity = ctx->be.info.capacity,
+			    .h2d_gbps = ctx->be.info.h2d_gbps,
+			    .d2h_gbps = ctx->be.info.d2h_gbps,
+			    .copy_latency_ns = ctx->be.info.copy_latency_ns },
+	};
+	struct tmm_analysis an;
+
+	if (!first)
+		return 0;
+	if (!g->unconstrained_peak) {
+		if (tmm_analysis_init(&an, &in) < 0)
+			return 0;
+		g->unconstrained_peak = an.base_peak;
+		tmm_analysis_free(&an);
+	}
+	/* A plan made with room for the whole peak knows better what the
+	 * iteration holds at once; one made short of room only says how
+	 * it copes. */
+	if (g->installed && g->plan_budget >= g->unconstrained_peak &&
+	    g->plan.predicted_peak)
+		return g->plan.predicted_peak;
+	return g->unconstrained_peak;
+}
+
+void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_guide *g = ctx->guide;
+	uint32_t a = t->pending_prefetch;
+
+	t->pending_prefetch = TMM_PLAN_NONE;
+	/* Capuchin §4.4's feedback: the prefetch was too late.  (Moving
+	 * triggers re-sorts the actions, so an index noted before may
+	 * name another action now: the key tells.) */
+	if (t->state == TMM_TS_SWAPPING_IN && g->installed &&
+	    a < g->plan.n_actions &&
+	    g->plan.actions[a].key == tmm_tracker_key(ctx, t)) {
+		g->plan.actions[a].late++;
+		ctx->c.prefetch_late++;
+	}
+}
+
+/* Carries out one action; an action that does not apply is skipped. */
+static int fire(struct tmm_ctx *ctx, uint32_t index)
+{
+	struct tmm_guide *g = ctx->guide;
+	struct tmm_plan_action *a = &g->plan.actions[index];
+	struct tmm_tensor_rec *t = tmm_tracker_tensor_of_key(ctx, a->key);
+	int rc = -EINVAL;
+
+	/* The access that triggers an eviction may have found the tensor
+	 * still arriving: compute waited for its copy, the host has not
+	 * retired it yet. */
+	if (t && t->state == TMM_TS_SWAPPING_IN)
+		tmm_mover_progress(ctx);
+	/* A SPLIT was carried out by tmm_run before the op ran (split.c),
+	 * whatever became of the tensor since: here it is only counted. */
+	if (a->type == TMM_ACT_SPLIT && ctx->split_access == a->trigger)
+		rc = 0;
+	else if (ctx->split_evicted_access == a->trigger && t &&
+		 ((a->type == TMM_ACT_EVICT_DROP &&
+		   t->state == TMM_TS_DROPPED) ||
+		  (a->type == TMM_ACT_EVICT_SWAP && t->state == TMM_TS_HOST)))
+		/* Dropped or swapped out row by row while the split op ran
+		 * (split.c). */
+		rc = 0;
+	else if (a->type == TMM_ACT_EVICT_SWAP && t &&
+		 t == ctx->split_streamed &&
+		 (t->state == TMM_TS_SWAPPING_OUT || t->state == TMM_TS_HOST))
+		/* Its output, copied out part by part as the split op
+		 * wrote it (split_stream.c). */
+		rc = 0;
+	else if (t && !t->pins) {
+		switch ((enum tmm_action_type)a->type) {
+		case TMM_ACT_EVICT_SWAP:
+			if (t->state == TMM_TS_RESIDENT)
+				rc = tmm_mover_swap_out(ctx, t, false);
+			break;
+		case TMM_ACT_EVICT_DROP:
+			if (t->state == TMM_TS_RESIDENT)
+				rc = tmm_recompute_drop(ctx, t);
+			break;
+		case TMM_ACT_PREFETCH:
+			if (t->state == TMM_TS_HOST)
+				rc = tmm_mover_prefetch(ctx, t);
+			else if (t->state == TMM_TS_SWAPPING_OUT)
+				/* Needed again before it has left: keep
+				 * it. */
+				rc = tmm_mover_make_resident(ctx, t, true);
+			if (rc == 0) {
+				t->pending_prefetch = index;
+				ctx->c.prefetches++;
+			}
+			break;
+		case TMM_ACT_ADVISE:
+			/* Advice is for managed memory; the pinned-copy
+			 * engine places bytes itself. */
+			rc = tmm_mover_advise(ctx, t, a->advice);
+			break;
+		case TMM_ACT_SPLIT: /* counted above */
+		case TMM_ACT_TYPE_COUNT:
+			break;
+		}
+	}
+	if (rc == 0) {
+		ctx->c.plan_actions++;
+		return 0;
+	}
+	a->skipped++;
+	ctx->c.plan_actions_skipped++;
+	/* Only a device that fails is worth stopping for. */
+	if (rc == -EINVAL || rc == -ENOSPC || rc == -ENOMEM ||
+	    rc == -ENOTSUP)
+		return 0;
+	return rc;
+}
+
+uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
+			       const struct tmm_tensor_rec *first,
+			       enum tmm_split_evict *evicts_first)
+{
+	struct tmm_guide *g = ctx->guide;
+	uint32_t at, parts = 0;
+	uint64_t key;
+
+	*evicts_first = TMM_SPLIT_KEEPS_INPUT;
+	if (!g->following || g->diverged)
+		return 0;
+	at = tmm_tracker_current(ctx)->n_accesses;
+	key = tmm_tracker_key(ctx, first);
+	if (at >= g->plan.n_accesses || g->plan.access_keys[at] != key)
+		return 0;
+	/* Actions before `at` have fired: the cursor is at or before the
+	 * first action that `at` triggers. */
+	for (uint32_t i = g->next;
+	     i < g->plan.n_actions && g->plan.actions[i].trigger <= at; i++) {
+		const struct tmm_plan_action *a = &g->plan.actions[i];
+
+		if (a->trigger != at)
+			continue;
+		if (a->type == TMM_ACT_SPLIT)
+			parts = a->parts;
+		else if (a->type == TMM_ACT_EVICT_DROP && a->key == key)
+			*evicts_first = TMM_SPLIT_DROPS_INPUT;
+		else if (a->type == TMM_ACT_EVICT_SWAP && a->key == key)
+			*evicts_first = TMM_SPLIT_SWAPS_INPUT;
+	}
+	return parts;
+}
+
+bool tmm_guide_swaps_at_op(struct tmm_ctx *ctx, unsigned nth)
+{
+	struct tmm_guide *g = ctx->guide;
+	uint32_t at;
+
+	if (!g->following || g->diverged)
+		return false;
+	at = tmm_tracker_current(ctx)->n_accesses + nth;
+	if (at >= g->plan.n_accesses)
+		return false;
+	for (uint32_t i = g->next;
+	     i < g->plan.n_actions && g->plan.actions[i].trigger <= at; i++) {
+		const struct tmm_plan_action *a = &g->plan.actions[i];
+
+		if (a->trigger == at && a->type == TMM_ACT_EVICT_SWAP &&
+		    a->key == g->plan.access_keys[at])
+			return true;
+	}
+	return false;
+}
+
+int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)
+{
+	struct tmm_guide *g = ctx->guide;
+	const struct tmm_trace *t;
+	uint32_t end = first + n;
+
+	if (!g->following || g->diverged || !n)
+		return 0;
+	t = tmm_tracker_current(ctx);
+	for (uint32_t k = first; k < end; k++) {
+		if (k >= g->plan.n_accesses ||
+		    t->tensors[t->accesses[k].tensor].key !=
+			    g->plan.access_keys[k]) {
+			diverge(ctx, k);
+			return 0;
+		}
+	}
+	while (g->next < g->plan.n_actions &&
+	       g->plan.actions[g->next].trigger < end) {
+		int rc = fire(ctx, g->next++);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}

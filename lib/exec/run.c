@@ -1,0 +1,428 @@
+/*
+ * run.c — running an op, direct access, and iteration markers.
+ *
+ * tmm_run is the hot path: every tensor access of a training step passes
+ * here.  It allocates nothing in steady state (pointer arrays live on the
+ * stack, or in a context scratch buffer for ops with many tensors) and does
+ * constant work per tensor besides what the mover must do.
+ *
+ * The order matters: all of the op's tensors are pinned before any is made
+ * resident, so bringing one in can never evict another that the op needs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/core/context.h"
+#include "lib/share/gpu_share.h"
+#include "guide.h"
+#include "lib/move/mover.h"
+#include "lib/move/mover_uvm.h"
+#include "lib/mem/pool.h"
+#include "recompute.h"
+#include "rehearse.h"
+#include "lib/move/split.h"
+#include "lib/move/split_stream.h"
+#include "lib/share/stats_shm.h"
+#include "tracker.h"
+
+/* Ops with up to this many tensors need no scratch buffer. */
+#define STACK_TENSORS 16
+
+static void unpin(struct tmm_tensor_rec **recs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		recs[i]->pins--;
+}
+
+/* Per-tensor facts of one op, from a single pass over its list. */
+/* the tensor appears earlier in the op's list (an output that is also an
+ * input) */
+#define LISTED_EARLIER TMM_TRACK_REPEAT
+/* an output that held nothing before the op */
+#define WAS_EMPTY 0x2u
+
+/*
+ * Marks each distinct tensor of the op with this op's clock tick, noting
+ * repeats in flags[], and fails early when the distinct tensors cannot fit
+ * in the budget together.  One pass: no pairwise comparison on the hot
+ * path.
+ */
+static int mark_and_check_fits(struct tmm_ctx *ctx, const tmm_op *op,
+			       struct tmm_tensor_rec **recs, uint8_t *flags,
+			       unsigned n)
+{
+	uint64_t need = 0;
+	char b1[32], b2[32];
+
+	for (unsigned i = 0; i < n; i++) {
+		struct tmm_tensor_rec *t = recs[i];
+
+		flags[i] = 0;
+		if (t->op_mark == ctx->use_clock) {
+			flags[i] = LISTED_EARLIER;
+			continue;
+		}
+		t->op_mark = ctx->use_clock;
+		need += (t->bytes + TMM_POOL_ALIGN - 1) / TMM_POOL_ALIGN *
+			TMM_POOL_ALIGN;
+	}
+	if (need > ctx->largest_op_need)
+		ctx->largest_op_need = need;
+	if (need <= ctx->budget)
+		return 0;
+	/* Sharing the GPU, the budget is a part of it that may grow. */
+	if (ctx->share && tmm_share_need(ctx, need) == 0)
+		return 0;
+	return tmm_fail(ctx, -ENOMEM,
+			"op '%s' needs %s for its %u input(s) and %u "
+			"output(s), more than the whole device budget (%s); "
+			"raise TENSORMM_BUDGET or split the op",
+			ctx->current_op, tmm_fmt_bytes(need, b1, sizeof(b1)),
+			op->n_inputs, op->n_outputs,
+			tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)));
+}
+
+static int check_op(struct tmm_ctx *ctx, const tmm_op *op)
+{
+	if (!op)
+		return tmm_fail(ctx, -EINVAL, "tmm_run: op is NULL");
+	if ((op->n_inputs && !op->inputs) || (op->n_outputs && !op->outputs))
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' declares %u input(s) and %u "
+				"output(s) but an array is NULL",
+				ctx->current_op, op->n_inputs, op->n_outputs);
+	if (!op->run && !ctx->be.info.phantom)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' has no run callback (only a "
+				"phantom simulated device runs cost-only ops)",
+				ctx->current_op);
+	if (op->flags & ~(TMM_OP_PURE | TMM_OP_BACKWARD))
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' has unknown flags %#x (only "
+				"TMM_OP_PURE and TMM_OP_BACKWARD are defined)",
+				ctx->current_op,
+				op->flags & ~(TMM_OP_PURE | TMM_OP_BACKWARD));
+	if (op->n_inputs > TMM_OP_MAX_TENSORS ||
+	    op->n_outputs > TMM_OP_MAX_TENSORS)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' has %u inputs and %u "
+				"outputs; at most %u of each",
+				ctx->current_op, op->n_inputs, op->n_outputs,
+				TMM_OP_MAX_TENSORS);
+	if ((unsigned)op->kind >= TMM_OP_KIND_COUNT)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' has an unknown kind %d",
+				ctx->current_op, (int)op->kind);
+	return 0;
+}
+
+int tmm_run(tmm_ctx *ctx, const tmm_op *op)
+{
+	struct tmm_tensor_rec *stack_recs[STACK_TENSORS], **recs = stack_recs;
+	void *stack_ptrs[STACK_TENSORS], **ptrs = stack_ptrs;
+	uint8_t stack_flags[STACK_TENSORS], *flags = stack_flags;
+	struct tmm_backend *be;
+	unsigned n, i, pinned = 0;
+	uint64_t ns = 0, start_ns, stall_before;
+	uint32_t first_access = 0, n_accesses, parts;
+	struct tmm_split_reuse reuse = { .in = NULL };
+	struct tmm_split_stream stream = { .out = NULL };
+	enum tmm_split_evict evicts_first = TMM_SPLIT_KEEPS_INPUT;
+	int rc;
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	ctx->current_op = op && op->name ? op->name : "(unnamed)";
+	rc = check_op(ctx, op);
+	if (rc < 0)
+		return rc;
+	/* Between ops nothing but acquires is pinned: the cheapest moment
+	 * to give memory back to another process on the GPU. */
+	if (ctx->share)
+		tmm_share_op(ctx);
+	be = &ctx->be;
+	n = op->n_inputs + op->n_outputs;
+	if (n > STACK_TENSORS) {
+		size_t need = n * (2 * sizeof(void *) + sizeof(uint8_t));
+
+		if (ctx->ptr_scratch_len < need) {
+			void *p = realloc(ctx->ptr_scratch, need);
+
+			if (!p)
+				return tmm_fail(ctx, -ENOMEM, "out of memory");
+			ctx->ptr_scratch = p;
+			ctx->ptr_scratch_len = need;
+		}
+		recs = (struct tmm_tensor_rec **)ctx->ptr_scratch;
+		ptrs = (void **)(recs + n);
+		flags = (uint8_t *)(ptrs + n);
+	}
+	for (i = 0; i < n; i++) {
+		tmm_tensor h = i < op->n_inputs ? op->inputs[i]
+					: op->outputs[i - op->n_inputs];
+
+		recs[i] = tmm_tensor_lookup(ctx, h, ctx->current_op);
+		if (!recs[i])
+			return -EBADF;
+	}
+	rc = tmm_split_check_op(ctx, op, recs);
+	if (rc < 0)
+		return rc;
+	/* Asked before the op's accesses are recorded: the plan's SPLIT is
+	 * triggered by the first of them. */
+	parts = ctx->in_iteration && n
+			? tmm_split_parts(ctx, op, recs[0], &evicts_first)
+			: 0;
+	stall_before = ctx->c.stall_ns;
+	/* Overwriting an output must not take away the bytes that a dropped
+	 * tensor's recomputation would read (recompute.h). */
+	for (i = op->n_inputs; i < n; i++) {
+		if (!recs[i]->dropped_dependents)
+			continue;
+		rc = tmm_recompute_settle_readers(ctx, recs[i]);
+		if (rc < 0)
+			return rc;
+	}
+	ctx->use_clock++;
+	rc = mark_and_check_fits(ctx, op, recs, flags, n);
+	if (rc < 0)
+		return rc;
+	/* A rehearsal records the op with a predicted time; nothing runs,
+	 * nothing moves (rehearse.h). */
+	if (ctx->rehearsal)
+		return tmm_rehearse_op(ctx, op, recs, flags, n);
+	for (; pinned < n; pinned++)
+		recs[pinned]->pins++;
+	for (i = 0; i < n; i++) {
+		bool output = i >= op->n_inputs;
+		/* An output listed earlier is also an input (or a repeat
+		 * of an output already placed): its bytes are needed. */
+		bool need_data = !output || (flags[i] & LISTED_EARLIER);
+
+		/* TSPLIT Eq. 5: the output goes below the input it will
+		 * grow into, before anything else takes the place. */
+		if (i == op->n_inputs && evicts_first != TMM_SPLIT_KEEPS_INPUT)
+			tmm_split_place_output(ctx, op, recs, parts,
+					       evicts_first, &reuse);
+		if (output && (recs[i]->state == TMM_TS_EMPTY ||
+			       recs[i] == reuse.out))
+			flags[i] |= WAS_EMPTY;
+		tmm_guide_before_access(ctx, recs[i]);
+		rc = tmm_mover_make_resident(ctx, recs[i], need_data);
+		if (rc < 0)
+			goto fail;
+		ptrs[i] = recs[i]->dev;
+	}
+	/* mode=uvm: the driver takes the kernels' faults now. */
+	if (ctx->mode == TMM_MODE_UVM) {
+		rc = tmm_uvm_touch_op(ctx, recs, op->n_inputs, n);
+		if (rc < 0)
+			goto fail;
+	}
+
+	start_ns = ctx->in_iteration ? be->ops->now_ns(be) : 0;
+	if (parts) {
+		/* TSPLIT: an output the plan swaps out at the op leaves as
+		 * its rows are written. */
+		tmm_split_stream_begin(ctx, op, recs, flags, parts,
+				       &stream);
+		rc = tmm_split_run(ctx, op, ptrs, parts, &reuse, &stream,
+				   &ns);
+		if (rc < 0)
+			goto fail;
+		goto ran;
+	}
+	rc = be->ops->kernel_begin(be, &op->cost);
+	if (rc < 0) {
+		rc = tmm_fail(ctx, rc, "%s", be->error);
+		goto fail;
+	}
+	rc = op->run ? op->run(ptrs, ptrs + op->n_inputs, op->user,
+			       be->ops->compute_stream(be))
+		     : 0;
+	if (rc != 0) {
+		/* Close the bracket; the callback's error is what to report. */
+		be->ops->kernel_end(be, &op->cost, &ns);
+		rc = tmm_fail(ctx, rc < 0 ? rc : -EIO,
+			      "op '%s' failed: its run callback returned %d "
+			      "(%s)", ctx->current_op, rc, tmm_strerror(rc));
+		goto fail;
+	}
+	rc = be->ops->kernel_end(be, &op->cost, &ns);
+	if (rc < 0) {
+		rc = tmm_fail(ctx, rc, "%s", be->error);
+		goto fail;
+	}
+ran:
+	ctx->c.compute_ns += ns;
+	ctx->c.ops++;
+	ctx->c.accesses += n;
+	tmm_stats_shm_op(ctx);
+	for (i = 0; i < n; i++) {
+		tmm_mover_touch(ctx, recs[i]);
+		recs[i]->regenerated = false; /* used: an ordinary tensor */
+	}
+	if (!ctx->in_iteration) {
+		/* Nothing is recorded or planned outside iterations; the
+		 * outputs' bytes are new all the same. */
+		for (i = op->n_inputs; i < n; i++) {
+			recs[i]->version++;
+			recs[i]->producer_epoch = 0;
+		}
+		unpin(recs, n);
+		tmm_mover_progress(ctx);
+		return 0;
+	}
+	tmm_lineage_record(ctx, op, recs, flags, n);
+	tmm_tracker_op(ctx, op, recs, flags, n, start_ns, ns,
+		       ctx->c.stall_ns - stall_before, &first_access,
+		       &n_accesses);
+	if (parts && n_accesses)
+		tmm_tracker_op_was_split(ctx);
+	ctx->split_access = parts ? first_access : UINT32_MAX;
+	ctx->split_evicted_access = UINT32_MAX;
+	ctx->split_streamed = NULL;
+	unpin(recs, n);
+	tmm_split_finish(ctx, &reuse, first_access, true);
+	rc = tmm_split_stream_finish(ctx, &stream, true);
+	if (rc < 0)
+		return rc;
+	/* Ghosts brought back for this op give their memory back, now that
+	 * what it overwrote has its new version (recompute.h). */
+	tmm_recompute_reap(ctx, false);
+	/* Step 5 of DESIGN.md's data flow: the plan's actions for these
+	 * accesses, now that the op's tensors are free to move. */
+	rc = tmm_guide_after_accesses(ctx, first_access, n_accesses);
+	ctx->split_streamed = NULL; /* counted, or not in the plan */
+	tmm_mover_progress(ctx);
+	return rc;
+
+fail:
+	/* The copies into the streamed output's host buffer end first:
+	 * the output may be released below. */
+	tmm_split_stream_finish(ctx, &stream, false);
+	/* An output that held nothing before holds nothing now; tensors
+	 * that held bytes keep them where they are. */
+	unpin(recs, pinned);
+	for (unsigned j = 0; j < i && j < n; j++)
+		if ((flags[j] & WAS_EMPTY) && !recs[j]->pins)
+			tmm_mover_release(ctx, recs[j]);
+	if (reuse.out && reuse.out->state != TMM_TS_EMPTY &&
+	    !reuse.out->pins)
+		tmm_mover_release(ctx, reuse.out); /* placed, never reached */
+	tmm_split_finish(ctx, &reuse, first_access, false);
+	return rc;
+}
+
+int tmm_acquire(tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode, void **ptr)
+{
+	struct tmm_tensor_rec *t;
+	uint32_t first_access, n_accesses;
+	int rc;
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	ctx->current_op = "tmm_acquire";
+	if (!ptr || mode < TMM_READ || mode > TMM_READ_WRITE)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_acquire: %s",
+				!ptr ? "ptr is NULL"
+				     : "mode is not TMM_READ, TMM_WRITE or "
+				       "TMM_READ_WRITE");
+	t = tmm_tensor_lookup(ctx, h, "tmm_acquire");
+	if (!t)
+		return -EBADF;
+	if (ctx->rehearsal)
+		return tmm_fail(ctx, -EBUSY,
+				"tmm_acquire: a rehearsal is on and tensors "
+				"hold no bytes in it; a step that acquires "
+				"tensors cannot be rehearsed (measure its "
+				"first iteration instead)");
+	if ((mode & TMM_WRITE) && t->dropped_dependents) {
+		rc = tmm_recompute_settle_readers(ctx, t);
+		if (rc < 0)
+			return rc;
+	}
+	ctx->use_clock++;
+	t->pins++;
+	tmm_guide_before_access(ctx, t);
+	rc = tmm_mover_make_resident(ctx, t, mode & TMM_READ);
+	/* mode=uvm: the pointer is for kernels; their faults come now. */
+	if (rc == 0 && ctx->mode == TMM_MODE_UVM)
+		rc = tmm_uvm_touch_op(ctx, &t, (mode & TMM_WRITE) ? 0 : 1, 1);
+	if (rc < 0) {
+		t->pins--;
+		return rc;
+	}
+	if (mode & TMM_WRITE)
+		tmm_lineage_host_write(ctx, t);
+	t->acquires++;
+	ctx->c.accesses++;
+	tmm_mover_touch(ctx, t);
+	t->regenerated = false;
+	*ptr = t->dev;
+	tmm_tracker_direct(ctx, t, mode & TMM_READ, mode & TMM_WRITE,
+			   &first_access, &n_accesses);
+	return tmm_guide_after_accesses(ctx, first_access, n_accesses);
+}
+
+int tmm_release(tmm_ctx *ctx, tmm_tensor h)
+{
+	struct tmm_tensor_rec *t;
+	char label[64];
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	t = tmm_tensor_lookup(ctx, h, "tmm_release");
+	if (!t)
+		return -EBADF;
+	if (!t->acquires)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_release: tensor %s is not acquired",
+				tmm_tensor_label(t, label, sizeof(label)));
+	t->acquires--;
+	t->pins--;
+	return 0;
+}
+
+int tmm_iteration_begin(tmm_ctx *ctx)
+{
+	int rc;
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	if (ctx->in_iteration)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_iteration_begin: iteration %llu has not "
+				"ended (call tmm_iteration_end first)",
+				(unsigned long long)ctx->c.iterations + 1);
+	rc = tmm_lineage_iteration_begin(ctx);
+	if (rc < 0)
+		return rc;
+	ctx->in_iteration = true;
+	ctx->iteration_begin_ns = ctx->be.ops->now_ns(&ctx->be);
+	tmm_tracker_iteration_begin(ctx);
+	tmm_guide_iteration_begin(ctx);
+	return 0;
+}
+
+int tmm_iteration_end(tmm_ctx *ctx)
+{
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	if (!ctx->in_iteration)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_iteration_end: no iteration has begun");
+	tmm_workspace_drop(ctx);
+	tmm_guide_iteration_end(ctx);
+	tmm_tracker_iteration_end(ctx);
+	ctx->in_iteration = false;
+	ctx->c.iterations++;
+	ctx->c.last_iteration_ns =
+		ctx->be.ops->now_ns(&ctx->be) - ctx->iteration_begin_ns;
+	tmm_guide_plan_if_due(ctx);
+	tmm_share_iteration_end(ctx);
+	tmm_stats_shm_publish(ctx);
+	return 0;
+}

@@ -1,0 +1,101 @@
+/*
+ * tracker.h — the access tracker (Capuchin §5.2's TAT).
+ *
+ * Between tmm_iteration_begin and tmm_iteration_end it records every
+ * tensor access, every op with its duration and its inputs and outputs
+ * (the lineage), tensor creation and destruction times, and what the
+ * runtime did (swaps, drops, recomputations) into a struct tmm_trace
+ * (trace.h).  The first complete iteration is kept as the input of the
+ * planner; every iteration is appended to the trace file when
+ * TENSORMM_TRACE names one.
+ *
+ * During a rehearsal (rehearse.h) the times are those of its predicted
+ * clock, the op durations are predictions, and the rehearsed iteration
+ * becomes the first one but is not written to the trace file.
+ *
+ * The hot path (tmm_tracker_op) reuses the arrays of the previous
+ * iteration, so once the first iteration has sized them it allocates
+ * nothing.
+ */
+#ifndef TMM_TRACKER_H
+#define TMM_TRACKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/core/context.h"
+#include "lib/io/trace.h"
+
+/* Sets up ctx->tracker and opens the trace file when configured.
+ * Returns 0, -ENOMEM, or an I/O error with the message in err. */
+int tmm_tracker_create(struct tmm_ctx *ctx, char *err, size_t errlen);
+void tmm_tracker_destroy(struct tmm_ctx *ctx);
+
+/* Iteration boundaries (called by tmm_iteration_begin/end). */
+void tmm_tracker_iteration_begin(struct tmm_ctx *ctx);
+void tmm_tracker_iteration_end(struct tmm_ctx *ctx);
+
+/* Is an iteration being recorded? */
+bool tmm_tracker_recording(const struct tmm_ctx *ctx);
+
+/* A tensor was made / is about to be destroyed. */
+void tmm_tracker_tensor_made(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+void tmm_tracker_tensor_gone(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* flags[i] of tmm_tracker_op: recs[i] already appears earlier in the
+ * op's list (an output that is also an input). */
+#define TMM_TRACK_REPEAT 0x1u
+
+/*
+ * Records one op that ran: its tensors recs[0 .. n) (inputs, then
+ * outputs; flags[i] as above), its measured start on the backend clock, its duration and the
+ * stall it waited before it could start.  One access is recorded per
+ * distinct tensor.  *first_access receives the index of the op's first
+ * access and *n_accesses their number (0 when not recording).
+ */
+void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
+		    struct tmm_tensor_rec *const *recs, const uint8_t *flags,
+		    unsigned n, uint64_t start_ns, uint64_t duration_ns,
+		    uint64_t stall_ns, uint32_t *first_access,
+		    uint32_t *n_accesses);
+
+/* The op just recorded ran as micro-ops (TMM_TRACE_OP_SPLIT). */
+void tmm_tracker_op_was_split(struct tmm_ctx *ctx);
+
+/* Records a direct access (tmm_acquire); returns its index as above. */
+void tmm_tracker_direct(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			bool read, bool write, uint32_t *first_access,
+			uint32_t *n_accesses);
+
+/* Records what the runtime did to t (NULL: to no tensor in particular). */
+void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
+		       struct tmm_tensor_rec *t);
+
+/* How many times the tracker has grown an array: constant once the
+ * first iteration has sized them (the tests hold it to that). */
+uint64_t tmm_tracker_grows(const struct tmm_ctx *ctx);
+
+/* The trace being recorded (valid until the iteration ends). */
+const struct tmm_trace *tmm_tracker_current(const struct tmm_ctx *ctx);
+
+/* The first complete iteration's trace, or NULL before it has ended. */
+const struct tmm_trace *tmm_tracker_first(const struct tmm_ctx *ctx);
+
+/*
+ * Whether t is written in an iteration, by an op or the host: in the
+ * first complete iteration's trace (the one plans are made from), or so
+ * far in the one being recorded.  Linear in the trace: for rare questions
+ * (read-mostly advice), not the hot path.
+ */
+bool tmm_tracker_written(const struct tmm_ctx *ctx,
+			 const struct tmm_tensor_rec *t);
+
+/* The live tensor a key names in the iteration being recorded, or NULL. */
+struct tmm_tensor_rec *tmm_tracker_tensor_of_key(struct tmm_ctx *ctx,
+						 uint64_t key);
+
+/* The key of a tensor in the iteration being recorded. */
+uint64_t tmm_tracker_key(const struct tmm_ctx *ctx,
+			 const struct tmm_tensor_rec *t);
+
+#endif /* TMM_TRACKER_H */

@@ -1,0 +1,311 @@
+/*
+ * compact.c — making a hole in the device pool by moving tensors.
+ *
+ * Tensors come and go in every size, so free bytes end up split into
+ * holes that no large allocation fits, though their sum would (the GPT
+ * example at half its peak had 1.3 MiB free and no hole of 256 KiB).
+ * Evicting to make a hole costs a copy to the host and one back later;
+ * moving a tensor to another hole costs one copy on the device, at memory
+ * bandwidth, and loses nothing.  Between ops no one holds a device
+ * address but the runtime (op callbacks get pointers per call; acquired
+ * tensors are pinned), so a resident, unpinned tensor may move.
+ *
+ * The window: a run of neighbouring blocks, each free or holding a
+ * movable tensor, as large as the allocation, holding the fewest movable
+ * bytes.  Its free blocks are reserved so that the moves land elsewhere,
+ * each movable tensor is copied into a hole outside it, and then the
+ * whole run is free and coalesced.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "compact.h"
+#include "lib/move/mover.h"
+#include "pool.h"
+
+/* Windows tried for one allocation before giving up to eviction. */
+#define MAX_TRIES 16
+
+/* One block of the pool in address order, and the tensor it holds. */
+struct slot {
+	uint64_t offset, size;
+	struct tmm_tensor_rec *t; /* movable tensor, or NULL */
+	bool used;
+};
+
+struct walk {
+	struct slot *s;
+	size_t n, cap;
+	bool nomem;
+};
+
+static void collect(void *arg, const struct tmm_pool_block *b, int used)
+{
+	struct walk *w = arg;
+
+	if (w->nomem)
+		return;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 256;
+		void *p = realloc(w->s, sizeof(*w->s) * cap);
+
+		if (!p) {
+			w->nomem = true;
+			return;
+		}
+		w->s = p;
+		w->cap = cap;
+	}
+	w->s[w->n++] = (struct slot){ b->offset, b->size, NULL, used != 0 };
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct tmm_tensor_rec *x = *(struct tmm_tensor_rec *const *)a;
+	const struct tmm_tensor_rec *y = *(struct tmm_tensor_rec *const *)b;
+
+	return x->block->offset < y->block->offset ? -1
+	       : x->block->offset > y->block->offset;
+}
+
+/* Marks the slots whose tensors may move: resident, unpinned. */
+static int mark_movable(struct tmm_ctx *ctx, struct walk *w)
+{
+	struct tmm_tensor_rec **m = NULL;
+	size_t n = 0, cap = 0, j = 0;
+
+	for (struct tmm_list *l = ctx->device_lru.next; l != &ctx->device_lru;
+	     l = l->next) {
+		struct tmm_tensor_rec *t =
+			tmm_container_of(l, struct tmm_tensor_rec, on_device);
+
+		if (t->state != TMM_TS_RESIDENT || t->pins || !t->block)
+			continue;
+		if (n == cap) {
+			void *p;
+
+			cap = cap ? 2 * cap : 256;
+			p = realloc(m, sizeof(*m) * cap);
+			if (!p) {
+				free(m);
+				return -ENOMEM;
+			}
+			m = p;
+		}
+		m[n++] = t;
+	}
+	if (n)
+		qsort(m, n, sizeof(*m), by_offset);
+	for (size_t i = 0; i < w->n && j < n; i++) {
+		while (j < n && m[j]->block->offset < w->s[i].offset)
+			j++;
+		if (j < n && m[j]->block->offset == w->s[i].offset &&
+		    w->s[i].used)
+			w->s[i].t = m[j];
+	}
+	free(m);
+	return 0;
+}
+
+/* A window [first, last] of slots and the movable bytes in it. */
+struct window {
+	size_t first, last;
+	uint64_t moved;
+};
+
+static int by_moved(const void *a, const void *b)
+{
+	const struct window *x = a, *y = b;
+
+	return x->moved < y->moved ? -1 : x->moved > y->moved;
+}
+
+/*
+ * For each slot, the shortest window ending there of at least `size`
+ * bytes over free and movable slots only; *n receives their number.
+ * Sorted by the bytes they would move, fewest first.
+ */
+static struct window *windows(const struct walk *w, uint64_t size,
+			      size_t *n)
+{
+	struct window *win = malloc(sizeof(*win) * (w->n + 1));
+	uint64_t span = 0, moved = 0;
+	size_t lo = 0;
+
+	*n = 0;
+	if (!win)
+		return NULL;
+	for (size_t hi = 0; hi < w->n; hi++) {
+		const struct slot *s = &w->s[hi];
+
+		if (s->used && !s->t) {
+			/* A block that cannot move: start after it. */
+			lo = hi + 1;
+			span = moved = 0;
+			continue;
+		}
+		span += s->size;
+		moved += s->used ? s->size : 0;
+		/* Shrink from the left while the window stays large. */
+		while (lo < hi && span - w->s[lo].size >= size) {
+			span -= w->s[lo].size;
+			moved -= w->s[lo].used ? w->s[lo].size : 0;
+			lo++;
+		}
+		if (span >= size)
+			win[(*n)++] = (struct window){ lo, hi, moved };
+	}
+	qsort(win, *n, sizeof(*win), by_moved);
+	return win;
+}
+
+static int descending(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/*
+ * Can the tensors of window v all go to holes outside it?  Placed largest
+ * first, each into the smallest outside hole that holds it, as the pool's
+ * best fit will.  scratch[] holds 2 * w->n entries.
+ */
+static bool placeable(const struct walk *w, const struct window *v,
+		      uint64_t *scratch)
+{
+	uint64_t *holes = scratch, *sizes = scratch + w->n;
+	size_t n_holes = 0, n_sizes = 0;
+
+	for (size_t i = 0; i < w->n; i++) {
+		bool inside = i >= v->first && i <= v->last;
+
+		if (!w->s[i].used && !inside)
+			holes[n_holes++] = w->s[i].size;
+		else if (w->s[i].t && inside)
+			sizes[n_sizes++] = w->s[i].size;
+	}
+	qsort(sizes, n_sizes, sizeof(*sizes), descending);
+	for (size_t k = 0; k < n_sizes; k++) {
+		size_t at = SIZE_MAX;
+
+		for (size_t h = 0; h < n_holes; h++)
+			if (holes[h] >= sizes[k] &&
+			    (at == SIZE_MAX || holes[h] < holes[at]))
+				at = h;
+		if (at == SIZE_MAX)
+			return false;
+		holes[at] -= sizes[k];
+	}
+	return true;
+}
+
+/*
+ * The blocks moved out of may be handed to a swap-in next, whose copy
+ * runs on the host-to-device engine: it must not overwrite them before
+ * the device copies have read them.
+ */
+static int order_copies_in(struct tmm_ctx *ctx)
+{
+	tmm_event ev;
+	int rc = ctx->be.ops->event_record(&ctx->be, TMM_ENGINE_COMPUTE, &ev);
+
+	if (rc == 0) {
+		rc = ctx->be.ops->engine_wait(&ctx->be, TMM_ENGINE_H2D, &ev);
+		ctx->be.ops->event_release(&ctx->be, &ev);
+	}
+	return rc < 0 ? tmm_fail(ctx, rc, "ordering a compaction before "
+				 "later copies: %s", ctx->be.error)
+		      : 0;
+}
+
+int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes)
+{
+	struct walk w = { 0 };
+	struct tmm_pool_block **held = NULL;
+	struct window *win = NULL;
+	uint64_t *scratch = NULL;
+	size_t first = 0, last = 0, n_held = 0, n_win = 0;
+	bool found = false;
+	struct tmm_pool_stats ps;
+	uint64_t size = (bytes + TMM_POOL_ALIGN - 1) / TMM_POOL_ALIGN *
+			TMM_POOL_ALIGN;
+	int rc = -ENOSPC;
+
+	tmm_pool_get_stats(ctx->pool, &ps);
+	if (ps.in_use > ps.limit || ps.limit - ps.in_use < size)
+		return -ENOSPC; /* not enough free bytes: eviction's job */
+	/* Tensors whose swap-in has landed may move once retired. */
+	tmm_mover_progress(ctx);
+	tmm_pool_walk(ctx->pool, collect, &w);
+	/* Short of host memory, compaction is skipped, not failed. */
+	if (w.nomem || mark_movable(ctx, &w) < 0)
+		goto out;
+	win = windows(&w, size, &n_win);
+	scratch = malloc(sizeof(uint64_t) * 2 * (w.n + 1));
+	if (!win || !scratch)
+		goto out;
+	/* The cheapest window whose tensors have somewhere to go; a few
+	 * tries are enough, the rest would move more bytes anyway. */
+	for (size_t k = 0; k < n_win && k < MAX_TRIES && !found; k++)
+		if (placeable(&w, &win[k], scratch)) {
+			first = win[k].first;
+			last = win[k].last;
+			found = true;
+		}
+	if (!found)
+		goto out;
+	held = calloc(last - first + 1, sizeof(*held));
+	if (!held)
+		goto out;
+	/* Hold the window's holes, so that no move lands in them (the
+	 * blocks moved out of are held too, below: one per slot). */
+	for (size_t i = first; i <= last; i++) {
+		if (w.s[i].used)
+			continue;
+		if (tmm_pool_alloc_at(ctx->pool, w.s[i].offset, w.s[i].size,
+				      &held[n_held]) < 0) {
+			rc = -ENOSPC;
+			goto release;
+		}
+		n_held++;
+	}
+	for (size_t i = first; i <= last; i++) {
+		struct tmm_tensor_rec *t = w.s[i].t;
+		struct tmm_pool_block *to;
+		void *dst;
+
+		if (!t)
+			continue;
+		if (tmm_pool_alloc(ctx->pool, t->bytes, &to) < 0) {
+			rc = -ENOSPC; /* no hole elsewhere: eviction's job */
+			goto release;
+		}
+		dst = (char *)ctx->arena + to->offset;
+		rc = ctx->be.ops->copy_on_device(&ctx->be, dst, t->dev,
+						 t->bytes);
+		if (rc < 0) {
+			tmm_pool_free(ctx->pool, to);
+			rc = tmm_fail(ctx, rc, "moving a tensor on the device "
+				      "to make room: %s", ctx->be.error);
+			goto release;
+		}
+		/* Its old block stays held until every move is done: the
+		 * next tensor's move must not land in it. */
+		held[n_held++] = t->block;
+		t->block = to;
+		t->dev = dst;
+		ctx->c.compaction_moves++;
+		ctx->c.compaction_bytes += t->bytes;
+	}
+	rc = order_copies_in(ctx);
+release:
+	for (size_t i = 0; i < n_held; i++)
+		tmm_pool_free(ctx->pool, held[i]);
+out:
+	free(win);
+	free(scratch);
+	free(held);
+	free(w.s);
+	return rc;
+}

@@ -1,0 +1,21 @@
+/*
+ * compact.h — making a hole in the device pool by moving tensors (see
+ * compact.c for the method).
+ */
+#ifndef TMM_COMPACT_H
+#define TMM_COMPACT_H
+
+#include <stddef.h>
+
+#include "lib/core/context.h"
+
+/*
+ * Moves resident, unpinned tensors on the device so that a free block of
+ * `bytes` exists, when the pool has that many free bytes but no hole
+ * holds them.  Returns 0 (tmm_pool_alloc of `bytes` now succeeds),
+ * -ENOSPC when no such move exists (eviction must make the room), or a
+ * backend error with a message in ctx->error.
+ */
+int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes);
+
+#endif /* TMM_COMPACT_H */

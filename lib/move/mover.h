@@ -1,0 +1,185 @@
+/*
+ * mover.h — the swap engine: where a tensor's bytes are, and moving them.
+ *
+ * In mode=uvm the same entry points act on managed memory instead
+ * (mover_uvm.h): same states, no pool, no passive eviction.
+ *
+ * Mechanism only: the mover executes evictions and swap-ins it is asked for
+ * (by the runtime on an access, by a plan, or by passive mode when an
+ * allocation does not fit) and keeps the invariants of tensor_state.h.
+ * Copies run on the backend's copy engines and are retired lazily by
+ * tmm_mover_progress(), which polls their events.
+ */
+#ifndef TMM_MOVER_H
+#define TMM_MOVER_H
+
+#include <stdbool.h>
+
+#include "lib/core/context.h"
+
+/*
+ * Makes t usable by the next compute work: on return t holds device memory
+ * and, when need_data, its bytes are there or queued to arrive before any
+ * later compute.  Handles every state: EMPTY (allocates; -ENODATA when
+ * need_data), SWAPPING_OUT (cancels the eviction), HOST (swaps in on
+ * demand, a counted stall; or, when !need_data, discards the host copy),
+ * SWAPPING_IN (makes compute wait for the copy), DROPPED (recomputes it;
+ * or, when !need_data, forgets it).  The caller pins t first.
+ * Returns 0, -ENODATA, -ENOMEM, or a backend error.
+ */
+int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			    bool need_data);
+
+/*
+ * Evicts a RESIDENT, unpinned tensor to the host: a device-to-host copy
+ * queued after the compute work issued so far.  The device memory is
+ * released when the copy completes (tmm_mover_progress), and compute does
+ * not wait for it (Capuchin §5.3, decoupled swapping).  With `sync`, the
+ * host waits for the copy and the tensor is HOST on return.
+ * Returns 0, -EINVAL (wrong state or pinned), -ENOMEM (host), or a backend
+ * error; on failure the tensor is unchanged.
+ */
+int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		       bool sync);
+
+/*
+ * Starts bringing a HOST tensor back: allocates device memory (which may
+ * wait or evict) and queues a host-to-device copy.  Returns 0, -EINVAL
+ * (wrong state), -ENOMEM, or a backend error.
+ */
+int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * Starts bringing a HOST tensor back ahead of its use (a plan's PREFETCH),
+ * but only into memory that is free or about to be: it may wait for a
+ * pending swap-out, never evicts.  Returns 0, -ENOSPC (no room: the
+ * back-access will bring it in), or an error as tmm_mover_swap_in.
+ */
+int tmm_mover_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * Gives t (EMPTY, HOST or DROPPED) device memory of its size, by best fit
+ * in the pool.  When the pool has no room: waits for the earliest pending
+ * swap-out, then drops what a recomputation regenerated on the way, then
+ * evicts the least recently used unpinned tensors synchronously (passive
+ * mode), counting each.  Returns 0 or -ENOMEM with a message naming the
+ * tensor, the op and the bytes.
+ */
+int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * Makes an EMPTY tensor RESIDENT in exactly [offset, offset + bytes) of
+ * the pool, evicting nothing: a split op's output placed below the input
+ * it grows into (split.c), which may start smaller than the tensor and is
+ * extended to its whole size as its rows are written.  Swap mode only.
+ * Returns 0, -EINVAL (not EMPTY, or mode=uvm) or -ENOMEM (not free).
+ */
+int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		       uint64_t offset, uint64_t bytes);
+
+/*
+ * A swap-out in pieces, while an op still reads or writes the tensor
+ * (split.c: a split op's input leaving row by row, TSPLIT Eq. 5 and 6;
+ * split_stream.c: its output leaving as its rows are written).  The tensor
+ * stays RESIDENT and pinned throughout; its device rows may be given back
+ * to the pool once they are on the host.
+ *  - begin: takes t's pinned host buffer.  Returns 0, -EINVAL (not
+ *    RESIDENT, already holding a host buffer, or mode=uvm) or -ENOMEM.
+ *  - piece: copies bytes [offset, offset + bytes) of t to its host buffer
+ *    after the compute work issued so far, and waits for the copy: a
+ *    counted stall, after which those device bytes may be reused.
+ *    Returns 0 or a backend error.
+ *  - piece_async: the same copy, not waited for: compute goes on while
+ *    it runs (a split op's output streamed out, split_stream.c).  *last
+ *    (zeroed before the first piece) becomes the newest copy's event;
+ *    the D2H engine runs in order, so it stands for all of them.  Those
+ *    device bytes must not be reused, nor the host buffer given back,
+ *    before swap_out_wait.  Returns 0 or a backend error (nothing was
+ *    issued; *last is as it was).
+ *  - wait: waits for *last, a counted stall, and clears it.  Returns 0
+ *    or a backend error.
+ *  - end: every byte is on the host; gives back what is left of t's
+ *    device block and makes t HOST, counted as one swap-out.
+ *  - end_async: every copy of t's bytes is queued, the newest one's
+ *    event in *last (cleared): t is SWAPPING_OUT, counted as one
+ *    swap-out, and HOST once that copy is retired like any other
+ *    swap-out's; compute does not wait for it.  With no copy in *last,
+ *    as end.
+ *  - cancel: gives the host buffer back; t stays RESIDENT, whole.
+ */
+int tmm_mover_swap_out_begin(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+int tmm_mover_swap_out_piece(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			     uint64_t offset, uint64_t bytes);
+int tmm_mover_swap_out_piece_async(struct tmm_ctx *ctx,
+				   struct tmm_tensor_rec *t, uint64_t offset,
+				   uint64_t bytes, tmm_event *last);
+int tmm_mover_swap_out_wait(struct tmm_ctx *ctx, tmm_event *last);
+void tmm_mover_swap_out_end(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+void tmm_mover_swap_out_end_async(struct tmm_ctx *ctx,
+				  struct tmm_tensor_rec *t, tmm_event *last);
+void tmm_mover_swap_out_cancel(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Gives back t's device memory (a drop: the caller changes its state). */
+void tmm_mover_free_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * Device memory that belongs to no tensor, for an output a recomputation
+ * must produce but not keep; made room for as tmm_mover_alloc_device
+ * does.  Returns 0 or -ENOMEM.  Freeing NULL does nothing.
+ */
+int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
+			    struct tmm_pool_block **block, void **ptr);
+void tmm_mover_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block);
+
+/* Waits for t's copy in flight, if any, and completes its transition. */
+int tmm_mover_settle(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Retires every copy that has completed (cheap when none has). */
+void tmm_mover_progress(struct tmm_ctx *ctx);
+
+/* Waits for every copy in flight and retires it. */
+int tmm_mover_drain(struct tmm_ctx *ctx);
+
+/* Evicts (swap-outs, waited for) until the device pool holds at most
+ * `limit` bytes.  Returns 0, -EBUSY (no message) when only pinned tensors
+ * are left, or a negative errno from a copy. */
+int tmm_mover_shrink_to(struct tmm_ctx *ctx, uint64_t limit);
+
+/* Marks an access: t becomes the most recently used. */
+static inline void tmm_mover_touch(struct tmm_ctx *ctx,
+				   struct tmm_tensor_rec *t)
+{
+	t->last_use = ctx->use_clock;
+	if (tmm_list_linked(&t->on_device))
+		tmm_list_move_tail(&ctx->device_lru, &t->on_device);
+}
+
+/* Releases everything t holds (device, host, copies); t becomes EMPTY. */
+void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * A plan's ADVISE (enum tmm_plan_advice) on t: mode=uvm advises its
+ * managed range; the pinned-copy engine places bytes itself, so in
+ * mode=swap it does nothing.  Returns 0, -EINVAL or a backend error.
+ */
+int tmm_mover_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		     uint32_t advice);
+
+/* Sets t->state, which must be a legal transition (tensor_state.c). */
+void tmm_mover_set_state(struct tmm_tensor_rec *t, enum tmm_tstate to);
+
+
+
+/*
+ * Host <-> tensor copies for tmm_tensor_write/read, wherever t is.  Writing
+ * an EMPTY tensor materialises it zero-filled: on the device when it fits
+ * without evicting anything, else on the host.  Return 0, -ENODATA (read of
+ * an EMPTY tensor), -ENOMEM, or a backend error.  On a phantom device
+ * write's src may be NULL: the moves and their times, no bytes (a trial
+ * replaying the program's host writes, lib/twin/trial.c).
+ */
+int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		    size_t offset, const void *src, size_t bytes);
+int tmm_mover_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		   size_t offset, void *dst, size_t bytes);
+#endif /* TMM_MOVER_H */

@@ -1,0 +1,391 @@
+/*
+ * mover_uvm.c — the mover in mode=uvm (see mover_uvm.h).
+ *
+ * Every action here is a call on the tensor's managed range; the bytes
+ * never move between buffers, so a tensor's data survives every state
+ * change except a drop, whose discard leaves the range undefined until the
+ * recomputation writes it again (the simulator poisons it to prove that
+ * nothing reads it before).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mover.h"
+#include "mover_uvm.h"
+#include "lib/io/plan.h"
+#include "lib/mem/pool.h"
+#include "lib/exec/tracker.h"
+
+static int backend_error(struct tmm_ctx *ctx, int rc)
+{
+	return tmm_fail(ctx, rc, "%s", ctx->be.error);
+}
+
+/* The NUMA node swapped-out tensors belong on. */
+static int host_node(const struct tmm_ctx *ctx)
+{
+	return ctx->cfg.host_numa_node >= 0 ? ctx->cfg.host_numa_node
+					    : ctx->be.info.numa_node;
+}
+
+void tmm_uvm_sync_counters(struct tmm_ctx *ctx)
+{
+	struct tmm_managed_stats st;
+	struct tmm_counters *c = &ctx->c;
+
+	if (ctx->be.ops->managed_stats(&ctx->be, &st) < 0)
+		return;
+	c->uvm_fault_batches = st.fault_batches;
+	c->uvm_faults = st.faults;
+	c->uvm_fault_bytes = st.fault_bytes;
+	c->uvm_prefetch_bytes = st.prefetch_bytes;
+	c->uvm_evictions = st.evictions;
+	c->uvm_eviction_bytes = st.eviction_bytes;
+	c->uvm_remote_bytes = st.remote_bytes;
+	c->uvm_discard_bytes = st.discard_bytes;
+	c->uvm_resident = st.resident;
+	c->uvm_resident_peak = st.resident_peak;
+}
+
+/* ---- allocations ------------------------------------------------------ */
+
+int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	char label[64];
+	int rc;
+
+	if (t->dev)
+		return 0;
+	rc = ctx->be.ops->managed_alloc(&ctx->be, t->bytes, &t->dev);
+	if (rc < 0) {
+		t->dev = NULL;
+		return tmm_fail(ctx, rc,
+				"op '%s': no managed memory for tensor %s (%zu "
+				"bytes): %s",
+				ctx->current_op ? ctx->current_op : "(none)",
+				tmm_tensor_label(t, label, sizeof(label)),
+				t->bytes, ctx->be.error);
+	}
+	return 0;
+}
+
+void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	if (t->state == TMM_TS_SWAPPING_IN) {
+		tmm_list_del(&t->in_flight);
+		ctx->be.ops->event_release(&ctx->be, &t->copy);
+	}
+	if (t->dev)
+		ctx->be.ops->managed_free(&ctx->be, t->dev, t->bytes);
+	t->dev = NULL;
+	t->uvm_host_preferred = false;
+	/* Retiring the record is not a life-cycle transition. */
+	t->state = TMM_TS_EMPTY;
+	tmm_uvm_sync_counters(ctx);
+}
+
+/*
+ * Scratch has no tensor to remember its range, so its pool-block handle
+ * carries it: offset is the address, size the length.  Only this file
+ * makes or reads such blocks.
+ */
+int tmm_uvm_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
+			  struct tmm_pool_block **block, void **ptr)
+{
+	struct tmm_pool_block *b = malloc(sizeof(*b));
+	int rc;
+
+	*block = NULL;
+	if (!b)
+		return tmm_fail(ctx, -ENOMEM, "out of memory");
+	rc = ctx->be.ops->managed_alloc(&ctx->be, bytes, ptr);
+	if (rc < 0) {
+		free(b);
+		return tmm_fail(ctx, rc,
+				"op '%s': no managed memory for a %zu-byte "
+				"recomputation buffer: %s",
+				ctx->current_op ? ctx->current_op : "(none)",
+				bytes, ctx->be.error);
+	}
+	b->offset = (uint64_t)(uintptr_t)*ptr;
+	b->size = bytes;
+	*block = b;
+	return 0;
+}
+
+void tmm_uvm_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block)
+{
+	if (!block)
+		return;
+	ctx->be.ops->managed_free(&ctx->be, (void *)(uintptr_t)block->offset,
+				  block->size);
+	free(block);
+}
+
+/* ---- plan actions ----------------------------------------------------- */
+
+void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	/* A discard that fails only costs the write-back it would save:
+	 * the range is still the tensor's, to be rewritten on use. */
+	if (t->dev && ctx->be.ops->discard(&ctx->be, t->dev, t->bytes) < 0)
+		tmm_log(ctx, TMM_LOG_WARN, "%s", ctx->be.error);
+	tmm_uvm_sync_counters(ctx);
+}
+
+/* Unsets the preferred location a swap-out gave t. */
+static int unprefer_host(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	int rc;
+
+	if (!t->uvm_host_preferred)
+		return 0;
+	rc = ctx->be.ops->advise(&ctx->be, t->dev, t->bytes,
+				 TMM_ADVISE_UNSET_PREFERRED);
+	if (rc < 0)
+		return backend_error(ctx, rc);
+	t->uvm_host_preferred = false;
+	return 0;
+}
+
+int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_backend *be = &ctx->be;
+	int rc;
+
+	rc = be->ops->advise(be, t->dev, t->bytes, TMM_ADVISE_PREFERRED_HOST);
+	if (rc == 0)
+		rc = be->ops->prefetch(be, TMM_ENGINE_D2H, t->dev, t->bytes,
+				       TMM_LOC_HOST, host_node(ctx));
+	if (rc < 0) {
+		be->ops->advise(be, t->dev, t->bytes,
+				TMM_ADVISE_UNSET_PREFERRED);
+		return backend_error(ctx, rc);
+	}
+	t->uvm_host_preferred = true;
+	/* The migration is the driver's business: bookkeeping moves on at
+	 * once, and a back-access before it ends simply waits for it. */
+	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
+	tmm_mover_set_state(t, TMM_TS_HOST);
+	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
+	ctx->c.swap_out_count++;
+	ctx->c.swap_out_bytes += t->bytes;
+	tmm_uvm_sync_counters(ctx);
+	return 0;
+}
+
+/* HOST -> RESIDENT, as bookkeeping. */
+static void back_on_device(struct tmm_tensor_rec *t)
+{
+	tmm_mover_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_mover_set_state(t, TMM_TS_RESIDENT);
+}
+
+int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_backend *be = &ctx->be;
+	char label[64];
+	int rc;
+
+	if (t->state != TMM_TS_HOST)
+		return tmm_fail(ctx, -EINVAL,
+				"cannot prefetch tensor %s: it is %s",
+				tmm_tensor_label(t, label, sizeof(label)),
+				tmm_tstate_name(t->state));
+	rc = unprefer_host(ctx, t);
+	if (rc < 0)
+		return rc;
+	rc = be->ops->prefetch(be, TMM_ENGINE_H2D, t->dev, t->bytes,
+			       TMM_LOC_DEVICE, -1);
+	if (rc == 0)
+		rc = be->ops->event_record(be, TMM_ENGINE_H2D, &t->copy);
+	if (rc < 0)
+		return backend_error(ctx, rc);
+	/*
+	 * In flight until its event completes, as a swap-in is: the mover
+	 * retires it (tmm_mover_progress), an access before then makes
+	 * compute wait for it, and the plan's feedback sees it late.
+	 */
+	tmm_mover_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
+	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
+	ctx->c.swap_in_count++;
+	ctx->c.swap_in_bytes += t->bytes;
+	tmm_uvm_sync_counters(ctx);
+	return 0;
+}
+
+int tmm_uvm_bring_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		       bool need_data)
+{
+	int rc = unprefer_host(ctx, t);
+
+	if (rc < 0)
+		return rc;
+	/* The op overwrites it: faulting its old pages in would be waste. */
+	if (!need_data)
+		tmm_uvm_discard(ctx, t);
+	back_on_device(t);
+	return 0;
+}
+
+int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		   uint32_t advice)
+{
+	static const enum tmm_advice map[TMM_PLAN_ADVICE_COUNT] = {
+		[TMM_PLAN_ADVICE_PREFER_HOST] = TMM_ADVISE_PREFERRED_HOST,
+		[TMM_PLAN_ADVICE_PREFER_DEVICE] = TMM_ADVISE_PREFERRED_DEVICE,
+		[TMM_PLAN_ADVICE_UNSET_PREFERRED] = TMM_ADVISE_UNSET_PREFERRED,
+		[TMM_PLAN_ADVICE_READ_MOSTLY] = TMM_ADVISE_READ_MOSTLY,
+		[TMM_PLAN_ADVICE_UNSET_READ_MOSTLY] =
+			TMM_ADVISE_UNSET_READ_MOSTLY,
+		[TMM_PLAN_ADVICE_ACCESSED_BY_DEVICE] =
+			TMM_ADVISE_ACCESSED_BY_DEVICE,
+	};
+	char label[64];
+	int rc;
+
+	if (advice >= TMM_PLAN_ADVICE_COUNT)
+		return tmm_fail(ctx, -EINVAL, "unknown plan advice %u",
+				advice);
+	if (!t->dev)
+		return tmm_fail(ctx, -EINVAL,
+				"cannot advise on tensor %s: it holds no "
+				"managed memory yet",
+				tmm_tensor_label(t, label, sizeof(label)));
+	/*
+	 * Read-mostly duplicates pages on every reader; a write then
+	 * collapses the copies at a fault each, slower than no advice.  A
+	 * tensor the iteration writes (weights the optimizer updates) is
+	 * refused; the guide counts the action as skipped.
+	 */
+	if (advice == TMM_PLAN_ADVICE_READ_MOSTLY &&
+	    tmm_tracker_written(ctx, t))
+		return tmm_fail(ctx, -EINVAL,
+				"read-mostly advice refused for tensor %s: "
+				"the iteration writes it",
+				tmm_tensor_label(t, label, sizeof(label)));
+	rc = ctx->be.ops->advise(&ctx->be, t->dev, t->bytes, map[advice]);
+	if (rc < 0)
+		return backend_error(ctx, rc);
+	/* The plan now owns the preferred location. */
+	if (advice == TMM_PLAN_ADVICE_PREFER_HOST ||
+	    advice == TMM_PLAN_ADVICE_PREFER_DEVICE ||
+	    advice == TMM_PLAN_ADVICE_UNSET_PREFERRED)
+		t->uvm_host_preferred = false;
+	return 0;
+}
+
+/* ---- accesses --------------------------------------------------------- */
+
+void tmm_uvm_access_begin(struct tmm_ctx *ctx)
+{
+	ctx->uvm_n_ranges = 0;
+	ctx->uvm_ranges_failed = false;
+}
+
+void tmm_uvm_access_add(struct tmm_ctx *ctx, void *ptr, size_t bytes,
+			bool write)
+{
+	if (ctx->uvm_n_ranges == ctx->uvm_cap_ranges) {
+		unsigned cap = ctx->uvm_cap_ranges ? 2 * ctx->uvm_cap_ranges
+						   : 32;
+		void *p = realloc(ctx->uvm_ranges,
+				  cap * sizeof(*ctx->uvm_ranges));
+
+		if (!p) {
+			ctx->uvm_ranges_failed = true;
+			return;
+		}
+		ctx->uvm_ranges = p;
+		ctx->uvm_cap_ranges = cap;
+	}
+	ctx->uvm_ranges[ctx->uvm_n_ranges++] = (struct tmm_managed_range){
+		.ptr = ptr, .bytes = bytes, .write = write, .by_host = false
+	};
+}
+
+int tmm_uvm_access_commit(struct tmm_ctx *ctx)
+{
+	struct tmm_backend *be = &ctx->be;
+	uint64_t t0;
+	int rc;
+
+	if (ctx->uvm_ranges_failed)
+		return tmm_fail(ctx, -ENOMEM, "out of memory");
+	t0 = be->ops->now_ns(be);
+	rc = be->ops->managed_access(be, ctx->uvm_ranges, ctx->uvm_n_ranges);
+	/* Faults stall the kernels: the time is lost like a swap-in's. */
+	ctx->c.stall_ns += be->ops->now_ns(be) - t0;
+	tmm_uvm_sync_counters(ctx);
+	return rc < 0 ? backend_error(ctx, rc) : 0;
+}
+
+int tmm_uvm_touch_op(struct tmm_ctx *ctx, struct tmm_tensor_rec *const *recs,
+		     unsigned n_inputs, unsigned n)
+{
+	tmm_uvm_access_begin(ctx);
+	for (unsigned i = 0; i < n; i++)
+		tmm_uvm_access_add(ctx, recs[i]->dev, recs[i]->bytes,
+				   i >= n_inputs);
+	return tmm_uvm_access_commit(ctx);
+}
+
+/* The host touches [offset, offset + bytes) of t. */
+static int host_touch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		      size_t offset, size_t bytes, bool write)
+{
+	struct tmm_managed_range r = { .ptr = (char *)t->dev + offset,
+				       .bytes = bytes, .write = write,
+				       .by_host = true };
+	int rc = ctx->be.ops->managed_access(&ctx->be, &r, 1);
+
+	tmm_uvm_sync_counters(ctx);
+	return rc < 0 ? backend_error(ctx, rc) : 0;
+}
+
+int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		  size_t offset, const void *src, size_t bytes)
+{
+	bool fresh = t->state == TMM_TS_EMPTY;
+	int rc = tmm_uvm_materialize(ctx, t);
+
+	if (rc < 0)
+		return rc;
+	if (fresh && (offset != 0 || bytes != t->bytes)) {
+		/* The rest of a fresh tensor reads as zeros, as in swap
+		 * mode; managed memory promises nothing of the kind. */
+		rc = host_touch(ctx, t, 0, t->bytes, true);
+		if (rc < 0)
+			return rc;
+		if (src)
+			memset(t->dev, 0, t->bytes);
+	} else {
+		rc = host_touch(ctx, t, offset, bytes, true);
+		if (rc < 0)
+			return rc;
+	}
+	if (src)
+		memcpy((char *)t->dev + offset, src, bytes);
+	if (fresh)
+		tmm_mover_set_state(t, TMM_TS_RESIDENT);
+	return 0;
+}
+
+int tmm_uvm_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		 size_t offset, void *dst, size_t bytes)
+{
+	char label[64];
+	int rc;
+
+	if (t->state == TMM_TS_EMPTY || !t->dev)
+		return tmm_fail(ctx, -ENODATA,
+				"tmm_tensor_read: tensor %s was never written",
+				tmm_tensor_label(t, label, sizeof(label)));
+	rc = host_touch(ctx, t, offset, bytes, false);
+	if (rc < 0)
+		return rc;
+	memcpy(dst, (char *)t->dev + offset, bytes);
+	return 0;
+}

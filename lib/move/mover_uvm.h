@@ -1,0 +1,98 @@
+/*
+ * mover_uvm.h — the mover in mode=uvm: tensor states over managed memory.
+ *
+ * In mode=uvm each tensor is one managed allocation, made when it first
+ * holds bytes and freed when it is destroyed; there is no device pool and
+ * the runtime never evicts by itself: the driver does (on the simulator,
+ * the model of sim_uvm.c, bounded by the budget).  The tensor states stay
+ * as bookkeeping of what the plan asked (DESIGN.md, "Tensor states"):
+ *
+ *   evict (EVICT_SWAP)  prefetch to the host + preferred location host,
+ *                       RESIDENT -> HOST; the advice is unset when the
+ *                       tensor is brought back
+ *   drop (EVICT_DROP)   discard (no write-back), RESIDENT -> DROPPED; the
+ *                       recompute lineage regenerates it on its next use
+ *   prefetch            prefetch to the device, HOST -> SWAPPING_IN,
+ *                       RESIDENT when the copy's event completes
+ *   advise              the plan action's advice on the tensor's range
+ *   on demand           HOST -> RESIDENT with no copy: the op's faults
+ *                       bring the pages in
+ *
+ * mover.c's entry points call these when ctx->mode is TMM_MODE_UVM, so the
+ * rest of the runtime (run.c, guide.c, recompute.c) is the same in both
+ * modes.  Before an op's kernels run, the runtime tells the backend which
+ * managed ranges they touch (tmm_uvm_touch_op), which is where the
+ * simulated driver takes its faults.
+ */
+#ifndef TMM_MOVER_UVM_H
+#define TMM_MOVER_UVM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/core/context.h"
+
+struct tmm_pool_block;
+
+/* Gives t its managed allocation if it has none (t->dev).  Returns 0 or
+ * -ENOMEM with a message. */
+int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Discards t's pages (a drop: the caller changes its state). */
+void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* RESIDENT -> HOST: prefetch to the host with preferred location host.
+ * Returns 0 or a backend error (t unchanged). */
+int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* HOST -> SWAPPING_IN by a prefetch to the device, RESIDENT once its
+ * event completes (retired as a swap-in is).  Returns 0, -EINVAL (not
+ * HOST) or a backend error. */
+int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* HOST -> RESIDENT on demand: the advice goes, the faults bring the pages
+ * (or, when !need_data, the old pages are discarded).  Returns 0 or a
+ * backend error. */
+int tmm_uvm_bring_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		       bool need_data);
+
+/* A plan's ADVISE (enum tmm_plan_advice) on t's range.  Returns 0, -EINVAL
+ * (t holds no allocation, or unknown advice) or a backend error. */
+int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		   uint32_t advice);
+
+/* A throwaway managed buffer for a recomputation, and its release. */
+int tmm_uvm_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
+			  struct tmm_pool_block **block, void **ptr);
+void tmm_uvm_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block);
+
+/* Frees t's managed allocation; t becomes EMPTY. */
+void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Host writes and reads of a managed tensor (the host touches its pages,
+ * which moves them).  Return 0, -ENODATA (read of EMPTY), -ENOMEM, or a
+ * backend error. */
+int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		  size_t offset, const void *src, size_t bytes);
+int tmm_uvm_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		 size_t offset, void *dst, size_t bytes);
+
+/*
+ * The ranges the next kernels touch: begin, add each input (write false)
+ * and output (write true), commit before kernel_begin.  Commit hands them
+ * to the backend, counts the time lost as stall and refreshes the uvm_*
+ * counters.  Returns 0, -ENOMEM or a backend error.
+ */
+void tmm_uvm_access_begin(struct tmm_ctx *ctx);
+void tmm_uvm_access_add(struct tmm_ctx *ctx, void *ptr, size_t bytes,
+			bool write);
+int tmm_uvm_access_commit(struct tmm_ctx *ctx);
+
+/* The same for an op's tensors, recs[0..n) with outputs from n_inputs. */
+int tmm_uvm_touch_op(struct tmm_ctx *ctx, struct tmm_tensor_rec *const *recs,
+		     unsigned n_inputs, unsigned n);
+
+/* Copies the backend's managed-memory counters into ctx->c. */
+void tmm_uvm_sync_counters(struct tmm_ctx *ctx);
+
+#endif /* TMM_MOVER_UVM_H */
