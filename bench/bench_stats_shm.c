@@ -19,7 +19,7 @@
 #include "clock.h"
 #include "lib/core/context.h"
 #include "machine.h"
-#include "lib/share/stats_shm.h"
+#include "lib/exec/stats_shm.h"
 #include "tensormm.h"
 
 #define RUNS 7

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "lib/mem/pool.h"
+#include "lib/base/pool_align.h"
 #include "tensormm.h"
 
 /*

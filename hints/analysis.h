@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "lib/io/plan.h"
-#include "planner.h"
+#include "planner_input.h"
 
 /* One tensor's life in the iteration. */
 struct tmm_life {

@@ -9,8 +9,8 @@
  * each of them for a plan and keeps the best.
  *
  * On the simulator every plan is tried on a twin of the device
- * (lib/twin/trial.h: the runtime itself, replaying the trace), and, with
- * auto_goal=fit (the default):
+ * (lib/twin/trial.h: the runtime itself, replaying the trace, lent to
+ * the planners as in->twin), and, with auto_goal=fit (the default):
  *   1. a plan that trains without passive eviction beats one that does
  *      not (passive mode depends on what the allocator happens to find);
  *   2. then the faster steady iteration wins, then fewer evictions;
@@ -47,10 +47,9 @@
 
 #include "analysis.h"
 #include "plan_forecast.h"
-#include "planner.h"
 #include "planners.h"
+#include "policies.h"
 #include "plan_repair.h"
-#include "lib/twin/trial.h"
 
 static const char *const candidates[] = {
 	"none",	      "vdnn-conv", "vdnn-all", "checkpoint",
@@ -115,7 +114,8 @@ static void try_plan(const struct tmm_planner_input *in, struct candidate *c)
 {
 	tmm_trial_result_free(&c->trial);
 	c->tried = in->twin &&
-		   tmm_trial_run(in->twin, in->trace, &c->plan, &c->trial) == 0;
+		   in->twin->ops->run(&in->twin->device, in->trace, &c->plan,
+				      &c->trial) == 0;
 }
 
 static void candidate_free(struct candidate *c)
@@ -131,7 +131,7 @@ static int make_candidate(const char *name, const struct tmm_planner_input *in,
 			  const struct tmm_analysis *an, struct candidate *c)
 {
 	char err[200];
-	int rc = tmm_planner_make(name, in, &c->plan, err, sizeof(err));
+	int rc = tmm_policy_make(name, in, &c->plan, err, sizeof(err));
 
 	c->tried = false;
 	memset(&c->trial, 0, sizeof(c->trial));

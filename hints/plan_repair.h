@@ -16,7 +16,7 @@
 #define TMM_PLAN_REPAIR_H
 
 #include "analysis.h"
-#include "lib/twin/trial.h"
+#include "planner_input.h"
 
 /*
  * Copies plan p (made for an->trace) into *out with a scheduled swap for

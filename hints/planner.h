@@ -1,8 +1,15 @@
 /*
- * planner.h — choosing a planner by name (TENSORMM_POLICY).
+ * planner.h — the planners' interface: choosing one by name
+ * (TENSORMM_POLICY), and all that lib/ may know of hints/.
  *
  * Every planner is a pure function: one recorded iteration and the device
- * it will run on in, a plan out.  No CUDA, no globals, no I/O.
+ * it will run on in, a plan out.  No CUDA, no globals, no I/O.  The one
+ * service a planner may use, trying a plan on a twin of the device, comes
+ * in with its input as a table of functions (struct tmm_twin_ops) that the
+ * runtime fills (lib/twin/trial.c), so hints/ depends on no lib/ internal:
+ * only on the trace and plan types (lib/io/) and the tunables (lib/base/).
+ * This header is the only one of hints/ that lib/ includes
+ * (scripts/check-layers holds it to that).
  */
 #ifndef TMM_PLANNER_H
 #define TMM_PLANNER_H
@@ -11,29 +18,7 @@
 #include <stdint.h>
 
 #include "lib/io/plan.h"
-#include "lib/io/trace.h"
-#include "lib/base/tunables.h"
-
-/* The device a plan is for: only what the planners may know of it. */
-struct tmm_planner_device {
-	uint64_t capacity;	   /* device memory, bytes */
-	double h2d_gbps, d2h_gbps; /* host link, GB/s (1e9 bytes/s) */
-	uint64_t copy_latency_ns;  /* fixed cost of one copy */
-	uint64_t launch_ns;	   /* fixed cost of one op launch: what
-				    * each micro-op of a split adds */
-};
-
-struct tmm_trial_device;
-
-struct tmm_planner_input {
-	const struct tmm_trace *trace; /* the measured iteration */
-	uint64_t budget;	       /* device bytes the plan must fit in */
-	struct tmm_planner_device device;
-	/* A simulated device that plans can be tried on (lib/twin/trial.h), or
-	 * NULL: a real device, or a trial already. */
-	const struct tmm_trial_device *twin;
-	enum tmm_auto_goal auto_goal; /* policy auto only */
-};
+#include "planner_input.h"
 
 /*
  * Makes the plan of policy `policy` into *out (initialised here).  Returns
@@ -41,5 +26,11 @@ struct tmm_planner_input {
  */
 int tmm_planner_make(const char *policy, const struct tmm_planner_input *in,
 		     struct tmm_plan *out, char *err, size_t errlen);
+
+/*
+ * The device bytes in->trace holds at its peak with nothing moved (the
+ * unconstrained peak), into *peak.  Returns 0 or -ENOMEM.
+ */
+int tmm_planner_peak(const struct tmm_planner_input *in, uint64_t *peak);
 
 #endif /* TMM_PLANNER_H */

@@ -1,5 +1,6 @@
 /*
- * planners.h — the planners planner.c chooses from by name.
+ * planners.h — the planners, one plan_*.c each (passive and none share
+ * plan_none.c); policies.c runs them by name.
  *
  * Each makes the plan of one policy into *out (initialised by it) from
  * in->trace, in->device and in->budget: a pure function, no I/O.  Each
@@ -9,9 +10,13 @@
 #define TMM_PLANNERS_H
 
 #include "lib/io/plan.h"
-#include "planner.h"
+#include "planner_input.h"
 
 /* passive: no action at all (passive mode; in uvm mode, the driver). */
+/* A planner. */
+typedef int tmm_planner_fn(const struct tmm_planner_input *in,
+			   struct tmm_plan *out);
+
 int tmm_plan_passive(const struct tmm_planner_input *in,
 		     struct tmm_plan *out);
 

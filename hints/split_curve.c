@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "lib/mem/pool.h"
+#include "lib/base/pool_align.h"
 #include "split_curve.h"
 
 uint64_t tmm_split_saving(const struct tmm_analysis *an,

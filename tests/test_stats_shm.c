@@ -1,11 +1,11 @@
 /*
  * test_stats_shm.c — Check suite for the live statistics segments
- * (lib/share/stats_shm.c): the seqlock under a concurrent writer, the life of a
+ * (lib/exec/stats_shm.c): the seqlock under a concurrent writer, the life of a
  * segment (mode, owner, removal, stale cleanup, stats_shm=off), the
  * refusal of another layout, and a context that cannot make its segment.
  */
 #include "lib/core/context.h"
-#include "lib/share/stats_shm.h"
+#include "lib/exec/stats_shm.h"
 #include "tensormm.h"
 
 #include <check.h>

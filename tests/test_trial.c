@@ -253,10 +253,11 @@ static struct tmm_trial_result try_planner(const struct seen *s,
 					   enum tmm_auto_goal goal,
 					   char *chosen, size_t len)
 {
+	struct tmm_twin twin = { .device = s->dev, .ops = &tmm_twin_ops };
 	struct tmm_planner_input in = { .trace = &s->trace,
 					.budget = s->dev.budget,
 					.device = s->link,
-					.twin = &s->dev,
+					.twin = &twin,
 					.auto_goal = goal };
 	struct tmm_trial_result r;
 	struct tmm_plan p;

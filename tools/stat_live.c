@@ -1,7 +1,7 @@
 /*
  * stat_live.c — tensormm-stat's view of running processes: the list of
  * contexts and the scrolling table, read from the segments that
- * lib/share/stats_shm.c publishes.
+ * lib/exec/stats_shm.c publishes.
  *
  * Gauges (bytes in use, budget, plan state) are printed as they are;
  * counters are printed as the change since the previous line, as vmstat
@@ -21,7 +21,7 @@
 
 #include "lib/exec/guide.h"
 #include "stat.h"
-#include "lib/share/stats_shm.h"
+#include "lib/exec/stats_shm.h"
 #include "tensormm.h"
 
 /* Repeat the header after this many lines, as vmstat does. */

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "stat.h"
-#include "lib/share/stats_shm.h"
+#include "lib/exec/stats_shm.h"
 #include "lib/io/trace_file.h"
 #include "tensormm.h"
 #include "lib/base/tunables.h"

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lifecycle.h"
 #include "lib/core/context.h"
 #include "lib/exec/guide.h"
 #include "lib/mem/hostmem.h"
@@ -26,7 +27,7 @@
 #include "lib/exec/tracker.h"
 #include "lib/backend/numa_place.h"
 #include "lib/mem/pool.h"
-#include "lib/share/stats_shm.h"
+#include "lib/exec/stats_shm.h"
 #include "lib/share/gpu_share.h"
 
 extern _Thread_local char tmm_create_error[512];
@@ -155,7 +156,8 @@ static int resolve_mode(struct tmm_ctx *ctx)
 	}
 }
 
-int tmm_ctx_create(tmm_ctx **out, const char *config)
+int tmm_ctx_assemble(tmm_ctx **out, const char *config,
+		     const struct tmm_twin_ops *twin_ops)
 {
 	struct tmm_ctx *ctx;
 	char err[512], b1[32], b2[32];
@@ -173,6 +175,7 @@ int tmm_ctx_create(tmm_ctx **out, const char *config)
 	tmm_list_init(&ctx->swapping_in);
 	tmm_list_init(&ctx->dropped);
 	tmm_list_init(&ctx->ghosts);
+	ctx->twin_ops = twin_ops;
 
 	rc = tmm_config_load(&ctx->cfg, config, err, sizeof(err));
 	if (rc < 0) {

@@ -30,6 +30,7 @@ struct tmm_guide;
 struct tmm_shm_writer;
 struct tmm_rehearsal;
 struct tmm_share;
+struct tmm_twin_ops;
 
 /* One tensor. */
 struct tmm_tensor_rec {
@@ -182,6 +183,9 @@ struct tmm_ctx {
 					  * (rehearse.c) */
 	struct tmm_share *share;     /* the GPU's other processes, or NULL
 				      * (gpu_share.c) */
+	/* How the planners try a plan on a twin of the device
+	 * (lib/twin/trial.c), lent by tmm_ctx_create; NULL in a twin. */
+	const struct tmm_twin_ops *twin_ops;
 
 	/* mode=uvm: the managed ranges of the next kernels (mover_uvm.c). */
 	struct tmm_managed_range *uvm_ranges;

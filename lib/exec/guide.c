@@ -11,7 +11,6 @@
 #include <time.h>
 #include <string.h>
 
-#include "hints/analysis.h"
 #include "guide.h"
 #include "lib/move/mover.h"
 #include "lib/io/plan_file.h"
@@ -19,7 +18,6 @@
 #include "recompute.h"
 #include "replan.h"
 #include "tracker.h"
-#include "lib/twin/trial.h"
 
 struct tmm_guide {
 	struct tmm_plan plan;
@@ -303,6 +301,20 @@ static void check_hints(struct tmm_ctx *ctx)
 	g->planned = false;
 }
 
+int tmm_guide_twin_device(const struct tmm_ctx *ctx,
+			  struct tmm_trial_device *dev)
+{
+	if (!ctx->be.info.simulated || strcmp(ctx->be.ops->name, "sim") != 0)
+		return -ENODEV;
+	memset(dev, 0, sizeof(*dev));
+	snprintf(dev->profile, sizeof(dev->profile), "%s",
+		 ctx->cfg.sim_profile);
+	dev->capacity = ctx->be.info.capacity;
+	dev->budget = ctx->budget;
+	dev->uvm = ctx->mode == TMM_MODE_UVM;
+	return 0;
+}
+
 /*
  * The configured planner makes the plan from trace `from`: the first
  * iteration's, or after a drift the same retimed (replan.h).  Returns
@@ -321,13 +333,13 @@ static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 			    .copy_latency_ns = ctx->be.info.copy_latency_ns,
 			    .launch_ns = ctx->be.info.launch_ns },
 	};
-	struct tmm_trial_device twin;
+	struct tmm_twin twin = { .ops = ctx->twin_ops };
 	struct tmm_plan plan;
 	struct timespec t0, t1;
 	char err[400];
 	int rc;
 
-	if (tmm_trial_device_of(ctx, &twin) == 0)
+	if (twin.ops && tmm_guide_twin_device(ctx, &twin.device) == 0)
 		in.twin = &twin;
 	g->planned = true;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -520,16 +532,12 @@ uint64_t tmm_guide_demand(struct tmm_ctx *ctx)
 			    .d2h_gbps = ctx->be.info.d2h_gbps,
 			    .copy_latency_ns = ctx->be.info.copy_latency_ns },
 	};
-	struct tmm_analysis an;
 
 	if (!first)
 		return 0;
-	if (!g->unconstrained_peak) {
-		if (tmm_analysis_init(&an, &in) < 0)
-			return 0;
-		g->unconstrained_peak = an.base_peak;
-		tmm_analysis_free(&an);
-	}
+	if (!g->unconstrained_peak &&
+	    tmm_planner_peak(&in, &g->unconstrained_peak) < 0)
+		return 0;
 	/* A plan made with room for the whole peak knows better what the
 	 * iteration holds at once; one made short of room only says how
 	 * it copes. */

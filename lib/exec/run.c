@@ -23,7 +23,7 @@
 #include "rehearse.h"
 #include "lib/move/split.h"
 #include "lib/move/split_stream.h"
-#include "lib/share/stats_shm.h"
+#include "stats_shm.h"
 #include "tracker.h"
 
 /* Ops with up to this many tensors need no scratch buffer. */
@@ -422,7 +422,8 @@ int tmm_iteration_end(tmm_ctx *ctx)
 	ctx->c.last_iteration_ns =
 		ctx->be.ops->now_ns(&ctx->be) - ctx->iteration_begin_ns;
 	tmm_guide_plan_if_due(ctx);
-	tmm_share_iteration_end(ctx);
+	if (tmm_share_iteration_end(ctx, tmm_guide_demand(ctx)))
+		tmm_guide_replan(ctx);
 	tmm_stats_shm_publish(ctx);
 	return 0;
 }

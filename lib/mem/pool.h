@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TMM_POOL_ALIGN 256u
+#include "lib/base/pool_align.h"
 
 /* Blocks of at least this size are carved from the top of a free hole,
  * smaller ones from its bottom, to keep the two apart. */

@@ -25,7 +25,6 @@
 
 #include "lib/core/context.h"
 #include "gpu_share.h"
-#include "lib/exec/guide.h"
 #include "lib/move/mover.h"
 #include "lib/mem/pool.h"
 
@@ -474,14 +473,13 @@ void tmm_share_op(struct tmm_ctx *ctx)
 		follow(ctx);
 }
 
-void tmm_share_iteration_end(struct tmm_ctx *ctx)
+bool tmm_share_iteration_end(struct tmm_ctx *ctx, uint64_t demand)
 {
 	struct tmm_share *sh = ctx->share;
 	struct share_slot *me;
-	uint64_t demand = tmm_guide_demand(ctx);
 
 	if (!sh)
-		return;
+		return false;
 	me = &sh->seg->slot[sh->me];
 	if (demand) {
 		lock(sh->seg);
@@ -494,10 +492,10 @@ void tmm_share_iteration_end(struct tmm_ctx *ctx)
 		unlock(sh->seg);
 	}
 	follow(ctx);
-	if (sh->replan_due) {
-		sh->replan_due = false;
-		tmm_guide_replan(ctx);
-	}
+	if (!sh->replan_due)
+		return false;
+	sh->replan_due = false;
+	return true;
 }
 
 int tmm_share_need(struct tmm_ctx *ctx, uint64_t bytes)

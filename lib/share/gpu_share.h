@@ -18,19 +18,7 @@
  * is bumped on every join, leave and change of a demand or target, so a
  * member notices a change with one atomic read at each op.
  *
- * The split rule (tmm_share_split), our reading of TENSILE's Equation 3
- * and max swapping rate (MSR, Algorithm 2):
- *   - if the demands fit in the capacity, each member gets its demand,
- *     and what is left over is shared evenly;
- *   - otherwise the deficit (sum of demands - capacity) is taken from the
- *     members in proportion to their max swapping rates: a member whose
- *     rate is 0 gives up nothing while others can, and when every rate is
- *     0 all give up evenly;
- *   - no member is taken below its floor (the largest op it has run, and
- *     at least 1/8 of an even share) while others can still give up; if
- *     the floors alone do not fit, everything is scaled down so that the
- *     capacity still holds.
- * The sum of targets never exceeds the capacity.
+ * How the device is split among the members is share_split.h's rule.
  *
  * Invariant under the lock: the sum of reservations never exceeds the
  * capacity.  A member lowers its reservation only after its pool has
@@ -54,27 +42,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TMM_SHARE_SLOTS 64u
+#include "share_split.h"
+
 #define TMM_SHARE_NAME_MAX 128
 
 struct tmm_ctx;
 struct tmm_config;
 struct tmm_device_info;
-
-/* One member's claim, the split rule's input. */
-struct tmm_share_claim {
-	uint64_t demand;  /* bytes it would like */
-	uint64_t floor;	  /* bytes below which it cannot run */
-	double rate;	  /* max swapping rate, 0..1 */
-};
-
-/*
- * The split rule above (a pure function): fills target[0..n) so that
- * their sum is at most `capacity`; each a multiple of `align` (a power of
- * two, or 1).
- */
-void tmm_share_split(const struct tmm_share_claim *claims, unsigned n,
-		     uint64_t capacity, uint64_t align, uint64_t *target);
 
 /*
  * The segment name for this configuration and device into buf; "" when
@@ -104,12 +78,13 @@ void tmm_share_leave(struct tmm_ctx *ctx);
 void tmm_share_op(struct tmm_ctx *ctx);
 
 /*
- * Called at each iteration's end: follows the target, publishes the
- * demand (the first trace's unconstrained peak, or the plan's predicted
- * peak when that plan was made with room for it) and the floor, and
- * re-plans on the new budget when it changed.
+ * Called at each iteration's end with this process's demand (the guide's:
+ * the first trace's unconstrained peak, or the plan's predicted peak when
+ * that plan was made with room for it; 0: none known yet): publishes it
+ * and the floor, and follows the target.  Returns true when the budget
+ * changed since the last re-plan, so the caller re-plans on it.
  */
-void tmm_share_iteration_end(struct tmm_ctx *ctx);
+bool tmm_share_iteration_end(struct tmm_ctx *ctx, uint64_t demand);
 
 /*
  * An op needs `bytes` at once and the reservation is smaller: publishes

@@ -1,6 +1,6 @@
 /*
  * share_split.c — how the device is split among the processes that share
- * it (the rule is stated in gpu_share.h).
+ * it (the rule is stated in share_split.h).
  *
  * Kept apart from the segment so that it is a pure function: the tests
  * give it claims and check the targets, with no process or lock involved.
@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "gpu_share.h"
+#include "share_split.h"
 
 /*
  * Takes up to `deficit` from the members with weight > 0 (weights, or 1

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/api/lifecycle.h"
 #include "lib/core/context.h"
 #include "lib/exec/guide.h"
 #include "lib/move/mover.h"
@@ -19,18 +20,12 @@
  * §4.4) to the next, the last is the steady state the result reports. */
 #define TRIAL_ITERATIONS 3
 
+const struct tmm_twin_ops tmm_twin_ops = { .run = tmm_trial_run };
+
 int tmm_trial_device_of(const struct tmm_ctx *ctx,
 			struct tmm_trial_device *dev)
 {
-	if (!ctx->be.info.simulated || strcmp(ctx->be.ops->name, "sim") != 0)
-		return -ENODEV;
-	memset(dev, 0, sizeof(*dev));
-	snprintf(dev->profile, sizeof(dev->profile), "%s",
-		 ctx->cfg.sim_profile);
-	dev->capacity = ctx->be.info.capacity;
-	dev->budget = ctx->budget;
-	dev->uvm = ctx->mode == TMM_MODE_UVM;
-	return 0;
+	return tmm_guide_twin_device(ctx, dev);
 }
 
 /*
@@ -444,13 +439,6 @@ static int list_evictions(struct replay *x, struct tmm_trial_result *r)
 	return 0;
 }
 
-void tmm_trial_result_free(struct tmm_trial_result *r)
-{
-	free(r->evicted);
-	r->evicted = NULL;
-	r->n_evicted = 0;
-}
-
 static int replay_iteration(struct replay *x)
 {
 	const struct tmm_trace *t = x->t;
@@ -521,7 +509,7 @@ int tmm_trial_run(const struct tmm_trial_device *dev,
 	if (rc == 0)
 		rc = replay_init(&x, t);
 	if (rc == 0)
-		rc = tmm_ctx_create(&x.ctx, cfg);
+		rc = tmm_ctx_assemble(&x.ctx, cfg, NULL);
 	if (rc == 0)
 		rc = make_outside(&x);
 	if (rc == 0)

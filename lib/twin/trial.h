@@ -9,7 +9,9 @@
  * on the same simulated profile with phantom memory (sizes and times, no
  * bytes), measured in passive mode first as the real run was and then
  * guided by the plan, and reports what
- * actually happened.  The `auto` policy uses it to pick between plans.
+ * actually happened.  The `auto` policy uses it to pick between plans,
+ * through the table of hints/planner.h (struct tmm_twin_ops), so that the
+ * planners never call into lib/.
  *
  * The replay is the trace's: its tensors made before the iteration are
  * created and written first; in the iteration, tensors are created in the
@@ -25,39 +27,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hints/planner.h"
 #include "lib/io/plan.h"
 #include "lib/io/trace.h"
 
 struct tmm_ctx;
 
-/* The device a trial runs on: a copy of the context's simulated one. */
-struct tmm_trial_device {
-	char profile[48];  /* sim profile name */
-	uint64_t capacity; /* sim capacity, bytes */
-	uint64_t budget;   /* bytes the plan must fit in */
-	bool uvm;	   /* mode=uvm, else swap */
-};
-
-/* A passive eviction in a guided iteration: which tensor had to leave,
- * and for the op at which access. */
-struct tmm_trial_eviction {
-	uint32_t tensor; /* index in the trace that was replayed */
-	uint32_t access; /* the first access of the op that needed room */
-};
-
-struct tmm_trial_result {
-	bool trained;		    /* no passive eviction, no divergence */
-	uint64_t passive_evictions; /* in the guided iterations */
-	uint64_t divergences;
-	uint64_t iteration_ns;	    /* the last iteration, simulated */
-	uint64_t device_peak;
-	/* The guided iterations' passive evictions, in order (what a plan
-	 * would have to schedule to need none; see hints/plan_repair.h):
-	 * passive_evictions of them, less any of a tensor the trace does
-	 * not list.  Freed by tmm_trial_result_free. */
-	struct tmm_trial_eviction *evicted;
-	uint32_t n_evicted;
-};
+/* The trial service that tmm_ctx_create lends every context's planners
+ * (lib/root/ctx_create.c); its run is tmm_trial_run. */
+extern const struct tmm_twin_ops tmm_twin_ops;
 
 /*
  * Fills *dev from a context on the sim backend.  Returns 0, or -ENODEV
@@ -76,9 +54,5 @@ int tmm_trial_device_of(const struct tmm_ctx *ctx,
 int tmm_trial_run(const struct tmm_trial_device *dev,
 		  const struct tmm_trace *t, const struct tmm_plan *p,
 		  struct tmm_trial_result *r);
-
-/* Frees what tmm_trial_run allocated in *r (r->evicted); r stays
- * usable, with no evictions listed. */
-void tmm_trial_result_free(struct tmm_trial_result *r);
 
 #endif /* TMM_TRIAL_H */

@@ -14,7 +14,7 @@
 
 #include "lib/core/context.h"
 #include "lib/share/gpu_share.h"
-#include "lib/exec/guide.h"
+#include "guide.h"
 #include "lib/mem/hostmem.h"
 #include "lib/mem/pool.h"
 

@@ -1,0 +1,101 @@
+/*
+ * planner_input.h — what a planner is given: one recorded iteration, the
+ * budget, the device it will run on, and maybe a twin to try plans on.
+ *
+ * The types every planner and the planners' interface (planner.h) share,
+ * apart from the interface so that the planners need not include the
+ * function that chooses among them.  A trial's results are here because
+ * the twin is lent to the planners as a table of functions (struct
+ * tmm_twin_ops) that the runtime fills (lib/twin/trial.c): hints/ calls no
+ * lib/ function.
+ */
+#ifndef TMM_PLANNER_INPUT_H
+#define TMM_PLANNER_INPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lib/base/tunables.h"
+#include "lib/io/plan.h"
+#include "lib/io/trace.h"
+
+/* The device a plan is for: only what the planners may know of it. */
+struct tmm_planner_device {
+	uint64_t capacity;	   /* device memory, bytes */
+	double h2d_gbps, d2h_gbps; /* host link, GB/s (1e9 bytes/s) */
+	uint64_t copy_latency_ns;  /* fixed cost of one copy */
+	uint64_t launch_ns;	   /* fixed cost of one op launch: what
+				    * each micro-op of a split adds */
+};
+
+/* The device a trial runs on: a copy of the context's simulated one. */
+struct tmm_trial_device {
+	char profile[48];  /* sim profile name */
+	uint64_t capacity; /* sim capacity, bytes */
+	uint64_t budget;   /* bytes the plan must fit in */
+	bool uvm;	   /* mode=uvm, else swap */
+};
+
+/* A passive eviction in a guided iteration: which tensor had to leave,
+ * and for the op at which access. */
+struct tmm_trial_eviction {
+	uint32_t tensor; /* index in the trace that was replayed */
+	uint32_t access; /* the first access of the op that needed room */
+};
+
+/* What a plan did on the twin. */
+struct tmm_trial_result {
+	bool trained;		    /* no passive eviction, no divergence */
+	uint64_t passive_evictions; /* in the guided iterations */
+	uint64_t divergences;
+	uint64_t iteration_ns;	    /* the last iteration, simulated */
+	uint64_t device_peak;
+	/* The guided iterations' passive evictions, in order (what a plan
+	 * would have to schedule to need none; see hints/plan_repair.h):
+	 * passive_evictions of them, less any of a tensor the trace does
+	 * not list.  Freed by tmm_trial_result_free. */
+	struct tmm_trial_eviction *evicted;
+	uint32_t n_evicted;
+};
+
+/* Frees what a trial allocated in *r (r->evicted); r stays usable, with
+ * no evictions listed. */
+static inline void tmm_trial_result_free(struct tmm_trial_result *r)
+{
+	free(r->evicted);
+	r->evicted = NULL;
+	r->n_evicted = 0;
+}
+
+/* Trying a plan on a twin: the service the runtime lends the planners. */
+struct tmm_twin_ops {
+	/*
+	 * Replays trace t three times on a twin of dev, the last two under
+	 * plan p (made for t), and fills *r (free it with
+	 * tmm_trial_result_free).  Returns 0, or a negative errno when the
+	 * twin could not run (-ENOMEM, or an op of the trace did not fit the
+	 * budget at all: r->trained is false then).
+	 */
+	int (*run)(const struct tmm_trial_device *dev,
+		   const struct tmm_trace *t, const struct tmm_plan *p,
+		   struct tmm_trial_result *r);
+};
+
+/* A simulated device that plans can be tried on, and the way to try. */
+struct tmm_twin {
+	struct tmm_trial_device device;
+	const struct tmm_twin_ops *ops;
+};
+
+struct tmm_planner_input {
+	const struct tmm_trace *trace; /* the measured iteration */
+	uint64_t budget;	       /* device bytes the plan must fit in */
+	struct tmm_planner_device device;
+	/* A twin that plans can be tried on, or NULL: a real device, or a
+	 * trial already. */
+	const struct tmm_twin *twin;
+	enum tmm_auto_goal auto_goal; /* policy auto only */
+};
+
+#endif /* TMM_PLANNER_INPUT_H */
