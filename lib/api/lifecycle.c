@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/exec/tensor.h"
 #include "lifecycle.h"
 #include "lib/core/context.h"
 #include "lib/exec/guide.h"

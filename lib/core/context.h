@@ -246,11 +246,19 @@ struct tmm_tensor_rec *tmm_tensor_find(struct tmm_ctx *ctx, tmm_tensor h);
 tmm_tensor tmm_tensor_handle(const struct tmm_ctx *ctx,
 			     const struct tmm_tensor_rec *t);
 
-/* Frees a tensor's record and everything it holds (no checks). */
-void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+/*
+ * A new record (tensor_table.c): live, EMPTY, holding nothing, named
+ * `name` (copied; NULL: none).  Returns 0, or -ENOMEM with a message.
+ */
+int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
+		   const char *name, struct tmm_tensor_rec **out);
 
-/* Destroys every live tensor (context teardown). */
-void tmm_tensor_table_clear(struct tmm_ctx *ctx);
+/* Ends a record that holds nothing any more: its handles go stale, its
+ * slot is reused. */
+void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* The record in slot i (i < ctx->n_slots), live or not. */
+struct tmm_tensor_rec *tmm_tensor_at(const struct tmm_ctx *ctx, uint32_t i);
 
 /* Gives back the user's workspace, if any (iteration end, teardown). */
 void tmm_workspace_drop(struct tmm_ctx *ctx);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tensor.h"
 #include "guide.h"
 #include "recompute.h"
 #include "lib/base/grow.h"

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tensor.h"
 #include "guide.h"
 #include "rehearse.h"
 #include "tracker.h"

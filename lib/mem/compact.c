@@ -20,7 +20,6 @@
 #include <stdlib.h>
 
 #include "compact.h"
-#include "lib/move/mover.h"
 #include "pool.h"
 
 /* Windows tried for one allocation before giving up to eviction. */
@@ -219,6 +218,21 @@ static int order_copies_in(struct tmm_ctx *ctx)
 		      : 0;
 }
 
+/* bytes in the pool's units. */
+static uint64_t pool_size(size_t bytes)
+{
+	return (bytes + TMM_POOL_ALIGN - 1) / TMM_POOL_ALIGN * TMM_POOL_ALIGN;
+}
+
+bool tmm_compact_has_bytes(const struct tmm_ctx *ctx, size_t bytes)
+{
+	struct tmm_pool_stats ps;
+	uint64_t size = pool_size(bytes);
+
+	tmm_pool_get_stats(ctx->pool, &ps);
+	return ps.in_use <= ps.limit && ps.limit - ps.in_use >= size;
+}
+
 int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes)
 {
 	struct walk w = { 0 };
@@ -227,16 +241,11 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes)
 	uint64_t *scratch = NULL;
 	size_t first = 0, last = 0, n_held = 0, n_win = 0;
 	bool found = false;
-	struct tmm_pool_stats ps;
-	uint64_t size = (bytes + TMM_POOL_ALIGN - 1) / TMM_POOL_ALIGN *
-			TMM_POOL_ALIGN;
+	uint64_t size = pool_size(bytes);
 	int rc = -ENOSPC;
 
-	tmm_pool_get_stats(ctx->pool, &ps);
-	if (ps.in_use > ps.limit || ps.limit - ps.in_use < size)
+	if (!tmm_compact_has_bytes(ctx, bytes))
 		return -ENOSPC; /* not enough free bytes: eviction's job */
-	/* Tensors whose swap-in has landed may move once retired. */
-	tmm_mover_progress(ctx);
 	tmm_pool_walk(ctx->pool, collect, &w);
 	/* Short of host memory, compaction is skipped, not failed. */
 	if (w.nomem || mark_movable(ctx, &w) < 0)

@@ -5,16 +5,26 @@
 #ifndef TMM_COMPACT_H
 #define TMM_COMPACT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "lib/core/context.h"
+
+/*
+ * Whether the pool has `bytes` free in all, so that compaction may make
+ * them one hole; without them, eviction must make the room.
+ */
+bool tmm_compact_has_bytes(const struct tmm_ctx *ctx, size_t bytes);
 
 /*
  * Moves resident, unpinned tensors on the device so that a free block of
  * `bytes` exists, when the pool has that many free bytes but no hole
  * holds them.  Returns 0 (tmm_pool_alloc of `bytes` now succeeds),
  * -ENOSPC when no such move exists (eviction must make the room), or a
- * backend error with a message in ctx->error.
+ * backend error with a message in ctx->error.  A tensor whose swap-in
+ * has landed may move only once retired: the caller retires completed
+ * copies first (tmm_mover_progress), which compaction, below the mover,
+ * cannot call.
  */
 int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes);
 

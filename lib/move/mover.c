@@ -484,6 +484,19 @@ static int no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
 }
 
 /*
+ * Compaction (lib/mem/compact.c) for `bytes`, when the pool has them free
+ * but in no one hole: tensors whose swap-in has landed are retired first,
+ * so that they may move too.
+ */
+static int compact_for(struct tmm_ctx *ctx, size_t bytes)
+{
+	if (!tmm_compact_has_bytes(ctx, bytes))
+		return -ENOSPC;
+	tmm_mover_progress(ctx);
+	return tmm_compact_for(ctx, bytes);
+}
+
+/*
  * Takes `bytes` of device memory for t (NULL: scratch), making room as
  * tmm_mover_alloc_device describes; with !may_evict it only waits for
  * pending swap-outs and returns -ENOSPC (no message) when that is not
@@ -515,7 +528,7 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		/* Enough free bytes but no hole: move, don't evict.  A
 		 * compaction that did not make the hole is not tried again
 		 * until something else has freed memory. */
-		rc = compacted ? -ENOSPC : tmm_compact_for(ctx, bytes);
+		rc = compacted ? -ENOSPC : compact_for(ctx, bytes);
 		if (rc == 0) {
 			compacted = true;
 			continue;

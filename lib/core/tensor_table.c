@@ -1,5 +1,10 @@
 /*
- * tensor.c — the tensor table and the tensor API.
+ * tensor_table.c — the table of tensor records, and their handles.
+ *
+ * The records' side of context.h: slots in chunks that never move, a
+ * new record and its end, and a handle's record.  What a tensor holds
+ * (device memory, a host copy, its place in a trace) is the business of
+ * the layers above (lib/exec/tensor.c): nothing here moves bytes.
  *
  * Handles are values: (context serial, slot generation, slot index + 1)
  * packed in 64 bits.  A destroyed tensor's slot gets a new generation, so
@@ -13,10 +18,6 @@
 #include <string.h>
 
 #include "context.h"
-#include "lib/move/mover.h"
-#include "lib/exec/recompute.h"
-#include "lib/exec/rehearse.h"
-#include "lib/exec/tracker.h"
 
 #define INDEX_BITS 24
 #define GEN_BITS 24
@@ -167,36 +168,12 @@ static int give_slot(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return 0;
 }
 
-int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
-		      const char *name, tmm_tensor *out)
+int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
+		   const char *name, struct tmm_tensor_rec **out)
 {
 	struct tmm_tensor_rec *t = NULL;
-	char b1[32], b2[32];
-	int rc;
+	int rc = take_slot(ctx, &t);
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
-	if (!out)
-		return tmm_fail(ctx, -EINVAL, "tmm_tensor_create: out is NULL");
-	*out = TMM_TENSOR_NULL;
-	if (bytes == 0)
-		return tmm_fail(ctx, -EINVAL,
-				"tmm_tensor_create: tensor '%s' has 0 bytes",
-				name ? name : "");
-	if ((unsigned)kind >= TMM_KIND_COUNT)
-		return tmm_fail(ctx, -EINVAL,
-				"tmm_tensor_create: kind %d is not a tmm_kind "
-				"(PERSISTENT, ACTIVATION, GRADIENT, SCRATCH)",
-				(int)kind);
-	if (bytes > ctx->budget)
-		return tmm_fail(ctx, -ENOMEM,
-				"tmm_tensor_create: tensor '%s' (%s) is larger "
-				"than the whole device budget (%s); raise "
-				"TENSORMM_BUDGET",
-				name ? name : "",
-				tmm_fmt_bytes(bytes, b1, sizeof(b1)),
-				tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)));
-	rc = take_slot(ctx, &t);
 	if (rc < 0)
 		return rc;
 	t->name = NULL;
@@ -227,18 +204,12 @@ int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	t->pending_prefetch = UINT32_MAX;
 	t->rehearsed = ctx->rehearsal != NULL;
 	ctx->live_tensors++;
-	*out = encode(ctx, t);
-	tmm_tracker_tensor_made(ctx, t);
+	*out = t;
 	return 0;
 }
 
-void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	if (t->ghost) {
-		tmm_list_del(&t->ghosts);
-		t->ghost = false;
-	}
-	tmm_mover_release(ctx, t);
 	free(t->name);
 	t->name = NULL;
 	t->live = false;
@@ -247,47 +218,9 @@ void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	give_slot(ctx, t);
 }
 
-int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor h)
+struct tmm_tensor_rec *tmm_tensor_at(const struct tmm_ctx *ctx, uint32_t i)
 {
-	struct tmm_tensor_rec *t;
-	char label[64];
-
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
-	t = tmm_tensor_lookup(ctx, h, "tmm_tensor_destroy");
-	if (!t)
-		return -EBADF;
-	if (t->acquires)
-		return tmm_fail(ctx, -EBUSY,
-				"tmm_tensor_destroy: tensor %s is acquired "
-				"%u time(s); tmm_release it first",
-				tmm_tensor_label(t, label, sizeof(label)),
-				t->acquires);
-	/* A dropped tensor may need this one's bytes to be recomputed, now
-	 * or later in the iteration: the tensor stays, out of reach and
-	 * without device memory, while that lineage may need it
-	 * (tmm_recompute_ghost); one that cannot be recomputed itself
-	 * brings its dropped readers back first. */
-	if (!tmm_recompute_ghost(ctx, t) && t->dropped_dependents) {
-		int rc = tmm_recompute_settle_readers(ctx, t);
-
-		if (rc < 0)
-			return rc;
-	}
-	tmm_tracker_tensor_gone(ctx, t);
-	if (!t->ghost)
-		tmm_tensor_retire(ctx, t);
-	return 0;
-}
-
-void tmm_tensor_table_clear(struct tmm_ctx *ctx)
-{
-	for (uint32_t i = 0; i < ctx->n_slots; i++) {
-		struct tmm_tensor_rec *t = slot(ctx, i);
-
-		if (t->live)
-			tmm_tensor_retire(ctx, t);
-	}
+	return slot(ctx, i);
 }
 
 size_t tmm_tensor_bytes(const tmm_ctx *ctx, tmm_tensor h)
@@ -299,74 +232,4 @@ size_t tmm_tensor_bytes(const tmm_ctx *ctx, tmm_tensor h)
 		return 0;
 	t = find(ctx, h, &fault);
 	return t && !t->ghost ? t->bytes : 0;
-}
-
-/* Checks a host access range; returns the record or NULL (error set). */
-static struct tmm_tensor_rec *io_check(struct tmm_ctx *ctx, tmm_tensor h,
-				       size_t offset, const void *buf,
-				       size_t bytes, const char *caller,
-				       int *rc)
-{
-	struct tmm_tensor_rec *t = tmm_tensor_lookup(ctx, h, caller);
-	char label[64];
-
-	*rc = -EBADF;
-	if (!t)
-		return NULL;
-	*rc = -EINVAL;
-	if (!buf) {
-		tmm_fail(ctx, -EINVAL, "%s: buffer is NULL", caller);
-		return NULL;
-	}
-	if (offset > t->bytes || bytes > t->bytes - offset) {
-		tmm_fail(ctx, -EINVAL,
-			 "%s: range [%zu, %zu + %zu) is outside tensor %s of "
-			 "%zu bytes", caller, offset, offset, bytes,
-			 tmm_tensor_label(t, label, sizeof(label)), t->bytes);
-		return NULL;
-	}
-	if (ctx->be.info.phantom) {
-		*rc = -ENOTSUP;
-		tmm_fail(ctx, -ENOTSUP,
-			 "%s: the simulated device is in phantom mode (sizes "
-			 "only, no bytes); use TENSORMM_SIM_MEMORY=backed",
-			 caller);
-		return NULL;
-	}
-	*rc = 0;
-	return t;
-}
-
-int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor h, size_t offset,
-		     const void *src, size_t bytes)
-{
-	struct tmm_tensor_rec *t;
-	int rc;
-
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
-	t = io_check(ctx, h, offset, src, bytes, "tmm_tensor_write", &rc);
-	if (!t)
-		return rc;
-	/* A rehearsal moves no bytes; host writes are not accesses of the
-	 * trace, so there is nothing more to record. */
-	if (ctx->rehearsal)
-		return 0;
-	return tmm_mover_write(ctx, t, offset, src, bytes);
-}
-
-int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor h, size_t offset, void *dst,
-		    size_t bytes)
-{
-	struct tmm_tensor_rec *t;
-	int rc;
-
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
-	t = io_check(ctx, h, offset, dst, bytes, "tmm_tensor_read", &rc);
-	if (!t)
-		return rc;
-	if (ctx->rehearsal)
-		return tmm_rehearse_read(ctx, t, dst, bytes);
-	return tmm_mover_read(ctx, t, offset, dst, bytes);
 }

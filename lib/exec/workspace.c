@@ -14,7 +14,7 @@
 
 #include "lib/core/context.h"
 #include "lib/move/mover.h"
-#include "pool.h"
+#include "lib/mem/pool.h"
 
 /* Bytes that may be given without evicting anything, at most `max`. */
 static size_t free_now(struct tmm_ctx *ctx, size_t max)

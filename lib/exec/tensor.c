@@ -1,0 +1,179 @@
+/*
+ * tensor.c — the tensor calls of the API: create, destroy, host read and
+ * write; and retiring a record with everything it holds.
+ *
+ * The records themselves are lib/core/tensor_table.c's; here a tensor is
+ * also what the tracker records, what the mover holds memory for, and
+ * what a dropped tensor's lineage may still need.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/core/context.h"
+#include "lib/move/mover.h"
+#include "recompute.h"
+#include "rehearse.h"
+#include "tensor.h"
+#include "tracker.h"
+
+int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
+		      const char *name, tmm_tensor *out)
+{
+	struct tmm_tensor_rec *t = NULL;
+	char b1[32], b2[32];
+	int rc;
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	if (!out)
+		return tmm_fail(ctx, -EINVAL, "tmm_tensor_create: out is NULL");
+	*out = TMM_TENSOR_NULL;
+	if (bytes == 0)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_tensor_create: tensor '%s' has 0 bytes",
+				name ? name : "");
+	if ((unsigned)kind >= TMM_KIND_COUNT)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_tensor_create: kind %d is not a tmm_kind "
+				"(PERSISTENT, ACTIVATION, GRADIENT, SCRATCH)",
+				(int)kind);
+	if (bytes > ctx->budget)
+		return tmm_fail(ctx, -ENOMEM,
+				"tmm_tensor_create: tensor '%s' (%s) is larger "
+				"than the whole device budget (%s); raise "
+				"TENSORMM_BUDGET",
+				name ? name : "",
+				tmm_fmt_bytes(bytes, b1, sizeof(b1)),
+				tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)));
+	rc = tmm_tensor_new(ctx, bytes, kind, name, &t);
+	if (rc < 0)
+		return rc;
+	*out = tmm_tensor_handle(ctx, t);
+	tmm_tracker_tensor_made(ctx, t);
+	return 0;
+}
+
+void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	if (t->ghost) {
+		tmm_list_del(&t->ghosts);
+		t->ghost = false;
+	}
+	tmm_mover_release(ctx, t);
+	tmm_tensor_free(ctx, t);
+}
+
+int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor h)
+{
+	struct tmm_tensor_rec *t;
+	char label[64];
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	t = tmm_tensor_lookup(ctx, h, "tmm_tensor_destroy");
+	if (!t)
+		return -EBADF;
+	if (t->acquires)
+		return tmm_fail(ctx, -EBUSY,
+				"tmm_tensor_destroy: tensor %s is acquired "
+				"%u time(s); tmm_release it first",
+				tmm_tensor_label(t, label, sizeof(label)),
+				t->acquires);
+	/* A dropped tensor may need this one's bytes to be recomputed, now
+	 * or later in the iteration: the tensor stays, out of reach and
+	 * without device memory, while that lineage may need it
+	 * (tmm_recompute_ghost); one that cannot be recomputed itself
+	 * brings its dropped readers back first. */
+	if (!tmm_recompute_ghost(ctx, t) && t->dropped_dependents) {
+		int rc = tmm_recompute_settle_readers(ctx, t);
+
+		if (rc < 0)
+			return rc;
+	}
+	tmm_tracker_tensor_gone(ctx, t);
+	if (!t->ghost)
+		tmm_tensor_retire(ctx, t);
+	return 0;
+}
+
+void tmm_tensor_table_clear(struct tmm_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->n_slots; i++) {
+		struct tmm_tensor_rec *t = tmm_tensor_at(ctx, i);
+
+		if (t->live)
+			tmm_tensor_retire(ctx, t);
+	}
+}
+
+/* Checks a host access range; returns the record or NULL (error set). */
+static struct tmm_tensor_rec *io_check(struct tmm_ctx *ctx, tmm_tensor h,
+				       size_t offset, const void *buf,
+				       size_t bytes, const char *caller,
+				       int *rc)
+{
+	struct tmm_tensor_rec *t = tmm_tensor_lookup(ctx, h, caller);
+	char label[64];
+
+	*rc = -EBADF;
+	if (!t)
+		return NULL;
+	*rc = -EINVAL;
+	if (!buf) {
+		tmm_fail(ctx, -EINVAL, "%s: buffer is NULL", caller);
+		return NULL;
+	}
+	if (offset > t->bytes || bytes > t->bytes - offset) {
+		tmm_fail(ctx, -EINVAL,
+			 "%s: range [%zu, %zu + %zu) is outside tensor %s of "
+			 "%zu bytes", caller, offset, offset, bytes,
+			 tmm_tensor_label(t, label, sizeof(label)), t->bytes);
+		return NULL;
+	}
+	if (ctx->be.info.phantom) {
+		*rc = -ENOTSUP;
+		tmm_fail(ctx, -ENOTSUP,
+			 "%s: the simulated device is in phantom mode (sizes "
+			 "only, no bytes); use TENSORMM_SIM_MEMORY=backed",
+			 caller);
+		return NULL;
+	}
+	*rc = 0;
+	return t;
+}
+
+int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor h, size_t offset,
+		     const void *src, size_t bytes)
+{
+	struct tmm_tensor_rec *t;
+	int rc;
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	t = io_check(ctx, h, offset, src, bytes, "tmm_tensor_write", &rc);
+	if (!t)
+		return rc;
+	/* A rehearsal moves no bytes; host writes are not accesses of the
+	 * trace, so there is nothing more to record. */
+	if (ctx->rehearsal)
+		return 0;
+	return tmm_mover_write(ctx, t, offset, src, bytes);
+}
+
+int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor h, size_t offset, void *dst,
+		    size_t bytes)
+{
+	struct tmm_tensor_rec *t;
+	int rc;
+
+	if (tmm_ctx_check(ctx) < 0)
+		return -EBADF;
+	t = io_check(ctx, h, offset, dst, bytes, "tmm_tensor_read", &rc);
+	if (!t)
+		return rc;
+	if (ctx->rehearsal)
+		return tmm_rehearse_read(ctx, t, dst, bytes);
+	return tmm_mover_read(ctx, t, offset, dst, bytes);
+}
