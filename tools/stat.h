@@ -1,7 +1,9 @@
 /*
  * stat.h — the pieces of tensormm-stat, one file per concept: live
  * segments (stat_live.c), trace reports (stat_report.c), timelines as SVG
- * (stat_plot.c); tensormm-stat.c parses the command line.
+ * (stat_plot.c); tensormm-stat.c parses the command line.  What more than
+ * one of them uses (stat_error, stat_trace_open, stat_trace_fail) is in
+ * stat.c, so the commands depend on it and never on each other.
  */
 #ifndef TMM_STAT_H
 #define TMM_STAT_H

@@ -98,30 +98,6 @@ static struct cost *costs_get(struct costs *c, const struct tmm_trace *t,
 	return &c->slot[j];
 }
 
-int stat_trace_open(const char *path, struct tmm_trace_reader **r,
-		    struct tmm_trace_file_info *info)
-{
-	char err[1024];
-	int rc = tmm_trace_reader_open(path, r, info, err, sizeof(err));
-
-	if (rc == 0)
-		return STAT_OK;
-	return stat_trace_fail(path, rc, err);
-}
-
-int stat_trace_fail(const char *path, int rc, const char *err)
-{
-	if (rc == -EBADMSG)
-		stat_error("%s is not a readable trace: %s; record it again "
-			   "with TENSORMM_TRACE=%s", path, err, path);
-	else if (rc == -ENOTSUP)
-		stat_error("%s: %s; read it with the tensormm-stat of the "
-			   "libtensormm that wrote it", path, err);
-	else
-		stat_error("%s", err);
-	return STAT_FAILED;
-}
-
 static double mib(double bytes)
 {
 	return bytes / (1024.0 * 1024.0);

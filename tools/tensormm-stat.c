@@ -58,17 +58,6 @@ static const char help_text[] =
 	"2 bad arguments, 3 the PID has no libtensormm context.\n"
 	"See tensormm-stat(1).\n";
 
-void stat_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("tensormm-stat: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 static int usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 

@@ -1,0 +1,83 @@
+/*
+ * search.h — what tensormm-bench measures: the options that say which
+ * models, profiles and policies, the figures of one (profile, model), and
+ * the searches and fixed-budget runs that fill them in (search.c).
+ */
+#ifndef BENCH_SEARCH_H
+#define BENCH_SEARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct tmm_sim_profile;
+struct zoo_model;
+
+/* The most models, profiles or policies one run takes. */
+#define MAX_LIST 32
+/* Per run: the first iteration measured, the rest guided by its plan. */
+#define ITERATIONS 3
+
+/* What to run, from the command line (tensormm-bench.c). */
+struct opts {
+	const struct zoo_model *models[MAX_LIST];
+	size_t n_models;
+	const struct tmm_sim_profile *profiles[MAX_LIST];
+	size_t n_profiles;
+	const char *policies[MAX_LIST];
+	bool available[MAX_LIST];
+	size_t n_policies;
+	const char *csv_path, *plot_dir;
+	double budget_frac;
+	unsigned max_batch, max_scale, width_batch;
+	bool quick;
+	bool budget_only; /* --budget-only: no searches */
+};
+
+/* What one (profile, model, policy) measured; -1: not measured. */
+struct cell {
+	long max_batch, batch75, batch50, max_scale;
+	/* at the fixed budget */
+	int budget_rc;
+	uint64_t emp;
+	double etc_ns, msr, eor, cbr, samples_s, host_ns_access;
+	uint64_t plan_ns;
+	uint64_t *mem; /* device bytes after each op of iteration 3 */
+	size_t n_mem;
+	/* the same budget in mode=uvm (managed memory on the simulated
+	 * driver): its rc and simulated throughput */
+	int uvm_rc;
+	double uvm_samples_s;
+};
+
+/* What one (profile, model) measured for the fixed-budget section. */
+struct row {
+	long ref_batch;
+	uint64_t vmp, budget;
+	double vtc_ns;
+	uint64_t *mem; /* unconstrained run, iteration 3 */
+	size_t n_mem, backward_at, optimizer_at;
+	struct cell cells[MAX_LIST];
+};
+
+/* --csv: every figure is also written here as it is measured (NULL:
+ * none).  main opens it, writes the header line and closes it. */
+extern FILE *csv;
+
+/* The searches of one model on one profile, every available policy:
+ * largest batch, at 75% and 50% throughput, largest width scale. */
+void measure_searches(const struct opts *o,
+		      const struct tmm_sim_profile *prof,
+		      const struct zoo_model *m, struct row *row);
+
+/* --budget-only: instead of measure_searches, marks every search figure
+ * not measured. */
+void skip_searches(const struct opts *o, struct row *row);
+
+/* The fixed-budget figures of one model on one profile, every available
+ * policy; measure_searches or skip_searches first. */
+void measure_budget(const struct opts *o, const struct tmm_sim_profile *prof,
+		    const struct zoo_model *m, struct row *row);
+
+#endif /* BENCH_SEARCH_H */
