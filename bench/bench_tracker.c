@@ -24,7 +24,7 @@
 #include "machine.h"
 #include "lib/core/context.h"
 #include "tensormm.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 static void check(tmm_ctx *ctx, int rc, const char *what)
 {

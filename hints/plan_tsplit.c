@@ -10,12 +10,12 @@
  *   (Eq. 3) or recomputed (Eq. 4) over the gap between two of its
  *   accesses that holds the op (Eq. 2: it saves its size).  A swap of a
  *   sliced output at the op that wrote it may stream out of that op
- *   split (lib/move/split_stream.c), the op split for it if it is not yet;
+ *   split (lib/exec/split_stream.c), the op split for it if it is not yet;
  * - step 2, the op itself split into p micro-ops while its sliced input
  *   leaves slice by slice (Eq. 5 and 6), swapped out or dropped (to be
  *   recomputed) at the op: the runtime gives the rows of either back as
  *   the micro-ops finish with them, a swapped slice once its copy to the
- *   host is complete (lib/move/split.c), and the model (split_curve.h) credits
+ *   host is complete (lib/exec/split.c), and the model (split_curve.h) credits
  *   both.
  *
  * Choices where the paper is vague, and ours:
@@ -124,7 +124,7 @@ static bool op_uses(const struct tmm_analysis *an, uint32_t k, uint32_t t)
 /*
  * Books nothing: finds where the swap-out of o->ev runs on the D2H engine
  * (o->d2h_start, o->d2h_ns) and returns when it ends.  Whole, it follows
- * its evict access.  Streamed (o->stream_parts, lib/move/split_stream.c), part
+ * its evict access.  Streamed (o->stream_parts, lib/exec/split_stream.c), part
  * u's rows are queued as micro-op u ends: the engine is busy from the
  * first part's end for one copy per part, each paying the copy latency,
  * and the last copy cannot end before the op does plus its own time.
@@ -192,7 +192,7 @@ static uint64_t swap_cost(const struct tsplit *ts, uint32_t k, bool sliced,
 	uint64_t out_end, cost = 0, need = tmm_access_begin(an, k);
 
 	/* A split's own op is the bottleneck: its slices leave as it runs
-	 * (lib/move/split.c), and it waits for what they do not hide. */
+	 * (lib/exec/split.c), and it waits for what they do not hide. */
 	if (sliced) {
 		cost = sliced_out_cost(ts, o, &out_end);
 	} else {
@@ -300,7 +300,7 @@ static uint64_t credited(const struct tsplit *ts, const struct tmm_split *s)
 
 /*
  * Whether candidate c, swapped out at its evict access, can stream out
- * of the op that wrote it (lib/move/split_stream.c): that access is the
+ * of the op that wrote it (lib/exec/split_stream.c): that access is the
  * op's write of a sliced output made there, of an op that splits (a
  * split pair, so that the split is modelled as step 2's are).  Returns
  * the op's rows, or 0.

@@ -2,7 +2,7 @@
  * split_curve.c — the memory and copy model of split ops (TSPLIT Eq. 5
  * and the swap cost of Eq. 6); see split_curve.h.
  *
- * tmm_split_input_stall_ns replays lib/move/split.c's order of events on an
+ * tmm_split_input_stall_ns replays lib/exec/split.c's order of events on an
  * idle copy engine, with the lead and the pool's rounding as the runtime
  * computes them: a model that waited per part, or not at all, would
  * price a split unlike what it costs.
@@ -36,7 +36,7 @@ static uint64_t pool_up(uint64_t bytes)
 	return pool_down(bytes + TMM_POOL_ALIGN - 1);
 }
 
-/* Rows [*begin, *end) of part k: lib/move/split.c's tmm_split_range. */
+/* Rows [*begin, *end) of part k: lib/exec/split.c's tmm_split_range. */
 static void part_rows(uint64_t rows, uint32_t parts, uint32_t k,
 		      uint64_t *begin, uint64_t *end)
 {
@@ -114,7 +114,7 @@ bool tmm_split_pair(const struct tmm_analysis *an, uint32_t first,
 
 	if (tmm_trace_op_slices(tr, first) < 2)
 		return false;
-	/* The runtime (lib/move/split.c) shrinks the op's first tensor, a
+	/* The runtime (lib/exec/split.c) shrinks the op's first tensor, a
 	 * sliced input made before the op, and grows its first sliced
 	 * output into the room; only when every output is new. */
 	if (!in->slices || !(in->flags & TMM_TA_READ) ||
@@ -141,7 +141,7 @@ bool tmm_split_evicts_input(const struct tmm_analysis *an,
 			    const struct tmm_eviction *ev, uint32_t n)
 {
 	/* Dropped or swapped, the input leaves row by row at the op
-	 * (lib/move/split.c); evicted anywhere else, it is whole there. */
+	 * (lib/exec/split.c); evicted anywhere else, it is whole there. */
 	(void)an;
 	for (uint32_t i = 0; i < n; i++)
 		if (ev[i].tensor == s->input && ev[i].evict == s->first)

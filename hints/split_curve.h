@@ -7,7 +7,7 @@
  * sliced input, at the op's first access, the runtime lets that input go
  * slice by slice as the micro-ops finish with it (a swapped slice once
  * its copy to the host is complete), while the output grows a slice at a
- * time into the room (lib/move/split.c).  So the op never holds all of both:
+ * time into the room (lib/exec/split.c).  So the op never holds all of both:
  * its accesses hold (parts - 1) / parts * min(size(in), size(out)) less
  * than the curve of whole tensors says.  Without that eviction the input
  * stays whole to the end of the op, and a split saves nothing: the model
@@ -17,7 +17,7 @@
  * are queued as the parts end and waited for only when the output grows
  * into their rows (tmm_split_input_stall_ns).  A split op's output that
  * the plan swaps out at the op leaves part by part too
- * (lib/move/split_stream.c): that lowers no curve (its rows stay until their
+ * (lib/exec/split_stream.c): that lowers no curve (its rows stay until their
  * copies are over, as a swap-out's do), it only ends the swap earlier,
  * which plan_tsplit.c prices.
  */
@@ -44,7 +44,7 @@ uint64_t tmm_split_saving(const struct tmm_analysis *an,
 /*
  * The sliced input and output of the op whose first access is `first`
  * that a split trades against each other, as the runtime picks them
- * (lib/move/split.c): the op's first tensor, a sliced input made before the
+ * (lib/exec/split.c): the op's first tensor, a sliced input made before the
  * op, and its first sliced output; and every output of the op is new.
  * False when the op cannot be split or has no such pair (a split would
  * then save nothing).
@@ -63,7 +63,7 @@ bool tmm_split_evicts_input(const struct tmm_analysis *an,
  * The time a split op of `op_ns` (its micro-ops' compute, together)
  * waits for its input's copies to the host when the input is swapped out
  * at the op, on an idle copy engine, as the runtime runs it
- * (lib/move/split.c): part k's rows are copied as it ends, and waited for
+ * (lib/exec/split.c): part k's rows are copied as it ends, and waited for
  * only before the output grows into them, the output starting D bytes
  * below the input (Eq. 5's lead: one part's output rows).  With rows of
  * one size every part waits for the copy of the part before (the sum of

@@ -27,7 +27,7 @@
 #include "lib/exec/guide.h"
 #include "lib/io/plan.h"
 #include "tensormm.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 #define LAYERS 6
 #define ELEMS 4096 /* floats per tensor: 16 KiB */

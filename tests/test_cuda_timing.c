@@ -23,7 +23,7 @@
 
 #include "lib/core/context.h"
 #include "lib/backend/cuda_timing.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 #include "cuda_main.h"
 
 #define FILL_BYTES ((size_t)64 << 20)

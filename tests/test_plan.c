@@ -24,7 +24,7 @@
 #include "lib/mem/pool.h"
 #include "lib/exec/recompute.h"
 #include "toy_ops.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 #define CHAIN 24
 

@@ -31,7 +31,7 @@
 #include "tensormm.h"
 #include "toy_ops.h"
 #include "lib/io/trace_file.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 #define STEPS 4
 

@@ -1,5 +1,5 @@
 /*
- * test_split.c — running ops as micro-ops (TSPLIT, lib/move/split.c).
+ * test_split.c — running ops as micro-ops (TSPLIT, lib/exec/split.c).
  *
  * A small iteration with two splittable ops (a row-wise op and a matmul
  * with an unsliced weight) runs unplanned for a reference, then under
@@ -24,7 +24,7 @@
 #include "lib/io/plan.h"
 #include "split_fixture.h"
 #include "toy_ops.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 #define ITERATIONS 3
 #define RESULTS 5 /* x, y, z, u, v */

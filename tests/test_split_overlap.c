@@ -1,6 +1,6 @@
 /*
  * test_split_overlap.c — a split op's swapped input copied to the host
- * beside the op's later parts (lib/move/split.c).
+ * beside the op's later parts (lib/exec/split.c).
  *
  * The copy of each part's input rows is queued as the part ends and
  * waited for only when the output is about to grow into those rows.  An
@@ -20,10 +20,10 @@
 #include "lib/exec/guide.h"
 #include "lib/io/plan.h"
 #include "lib/base/sim_profile.h"
-#include "lib/move/split.h"
+#include "lib/exec/split.h"
 #include "split_big_ops.h"
 #include "split_fixture.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 enum { RUNS = 3 };
 

@@ -1,6 +1,6 @@
 /*
  * test_split_reuse.c — a split op's output reusing its input's rows
- * (TSPLIT Eq. 5, lib/move/split.c).
+ * (TSPLIT Eq. 5, lib/exec/split.c).
  *
  * A row-wise op runs whole in the first iteration, then split under a
  * plan that drops its input at it, or swaps it out there.  The pool's
@@ -28,7 +28,7 @@
 #include "lib/base/sim_profile.h"
 #include "split_fixture.h"
 #include "toy_ops.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 /* The pool's bytes in use while the row op runs, at most. */
 static tmm_ctx *peak_ctx;

@@ -1,7 +1,7 @@
 /*
  * test_split_stream.c — a split op's output streamed to the host as its
- * rows are written (lib/move/split_stream.c), alone and with its input's rows
- * reused (TSPLIT Eq. 5, lib/move/split.c).
+ * rows are written (lib/exec/split_stream.c), alone and with its input's rows
+ * reused (TSPLIT Eq. 5, lib/exec/split.c).
  *
  * A row-wise op runs whole in the first iteration, then split under a
  * plan that swaps its output y out at the op's own access of y, and
@@ -32,7 +32,7 @@
 #include "lib/io/plan.h"
 #include "split_big_ops.h"
 #include "split_fixture.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 /* The part counts the tests loop over. */
 static const uint32_t stream_parts[] = { 2, 4, 16 };

@@ -23,7 +23,7 @@
 #include "lib/core/context.h"
 #include "toy_ops.h"
 #include "lib/io/trace_file.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 /*
  * One iteration: a = fill(w); b = mix(a, w); b += 1 (in place);

@@ -22,7 +22,7 @@
 #include "mlp_model.h"
 #include "tensormm.h"
 #include "lib/core/context.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 #define STEPS 5
 

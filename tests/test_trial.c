@@ -21,7 +21,7 @@
 #include "hints/plan_repair.h"
 #include "hints/planner.h"
 #include "tensormm.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 #include "lib/twin/trial.h"
 #include "zoo.h"
 

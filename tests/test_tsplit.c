@@ -7,9 +7,9 @@
  * recomputed is swapped out slice by slice instead; and the split memory
  * model saves nothing unless the input is dropped or swapped out at the
  * op, which is when the runtime lets its rows go slice by slice
- * (lib/move/split.c); and an op is split to stream out an output that must
+ * (lib/exec/split.c); and an op is split to stream out an output that must
  * leave right after it, where that is cheaper than its swap after the op
- * (lib/move/split_stream.c).
+ * (lib/exec/split_stream.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -292,7 +292,7 @@ END_TEST
  * and writes y (4 MiB); C writes c (6.5 MiB); E a spacer; D reads y
  * last.  C holds y + c, 2.5 MiB over the 8 MiB target, and y, which
  * cannot be recomputed, must leave.  Swapped whole after B, its 0.42 ms copy is
- * C's wait.  Streamed out of B split in p parts (lib/move/split_stream.c),
+ * C's wait.  Streamed out of B split in p parts (lib/exec/split_stream.c),
  * only the last part's copy is: 1/p of it, for p launches (5 us each),
  * cheapest at p = 8.  tsplit splits B in 8 for it, swaps y at B's write
  * of it (where the runtime streams it), and x stays: the split is not
@@ -338,7 +338,7 @@ END_TEST
 /*
  * The wait of a split op (1 ms, 64 rows, in 4 parts) for its swapped
  * input's copies (4 MiB: 1 MiB a part, 104857 ns at 10 GB/s), as the
- * runtime waits (lib/move/split.c).  Output rows the size of the input's:
+ * runtime waits (lib/exec/split.c).  Output rows the size of the input's:
  * each part writes the rows the one before read, and waits for its
  * copy, and the op's end for the last: 4 copies.  Half the size (2 MiB):
  * the output starts half a part below the input and needs its rows at

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/exec/tensor.h"
 #include "lifecycle.h"
 #include "lib/core/context.h"
 #include "lib/exec/guide.h"
@@ -25,7 +24,7 @@
 #include "lib/move/mover.h"
 #include "lib/exec/recompute.h"
 #include "lib/exec/rehearse.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 #include "lib/backend/numa_place.h"
 #include "lib/mem/pool.h"
 #include "lib/exec/stats_shm.h"

@@ -10,6 +10,7 @@
 #ifndef TMM_CONTEXT_H
 #define TMM_CONTEXT_H
 
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -213,6 +214,32 @@ struct tmm_ctx {
 	struct tmm_counters c;
 	char error[512];
 };
+
+/* Sets t->state, which must be a legal transition (tensor_state.c): the
+ * mover, the uvm mover and recomputation all move a tensor through its
+ * life cycle. */
+static inline void tmm_tensor_set_state(struct tmm_tensor_rec *t,
+					enum tmm_tstate to)
+{
+	assert(tmm_tstate_legal(t->state, to));
+	t->state = to;
+}
+
+/* A rehearsal in progress (lib/exec/rehearse.c). */
+struct tmm_rehearsal {
+	uint64_t base_ns;	    /* backend clock at tmm_rehearsal_begin */
+	uint64_t predicted_ns;	    /* sum of the rehearsed ops' times */
+	struct tmm_counters before; /* ctx->c at tmm_rehearsal_begin */
+};
+
+/* The clock of the rehearsed step: the backend's clock when the rehearsal
+ * began plus the predicted time of the ops rehearsed so far.  The tracker
+ * reads it instead of the backend's while a rehearsal is on, which is why
+ * it is here, below both. */
+static inline uint64_t tmm_rehearsal_clock(const struct tmm_ctx *ctx)
+{
+	return ctx->rehearsal->base_ns + ctx->rehearsal->predicted_ns;
+}
 
 /* Writes a message into ctx->error (printf-style) and returns `code`. */
 int tmm_fail(struct tmm_ctx *ctx, int code, const char *fmt, ...)

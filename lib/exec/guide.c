@@ -17,27 +17,7 @@
 #include "hints/planner.h"
 #include "recompute.h"
 #include "replan.h"
-#include "tracker.h"
-
-struct tmm_guide {
-	struct tmm_plan plan;
-	bool installed;	 /* a plan is there to follow */
-	bool following;	 /* this iteration follows it */
-	bool diverged;	 /* ... and has left it */
-	bool planned;	 /* the planner has run (once) */
-	bool from_file;	 /* the plan came from TENSORMM_HINTS and is yet
-			  * to be checked against a measured iteration */
-	bool diverged_once; /* the first iteration left a plan from file */
-	uint32_t next;	 /* the next action to fire */
-	/* Keys of tensors the program frees that the plan's drops need to
-	 * recompute through (tmm_plan_kept_sources), sorted. */
-	uint64_t *kept;
-	uint32_t n_kept;
-	struct tmm_replan *replan; /* latencies since the plan was made */
-	uint64_t plan_budget;	 /* the budget the plan was made for */
-	uint64_t unconstrained_peak; /* the first trace's, under liveness
-				      * alone (0: not known yet) */
-};
+#include "lib/record/tracker.h"
 
 int tmm_guide_create(struct tmm_ctx *ctx)
 {
@@ -82,28 +62,6 @@ static int keep_sources(struct tmm_ctx *ctx)
 	return 0;
 }
 
-bool tmm_guide_keeps(const struct tmm_ctx *ctx,
-		     const struct tmm_tensor_rec *t)
-{
-	const struct tmm_guide *g = ctx->guide;
-	uint64_t key;
-	uint32_t lo = 0, hi;
-
-	if (!g->n_kept || !g->installed)
-		return false;
-	key = tmm_tracker_key(ctx, t);
-	hi = g->n_kept;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (g->kept[mid] < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < g->n_kept && g->kept[lo] == key;
-}
-
 int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan)
 {
 	struct tmm_guide *g = ctx->guide;
@@ -130,25 +88,6 @@ int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan)
 	g->installed = true;
 	g->planned = true;
 	return keep_sources(ctx);
-}
-
-const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx)
-{
-	return ctx->guide->installed ? &ctx->guide->plan : NULL;
-}
-
-enum tmm_plan_state tmm_guide_state(const struct tmm_ctx *ctx)
-{
-	const struct tmm_guide *g = ctx->guide;
-
-	if (!g->installed)
-		return TMM_PLAN_MEASURING;
-	return g->diverged ? TMM_PLAN_DIVERGED : TMM_PLAN_GUIDED;
-}
-
-bool tmm_guide_following(const struct tmm_ctx *ctx)
-{
-	return ctx->guide->following && !ctx->guide->diverged;
 }
 
 /* Does the plan evict the tensor of prefetch pf for pf's back-access?
@@ -610,7 +549,7 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 			else if (t->state == TMM_TS_SWAPPING_OUT)
 				/* Needed again before it has left: keep
 				 * it. */
-				rc = tmm_mover_make_resident(ctx, t, true);
+				rc = tmm_recompute_make_resident(ctx, t, true);
 			if (rc == 0) {
 				t->pending_prefetch = index;
 				ctx->c.prefetches++;
@@ -637,60 +576,6 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 	    rc == -ENOTSUP)
 		return 0;
 	return rc;
-}
-
-uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
-			       const struct tmm_tensor_rec *first,
-			       enum tmm_split_evict *evicts_first)
-{
-	struct tmm_guide *g = ctx->guide;
-	uint32_t at, parts = 0;
-	uint64_t key;
-
-	*evicts_first = TMM_SPLIT_KEEPS_INPUT;
-	if (!g->following || g->diverged)
-		return 0;
-	at = tmm_tracker_current(ctx)->n_accesses;
-	key = tmm_tracker_key(ctx, first);
-	if (at >= g->plan.n_accesses || g->plan.access_keys[at] != key)
-		return 0;
-	/* Actions before `at` have fired: the cursor is at or before the
-	 * first action that `at` triggers. */
-	for (uint32_t i = g->next;
-	     i < g->plan.n_actions && g->plan.actions[i].trigger <= at; i++) {
-		const struct tmm_plan_action *a = &g->plan.actions[i];
-
-		if (a->trigger != at)
-			continue;
-		if (a->type == TMM_ACT_SPLIT)
-			parts = a->parts;
-		else if (a->type == TMM_ACT_EVICT_DROP && a->key == key)
-			*evicts_first = TMM_SPLIT_DROPS_INPUT;
-		else if (a->type == TMM_ACT_EVICT_SWAP && a->key == key)
-			*evicts_first = TMM_SPLIT_SWAPS_INPUT;
-	}
-	return parts;
-}
-
-bool tmm_guide_swaps_at_op(struct tmm_ctx *ctx, unsigned nth)
-{
-	struct tmm_guide *g = ctx->guide;
-	uint32_t at;
-
-	if (!g->following || g->diverged)
-		return false;
-	at = tmm_tracker_current(ctx)->n_accesses + nth;
-	if (at >= g->plan.n_accesses)
-		return false;
-	for (uint32_t i = g->next;
-	     i < g->plan.n_actions && g->plan.actions[i].trigger <= at; i++) {
-		const struct tmm_plan_action *a = &g->plan.actions[i];
-
-		if (a->trigger == at && a->type == TMM_ACT_EVICT_SWAP &&
-		    a->key == g->plan.access_keys[at])
-			return true;
-	}
-	return false;
 }
 
 int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)

@@ -18,7 +18,8 @@
 
 #include "lib/core/context.h"
 #include "lib/io/plan.h"
-#include "lib/move/split.h"
+#include "lib/core/split_op.h"
+#include "lib/record/guide_state.h"
 
 int tmm_guide_create(struct tmm_ctx *ctx);
 void tmm_guide_destroy(struct tmm_ctx *ctx);
@@ -41,46 +42,10 @@ int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan);
  */
 int tmm_guide_load_hints(struct tmm_ctx *ctx);
 
-/* Does the plan's lineage need t after the program frees it (a source
- * of a planned drop's recomputation)?  Then it is kept as a ghost. */
-bool tmm_guide_keeps(const struct tmm_ctx *ctx,
-		     const struct tmm_tensor_rec *t);
-
-/* The plan being followed, with its feedback fields, or NULL. */
-const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx);
-
-/* Measuring (no plan), guided, or diverged (this or the last iteration
- * left its plan): tmm_stats.plan_state. */
-enum tmm_plan_state tmm_guide_state(const struct tmm_ctx *ctx);
-
 /* "measuring", "guided" or "diverged" (stats, tensormm-stat). */
 const char *tmm_plan_state_name(uint32_t state);
 
-/* Whether the iteration running follows a plan and has not left it. */
-bool tmm_guide_following(const struct tmm_ctx *ctx);
-
 void tmm_guide_iteration_begin(struct tmm_ctx *ctx);
-
-/*
- * The parts of the plan's SPLIT of the op about to run, whose first
- * tensor is `first` (split.c), or 0: no plan being followed, no SPLIT at
- * the access about to be recorded, or a plan whose access there is to
- * another tensor (the guide will see the divergence after the op).
- * *evicts_first: whether the plan also drops or swaps out `first` at
- * that access.
- */
-uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
-			       const struct tmm_tensor_rec *first,
-			       enum tmm_split_evict *evicts_first);
-
-/*
- * Whether the plan swaps out, at the op's own access of it, the tensor
- * the op about to run will access `nth` (its access at the current
- * access count + nth, each tensor listed once): an EVICT_SWAP of a split
- * op's output right after the op wrote it, which split_stream.c carries
- * out while the op runs.  False when no plan is followed.
- */
-bool tmm_guide_swaps_at_op(struct tmm_ctx *ctx, unsigned nth);
 
 /* The iteration is ending (before the tracker closes its trace). */
 void tmm_guide_iteration_end(struct tmm_ctx *ctx);

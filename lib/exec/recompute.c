@@ -1,265 +1,26 @@
 /*
- * recompute.c — lineage, dropping and recomputation (see recompute.h).
+ * recompute.c — recomputation (see recompute.h): re-running a dropped
+ * tensor's producer, the ghosts kept for it, and the readers settled
+ * before a source changes.
  *
- * The lineage of an iteration is three arrays that keep their capacity
- * from one iteration to the next: the pure ops that ran, the handles of
- * their tensors (inputs then outputs) with the version each input had, and
- * their names.  A tensor points at the op that made its bytes by index,
- * tagged with the iteration (producer_epoch), so forgetting the lineage at
- * the next iteration costs nothing per tensor.
+ * It reads the lineage that lib/move/drop.c records; it sits above the
+ * mover because it runs ops, whose inputs the mover makes resident.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensor.h"
-#include "guide.h"
+#include "lib/record/guide_state.h"
 #include "recompute.h"
-#include "lib/base/grow.h"
+#include "lib/move/drop.h"
 #include "lib/move/mover.h"
 #include "lib/move/mover_uvm.h"
-#include "tracker.h"
+#include "lib/record/tracker.h"
 
 /* Regenerating a tensor may first regenerate its inputs; a chain deeper
  * than this is a lineage no real model has, and would exhaust the stack. */
 #define MAX_DEPTH 4096
 #define STACK_TENSORS 16
-
-struct lineage_op {
-	tmm_run_fn run;
-	void *user;
-	struct tmm_cost cost;
-	uint32_t name;	   /* offset in names */
-	uint32_t first;	   /* in handles / versions */
-	uint16_t n_inputs, n_outputs;
-};
-
-struct tmm_lineage {
-	uint64_t epoch;	   /* the iteration whose ops these are */
-	struct lineage_op *ops;
-	uint32_t n_ops, cap_ops;
-	tmm_tensor *handles;
-	uint64_t *versions; /* inputs: their version when the op ran;
-			     * outputs: their size, for a throwaway buffer
-			     * once the output itself is gone */
-	uint32_t n_refs, cap_refs, cap_versions;
-	char *names;
-	uint32_t names_len, cap_names;
-	unsigned depth;	    /* regenerations under way, nested */
-};
-
-int tmm_lineage_create(struct tmm_ctx *ctx)
-{
-	ctx->lineage = calloc(1, sizeof(*ctx->lineage));
-	return ctx->lineage ? 0 : -ENOMEM;
-}
-
-void tmm_lineage_destroy(struct tmm_ctx *ctx)
-{
-	struct tmm_lineage *lin = ctx->lineage;
-
-	if (!lin)
-		return;
-	free(lin->ops);
-	free(lin->handles);
-	free(lin->versions);
-	free(lin->names);
-	free(lin);
-	ctx->lineage = NULL;
-}
-
-static const char *op_name(const struct tmm_lineage *lin,
-			   const struct lineage_op *op)
-{
-	return lin->names + op->name;
-}
-
-/* The lineage op that made t's bytes, or NULL. */
-static struct lineage_op *producer_of(const struct tmm_ctx *ctx,
-				      const struct tmm_tensor_rec *t)
-{
-	const struct tmm_lineage *lin = ctx->lineage;
-
-	if (!lin->epoch || t->producer_epoch != lin->epoch ||
-	    t->producer >= lin->n_ops)
-		return NULL;
-	return &lin->ops[t->producer];
-}
-
-/* ---- recording -------------------------------------------------------- */
-
-void tmm_lineage_record(struct tmm_ctx *ctx, const tmm_op *op,
-			struct tmm_tensor_rec *const *recs,
-			const uint8_t *flags, unsigned n)
-{
-	struct tmm_lineage *lin = ctx->lineage;
-	const char *name = op->name ? op->name : "(unnamed)";
-	bool pure = (op->flags & TMM_OP_PURE) && lin->epoch &&
-		    tmm_tracker_recording(ctx) &&
-		    (op->run || ctx->be.info.phantom);
-	size_t name_len = pure ? strlen(name) + 1 : 0;
-	struct lineage_op *l;
-	uint32_t index = 0;
-
-	if (pure &&
-	    (!tmm_grow((void **)&lin->ops, &lin->cap_ops, lin->n_ops + 1ull,
-		       sizeof(*lin->ops)) ||
-	     !tmm_grow((void **)&lin->handles, &lin->cap_refs,
-		       (uint64_t)lin->n_refs + n, sizeof(*lin->handles)) ||
-	     !tmm_grow((void **)&lin->versions, &lin->cap_versions,
-		       (uint64_t)lin->n_refs + n, sizeof(*lin->versions)) ||
-	     !tmm_grow((void **)&lin->names, &lin->cap_names,
-		       (uint64_t)lin->names_len + name_len, 1)))
-		pure = false; /* out of memory: its outputs stay undroppable */
-	if (pure) {
-		index = lin->n_ops++;
-		l = &lin->ops[index];
-		*l = (struct lineage_op){
-			.run = op->run, .user = op->user, .cost = op->cost,
-			.name = lin->names_len, .first = lin->n_refs,
-			.n_inputs = (uint16_t)op->n_inputs,
-			.n_outputs = (uint16_t)op->n_outputs,
-		};
-		memcpy(lin->names + lin->names_len, name, name_len);
-		lin->names_len += (uint32_t)name_len;
-		for (unsigned i = 0; i < n; i++) {
-			lin->handles[lin->n_refs] =
-				tmm_tensor_handle(ctx, recs[i]);
-			lin->versions[lin->n_refs++] = i < op->n_inputs
-				? recs[i]->version : recs[i]->bytes;
-		}
-	}
-	for (unsigned i = op->n_inputs; i < n; i++) {
-		struct tmm_tensor_rec *t = recs[i];
-
-		t->version++;
-		if (pure && !(flags[i] & TMM_TRACK_REPEAT)) {
-			t->producer = index;
-			t->producer_epoch = lin->epoch;
-		} else {
-			t->producer_epoch = 0;
-		}
-	}
-	/* An output also listed as an input was updated in place: the op
-	 * cannot be re-run to recover it, whatever came first in the list. */
-	for (unsigned i = op->n_inputs; i < n; i++)
-		if (flags[i] & TMM_TRACK_REPEAT)
-			for (unsigned k = 0; k < i; k++)
-				if (recs[k] == recs[i])
-					recs[k]->producer_epoch = 0;
-}
-
-void tmm_lineage_host_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	(void)ctx;
-	t->version++;
-	t->producer_epoch = 0;
-}
-
-/* ---- dropping --------------------------------------------------------- */
-
-static int cannot_drop(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
-		       const char *why, const char *what)
-{
-	char label[64];
-
-	return tmm_fail(ctx, -EINVAL, "cannot drop tensor %s: %s%s",
-			tmm_tensor_label(t, label, sizeof(label)), why, what);
-}
-
-int tmm_recompute_check(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	struct tmm_lineage *lin = ctx->lineage;
-	const struct lineage_op *op;
-
-	if (t->state != TMM_TS_RESIDENT)
-		return cannot_drop(ctx, t, "it is ", tmm_tstate_name(t->state));
-	if (t->pins)
-		return cannot_drop(ctx, t, "it is pinned by a running op or "
-				   "tmm_acquire", "");
-	op = producer_of(ctx, t);
-	if (!op)
-		return cannot_drop(ctx, t,
-				   "its bytes were not made by an op flagged "
-				   "TMM_OP_PURE in this iteration, so they "
-				   "could not be recomputed", "");
-	for (unsigned i = 0; i < op->n_inputs; i++) {
-		const struct tmm_tensor_rec *in =
-			tmm_tensor_find(ctx, lin->handles[op->first + i]);
-
-		if (!in || in->version != lin->versions[op->first + i])
-			return cannot_drop(ctx, t,
-					   "an input of its producer op has "
-					   "changed or is gone: ",
-					   op_name(lin, op));
-	}
-	return 0;
-}
-
-/* Adds `delta` to the dropped_dependents of each input of op. */
-static void count_readers(struct tmm_ctx *ctx, const struct lineage_op *op,
-			  int delta)
-{
-	const struct tmm_lineage *lin = ctx->lineage;
-
-	for (unsigned i = 0; i < op->n_inputs; i++) {
-		struct tmm_tensor_rec *in =
-			tmm_tensor_find(ctx, lin->handles[op->first + i]);
-
-		if (in)
-			in->dropped_dependents += (uint32_t)delta;
-	}
-}
-
-/* Frees t's device memory, to be recomputed (after the check). */
-static void drop(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	tmm_mover_free_device(ctx, t);
-	tmm_mover_set_state(t, TMM_TS_DROPPED);
-	tmm_list_add_tail(&ctx->dropped, &t->dropped);
-	count_readers(ctx, producer_of(ctx, t), +1);
-	t->regenerated = false;
-}
-
-int tmm_recompute_drop(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	int rc = tmm_recompute_check(ctx, t);
-
-	if (rc < 0)
-		return rc;
-	drop(ctx, t);
-	ctx->c.drops++;
-	ctx->c.drop_bytes += t->bytes;
-	tmm_tracker_event(ctx, TMM_EV_DROP, t);
-	return 0;
-}
-
-/* Can t be dropped, as a question: the program's last message stays. */
-static bool droppable(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	char saved[sizeof(ctx->error)];
-	bool ok;
-
-	memcpy(saved, ctx->error, sizeof(saved));
-	ok = tmm_recompute_check(ctx, t) == 0;
-	memcpy(ctx->error, saved, sizeof(saved));
-	return ok;
-}
-
-void tmm_recompute_forget(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	const struct lineage_op *op = producer_of(ctx, t);
-
-	if (t->state != TMM_TS_DROPPED)
-		return;
-	tmm_list_del(&t->dropped);
-	if (op)
-		count_readers(ctx, op, -1);
-	t->producer_epoch = 0;
-	/* Leaving DROPPED without bytes is not a life-cycle transition: the
-	 * tensor is about to be overwritten or retired. */
-	t->state = TMM_TS_EMPTY;
-}
 
 /* ---- regenerating ----------------------------------------------------- */
 
@@ -274,7 +35,7 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 {
 	struct tmm_lineage *lin = ctx->lineage;
 	struct tmm_backend *be = &ctx->be;
-	struct lineage_op *op = producer_of(ctx, want);
+	struct lineage_op *op = tmm_lineage_producer(ctx, want);
 	uint32_t op_index = want->producer;
 	struct tmm_tensor_rec *stack_in[STACK_TENSORS], **in = stack_in;
 	struct slot stack_out[STACK_TENSORS], *out = stack_out;
@@ -318,17 +79,17 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 				      "libtensormm bug: please report it)",
 				      tmm_tensor_label(want, label,
 						       sizeof(label)),
-				      i, op_name(lin, op));
+				      i, tmm_lineage_op_name(lin, op));
 			goto unpin;
 		}
 	}
 	for (; pinned < ni; pinned++)
 		in[pinned]->pins++;
-	ctx->current_op = op_name(lin, op);
+	ctx->current_op = tmm_lineage_op_name(lin, op);
 	for (i = 0; i < ni; i++) {
 		bool was_dropped = in[i]->state == TMM_TS_DROPPED;
 
-		rc = tmm_mover_make_resident(ctx, in[i], true);
+		rc = tmm_recompute_make_resident(ctx, in[i], true);
 		if (rc < 0)
 			goto unpin;
 		if (was_dropped)
@@ -347,7 +108,7 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 		s->target = NULL;
 		s->scratch = NULL;
 		if (o && o->state == TMM_TS_DROPPED &&
-		    producer_of(ctx, o) == op) {
+		    tmm_lineage_producer(ctx, o) == op) {
 			o->pins++;
 			s->target = o;
 			rc = tmm_mover_alloc_device(ctx, o);
@@ -390,7 +151,8 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 			rc = tmm_fail(ctx, urc < 0 ? urc : -EIO,
 				      "recomputing with op '%s' failed: its "
 				      "run callback returned %d (%s)",
-				      op_name(lin, op), urc, tmm_strerror(urc));
+				      tmm_lineage_op_name(lin, op), urc,
+				      tmm_strerror(urc));
 		else if (rc < 0)
 			rc = tmm_fail(ctx, rc, "%s", be->error);
 	} else {
@@ -412,12 +174,12 @@ unplace:
 		if (rc < 0) {
 			/* Still DROPPED, still recoverable. */
 			if (o->block)
-				tmm_mover_free_device(ctx, o);
+				tmm_device_free(ctx, o);
 			continue;
 		}
 		tmm_list_del(&o->dropped);
-		count_readers(ctx, op, -1);
-		tmm_mover_set_state(o, TMM_TS_RESIDENT);
+		tmm_lineage_count_readers(ctx, op, -1);
+		tmm_tensor_set_state(o, TMM_TS_RESIDENT);
 		o->producer = op_index;
 		o->regenerated = o != want;
 		ctx->ghosts_back |= o->ghost;
@@ -436,6 +198,14 @@ done:
 		free(ptrs);
 	}
 	return rc;
+}
+
+int tmm_recompute_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+				bool need_data)
+{
+	if (t->state == TMM_TS_DROPPED && need_data)
+		return tmm_recompute_regenerate(ctx, t);
+	return tmm_mover_make_resident(ctx, t, need_data);
 }
 
 int tmm_recompute_regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
@@ -457,10 +227,10 @@ bool tmm_recompute_ghost(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	    (!t->dropped_dependents && !tmm_guide_keeps(ctx, t)))
 		return false;
 	if (t->state == TMM_TS_RESIDENT) {
-		if (!droppable(ctx, t))
+		if (!tmm_recompute_droppable(ctx, t))
 			return false;
 		/* Not a drop the plan asked for: not counted as one. */
-		drop(ctx, t);
+		tmm_recompute_drop_uncounted(ctx, t);
 	} else if (t->state != TMM_TS_DROPPED) {
 		return false;
 	}
@@ -491,11 +261,11 @@ void tmm_recompute_reap(struct tmm_ctx *ctx, bool all)
 			if (g->pins)
 				continue;
 			if (!all && g->state == TMM_TS_RESIDENT &&
-			    droppable(ctx, g)) {
+			    tmm_recompute_droppable(ctx, g)) {
 				/* Brought back for a recomputation: its
 				 * memory goes again, its lineage stays (a
 				 * dropped reader can bring it back). */
-				drop(ctx, g);
+				tmm_recompute_drop_uncounted(ctx, g);
 				continue;
 			}
 			if (g->dropped_dependents ||
@@ -531,7 +301,8 @@ int tmm_recompute_settle_readers(struct tmm_ctx *ctx,
 		     n != &ctx->dropped; n = n->next) {
 			struct tmm_tensor_rec *d = tmm_container_of(
 				n, struct tmm_tensor_rec, dropped);
-			const struct lineage_op *op = producer_of(ctx, d);
+			const struct lineage_op *op =
+				tmm_lineage_producer(ctx, d);
 
 			if (op && reads(ctx, op, h)) {
 				reader = d;
@@ -594,18 +365,3 @@ int tmm_lineage_iteration_begin(struct tmm_ctx *ctx)
 	return 0;
 }
 
-bool tmm_recompute_shed(struct tmm_ctx *ctx)
-{
-	for (struct tmm_list *n = ctx->device_lru.next; n != &ctx->device_lru;
-	     n = n->next) {
-		struct tmm_tensor_rec *t =
-			tmm_container_of(n, struct tmm_tensor_rec, on_device);
-
-		if (!t->regenerated || t->state != TMM_TS_RESIDENT || t->pins)
-			continue;
-		if (producer_of(ctx, t) && tmm_recompute_drop(ctx, t) == 0)
-			return true;
-		t->regenerated = false; /* not droppable after all */
-	}
-	return false;
-}

@@ -1,5 +1,6 @@
 /*
- * recompute.h — lineage, dropping, and recomputation (Capuchin §4.4, §5.3).
+ * recompute.h — recomputation (Capuchin §4.4, §5.3); the lineage and the
+ * drop itself are lib/move/drop.h's.
  *
  * While an iteration runs, every op flagged TMM_OP_PURE is remembered with
  * its callback, its inputs and the version of each input.  A tensor whose
@@ -21,9 +22,7 @@
 #include <stdbool.h>
 
 #include "lib/core/context.h"
-
-int tmm_lineage_create(struct tmm_ctx *ctx);
-void tmm_lineage_destroy(struct tmm_ctx *ctx);
+#include "lib/move/drop.h"
 
 /*
  * A new iteration: regenerates every tensor still DROPPED (their
@@ -33,27 +32,13 @@ void tmm_lineage_destroy(struct tmm_ctx *ctx);
 int tmm_lineage_iteration_begin(struct tmm_ctx *ctx);
 
 /*
- * Remembers op, which just ran on recs[0 .. n) (inputs then outputs, as
- * in tmm_tracker_op), as the producer of its outputs when it is pure, and
- * bumps the version of every output.  An output that the op also reads
- * gets no producer: an in-place update cannot be re-run.
+ * tmm_mover_make_resident for every state: a DROPPED tensor whose bytes
+ * are needed is recomputed (tmm_recompute_regenerate), since the mover
+ * below cannot run its producer.  What tmm_run, the guide and a
+ * recomputation's inputs call.
  */
-void tmm_lineage_record(struct tmm_ctx *ctx, const tmm_op *op,
-			struct tmm_tensor_rec *const *recs,
-			const uint8_t *flags, unsigned n);
-
-/* t's bytes were written by the host: they have no producer. */
-void tmm_lineage_host_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
-
-/*
- * Can t be dropped now?  It must be RESIDENT, unpinned, made by a pure op
- * of this iteration whose inputs are still live and unchanged.  Returns 0
- * or -EINVAL with the reason in ctx->error.
- */
-int tmm_recompute_check(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
-
-/* Drops t (after tmm_recompute_check).  Returns 0 or -EINVAL. */
-int tmm_recompute_drop(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+int tmm_recompute_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+				bool need_data);
 
 /*
  * Makes a DROPPED tensor RESIDENT again by re-running its producer (and,
@@ -61,12 +46,6 @@ int tmm_recompute_drop(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * -ENOMEM, a backend error, or the error of an op callback.
  */
 int tmm_recompute_regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
-
-/*
- * A DROPPED tensor is about to be overwritten or destroyed: it leaves the
- * dropped list without being regenerated, and becomes EMPTY.
- */
-void tmm_recompute_forget(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /*
  * t is about to be overwritten or destroyed: regenerates first every
@@ -96,12 +75,5 @@ bool tmm_recompute_ghost(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * begins.
  */
 void tmm_recompute_reap(struct tmm_ctx *ctx, bool all);
-
-/*
- * Memory is short: drops the least recently used unpinned tensor that a
- * recomputation regenerated on the way to another (cheaper than swapping
- * anything out).  Returns true when it freed something.
- */
-bool tmm_recompute_shed(struct tmm_ctx *ctx);
 
 #endif /* TMM_RECOMPUTE_H */

@@ -20,21 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensor.h"
-#include "guide.h"
+#include "lib/record/guide_state.h"
+#include "lib/move/mover.h"
 #include "rehearse.h"
-#include "tracker.h"
-
-struct tmm_rehearsal {
-	uint64_t base_ns;	    /* backend clock at tmm_rehearsal_begin */
-	uint64_t predicted_ns;	    /* sum of the rehearsed ops' times */
-	struct tmm_counters before; /* ctx->c at tmm_rehearsal_begin */
-};
-
-uint64_t tmm_rehearsal_clock(const struct tmm_ctx *ctx)
-{
-	return ctx->rehearsal->base_ns + ctx->rehearsal->predicted_ns;
-}
+#include "lib/record/tracker.h"
 
 int tmm_rehearse_op(struct tmm_ctx *ctx, const tmm_op *op,
 		    struct tmm_tensor_rec *const *recs, const uint8_t *flags,

@@ -26,11 +26,6 @@
 
 #include "lib/core/context.h"
 
-/* The clock of the rehearsed step: the backend's clock when the rehearsal
- * began plus the predicted time of the ops rehearsed so far.  The tracker
- * reads it instead of the backend's while a rehearsal is on. */
-uint64_t tmm_rehearsal_clock(const struct tmm_ctx *ctx);
-
 /*
  * tmm_run during a rehearsal, once the op's tensors are looked up and
  * checked (recs, flags and n as tmm_tracker_op takes them): records the

@@ -21,10 +21,10 @@
 #include "lib/mem/pool.h"
 #include "recompute.h"
 #include "rehearse.h"
-#include "lib/move/split.h"
-#include "lib/move/split_stream.h"
+#include "split.h"
+#include "split_stream.h"
 #include "stats_shm.h"
-#include "tracker.h"
+#include "lib/record/tracker.h"
 
 /* Ops with up to this many tensors need no scratch buffer. */
 #define STACK_TENSORS 16
@@ -209,7 +209,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 			       recs[i] == reuse.out))
 			flags[i] |= WAS_EMPTY;
 		tmm_guide_before_access(ctx, recs[i]);
-		rc = tmm_mover_make_resident(ctx, recs[i], need_data);
+		rc = tmm_recompute_make_resident(ctx, recs[i], need_data);
 		if (rc < 0)
 			goto fail;
 		ptrs[i] = recs[i]->dev;
@@ -347,7 +347,7 @@ int tmm_acquire(tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode, void **ptr)
 	ctx->use_clock++;
 	t->pins++;
 	tmm_guide_before_access(ctx, t);
-	rc = tmm_mover_make_resident(ctx, t, mode & TMM_READ);
+	rc = tmm_recompute_make_resident(ctx, t, mode & TMM_READ);
 	/* mode=uvm: the pointer is for kernels; their faults come now. */
 	if (rc == 0 && ctx->mode == TMM_MODE_UVM)
 		rc = tmm_uvm_touch_op(ctx, &t, (mode & TMM_WRITE) ? 0 : 1, 1);

@@ -16,7 +16,7 @@
 #include "recompute.h"
 #include "rehearse.h"
 #include "tensor.h"
-#include "tracker.h"
+#include "lib/record/tracker.h"
 
 int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 		      const char *name, tmm_tensor *out)
@@ -55,16 +55,6 @@ int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	return 0;
 }
 
-void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	if (t->ghost) {
-		tmm_list_del(&t->ghosts);
-		t->ghost = false;
-	}
-	tmm_mover_release(ctx, t);
-	tmm_tensor_free(ctx, t);
-}
-
 int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor h)
 {
 	struct tmm_tensor_rec *t;
@@ -98,14 +88,43 @@ int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor h)
 	return 0;
 }
 
-void tmm_tensor_table_clear(struct tmm_ctx *ctx)
+/* Brings a DROPPED tensor back for host access. */
+static int undrop_for_host(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	for (uint32_t i = 0; i < ctx->n_slots; i++) {
-		struct tmm_tensor_rec *t = tmm_tensor_at(ctx, i);
+	int rc;
 
-		if (t->live)
-			tmm_tensor_retire(ctx, t);
+	if (t->state != TMM_TS_DROPPED)
+		return 0;
+	t->pins++;
+	rc = tmm_recompute_regenerate(ctx, t);
+	t->pins--;
+	return rc;
+}
+
+int tmm_tensor_host_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			  size_t offset, const void *src, size_t bytes)
+{
+	int rc = tmm_recompute_settle_readers(ctx, t);
+
+	if (rc == 0 && t->state == TMM_TS_DROPPED) {
+		if (offset == 0 && bytes == t->bytes)
+			tmm_recompute_forget(ctx, t); /* all overwritten */
+		else
+			rc = undrop_for_host(ctx, t);
 	}
+	if (rc < 0)
+		return rc;
+	return tmm_mover_write(ctx, t, offset, src, bytes);
+}
+
+int tmm_tensor_host_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			 size_t offset, void *dst, size_t bytes)
+{
+	int rc = undrop_for_host(ctx, t);
+
+	if (rc < 0)
+		return rc;
+	return tmm_mover_read(ctx, t, offset, dst, bytes);
 }
 
 /* Checks a host access range; returns the record or NULL (error set). */
@@ -159,7 +178,7 @@ int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor h, size_t offset,
 	 * trace, so there is nothing more to record. */
 	if (ctx->rehearsal)
 		return 0;
-	return tmm_mover_write(ctx, t, offset, src, bytes);
+	return tmm_tensor_host_write(ctx, t, offset, src, bytes);
 }
 
 int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor h, size_t offset, void *dst,
@@ -175,5 +194,5 @@ int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor h, size_t offset, void *dst,
 		return rc;
 	if (ctx->rehearsal)
 		return tmm_rehearse_read(ctx, t, dst, bytes);
-	return tmm_mover_read(ctx, t, offset, dst, bytes);
+	return tmm_tensor_host_read(ctx, t, offset, dst, bytes);
 }

@@ -23,24 +23,18 @@
 #include <string.h>
 
 #include "lib/mem/compact.h"
-#include "lib/exec/guide.h"
+#include "lib/record/guide_state.h"
 #include "mover.h"
 #include "mover_uvm.h"
 #include "lib/mem/hostmem.h"
 #include "lib/mem/pool.h"
-#include "lib/exec/recompute.h"
-#include "lib/exec/tracker.h"
+#include "drop.h"
+#include "lib/record/tracker.h"
 
 /* mode=uvm: the entry points below hand over to mover_uvm.c. */
 static bool uvm(const struct tmm_ctx *ctx)
 {
 	return ctx->mode == TMM_MODE_UVM;
-}
-
-void tmm_mover_set_state(struct tmm_tensor_rec *t, enum tmm_tstate to)
-{
-	assert(tmm_tstate_legal(t->state, to));
-	t->state = to;
 }
 
 /* ---- waiting, with the time lost counted as stall -------------------- */
@@ -95,28 +89,6 @@ static int copy_after_compute(struct tmm_ctx *ctx, enum tmm_engine engine,
 }
 
 /* ---- device memory --------------------------------------------------- */
-
-static int device_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	struct tmm_pool_block *b;
-	int rc = tmm_pool_alloc(ctx->pool, t->bytes, &b);
-
-	if (rc < 0)
-		return rc;
-	t->block = b;
-	t->dev = (char *)ctx->arena + b->offset;
-	tmm_list_add_tail(&ctx->device_lru, &t->on_device);
-	return 0;
-}
-
-static void device_give_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	tmm_pool_free(ctx->pool, t->block);
-	t->block = NULL;
-	t->dev = NULL;
-	if (tmm_list_linked(&t->on_device))
-		tmm_list_del(&t->on_device);
-}
 
 /* ---- host memory ----------------------------------------------------- */
 
@@ -180,8 +152,8 @@ static void complete_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	tmm_list_del(&t->in_flight);
 	ctx->be.ops->event_release(&ctx->be, &t->copy);
-	device_give_back(ctx, t);
-	tmm_mover_set_state(t, TMM_TS_HOST);
+	tmm_device_give_back(ctx, t);
+	tmm_tensor_set_state(t, TMM_TS_HOST);
 }
 
 static void complete_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
@@ -191,7 +163,7 @@ static void complete_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		ctx->be.ops->event_release(&ctx->be, &t->copy);
 	else
 		host_give_back(ctx, t, &t->copy);
-	tmm_mover_set_state(t, TMM_TS_RESIDENT);
+	tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 }
 
 #define IN_FLIGHT_FIRST(list) \
@@ -307,7 +279,7 @@ int tmm_mover_drain(struct tmm_ctx *ctx)
  * retired to HOST when the copy completes, and counted as a swap-out. */
 static void swap_out_queued(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
+	tmm_tensor_set_state(t, TMM_TS_SWAPPING_OUT);
 	tmm_list_add_tail(&ctx->swapping_out, &t->in_flight);
 	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
 	ctx->c.swap_out_count++;
@@ -351,6 +323,21 @@ int tmm_mover_swap_out_begin(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (uvm(ctx) || t->state != TMM_TS_RESIDENT || t->host)
 		return -EINVAL;
 	return host_take(ctx, t);
+}
+
+bool tmm_mover_swap_out_take_host(struct tmm_ctx *ctx,
+				  struct tmm_tensor_rec *t)
+{
+	char saved[sizeof(ctx->error)];
+	bool ok;
+
+	/* Where it cannot, the plan's swap happens after the op, whole,
+	 * and says why if it fails too; the program's last message
+	 * stays. */
+	memcpy(saved, ctx->error, sizeof(saved));
+	ok = tmm_mover_swap_out_begin(ctx, t) == 0;
+	memcpy(ctx->error, saved, sizeof(saved));
+	return ok;
 }
 
 int tmm_mover_swap_out_piece_async(struct tmm_ctx *ctx,
@@ -407,10 +394,10 @@ int tmm_mover_swap_out_piece(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 
 void tmm_mover_swap_out_end(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	device_give_back(ctx, t);
+	tmm_device_give_back(ctx, t);
 	/* The copy is over: the same two steps as a swap-out retired. */
-	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
-	tmm_mover_set_state(t, TMM_TS_HOST);
+	tmm_tensor_set_state(t, TMM_TS_SWAPPING_OUT);
+	tmm_tensor_set_state(t, TMM_TS_HOST);
 	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
 	ctx->c.swap_out_count++;
 	ctx->c.swap_out_bytes += t->bytes;
@@ -632,7 +619,7 @@ int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	t->block = b;
 	t->dev = (char *)ctx->arena + offset;
 	tmm_list_add_tail(&ctx->device_lru, &t->on_device);
-	tmm_mover_set_state(t, TMM_TS_RESIDENT);
+	tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 	return 0;
 }
 
@@ -641,14 +628,6 @@ int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (uvm(ctx))
 		return tmm_uvm_materialize(ctx, t);
 	return alloc_device(ctx, t, true);
-}
-
-void tmm_mover_free_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	if (uvm(ctx))
-		tmm_uvm_discard(ctx, t);
-	else
-		device_give_back(ctx, t);
 }
 
 int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
@@ -693,10 +672,10 @@ static int swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	rc = copy_after_compute(ctx, TMM_ENGINE_H2D, t->dev, t->host,
 				t->bytes, &t->copy);
 	if (rc < 0) {
-		device_give_back(ctx, t);
+		tmm_device_give_back(ctx, t);
 		return rc;
 	}
-	tmm_mover_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
 	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
 	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
 	ctx->c.swap_in_count++;
@@ -743,14 +722,14 @@ int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		rc = tmm_mover_alloc_device(ctx, t);
 		if (rc < 0)
 			return rc;
-		tmm_mover_set_state(t, TMM_TS_RESIDENT);
+		tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 		return 0;
 	case TMM_TS_SWAPPING_OUT:
 		/* Back-access before the copy ended: the device bytes are
 		 * still valid, so keep them and let the host copy go. */
 		tmm_list_del(&t->in_flight);
 		host_give_back(ctx, t, &t->copy);
-		tmm_mover_set_state(t, TMM_TS_RESIDENT);
+		tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 		return 0;
 	case TMM_TS_HOST:
 		if (uvm(ctx))
@@ -776,7 +755,13 @@ int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			tmm_recompute_forget(ctx, t);
 			return tmm_mover_make_resident(ctx, t, false);
 		}
-		return tmm_recompute_regenerate(ctx, t);
+		/* Its bytes come back by recomputation, which runs an op:
+		 * tmm_recompute_make_resident, above the mover, does it. */
+		return tmm_fail(ctx, -EINVAL,
+				"tensor %s is dropped: it is recomputed "
+				"above the mover (tmm_recompute_make_"
+				"resident)",
+				tmm_tensor_label(t, label, sizeof(label)));
 	default:
 		return tmm_fail(ctx, -EINVAL, "tensor %s is in no known state",
 				tmm_tensor_label(t, label, sizeof(label)));
@@ -795,42 +780,41 @@ void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (tmm_mover_settle(ctx, t) < 0)
 		retire_failed_copy(ctx, t);
 	if (t->block)
-		device_give_back(ctx, t);
+		tmm_device_give_back(ctx, t);
 	if (t->host)
 		host_give_back(ctx, t, NULL);
 	/* Retiring the record is not a life-cycle transition. */
 	t->state = TMM_TS_EMPTY;
 }
 
-/* ---- host access for tmm_tensor_read / tmm_tensor_write --------------- */
-
-/* Brings a DROPPED tensor back for host access. */
-static int undrop_for_host(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	int rc;
-
-	if (t->state != TMM_TS_DROPPED)
-		return 0;
-	t->pins++;
-	rc = tmm_recompute_regenerate(ctx, t);
-	t->pins--;
-	return rc;
+	if (t->ghost) {
+		tmm_list_del(&t->ghosts);
+		t->ghost = false;
+	}
+	tmm_mover_release(ctx, t);
+	tmm_tensor_free(ctx, t);
 }
+
+void tmm_tensor_table_clear(struct tmm_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->n_slots; i++) {
+		struct tmm_tensor_rec *t = tmm_tensor_at(ctx, i);
+
+		if (t->live)
+			tmm_tensor_retire(ctx, t);
+	}
+}
+
+/* ---- host access for tmm_tensor_read / tmm_tensor_write --------------- */
 
 int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		    size_t offset, const void *src, size_t bytes)
 {
 	struct tmm_backend *be = &ctx->be;
-	int rc = tmm_recompute_settle_readers(ctx, t);
+	int rc = tmm_mover_settle(ctx, t);
 
-	if (rc == 0 && t->state == TMM_TS_DROPPED) {
-		if (offset == 0 && bytes == t->bytes)
-			tmm_recompute_forget(ctx, t); /* all overwritten */
-		else
-			rc = undrop_for_host(ctx, t);
-	}
-	if (rc == 0)
-		rc = tmm_mover_settle(ctx, t);
 	if (rc < 0)
 		return rc;
 	tmm_lineage_host_write(ctx, t);
@@ -847,18 +831,18 @@ int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			memcpy((char *)t->host + offset, src, bytes);
 		/* Place it on the device only if that costs no eviction:
 		 * writing weights must not push out other weights. */
-		if (device_take(ctx, t) == 0) {
+		if (tmm_device_take(ctx, t) == 0) {
 			rc = be->ops->copy_sync(be, t->dev, t->host, t->bytes,
 						true);
 			if (rc < 0) {
-				device_give_back(ctx, t);
-				tmm_mover_set_state(t, TMM_TS_HOST);
+				tmm_device_give_back(ctx, t);
+				tmm_tensor_set_state(t, TMM_TS_HOST);
 				return backend_error(ctx, rc);
 			}
 			host_give_back(ctx, t, NULL);
-			tmm_mover_set_state(t, TMM_TS_RESIDENT);
+			tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 		} else {
-			tmm_mover_set_state(t, TMM_TS_HOST);
+			tmm_tensor_set_state(t, TMM_TS_HOST);
 		}
 		return 0;
 	case TMM_TS_RESIDENT:
@@ -880,10 +864,8 @@ int tmm_mover_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 {
 	struct tmm_backend *be = &ctx->be;
 	char label[64];
-	int rc = undrop_for_host(ctx, t);
+	int rc = tmm_mover_settle(ctx, t);
 
-	if (rc == 0)
-		rc = tmm_mover_settle(ctx, t);
 	if (rc < 0)
 		return rc;
 	if (uvm(ctx))

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "lib/core/context.h"
+#include "device_mem.h"
 
 /*
  * Makes t usable by the next compute work: on return t holds device memory
@@ -78,6 +79,15 @@ int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       uint64_t offset, uint64_t bytes);
 
 /*
+ * tmm_mover_swap_out_begin for a split op that holds t: takes t's host
+ * buffer for a swap-out in pieces; false, ctx->error as it was, when
+ * that cannot be done: the plan's swap is then the guide's, after the
+ * op.
+ */
+bool tmm_mover_swap_out_take_host(struct tmm_ctx *ctx,
+				  struct tmm_tensor_rec *t);
+
+/*
  * A swap-out in pieces, while an op still reads or writes the tensor
  * (split.c: a split op's input leaving row by row, TSPLIT Eq. 5 and 6;
  * split_stream.c: its output leaving as its rows are written).  The tensor
@@ -118,9 +128,6 @@ void tmm_mover_swap_out_end(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 void tmm_mover_swap_out_end_async(struct tmm_ctx *ctx,
 				  struct tmm_tensor_rec *t, tmm_event *last);
 void tmm_mover_swap_out_cancel(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
-
-/* Gives back t's device memory (a drop: the caller changes its state). */
-void tmm_mover_free_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /*
  * Device memory that belongs to no tensor, for an output a recomputation
@@ -165,13 +172,17 @@ void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 int tmm_mover_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		     uint32_t advice);
 
-/* Sets t->state, which must be a legal transition (tensor_state.c). */
-void tmm_mover_set_state(struct tmm_tensor_rec *t, enum tmm_tstate to);
 
 
+/* Frees a tensor's record and everything it holds (no checks). */
+void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Destroys every live tensor (context teardown). */
+void tmm_tensor_table_clear(struct tmm_ctx *ctx);
 
 /*
- * Host <-> tensor copies for tmm_tensor_write/read, wherever t is.  Writing
+ * Host <-> tensor copies for tmm_tensor_write/read, wherever t is but
+ * DROPPED (lib/exec/tensor.c recomputes or forgets that first).  Writing
  * an EMPTY tensor materialises it zero-filled: on the device when it fits
  * without evicting anything, else on the host.  Return 0, -ENODATA (read of
  * an EMPTY tensor), -ENOMEM, or a backend error.  On a phantom device

@@ -11,11 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mover.h"
 #include "mover_uvm.h"
 #include "lib/io/plan.h"
 #include "lib/mem/pool.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 static int backend_error(struct tmm_ctx *ctx, int rc)
 {
@@ -166,8 +165,8 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	t->uvm_host_preferred = true;
 	/* The migration is the driver's business: bookkeeping moves on at
 	 * once, and a back-access before it ends simply waits for it. */
-	tmm_mover_set_state(t, TMM_TS_SWAPPING_OUT);
-	tmm_mover_set_state(t, TMM_TS_HOST);
+	tmm_tensor_set_state(t, TMM_TS_SWAPPING_OUT);
+	tmm_tensor_set_state(t, TMM_TS_HOST);
 	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
 	ctx->c.swap_out_count++;
 	ctx->c.swap_out_bytes += t->bytes;
@@ -178,8 +177,8 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 /* HOST -> RESIDENT, as bookkeeping. */
 static void back_on_device(struct tmm_tensor_rec *t)
 {
-	tmm_mover_set_state(t, TMM_TS_SWAPPING_IN);
-	tmm_mover_set_state(t, TMM_TS_RESIDENT);
+	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 }
 
 int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
@@ -207,7 +206,7 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	 * retires it (tmm_mover_progress), an access before then makes
 	 * compute wait for it, and the plan's feedback sees it late.
 	 */
-	tmm_mover_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
 	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
 	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
 	ctx->c.swap_in_count++;
@@ -369,7 +368,7 @@ int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	if (src)
 		memcpy((char *)t->dev + offset, src, bytes);
 	if (fresh)
-		tmm_mover_set_state(t, TMM_TS_RESIDENT);
+		tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 	return 0;
 }
 

@@ -9,9 +9,10 @@
 
 #include "lib/api/lifecycle.h"
 #include "lib/core/context.h"
+#include "lib/exec/tensor.h"
 #include "lib/exec/guide.h"
 #include "lib/move/mover.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 #include "trial.h"
 #include "lib/base/tunables.h"
 
@@ -156,12 +157,13 @@ static void replay_free(struct replay *x)
 }
 
 /* What the program wrote from the host, which the trace does not record:
- * the write's moves and times, no bytes (tmm_mover_write on a phantom
- * device; tmm_tensor_write refuses one). */
+ * the write's moves and times, no bytes (tmm_tensor_host_write on a
+ * phantom device; tmm_tensor_write refuses one). */
 static int give_bytes(struct replay *x, uint32_t i)
 {
 	struct tmm_tensor_rec *t = tmm_tensor_find(x->ctx, x->h[i]);
-	int rc = t ? tmm_mover_write(x->ctx, t, 0, NULL, t->bytes) : -EBADF;
+	int rc = t ? tmm_tensor_host_write(x->ctx, t, 0, NULL, t->bytes)
+		   : -EBADF;
 
 	x->written[i] = rc == 0;
 	return rc;

@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/exec/guide.h"
-#include "mover.h"
+#include "lib/record/guide_state.h"
+#include "lib/move/mover.h"
 #include "lib/mem/pool.h"
-#include "lib/exec/recompute.h"
+#include "recompute.h"
 #include "split.h"
 #include "split_stream.h"
 
@@ -127,21 +127,6 @@ static bool droppable_but_for_this_op(struct tmm_ctx *ctx,
 	return ok;
 }
 
-bool tmm_split_host_buffer_taken(struct tmm_ctx *ctx,
-				 struct tmm_tensor_rec *t)
-{
-	char saved[sizeof(ctx->error)];
-	bool ok;
-
-	/* Where it cannot, the plan's swap happens after the op, whole,
-	 * and says why if it fails too; the program's last message
-	 * stays. */
-	memcpy(saved, ctx->error, sizeof(saved));
-	ok = tmm_mover_swap_out_begin(ctx, t) == 0;
-	memcpy(ctx->error, saved, sizeof(saved));
-	return ok;
-}
-
 /* D of Eq. 5: before part k writes its rows, the output's block must
  * reach past them, into no input row that part k has yet to read. */
 static uint64_t output_lead(const struct tmm_split_reuse *r, uint64_t extent,
@@ -189,7 +174,7 @@ void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 		return;
 	if (how == TMM_SPLIT_DROPS_INPUT
 		    ? !droppable_but_for_this_op(ctx, in)
-		    : !tmm_split_host_buffer_taken(ctx, in))
+		    : !tmm_mover_swap_out_take_host(ctx, in))
 		return;
 	r->in_row = in->bytes / op->slice_extent;
 	r->out_row = out->bytes / op->slice_extent;

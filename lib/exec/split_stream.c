@@ -13,11 +13,11 @@
  */
 #include <string.h>
 
-#include "lib/exec/guide.h"
-#include "mover.h"
-#include "split.h"
+#include "lib/record/guide_state.h"
+#include "lib/move/mover.h"
+#include "lib/core/split_op.h"
 #include "split_stream.h"
-#include "lib/exec/tracker.h"
+#include "lib/record/tracker.h"
 
 /* The access of the op's i-th tensor among the op's accesses (a tensor
  * listed twice has one), or -1 when it was listed before: its access is
@@ -55,7 +55,7 @@ void tmm_split_stream_begin(struct tmm_ctx *ctx, const tmm_op *op,
 		if (nth < 0 || t->state != TMM_TS_RESIDENT || t->pins != 1 ||
 		    t->acquires || !tmm_guide_swaps_at_op(ctx, (unsigned)nth))
 			continue;
-		if (!tmm_split_host_buffer_taken(ctx, t))
+		if (!tmm_mover_swap_out_take_host(ctx, t))
 			return;
 		s->out = t;
 		s->row = t->bytes / op->slice_extent;

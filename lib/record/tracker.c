@@ -16,11 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/move/split.h"
+#include "lib/core/split_op.h"
 #include "tracker.h"
 #include "lib/base/grow.h"
 #include "lib/mem/pool.h"
-#include "rehearse.h"
 #include "lib/io/trace_file.h"
 
 struct tmm_tracker {

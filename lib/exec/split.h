@@ -46,6 +46,7 @@
 #include <stdint.h>
 
 #include "lib/core/context.h"
+#include "lib/core/split_op.h"
 
 /*
  * Checks the op's TSPLIT fields against its tensors recs[0 .. n_inputs +
@@ -56,28 +57,6 @@
  */
 int tmm_split_check_op(struct tmm_ctx *ctx, const tmm_op *op,
 		       struct tmm_tensor_rec *const *recs);
-
-/* Whether the op cuts its i-th tensor (inputs first) into rows. */
-static inline int tmm_split_sliced(const tmm_op *op, unsigned i)
-{
-	return op->slice_extent && (!op->sliced || op->sliced[i]);
-}
-
-/*
- * Takes t's host buffer for a swap-out in pieces (tmm_mover_swap_out_
- * begin) while a split op holds it; false, ctx->error as it was, when
- * that cannot be done: the plan's swap is then the guide's, after the
- * op.
- */
-bool tmm_split_host_buffer_taken(struct tmm_ctx *ctx,
-				 struct tmm_tensor_rec *t);
-
-/* How the plan evicts a split op's first tensor at the op. */
-enum tmm_split_evict {
-	TMM_SPLIT_KEEPS_INPUT,	/* not there: the input stays whole */
-	TMM_SPLIT_DROPS_INPUT,	/* EVICT_DROP */
-	TMM_SPLIT_SWAPS_INPUT,	/* EVICT_SWAP */
-};
 
 /*
  * The micro-ops the plan runs this op as (its first tensor `first` is

@@ -1,0 +1,20 @@
+/*
+ * device_mem.h — a tensor's device memory (see device_mem.c).
+ */
+#ifndef TMM_DEVICE_MEM_H
+#define TMM_DEVICE_MEM_H
+
+#include "lib/core/context.h"
+
+/* Swap mode: a block of the pool for t, with no eviction: 0, or the
+ * pool's -ENOMEM (no message). */
+int tmm_device_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Swap mode: gives t's block back to the pool. */
+void tmm_device_give_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Gives back t's device memory in either mode (a drop: the caller
+ * changes its state). */
+void tmm_device_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+#endif /* TMM_DEVICE_MEM_H */

@@ -1,0 +1,80 @@
+/*
+ * guide_state.h — the plan a context follows, and what the code below the
+ * guide may ask of it.
+ *
+ * The guide (lib/exec/guide.c) installs plans and fires their actions
+ * through the mover and recomputation; the mover, recomputation and the
+ * split ops in turn ask the plan questions while they work: does the
+ * plan keep this tensor, split this op, swap this output.  The guide's
+ * state is therefore one structure spanning two files: guide.c changes
+ * it, guide_state.c answers the questions, and sits below all who ask.
+ */
+#ifndef TMM_GUIDE_STATE_H
+#define TMM_GUIDE_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/core/context.h"
+#include "lib/core/split_op.h"
+#include "lib/io/plan.h"
+
+struct tmm_replan;
+
+struct tmm_guide {
+	struct tmm_plan plan;
+	bool installed;	 /* a plan is there to follow */
+	bool following;	 /* this iteration follows it */
+	bool diverged;	 /* ... and has left it */
+	bool planned;	 /* the planner has run (once) */
+	bool from_file;	 /* the plan came from TENSORMM_HINTS and is yet
+			  * to be checked against a measured iteration */
+	bool diverged_once; /* the first iteration left a plan from file */
+	uint32_t next;	 /* the next action to fire */
+	/* Keys of tensors the program frees that the plan's drops need to
+	 * recompute through (tmm_plan_kept_sources), sorted. */
+	uint64_t *kept;
+	uint32_t n_kept;
+	struct tmm_replan *replan; /* latencies since the plan was made */
+	uint64_t plan_budget;	 /* the budget the plan was made for */
+	uint64_t unconstrained_peak; /* the first trace's, under liveness
+				      * alone (0: not known yet) */
+};
+
+/* Does the plan's lineage need t after the program frees it (a source
+ * of a planned drop's recomputation)?  Then it is kept as a ghost. */
+bool tmm_guide_keeps(const struct tmm_ctx *ctx,
+		     const struct tmm_tensor_rec *t);
+
+/* The plan being followed, with its feedback fields, or NULL. */
+const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx);
+
+/* Measuring (no plan), guided, or diverged (this or the last iteration
+ * left its plan): tmm_stats.plan_state. */
+enum tmm_plan_state tmm_guide_state(const struct tmm_ctx *ctx);
+
+/* Whether the iteration running follows a plan and has not left it. */
+bool tmm_guide_following(const struct tmm_ctx *ctx);
+
+/*
+ * The parts of the plan's SPLIT of the op about to run, whose first
+ * tensor is `first` (split.c), or 0: no plan being followed, no SPLIT at
+ * the access about to be recorded, or a plan whose access there is to
+ * another tensor (the guide will see the divergence after the op).
+ * *evicts_first: whether the plan also drops or swaps out `first` at
+ * that access.
+ */
+uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
+			       const struct tmm_tensor_rec *first,
+			       enum tmm_split_evict *evicts_first);
+
+/*
+ * Whether the plan swaps out, at the op's own access of it, the tensor
+ * the op about to run will access `nth` (its access at the current
+ * access count + nth, each tensor listed once): an EVICT_SWAP of a split
+ * op's output right after the op wrote it, which split_stream.c carries
+ * out while the op runs.  False when no plan is followed.
+ */
+bool tmm_guide_swaps_at_op(struct tmm_ctx *ctx, unsigned nth);
+
+#endif /* TMM_GUIDE_STATE_H */
