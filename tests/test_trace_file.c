@@ -12,6 +12,7 @@
  * documented in docs/trace-format.md, so the tests hold the code to the
  * document.
  */
+#include "lib/base/crc32.h"
 #include "lib/io/trace.h"
 #include "lib/io/trace_file.h"
 #include "tensormm.h"

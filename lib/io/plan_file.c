@@ -28,9 +28,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/base/crc32.h"
 #include "plan.h"
 #include "plan_file.h"
-#include "trace_file.h"
 
 #define MAGIC "tensormm-plan"
 #define END_PREFIX "end crc32 "

@@ -122,8 +122,4 @@ int tmm_trace_encode(const struct tmm_trace *t, uint8_t **buf, size_t *len);
 int tmm_trace_decode(const uint8_t *buf, size_t len, struct tmm_trace *t,
 		     size_t *used, char *err, size_t errlen);
 
-/* The CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320) of len bytes,
- * continuing from `crc` (0 to start).  The records' checksum. */
-uint32_t tmm_crc32(uint32_t crc, const void *buf, size_t len);
-
 #endif /* TMM_TRACE_FILE_H */
