@@ -24,6 +24,14 @@
 #define TMM_TRACE_NONE UINT32_MAX /* "no op" / "no tensor" index */
 
 /*
+ * The most elements any one array of a trace may hold (and the longest
+ * string table).  A damaged count is refused before anything is
+ * allocated, and tmm_trace_validate() refuses larger traces, so the writer
+ * never writes what the reader would refuse.
+ */
+#define TMM_TRACE_MAX_ELEMS (1u << 28)
+
+/*
  * A tensor key names the same tensor in every iteration: a tensor made
  * outside iterations keys by its handle; one made inside an iteration by
  * the order of its creation in that iteration (frameworks make fresh
@@ -156,7 +164,7 @@ int tmm_trace_copy(struct tmm_trace *dst, const struct tmm_trace *src);
 /*
  * Checks every cross-reference of a trace against the length of the array
  * it points into, every kind and flag against its defined values, and
- * every array against TMM_TRACE_MAX_ELEMS (trace_file.h); the full list is
+ * every array against TMM_TRACE_MAX_ELEMS (above); the full list is
  * in docs/trace-format.md.  Returns 0, or -EINVAL with a message in err
  * naming the first bad element.  err may be NULL.
  */

@@ -29,14 +29,6 @@
 /* The format version this build writes and the newest it reads. */
 #define TMM_TRACE_FORMAT_VERSION 1u
 
-/*
- * The most elements any one array of a trace may hold (and the longest
- * string table).  A damaged count is refused before anything is
- * allocated, and tmm_trace_validate() refuses larger traces, so the writer
- * never writes what the reader would refuse.
- */
-#define TMM_TRACE_MAX_ELEMS (1u << 28)
-
 /* What recorded a trace file (its header). */
 struct tmm_trace_file_info {
 	uint32_t version;   /* format version of the file */
