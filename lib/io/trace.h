@@ -2,11 +2,12 @@
  * trace.h — one recorded training iteration, as planners and tools see it.
  *
  * The tracker (tracker.c) fills a struct tmm_trace while an iteration runs;
- * planners (hints/) read it to make a plan; the trace file (trace_file.c,
- * format in docs/trace-format.md) stores a sequence of them for
- * tensormm-stat.  The structure is plain data: arrays indexed by small
- * integers, no pointers between records, so it is written and read back
- * as it is and every index can be checked against its array's length.
+ * planners (hints/) read it to make a plan; the trace file (trace_write.c
+ * and trace_read.c, format in docs/trace-format.md) stores a sequence of
+ * them for tensormm-stat.  The structure is plain data: arrays indexed by
+ * small integers, no pointers between records, so it is written and read
+ * back as it is and every index can be checked against its array's
+ * length.
  *
  * Times are nanoseconds of the backend clock (virtual on the sim) since
  * the iteration began.  Access and op times are *ideal*: the stall the
