@@ -1,5 +1,6 @@
 /*
- * test_plan_file.c — Check suite for the plan file (lib/io/plan_file.c).
+ * test_plan_file.c — Check suite for the plan file (lib/io/plan_encode.c,
+ * lib/io/plan_decode.c and lib/io/plan_file.c).
  *
  * A plan with every action type and every advice goes through the text
  * encoder, the decoder and real files and must come back field for field
@@ -13,7 +14,10 @@
  * code to the document.
  */
 #include "lib/io/plan.h"
+#include "lib/io/plan_decode.h"
+#include "lib/io/plan_encode.h"
 #include "lib/io/plan_file.h"
+#include "lib/io/plan_syntax.h"
 #include "lib/io/trace.h"
 
 #include <check.h>

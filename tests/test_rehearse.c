@@ -30,7 +30,7 @@
 #include "mlp_model.h"
 #include "tensormm.h"
 #include "toy_ops.h"
-#include "lib/io/trace_file.h"
+#include "lib/io/trace_read.h"
 #include "lib/record/tracker.h"
 
 #define STEPS 4

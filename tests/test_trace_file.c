@@ -1,6 +1,6 @@
 /*
- * test_trace_file.c — Check suite for the trace file (lib/io/trace_file.c)
- * and the trace helpers (lib/io/trace.c).
+ * test_trace_file.c — Check suite for the trace file (lib/io/trace_write.c
+ * and lib/io/trace_read.c) and the trace helpers (lib/io/trace.c).
  *
  * A hand-made trace with every kind of element and cross-reference goes
  * through the encoder, the decoder and a real file and must come back
@@ -12,8 +12,11 @@
  * documented in docs/trace-format.md, so the tests hold the code to the
  * document.
  */
+#include "lib/base/crc32.h"
 #include "lib/io/trace.h"
 #include "lib/io/trace_file.h"
+#include "lib/io/trace_read.h"
+#include "lib/io/trace_write.h"
 #include "tensormm.h"
 
 #include <check.h>

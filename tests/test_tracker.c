@@ -22,7 +22,7 @@
 #include "lib/backend/backend.h"
 #include "lib/core/context.h"
 #include "toy_ops.h"
-#include "lib/io/trace_file.h"
+#include "lib/io/trace_read.h"
 #include "lib/record/tracker.h"
 
 /*

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "stat.h"
-#include "lib/io/trace_file.h"
+#include "lib/io/trace_read.h"
 
 void stat_error(const char *fmt, ...)
 {

@@ -26,7 +26,7 @@
 #include "stat.h"
 #include "tensormm.h"
 #include "lib/io/trace.h"
-#include "lib/io/trace_file.h"
+#include "lib/io/trace_read.h"
 
 #define W 1000
 #define H 600

@@ -17,7 +17,7 @@
 #include "stat.h"
 #include "tensormm.h"
 #include "lib/io/trace.h"
-#include "lib/io/trace_file.h"
+#include "lib/io/trace_read.h"
 
 /* What one tensor cost over the whole file. */
 struct cost {

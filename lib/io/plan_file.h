@@ -5,7 +5,9 @@
  * The runtime writes it at the end of measured execution and reads it at
  * start when TENSORMM_HINTS names a file.  The format, line by line, the
  * versioning rule and how tensor keys are made portable between runs are
- * in docs/plan-format.md.
+ * in docs/plan-format.md.  The text is made by tmm_plan_text_encode
+ * (plan_encode.h) and read back by tmm_plan_text_decode (plan_decode.h);
+ * this module puts it on disk and takes it back.
  *
  * Keys travel without the context serial: a tensor made outside iterations
  * is written as the low 48 bits of its handle (slot generation and index,
@@ -30,47 +32,6 @@
 #include <stdint.h>
 
 #include "plan.h"
-
-/* The newest format version this build reads and writes.  A plan with a
- * SPLIT is written as version 2, which added it; any other plan as
- * version 1, so that builds from before SPLIT still read it. */
-#define TMM_PLAN_FORMAT_VERSION 2u
-#define TMM_PLAN_FORMAT_SPLIT 2u /* the first version with SPLIT */
-
-/*
- * The most accesses and actions a plan file may hold.  A damaged count is
- * refused before anything is allocated, and the writer refuses larger
- * plans, so it never writes what the reader would refuse.
- */
-#define TMM_PLAN_FILE_MAX_ACCESSES (1u << 28)
-#define TMM_PLAN_FILE_MAX_ACTIONS (1u << 28)
-
-/*
- * Encodes *p as the text of a plan file (NUL-terminated, from malloc; the
- * caller frees *text; *len does not count the NUL).  `serial` is the
- * context the plan's keys belong to: every key of a tensor made outside
- * iterations must carry it in bits 48..63, and loses it in the text.
- * Returns 0; -EINVAL for a plan the reader would refuse (more than the
- * maximum accesses or actions, an unknown type or advice, an advice on an
- * action that is not ADVISE, a trigger or back-access past the accesses,
- * actions not sorted by trigger, a key of another context or no tensor's
- * key, a policy name that is not a word), or for a serial with bit 15 set
- * (its handles would look like in-iteration keys); or -ENOMEM.  Nothing is
- * allocated unless 0 is returned.
- */
-int tmm_plan_text_encode(const struct tmm_plan *p, uint16_t serial,
-			 char **text, size_t *len);
-
-/*
- * Decodes the len bytes at `text` (need not be NUL-terminated) into *out,
- * giving the keys of tensors made outside iterations `serial`.  *out is
- * overwritten, not freed; free it with tmm_plan_free.  Checks the first
- * line and version, the end line and its checksum, then every line
- * strictly.  Returns 0, or -EINVAL / -ENOMEM with *out zeroed and a
- * message naming the line ("plan text" stands for the file name).
- */
-int tmm_plan_text_decode(const char *text, size_t len, struct tmm_plan *out,
-			 uint16_t serial, char *err, size_t errlen);
 
 /*
  * Writes *p to `path` atomically: into "path.tmp.<pid>", which is synced

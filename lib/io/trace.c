@@ -21,7 +21,6 @@
 
 #include "tensormm.h"
 #include "trace.h"
-#include "trace_file.h" /* TMM_TRACE_MAX_ELEMS */
 
 #define TT_FLAGS (TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE)
 #define OP_FLAGS (TMM_OP_PURE | TMM_OP_BACKWARD | TMM_TRACE_OP_SPLIT)

@@ -2,11 +2,12 @@
  * trace.h — one recorded training iteration, as planners and tools see it.
  *
  * The tracker (tracker.c) fills a struct tmm_trace while an iteration runs;
- * planners (hints/) read it to make a plan; the trace file (trace_file.c,
- * format in docs/trace-format.md) stores a sequence of them for
- * tensormm-stat.  The structure is plain data: arrays indexed by small
- * integers, no pointers between records, so it is written and read back
- * as it is and every index can be checked against its array's length.
+ * planners (hints/) read it to make a plan; the trace file (trace_write.c
+ * and trace_read.c, format in docs/trace-format.md) stores a sequence of
+ * them for tensormm-stat.  The structure is plain data: arrays indexed by
+ * small integers, no pointers between records, so it is written and read
+ * back as it is and every index can be checked against its array's
+ * length.
  *
  * Times are nanoseconds of the backend clock (virtual on the sim) since
  * the iteration began.  Access and op times are *ideal*: the stall the
@@ -22,6 +23,14 @@
 #include <stdint.h>
 
 #define TMM_TRACE_NONE UINT32_MAX /* "no op" / "no tensor" index */
+
+/*
+ * The most elements any one array of a trace may hold (and the longest
+ * string table).  A damaged count is refused before anything is
+ * allocated, and tmm_trace_validate() refuses larger traces, so the writer
+ * never writes what the reader would refuse.
+ */
+#define TMM_TRACE_MAX_ELEMS (1u << 28)
 
 /*
  * A tensor key names the same tensor in every iteration: a tensor made
@@ -156,7 +165,7 @@ int tmm_trace_copy(struct tmm_trace *dst, const struct tmm_trace *src);
 /*
  * Checks every cross-reference of a trace against the length of the array
  * it points into, every kind and flag against its defined values, and
- * every array against TMM_TRACE_MAX_ELEMS (trace_file.h); the full list is
+ * every array against TMM_TRACE_MAX_ELEMS (above); the full list is
  * in docs/trace-format.md.  Returns 0, or -EINVAL with a message in err
  * naming the first bad element.  err may be NULL.
  */

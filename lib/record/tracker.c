@@ -20,7 +20,7 @@
 #include "tracker.h"
 #include "lib/base/grow.h"
 #include "lib/mem/pool.h"
-#include "lib/io/trace_file.h"
+#include "lib/io/trace_write.h"
 
 struct tmm_tracker {
 	struct tmm_trace cur;	/* the iteration being recorded */

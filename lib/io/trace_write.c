@@ -1,0 +1,255 @@
+/*
+ * trace_write.c — writing trace files (docs/trace-format.md): one
+ * iteration encoded as a record, and the writer that appends records to
+ * a file.  The bytes are laid out in trace_layout.h, the same for the
+ * reader (trace_read.c).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/base/crc32.h"
+#include "trace.h"
+#include "trace_layout.h"
+#include "trace_write.h"
+
+struct tmm_trace_writer {
+	FILE *f;
+	char *path;
+	uint64_t records; /* written */
+	uint64_t offset;  /* bytes written */
+	int error;	  /* a failed write: every later append fails */
+};
+
+/* ------------------------------------------------------------------------
+ * Encoding
+ * ---------------------------------------------------------------------- */
+
+/* Destructions are events in memory only: a file orders them by the
+ * tensors' free_ns, and version-1 readers know no such kind. */
+static bool freed_event(const struct tmm_trace_event *ev)
+{
+	return ev->kind == TMM_EV_FREED;
+}
+
+/* tmm_trace_encode, for a trace known to be valid. */
+static int encode_valid(const struct tmm_trace *t, uint8_t **buf, size_t *len)
+{
+	uint32_t c[6] = { t->n_tensors, t->n_ops, t->n_op_tensors,
+			  t->n_accesses, 0, t->strings_len };
+	const void *arr[6] = { t->tensors, t->ops, t->op_tensors,
+			       t->accesses, t->events, t->strings };
+	uint64_t plen;
+	uint8_t *out, *p;
+
+	for (uint32_t i = 0; i < t->n_events; i++)
+		c[4] += !freed_event(&t->events[i]);
+	/* Validated counts cannot overflow 64 bits, but size_t may be 32. */
+	if (tmm_trace_payload_size(c, &plen) < 0 ||
+	    plen > SIZE_MAX - REC_HEAD - REC_CRC)
+		return -ENOMEM;
+	out = malloc((size_t)plen + REC_HEAD + REC_CRC);
+	if (!out)
+		return -ENOMEM;
+
+	memcpy(out, REC_TAG, 4);
+	p = put64(out + 4, plen);
+	p = put64(p, t->iteration);
+	p = put64(p, t->duration_ns);
+	p = put64(p, t->stall_ns);
+	for (int i = 0; i < 6; i++)
+		p = put32(p, c[i]);
+	for (int a = 0; a < 6; a++) {
+		const struct tmm_trace_array *ta = &tmm_trace_arrays[a];
+		uint32_t n = a == 4 ? t->n_events : c[a];
+
+		for (uint32_t i = 0; i < n; i++)
+			if (a != 4 || !freed_event(&t->events[i]))
+				p = tmm_trace_put_elem(
+					p, (const uint8_t *)arr[a] +
+						   (size_t)i * ta->size,
+					ta);
+	}
+	put32(p, tmm_crc32(0, out + REC_HEAD, (size_t)plen));
+
+	*buf = out;
+	*len = (size_t)plen + REC_HEAD + REC_CRC;
+	return 0;
+}
+
+int tmm_trace_encode(const struct tmm_trace *t, uint8_t **buf, size_t *len)
+{
+	if (!buf || !len)
+		return -EINVAL;
+	*buf = NULL;
+	*len = 0;
+	if (tmm_trace_validate(t, NULL, 0) < 0)
+		return -EINVAL;
+	return encode_valid(t, buf, len);
+}
+
+/* ------------------------------------------------------------------------
+ * Writer
+ * ---------------------------------------------------------------------- */
+
+/* Copies a string into a fixed field: cut to fit, NUL-padded. */
+static uint8_t *put_field(uint8_t *p, const char *s, size_t field)
+{
+	size_t n = strnlen(s, field - 1);
+
+	memcpy(p, s, n);
+	memset(p + n, 0, field - n);
+	return p + field;
+}
+
+static void encode_header(uint8_t h[FH_LEN_V1],
+			  const struct tmm_trace_file_info *info)
+{
+	uint8_t *p = h;
+
+	memcpy(p, FH_MAGIC, FH_MAGIC_LEN);
+	p = put32(p + FH_MAGIC_LEN, TMM_TRACE_FORMAT_VERSION);
+	p = put32(p, FH_LEN_V1);
+	p = put32(p, info->simulated);
+	p = put_field(p, info->backend, sizeof(info->backend));
+	p = put_field(p, info->device, sizeof(info->device));
+	p = put_field(p, info->mode, sizeof(info->mode));
+	p = put_field(p, info->policy, sizeof(info->policy));
+	p = put64(p, info->device_capacity);
+	p = put64(p, info->budget);
+	put32(p, tmm_crc32(0, h, FH_LEN_V1 - 4));
+}
+
+/* Writes and flushes; 0 or a negative errno (never 0 on failure). */
+static int write_flush(FILE *f, const void *buf, size_t len)
+{
+	errno = 0;
+	if (fwrite(buf, 1, len, f) != len || fflush(f) != 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int tmm_trace_writer_open(const char *path,
+			  const struct tmm_trace_file_info *info,
+			  struct tmm_trace_writer **out, char *err,
+			  size_t errlen)
+{
+	struct tmm_trace_writer *w;
+	uint8_t h[FH_LEN_V1];
+	int ret;
+
+	if (out)
+		*out = NULL;
+	if (!path || !*path || !info || !out) {
+		say(err, errlen, "tmm_trace_writer_open: a path, an info and "
+		    "an out pointer are required");
+		return -EINVAL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (w)
+		w->path = strdup(path);
+	if (!w || !w->path) {
+		free(w);
+		say(err, errlen, "%s: out of memory opening a trace writer",
+		    path);
+		return -ENOMEM;
+	}
+	w->f = fopen(path, "wb");
+	if (!w->f) {
+		ret = -errno;
+		say(err, errlen, "cannot create the trace file %s: %s; check "
+		    "that its directory exists and is writable, or set "
+		    "TENSORMM_TRACE to another path", path, strerror(-ret));
+		goto fail;
+	}
+	encode_header(h, info);
+	ret = write_flush(w->f, h, sizeof(h));
+	if (ret < 0) {
+		say(err, errlen, "cannot write the header of the trace file "
+		    "%s: %s; free space on its file system or set "
+		    "TENSORMM_TRACE to another path", path, strerror(-ret));
+		fclose(w->f);
+		goto fail;
+	}
+	w->offset = sizeof(h);
+	*out = w;
+	return 0;
+fail:
+	free(w->path);
+	free(w);
+	return ret;
+}
+
+int tmm_trace_writer_append(struct tmm_trace_writer *w,
+			    const struct tmm_trace *t, char *err,
+			    size_t errlen)
+{
+	char why[512];
+	uint8_t *rec;
+	size_t len;
+	int ret;
+
+	if (!w || !t) {
+		say(err, errlen, "tmm_trace_writer_append: no writer or no "
+		    "trace");
+		return -EINVAL;
+	}
+	if (w->error) {
+		say(err, errlen, "%s: an earlier write failed (%s), so the "
+		    "file ends in a partial record; close it and re-record",
+		    w->path, strerror(-w->error));
+		return w->error;
+	}
+	if (tmm_trace_validate(t, why, sizeof(why)) < 0) {
+		say(err, errlen, "%s: refusing to write iteration %llu: %s; "
+		    "this is a bug in the code that recorded it", w->path,
+		    (unsigned long long)t->iteration, why);
+		return -EINVAL;
+	}
+	ret = encode_valid(t, &rec, &len);
+	if (ret < 0) {
+		say(err, errlen, "%s: out of memory encoding iteration %llu",
+		    w->path, (unsigned long long)t->iteration);
+		return ret;
+	}
+	ret = write_flush(w->f, rec, len);
+	free(rec);
+	if (ret < 0) {
+		w->error = ret;
+		say(err, errlen, "%s: cannot write iteration %llu (record "
+		    "%llu, at byte %llu): %s; free space on its file system "
+		    "or set TENSORMM_TRACE to another path", w->path,
+		    (unsigned long long)t->iteration,
+		    (unsigned long long)w->records + 1,
+		    (unsigned long long)w->offset, strerror(-ret));
+		return ret;
+	}
+	w->records++;
+	w->offset += len;
+	return 0;
+}
+
+int tmm_trace_writer_close(struct tmm_trace_writer *w, char *err,
+			   size_t errlen)
+{
+	int ret = 0;
+
+	if (!w)
+		return 0;
+	errno = 0;
+	if (fclose(w->f) != 0) {
+		ret = errno ? -errno : -EIO;
+		say(err, errlen, "%s: closing the trace file failed: %s; its "
+		    "last records may be missing", w->path, strerror(-ret));
+	}
+	free(w->path);
+	free(w);
+	return ret;
+}
