@@ -21,13 +21,13 @@
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sim_profile.h"
+#include "text.h"
 #include "tunables.h"
 
 /* 2^64: the upper bound of a row whose only limit is 64 bits. */
@@ -35,9 +35,6 @@
 
 /* Values longer than this are refused; the trace path is the longest. */
 #define VALUE_MAX (sizeof(((struct tmm_config *)0)->trace) - 1)
-
-/* Error messages echo at most this much of a value. */
-#define ECHO_MAX 200
 
 /* Names longer than this get no "did you mean". */
 #define SUGGEST_MAX 64
@@ -343,99 +340,6 @@ const struct tmm_tunable *tmm_tunables(size_t *n)
 }
 
 /* ------------------------------------------------------------------------
- * Text
- * ---------------------------------------------------------------------- */
-
-/* An appender into a caller's buffer: never overflows, always ends in a
- * NUL (when there is room for one), and quietly truncates. */
-struct text {
-	char *buf;
-	size_t len;
-	size_t used;
-};
-
-static void text_init(struct text *t, char *buf, size_t len)
-{
-	t->buf = buf;
-	t->len = buf ? len : 0;
-	t->used = 0;
-	if (t->len)
-		buf[0] = '\0';
-}
-
-__attribute__((format(printf, 2, 3)))
-static void text_add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->used + 1 >= t->len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	t->used += (size_t)n;
-	if (t->used >= t->len)
-		t->used = t->len - 1;
-}
-
-/* Echoes a piece of user input, shortened so the message stays readable. */
-static void text_add_echo(struct text *t, const char *s, size_t len)
-{
-	if (len > ECHO_MAX)
-		text_add(t, "%.*s...", ECHO_MAX, s);
-	else
-		text_add(t, "%.*s", (int)len, s);
-}
-
-/* Our own classes: <ctype.h> follows the locale, the syntax must not. */
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	       c == '\f';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static char ascii_lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-/* strcasecmp() folds case by the locale ('I' is not 'i' in Turkish). */
-static bool ascii_equal_nocase(const char *a, const char *b)
-{
-	while (*a && ascii_lower(*a) == ascii_lower(*b)) {
-		a++;
-		b++;
-	}
-	return ascii_lower(*a) == ascii_lower(*b);
-}
-
-static const char *skip_blanks(const char *s)
-{
-	while (is_blank(*s))
-		s++;
-	return s;
-}
-
-/* Narrows [*s, *s + *len) to exclude blanks at either end. */
-static void trim(const char **s, size_t *len)
-{
-	while (*len && is_blank(**s)) {
-		(*s)++;
-		(*len)--;
-	}
-	while (*len && is_blank((*s)[*len - 1]))
-		(*len)--;
-}
-
-/* ------------------------------------------------------------------------
  * Numbers
  * ---------------------------------------------------------------------- */
 
@@ -463,14 +367,14 @@ static const char *scan_decimal(const char *s, bool allow_exponent,
 		s++;
 	}
 	d->whole = s;
-	while (is_digit(*s))
+	while (tmm_ascii_is_digit(*s))
 		s++;
 	d->n_whole = (size_t)(s - d->whole);
 	if (!d->n_whole)
 		return NULL;
 	if (*s == '.') {
 		d->frac = ++s;
-		while (is_digit(*s))
+		while (tmm_ascii_is_digit(*s))
 			s++;
 		d->n_frac = (size_t)(s - d->frac);
 		if (!d->n_frac)
@@ -482,9 +386,9 @@ static const char *scan_decimal(const char *s, bool allow_exponent,
 		s++;
 		if (*s == '+' || *s == '-')
 			negative = *s++ == '-';
-		if (!is_digit(*s))
+		if (!tmm_ascii_is_digit(*s))
 			return NULL;
-		for (; is_digit(*s); s++)
+		for (; tmm_ascii_is_digit(*s); s++)
 			if (d->exp10 < 100000)
 				d->exp10 = d->exp10 * 10 + (*s - '0');
 		if (negative)
@@ -602,25 +506,26 @@ static bool parse_size_unit(const char *s, unsigned *shift)
 	const char *unit;
 	char lead;
 
-	s = skip_blanks(s);
+	s = tmm_ascii_skip_blanks(s);
 	unit = s;
-	lead = ascii_lower(*s);
+	lead = tmm_ascii_lower(*s);
 	p = lead ? strchr(prefixes, lead) : NULL;
 	if (p) {
 		*shift = 10 * (unsigned)(p - prefixes + 1);
 		s++;
-		if (ascii_lower(s[0]) == 'i' && ascii_lower(s[1]) == 'b')
+		if (tmm_ascii_lower(s[0]) == 'i' &&
+		    tmm_ascii_lower(s[1]) == 'b')
 			s += 2;
-		else if (ascii_lower(s[0]) == 'b')
+		else if (tmm_ascii_lower(s[0]) == 'b')
 			s++;
 	} else {
 		*shift = 0;
-		if (ascii_lower(*s) == 'b')
+		if (tmm_ascii_lower(*s) == 'b')
 			s++;
 	}
 	if (*unit && s == unit)
 		return false;
-	return !*skip_blanks(s);
+	return !*tmm_ascii_skip_blanks(s);
 }
 
 /* Why a size was refused, for the messages. */
@@ -632,7 +537,7 @@ static enum size_error parse_size(const char *s, uint64_t *bytes)
 	unsigned shift;
 	const char *end;
 
-	end = scan_decimal(skip_blanks(s), false, &d);
+	end = scan_decimal(tmm_ascii_skip_blanks(s), false, &d);
 	if (!end || !parse_size_unit(end, &shift))
 		return SIZE_GARBAGE;
 	if (d.negative)
@@ -657,7 +562,7 @@ int tmm_parse_size(const char *text, uint64_t *bytes)
  * shortest of 15 or 17 significant digits that round-trips, with the
  * locale's decimal separator (which printf obeys) put back to '.'.
  */
-static void text_add_double(struct text *t, double v)
+static void text_add_double(struct tmm_text *t, double v)
 {
 	char buf[64];
 	struct decimal d;
@@ -670,7 +575,7 @@ static void text_add_double(struct text *t, double v)
 
 		snprintf(buf, sizeof(buf), "%.*g", precision, v);
 		for (src = dst = buf; *src; src++) {
-			bool ours = is_digit(*src) || *src == 'e' ||
+			bool ours = tmm_ascii_is_digit(*src) || *src == 'e' ||
 				    *src == '-' || *src == '+';
 
 			if (ours)
@@ -684,11 +589,11 @@ static void text_add_double(struct text *t, double v)
 		if (end && !*end && decimal_to_double(&d) == v)
 			break;
 	}
-	text_add(t, "%s", buf);
+	tmm_text_add(t, "%s", buf);
 }
 
 /* Writes a size in the largest unit that keeps it whole. */
-static void text_add_size(struct text *t, uint64_t bytes)
+static void text_add_size(struct tmm_text *t, uint64_t bytes)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
 	unsigned i;
@@ -697,11 +602,12 @@ static void text_add_size(struct text *t, uint64_t bytes)
 		unsigned shift = 10 * (i + 1);
 
 		if (!(bytes & ((1ull << shift) - 1))) {
-			text_add(t, "%" PRIu64 "%s", bytes >> shift, units[i]);
+			tmm_text_add(t, "%" PRIu64 "%s", bytes >> shift,
+				     units[i]);
 			return;
 		}
 	}
-	text_add(t, "%" PRIu64, bytes);
+	tmm_text_add(t, "%" PRIu64, bytes);
 }
 
 /* ------------------------------------------------------------------------
@@ -721,16 +627,16 @@ union tunable_value {
 static bool sim_profile_known(const char *value, char *why, size_t whylen)
 {
 	const struct tmm_sim_profile *all;
-	struct text t;
+	struct tmm_text t;
 	size_t n, i;
 
 	if (tmm_sim_profile_find(value))
 		return true;
 	all = tmm_sim_profiles(&n);
-	text_init(&t, why, whylen);
-	text_add(&t, "no simulator profile of that name; known profiles: ");
+	tmm_text_init(&t, why, whylen);
+	tmm_text_add(&t, "no simulator profile of that name; known profiles: ");
 	for (i = 0; i < n; i++)
-		text_add(&t, "%s%s", i ? ", " : "", all[i].name);
+		tmm_text_add(&t, "%s%s", i ? ", " : "", all[i].name);
 	return false;
 }
 
@@ -781,7 +687,7 @@ static bool parse_choice(const struct tmm_tunable *row, const char *s,
 	size_t i;
 
 	for (i = 0; row->choices[i]; i++) {
-		if (ascii_equal_nocase(s, row->choices[i])) {
+		if (tmm_ascii_equal_nocase(s, row->choices[i])) {
 			v->choice = i;
 			return true;
 		}
@@ -799,8 +705,8 @@ static bool parse_size_value(const struct tmm_tunable *row, const char *s,
 
 	memset(&v->size, 0, sizeof(v->size));
 	end = scan_decimal(s, false, &d);
-	if (percent_too && end && *skip_blanks(end) == '%' &&
-	    !*skip_blanks(skip_blanks(end) + 1)) {
+	if (percent_too && end && *tmm_ascii_skip_blanks(end) == '%' &&
+	    !*tmm_ascii_skip_blanks(tmm_ascii_skip_blanks(end) + 1)) {
 		double percent = decimal_to_double(&d);
 
 		if (!(percent > 0 && percent <= 100)) {
@@ -1030,7 +936,7 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
  */
 static int set_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 		     const char *value, enum tmm_source source,
-		     const char *origin, struct text *msg)
+		     const char *origin, struct tmm_text *msg)
 {
 	const struct tmm_tunable *row = &table[id];
 	union tunable_value v;
@@ -1038,10 +944,10 @@ static int set_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 
 	if (!parse_value(row, value, &v, why, sizeof(why)) ||
 	    !store_value(cfg, id, &v, why, sizeof(why))) {
-		text_add(msg, "%s=", row->name);
-		text_add_echo(msg, value, strlen(value));
-		text_add(msg, " (%s): %s; accepted: %s", origin, why,
-			 row->accepted);
+		tmm_text_add(msg, "%s=", row->name);
+		tmm_text_add_echo(msg, value, strlen(value));
+		tmm_text_add(msg, " (%s): %s; accepted: %s", origin, why,
+			     row->accepted);
 		return -EINVAL;
 	}
 	cfg->source[id] = source;
@@ -1070,8 +976,8 @@ static size_t edit_distance(const char *a, size_t na, const char *b)
 		for (j = 1; j <= nb; j++) {
 			size_t above = row[j];
 			size_t best = diagonal +
-				      (ascii_lower(a[i - 1]) !=
-				       ascii_lower(b[j - 1]));
+				      (tmm_ascii_lower(a[i - 1]) !=
+				       tmm_ascii_lower(b[j - 1]));
 
 			if (above + 1 < best)
 				best = above + 1;
@@ -1088,26 +994,26 @@ static size_t edit_distance(const char *a, size_t na, const char *b)
  * Says which tunables exist, and which one was probably meant: a typo
  * should cost one glance, not a trip to the manual.
  */
-static void add_known(struct text *msg, const char *bad, size_t len,
+static void add_known(struct tmm_text *msg, const char *bad, size_t len,
 		      bool env)
 {
 	size_t best = SIZE_MAX;
 	const char *guess = NULL;
 	size_t i;
 
-	text_add(msg, "; known tunables: ");
+	tmm_text_add(msg, "; known tunables: ");
 	for (i = 0; i < TMM_TUNABLE_COUNT; i++) {
 		const char *name = env ? table[i].env : table[i].name;
 		size_t dist = edit_distance(bad, len, name);
 
-		text_add(msg, "%s%s", i ? ", " : "", name);
+		tmm_text_add(msg, "%s%s", i ? ", " : "", name);
 		if (dist < best) {
 			best = dist;
 			guess = name;
 		}
 	}
 	if (guess && best <= 2 && best < len)
-		text_add(msg, "; did you mean '%s'?", guess);
+		tmm_text_add(msg, "; did you mean '%s'?", guess);
 }
 
 static int find_tunable(const char *name, size_t len, bool env)
@@ -1126,14 +1032,14 @@ static int find_tunable(const char *name, size_t len, bool env)
 /* Copies the trimmed slice into value[VALUE_MAX + 1], or explains. */
 static int take_value(const char *s, size_t len, char *value,
 		      const struct tmm_tunable *row, const char *origin,
-		      struct text *msg)
+		      struct tmm_text *msg)
 {
-	trim(&s, &len);
+	tmm_ascii_trim(&s, &len);
 	if (len > VALUE_MAX) {
-		text_add(msg, "%s=", row->name);
-		text_add_echo(msg, s, len);
-		text_add(msg, " (%s): too long: at most %zu characters; "
-			 "accepted: %s", origin, VALUE_MAX, row->accepted);
+		tmm_text_add(msg, "%s=", row->name);
+		tmm_text_add_echo(msg, s, len);
+		tmm_text_add(msg, " (%s): too long: at most %zu characters; "
+			     "accepted: %s", origin, VALUE_MAX, row->accepted);
 		return -EINVAL;
 	}
 	memcpy(value, s, len);
@@ -1141,7 +1047,7 @@ static int take_value(const char *s, size_t len, char *value,
 	return 0;
 }
 
-static int load_defaults(struct tmm_config *cfg, struct text *msg)
+static int load_defaults(struct tmm_config *cfg, struct tmm_text *msg)
 {
 	int i;
 
@@ -1155,7 +1061,7 @@ static int load_defaults(struct tmm_config *cfg, struct text *msg)
 	return 0;
 }
 
-static int load_environment(struct tmm_config *cfg, struct text *msg)
+static int load_environment(struct tmm_config *cfg, struct tmm_text *msg)
 {
 	char value[VALUE_MAX + 1];
 	char origin[96];
@@ -1169,9 +1075,9 @@ static int load_environment(struct tmm_config *cfg, struct text *msg)
 		if (strncmp(*e, "TENSORMM_", 9) ||
 		    find_tunable(*e, len, true) >= 0)
 			continue;
-		text_add(msg, "unknown tunable '");
-		text_add_echo(msg, *e, len);
-		text_add(msg, "' in the environment");
+		tmm_text_add(msg, "unknown tunable '");
+		tmm_text_add_echo(msg, *e, len);
+		tmm_text_add(msg, "' in the environment");
 		add_known(msg, *e, len, true);
 		return -EINVAL;
 	}
@@ -1201,7 +1107,7 @@ static int load_environment(struct tmm_config *cfg, struct text *msg)
  * goes through the environment.
  */
 static int load_config_string(struct tmm_config *cfg, const char *config,
-			      struct text *msg)
+			      struct tmm_text *msg)
 {
 	const char *origin = "config string";
 	char value[VALUE_MAX + 1];
@@ -1214,32 +1120,32 @@ static int load_config_string(struct tmm_config *cfg, const char *config,
 		size_t key_len;
 		int id, rc;
 
-		trim(&start, &len);
+		tmm_ascii_trim(&start, &len);
 		if (!len)
 			goto next_item;
 		eq = memchr(start, '=', len);
 		if (!eq) {
-			text_add(msg, "config string item '");
-			text_add_echo(msg, start, len);
-			text_add(msg, "' is not key=value (for example "
-				 "budget=6GiB)");
+			tmm_text_add(msg, "config string item '");
+			tmm_text_add_echo(msg, start, len);
+			tmm_text_add(msg, "' is not key=value (for example "
+				     "budget=6GiB)");
 			return -EINVAL;
 		}
 		key = start;
 		key_len = (size_t)(eq - start);
-		trim(&key, &key_len);
+		tmm_ascii_trim(&key, &key_len);
 		if (!key_len) {
-			text_add(msg, "config string item '");
-			text_add_echo(msg, start, len);
-			text_add(msg, "' has no key before '=' (for example "
-				 "budget=6GiB)");
+			tmm_text_add(msg, "config string item '");
+			tmm_text_add_echo(msg, start, len);
+			tmm_text_add(msg, "' has no key before '=' (for "
+				     "example budget=6GiB)");
 			return -EINVAL;
 		}
 		id = find_tunable(key, key_len, false);
 		if (id < 0) {
-			text_add(msg, "unknown tunable '");
-			text_add_echo(msg, key, key_len);
-			text_add(msg, "' in the config string");
+			tmm_text_add(msg, "unknown tunable '");
+			tmm_text_add_echo(msg, key, key_len);
+			tmm_text_add(msg, "' in the config string");
 			add_known(msg, key, key_len, false);
 			return -EINVAL;
 		}
@@ -1266,12 +1172,12 @@ int tmm_config_load(struct tmm_config *cfg, const char *config, char *err,
 		    size_t errlen)
 {
 	struct tmm_config c;
-	struct text msg;
+	struct tmm_text msg;
 	int rc;
 
-	text_init(&msg, err, errlen);
+	tmm_text_init(&msg, err, errlen);
 	if (!cfg) {
-		text_add(&msg, "no configuration to fill (cfg is NULL)");
+		tmm_text_add(&msg, "no configuration to fill (cfg is NULL)");
 		return -EINVAL;
 	}
 	memset(&c, 0, sizeof(c));
@@ -1290,7 +1196,7 @@ int tmm_config_load(struct tmm_config *cfg, const char *config, char *err,
  * Reading a configuration back
  * ---------------------------------------------------------------------- */
 
-static void text_add_choice(struct text *t, enum tmm_tunable_id id,
+static void text_add_choice(struct tmm_text *t, enum tmm_tunable_id id,
 			    unsigned value)
 {
 	const char *const *choices = table[id].choices;
@@ -1298,20 +1204,20 @@ static void text_add_choice(struct text *t, enum tmm_tunable_id id,
 
 	for (i = 0; choices[i]; i++) {
 		if (i == value) {
-			text_add(t, "%s", choices[i]);
+			tmm_text_add(t, "%s", choices[i]);
 			return;
 		}
 	}
 	/* Not a word we know: print the number rather than lie. */
-	text_add(t, "%u", value);
+	tmm_text_add(t, "%u", value);
 }
 
 void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		       char *buf, size_t len)
 {
-	struct text t;
+	struct tmm_text t;
 
-	text_init(&t, buf, len);
+	tmm_text_init(&t, buf, len);
 	if (!cfg)
 		return;
 	switch (id) {
@@ -1324,13 +1230,13 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_BUDGET:
 		if (cfg->budget.is_percent) {
 			text_add_double(&t, cfg->budget.percent);
-			text_add(&t, "%%");
+			tmm_text_add(&t, "%%");
 		} else {
 			text_add_size(&t, cfg->budget.bytes);
 		}
 		break;
 	case TMM_T_POLICY:
-		text_add(&t, "%s", cfg->policy);
+		tmm_text_add(&t, "%s", cfg->policy);
 		break;
 	case TMM_T_AUTO_GOAL:
 		text_add_choice(&t, id, cfg->auto_goal);
@@ -1339,7 +1245,7 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		text_add_double(&t, cfg->replan_drift);
 		break;
 	case TMM_T_SIM_PROFILE:
-		text_add(&t, "%s", cfg->sim_profile);
+		tmm_text_add(&t, "%s", cfg->sim_profile);
 		break;
 	case TMM_T_SIM_CAPACITY:
 		text_add_size(&t, cfg->sim_capacity);
@@ -1351,25 +1257,25 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		text_add_double(&t, cfg->sim_jitter);
 		break;
 	case TMM_T_SIM_SEED:
-		text_add(&t, "%" PRIu64, cfg->sim_seed);
+		tmm_text_add(&t, "%" PRIu64, cfg->sim_seed);
 		break;
 	case TMM_T_HOST_NUMA_NODE:
-		text_add(&t, "%d", cfg->host_numa_node);
+		tmm_text_add(&t, "%d", cfg->host_numa_node);
 		break;
 	case TMM_T_PINNED_POOL:
 		text_add_size(&t, cfg->pinned_pool);
 		break;
 	case TMM_T_TRACE:
-		text_add(&t, "%s", cfg->trace);
+		tmm_text_add(&t, "%s", cfg->trace);
 		break;
 	case TMM_T_HINTS:
-		text_add(&t, "%s", cfg->hints);
+		tmm_text_add(&t, "%s", cfg->hints);
 		break;
 	case TMM_T_STATS_SHM:
 		text_add_choice(&t, id, cfg->stats_shm ? 1 : 0);
 		break;
 	case TMM_T_SHARE:
-		text_add(&t, "%s", cfg->share);
+		tmm_text_add(&t, "%s", cfg->share);
 		break;
 	case TMM_T_MAX_SWAP_RATE:
 		text_add_double(&t, cfg->max_swap_rate);
