@@ -14,9 +14,8 @@
  * shared GPU down with it, so an unknown key, in the config string or as
  * a TENSORMM_* variable, is an error too.
  *
- * Numbers are parsed by hand rather than with strtod() and strtoull():
- * the application may have called setlocale(), and "0.5" must mean the
- * same in every locale; strtoull() also accepts "-1" and signs we refuse.
+ * Numbers are read and written by number_text.c, by hand, so that "0.5"
+ * means the same whatever locale the application set.
  */
 #include <errno.h>
 #include <float.h>
@@ -26,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "number_text.h"
 #include "sim_profile.h"
 #include "text.h"
 #include "tunables.h"
@@ -339,275 +339,14 @@ const struct tmm_tunable *tmm_tunables(size_t *n)
 	return table;
 }
 
-/* ------------------------------------------------------------------------
- * Numbers
- * ---------------------------------------------------------------------- */
-
-/* A decimal number as written: [-]digits[.digits][e[+-]digits]. */
-struct decimal {
-	bool negative;
-	const char *whole; /* the digits before the point */
-	size_t n_whole;
-	const char *frac;  /* the digits after it */
-	size_t n_frac;
-	long exp10;	   /* the exponent, clamped to +-100000 */
-};
-
-/*
- * Scans a decimal at s into *d.  Returns the character after it, or NULL
- * when s does not start with one.  Digits are required on both sides of a
- * point, so "5." and ".5" are refused rather than guessed at.
- */
-static const char *scan_decimal(const char *s, bool allow_exponent,
-				struct decimal *d)
-{
-	memset(d, 0, sizeof(*d));
-	if (*s == '-') {
-		d->negative = true;
-		s++;
-	}
-	d->whole = s;
-	while (tmm_ascii_is_digit(*s))
-		s++;
-	d->n_whole = (size_t)(s - d->whole);
-	if (!d->n_whole)
-		return NULL;
-	if (*s == '.') {
-		d->frac = ++s;
-		while (tmm_ascii_is_digit(*s))
-			s++;
-		d->n_frac = (size_t)(s - d->frac);
-		if (!d->n_frac)
-			return NULL;
-	}
-	if (allow_exponent && (*s == 'e' || *s == 'E')) {
-		bool negative = false;
-
-		s++;
-		if (*s == '+' || *s == '-')
-			negative = *s++ == '-';
-		if (!tmm_ascii_is_digit(*s))
-			return NULL;
-		for (; tmm_ascii_is_digit(*s); s++)
-			if (d->exp10 < 100000)
-				d->exp10 = d->exp10 * 10 + (*s - '0');
-		if (negative)
-			d->exp10 = -d->exp10;
-	}
-	return s;
-}
-
-/*
- * The double nearest to *d.  Up to 15 significant digits and exponents
- * within +-22 are exact (the mantissa and the power of ten are both exact
- * doubles, so one division or product rounds once); beyond that the value
- * is within an ulp or so, which is plenty for a tunable.
- */
-static double decimal_to_double(const struct decimal *d)
-{
-	static const double exact_pow10[] = {
-		1e0,  1e1,  1e2,  1e3,	1e4,  1e5,  1e6,  1e7,
-		1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-		1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-	};
-	uint64_t mantissa = 0;
-	long exponent = d->exp10;
-	int significant = 0;
-	long double v;
-	size_t i;
-
-	/* Keep 19 significant digits: the most a uint64_t always holds. */
-	for (i = 0; i < d->n_whole + d->n_frac; i++) {
-		bool in_frac = i >= d->n_whole;
-		char c = in_frac ? d->frac[i - d->n_whole] : d->whole[i];
-
-		if (significant < 19) {
-			mantissa = mantissa * 10 + (uint64_t)(c - '0');
-			if (mantissa)
-				significant++;
-			if (in_frac)
-				exponent--;
-		} else if (!in_frac) {
-			exponent++;
-		}
-	}
-	if (!mantissa)
-		return 0;
-	if (mantissa <= (1ull << 53) && exponent >= -22 && exponent <= 22) {
-		double m = (double)mantissa;
-
-		m = exponent < 0 ? m / exact_pow10[-exponent] :
-				   m * exact_pow10[exponent];
-		return d->negative ? -m : m;
-	}
-	v = (long double)mantissa;
-	for (; exponent > 0 && v <= DBL_MAX; exponent--)
-		v *= 10;
-	for (; exponent < 0 && v > 0; exponent++)
-		v /= 10;
-	if (v > DBL_MAX)
-		v = (long double)DBL_MAX * 2; /* infinity, without <math.h> */
-	return d->negative ? (double)-v : (double)v;
-}
-
-/*
- * The whole part of *d times 2^shift, plus the fraction times 2^shift
- * rounded down to whole bytes.  Returns false when it exceeds 64 bits.
- */
-static bool decimal_to_bytes(const struct decimal *d, unsigned shift,
-			     uint64_t *bytes)
-{
-	uint64_t whole = 0, frac = 0, scale = 1, part = 0;
-	size_t i;
-
-	for (i = 0; i < d->n_whole; i++) {
-		unsigned digit = (unsigned)(d->whole[i] - '0');
-
-		if (whole > (UINT64_MAX - digit) / 10)
-			return false;
-		whole = whole * 10 + digit;
-	}
-	if (shift && whole > UINT64_MAX >> shift)
-		return false;
-	whole <<= shift;
-
-	/*
-	 * frac / scale * 2^shift by binary long division, exact for the
-	 * first 18 fraction digits; later digits move the result by less
-	 * than a byte and are ignored.
-	 */
-	for (i = 0; i < d->n_frac && i < 18; i++) {
-		frac = frac * 10 + (uint64_t)(d->frac[i] - '0');
-		scale *= 10;
-	}
-	for (i = 0; i < shift; i++) {
-		frac <<= 1;
-		part <<= 1;
-		if (frac >= scale) {
-			frac -= scale;
-			part |= 1;
-		}
-	}
-	if (whole > UINT64_MAX - part)
-		return false;
-	*bytes = whole + part;
-	return true;
-}
-
-/*
- * Parses a unit of a size, after optional blanks, up to the end of the
- * text: nothing or B (bytes), K, KB, KiB, M, MB, MiB, G, ..., TiB, in any
- * case.  All are powers of 1024: nobody sizes GPU memory in powers of 10.
- */
-static bool parse_size_unit(const char *s, unsigned *shift)
-{
-	static const char prefixes[] = "kmgt";
-	const char *p;
-	const char *unit;
-	char lead;
-
-	s = tmm_ascii_skip_blanks(s);
-	unit = s;
-	lead = tmm_ascii_lower(*s);
-	p = lead ? strchr(prefixes, lead) : NULL;
-	if (p) {
-		*shift = 10 * (unsigned)(p - prefixes + 1);
-		s++;
-		if (tmm_ascii_lower(s[0]) == 'i' &&
-		    tmm_ascii_lower(s[1]) == 'b')
-			s += 2;
-		else if (tmm_ascii_lower(s[0]) == 'b')
-			s++;
-	} else {
-		*shift = 0;
-		if (tmm_ascii_lower(*s) == 'b')
-			s++;
-	}
-	if (*unit && s == unit)
-		return false;
-	return !*tmm_ascii_skip_blanks(s);
-}
-
-/* Why a size was refused, for the messages. */
-enum size_error { SIZE_OK, SIZE_GARBAGE, SIZE_NEGATIVE, SIZE_OVERFLOW };
-
-static enum size_error parse_size(const char *s, uint64_t *bytes)
-{
-	struct decimal d;
-	unsigned shift;
-	const char *end;
-
-	end = scan_decimal(tmm_ascii_skip_blanks(s), false, &d);
-	if (!end || !parse_size_unit(end, &shift))
-		return SIZE_GARBAGE;
-	if (d.negative)
-		return SIZE_NEGATIVE;
-	if (!decimal_to_bytes(&d, shift, bytes))
-		return SIZE_OVERFLOW;
-	return SIZE_OK;
-}
-
 int tmm_parse_size(const char *text, uint64_t *bytes)
 {
 	uint64_t value;
 
-	if (!text || !bytes || parse_size(text, &value) != SIZE_OK)
+	if (!text || !bytes || tmm_size_from_text(text, &value) != TMM_SIZE_OK)
 		return -EINVAL;
 	*bytes = value;
 	return 0;
-}
-
-/*
- * Writes a double so that it reads back the same, in any locale: the
- * shortest of 15 or 17 significant digits that round-trips, with the
- * locale's decimal separator (which printf obeys) put back to '.'.
- */
-static void text_add_double(struct tmm_text *t, double v)
-{
-	char buf[64];
-	struct decimal d;
-	int precision;
-
-	for (precision = 15; precision <= 17; precision += 2) {
-		const char *end;
-		char *src, *dst;
-		bool in_separator = false;
-
-		snprintf(buf, sizeof(buf), "%.*g", precision, v);
-		for (src = dst = buf; *src; src++) {
-			bool ours = tmm_ascii_is_digit(*src) || *src == 'e' ||
-				    *src == '-' || *src == '+';
-
-			if (ours)
-				*dst++ = *src;
-			else if (!in_separator)
-				*dst++ = '.';
-			in_separator = !ours;
-		}
-		*dst = '\0';
-		end = scan_decimal(buf, true, &d);
-		if (end && !*end && decimal_to_double(&d) == v)
-			break;
-	}
-	tmm_text_add(t, "%s", buf);
-}
-
-/* Writes a size in the largest unit that keeps it whole. */
-static void text_add_size(struct tmm_text *t, uint64_t bytes)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	unsigned i;
-
-	for (i = 4; bytes && i-- > 0;) {
-		unsigned shift = 10 * (i + 1);
-
-		if (!(bytes & ((1ull << shift) - 1))) {
-			tmm_text_add(t, "%" PRIu64 "%s", bytes >> shift,
-				     units[i]);
-			return;
-		}
-	}
-	tmm_text_add(t, "%" PRIu64, bytes);
 }
 
 /* ------------------------------------------------------------------------
@@ -700,14 +439,14 @@ static bool parse_size_value(const struct tmm_tunable *row, const char *s,
 			     union tunable_value *v, char *why, size_t whylen)
 {
 	bool percent_too = row->type == TMM_TYPE_SIZE_OR_PERCENT;
-	struct decimal d;
+	struct tmm_decimal d;
 	const char *end;
 
 	memset(&v->size, 0, sizeof(v->size));
-	end = scan_decimal(s, false, &d);
+	end = tmm_decimal_scan(s, false, &d);
 	if (percent_too && end && *tmm_ascii_skip_blanks(end) == '%' &&
 	    !*tmm_ascii_skip_blanks(tmm_ascii_skip_blanks(end) + 1)) {
-		double percent = decimal_to_double(&d);
+		double percent = tmm_decimal_to_double(&d);
 
 		if (!(percent > 0 && percent <= 100)) {
 			snprintf(why, whylen, "a percentage must be more "
@@ -718,17 +457,17 @@ static bool parse_size_value(const struct tmm_tunable *row, const char *s,
 		v->size.is_percent = true;
 		return true;
 	}
-	switch (parse_size(s, &v->size.bytes)) {
-	case SIZE_OK:
+	switch (tmm_size_from_text(s, &v->size.bytes)) {
+	case TMM_SIZE_OK:
 		break;
-	case SIZE_GARBAGE:
+	case TMM_SIZE_GARBAGE:
 		snprintf(why, whylen, percent_too ?
 			 "not a size or percentage" : "not a size");
 		return false;
-	case SIZE_NEGATIVE:
+	case TMM_SIZE_NEGATIVE:
 		snprintf(why, whylen, "a size cannot be negative");
 		return false;
-	case SIZE_OVERFLOW:
+	case TMM_SIZE_OVERFLOW:
 		snprintf(why, whylen, "too large: a size must fit in 64 bits "
 			 "(less than 16 EiB)");
 		return false;
@@ -743,8 +482,8 @@ static bool parse_size_value(const struct tmm_tunable *row, const char *s,
 static bool parse_int_value(const struct tmm_tunable *row, const char *s,
 			    union tunable_value *v, char *why, size_t whylen)
 {
-	struct decimal d;
-	const char *end = scan_decimal(s, false, &d);
+	struct tmm_decimal d;
+	const char *end = tmm_decimal_scan(s, false, &d);
 	long long magnitude = 0;
 	size_t i;
 
@@ -768,8 +507,8 @@ static bool parse_uint64_value(const struct tmm_tunable *row, const char *s,
 			       union tunable_value *v, char *why,
 			       size_t whylen)
 {
-	struct decimal d;
-	const char *end = scan_decimal(s, false, &d);
+	struct tmm_decimal d;
+	const char *end = tmm_decimal_scan(s, false, &d);
 	uint64_t value = 0;
 	size_t i;
 
@@ -798,15 +537,15 @@ static bool parse_double_value(const struct tmm_tunable *row, const char *s,
 			       union tunable_value *v, char *why,
 			       size_t whylen)
 {
-	struct decimal d;
-	const char *end = scan_decimal(s, true, &d);
+	struct tmm_decimal d;
+	const char *end = tmm_decimal_scan(s, true, &d);
 
 	/* No "nan", "inf" or hex floats: they are never meant. */
 	if (!end || *end) {
 		snprintf(why, whylen, "not a number");
 		return false;
 	}
-	v->d = decimal_to_double(&d);
+	v->d = tmm_decimal_to_double(&d);
 	if (!in_range(row, v->d)) {
 		range_reason(row, why, whylen);
 		return false;
@@ -1229,10 +968,10 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_BUDGET:
 		if (cfg->budget.is_percent) {
-			text_add_double(&t, cfg->budget.percent);
+			tmm_text_add_double(&t, cfg->budget.percent);
 			tmm_text_add(&t, "%%");
 		} else {
-			text_add_size(&t, cfg->budget.bytes);
+			tmm_text_add_size(&t, cfg->budget.bytes);
 		}
 		break;
 	case TMM_T_POLICY:
@@ -1242,19 +981,19 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		text_add_choice(&t, id, cfg->auto_goal);
 		break;
 	case TMM_T_REPLAN_DRIFT:
-		text_add_double(&t, cfg->replan_drift);
+		tmm_text_add_double(&t, cfg->replan_drift);
 		break;
 	case TMM_T_SIM_PROFILE:
 		tmm_text_add(&t, "%s", cfg->sim_profile);
 		break;
 	case TMM_T_SIM_CAPACITY:
-		text_add_size(&t, cfg->sim_capacity);
+		tmm_text_add_size(&t, cfg->sim_capacity);
 		break;
 	case TMM_T_SIM_MEMORY:
 		text_add_choice(&t, id, cfg->sim_memory);
 		break;
 	case TMM_T_SIM_JITTER:
-		text_add_double(&t, cfg->sim_jitter);
+		tmm_text_add_double(&t, cfg->sim_jitter);
 		break;
 	case TMM_T_SIM_SEED:
 		tmm_text_add(&t, "%" PRIu64, cfg->sim_seed);
@@ -1263,7 +1002,7 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		tmm_text_add(&t, "%d", cfg->host_numa_node);
 		break;
 	case TMM_T_PINNED_POOL:
-		text_add_size(&t, cfg->pinned_pool);
+		tmm_text_add_size(&t, cfg->pinned_pool);
 		break;
 	case TMM_T_TRACE:
 		tmm_text_add(&t, "%s", cfg->trace);
@@ -1278,7 +1017,7 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		tmm_text_add(&t, "%s", cfg->share);
 		break;
 	case TMM_T_MAX_SWAP_RATE:
-		text_add_double(&t, cfg->max_swap_rate);
+		tmm_text_add_double(&t, cfg->max_swap_rate);
 		break;
 	case TMM_T_CUPTI:
 		text_add_choice(&t, id, cfg->cupti ? 1 : 0);
