@@ -19,13 +19,6 @@
 /* Where a tunable's value came from. */
 enum tmm_source { TMM_SRC_DEFAULT, TMM_SRC_ENV, TMM_SRC_CONFIG };
 
-/* A size that may be given as a percentage of device capacity. */
-struct tmm_size_spec {
-	uint64_t bytes;	 /* when !is_percent */
-	double percent;	 /* 0 < percent <= 100, when is_percent */
-	bool is_percent;
-};
-
 /* A parsed configuration. */
 struct tmm_config {
 	enum tmm_backend_choice backend;

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The enums of the CHOICE tunables: a choice word's index is its enum. */
 enum tmm_backend_choice { TMM_BACKEND_AUTO, TMM_BACKEND_SIM, TMM_BACKEND_CUDA };
@@ -52,6 +53,14 @@ enum tmm_tunable_type {
 	TMM_TYPE_UINT64,
 	TMM_TYPE_DOUBLE,
 	TMM_TYPE_STRING,
+};
+
+/* A size that may be given as a percentage of device capacity: the
+ * value of a SIZE_OR_PERCENT row. */
+struct tmm_size_spec {
+	uint64_t bytes;	 /* when !is_percent */
+	double percent;	 /* 0 < percent <= 100, when is_percent */
+	bool is_percent;
 };
 
 /* One row of the descriptor table. */
