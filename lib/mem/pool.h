@@ -18,19 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TMM_POOL_ALIGN 256u
+#include "pool_block.h"
 
 /* Blocks of at least this size are carved from the top of a free hole,
  * smaller ones from its bottom, to keep the two apart. */
 #define TMM_POOL_LARGE (64u * 1024u)
 
 struct tmm_pool;
-
-/* A block handed out by the pool (or a free one, internally). */
-struct tmm_pool_block {
-	uint64_t offset; /* from the arena base, a multiple of TMM_POOL_ALIGN */
-	uint64_t size;	 /* rounded up to TMM_POOL_ALIGN */
-};
 
 struct tmm_pool_stats {
 	uint64_t capacity;	/* arena bytes */
