@@ -2,10 +2,11 @@
  * pool_index.c — the device pool's index of free blocks: a size class
  * per size, an AVL tree per class, and bitmaps of the classes in use.
  *
- * struct tmm_pool (pool_index.h) spans this file and pool.c, which hands
- * out and takes back blocks and keeps the records and the address list.
- * Here are only the free blocks: pool.c adds each one that comes free
- * and takes it out again before it changes it.
+ * struct tmm_pool (pool_index.h) spans this file, pool.c, which hands
+ * out and takes back blocks and keeps the records and the address list,
+ * and pool_check.c, which checks the whole for the tests.  Here are only
+ * the free blocks: pool.c adds each one that comes free and takes it out
+ * again before it changes it.
  *
  * Free blocks are indexed by size class.  Classes are exact below 1 MiB
  * (one per multiple of TMM_POOL_ALIGN) and 64 per power of two above, and

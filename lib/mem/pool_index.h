@@ -2,11 +2,12 @@
  * pool_index.h — the inside of the device pool: its block records, the
  * pool itself, and the index of free blocks by size class.
  *
- * struct tmm_pool spans two files, which both say so: pool.c hands out
- * and takes back blocks and keeps the records and the address list, and
+ * struct tmm_pool spans three files, which all say so: pool.c hands out
+ * and takes back blocks and keeps the records and the address list,
  * pool_index.c keeps the index of the free ones (class trees, pending
- * lists and bitmaps).  Nothing outside lib/mem/pool*.c includes this
- * header; everyone else sees the pool only through pool.h.
+ * lists and bitmaps), and pool_check.c checks the whole for the tests.
+ * Nothing outside lib/mem/pool*.c includes this header; everyone else
+ * sees the pool only through pool.h.
  */
 #ifndef TMM_POOL_INDEX_H
 #define TMM_POOL_INDEX_H
