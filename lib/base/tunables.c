@@ -1,940 +1,53 @@
 /*
- * tunables.c — the descriptor table of every tunable, and the parser that
- * the table drives.
+ * tunables.c — a configuration loaded from the tunables' sources, and
+ * read back as text.
  *
- * Each tunable is one row of `table` below: its name, its TENSORMM_*
- * environment variable, its type, its default (as text), what it accepts
- * and a line of help.  The same rows parse the defaults, the environment
- * and the configuration string, and tensormm(7) is written from them, so
- * the three sources and the manual cannot drift apart.  Adding a tunable
- * is one row plus one case in store_value() and in tmm_config_format().
+ * The rows of the table (tunables_table.c) parse the defaults, the
+ * environment and the configuration string, all or nothing: each value
+ * is read by its row (tunables_value.c), then stored in its field here.
+ * Adding a tunable is one row there plus one case in store_value() and
+ * in tmm_config_format() here.
  *
  * Errors name the key, the value, where the value came from and what is
  * accepted: a run that silently ignores a misspelt budget can take a
  * shared GPU down with it, so an unknown key, in the config string or as
  * a TENSORMM_* variable, is an error too.
  *
- * Numbers are parsed by hand rather than with strtod() and strtoull():
- * the application may have called setlocale(), and "0.5" must mean the
- * same in every locale; strtoull() also accepts "-1" and signs we refuse.
+ * Numbers are read and written by number_text.c, by hand, so that "0.5"
+ * means the same whatever locale the application set.
  */
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "sim_profile.h"
+#include "number_text.h"
+#include "text.h"
 #include "tunables.h"
-
-/* 2^64: the upper bound of a row whose only limit is 64 bits. */
-#define NO_LIMIT 0x1p64
+#include "tunables_value.h"
 
 /* Values longer than this are refused; the trace path is the longest. */
 #define VALUE_MAX (sizeof(((struct tmm_config *)0)->trace) - 1)
 
-/* Error messages echo at most this much of a value. */
-#define ECHO_MAX 200
-
 /* Names longer than this get no "did you mean". */
 #define SUGGEST_MAX 64
-
-/* ------------------------------------------------------------------------
- * The table
- * ---------------------------------------------------------------------- */
-
-static bool sim_profile_known(const char *value, char *why, size_t whylen);
-static bool share_group_valid(const char *value, char *why, size_t whylen);
-
-/* Choice words sit at their enum's value, so a word's index is the enum. */
-static const char *const backend_choices[] = {
-	[TMM_BACKEND_AUTO] = "auto",
-	[TMM_BACKEND_SIM] = "sim",
-	[TMM_BACKEND_CUDA] = "cuda",
-	NULL
-};
-
-static const char *const mode_choices[] = {
-	[TMM_MODE_AUTO] = "auto",
-	[TMM_MODE_SWAP] = "swap",
-	[TMM_MODE_UVM] = "uvm",
-	NULL
-};
-
-/* The planners of hints/planner.c. */
-static const char *const policy_choices[] = {
-	"none", "passive", "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin", "tensile", "tsplit", "auto", NULL
-};
-
-static const char *const auto_goal_choices[] = {
-	[TMM_AUTO_GOAL_FIT] = "fit",
-	[TMM_AUTO_GOAL_SPEED] = "speed",
-	NULL
-};
-
-static const char *const sim_memory_choices[] = {
-	[TMM_SIM_BACKED] = "backed",
-	[TMM_SIM_PHANTOM] = "phantom",
-	NULL
-};
-
-static const char *const off_on_choices[] = { "off", "on", NULL };
-
-static const char *const log_choices[] = {
-	[TMM_LOG_ERROR] = "error",
-	[TMM_LOG_WARN] = "warn",
-	[TMM_LOG_INFO] = "info",
-	[TMM_LOG_DEBUG] = "debug",
-	NULL
-};
-
-static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
-	[TMM_T_BACKEND] = {
-		.name = "backend",
-		.env = "TENSORMM_BACKEND",
-		.type = TMM_TYPE_CHOICE,
-		.def = "auto",
-		.accepted = "auto, sim or cuda",
-		.help = "which device backend runs the tensors; auto = cuda "
-			"when built with CUDA and a GPU answers, else sim",
-		.since = "0.1",
-		.choices = backend_choices,
-	},
-	[TMM_T_MODE] = {
-		.name = "mode",
-		.env = "TENSORMM_MODE",
-		.type = TMM_TYPE_CHOICE,
-		.def = "auto",
-		.accepted = "auto, swap or uvm",
-		.help = "swap = device pool + pinned-copy swap engine; uvm = "
-			"CUDA managed memory with prefetch/advise; auto = uvm "
-			"where the device supports concurrent managed access, "
-			"else swap",
-		.since = "0.1",
-		.choices = mode_choices,
-	},
-	[TMM_T_BUDGET] = {
-		.name = "budget",
-		.env = "TENSORMM_BUDGET",
-		.type = TMM_TYPE_SIZE_OR_PERCENT,
-		.def = "100%",
-		.accepted = "a size such as 512MiB, 6GiB or 4096, or a "
-			    "percentage of device capacity such as 50%",
-		.help = "device bytes the runtime may hold: a size, or a "
-			"percentage of device capacity",
-		.since = "0.1",
-		/* A size of 0 would leave no room for any tensor. */
-		.min = 1,
-		.max = NO_LIMIT,
-	},
-	[TMM_T_POLICY] = {
-		.name = "policy",
-		.env = "TENSORMM_POLICY",
-		.type = TMM_TYPE_CHOICE,
-		.def = "auto",
-		.accepted = "none, passive, vdnn-conv, vdnn-all, checkpoint, "
-			    "superneurons, capuchin, tensile, tsplit or auto",
-		.help = "the planner that turns the first iteration's trace "
-			"into the plan of the next ones; none = liveness "
-			"only, passive = no actions at all",
-		.since = "0.1",
-		.choices = policy_choices,
-	},
-	[TMM_T_AUTO_GOAL] = {
-		.name = "auto_goal",
-		.env = "TENSORMM_AUTO_GOAL",
-		.type = TMM_TYPE_CHOICE,
-		.def = "fit",
-		.accepted = "fit or speed",
-		.help = "what policy auto optimises where it can try plans (the "
-			"sim backend): fit = a plan that needs no passive "
-			"eviction wins, then the fastest; speed = the fastest "
-			"iteration wins, passive evictions and all",
-		.since = "0.3",
-		.choices = auto_goal_choices,
-	},
-	[TMM_T_REPLAN_DRIFT] = {
-		.name = "replan_drift",
-		.env = "TENSORMM_REPLAN_DRIFT",
-		.type = TMM_TYPE_DOUBLE,
-		.def = "0.1",
-		.accepted = "a number from 0 to 10, such as 0.1",
-		.help = "re-plan when the summed op latency (smoothed) has "
-			"changed by this fraction since the plan was made; "
-			"0 = never",
-		.since = "0.2",
-		.min = 0,
-		.max = 10,
-	},
-	[TMM_T_SIM_PROFILE] = {
-		.name = "sim_profile",
-		.env = "TENSORMM_SIM_PROFILE",
-		.type = TMM_TYPE_STRING,
-		.def = "p100-pcie3-16g",
-		.accepted = "the name of a simulated device profile, such as "
-			    "p100-pcie3-16g",
-		.help = "the hardware the sim backend imitates",
-		.since = "0.1",
-		.validate = sim_profile_known,
-	},
-	[TMM_T_SIM_CAPACITY] = {
-		.name = "sim_capacity",
-		.env = "TENSORMM_SIM_CAPACITY",
-		.type = TMM_TYPE_SIZE,
-		.def = "0",
-		.accepted = "a size such as 8GiB, 512M or 4096; 0 = the "
-			    "profile's capacity",
-		.help = "device memory of the simulated GPU; 0 = the "
-			"profile's capacity",
-		.since = "0.1",
-		.min = 0,
-		.max = NO_LIMIT,
-	},
-	[TMM_T_SIM_MEMORY] = {
-		.name = "sim_memory",
-		.env = "TENSORMM_SIM_MEMORY",
-		.type = TMM_TYPE_CHOICE,
-		.def = "backed",
-		.accepted = "backed or phantom",
-		.help = "backed keeps real bytes, so data is checked end to "
-			"end; phantom keeps sizes only, so large models "
-			"simulate fast",
-		.since = "0.1",
-		.choices = sim_memory_choices,
-	},
-	[TMM_T_SIM_JITTER] = {
-		.name = "sim_jitter",
-		.env = "TENSORMM_SIM_JITTER",
-		.type = TMM_TYPE_DOUBLE,
-		.def = "0",
-		.accepted = "a number from 0 to 1, such as 0.05",
-		.help = "relative standard deviation of simulated op times; "
-			"0 = deterministic",
-		.since = "0.1",
-		.min = 0,
-		.max = 1,
-	},
-	[TMM_T_SIM_SEED] = {
-		.name = "sim_seed",
-		.env = "TENSORMM_SIM_SEED",
-		.type = TMM_TYPE_UINT64,
-		.def = "1",
-		.accepted = "an unsigned 64-bit integer, such as 1 or 42",
-		.help = "seed of the simulator's jitter",
-		.since = "0.1",
-		.min = 0,
-		.max = NO_LIMIT,
-	},
-	[TMM_T_HOST_NUMA_NODE] = {
-		.name = "host_numa_node",
-		.env = "TENSORMM_HOST_NUMA_NODE",
-		.type = TMM_TYPE_INT,
-		.def = "-1",
-		.accepted = "an integer from -1 to 1023",
-		.help = "NUMA node of pinned host buffers; -1 = the GPU's "
-			"node, else the local node",
-		.since = "0.1",
-		.min = -1,
-		.max = 1023,
-	},
-	[TMM_T_PINNED_POOL] = {
-		.name = "pinned_pool",
-		.env = "TENSORMM_PINNED_POOL",
-		.type = TMM_TYPE_SIZE,
-		.def = "0",
-		.accepted = "a size such as 256MiB, 1G or 4096; 0 = keep all",
-		.help = "free pinned host memory kept cached for reuse; "
-			"0 = keep all",
-		.since = "0.1",
-		.min = 0,
-		.max = NO_LIMIT,
-	},
-	[TMM_T_TRACE] = {
-		.name = "trace",
-		.env = "TENSORMM_TRACE",
-		.type = TMM_TYPE_STRING,
-		.def = "",
-		.accepted = "a file path, or nothing for off",
-		.help = "file that receives each iteration's accesses, ops "
-			"and runtime actions (docs/trace-format.md); empty = "
-			"off",
-		.since = "0.1",
-	},
-	[TMM_T_HINTS] = {
-		.name = "hints",
-		.env = "TENSORMM_HINTS",
-		.type = TMM_TYPE_STRING,
-		.def = "",
-		.accepted = "a file path, or nothing for off",
-		.help = "plan file: loaded at start so the run starts guided, "
-			"written once the planner has made a plan "
-			"(docs/plan-format.md); empty = off",
-		.since = "0.1",
-	},
-	[TMM_T_STATS_SHM] = {
-		.name = "stats_shm",
-		.env = "TENSORMM_STATS_SHM",
-		.type = TMM_TYPE_CHOICE,
-		.def = "on",
-		.accepted = "on or off",
-		.help = "publish the context's live counters in a shared-"
-			"memory segment for tensormm-stat",
-		.since = "0.1",
-		.choices = off_on_choices,
-	},
-	[TMM_T_SHARE] = {
-		.name = "share",
-		.env = "TENSORMM_SHARE",
-		.type = TMM_TYPE_STRING,
-		.def = "off",
-		.accepted = "off, auto, or a group name of 1 to 32 letters, "
-			    "digits, '_', '-' or '.'",
-		.help = "split the device budget with the other processes "
-			"of the same GPU (or group) through a shared-memory "
-			"segment; auto = on for cuda, keyed by the device",
-		.since = "0.3",
-		.validate = share_group_valid,
-	},
-	[TMM_T_MAX_SWAP_RATE] = {
-		.name = "max_swap_rate",
-		.env = "TENSORMM_MAX_SWAP_RATE",
-		.type = TMM_TYPE_DOUBLE,
-		.def = "1",
-		.accepted = "a number from 0 to 1, such as 0.5",
-		.help = "with share: this process's weight in giving up "
-			"memory when the processes' demands do not fit "
-			"(TENSILE's max swapping rate); 0 = give up none",
-		.since = "0.3",
-		.min = 0,
-		.max = 1,
-	},
-	[TMM_T_CUPTI] = {
-		.name = "cupti",
-		.env = "TENSORMM_CUPTI",
-		.type = TMM_TYPE_CHOICE,
-		.def = "on",
-		.accepted = "on or off",
-		.help = "cuda backend: time ops by their kernels' CUPTI "
-			"activity records; off = cudaEvents around each op",
-		.since = "0.1",
-		.choices = off_on_choices,
-	},
-	[TMM_T_LOG] = {
-		.name = "log",
-		.env = "TENSORMM_LOG",
-		.type = TMM_TYPE_CHOICE,
-		.def = "warn",
-		.accepted = "error, warn, info or debug",
-		.help = "how much the library reports on stderr",
-		.since = "0.1",
-		.choices = log_choices,
-	},
-};
-
-const struct tmm_tunable *tmm_tunables(size_t *n)
-{
-	if (n)
-		*n = TMM_TUNABLE_COUNT;
-	return table;
-}
-
-/* ------------------------------------------------------------------------
- * Text
- * ---------------------------------------------------------------------- */
-
-/* An appender into a caller's buffer: never overflows, always ends in a
- * NUL (when there is room for one), and quietly truncates. */
-struct text {
-	char *buf;
-	size_t len;
-	size_t used;
-};
-
-static void text_init(struct text *t, char *buf, size_t len)
-{
-	t->buf = buf;
-	t->len = buf ? len : 0;
-	t->used = 0;
-	if (t->len)
-		buf[0] = '\0';
-}
-
-__attribute__((format(printf, 2, 3)))
-static void text_add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->used + 1 >= t->len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	t->used += (size_t)n;
-	if (t->used >= t->len)
-		t->used = t->len - 1;
-}
-
-/* Echoes a piece of user input, shortened so the message stays readable. */
-static void text_add_echo(struct text *t, const char *s, size_t len)
-{
-	if (len > ECHO_MAX)
-		text_add(t, "%.*s...", ECHO_MAX, s);
-	else
-		text_add(t, "%.*s", (int)len, s);
-}
-
-/* Our own classes: <ctype.h> follows the locale, the syntax must not. */
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	       c == '\f';
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static char ascii_lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-/* strcasecmp() folds case by the locale ('I' is not 'i' in Turkish). */
-static bool ascii_equal_nocase(const char *a, const char *b)
-{
-	while (*a && ascii_lower(*a) == ascii_lower(*b)) {
-		a++;
-		b++;
-	}
-	return ascii_lower(*a) == ascii_lower(*b);
-}
-
-static const char *skip_blanks(const char *s)
-{
-	while (is_blank(*s))
-		s++;
-	return s;
-}
-
-/* Narrows [*s, *s + *len) to exclude blanks at either end. */
-static void trim(const char **s, size_t *len)
-{
-	while (*len && is_blank(**s)) {
-		(*s)++;
-		(*len)--;
-	}
-	while (*len && is_blank((*s)[*len - 1]))
-		(*len)--;
-}
-
-/* ------------------------------------------------------------------------
- * Numbers
- * ---------------------------------------------------------------------- */
-
-/* A decimal number as written: [-]digits[.digits][e[+-]digits]. */
-struct decimal {
-	bool negative;
-	const char *whole; /* the digits before the point */
-	size_t n_whole;
-	const char *frac;  /* the digits after it */
-	size_t n_frac;
-	long exp10;	   /* the exponent, clamped to +-100000 */
-};
-
-/*
- * Scans a decimal at s into *d.  Returns the character after it, or NULL
- * when s does not start with one.  Digits are required on both sides of a
- * point, so "5." and ".5" are refused rather than guessed at.
- */
-static const char *scan_decimal(const char *s, bool allow_exponent,
-				struct decimal *d)
-{
-	memset(d, 0, sizeof(*d));
-	if (*s == '-') {
-		d->negative = true;
-		s++;
-	}
-	d->whole = s;
-	while (is_digit(*s))
-		s++;
-	d->n_whole = (size_t)(s - d->whole);
-	if (!d->n_whole)
-		return NULL;
-	if (*s == '.') {
-		d->frac = ++s;
-		while (is_digit(*s))
-			s++;
-		d->n_frac = (size_t)(s - d->frac);
-		if (!d->n_frac)
-			return NULL;
-	}
-	if (allow_exponent && (*s == 'e' || *s == 'E')) {
-		bool negative = false;
-
-		s++;
-		if (*s == '+' || *s == '-')
-			negative = *s++ == '-';
-		if (!is_digit(*s))
-			return NULL;
-		for (; is_digit(*s); s++)
-			if (d->exp10 < 100000)
-				d->exp10 = d->exp10 * 10 + (*s - '0');
-		if (negative)
-			d->exp10 = -d->exp10;
-	}
-	return s;
-}
-
-/*
- * The double nearest to *d.  Up to 15 significant digits and exponents
- * within +-22 are exact (the mantissa and the power of ten are both exact
- * doubles, so one division or product rounds once); beyond that the value
- * is within an ulp or so, which is plenty for a tunable.
- */
-static double decimal_to_double(const struct decimal *d)
-{
-	static const double exact_pow10[] = {
-		1e0,  1e1,  1e2,  1e3,	1e4,  1e5,  1e6,  1e7,
-		1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-		1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-	};
-	uint64_t mantissa = 0;
-	long exponent = d->exp10;
-	int significant = 0;
-	long double v;
-	size_t i;
-
-	/* Keep 19 significant digits: the most a uint64_t always holds. */
-	for (i = 0; i < d->n_whole + d->n_frac; i++) {
-		bool in_frac = i >= d->n_whole;
-		char c = in_frac ? d->frac[i - d->n_whole] : d->whole[i];
-
-		if (significant < 19) {
-			mantissa = mantissa * 10 + (uint64_t)(c - '0');
-			if (mantissa)
-				significant++;
-			if (in_frac)
-				exponent--;
-		} else if (!in_frac) {
-			exponent++;
-		}
-	}
-	if (!mantissa)
-		return 0;
-	if (mantissa <= (1ull << 53) && exponent >= -22 && exponent <= 22) {
-		double m = (double)mantissa;
-
-		m = exponent < 0 ? m / exact_pow10[-exponent] :
-				   m * exact_pow10[exponent];
-		return d->negative ? -m : m;
-	}
-	v = (long double)mantissa;
-	for (; exponent > 0 && v <= DBL_MAX; exponent--)
-		v *= 10;
-	for (; exponent < 0 && v > 0; exponent++)
-		v /= 10;
-	if (v > DBL_MAX)
-		v = (long double)DBL_MAX * 2; /* infinity, without <math.h> */
-	return d->negative ? (double)-v : (double)v;
-}
-
-/*
- * The whole part of *d times 2^shift, plus the fraction times 2^shift
- * rounded down to whole bytes.  Returns false when it exceeds 64 bits.
- */
-static bool decimal_to_bytes(const struct decimal *d, unsigned shift,
-			     uint64_t *bytes)
-{
-	uint64_t whole = 0, frac = 0, scale = 1, part = 0;
-	size_t i;
-
-	for (i = 0; i < d->n_whole; i++) {
-		unsigned digit = (unsigned)(d->whole[i] - '0');
-
-		if (whole > (UINT64_MAX - digit) / 10)
-			return false;
-		whole = whole * 10 + digit;
-	}
-	if (shift && whole > UINT64_MAX >> shift)
-		return false;
-	whole <<= shift;
-
-	/*
-	 * frac / scale * 2^shift by binary long division, exact for the
-	 * first 18 fraction digits; later digits move the result by less
-	 * than a byte and are ignored.
-	 */
-	for (i = 0; i < d->n_frac && i < 18; i++) {
-		frac = frac * 10 + (uint64_t)(d->frac[i] - '0');
-		scale *= 10;
-	}
-	for (i = 0; i < shift; i++) {
-		frac <<= 1;
-		part <<= 1;
-		if (frac >= scale) {
-			frac -= scale;
-			part |= 1;
-		}
-	}
-	if (whole > UINT64_MAX - part)
-		return false;
-	*bytes = whole + part;
-	return true;
-}
-
-/*
- * Parses a unit of a size, after optional blanks, up to the end of the
- * text: nothing or B (bytes), K, KB, KiB, M, MB, MiB, G, ..., TiB, in any
- * case.  All are powers of 1024: nobody sizes GPU memory in powers of 10.
- */
-static bool parse_size_unit(const char *s, unsigned *shift)
-{
-	static const char prefixes[] = "kmgt";
-	const char *p;
-	const char *unit;
-	char lead;
-
-	s = skip_blanks(s);
-	unit = s;
-	lead = ascii_lower(*s);
-	p = lead ? strchr(prefixes, lead) : NULL;
-	if (p) {
-		*shift = 10 * (unsigned)(p - prefixes + 1);
-		s++;
-		if (ascii_lower(s[0]) == 'i' && ascii_lower(s[1]) == 'b')
-			s += 2;
-		else if (ascii_lower(s[0]) == 'b')
-			s++;
-	} else {
-		*shift = 0;
-		if (ascii_lower(*s) == 'b')
-			s++;
-	}
-	if (*unit && s == unit)
-		return false;
-	return !*skip_blanks(s);
-}
-
-/* Why a size was refused, for the messages. */
-enum size_error { SIZE_OK, SIZE_GARBAGE, SIZE_NEGATIVE, SIZE_OVERFLOW };
-
-static enum size_error parse_size(const char *s, uint64_t *bytes)
-{
-	struct decimal d;
-	unsigned shift;
-	const char *end;
-
-	end = scan_decimal(skip_blanks(s), false, &d);
-	if (!end || !parse_size_unit(end, &shift))
-		return SIZE_GARBAGE;
-	if (d.negative)
-		return SIZE_NEGATIVE;
-	if (!decimal_to_bytes(&d, shift, bytes))
-		return SIZE_OVERFLOW;
-	return SIZE_OK;
-}
 
 int tmm_parse_size(const char *text, uint64_t *bytes)
 {
 	uint64_t value;
 
-	if (!text || !bytes || parse_size(text, &value) != SIZE_OK)
+	if (!text || !bytes || tmm_size_from_text(text, &value) != TMM_SIZE_OK)
 		return -EINVAL;
 	*bytes = value;
 	return 0;
 }
 
-/*
- * Writes a double so that it reads back the same, in any locale: the
- * shortest of 15 or 17 significant digits that round-trips, with the
- * locale's decimal separator (which printf obeys) put back to '.'.
- */
-static void text_add_double(struct text *t, double v)
-{
-	char buf[64];
-	struct decimal d;
-	int precision;
-
-	for (precision = 15; precision <= 17; precision += 2) {
-		const char *end;
-		char *src, *dst;
-		bool in_separator = false;
-
-		snprintf(buf, sizeof(buf), "%.*g", precision, v);
-		for (src = dst = buf; *src; src++) {
-			bool ours = is_digit(*src) || *src == 'e' ||
-				    *src == '-' || *src == '+';
-
-			if (ours)
-				*dst++ = *src;
-			else if (!in_separator)
-				*dst++ = '.';
-			in_separator = !ours;
-		}
-		*dst = '\0';
-		end = scan_decimal(buf, true, &d);
-		if (end && !*end && decimal_to_double(&d) == v)
-			break;
-	}
-	text_add(t, "%s", buf);
-}
-
-/* Writes a size in the largest unit that keeps it whole. */
-static void text_add_size(struct text *t, uint64_t bytes)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	unsigned i;
-
-	for (i = 4; bytes && i-- > 0;) {
-		unsigned shift = 10 * (i + 1);
-
-		if (!(bytes & ((1ull << shift) - 1))) {
-			text_add(t, "%" PRIu64 "%s", bytes >> shift, units[i]);
-			return;
-		}
-	}
-	text_add(t, "%" PRIu64, bytes);
-}
-
 /* ------------------------------------------------------------------------
- * Values
+ * Storing values
  * ---------------------------------------------------------------------- */
-
-/* A value parsed by its row's type, before it is stored. */
-union tunable_value {
-	size_t choice; /* index into the row's choices */
-	struct tmm_size_spec size;
-	uint64_t u64;
-	long long i;
-	double d;
-	const char *str;
-};
-
-static bool sim_profile_known(const char *value, char *why, size_t whylen)
-{
-	const struct tmm_sim_profile *all;
-	struct text t;
-	size_t n, i;
-
-	if (tmm_sim_profile_find(value))
-		return true;
-	all = tmm_sim_profiles(&n);
-	text_init(&t, why, whylen);
-	text_add(&t, "no simulator profile of that name; known profiles: ");
-	for (i = 0; i < n; i++)
-		text_add(&t, "%s%s", i ? ", " : "", all[i].name);
-	return false;
-}
-
-/* A group name becomes part of a shared-memory object's name, so it may
- * hold no '/' and nothing a shell would need quoted. */
-static bool share_group_valid(const char *value, char *why, size_t whylen)
-{
-	size_t len = strlen(value);
-
-	if (len == 0 || len > 32) {
-		snprintf(why, whylen, "a group name has 1 to 32 characters");
-		return false;
-	}
-	for (size_t i = 0; i < len; i++) {
-		char c = value[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-		      c == '.')) {
-			snprintf(why, whylen, "'%c' may not be in a group "
-				 "name", c);
-			return false;
-		}
-	}
-	return true;
-}
-
-/* Writes the reason a number is out of its row's range. */
-static void range_reason(const struct tmm_tunable *row, char *why,
-			 size_t whylen)
-{
-	if (row->max >= NO_LIMIT)
-		snprintf(why, whylen, "too small: the least accepted value "
-			 "is %.0f", row->min);
-	else
-		snprintf(why, whylen, "out of range [%.17g, %.17g]", row->min,
-			 row->max);
-}
-
-static bool in_range(const struct tmm_tunable *row, double v)
-{
-	return v >= row->min && v <= row->max;
-}
-
-static bool parse_choice(const struct tmm_tunable *row, const char *s,
-			 union tunable_value *v, char *why, size_t whylen)
-{
-	size_t i;
-
-	for (i = 0; row->choices[i]; i++) {
-		if (ascii_equal_nocase(s, row->choices[i])) {
-			v->choice = i;
-			return true;
-		}
-	}
-	snprintf(why, whylen, "not one of the choices");
-	return false;
-}
-
-static bool parse_size_value(const struct tmm_tunable *row, const char *s,
-			     union tunable_value *v, char *why, size_t whylen)
-{
-	bool percent_too = row->type == TMM_TYPE_SIZE_OR_PERCENT;
-	struct decimal d;
-	const char *end;
-
-	memset(&v->size, 0, sizeof(v->size));
-	end = scan_decimal(s, false, &d);
-	if (percent_too && end && *skip_blanks(end) == '%' &&
-	    !*skip_blanks(skip_blanks(end) + 1)) {
-		double percent = decimal_to_double(&d);
-
-		if (!(percent > 0 && percent <= 100)) {
-			snprintf(why, whylen, "a percentage must be more "
-				 "than 0 and at most 100");
-			return false;
-		}
-		v->size.percent = percent;
-		v->size.is_percent = true;
-		return true;
-	}
-	switch (parse_size(s, &v->size.bytes)) {
-	case SIZE_OK:
-		break;
-	case SIZE_GARBAGE:
-		snprintf(why, whylen, percent_too ?
-			 "not a size or percentage" : "not a size");
-		return false;
-	case SIZE_NEGATIVE:
-		snprintf(why, whylen, "a size cannot be negative");
-		return false;
-	case SIZE_OVERFLOW:
-		snprintf(why, whylen, "too large: a size must fit in 64 bits "
-			 "(less than 16 EiB)");
-		return false;
-	}
-	if (!in_range(row, (double)v->size.bytes)) {
-		range_reason(row, why, whylen);
-		return false;
-	}
-	return true;
-}
-
-static bool parse_int_value(const struct tmm_tunable *row, const char *s,
-			    union tunable_value *v, char *why, size_t whylen)
-{
-	struct decimal d;
-	const char *end = scan_decimal(s, false, &d);
-	long long magnitude = 0;
-	size_t i;
-
-	if (!end || *end || d.n_frac) {
-		snprintf(why, whylen, "not an integer");
-		return false;
-	}
-	/* Saturate: anything past 2^53 is out of every int row's range. */
-	for (i = 0; i < d.n_whole; i++)
-		if (magnitude < (1ll << 53))
-			magnitude = magnitude * 10 + (d.whole[i] - '0');
-	v->i = d.negative ? -magnitude : magnitude;
-	if (!in_range(row, (double)v->i)) {
-		range_reason(row, why, whylen);
-		return false;
-	}
-	return true;
-}
-
-static bool parse_uint64_value(const struct tmm_tunable *row, const char *s,
-			       union tunable_value *v, char *why,
-			       size_t whylen)
-{
-	struct decimal d;
-	const char *end = scan_decimal(s, false, &d);
-	uint64_t value = 0;
-	size_t i;
-
-	if (!end || *end || d.n_frac || d.negative) {
-		snprintf(why, whylen, "not an unsigned integer");
-		return false;
-	}
-	for (i = 0; i < d.n_whole; i++) {
-		unsigned digit = (unsigned)(d.whole[i] - '0');
-
-		if (value > (UINT64_MAX - digit) / 10) {
-			snprintf(why, whylen, "too large for 64 bits");
-			return false;
-		}
-		value = value * 10 + digit;
-	}
-	if (!in_range(row, (double)value)) {
-		range_reason(row, why, whylen);
-		return false;
-	}
-	v->u64 = value;
-	return true;
-}
-
-static bool parse_double_value(const struct tmm_tunable *row, const char *s,
-			       union tunable_value *v, char *why,
-			       size_t whylen)
-{
-	struct decimal d;
-	const char *end = scan_decimal(s, true, &d);
-
-	/* No "nan", "inf" or hex floats: they are never meant. */
-	if (!end || *end) {
-		snprintf(why, whylen, "not a number");
-		return false;
-	}
-	v->d = decimal_to_double(&d);
-	if (!in_range(row, v->d)) {
-		range_reason(row, why, whylen);
-		return false;
-	}
-	return true;
-}
-
-/* Parses trimmed text by the row's type.  Returns false with a reason. */
-static bool parse_value(const struct tmm_tunable *row, const char *s,
-			union tunable_value *v, char *why, size_t whylen)
-{
-	if (!*s && row->type != TMM_TYPE_STRING) {
-		snprintf(why, whylen, "empty value");
-		return false;
-	}
-	switch (row->type) {
-	case TMM_TYPE_CHOICE:
-		return parse_choice(row, s, v, why, whylen);
-	case TMM_TYPE_SIZE:
-	case TMM_TYPE_SIZE_OR_PERCENT:
-		return parse_size_value(row, s, v, why, whylen);
-	case TMM_TYPE_INT:
-		return parse_int_value(row, s, v, why, whylen);
-	case TMM_TYPE_UINT64:
-		return parse_uint64_value(row, s, v, why, whylen);
-	case TMM_TYPE_DOUBLE:
-		return parse_double_value(row, s, v, why, whylen);
-	case TMM_TYPE_STRING:
-		v->str = s;
-		return !row->validate || row->validate(s, why, whylen);
-	}
-	snprintf(why, whylen, "the table has no type for this tunable");
-	return false;
-}
 
 static bool copy_string(char *dst, size_t room, const char *s, char *why,
 			size_t whylen)
@@ -953,7 +66,8 @@ static bool copy_string(char *dst, size_t room, const char *s, char *why,
 /* Puts a parsed value into its field.  Fails only for a string that
  * does not fit its field. */
 static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
-			const union tunable_value *v, char *why, size_t whylen)
+			const union tmm_tunable_value *v, char *why,
+			size_t whylen)
 {
 	switch (id) {
 	case TMM_T_BACKEND:
@@ -967,7 +81,8 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 		return true;
 	case TMM_T_POLICY:
 		return copy_string(cfg->policy, sizeof(cfg->policy),
-				   table[id].choices[v->choice], why, whylen);
+				   tmm_tunables(NULL)[id].choices[v->choice],
+				   why, whylen);
 	case TMM_T_AUTO_GOAL:
 		cfg->auto_goal = (enum tmm_auto_goal)v->choice;
 		return true;
@@ -1030,18 +145,18 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
  */
 static int set_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 		     const char *value, enum tmm_source source,
-		     const char *origin, struct text *msg)
+		     const char *origin, struct tmm_text *msg)
 {
-	const struct tmm_tunable *row = &table[id];
-	union tunable_value v;
+	const struct tmm_tunable *row = &tmm_tunables(NULL)[id];
+	union tmm_tunable_value v;
 	char why[1024];
 
-	if (!parse_value(row, value, &v, why, sizeof(why)) ||
+	if (!tmm_tunable_parse(row, value, &v, why, sizeof(why)) ||
 	    !store_value(cfg, id, &v, why, sizeof(why))) {
-		text_add(msg, "%s=", row->name);
-		text_add_echo(msg, value, strlen(value));
-		text_add(msg, " (%s): %s; accepted: %s", origin, why,
-			 row->accepted);
+		tmm_text_add(msg, "%s=", row->name);
+		tmm_text_add_echo(msg, value, strlen(value));
+		tmm_text_add(msg, " (%s): %s; accepted: %s", origin, why,
+			     row->accepted);
 		return -EINVAL;
 	}
 	cfg->source[id] = source;
@@ -1070,8 +185,8 @@ static size_t edit_distance(const char *a, size_t na, const char *b)
 		for (j = 1; j <= nb; j++) {
 			size_t above = row[j];
 			size_t best = diagonal +
-				      (ascii_lower(a[i - 1]) !=
-				       ascii_lower(b[j - 1]));
+				      (tmm_ascii_lower(a[i - 1]) !=
+				       tmm_ascii_lower(b[j - 1]));
 
 			if (above + 1 < best)
 				best = above + 1;
@@ -1088,30 +203,32 @@ static size_t edit_distance(const char *a, size_t na, const char *b)
  * Says which tunables exist, and which one was probably meant: a typo
  * should cost one glance, not a trip to the manual.
  */
-static void add_known(struct text *msg, const char *bad, size_t len,
+static void add_known(struct tmm_text *msg, const char *bad, size_t len,
 		      bool env)
 {
+	const struct tmm_tunable *table = tmm_tunables(NULL);
 	size_t best = SIZE_MAX;
 	const char *guess = NULL;
 	size_t i;
 
-	text_add(msg, "; known tunables: ");
+	tmm_text_add(msg, "; known tunables: ");
 	for (i = 0; i < TMM_TUNABLE_COUNT; i++) {
 		const char *name = env ? table[i].env : table[i].name;
 		size_t dist = edit_distance(bad, len, name);
 
-		text_add(msg, "%s%s", i ? ", " : "", name);
+		tmm_text_add(msg, "%s%s", i ? ", " : "", name);
 		if (dist < best) {
 			best = dist;
 			guess = name;
 		}
 	}
 	if (guess && best <= 2 && best < len)
-		text_add(msg, "; did you mean '%s'?", guess);
+		tmm_text_add(msg, "; did you mean '%s'?", guess);
 }
 
 static int find_tunable(const char *name, size_t len, bool env)
 {
+	const struct tmm_tunable *table = tmm_tunables(NULL);
 	int i;
 
 	for (i = 0; i < TMM_TUNABLE_COUNT; i++) {
@@ -1126,14 +243,14 @@ static int find_tunable(const char *name, size_t len, bool env)
 /* Copies the trimmed slice into value[VALUE_MAX + 1], or explains. */
 static int take_value(const char *s, size_t len, char *value,
 		      const struct tmm_tunable *row, const char *origin,
-		      struct text *msg)
+		      struct tmm_text *msg)
 {
-	trim(&s, &len);
+	tmm_ascii_trim(&s, &len);
 	if (len > VALUE_MAX) {
-		text_add(msg, "%s=", row->name);
-		text_add_echo(msg, s, len);
-		text_add(msg, " (%s): too long: at most %zu characters; "
-			 "accepted: %s", origin, VALUE_MAX, row->accepted);
+		tmm_text_add(msg, "%s=", row->name);
+		tmm_text_add_echo(msg, s, len);
+		tmm_text_add(msg, " (%s): too long: at most %zu characters; "
+			     "accepted: %s", origin, VALUE_MAX, row->accepted);
 		return -EINVAL;
 	}
 	memcpy(value, s, len);
@@ -1141,8 +258,9 @@ static int take_value(const char *s, size_t len, char *value,
 	return 0;
 }
 
-static int load_defaults(struct tmm_config *cfg, struct text *msg)
+static int load_defaults(struct tmm_config *cfg, struct tmm_text *msg)
 {
+	const struct tmm_tunable *table = tmm_tunables(NULL);
 	int i;
 
 	for (i = 0; i < TMM_TUNABLE_COUNT; i++) {
@@ -1155,8 +273,9 @@ static int load_defaults(struct tmm_config *cfg, struct text *msg)
 	return 0;
 }
 
-static int load_environment(struct tmm_config *cfg, struct text *msg)
+static int load_environment(struct tmm_config *cfg, struct tmm_text *msg)
 {
+	const struct tmm_tunable *table = tmm_tunables(NULL);
 	char value[VALUE_MAX + 1];
 	char origin[96];
 	char **e;
@@ -1169,9 +288,9 @@ static int load_environment(struct tmm_config *cfg, struct text *msg)
 		if (strncmp(*e, "TENSORMM_", 9) ||
 		    find_tunable(*e, len, true) >= 0)
 			continue;
-		text_add(msg, "unknown tunable '");
-		text_add_echo(msg, *e, len);
-		text_add(msg, "' in the environment");
+		tmm_text_add(msg, "unknown tunable '");
+		tmm_text_add_echo(msg, *e, len);
+		tmm_text_add(msg, "' in the environment");
 		add_known(msg, *e, len, true);
 		return -EINVAL;
 	}
@@ -1201,8 +320,9 @@ static int load_environment(struct tmm_config *cfg, struct text *msg)
  * goes through the environment.
  */
 static int load_config_string(struct tmm_config *cfg, const char *config,
-			      struct text *msg)
+			      struct tmm_text *msg)
 {
+	const struct tmm_tunable *table = tmm_tunables(NULL);
 	const char *origin = "config string";
 	char value[VALUE_MAX + 1];
 	const char *item = config;
@@ -1214,32 +334,32 @@ static int load_config_string(struct tmm_config *cfg, const char *config,
 		size_t key_len;
 		int id, rc;
 
-		trim(&start, &len);
+		tmm_ascii_trim(&start, &len);
 		if (!len)
 			goto next_item;
 		eq = memchr(start, '=', len);
 		if (!eq) {
-			text_add(msg, "config string item '");
-			text_add_echo(msg, start, len);
-			text_add(msg, "' is not key=value (for example "
-				 "budget=6GiB)");
+			tmm_text_add(msg, "config string item '");
+			tmm_text_add_echo(msg, start, len);
+			tmm_text_add(msg, "' is not key=value (for example "
+				     "budget=6GiB)");
 			return -EINVAL;
 		}
 		key = start;
 		key_len = (size_t)(eq - start);
-		trim(&key, &key_len);
+		tmm_ascii_trim(&key, &key_len);
 		if (!key_len) {
-			text_add(msg, "config string item '");
-			text_add_echo(msg, start, len);
-			text_add(msg, "' has no key before '=' (for example "
-				 "budget=6GiB)");
+			tmm_text_add(msg, "config string item '");
+			tmm_text_add_echo(msg, start, len);
+			tmm_text_add(msg, "' has no key before '=' (for "
+				     "example budget=6GiB)");
 			return -EINVAL;
 		}
 		id = find_tunable(key, key_len, false);
 		if (id < 0) {
-			text_add(msg, "unknown tunable '");
-			text_add_echo(msg, key, key_len);
-			text_add(msg, "' in the config string");
+			tmm_text_add(msg, "unknown tunable '");
+			tmm_text_add_echo(msg, key, key_len);
+			tmm_text_add(msg, "' in the config string");
 			add_known(msg, key, key_len, false);
 			return -EINVAL;
 		}
@@ -1266,12 +386,12 @@ int tmm_config_load(struct tmm_config *cfg, const char *config, char *err,
 		    size_t errlen)
 {
 	struct tmm_config c;
-	struct text msg;
+	struct tmm_text msg;
 	int rc;
 
-	text_init(&msg, err, errlen);
+	tmm_text_init(&msg, err, errlen);
 	if (!cfg) {
-		text_add(&msg, "no configuration to fill (cfg is NULL)");
+		tmm_text_add(&msg, "no configuration to fill (cfg is NULL)");
 		return -EINVAL;
 	}
 	memset(&c, 0, sizeof(c));
@@ -1290,28 +410,28 @@ int tmm_config_load(struct tmm_config *cfg, const char *config, char *err,
  * Reading a configuration back
  * ---------------------------------------------------------------------- */
 
-static void text_add_choice(struct text *t, enum tmm_tunable_id id,
+static void text_add_choice(struct tmm_text *t, enum tmm_tunable_id id,
 			    unsigned value)
 {
-	const char *const *choices = table[id].choices;
+	const char *const *choices = tmm_tunables(NULL)[id].choices;
 	unsigned i;
 
 	for (i = 0; choices[i]; i++) {
 		if (i == value) {
-			text_add(t, "%s", choices[i]);
+			tmm_text_add(t, "%s", choices[i]);
 			return;
 		}
 	}
 	/* Not a word we know: print the number rather than lie. */
-	text_add(t, "%u", value);
+	tmm_text_add(t, "%u", value);
 }
 
 void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		       char *buf, size_t len)
 {
-	struct text t;
+	struct tmm_text t;
 
-	text_init(&t, buf, len);
+	tmm_text_init(&t, buf, len);
 	if (!cfg)
 		return;
 	switch (id) {
@@ -1323,56 +443,56 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_BUDGET:
 		if (cfg->budget.is_percent) {
-			text_add_double(&t, cfg->budget.percent);
-			text_add(&t, "%%");
+			tmm_text_add_double(&t, cfg->budget.percent);
+			tmm_text_add(&t, "%%");
 		} else {
-			text_add_size(&t, cfg->budget.bytes);
+			tmm_text_add_size(&t, cfg->budget.bytes);
 		}
 		break;
 	case TMM_T_POLICY:
-		text_add(&t, "%s", cfg->policy);
+		tmm_text_add(&t, "%s", cfg->policy);
 		break;
 	case TMM_T_AUTO_GOAL:
 		text_add_choice(&t, id, cfg->auto_goal);
 		break;
 	case TMM_T_REPLAN_DRIFT:
-		text_add_double(&t, cfg->replan_drift);
+		tmm_text_add_double(&t, cfg->replan_drift);
 		break;
 	case TMM_T_SIM_PROFILE:
-		text_add(&t, "%s", cfg->sim_profile);
+		tmm_text_add(&t, "%s", cfg->sim_profile);
 		break;
 	case TMM_T_SIM_CAPACITY:
-		text_add_size(&t, cfg->sim_capacity);
+		tmm_text_add_size(&t, cfg->sim_capacity);
 		break;
 	case TMM_T_SIM_MEMORY:
 		text_add_choice(&t, id, cfg->sim_memory);
 		break;
 	case TMM_T_SIM_JITTER:
-		text_add_double(&t, cfg->sim_jitter);
+		tmm_text_add_double(&t, cfg->sim_jitter);
 		break;
 	case TMM_T_SIM_SEED:
-		text_add(&t, "%" PRIu64, cfg->sim_seed);
+		tmm_text_add(&t, "%" PRIu64, cfg->sim_seed);
 		break;
 	case TMM_T_HOST_NUMA_NODE:
-		text_add(&t, "%d", cfg->host_numa_node);
+		tmm_text_add(&t, "%d", cfg->host_numa_node);
 		break;
 	case TMM_T_PINNED_POOL:
-		text_add_size(&t, cfg->pinned_pool);
+		tmm_text_add_size(&t, cfg->pinned_pool);
 		break;
 	case TMM_T_TRACE:
-		text_add(&t, "%s", cfg->trace);
+		tmm_text_add(&t, "%s", cfg->trace);
 		break;
 	case TMM_T_HINTS:
-		text_add(&t, "%s", cfg->hints);
+		tmm_text_add(&t, "%s", cfg->hints);
 		break;
 	case TMM_T_STATS_SHM:
 		text_add_choice(&t, id, cfg->stats_shm ? 1 : 0);
 		break;
 	case TMM_T_SHARE:
-		text_add(&t, "%s", cfg->share);
+		tmm_text_add(&t, "%s", cfg->share);
 		break;
 	case TMM_T_MAX_SWAP_RATE:
-		text_add_double(&t, cfg->max_swap_rate);
+		tmm_text_add_double(&t, cfg->max_swap_rate);
 		break;
 	case TMM_T_CUPTI:
 		text_add_choice(&t, id, cfg->cupti ? 1 : 0);

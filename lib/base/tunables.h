@@ -1,11 +1,11 @@
 /*
  * tunables.h — the configuration of a context.
  *
- * One descriptor table (tunables.c) lists every tunable: its name, type,
- * default, allowed values and a one-line help.  The same table parses the
- * configuration string given to tmm_ctx_create() and the TENSORMM_<NAME>
- * environment variables, with the precedence config string > environment >
- * default, and it is what tensormm(7) documents.
+ * One descriptor table (tunables_table.c) lists every tunable: its name,
+ * type, default, allowed values and a one-line help.  The same table
+ * parses the configuration string given to tmm_ctx_create() and the
+ * TENSORMM_<NAME> environment variables, with the precedence config
+ * string > environment > default, and it is what tensormm(7) documents.
  */
 #ifndef TMM_TUNABLES_H
 #define TMM_TUNABLES_H
@@ -14,47 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum tmm_backend_choice { TMM_BACKEND_AUTO, TMM_BACKEND_SIM, TMM_BACKEND_CUDA };
-enum tmm_mode_choice { TMM_MODE_AUTO, TMM_MODE_SWAP, TMM_MODE_UVM };
-enum tmm_sim_memory { TMM_SIM_BACKED, TMM_SIM_PHANTOM };
-/* What policy `auto` optimises (hints/plan_auto.c). */
-enum tmm_auto_goal { TMM_AUTO_GOAL_FIT, TMM_AUTO_GOAL_SPEED };
-enum tmm_log_level { TMM_LOG_ERROR, TMM_LOG_WARN, TMM_LOG_INFO, TMM_LOG_DEBUG };
+#include "tunables_table.h"
 
 /* Where a tunable's value came from. */
 enum tmm_source { TMM_SRC_DEFAULT, TMM_SRC_ENV, TMM_SRC_CONFIG };
-
-/* The tunables, in table order. */
-enum tmm_tunable_id {
-	TMM_T_BACKEND,
-	TMM_T_MODE,
-	TMM_T_BUDGET,
-	TMM_T_POLICY,
-	TMM_T_AUTO_GOAL,
-	TMM_T_REPLAN_DRIFT,
-	TMM_T_SIM_PROFILE,
-	TMM_T_SIM_CAPACITY,
-	TMM_T_SIM_MEMORY,
-	TMM_T_SIM_JITTER,
-	TMM_T_SIM_SEED,
-	TMM_T_HOST_NUMA_NODE,
-	TMM_T_PINNED_POOL,
-	TMM_T_TRACE,
-	TMM_T_HINTS,
-	TMM_T_STATS_SHM,
-	TMM_T_SHARE,
-	TMM_T_MAX_SWAP_RATE,
-	TMM_T_CUPTI,
-	TMM_T_LOG,
-	TMM_TUNABLE_COUNT
-};
-
-/* A size that may be given as a percentage of device capacity. */
-struct tmm_size_spec {
-	uint64_t bytes;	 /* when !is_percent */
-	double percent;	 /* 0 < percent <= 100, when is_percent */
-	bool is_percent;
-};
 
 /* A parsed configuration. */
 struct tmm_config {
@@ -81,34 +44,6 @@ struct tmm_config {
 	enum tmm_log_level log;
 	enum tmm_source source[TMM_TUNABLE_COUNT];
 };
-
-enum tmm_tunable_type {
-	TMM_TYPE_CHOICE,  /* one of a fixed list of words */
-	TMM_TYPE_SIZE,	  /* bytes: 123, 4K, 4KiB, 2M, 2MiB, 1G, 1GiB */
-	TMM_TYPE_SIZE_OR_PERCENT, /* a size, or a percentage in (0, 100] */
-	TMM_TYPE_INT,
-	TMM_TYPE_UINT64,
-	TMM_TYPE_DOUBLE,
-	TMM_TYPE_STRING,
-};
-
-/* One row of the descriptor table. */
-struct tmm_tunable {
-	const char *name;     /* config key: "budget"; env TENSORMM_BUDGET */
-	const char *env;      /* "TENSORMM_BUDGET" */
-	enum tmm_tunable_type type;
-	const char *def;      /* default, as text */
-	const char *accepted; /* what is accepted, for messages and docs */
-	const char *help;     /* one line */
-	const char *since;    /* version that introduced it */
-	double min, max;      /* numeric range (INT, UINT64, DOUBLE, SIZE) */
-	const char *const *choices; /* NULL-terminated, for CHOICE */
-	/* Extra check for STRING values (NULL: any); writes a reason. */
-	bool (*validate)(const char *value, char *why, size_t whylen);
-};
-
-/* The descriptor table: *n receives TMM_TUNABLE_COUNT. */
-const struct tmm_tunable *tmm_tunables(size_t *n);
 
 /*
  * Fills *cfg from defaults, then TENSORMM_* environment variables, then

@@ -18,19 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/base/pool_align.h"
+#include "pool_block.h"
 
 /* Blocks of at least this size are carved from the top of a free hole,
  * smaller ones from its bottom, to keep the two apart. */
 #define TMM_POOL_LARGE (64u * 1024u)
 
 struct tmm_pool;
-
-/* A block handed out by the pool (or a free one, internally). */
-struct tmm_pool_block {
-	uint64_t offset; /* from the arena base, a multiple of TMM_POOL_ALIGN */
-	uint64_t size;	 /* rounded up to TMM_POOL_ALIGN */
-};
 
 struct tmm_pool_stats {
 	uint64_t capacity;	/* arena bytes */
@@ -118,8 +112,8 @@ void tmm_pool_get_stats(const struct tmm_pool *pool,
  * the tracker's hot path. */
 uint64_t tmm_pool_in_use(const struct tmm_pool *pool);
 
-/* Checks every internal invariant (for tests); returns 0, -EFAULT on a
- * violation, -EINVAL for a NULL pool. */
+/* Checks every internal invariant (for tests; pool_check.c); returns 0,
+ * -EFAULT on a violation, -EINVAL for a NULL pool. */
 int tmm_pool_check(const struct tmm_pool *pool);
 
 #endif /* TMM_POOL_H */

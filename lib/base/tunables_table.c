@@ -1,0 +1,361 @@
+/*
+ * tunables_table.c — the descriptor table of every tunable.
+ *
+ * Each tunable is one row of `table` below: its name, its TENSORMM_*
+ * environment variable, its type, its default (as text), what it accepts
+ * and a line of help.  The same rows parse the defaults, the environment
+ * and the configuration string (tunables.c), and tensormm(7) is written
+ * from them, so the three sources and the manual cannot drift apart.
+ * Adding a tunable is one row plus one case in store_value() and in
+ * tmm_config_format(), both in tunables.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sim_profile.h"
+#include "text.h"
+#include "tunables_table.h"
+
+/* ------------------------------------------------------------------------
+ * The table
+ * ---------------------------------------------------------------------- */
+
+static bool sim_profile_known(const char *value, char *why, size_t whylen);
+static bool share_group_valid(const char *value, char *why, size_t whylen);
+
+/* Choice words sit at their enum's value, so a word's index is the enum. */
+static const char *const backend_choices[] = {
+	[TMM_BACKEND_AUTO] = "auto",
+	[TMM_BACKEND_SIM] = "sim",
+	[TMM_BACKEND_CUDA] = "cuda",
+	NULL
+};
+
+static const char *const mode_choices[] = {
+	[TMM_MODE_AUTO] = "auto",
+	[TMM_MODE_SWAP] = "swap",
+	[TMM_MODE_UVM] = "uvm",
+	NULL
+};
+
+/* The planners of hints/planner.c. */
+static const char *const policy_choices[] = {
+	"none", "passive", "vdnn-conv", "vdnn-all", "checkpoint",
+	"superneurons", "capuchin", "tensile", "tsplit", "auto", NULL
+};
+
+static const char *const auto_goal_choices[] = {
+	[TMM_AUTO_GOAL_FIT] = "fit",
+	[TMM_AUTO_GOAL_SPEED] = "speed",
+	NULL
+};
+
+static const char *const sim_memory_choices[] = {
+	[TMM_SIM_BACKED] = "backed",
+	[TMM_SIM_PHANTOM] = "phantom",
+	NULL
+};
+
+static const char *const off_on_choices[] = { "off", "on", NULL };
+
+static const char *const log_choices[] = {
+	[TMM_LOG_ERROR] = "error",
+	[TMM_LOG_WARN] = "warn",
+	[TMM_LOG_INFO] = "info",
+	[TMM_LOG_DEBUG] = "debug",
+	NULL
+};
+
+static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
+	[TMM_T_BACKEND] = {
+		.name = "backend",
+		.env = "TENSORMM_BACKEND",
+		.type = TMM_TYPE_CHOICE,
+		.def = "auto",
+		.accepted = "auto, sim or cuda",
+		.help = "which device backend runs the tensors; auto = cuda "
+			"when built with CUDA and a GPU answers, else sim",
+		.since = "0.1",
+		.choices = backend_choices,
+	},
+	[TMM_T_MODE] = {
+		.name = "mode",
+		.env = "TENSORMM_MODE",
+		.type = TMM_TYPE_CHOICE,
+		.def = "auto",
+		.accepted = "auto, swap or uvm",
+		.help = "swap = device pool + pinned-copy swap engine; uvm = "
+			"CUDA managed memory with prefetch/advise; auto = uvm "
+			"where the device supports concurrent managed access, "
+			"else swap",
+		.since = "0.1",
+		.choices = mode_choices,
+	},
+	[TMM_T_BUDGET] = {
+		.name = "budget",
+		.env = "TENSORMM_BUDGET",
+		.type = TMM_TYPE_SIZE_OR_PERCENT,
+		.def = "100%",
+		.accepted = "a size such as 512MiB, 6GiB or 4096, or a "
+			    "percentage of device capacity such as 50%",
+		.help = "device bytes the runtime may hold: a size, or a "
+			"percentage of device capacity",
+		.since = "0.1",
+		/* A size of 0 would leave no room for any tensor. */
+		.min = 1,
+		.max = TMM_TUNABLE_NO_LIMIT,
+	},
+	[TMM_T_POLICY] = {
+		.name = "policy",
+		.env = "TENSORMM_POLICY",
+		.type = TMM_TYPE_CHOICE,
+		.def = "auto",
+		.accepted = "none, passive, vdnn-conv, vdnn-all, checkpoint, "
+			    "superneurons, capuchin, tensile, tsplit or auto",
+		.help = "the planner that turns the first iteration's trace "
+			"into the plan of the next ones; none = liveness "
+			"only, passive = no actions at all",
+		.since = "0.1",
+		.choices = policy_choices,
+	},
+	[TMM_T_AUTO_GOAL] = {
+		.name = "auto_goal",
+		.env = "TENSORMM_AUTO_GOAL",
+		.type = TMM_TYPE_CHOICE,
+		.def = "fit",
+		.accepted = "fit or speed",
+		.help = "what policy auto optimises where it can try plans (the "
+			"sim backend): fit = a plan that needs no passive "
+			"eviction wins, then the fastest; speed = the fastest "
+			"iteration wins, passive evictions and all",
+		.since = "0.3",
+		.choices = auto_goal_choices,
+	},
+	[TMM_T_REPLAN_DRIFT] = {
+		.name = "replan_drift",
+		.env = "TENSORMM_REPLAN_DRIFT",
+		.type = TMM_TYPE_DOUBLE,
+		.def = "0.1",
+		.accepted = "a number from 0 to 10, such as 0.1",
+		.help = "re-plan when the summed op latency (smoothed) has "
+			"changed by this fraction since the plan was made; "
+			"0 = never",
+		.since = "0.2",
+		.min = 0,
+		.max = 10,
+	},
+	[TMM_T_SIM_PROFILE] = {
+		.name = "sim_profile",
+		.env = "TENSORMM_SIM_PROFILE",
+		.type = TMM_TYPE_STRING,
+		.def = "p100-pcie3-16g",
+		.accepted = "the name of a simulated device profile, such as "
+			    "p100-pcie3-16g",
+		.help = "the hardware the sim backend imitates",
+		.since = "0.1",
+		.validate = sim_profile_known,
+	},
+	[TMM_T_SIM_CAPACITY] = {
+		.name = "sim_capacity",
+		.env = "TENSORMM_SIM_CAPACITY",
+		.type = TMM_TYPE_SIZE,
+		.def = "0",
+		.accepted = "a size such as 8GiB, 512M or 4096; 0 = the "
+			    "profile's capacity",
+		.help = "device memory of the simulated GPU; 0 = the "
+			"profile's capacity",
+		.since = "0.1",
+		.min = 0,
+		.max = TMM_TUNABLE_NO_LIMIT,
+	},
+	[TMM_T_SIM_MEMORY] = {
+		.name = "sim_memory",
+		.env = "TENSORMM_SIM_MEMORY",
+		.type = TMM_TYPE_CHOICE,
+		.def = "backed",
+		.accepted = "backed or phantom",
+		.help = "backed keeps real bytes, so data is checked end to "
+			"end; phantom keeps sizes only, so large models "
+			"simulate fast",
+		.since = "0.1",
+		.choices = sim_memory_choices,
+	},
+	[TMM_T_SIM_JITTER] = {
+		.name = "sim_jitter",
+		.env = "TENSORMM_SIM_JITTER",
+		.type = TMM_TYPE_DOUBLE,
+		.def = "0",
+		.accepted = "a number from 0 to 1, such as 0.05",
+		.help = "relative standard deviation of simulated op times; "
+			"0 = deterministic",
+		.since = "0.1",
+		.min = 0,
+		.max = 1,
+	},
+	[TMM_T_SIM_SEED] = {
+		.name = "sim_seed",
+		.env = "TENSORMM_SIM_SEED",
+		.type = TMM_TYPE_UINT64,
+		.def = "1",
+		.accepted = "an unsigned 64-bit integer, such as 1 or 42",
+		.help = "seed of the simulator's jitter",
+		.since = "0.1",
+		.min = 0,
+		.max = TMM_TUNABLE_NO_LIMIT,
+	},
+	[TMM_T_HOST_NUMA_NODE] = {
+		.name = "host_numa_node",
+		.env = "TENSORMM_HOST_NUMA_NODE",
+		.type = TMM_TYPE_INT,
+		.def = "-1",
+		.accepted = "an integer from -1 to 1023",
+		.help = "NUMA node of pinned host buffers; -1 = the GPU's "
+			"node, else the local node",
+		.since = "0.1",
+		.min = -1,
+		.max = 1023,
+	},
+	[TMM_T_PINNED_POOL] = {
+		.name = "pinned_pool",
+		.env = "TENSORMM_PINNED_POOL",
+		.type = TMM_TYPE_SIZE,
+		.def = "0",
+		.accepted = "a size such as 256MiB, 1G or 4096; 0 = keep all",
+		.help = "free pinned host memory kept cached for reuse; "
+			"0 = keep all",
+		.since = "0.1",
+		.min = 0,
+		.max = TMM_TUNABLE_NO_LIMIT,
+	},
+	[TMM_T_TRACE] = {
+		.name = "trace",
+		.env = "TENSORMM_TRACE",
+		.type = TMM_TYPE_STRING,
+		.def = "",
+		.accepted = "a file path, or nothing for off",
+		.help = "file that receives each iteration's accesses, ops "
+			"and runtime actions (docs/trace-format.md); empty = "
+			"off",
+		.since = "0.1",
+	},
+	[TMM_T_HINTS] = {
+		.name = "hints",
+		.env = "TENSORMM_HINTS",
+		.type = TMM_TYPE_STRING,
+		.def = "",
+		.accepted = "a file path, or nothing for off",
+		.help = "plan file: loaded at start so the run starts guided, "
+			"written once the planner has made a plan "
+			"(docs/plan-format.md); empty = off",
+		.since = "0.1",
+	},
+	[TMM_T_STATS_SHM] = {
+		.name = "stats_shm",
+		.env = "TENSORMM_STATS_SHM",
+		.type = TMM_TYPE_CHOICE,
+		.def = "on",
+		.accepted = "on or off",
+		.help = "publish the context's live counters in a shared-"
+			"memory segment for tensormm-stat",
+		.since = "0.1",
+		.choices = off_on_choices,
+	},
+	[TMM_T_SHARE] = {
+		.name = "share",
+		.env = "TENSORMM_SHARE",
+		.type = TMM_TYPE_STRING,
+		.def = "off",
+		.accepted = "off, auto, or a group name of 1 to 32 letters, "
+			    "digits, '_', '-' or '.'",
+		.help = "split the device budget with the other processes "
+			"of the same GPU (or group) through a shared-memory "
+			"segment; auto = on for cuda, keyed by the device",
+		.since = "0.3",
+		.validate = share_group_valid,
+	},
+	[TMM_T_MAX_SWAP_RATE] = {
+		.name = "max_swap_rate",
+		.env = "TENSORMM_MAX_SWAP_RATE",
+		.type = TMM_TYPE_DOUBLE,
+		.def = "1",
+		.accepted = "a number from 0 to 1, such as 0.5",
+		.help = "with share: this process's weight in giving up "
+			"memory when the processes' demands do not fit "
+			"(TENSILE's max swapping rate); 0 = give up none",
+		.since = "0.3",
+		.min = 0,
+		.max = 1,
+	},
+	[TMM_T_CUPTI] = {
+		.name = "cupti",
+		.env = "TENSORMM_CUPTI",
+		.type = TMM_TYPE_CHOICE,
+		.def = "on",
+		.accepted = "on or off",
+		.help = "cuda backend: time ops by their kernels' CUPTI "
+			"activity records; off = cudaEvents around each op",
+		.since = "0.1",
+		.choices = off_on_choices,
+	},
+	[TMM_T_LOG] = {
+		.name = "log",
+		.env = "TENSORMM_LOG",
+		.type = TMM_TYPE_CHOICE,
+		.def = "warn",
+		.accepted = "error, warn, info or debug",
+		.help = "how much the library reports on stderr",
+		.since = "0.1",
+		.choices = log_choices,
+	},
+};
+
+const struct tmm_tunable *tmm_tunables(size_t *n)
+{
+	if (n)
+		*n = TMM_TUNABLE_COUNT;
+	return table;
+}
+
+/* ------------------------------------------------------------------------
+ * Validators of STRING rows
+ * ---------------------------------------------------------------------- */
+
+static bool sim_profile_known(const char *value, char *why, size_t whylen)
+{
+	const struct tmm_sim_profile *all;
+	struct tmm_text t;
+	size_t n, i;
+
+	if (tmm_sim_profile_find(value))
+		return true;
+	all = tmm_sim_profiles(&n);
+	tmm_text_init(&t, why, whylen);
+	tmm_text_add(&t, "no simulator profile of that name; known profiles: ");
+	for (i = 0; i < n; i++)
+		tmm_text_add(&t, "%s%s", i ? ", " : "", all[i].name);
+	return false;
+}
+
+/* A group name becomes part of a shared-memory object's name, so it may
+ * hold no '/' and nothing a shell would need quoted. */
+static bool share_group_valid(const char *value, char *why, size_t whylen)
+{
+	size_t len = strlen(value);
+
+	if (len == 0 || len > 32) {
+		snprintf(why, whylen, "a group name has 1 to 32 characters");
+		return false;
+	}
+	for (size_t i = 0; i < len; i++) {
+		char c = value[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+		      c == '.')) {
+			snprintf(why, whylen, "'%c' may not be in a group "
+				 "name", c);
+			return false;
+		}
+	}
+	return true;
+}
