@@ -24,6 +24,7 @@
 #include "lib/exec/recompute.h"
 #include "lib/exec/rehearse.h"
 #include "lib/exec/tracker.h"
+#include "lib/backend/backend_open.h"
 #include "lib/backend/numa_place.h"
 #include "lib/mem/pool.h"
 #include "lib/share/stats_shm.h"

@@ -34,6 +34,7 @@
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
+#include "backend_cuda.h"
 #include "cuda_timing.h"
 #include "numa_place.h"
 #include "lib/base/tunables.h"

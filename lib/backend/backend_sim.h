@@ -13,6 +13,9 @@
 
 #include "backend.h"
 
+/* The simulator, one of the backends built into this library. */
+extern const struct tmm_backend_ops tmm_backend_sim_ops;
+
 /* The simulator's counters, all since open(); times in virtual ns. */
 struct tmm_sim_counters {
 	uint64_t engine_ns[TMM_ENGINE_COUNT]; /* each engine's current time */
