@@ -23,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "lib/backend/backend.h"
+#include "lib/backend/backend_open.h"
 #include "clock.h"
 #include "lib/base/tunables.h"
 

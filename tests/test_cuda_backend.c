@@ -25,6 +25,7 @@
 #include <cuda_runtime_api.h>
 
 #include "lib/backend/backend.h"
+#include "lib/backend/backend_cuda.h"
 #include "lib/base/tunables.h"
 #include "cuda_main.h"
 

@@ -20,6 +20,7 @@
 
 #include "tensormm.h"
 #include "lib/backend/backend.h"
+#include "lib/backend/backend_sim.h"
 #include "lib/core/context.h"
 #include "toy_ops.h"
 #include "lib/io/trace_read.h"

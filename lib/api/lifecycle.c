@@ -25,6 +25,7 @@
 #include "lib/exec/recompute.h"
 #include "lib/exec/rehearse.h"
 #include "lib/record/tracker.h"
+#include "lib/backend/backend_open.h"
 #include "lib/backend/numa_place.h"
 #include "lib/mem/pool.h"
 #include "lib/exec/stats_shm.h"

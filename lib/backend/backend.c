@@ -1,21 +1,14 @@
 /*
- * backend.c — choosing and opening a backend.
+ * backend.c — what every backend implementation shares: the message a
+ * failed call leaves in be->error.
  *
- * TENSORMM_BACKEND=auto prefers a real GPU: the cuda backend when the
- * library was built with CUDA and a device answers, else the simulator.
- * Asking for cuda explicitly on a machine without one is an error rather
- * than a silent fallback, so a benchmark never reports simulated figures
- * as if they were measured.
+ * Choosing and opening a backend is backend_open.c's: it names the
+ * implementations, and they call in here, so the two apart make no loop.
  */
-#include "config.h"
-
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "backend.h"
-#include "lib/base/tunables.h"
 
 int tmm_backend_fail(struct tmm_backend *be, int code, const char *fmt, ...)
 {
@@ -25,55 +18,4 @@ int tmm_backend_fail(struct tmm_backend *be, int code, const char *fmt, ...)
 	vsnprintf(be->error, sizeof(be->error), fmt, ap);
 	va_end(ap);
 	return code;
-}
-
-static int open_one(struct tmm_backend *be, const struct tmm_backend_ops *ops,
-		    const struct tmm_config *cfg)
-{
-	memset(be, 0, sizeof(*be));
-	be->ops = ops;
-	return ops->open(be, cfg);
-}
-
-int tmm_backend_open(struct tmm_backend *be, const struct tmm_config *cfg,
-		     char *err, size_t errlen)
-{
-	int rc;
-
-	switch (cfg->backend) {
-	case TMM_BACKEND_SIM:
-		break;
-	case TMM_BACKEND_CUDA:
-#ifdef TMM_HAVE_CUDA
-		rc = open_one(be, &tmm_backend_cuda_ops, cfg);
-		if (rc < 0)
-			snprintf(err, errlen, "backend=cuda: %s", be->error);
-		return rc;
-#else
-		snprintf(err, errlen,
-			 "backend=cuda: this libtensormm was built without "
-			 "CUDA; rebuild with ./configure --with-cuda, or use "
-			 "backend=sim");
-		return -ENODEV;
-#endif
-	case TMM_BACKEND_AUTO:
-#ifdef TMM_HAVE_CUDA
-		rc = open_one(be, &tmm_backend_cuda_ops, cfg);
-		if (rc == 0)
-			return 0;
-		/* No usable GPU here: the simulator stands in. */
-#endif
-		break;
-	}
-	rc = open_one(be, &tmm_backend_sim_ops, cfg);
-	if (rc < 0)
-		snprintf(err, errlen, "backend=sim: %s", be->error);
-	return rc;
-}
-
-void tmm_backend_close(struct tmm_backend *be)
-{
-	if (be->ops)
-		be->ops->close(be);
-	be->ops = NULL;
 }

@@ -246,20 +246,11 @@ struct tmm_backend {
 	char error[256];
 };
 
-/* The backends built into this library. */
-extern const struct tmm_backend_ops tmm_backend_sim_ops;
-#ifdef TMM_HAVE_CUDA
-extern const struct tmm_backend_ops tmm_backend_cuda_ops;
-#endif
-
 /*
- * Opens the backend that cfg asks for ("auto" picks cuda when it is built
- * and a device answers, else sim).  Returns 0, -ENODEV, or the backend's
- * error; `err` receives a message.
+ * The backends built into this library declare their ops in their own
+ * headers (backend_sim.h, backend_cuda.h); choosing and opening one is
+ * backend_open.h's.
  */
-int tmm_backend_open(struct tmm_backend *be, const struct tmm_config *cfg,
-		     char *err, size_t errlen);
-void tmm_backend_close(struct tmm_backend *be);
 
 /* Formats a message into be->error (printf-style) and returns `code`. */
 int tmm_backend_fail(struct tmm_backend *be, int code, const char *fmt, ...)

@@ -11,8 +11,8 @@
  * come from the hardware profile (sim_profile.c); docs/uvm-model.md
  * describes the model.
  *
- * backend_sim.c owns one of these and passes its engine clocks in; every
- * cost lands on those timelines.
+ * backend_sim.c owns one of these (open, close) and backend_sim_mem.c
+ * passes the engine clocks in; every cost lands on those timelines.
  */
 #ifndef TMM_SIM_UVM_H
 #define TMM_SIM_UVM_H

@@ -1,0 +1,18 @@
+/*
+ * backend_cuda.h — the backend on a real GPU, through the CUDA runtime.
+ *
+ * The runtime reaches it through its ops like any other device: the
+ * chooser (backend_open.c) opens it, and its test opens it directly.  It
+ * is built only with CUDA (./configure --with-cuda), so the declaration
+ * is too: a use without it fails to compile, not to link.
+ */
+#ifndef TMM_BACKEND_CUDA_H
+#define TMM_BACKEND_CUDA_H
+
+#include "backend.h"
+
+#ifdef TMM_HAVE_CUDA
+extern const struct tmm_backend_ops tmm_backend_cuda_ops;
+#endif
+
+#endif /* TMM_BACKEND_CUDA_H */

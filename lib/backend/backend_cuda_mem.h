@@ -1,0 +1,101 @@
+/*
+ * backend_cuda_mem.h — the CUDA backend's memory, as backend_cuda.c sees
+ * it, the errors both halves report, and the backend's state.
+ *
+ * The CUDA backend is two files: backend_cuda.c (the device, its streams
+ * and events, op timing, the ops table) and backend_cuda_mem.c
+ * (allocations, copies, managed ranges, and the errors).  struct
+ * cuda_state spans both and is defined here, in the header of the half
+ * that the other calls: backend_cuda.c includes this header and puts these
+ * functions in its ops table, while backend_cuda_mem.c never calls back,
+ * so the halves make no loop.
+ *
+ * Private to the CUDA backend, and compiled only with CUDA.
+ */
+#ifndef TMM_BACKEND_CUDA_MEM_H
+#define TMM_BACKEND_CUDA_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "backend.h"
+
+struct tmm_cuda_timing;
+
+/* Released events kept for reuse: a swap records two per tensor. */
+#define CUDA_EVENT_CACHE 64
+
+/*
+ * The backend's state.  It spans two files: backend_cuda.c opens and
+ * closes it and runs the streams, events and timing; backend_cuda_mem.c
+ * reads the device, streams and host node for its copies and ranges.
+ */
+struct cuda_state {
+	int device;
+	cudaStream_t stream[TMM_ENGINE_COUNT];
+	/* Op durations: CUPTI or event pairs (cuda_timing.h). */
+	struct tmm_cuda_timing *timing;
+	cudaEvent_t spare[CUDA_EVENT_CACHE];
+	int nspare;
+	/* Host NUMA node for advice (preferred location host), -1: any. */
+	int host_node;
+	/* Cleared when the driver refuses host NUMA locations. */
+	bool host_numa_ok;
+	/* The roofline of op_estimate_ns: peak fp32 flop/s and device
+	 * memory bytes/s, from the device's attributes (0: unknown). */
+	double peak_flops, mem_bytes_per_s;
+};
+
+static inline struct cuda_state *st_of(struct tmm_backend *be)
+{
+	return be->state;
+}
+
+
+/*
+ * Writes "<call>: <CUDA's description> (<error name>)" into be->error and
+ * returns the errno for e (backend_cuda_mem.c says more).
+ */
+int tmm_cuda_fail(struct tmm_backend *be, cudaError_t e, const char *fmt,
+		  ...) __attribute__((format(printf, 3, 4)));
+
+/* The message for an engine number out of range. */
+int tmm_cuda_bad_engine(struct tmm_backend *be, const char *what,
+			enum tmm_engine engine);
+
+/*
+ * The ops of device, managed and host memory, of copies and of managed
+ * ranges, for backend_cuda.c's table (backend.h says what each does).
+ */
+int tmm_cuda_dev_alloc(struct tmm_backend *be, size_t bytes, void **ptr);
+void tmm_cuda_dev_free(struct tmm_backend *be, void *ptr, size_t bytes);
+int tmm_cuda_managed_alloc(struct tmm_backend *be, size_t bytes,
+			   void **ptr);
+void tmm_cuda_managed_free(struct tmm_backend *be, void *ptr,
+			   size_t bytes);
+int tmm_cuda_host_alloc(struct tmm_backend *be, size_t bytes,
+			int numa_node, void **ptr);
+void tmm_cuda_host_free(struct tmm_backend *be, void *ptr, size_t bytes);
+int tmm_cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
+			void *dst, const void *src, size_t bytes);
+int tmm_cuda_copy_on_device(struct tmm_backend *be, void *dst,
+			    const void *src, size_t bytes);
+int tmm_cuda_copy_sync(struct tmm_backend *be, void *dst, const void *src,
+		       size_t bytes, bool to_device);
+int tmm_cuda_prefetch(struct tmm_backend *be, enum tmm_engine engine,
+		      void *ptr, size_t bytes, enum tmm_location to,
+		      int numa_node);
+int tmm_cuda_advise(struct tmm_backend *be, void *ptr, size_t bytes,
+		    enum tmm_advice advice);
+int tmm_cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes);
+int tmm_cuda_managed_access(struct tmm_backend *be,
+			    const struct tmm_managed_range *ranges,
+			    unsigned n);
+int tmm_cuda_managed_limit(struct tmm_backend *be, uint64_t bytes);
+int tmm_cuda_managed_stats(struct tmm_backend *be,
+			   struct tmm_managed_stats *st);
+
+#endif /* TMM_BACKEND_CUDA_MEM_H */

@@ -1,0 +1,100 @@
+/*
+ * backend_sim_mem.h — the simulated GPU's memory, as backend_sim.c sees
+ * it, and the simulator's state.
+ *
+ * The simulator is two files: backend_sim.c (engines, clocks, open and
+ * close, the ops table) and backend_sim_mem.c (allocations and managed
+ * ranges).  struct sim spans both and is defined here, in the header of
+ * the half that the other calls: backend_sim.c includes this header and
+ * puts these functions in its ops table, while backend_sim_mem.c never
+ * includes backend_sim.h nor calls back, so the halves make no loop.
+ *
+ * Private to the simulator: the runtime reaches memory through backend.h's
+ * ops, and tests through backend_sim.h.
+ */
+#ifndef TMM_BACKEND_SIM_MEM_H
+#define TMM_BACKEND_SIM_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "backend_sim_counters.h"
+#include "lib/base/sim_profile.h"
+#include "sim_uvm.h"
+
+enum sim_kind { SIM_DEV, SIM_MANAGED, SIM_HOST };
+
+/* One live allocation, remembered so close() can return it. */
+struct sim_map {
+	void *ptr;
+	size_t bytes;
+	enum sim_kind kind;
+	bool numa; /* from tmm_numa_alloc (backed host memory) */
+};
+
+/*
+ * The simulator's state.  It spans two files: backend_sim.c keeps the
+ * profile, the jitter and the engines' clocks; backend_sim_mem.c the
+ * allocations and the managed-memory driver; the counters belong to both.
+ */
+struct sim {
+	uint64_t magic;
+	const struct tmm_sim_profile *prof;
+	uint64_t capacity;
+	bool phantom;
+	double jitter;
+	uint64_t rng;	   /* splitmix64 state */
+	bool have_spare;   /* Box-Muller makes normals in pairs */
+	double spare;
+	uint64_t t[TMM_ENGINE_COUNT]; /* each engine's time, virtual ns */
+	struct tmm_sim_counters c;
+	struct sim_map *maps;
+	size_t nmaps, maps_cap;
+	struct tmm_sim_uvm *uvm; /* the managed-memory driver */
+};
+
+static inline struct sim *sim_of(struct tmm_backend *be)
+{
+	return be->state;
+}
+
+static inline uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static inline bool is_copy_engine(enum tmm_engine e)
+{
+	return e == TMM_ENGINE_H2D || e == TMM_ENGINE_D2H;
+}
+
+/* Returns one recorded region to the system (close unmaps what is left). */
+void tmm_sim_unmap(const struct sim_map *m);
+
+/*
+ * The ops of device, managed and host memory and of managed ranges, for
+ * backend_sim.c's table (backend.h says what each does).
+ */
+int tmm_sim_dev_alloc(struct tmm_backend *be, size_t bytes, void **ptr);
+void tmm_sim_dev_free(struct tmm_backend *be, void *ptr, size_t bytes);
+int tmm_sim_managed_alloc(struct tmm_backend *be, size_t bytes, void **ptr);
+void tmm_sim_managed_free(struct tmm_backend *be, void *ptr, size_t bytes);
+int tmm_sim_host_alloc(struct tmm_backend *be, size_t bytes, int numa_node,
+		       void **ptr);
+void tmm_sim_host_free(struct tmm_backend *be, void *ptr, size_t bytes);
+int tmm_sim_prefetch(struct tmm_backend *be, enum tmm_engine engine,
+		     void *ptr, size_t bytes, enum tmm_location to,
+		     int numa_node);
+int tmm_sim_advise(struct tmm_backend *be, void *ptr, size_t bytes,
+		   enum tmm_advice advice);
+int tmm_sim_discard(struct tmm_backend *be, void *ptr, size_t bytes);
+int tmm_sim_managed_access(struct tmm_backend *be,
+			   const struct tmm_managed_range *ranges,
+			   unsigned n);
+int tmm_sim_managed_limit(struct tmm_backend *be, uint64_t bytes);
+int tmm_sim_managed_stats(struct tmm_backend *be,
+			  struct tmm_managed_stats *st);
+
+#endif /* TMM_BACKEND_SIM_MEM_H */
