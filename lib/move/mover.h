@@ -1,5 +1,9 @@
 /*
- * mover.h — the swap engine: where a tensor's bytes are, and moving them.
+ * mover.h — where a tensor's bytes are, and bringing them where they are
+ * needed: making room (choosing what to evict), swapping in, host access.
+ * The copies themselves, and their queue, are the swap engine's
+ * (swap_engine.h, which this includes): the mover spans the two files,
+ * and both name their calls tmm_mover_.
  *
  * In mode=uvm the same entry points act on managed memory instead
  * (mover_uvm.h): same states, no pool, no passive eviction.
@@ -7,8 +11,6 @@
  * Mechanism only: the mover executes evictions and swap-ins it is asked for
  * (by the runtime on an access, by a plan, or by passive mode when an
  * allocation does not fit) and keeps the invariants of tensor_state.h.
- * Copies run on the backend's copy engines and are retired lazily by
- * tmm_mover_progress(), which polls their events.
  */
 #ifndef TMM_MOVER_H
 #define TMM_MOVER_H
@@ -17,6 +19,7 @@
 
 #include "lib/core/context.h"
 #include "device_mem.h"
+#include "swap_engine.h"
 
 /*
  * Makes t usable by the next compute work: on return t holds device memory
@@ -30,18 +33,6 @@
  */
 int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			    bool need_data);
-
-/*
- * Evicts a RESIDENT, unpinned tensor to the host: a device-to-host copy
- * queued after the compute work issued so far.  The device memory is
- * released when the copy completes (tmm_mover_progress), and compute does
- * not wait for it (Capuchin §5.3, decoupled swapping).  With `sync`, the
- * host waits for the copy and the tensor is HOST on return.
- * Returns 0, -EINVAL (wrong state or pinned), -ENOMEM (host), or a backend
- * error; on failure the tensor is unchanged.
- */
-int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
-		       bool sync);
 
 /*
  * Starts bringing a HOST tensor back: allocates device memory (which may
@@ -79,57 +70,6 @@ int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       uint64_t offset, uint64_t bytes);
 
 /*
- * tmm_mover_swap_out_begin for a split op that holds t: takes t's host
- * buffer for a swap-out in pieces; false, ctx->error as it was, when
- * that cannot be done: the plan's swap is then the guide's, after the
- * op.
- */
-bool tmm_mover_swap_out_take_host(struct tmm_ctx *ctx,
-				  struct tmm_tensor_rec *t);
-
-/*
- * A swap-out in pieces, while an op still reads or writes the tensor
- * (split.c: a split op's input leaving row by row, TSPLIT Eq. 5 and 6;
- * split_stream.c: its output leaving as its rows are written).  The tensor
- * stays RESIDENT and pinned throughout; its device rows may be given back
- * to the pool once they are on the host.
- *  - begin: takes t's pinned host buffer.  Returns 0, -EINVAL (not
- *    RESIDENT, already holding a host buffer, or mode=uvm) or -ENOMEM.
- *  - piece: copies bytes [offset, offset + bytes) of t to its host buffer
- *    after the compute work issued so far, and waits for the copy: a
- *    counted stall, after which those device bytes may be reused.
- *    Returns 0 or a backend error.
- *  - piece_async: the same copy, not waited for: compute goes on while
- *    it runs (a split op's output streamed out, split_stream.c).  *last
- *    (zeroed before the first piece) becomes the newest copy's event;
- *    the D2H engine runs in order, so it stands for all of them.  Those
- *    device bytes must not be reused, nor the host buffer given back,
- *    before swap_out_wait.  Returns 0 or a backend error (nothing was
- *    issued; *last is as it was).
- *  - wait: waits for *last, a counted stall, and clears it.  Returns 0
- *    or a backend error.
- *  - end: every byte is on the host; gives back what is left of t's
- *    device block and makes t HOST, counted as one swap-out.
- *  - end_async: every copy of t's bytes is queued, the newest one's
- *    event in *last (cleared): t is SWAPPING_OUT, counted as one
- *    swap-out, and HOST once that copy is retired like any other
- *    swap-out's; compute does not wait for it.  With no copy in *last,
- *    as end.
- *  - cancel: gives the host buffer back; t stays RESIDENT, whole.
- */
-int tmm_mover_swap_out_begin(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
-int tmm_mover_swap_out_piece(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
-			     uint64_t offset, uint64_t bytes);
-int tmm_mover_swap_out_piece_async(struct tmm_ctx *ctx,
-				   struct tmm_tensor_rec *t, uint64_t offset,
-				   uint64_t bytes, tmm_event *last);
-int tmm_mover_swap_out_wait(struct tmm_ctx *ctx, tmm_event *last);
-void tmm_mover_swap_out_end(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
-void tmm_mover_swap_out_end_async(struct tmm_ctx *ctx,
-				  struct tmm_tensor_rec *t, tmm_event *last);
-void tmm_mover_swap_out_cancel(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
-
-/*
  * Device memory that belongs to no tensor, for an output a recomputation
  * must produce but not keep; made room for as tmm_mover_alloc_device
  * does.  Returns 0 or -ENOMEM.  Freeing NULL does nothing.
@@ -137,15 +77,6 @@ void tmm_mover_swap_out_cancel(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 			    struct tmm_pool_block **block, void **ptr);
 void tmm_mover_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block);
-
-/* Waits for t's copy in flight, if any, and completes its transition. */
-int tmm_mover_settle(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
-
-/* Retires every copy that has completed (cheap when none has). */
-void tmm_mover_progress(struct tmm_ctx *ctx);
-
-/* Waits for every copy in flight and retires it. */
-int tmm_mover_drain(struct tmm_ctx *ctx);
 
 /* Evicts (swap-outs, waited for) until the device pool holds at most
  * `limit` bytes.  Returns 0, -EBUSY (no message) when only pinned tensors
@@ -172,8 +103,6 @@ void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 int tmm_mover_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		     uint32_t advice);
 
-
-
 /* Frees a tensor's record and everything it holds (no checks). */
 void tmm_tensor_retire(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
@@ -193,4 +122,5 @@ int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		    size_t offset, const void *src, size_t bytes);
 int tmm_mover_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		   size_t offset, void *dst, size_t bytes);
+
 #endif /* TMM_MOVER_H */
