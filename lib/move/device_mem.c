@@ -16,10 +16,16 @@ int tmm_device_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 	if (rc < 0)
 		return rc;
+	tmm_device_hold(ctx, t, b);
+	return 0;
+}
+
+void tmm_device_hold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		     struct tmm_pool_block *b)
+{
 	t->block = b;
 	t->dev = (char *)ctx->arena + b->offset;
 	tmm_list_add_tail(&ctx->device_lru, &t->on_device);
-	return 0;
 }
 
 void tmm_device_give_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)

@@ -10,6 +10,11 @@
  * pool's -ENOMEM (no message). */
 int tmm_device_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
+/* Swap mode: t holds block b of the pool (allocated by the caller), and
+ * joins the device's LRU list. */
+void tmm_device_hold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		     struct tmm_pool_block *b);
+
 /* Swap mode: gives t's block back to the pool. */
 void tmm_device_give_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 

@@ -215,9 +215,7 @@ static int alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	rc = make_room_for(ctx, t, t->bytes, may_evict, &b);
 	if (rc < 0)
 		return rc;
-	t->block = b;
-	t->dev = (char *)ctx->arena + b->offset;
-	tmm_list_add_tail(&ctx->device_lru, &t->on_device);
+	tmm_device_hold(ctx, t, b);
 	return 0;
 }
 
@@ -232,9 +230,7 @@ int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	rc = tmm_pool_alloc_at(ctx->pool, offset, bytes, &b);
 	if (rc < 0)
 		return rc;
-	t->block = b;
-	t->dev = (char *)ctx->arena + offset;
-	tmm_list_add_tail(&ctx->device_lru, &t->on_device);
+	tmm_device_hold(ctx, t, b);
 	tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 	return 0;
 }

@@ -21,6 +21,7 @@
 
 struct tmm_replan;
 
+/* The guide's state, one per context (ctx->guide). */
 struct tmm_guide {
 	struct tmm_plan plan;
 	bool installed;	 /* a plan is there to follow */
