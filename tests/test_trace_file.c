@@ -10,7 +10,7 @@
  * independently of the library's table) so that the count and index
  * checks behind the checksum are reached.  Offsets come from the layout
  * documented in docs/trace-format.md, so the tests hold the code to the
- * document.
+ * document.  The cases on real files are in test_trace_file_io.c.
  */
 #include "lib/base/crc32.h"
 #include "lib/io/trace.h"
@@ -18,68 +18,16 @@
 #include "lib/io/trace_read.h"
 #include "lib/io/trace_write.h"
 #include "tensormm.h"
+#include "test_trace_file.h"
 
 #include <check.h>
 #include <errno.h>
-#include <signal.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
-/* The documented layout (docs/trace-format.md). */
-#define HDR_LEN 144
-#define REC_HEAD 12
-#define PAY_FIXED 48
-#define TENSOR_LEN 48
-#define OP_LEN 56
-#define ACCESS_LEN 40
-#define EVENT_LEN 24
-#define PAY_COUNTS 24 /* payload offset of n_tensors */
-
-#define REQUIRE(cond, ...)                                                 \
-	do {                                                               \
-		if (!(cond))                                               \
-			ck_abort_msg(__VA_ARGS__);                         \
-	} while (0)
-
-#define HAS(msg, part)                                                     \
-	REQUIRE(strstr((msg), (part)), "message \"%s\" lacks \"%s\"",      \
-		(msg), (part))
 
 /* ------------------------------------------------------------------------
  * Helpers
  * ---------------------------------------------------------------------- */
-
-/* CRC-32 bit by bit, straight from the definition: a check on the table. */
-static uint32_t ref_crc32(const uint8_t *p, size_t len)
-{
-	uint32_t crc = 0xffffffffu;
-
-	for (size_t i = 0; i < len; i++) {
-		crc ^= p[i];
-		for (int k = 0; k < 8; k++)
-			crc = crc & 1 ? (crc >> 1) ^ 0xedb88320u : crc >> 1;
-	}
-	return ~crc;
-}
-
-static uint64_t le(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-static void set_le(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 /* Recomputes the checksum of the record at rec after a field changed. */
 static void fix_record_crc(uint8_t *rec)
@@ -87,11 +35,6 @@ static void fix_record_crc(uint8_t *rec)
 	uint64_t plen = le(rec + 4, 8);
 
 	set_le(rec + REC_HEAD + plen, ref_crc32(rec + REC_HEAD, plen), 4);
-}
-
-static void fix_header_crc(uint8_t *h, uint32_t hlen)
-{
-	set_le(h + hlen - 4, ref_crc32(h, hlen - 4), 4);
 }
 
 /* A string table and the offset of each name in it. */
@@ -104,7 +47,7 @@ enum { N_W = 0, N_X = 2, N_Y = 4, N_LOSS = 6, N_CONV = 11, N_RELU = 17 };
  * link, accesses by ops and by acquire, events with and without a tensor.
  * Values depend on `iter` so records differ.
  */
-static void make_trace(struct tmm_trace *t, uint64_t iter)
+void make_trace(struct tmm_trace *t, uint64_t iter)
 {
 	static const struct tmm_trace_tensor tensors[] = {
 		{ 0x10001, 4096, TMM_PERSISTENT, TMM_TRACE_NONE, 0, N_W, 0, 0 },
@@ -166,8 +109,8 @@ static void make_trace(struct tmm_trace *t, uint64_t iter)
 	t->tensors[1].bytes += iter;
 }
 
-static void assert_trace_eq(const struct tmm_trace *a,
-			    const struct tmm_trace *b)
+void assert_trace_eq(const struct tmm_trace *a,
+		     const struct tmm_trace *b)
 {
 	ck_assert_uint_eq(a->iteration, b->iteration);
 	ck_assert_uint_eq(a->duration_ns, b->duration_ns);
@@ -233,117 +176,6 @@ static void assert_trace_eq(const struct tmm_trace *a,
 	}
 	ck_assert(a->strings_len == 0 ||
 		  memcmp(a->strings, b->strings, a->strings_len) == 0);
-}
-
-static void make_info(struct tmm_trace_file_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->simulated = 1;
-	strcpy(info->backend, "sim");
-	strcpy(info->device, "a100-40g");
-	strcpy(info->mode, "swap");
-	strcpy(info->policy, "capuchin");
-	info->device_capacity = 40ull << 30;
-	info->budget = 6ull << 30;
-}
-
-/* A fresh temporary file name (the file exists, empty). */
-static void temp_path(char *path, size_t len)
-{
-	const char *dir = getenv("TMPDIR");
-	int fd;
-
-	snprintf(path, len, "%s/tmm-trace-XXXXXX", dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-}
-
-/* Writes `iters` iterations (1, 2, ...) to path; returns the file's bytes
- * and, in bounds[k], the offset where record k+1 ends. */
-static uint8_t *write_trace_file(const char *path, int iters, size_t *size,
-				 size_t *bounds)
-{
-	struct tmm_trace_file_info info;
-	struct tmm_trace_writer *w;
-	char err[1024];
-	uint8_t *data;
-	FILE *f;
-	long n;
-
-	make_info(&info);
-	ck_assert_int_eq(tmm_trace_writer_open(path, &info, &w, err,
-					       sizeof(err)), 0);
-	for (int i = 1; i <= iters; i++) {
-		struct tmm_trace t;
-		uint8_t *rec;
-		size_t len;
-
-		make_trace(&t, (uint64_t)i);
-		ck_assert_int_eq(tmm_trace_writer_append(w, &t, err,
-							 sizeof(err)), 0);
-		if (bounds) {
-			ck_assert_int_eq(tmm_trace_encode(&t, &rec, &len), 0);
-			bounds[i - 1] = len + (i == 1 ? HDR_LEN
-						      : bounds[i - 2]);
-			free(rec);
-		}
-		tmm_trace_free(&t);
-	}
-	ck_assert_int_eq(tmm_trace_writer_close(w, err, sizeof(err)), 0);
-
-	f = fopen(path, "rb");
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	data = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(data);
-	ck_assert_uint_eq(fread(data, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*size = (size_t)n;
-	return data;
-}
-
-static void put_file(const char *path, const uint8_t *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-/*
- * Opens path and reads every record: returns the return value of the call
- * that stopped (open's error, or next's 0 or error), with the count of
- * records read and the message.
- */
-static int read_trace_file(const char *path, int *records, char *err,
-			   size_t errlen)
-{
-	struct tmm_trace_file_info info;
-	struct tmm_trace_reader *r;
-	struct tmm_trace t;
-	int ret;
-
-	*records = 0;
-	err[0] = '\0';
-	ret = tmm_trace_reader_open(path, &r, &info, err, errlen);
-	if (ret < 0) {
-		ck_assert_ptr_null(r);
-		return ret;
-	}
-	while ((ret = tmm_trace_reader_next(r, &t, err, errlen)) == 1) {
-		(*records)++;
-		ck_assert_uint_eq(t.iteration, (uint64_t)*records);
-		tmm_trace_free(&t);
-	}
-	/* Nothing is left to free after an end or an error. */
-	ck_assert_ptr_null(t.tensors);
-	ck_assert_uint_eq(t.n_tensors, 0);
-	tmm_trace_reader_close(r);
-	return ret;
 }
 
 /* ------------------------------------------------------------------------
@@ -801,383 +633,11 @@ START_TEST(test_unknown_tag_and_short_buffers)
 }
 END_TEST
 
-/* ------------------------------------------------------------------------
- * Files
- * ---------------------------------------------------------------------- */
-
-START_TEST(test_file_round_trip)
-{
-	struct tmm_trace_file_info in, out;
-	struct tmm_trace_reader *r;
-	struct tmm_trace t, want;
-	char path[512], err[1024];
-	size_t size, bounds[3];
-	uint8_t *data;
-
-	temp_path(path, sizeof(path));
-	data = write_trace_file(path, 3, &size, bounds);
-	ck_assert_uint_eq(size, bounds[2]);
-	ck_assert(memcmp(data, "TMMTRACE", 8) == 0);
-	ck_assert_uint_eq(le(data + 8, 4), 1);
-	ck_assert_uint_eq(le(data + 12, 4), HDR_LEN);
-	ck_assert_uint_eq(le(data + HDR_LEN - 4, 4),
-			  ref_crc32(data, HDR_LEN - 4));
-	ck_assert_str_eq((char *)data + 36, "a100-40g");
-
-	make_info(&in);
-	memset(&out, 0xa5, sizeof(out));
-	ck_assert_int_eq(tmm_trace_reader_open(path, &r, &out, err,
-					       sizeof(err)), 0);
-	ck_assert_uint_eq(out.version, TMM_TRACE_FORMAT_VERSION);
-	ck_assert_uint_eq(out.simulated, in.simulated);
-	ck_assert_str_eq(out.backend, in.backend);
-	ck_assert_str_eq(out.device, in.device);
-	ck_assert_str_eq(out.mode, in.mode);
-	ck_assert_str_eq(out.policy, in.policy);
-	ck_assert_uint_eq(out.device_capacity, in.device_capacity);
-	ck_assert_uint_eq(out.budget, in.budget);
-	for (uint64_t i = 1; i <= 3; i++) {
-		ck_assert_int_eq(tmm_trace_reader_next(r, &t, err,
-						       sizeof(err)), 1);
-		make_trace(&want, i);
-		assert_trace_eq(&want, &t);
-		tmm_trace_free(&want);
-		tmm_trace_free(&t);
-	}
-	ck_assert_int_eq(tmm_trace_reader_next(r, &t, err, sizeof(err)), 0);
-	ck_assert_int_eq(tmm_trace_reader_next(r, &t, err, sizeof(err)), 0);
-	tmm_trace_reader_close(r);
-	tmm_trace_reader_close(NULL);
-	free(data);
-
-	/* Opening again truncates: one iteration now. */
-	data = write_trace_file(path, 1, &size, bounds);
-	ck_assert_uint_eq(size, bounds[0]);
-	free(data);
-	unlink(path);
-}
-END_TEST
-
-START_TEST(test_truncation_at_every_length)
-{
-	char path[512], err[1024];
-	size_t size, bounds[2];
-	uint8_t *data;
-
-	temp_path(path, sizeof(path));
-	data = write_trace_file(path, 2, &size, bounds);
-	for (size_t cut = 0; cut < size; cut++) {
-		int records, ret, complete = 0;
-
-		while (complete < 2 && bounds[complete] <= cut)
-			complete++;
-		put_file(path, data, cut);
-		ret = read_trace_file(path, &records, err, sizeof(err));
-		if (cut == HDR_LEN || cut == bounds[0]) {
-			/* At a record boundary: the records before it. */
-			REQUIRE(ret == 0 && records == complete,
-				"cut at boundary %zu: %d after %d records: %s",
-				cut, ret, records, err);
-			continue;
-		}
-		REQUIRE(ret == -EBADMSG, "cut at %zu: returned %d after %d "
-			"records", cut, ret, records);
-		REQUIRE(records == complete, "cut at %zu: %d records, not %d",
-			cut, records, complete);
-		HAS(err, path);
-		HAS(err, "truncated");
-		HAS(err, "TENSORMM_TRACE");
-		if (cut > HDR_LEN) {
-			char rec[32];
-
-			snprintf(rec, sizeof(rec), "record %d", complete + 1);
-			HAS(err, rec);
-			HAS(err, "at byte");
-		}
-	}
-	free(data);
-	unlink(path);
-}
-END_TEST
-
-START_TEST(test_byte_flips_in_a_file_are_rejected)
-{
-	char path[512], err[1024];
-	size_t size, bounds[2];
-	uint8_t *data;
-
-	temp_path(path, sizeof(path));
-	data = write_trace_file(path, 2, &size, bounds);
-	/* Every header byte and a sample of the records' bytes. */
-	for (size_t i = 0; i < size; i += i < HDR_LEN ? 1 : 7) {
-		int records, ret;
-
-		data[i] ^= 0x20;
-		put_file(path, data, size);
-		data[i] ^= 0x20;
-		ret = read_trace_file(path, &records, err, sizeof(err));
-		REQUIRE(ret < 0, "flipping byte %zu was accepted", i);
-		REQUIRE(records == (i < bounds[0] ? 0 : 1),
-			"flipping byte %zu: %d records read", i, records);
-		HAS(err, path);
-	}
-	/* A flipped payload byte in record 2: the checksum, with where. */
-	data[bounds[0] + REC_HEAD + PAY_FIXED + 1] ^= 0x01;
-	put_file(path, data, size);
-	{
-		struct tmm_trace_reader *r;
-		struct tmm_trace t;
-		char again[1024];
-
-		ck_assert_int_eq(tmm_trace_reader_open(path, &r, NULL, err,
-						       sizeof(err)), 0);
-		ck_assert_int_eq(tmm_trace_reader_next(r, &t, err,
-						       sizeof(err)), 1);
-		tmm_trace_free(&t);
-		ck_assert_int_eq(tmm_trace_reader_next(r, &t, err,
-						       sizeof(err)), -EBADMSG);
-		HAS(err, "record 2 (after iteration 1)");
-		HAS(err, "checksum");
-		HAS(err, "corrupt");
-		HAS(err, "re-record");
-		/* Errors stick. */
-		ck_assert_int_eq(tmm_trace_reader_next(r, &t, again,
-						       sizeof(again)),
-				 -EBADMSG);
-		ck_assert_str_eq(again, err);
-		tmm_trace_reader_close(r);
-	}
-	free(data);
-	unlink(path);
-}
-END_TEST
-
-START_TEST(test_header_problems)
-{
-	char path[512], err[1024];
-	size_t size;
-	uint8_t *data, *longer;
-	int records;
-
-	temp_path(path, sizeof(path));
-	data = write_trace_file(path, 1, &size, NULL);
-
-	/* Not a trace at all. */
-	put_file(path, (const uint8_t *)"#!/bin/sh\necho hello, world\n", 28);
-	ck_assert_int_eq(read_trace_file(path, &records, err, sizeof(err)),
-			 -EBADMSG);
-	HAS(err, "not a libtensormm trace file");
-	HAS(err, path);
-
-	/* A newer version, properly checksummed. */
-	set_le(data + 8, 2, 4);
-	fix_header_crc(data, HDR_LEN);
-	put_file(path, data, size);
-	ck_assert_int_eq(read_trace_file(path, &records, err, sizeof(err)),
-			 -ENOTSUP);
-	HAS(err, "version 2");
-	HAS(err, "reads versions 1 to 1");
-	HAS(err, path);
-	set_le(data + 8, 1, 4);
-	fix_header_crc(data, HDR_LEN);
-
-	/* A header from a later version with 8 more bytes of fields. */
-	longer = malloc(size + 8);
-	ck_assert_ptr_nonnull(longer);
-	memcpy(longer, data, HDR_LEN - 4);
-	memset(longer + HDR_LEN - 4, 0x5a, 8);
-	memcpy(longer + HDR_LEN + 8, data + HDR_LEN, size - HDR_LEN);
-	set_le(longer + 12, HDR_LEN + 8, 4);
-	fix_header_crc(longer, HDR_LEN + 8);
-	put_file(path, longer, size + 8);
-	ck_assert_int_eq(read_trace_file(path, &records, err, sizeof(err)),
-			 0);
-	ck_assert_int_eq(records, 1);
-	free(longer);
-
-	/* A header length too short for version 1. */
-	set_le(data + 12, 100, 4);
-	fix_header_crc(data, 100);
-	put_file(path, data, size);
-	ck_assert_int_eq(read_trace_file(path, &records, err, sizeof(err)),
-			 -EBADMSG);
-	HAS(err, "header length");
-	set_le(data + 12, HDR_LEN, 4);
-	fix_header_crc(data, HDR_LEN);
-
-	/* A damaged device name: the header's checksum. */
-	data[40] ^= 0x04;
-	put_file(path, data, size);
-	ck_assert_int_eq(read_trace_file(path, &records, err, sizeof(err)),
-			 -EBADMSG);
-	HAS(err, "header's checksum");
-	data[40] ^= 0x04;
-
-	/* A string field without its NUL, checksum fixed. */
-	memset(data + 84, 'm', 8);
-	fix_header_crc(data, HDR_LEN);
-	put_file(path, data, size);
-	ck_assert_int_eq(read_trace_file(path, &records, err, sizeof(err)),
-			 -EBADMSG);
-	HAS(err, "mode field");
-
-	/* Missing files and bad arguments. */
-	unlink(path);
-	ck_assert_int_eq(read_trace_file(path, &records, err, sizeof(err)),
-			 -ENOENT);
-	HAS(err, path);
-	HAS(err, strerror(ENOENT));
-	ck_assert_int_eq(tmm_trace_reader_open(NULL, NULL, NULL, err,
-					       sizeof(err)), -EINVAL);
-	free(data);
-}
-END_TEST
-
-START_TEST(test_info_strings_are_cut_to_fit)
-{
-	struct tmm_trace_file_info in, out;
-	struct tmm_trace_writer *w;
-	struct tmm_trace_reader *r;
-	char path[512], err[1024];
-
-	temp_path(path, sizeof(path));
-	make_info(&in);
-	memset(in.device, 'd', sizeof(in.device)); /* no NUL at all */
-	ck_assert_int_eq(tmm_trace_writer_open(path, &in, &w, err,
-					       sizeof(err)), 0);
-	ck_assert_int_eq(tmm_trace_writer_close(w, err, sizeof(err)), 0);
-	ck_assert_int_eq(tmm_trace_reader_open(path, &r, &out, err,
-					       sizeof(err)), 0);
-	ck_assert_uint_eq(strlen(out.device), sizeof(out.device) - 1);
-	ck_assert_str_eq(out.policy, "capuchin");
-	tmm_trace_reader_close(r);
-	unlink(path);
-}
-END_TEST
-
-START_TEST(test_writer_refuses_invalid_trace)
-{
-	struct tmm_trace_file_info info;
-	struct tmm_trace_writer *w;
-	struct tmm_trace t;
-	char path[512], err[1024];
-	int records;
-
-	temp_path(path, sizeof(path));
-	make_info(&info);
-	ck_assert_int_eq(tmm_trace_writer_open(path, &info, &w, err,
-					       sizeof(err)), 0);
-	make_trace(&t, 1);
-	ck_assert_int_eq(tmm_trace_writer_append(w, &t, err, sizeof(err)), 0);
-	tmm_trace_free(&t);
-
-	make_trace(&t, 2);
-	t.accesses[5].op = 3;
-	ck_assert_int_eq(tmm_trace_writer_append(w, &t, err, sizeof(err)),
-			 -EINVAL);
-	HAS(err, path);
-	HAS(err, "refusing to write iteration 2");
-	HAS(err, "access 5: op 3");
-	/* Nothing was written: the writer carries on. */
-	t.accesses[5].op = TMM_TRACE_NONE;
-	ck_assert_int_eq(tmm_trace_writer_append(w, &t, err, sizeof(err)), 0);
-	tmm_trace_free(&t);
-	ck_assert_int_eq(tmm_trace_writer_append(w, NULL, err, sizeof(err)),
-			 -EINVAL);
-	ck_assert_int_eq(tmm_trace_writer_close(w, err, sizeof(err)), 0);
-	ck_assert_int_eq(tmm_trace_writer_close(NULL, err, sizeof(err)), 0);
-
-	ck_assert_int_eq(read_trace_file(path, &records, err, sizeof(err)),
-			 0);
-	ck_assert_int_eq(records, 2);
-	unlink(path);
-}
-END_TEST
-
-START_TEST(test_writer_reports_open_and_write_errors)
-{
-	struct tmm_trace_file_info info;
-	struct tmm_trace_writer *w = (void *)1;
-	char err[1024];
-
-	make_info(&info);
-	ck_assert_int_eq(tmm_trace_writer_open("/nonexistent-tmm-dir/t", &info,
-					       &w, err, sizeof(err)),
-			 -ENOENT);
-	ck_assert_ptr_null(w);
-	HAS(err, "/nonexistent-tmm-dir/t");
-	HAS(err, strerror(ENOENT));
-	ck_assert_int_eq(tmm_trace_writer_open("", &info, &w, err,
-					       sizeof(err)), -EINVAL);
-
-	/* /dev/full takes the open and fails every write with ENOSPC. */
-	if (access("/dev/full", W_OK) == 0) {
-		w = (void *)1;
-		ck_assert_int_eq(tmm_trace_writer_open("/dev/full", &info, &w,
-						       err, sizeof(err)),
-				 -ENOSPC);
-		ck_assert_ptr_null(w);
-		HAS(err, "/dev/full");
-		HAS(err, strerror(ENOSPC));
-	}
-}
-END_TEST
-
-/* A file size limit makes a write fail partway through the second record:
- * the error must name it, stick, and leave the first record readable. */
-START_TEST(test_failed_append_sticks_and_keeps_the_prefix)
-{
-	struct tmm_trace_file_info info;
-	struct tmm_trace_writer *w;
-	struct tmm_trace t;
-	struct rlimit saved, small;
-	char path[512], err[1024];
-	void (*old)(int);
-	int records, ret;
-
-	temp_path(path, sizeof(path));
-	make_info(&info);
-	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &saved), 0);
-	small = saved;
-	small.rlim_cur = 1000; /* the header and one record fit, not two */
-	old = signal(SIGXFSZ, SIG_IGN);
-	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
-
-	ck_assert_int_eq(tmm_trace_writer_open(path, &info, &w, err,
-					       sizeof(err)), 0);
-	make_trace(&t, 1);
-	ret = tmm_trace_writer_append(w, &t, err, sizeof(err));
-	tmm_trace_free(&t);
-	make_trace(&t, 2);
-	ck_assert_int_eq(ret, 0);
-	ret = tmm_trace_writer_append(w, &t, err, sizeof(err));
-	setrlimit(RLIMIT_FSIZE, &saved);
-	ck_assert_int_eq(ret, -EFBIG);
-	HAS(err, path);
-	HAS(err, "iteration 2 (record 2");
-	HAS(err, strerror(EFBIG));
-	ck_assert_int_eq(tmm_trace_writer_append(w, &t, err, sizeof(err)),
-			 -EFBIG);
-	HAS(err, "an earlier write failed");
-	tmm_trace_free(&t);
-	tmm_trace_writer_close(w, err, sizeof(err));
-	signal(SIGXFSZ, old);
-
-	ck_assert_int_eq(read_trace_file(path, &records, err, sizeof(err)),
-			 -EBADMSG);
-	ck_assert_int_eq(records, 1);
-	HAS(err, "record 2 (after iteration 1)");
-	HAS(err, "truncated");
-	unlink(path);
-}
-END_TEST
-
 static Suite *trace_file_suite(void)
 {
 	Suite *suite = suite_create("trace_file");
 	TCase *trace = tcase_create("trace");
 	TCase *encoding = tcase_create("encoding");
-	TCase *files = tcase_create("files");
 
 	tcase_add_test(trace, test_crc32_known_values);
 	tcase_add_test(trace, test_validate_accepts_good_traces);
@@ -1197,17 +657,7 @@ static Suite *trace_file_suite(void)
 	tcase_add_test(encoding, test_unknown_tag_and_short_buffers);
 	suite_add_tcase(suite, encoding);
 
-	/* Valgrind slows the every-length loops well past Check's 4 s. */
-	tcase_set_timeout(files, 120);
-	tcase_add_test(files, test_file_round_trip);
-	tcase_add_test(files, test_truncation_at_every_length);
-	tcase_add_test(files, test_byte_flips_in_a_file_are_rejected);
-	tcase_add_test(files, test_header_problems);
-	tcase_add_test(files, test_info_strings_are_cut_to_fit);
-	tcase_add_test(files, test_writer_refuses_invalid_trace);
-	tcase_add_test(files, test_writer_reports_open_and_write_errors);
-	tcase_add_test(files, test_failed_append_sticks_and_keeps_the_prefix);
-	suite_add_tcase(suite, files);
+	add_trace_file_io_tests(suite);
 	return suite;
 }
 
