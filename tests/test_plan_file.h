@@ -26,7 +26,8 @@
 	REQUIRE(strstr((msg), (part)), "message \"%s\" lacks \"%s\"",      \
 		(msg), (part))
 
-/* The key of handle `low` of the context with `serial` (lib/core/tensor_table.c). */
+/* The key of handle `low` of the context with `serial`
+ * (lib/core/tensor_table.c). */
 #define HANDLE(serial, low) ((uint64_t)(serial) << 48 | (uint64_t)(low))
 
 /* CRC-32 bit by bit, straight from the definition: a check on the table. */
