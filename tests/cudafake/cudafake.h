@@ -1,0 +1,65 @@
+/*
+ * cudafake.h — the CUDA test double: what a test may ask of it beyond the
+ * CUDA runtime's own entry points (which it implements on host memory,
+ * with the prototypes of the real cuda_runtime_api.h).
+ *
+ * Streams and events are queues of work that the double runs in an order
+ * chosen by a seed, within the rules CUDA guarantees: in order within a
+ * stream, after the events a stream waits for, and the legacy default
+ * stream ordered with every blocking stream.  Every copy, memset,
+ * prefetch, discard and kernel launch declares the bytes it reads and
+ * writes; two of them on overlapping bytes, one a write, that no chain
+ * of those rules orders, are a race, reported with both call sites.
+ *
+ * The environment sets it up for programs that do not call it:
+ * CUDAFAKE_SEED (the order; default 1), CUDAFAKE_MEMORY (the device's
+ * bytes; default 1 GiB), CUDAFAKE_RACES=abort (abort at the first race,
+ * with its report on stderr).
+ */
+#ifndef CUDAFAKE_H
+#define CUDAFAKE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+/* A byte range a kernel reads or writes. */
+struct cudafake_range {
+	const void *ptr;
+	size_t bytes;
+	bool write;
+};
+
+/*
+ * Forgets every race and counter and reseeds the order: what a test does
+ * before each run it checks.  Allocations, streams and events stay.
+ */
+void cudafake_reset(unsigned seed);
+
+/*
+ * A kernel: fn(arg) is its host twin, run when the double runs the
+ * stream's work there; r[0 .. n) are the bytes it reads and writes.
+ * Returns cudaSuccess or cudaErrorInvalidResourceHandle.
+ */
+cudaError_t cudafake_launch(cudaStream_t stream, void (*fn)(void *),
+			    void *arg, const struct cudafake_range *r,
+			    unsigned n);
+
+/* The races found since the last reset, and the report of race i. */
+unsigned cudafake_races(void);
+const char *cudafake_race(unsigned i);
+
+/* Operations queued on the legacy default stream since the last reset:
+ * each serialises with every blocking stream. */
+unsigned long cudafake_legacy_ops(void);
+
+/* The granularity of managed memory: a discard poisons whole pages of
+ * it (within the allocation), as the driver may. */
+size_t cudafake_page_size(void);
+
+/* The byte a discarded page reads as until it is written or
+ * prefetched. */
+#define CUDAFAKE_POISON 0xdb
+
+#endif /* CUDAFAKE_H */

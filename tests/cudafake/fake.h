@@ -1,0 +1,108 @@
+/*
+ * fake.h — the inside of the CUDA test double, shared by its files:
+ * queue.c (streams, events, the seeded scheduler, the race detector) and
+ * runtime.c (the CUDA runtime's entry points).
+ */
+#ifndef CUDAFAKE_FAKE_H
+#define CUDAFAKE_FAKE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudafake.h"
+
+/* Streams the double keeps: the legacy default stream is slot 0, the
+ * per-thread default stream slot 1, created streams the rest. */
+#define FAKE_STREAMS 64
+#define FAKE_LEGACY 0
+#define FAKE_PER_THREAD 1
+
+/* A vector clock: one count of queued operations per stream. */
+struct vclock {
+	uint32_t c[FAKE_STREAMS];
+};
+
+struct CUstream_st {
+	unsigned slot;
+	bool blocking;		/* synchronises with the legacy stream */
+	bool live;
+	struct vclock vc;	/* everything ordered before its next op */
+	struct fake_op *head, *tail; /* queued, not yet run */
+};
+
+struct CUevent_st {
+	bool live;
+	bool timing;
+	uint64_t recorded;	/* records queued so far */
+	uint64_t reached;	/* the last record that ran */
+	struct vclock vc;	/* what the last record queued follows */
+	double at_ms;		/* the double's clock when it ran */
+};
+
+enum fake_kind {
+	OP_COPY,
+	OP_SET,
+	OP_PREFETCH,
+	OP_DISCARD,
+	OP_KERNEL,
+	OP_RECORD,
+	OP_WAIT,
+};
+
+struct fake_op {
+	enum fake_kind kind;
+	struct CUstream_st *s;
+	struct fake_op *next;
+	void *dst;
+	const void *src;
+	size_t bytes;
+	int value;
+	struct CUevent_st *ev;
+	uint64_t gen;		/* OP_RECORD: the record; OP_WAIT: awaited */
+	void (*fn)(void *);
+	void *arg;
+};
+
+/* One access of a queued operation, for the race detector. */
+struct fake_access {
+	uintptr_t lo, hi;	/* [lo, hi) */
+	bool write;
+};
+
+/* The double's state (queue.c). */
+struct CUstream_st *fake_stream(cudaStream_t s);
+/* A new operation of `kind` for `stream` (zeroed), or NULL: no such
+ * stream, or no memory. */
+struct fake_op *fake_op_new(enum fake_kind kind, cudaStream_t stream);
+/* Queues op (from fake_op_new, taken) on its stream, after checking
+ * accesses a[0 .. n) against everything unordered with them; `what` and
+ * `site` name it in reports. */
+cudaError_t fake_enqueue(struct fake_op *op, const struct fake_access *a,
+			 unsigned n, const char *what, const void *site);
+/* Runs queued work until the stream, the event or everything is done,
+ * and orders the host after it. */
+void fake_sync_stream(struct CUstream_st *s);
+void fake_sync_event(struct CUevent_st *e);
+void fake_sync_all(void);
+/* Whether the event's last record has run (orders the host after it
+ * when it has). */
+bool fake_event_done(struct CUevent_st *e);
+/* A new stream, or NULL when all slots are taken. */
+struct CUstream_st *fake_stream_new(bool blocking);
+void fake_stream_free(struct CUstream_st *s);
+
+/* Managed memory (runtime.c): poisons the whole pages of [p, p + n)
+ * within its allocation; nothing outside managed memory. */
+void fake_discard(void *p, size_t n);
+
+/* The function holding `site`, as "name+offset", into buf (site.c). */
+void fake_site_name(const void *site, char *buf, size_t len);
+
+/* The double's clock, in ms: what events time. */
+double fake_clock_ms(void);
+
+/* The environment, read once. */
+unsigned fake_env_seed(void);
+
+#endif /* CUDAFAKE_FAKE_H */

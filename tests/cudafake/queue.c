@@ -1,0 +1,407 @@
+/*
+ * queue.c — the double's streams and events: queues of work run in a
+ * seeded order within CUDA's rules, and the race detector.
+ *
+ * Ordering is kept as vector clocks, one count of queued operations per
+ * stream.  An operation's clock says, for every stream, how many of its
+ * operations come before it; it is made when the operation is queued:
+ *  - its stream's earlier operations (CUDA Programming Guide, "Streams":
+ *    operations in a stream run in issue order);
+ *  - the records a cudaStreamWaitEvent waited for (Runtime API,
+ *    cudaStreamWaitEvent: all future work in the stream waits for the
+ *    event's most recent record);
+ *  - everything the host had synchronised with when it queued it;
+ *  - the legacy default stream's rule (Runtime API, "Stream
+ *    synchronization behavior": work on it waits for all earlier work in
+ *    blocking streams, and later work in blocking streams waits for it).
+ * The same clock drives execution (an operation runs once every stream
+ * has run as many operations as its clock names) and detection (two
+ * accesses race when neither clock is below the other).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake.h"
+
+#define MAX_RACES 64
+#define MAX_LOG 65536
+
+/* An access of a queued operation, kept until the host is ordered after
+ * it (then everything queued later is too). */
+struct logged {
+	struct fake_access a;
+	struct vclock vc;
+	unsigned slot;
+	const char *what;
+	const void *site;
+};
+
+static struct {
+	bool ready;
+	uint64_t rng;
+	struct CUstream_st streams[FAKE_STREAMS];
+	uint32_t ran[FAKE_STREAMS];	/* operations run, per stream */
+	struct vclock host;		/* what the host has waited for */
+	double clock_ms;
+	struct logged *log;
+	size_t n_log;
+	char *races[MAX_RACES];
+	unsigned n_races;
+	unsigned long legacy_ops;
+	bool abort_on_race;
+} q;
+
+static void vc_max(struct vclock *a, const struct vclock *b)
+{
+	for (unsigned i = 0; i < FAKE_STREAMS; i++)
+		if (b->c[i] > a->c[i])
+			a->c[i] = b->c[i];
+}
+
+static bool vc_le(const struct vclock *a, const struct vclock *b)
+{
+	for (unsigned i = 0; i < FAKE_STREAMS; i++)
+		if (a->c[i] > b->c[i])
+			return false;
+	return true;
+}
+
+static uint64_t next_rand(void)
+{
+	q.rng ^= q.rng << 13;
+	q.rng ^= q.rng >> 7;
+	q.rng ^= q.rng << 17;
+	return q.rng;
+}
+
+static void init(void)
+{
+	const char *races = getenv("CUDAFAKE_RACES");
+
+	if (q.ready)
+		return;
+	q.ready = true;
+	q.rng = 0x9e3779b97f4a7c15ull * (fake_env_seed() + 1);
+	q.abort_on_race = races && strcmp(races, "abort") == 0;
+	for (unsigned i = 0; i < FAKE_STREAMS; i++)
+		q.streams[i].slot = i;
+	q.streams[FAKE_LEGACY].live = q.streams[FAKE_LEGACY].blocking = true;
+	q.streams[FAKE_PER_THREAD].live = true;
+	q.streams[FAKE_PER_THREAD].blocking = true;
+}
+
+struct CUstream_st *fake_stream(cudaStream_t s)
+{
+	init();
+	if (s == NULL || s == cudaStreamLegacy)
+		return &q.streams[FAKE_LEGACY];
+	if (s == cudaStreamPerThread)
+		return &q.streams[FAKE_PER_THREAD];
+	for (unsigned i = 2; i < FAKE_STREAMS; i++)
+		if (s == &q.streams[i])
+			return s->live ? s : NULL;
+	return NULL;
+}
+
+struct CUstream_st *fake_stream_new(bool blocking)
+{
+	init();
+	for (unsigned i = 2; i < FAKE_STREAMS; i++) {
+		struct CUstream_st *s = &q.streams[i];
+
+		if (s->live)
+			continue;
+		s->live = true;
+		s->blocking = blocking;
+		s->head = s->tail = NULL;
+		/* A slot's count goes on from its last owner's, so clocks
+		 * that name it stay true. */
+		memset(&s->vc, 0, sizeof(s->vc));
+		s->vc.c[i] = q.ran[i];
+		return s;
+	}
+	return NULL;
+}
+
+void fake_stream_free(struct CUstream_st *s)
+{
+	/* cudaStreamDestroy: work already queued still completes. */
+	fake_sync_stream(s);
+	s->live = false;
+}
+
+static void report(const struct logged *then, const char *what,
+		   const void *site, const struct fake_access *a)
+{
+	char s1[160], s2[160], *text;
+	uintptr_t lo = a->lo > then->a.lo ? a->lo : then->a.lo;
+	uintptr_t hi = a->hi < then->a.hi ? a->hi : then->a.hi;
+
+	fake_site_name(then->site, s1, sizeof(s1));
+	fake_site_name(site, s2, sizeof(s2));
+	if (asprintf(&text, "race on [%#lx, %#lx): %s %s (%s, stream %u) and "
+		     "%s %s (%s), unordered", (unsigned long)lo,
+		     (unsigned long)hi, then->what,
+		     then->a.write ? "writes" : "reads", s1, then->slot, what,
+		     a->write ? "writes" : "reads", s2) < 0)
+		return;
+	if (q.abort_on_race) {
+		fprintf(stderr, "cudafake: %s\n", text);
+		abort();
+	}
+	if (q.n_races < MAX_RACES)
+		q.races[q.n_races++] = text;
+	else
+		free(text);
+}
+
+/* Drops the accesses the host is ordered after: nothing queued from now
+ * on can race with them. */
+static void prune(void)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < q.n_log; i++)
+		if (!vc_le(&q.log[i].vc, &q.host))
+			q.log[keep++] = q.log[i];
+	q.n_log = keep;
+}
+
+static void check_and_log(const struct vclock *vc, unsigned slot,
+			  const struct fake_access *a, unsigned n,
+			  const char *what, const void *site)
+{
+	for (unsigned k = 0; k < n; k++) {
+		for (size_t i = 0; i < q.n_log; i++) {
+			const struct logged *l = &q.log[i];
+
+			if (l->a.hi <= a[k].lo || a[k].hi <= l->a.lo ||
+			    (!l->a.write && !a[k].write))
+				continue;
+			/* Queued later by the host, so never before l: a
+			 * race unless l is ordered before it. */
+			if (!vc_le(&l->vc, vc))
+				report(l, what, site, &a[k]);
+		}
+	}
+	for (unsigned k = 0; k < n; k++) {
+		if (q.n_log == MAX_LOG) /* the oldest go first */
+			memmove(q.log, q.log + 1,
+				(MAX_LOG - 1) * sizeof(*q.log));
+		else if (!(q.n_log & (q.n_log + 1)) || !q.log) {
+			void *p = realloc(q.log, (2 * q.n_log + 1) *
+						 sizeof(*q.log));
+
+			if (!p)
+				return;
+			q.log = p;
+		}
+		q.log[q.n_log++] = (struct logged){ a[k], *vc, slot, what,
+						    site };
+	}
+}
+
+/* An operation's clock, allocated right behind it (fake_op_new). */
+static struct vclock *op_clock(struct fake_op *op)
+{
+	return (struct vclock *)(op + 1);
+}
+
+struct fake_op *fake_op_new(enum fake_kind kind, cudaStream_t stream)
+{
+	struct CUstream_st *s = fake_stream(stream);
+	struct fake_op *op;
+
+	if (!s)
+		return NULL;
+	op = calloc(1, sizeof(*op) + sizeof(struct vclock));
+	if (op) {
+		op->kind = kind;
+		op->s = s;
+	}
+	return op;
+}
+
+/* Runs one operation whose turn has come; false when none can run. */
+static bool step(void)
+{
+	struct CUstream_st *ready[FAKE_STREAMS];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < FAKE_STREAMS; i++) {
+		struct fake_op *op = q.streams[i].head;
+		bool ok = op != NULL;
+
+		/* Its stream's earlier work has run (it is the head); every
+		 * other stream must have run what its clock names. */
+		for (unsigned t = 0; ok && t < FAKE_STREAMS; t++)
+			ok = t == i || q.ran[t] >= op_clock(op)->c[t];
+		if (ok)
+			ready[n++] = &q.streams[i];
+	}
+	if (n == 0)
+		return false;
+	struct CUstream_st *s = ready[next_rand() % n];
+	struct fake_op *op = s->head;
+
+	s->head = op->next;
+	if (!s->head)
+		s->tail = NULL;
+	switch (op->kind) {
+	case OP_COPY:
+		memmove(op->dst, op->src, op->bytes);
+		break;
+	case OP_SET:
+		memset(op->dst, op->value, op->bytes);
+		break;
+	case OP_PREFETCH:
+		break; /* residency only: the bytes are host memory */
+	case OP_DISCARD:
+		fake_discard(op->dst, op->bytes);
+		break;
+	case OP_KERNEL:
+		op->fn(op->arg);
+		break;
+	case OP_RECORD:
+		op->ev->reached = op->gen;
+		op->ev->at_ms = q.clock_ms;
+		break;
+	case OP_WAIT:
+		break;
+	}
+	/* Time enough to tell events apart: a microsecond an operation and
+	 * 10 GB/s for its bytes. */
+	q.clock_ms += 0.001 + (double)op->bytes / 1e7;
+	q.ran[s->slot]++;
+	free(op);
+	return true;
+}
+
+cudaError_t fake_enqueue(struct fake_op *op, const struct fake_access *a,
+			 unsigned n, const char *what, const void *site)
+{
+	struct CUstream_st *s = op->s;
+	struct vclock *vc;
+
+	init();
+	vc_max(&s->vc, &q.host);
+	if (s->slot == FAKE_LEGACY) {
+		q.legacy_ops++;
+		for (unsigned i = 1; i < FAKE_STREAMS; i++)
+			if (q.streams[i].live && q.streams[i].blocking)
+				vc_max(&s->vc, &q.streams[i].vc);
+	} else if (s->blocking) {
+		vc_max(&s->vc, &q.streams[FAKE_LEGACY].vc);
+	}
+	if (op->kind == OP_WAIT)
+		vc_max(&s->vc, &op->ev->vc);
+	s->vc.c[s->slot]++;
+	vc = op_clock(op);
+	*vc = s->vc;
+	if (op->kind == OP_RECORD) {
+		op->gen = ++op->ev->recorded;
+		op->ev->vc = s->vc;
+	}
+	check_and_log(vc, s->slot, a, n, what, site);
+	op->next = NULL;
+	if (s->tail)
+		s->tail->next = op;
+	else
+		s->head = op;
+	s->tail = op;
+	/* Adversarial progress: some queued work may run right away. */
+	for (unsigned k = next_rand() % 3; k > 0 && step(); k--)
+		;
+	return cudaSuccess;
+}
+
+void fake_sync_stream(struct CUstream_st *s)
+{
+	init();
+	while (s->head && step())
+		;
+	vc_max(&q.host, &s->vc);
+	prune();
+}
+
+bool fake_event_done(struct CUevent_st *e)
+{
+	init();
+	if (e->reached < e->recorded)
+		return false;
+	vc_max(&q.host, &e->vc);
+	prune();
+	return true;
+}
+
+void fake_sync_event(struct CUevent_st *e)
+{
+	init();
+	while (e->reached < e->recorded && step())
+		;
+	(void)fake_event_done(e);
+}
+
+void fake_sync_all(void)
+{
+	init();
+	while (step())
+		;
+	for (unsigned i = 0; i < FAKE_STREAMS; i++)
+		vc_max(&q.host, &q.streams[i].vc);
+	prune();
+}
+
+double fake_clock_ms(void)
+{
+	return q.clock_ms;
+}
+
+void cudafake_reset(unsigned seed)
+{
+	init();
+	fake_sync_all();
+	q.rng = 0x9e3779b97f4a7c15ull * (seed + 1ull);
+	for (unsigned i = 0; i < q.n_races; i++)
+		free(q.races[i]);
+	q.n_races = 0;
+	q.legacy_ops = 0;
+	q.n_log = 0;
+}
+
+unsigned cudafake_races(void)
+{
+	return q.n_races;
+}
+
+const char *cudafake_race(unsigned i)
+{
+	return i < q.n_races ? q.races[i] : NULL;
+}
+
+unsigned long cudafake_legacy_ops(void)
+{
+	return q.legacy_ops;
+}
+
+cudaError_t cudafake_launch(cudaStream_t stream, void (*fn)(void *),
+			    void *arg, const struct cudafake_range *r,
+			    unsigned n)
+{
+	struct fake_access a[16];
+	struct fake_op *op;
+
+	if (!fn || n > 16)
+		return cudaErrorInvalidValue;
+	op = fake_op_new(OP_KERNEL, stream);
+	if (!op)
+		return cudaErrorInvalidResourceHandle;
+	op->fn = fn;
+	op->arg = arg;
+	for (unsigned i = 0; i < n; i++)
+		a[i] = (struct fake_access){ (uintptr_t)r[i].ptr,
+					     (uintptr_t)r[i].ptr + r[i].bytes,
+					     r[i].write };
+	return fake_enqueue(op, a, n, "kernel", __builtin_return_address(0));
+}

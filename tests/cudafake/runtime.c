@@ -1,0 +1,673 @@
+/*
+ * runtime.c — the CUDA runtime entry points the project calls, on host
+ * memory, with the real prototypes (cuda_runtime_api.h is included, so
+ * the compiler holds every definition to its declaration).
+ *
+ * One device.  Device memory is host memory the double counts against
+ * CUDAFAKE_MEMORY; managed memory is host memory in whole pages, so a
+ * discard can poison whole pages without touching another allocation;
+ * pinned and registered host memory is plain memory.  Every asynchronous
+ * call is queued on its stream (queue.c) with the bytes it reads and
+ * writes.  Where the double's behaviour is an assumption about CUDA, the
+ * comment names the section of the CUDA Runtime API reference it
+ * follows.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake.h"
+
+#define SITE __builtin_return_address(0)
+
+enum alloc_kind { ALLOC_DEVICE, ALLOC_MANAGED, ALLOC_PINNED, ALLOC_REGISTERED };
+
+struct alloc {
+	uintptr_t lo, hi;
+	enum alloc_kind kind;
+};
+
+static struct {
+	bool ready;
+	unsigned seed;
+	size_t memory;		/* the device's bytes */
+	size_t in_use;		/* cudaMalloc'd */
+	size_t page;
+	struct alloc *allocs;
+	size_t n_allocs, cap_allocs;
+	cudaError_t last;	/* for cudaGetLastError */
+} rt;
+
+static size_t env_size(const char *name, size_t dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return dflt;
+	n = strtoull(v, &end, 10);
+	return *end ? dflt : (size_t)n;
+}
+
+static void init(void)
+{
+	if (rt.ready)
+		return;
+	rt.ready = true;
+	rt.seed = (unsigned)env_size("CUDAFAKE_SEED", 1);
+	rt.memory = env_size("CUDAFAKE_MEMORY", (size_t)1 << 30);
+	/* The UVM driver's big pages (64 KiB) are the unit it migrates
+	 * and, for this double, discards. */
+	rt.page = env_size("CUDAFAKE_PAGE", (size_t)64 << 10);
+}
+
+unsigned fake_env_seed(void)
+{
+	init();
+	return rt.seed;
+}
+
+size_t cudafake_page_size(void)
+{
+	init();
+	return rt.page;
+}
+
+/* Every failure goes through here: it is what cudaGetLastError reports. */
+static cudaError_t fail(cudaError_t e)
+{
+	rt.last = e;
+	return e;
+}
+
+static struct alloc *find(const void *p, enum alloc_kind kind)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	for (size_t i = 0; i < rt.n_allocs; i++)
+		if (rt.allocs[i].kind == kind && a >= rt.allocs[i].lo &&
+		    a < rt.allocs[i].hi)
+			return &rt.allocs[i];
+	return NULL;
+}
+
+static bool track(void *p, size_t bytes, enum alloc_kind kind)
+{
+	if (rt.n_allocs == rt.cap_allocs) {
+		size_t cap = rt.cap_allocs ? 2 * rt.cap_allocs : 64;
+		void *n = realloc(rt.allocs, cap * sizeof(*rt.allocs));
+
+		if (!n)
+			return false;
+		rt.allocs = n;
+		rt.cap_allocs = cap;
+	}
+	rt.allocs[rt.n_allocs++] = (struct alloc){ (uintptr_t)p,
+						   (uintptr_t)p + bytes, kind };
+	return true;
+}
+
+/* Forgets the allocation that starts at p; false when there is none. */
+static bool untrack(void *p, enum alloc_kind kind, size_t *bytes)
+{
+	for (size_t i = 0; i < rt.n_allocs; i++) {
+		struct alloc *a = &rt.allocs[i];
+
+		if (a->kind != kind || a->lo != (uintptr_t)p)
+			continue;
+		if (bytes)
+			*bytes = a->hi - a->lo;
+		*a = rt.allocs[--rt.n_allocs];
+		return true;
+	}
+	return false;
+}
+
+/* ---- errors and the device ------------------------------------------ */
+
+cudaError_t cudaGetLastError(void)
+{
+	cudaError_t e = rt.last;
+
+	rt.last = cudaSuccess;
+	return e;
+}
+
+cudaError_t cudaPeekAtLastError(void)
+{
+	return rt.last;
+}
+
+const char *cudaGetErrorName(cudaError_t e)
+{
+	switch (e) {
+	case cudaSuccess: return "cudaSuccess";
+	case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+	case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+	case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+	case cudaErrorInvalidResourceHandle:
+		return "cudaErrorInvalidResourceHandle";
+	case cudaErrorNotReady: return "cudaErrorNotReady";
+	case cudaErrorHostMemoryAlreadyRegistered:
+		return "cudaErrorHostMemoryAlreadyRegistered";
+	case cudaErrorHostMemoryNotRegistered:
+		return "cudaErrorHostMemoryNotRegistered";
+	default: return "cudaErrorUnknown";
+	}
+}
+
+const char *cudaGetErrorString(cudaError_t e)
+{
+	switch (e) {
+	case cudaSuccess: return "no error (cudafake)";
+	case cudaErrorInvalidValue: return "invalid argument (cudafake)";
+	case cudaErrorMemoryAllocation: return "out of memory (cudafake)";
+	case cudaErrorInvalidDevice: return "invalid device ordinal (cudafake)";
+	case cudaErrorNotReady: return "device not ready (cudafake)";
+	default: return "an error the double reports (cudafake)";
+	}
+}
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+	init();
+	if (!count)
+		return fail(cudaErrorInvalidValue);
+	*count = 1;
+	return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device)
+{
+	init();
+	return device == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
+}
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+	init();
+	if (!prop)
+		return fail(cudaErrorInvalidValue);
+	if (device != 0)
+		return fail(cudaErrorInvalidDevice);
+	memset(prop, 0, sizeof(*prop));
+	snprintf(prop->name, sizeof(prop->name), "cudafake (test double)");
+	prop->totalGlobalMem = rt.memory;
+	prop->major = 9;
+	prop->minor = 0;
+	prop->multiProcessorCount = 1;
+	prop->managedMemory = 1;
+	prop->concurrentManagedAccess = 1;
+	return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
+				   int device)
+{
+	init();
+	if (!value)
+		return fail(cudaErrorInvalidValue);
+	if (device != 0)
+		return fail(cudaErrorInvalidDevice);
+	switch (attr) {
+	case cudaDevAttrClockRate:
+	case cudaDevAttrMemoryClockRate:
+		*value = 1000000; /* kHz: 1 GHz */
+		return cudaSuccess;
+	case cudaDevAttrGlobalMemoryBusWidth:
+		*value = 1024;
+		return cudaSuccess;
+	case cudaDevAttrConcurrentManagedAccess:
+		*value = 1;
+		return cudaSuccess;
+	case cudaDevAttrHostNumaId:
+		*value = -1; /* no NUMA node: the host is one node */
+		return cudaSuccess;
+	default:
+		return fail(cudaErrorInvalidValue);
+	}
+}
+
+cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device)
+{
+	init();
+	if (!id || len <= 0)
+		return fail(cudaErrorInvalidValue);
+	if (device != 0)
+		return fail(cudaErrorInvalidDevice);
+	snprintf(id, (size_t)len, "0000:00:00.0");
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
+{
+	init();
+	if (!free_bytes || !total)
+		return fail(cudaErrorInvalidValue);
+	*total = rt.memory;
+	*free_bytes = rt.memory - rt.in_use;
+	return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+	fake_sync_all();
+	return cudaSuccess;
+}
+
+cudaError_t cudaDeviceReset(void)
+{
+	fake_sync_all();
+	return cudaSuccess;
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+cudaError_t cudaMalloc(void **ptr, size_t bytes)
+{
+	init();
+	if (!ptr)
+		return fail(cudaErrorInvalidValue);
+	*ptr = NULL;
+	if (bytes == 0)
+		return cudaSuccess; /* NULL, as the runtime gives */
+	if (bytes > rt.memory - rt.in_use)
+		return fail(cudaErrorMemoryAllocation);
+	*ptr = malloc(bytes);
+	if (!*ptr || !track(*ptr, bytes, ALLOC_DEVICE)) {
+		free(*ptr);
+		*ptr = NULL;
+		return fail(cudaErrorMemoryAllocation);
+	}
+	rt.in_use += bytes;
+	return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *ptr)
+{
+	size_t bytes;
+
+	init();
+	if (!ptr)
+		return cudaSuccess;
+	/* cudaFree synchronises the device (Runtime API, "API
+	 * synchronization behavior"). */
+	fake_sync_all();
+	if (untrack(ptr, ALLOC_DEVICE, &bytes)) {
+		rt.in_use -= bytes;
+		free(ptr);
+		return cudaSuccess;
+	}
+	if (untrack(ptr, ALLOC_MANAGED, NULL)) {
+		free(ptr);
+		return cudaSuccess;
+	}
+	return fail(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaMallocManaged(void **ptr, size_t bytes, unsigned int flags)
+{
+	size_t rounded;
+
+	init();
+	(void)flags;
+	if (!ptr || bytes == 0)
+		return fail(cudaErrorInvalidValue);
+	rounded = (bytes + rt.page - 1) / rt.page * rt.page;
+	*ptr = aligned_alloc(rt.page, rounded);
+	if (!*ptr || !track(*ptr, rounded, ALLOC_MANAGED)) {
+		free(*ptr);
+		*ptr = NULL;
+		return fail(cudaErrorMemoryAllocation);
+	}
+	return cudaSuccess;
+}
+
+cudaError_t cudaMallocHost(void **ptr, size_t bytes)
+{
+	init();
+	if (!ptr)
+		return fail(cudaErrorInvalidValue);
+	*ptr = malloc(bytes ? bytes : 1);
+	if (!*ptr || !track(*ptr, bytes, ALLOC_PINNED)) {
+		free(*ptr);
+		*ptr = NULL;
+		return fail(cudaErrorMemoryAllocation);
+	}
+	return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void *ptr)
+{
+	init();
+	if (!ptr)
+		return cudaSuccess;
+	fake_sync_all();
+	if (!untrack(ptr, ALLOC_PINNED, NULL))
+		return fail(cudaErrorInvalidValue);
+	free(ptr);
+	return cudaSuccess;
+}
+
+cudaError_t cudaHostRegister(void *ptr, size_t bytes, unsigned int flags)
+{
+	init();
+	(void)flags;
+	if (!ptr || bytes == 0)
+		return fail(cudaErrorInvalidValue);
+	if (find(ptr, ALLOC_REGISTERED))
+		return fail(cudaErrorHostMemoryAlreadyRegistered);
+	return track(ptr, bytes, ALLOC_REGISTERED)
+		       ? cudaSuccess
+		       : fail(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaHostUnregister(void *ptr)
+{
+	init();
+	return untrack(ptr, ALLOC_REGISTERED, NULL)
+		       ? cudaSuccess
+		       : fail(cudaErrorHostMemoryNotRegistered);
+}
+
+/*
+ * The whole pages of managed memory that [p, p + n) touches, within its
+ * allocation: what a discard may drop (the driver works in pages, so a
+ * discard of part of a page may take all of it).  False outside managed
+ * memory.
+ */
+static bool managed_pages(const void *p, size_t n, uintptr_t *lo,
+			  uintptr_t *hi)
+{
+	const struct alloc *a = find(p, ALLOC_MANAGED);
+
+	if (!a || n == 0 || (uintptr_t)p + n > a->hi)
+		return false;
+	*lo = (uintptr_t)p - ((uintptr_t)p - a->lo) % rt.page;
+	*hi = (uintptr_t)p + n;
+	*hi += (rt.page - (*hi - a->lo) % rt.page) % rt.page;
+	if (*hi > a->hi)
+		*hi = a->hi;
+	return true;
+}
+
+void fake_discard(void *p, size_t n)
+{
+	uintptr_t lo, hi;
+
+	if (managed_pages(p, n, &lo, &hi))
+		memset((void *)lo, CUDAFAKE_POISON, hi - lo);
+}
+
+/* ---- streams and events ---------------------------------------------- */
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
+{
+	if (!stream)
+		return fail(cudaErrorInvalidValue);
+	*stream = fake_stream_new(!(flags & cudaStreamNonBlocking));
+	return *stream ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t *stream)
+{
+	return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+	struct CUstream_st *s = fake_stream(stream);
+
+	if (!s || s->slot < 2)
+		return fail(cudaErrorInvalidResourceHandle);
+	fake_stream_free(s);
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+	struct CUstream_st *s = fake_stream(stream);
+
+	if (!s)
+		return fail(cudaErrorInvalidResourceHandle);
+	fake_sync_stream(s);
+	return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+{
+	if (!event)
+		return fail(cudaErrorInvalidValue);
+	*event = calloc(1, sizeof(**event));
+	if (!*event)
+		return fail(cudaErrorMemoryAllocation);
+	(*event)->live = true;
+	(*event)->timing = !(flags & cudaEventDisableTiming);
+	return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
+	return cudaEventCreateWithFlags(event, cudaEventDefault);
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+	if (!event || !event->live)
+		return fail(cudaErrorInvalidResourceHandle);
+	/* Work still queued that records or waits for it keeps it: the
+	 * double syncs first rather than keep dead events alive. */
+	fake_sync_all();
+	event->live = false;
+	free(event);
+	return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+	struct fake_op *op;
+
+	if (!event || !event->live)
+		return fail(cudaErrorInvalidResourceHandle);
+	op = fake_op_new(OP_RECORD, stream);
+	if (!op)
+		return fail(cudaErrorInvalidResourceHandle);
+	op->ev = event;
+	return fake_enqueue(op, NULL, 0, "cudaEventRecord", SITE);
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+				unsigned int flags)
+{
+	struct fake_op *op;
+
+	(void)flags;
+	if (!event || !event->live)
+		return fail(cudaErrorInvalidResourceHandle);
+	op = fake_op_new(OP_WAIT, stream);
+	if (!op)
+		return fail(cudaErrorInvalidResourceHandle);
+	op->ev = event;
+	return fake_enqueue(op, NULL, 0, "cudaStreamWaitEvent", SITE);
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t event)
+{
+	if (!event || !event->live)
+		return fail(cudaErrorInvalidResourceHandle);
+	/* Not ready is no error: cudaGetLastError does not report it. */
+	return fake_event_done(event) ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+	if (!event || !event->live)
+		return fail(cudaErrorInvalidResourceHandle);
+	fake_sync_event(event);
+	return cudaSuccess;
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+	if (!ms || !start || !end || !start->live || !end->live)
+		return fail(cudaErrorInvalidResourceHandle);
+	if (!start->timing || !end->timing)
+		return fail(cudaErrorInvalidResourceHandle);
+	if (!start->recorded || !end->recorded ||
+	    start->reached < start->recorded || end->reached < end->recorded)
+		return fail(cudaErrorNotReady);
+	*ms = (float)(end->at_ms - start->at_ms);
+	return cudaSuccess;
+}
+
+/* ---- copies, sets, prefetches, discards ------------------------------ */
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
+			    enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+	struct fake_access a[2] = {
+		{ (uintptr_t)src, (uintptr_t)src + bytes, false },
+		{ (uintptr_t)dst, (uintptr_t)dst + bytes, true },
+	};
+	struct fake_op *op;
+
+	(void)kind;
+	if (bytes == 0)
+		return cudaSuccess;
+	if (!dst || !src)
+		return fail(cudaErrorInvalidValue);
+	op = fake_op_new(OP_COPY, stream);
+	if (!op)
+		return fail(cudaErrorInvalidResourceHandle);
+	op->dst = dst;
+	op->src = src;
+	op->bytes = bytes;
+	return fake_enqueue(op, a, 2, "cudaMemcpyAsync", SITE);
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
+		       enum cudaMemcpyKind kind)
+{
+	struct fake_access a[2] = {
+		{ (uintptr_t)src, (uintptr_t)src + bytes, false },
+		{ (uintptr_t)dst, (uintptr_t)dst + bytes, true },
+	};
+	struct fake_op *op;
+	cudaError_t e;
+
+	(void)kind;
+	if (bytes == 0)
+		return cudaSuccess;
+	if (!dst || !src)
+		return fail(cudaErrorInvalidValue);
+	/* On the legacy default stream, and the host waits for it (Runtime
+	 * API, "API synchronization behavior"). */
+	op = fake_op_new(OP_COPY, NULL);
+	if (!op)
+		return fail(cudaErrorMemoryAllocation);
+	op->dst = dst;
+	op->src = src;
+	op->bytes = bytes;
+	e = fake_enqueue(op, a, 2, "cudaMemcpy", SITE);
+	fake_sync_stream(fake_stream(NULL));
+	return e;
+}
+
+cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes,
+			    cudaStream_t stream)
+{
+	struct fake_access a = { (uintptr_t)dst, (uintptr_t)dst + bytes,
+				 true };
+	struct fake_op *op;
+
+	if (bytes == 0)
+		return cudaSuccess;
+	if (!dst)
+		return fail(cudaErrorInvalidValue);
+	op = fake_op_new(OP_SET, stream);
+	if (!op)
+		return fail(cudaErrorInvalidResourceHandle);
+	op->dst = dst;
+	op->value = value;
+	op->bytes = bytes;
+	return fake_enqueue(op, &a, 1, "cudaMemsetAsync", SITE);
+}
+
+/* Whether [p, p + n) lies in one managed allocation. */
+static bool managed(const void *p, size_t n)
+{
+	const struct alloc *a = find(p, ALLOC_MANAGED);
+
+	return a && (uintptr_t)p + n <= a->hi;
+}
+
+cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t bytes,
+				 struct cudaMemLocation location,
+				 unsigned int flags, cudaStream_t stream)
+{
+	/* A migration moves the bytes: for ordering it is a write of the
+	 * range (Runtime API, cudaMemPrefetchAsync: the prefetch is
+	 * ordered in the stream like a kernel). */
+	struct fake_access a = { (uintptr_t)ptr, (uintptr_t)ptr + bytes,
+				 true };
+	struct fake_op *op;
+
+	(void)location;
+	init();
+	if (flags || bytes == 0 || !managed(ptr, bytes))
+		return fail(cudaErrorInvalidValue);
+	op = fake_op_new(OP_PREFETCH, stream);
+	if (!op)
+		return fail(cudaErrorInvalidResourceHandle);
+	op->dst = (void *)ptr;
+	op->bytes = bytes;
+	return fake_enqueue(op, &a, 1, "cudaMemPrefetchAsync", SITE);
+}
+
+cudaError_t cudaMemAdvise(const void *ptr, size_t bytes,
+			  enum cudaMemoryAdvise advice,
+			  struct cudaMemLocation location)
+{
+	(void)advice;
+	(void)location;
+	init();
+	/* Advice changes no bytes and is not stream-ordered: it only has
+	 * to name managed memory. */
+	if (bytes == 0 || !managed(ptr, bytes))
+		return fail(cudaErrorInvalidValue);
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemDiscardBatchAsync(void **ptrs, size_t *sizes, size_t count,
+				     unsigned long long flags,
+				     cudaStream_t stream)
+{
+	init();
+	/* Runtime API, cudaMemDiscardBatchAsync: flags must be zero, the
+	 * stream must not be the legacy NULL stream, every range managed;
+	 * reads of a discarded range before a write or a prefetch return
+	 * indeterminate values (here: CUDAFAKE_POISON). */
+	if (flags || !ptrs || !sizes || stream == NULL ||
+	    stream == cudaStreamLegacy)
+		return fail(cudaErrorInvalidValue);
+	for (size_t i = 0; i < count; i++) {
+		/* It writes (poisons) the whole pages it touches. */
+		struct fake_access a = { 0, 0, true };
+		struct fake_op *op;
+		cudaError_t e;
+
+		if (!managed_pages(ptrs[i], sizes[i], &a.lo, &a.hi))
+			return fail(cudaErrorInvalidValue);
+		op = fake_op_new(OP_DISCARD, stream);
+		if (!op)
+			return fail(cudaErrorInvalidResourceHandle);
+		op->dst = ptrs[i];
+		op->bytes = sizes[i];
+		e = fake_enqueue(op, &a, 1, "cudaMemDiscardBatchAsync", SITE);
+		if (e != cudaSuccess)
+			return fail(e);
+	}
+	return cudaSuccess;
+}

@@ -1,0 +1,280 @@
+/*
+ * test_cudafake.c — the CUDA test double keeps CUDA's rules and breaks
+ * every order it may: within a stream in order, across streams in an
+ * order the seed chooses, after an awaited event, the legacy stream with
+ * the blocking ones; unordered accesses to the same bytes are reported
+ * with both call sites; a discard poisons whole managed pages.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudafake/cudafake.h"
+
+#define SEEDS 40
+
+static cudaStream_t stream(unsigned flags)
+{
+	cudaStream_t s;
+
+	ck_assert_int_eq(cudaStreamCreateWithFlags(&s, flags), cudaSuccess);
+	return s;
+}
+
+START_TEST(a_stream_runs_in_order)
+{
+	uint8_t *dev, src[64];
+
+	memset(src, 7, sizeof(src));
+	ck_assert_int_eq(cudaMalloc((void **)&dev, sizeof(src)), cudaSuccess);
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		cudaStream_t a = stream(cudaStreamNonBlocking);
+
+		cudafake_reset(seed);
+		ck_assert_int_eq(cudaMemsetAsync(dev, 1, sizeof(src), a),
+				 cudaSuccess);
+		ck_assert_int_eq(cudaMemcpyAsync(dev, src, sizeof(src),
+						 cudaMemcpyDefault, a),
+				 cudaSuccess);
+		ck_assert_int_eq(cudaStreamSynchronize(a), cudaSuccess);
+		ck_assert_int_eq(memcmp(dev, src, sizeof(src)), 0);
+		ck_assert_uint_eq(cudafake_races(), 0);
+		ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+	}
+	ck_assert_int_eq(cudaFree(dev), cudaSuccess);
+}
+END_TEST
+
+/* Two streams write one byte with nothing to order them: a race, and the
+ * seed decides which write lands last, the same way every time. */
+static int last_writer(unsigned seed, uint8_t *dev)
+{
+	cudaStream_t a = stream(cudaStreamNonBlocking);
+	cudaStream_t b = stream(cudaStreamNonBlocking);
+
+	cudafake_reset(seed);
+	ck_assert_int_eq(cudaMemsetAsync(dev, 1, 1, a), cudaSuccess);
+	ck_assert_int_eq(cudaMemsetAsync(dev, 2, 1, b), cudaSuccess);
+	ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+	ck_assert_uint_eq(cudafake_races(), 1);
+	ck_assert_ptr_nonnull(strstr(cudafake_race(0), "cudaMemsetAsync"));
+	ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+	ck_assert_int_eq(cudaStreamDestroy(b), cudaSuccess);
+	return *dev;
+}
+
+START_TEST(streams_run_in_the_seeds_order)
+{
+	uint8_t *dev;
+	unsigned won[3] = { 0 };
+
+	ck_assert_int_eq(cudaMalloc((void **)&dev, 1), cudaSuccess);
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		int w = last_writer(seed, dev);
+
+		ck_assert(w == 1 || w == 2);
+		won[w]++;
+		ck_assert_int_eq(last_writer(seed, dev), w);
+	}
+	ck_assert_msg(won[1] && won[2], "one order only: %u / %u", won[1],
+		      won[2]);
+	ck_assert_int_eq(cudaFree(dev), cudaSuccess);
+}
+END_TEST
+
+/* Both call sites are named: this file's functions, from its own
+ * symbol table. */
+__attribute__((noinline)) static void write_on(cudaStream_t s, uint8_t *p)
+{
+	ck_assert_int_eq(cudaMemsetAsync(p, 3, 1, s), cudaSuccess);
+}
+
+__attribute__((noinline)) static void read_on(cudaStream_t s, uint8_t *dst,
+					    const uint8_t *p)
+{
+	ck_assert_int_eq(cudaMemcpyAsync(dst, p, 1, cudaMemcpyDefault, s),
+			 cudaSuccess);
+}
+
+START_TEST(a_race_names_both_call_sites)
+{
+	cudaStream_t a = stream(cudaStreamNonBlocking);
+	cudaStream_t b = stream(cudaStreamNonBlocking);
+	uint8_t *dev, host, other;
+
+	ck_assert_int_eq(cudaMalloc((void **)&dev, 1), cudaSuccess);
+	cudafake_reset(1);
+	write_on(a, dev);
+	read_on(b, &host, dev);
+	ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+	ck_assert_uint_eq(cudafake_races(), 1);
+	ck_assert_msg(strstr(cudafake_race(0), "write_on") &&
+			      strstr(cudafake_race(0), "read_on"),
+		      "%s", cudafake_race(0));
+	/* Two reads do not race. */
+	cudafake_reset(1);
+	read_on(a, &host, dev);
+	read_on(b, &other, dev);
+	ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+	ck_assert_uint_eq(cudafake_races(), 0);
+	ck_assert_int_eq(cudaFree(dev), cudaSuccess);
+	ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+	ck_assert_int_eq(cudaStreamDestroy(b), cudaSuccess);
+}
+END_TEST
+
+START_TEST(an_awaited_event_orders_streams)
+{
+	uint8_t *x, y;
+	cudaEvent_t e;
+
+	ck_assert_int_eq(cudaMalloc((void **)&x, 1), cudaSuccess);
+	ck_assert_int_eq(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+			 cudaSuccess);
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		cudaStream_t a = stream(cudaStreamNonBlocking);
+		cudaStream_t b = stream(cudaStreamNonBlocking);
+
+		cudafake_reset(seed);
+		y = 0;
+		ck_assert_int_eq(cudaMemsetAsync(x, 9, 1, a), cudaSuccess);
+		ck_assert_int_eq(cudaEventRecord(e, a), cudaSuccess);
+		ck_assert_int_eq(cudaStreamWaitEvent(b, e, 0), cudaSuccess);
+		ck_assert_int_eq(cudaMemcpyAsync(&y, x, 1, cudaMemcpyDefault,
+						 b),
+				 cudaSuccess);
+		ck_assert_int_eq(cudaStreamSynchronize(b), cudaSuccess);
+		ck_assert_int_eq(y, 9);
+		ck_assert_uint_eq(cudafake_races(), 0);
+		ck_assert_int_eq(cudaEventQuery(e), cudaSuccess);
+		ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+		ck_assert_int_eq(cudaStreamDestroy(b), cudaSuccess);
+	}
+	ck_assert_int_eq(cudaEventDestroy(e), cudaSuccess);
+	ck_assert_int_eq(cudaFree(x), cudaSuccess);
+}
+END_TEST
+
+/* The legacy stream waits for blocking streams, not for non-blocking
+ * ones (Runtime API, "Stream synchronization behavior"). */
+START_TEST(the_legacy_stream_orders_blocking_streams_only)
+{
+	uint8_t *x, y;
+
+	ck_assert_int_eq(cudaMalloc((void **)&x, 1), cudaSuccess);
+	for (unsigned flags = 0; flags < 2; flags++) {
+		cudaStream_t a = stream(flags ? cudaStreamNonBlocking
+					      : cudaStreamDefault);
+
+		cudafake_reset(3);
+		ck_assert_int_eq(cudaMemsetAsync(x, 5, 1, a), cudaSuccess);
+		ck_assert_int_eq(cudaMemcpyAsync(&y, x, 1, cudaMemcpyDefault,
+						 NULL),
+				 cudaSuccess);
+		ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+		ck_assert_uint_eq(cudafake_legacy_ops(), 1);
+		ck_assert_uint_eq(cudafake_races(), flags ? 1 : 0);
+		ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+	}
+	ck_assert_int_eq(cudaFree(x), cudaSuccess);
+}
+END_TEST
+
+START_TEST(a_discard_poisons_whole_pages)
+{
+	size_t page = cudafake_page_size();
+	cudaStream_t a = stream(cudaStreamNonBlocking);
+	uint8_t *m, other;
+	void *p;
+	size_t n;
+
+	ck_assert_int_eq(cudaMallocManaged((void **)&m, 3 * page,
+					   cudaMemAttachGlobal),
+			 cudaSuccess);
+	memset(m, 1, 3 * page);
+	p = m + page + 10;
+	n = 10;
+	cudafake_reset(1);
+	ck_assert_int_eq(cudaMemDiscardBatchAsync(&p, &n, 1, 0, a),
+			 cudaSuccess);
+	ck_assert_int_eq(cudaStreamSynchronize(a), cudaSuccess);
+	for (size_t i = 0; i < 3 * page; i++)
+		ck_assert_int_eq(m[i], i / page == 1 ? CUDAFAKE_POISON : 1);
+	/* Not on the legacy stream, not outside managed memory. */
+	ck_assert_int_eq(cudaMemDiscardBatchAsync(&p, &n, 1, 0, NULL),
+			 cudaErrorInvalidValue);
+	p = &other;
+	ck_assert_int_eq(cudaMemDiscardBatchAsync(&p, &n, 1, 0, a),
+			 cudaErrorInvalidValue);
+	ck_assert_int_eq(cudaGetLastError(), cudaErrorInvalidValue);
+	ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
+	ck_assert_int_eq(cudaFree(m), cudaSuccess);
+	ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+}
+END_TEST
+
+struct twin {
+	uint8_t *out;
+	uint8_t value;
+};
+
+static void kernel(void *arg)
+{
+	struct twin *t = arg;
+
+	*t->out = t->value;
+}
+
+/* A kernel's host twin runs in stream order and its bytes are checked
+ * like a copy's. */
+START_TEST(a_kernel_runs_its_host_twin)
+{
+	uint8_t *x, y = 0;
+	cudaStream_t a = stream(cudaStreamNonBlocking);
+	struct twin t;
+	struct cudafake_range r;
+
+	ck_assert_int_eq(cudaMalloc((void **)&x, 1), cudaSuccess);
+	t = (struct twin){ x, 42 };
+	r = (struct cudafake_range){ x, 1, true };
+	cudafake_reset(2);
+	ck_assert_int_eq(cudafake_launch(a, kernel, &t, &r, 1), cudaSuccess);
+	ck_assert_int_eq(cudaMemcpyAsync(&y, x, 1, cudaMemcpyDefault, a),
+			 cudaSuccess);
+	ck_assert_int_eq(cudaStreamSynchronize(a), cudaSuccess);
+	ck_assert_int_eq(y, 42);
+	ck_assert_uint_eq(cudafake_races(), 0);
+	ck_assert_int_eq(cudaFree(x), cudaSuccess);
+	ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("cudafake");
+	TCase *tc = tcase_create("rules");
+
+	tcase_add_test(tc, a_stream_runs_in_order);
+	tcase_add_test(tc, streams_run_in_the_seeds_order);
+	tcase_add_test(tc, a_race_names_both_call_sites);
+	tcase_add_test(tc, an_awaited_event_orders_streams);
+	tcase_add_test(tc, the_legacy_stream_orders_blocking_streams_only);
+	tcase_add_test(tc, a_discard_poisons_whole_pages);
+	tcase_add_test(tc, a_kernel_runs_its_host_twin);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	/* The double's state is the process's: one test after another. */
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
