@@ -311,7 +311,51 @@ static struct cudaMemLocation loc_host(const struct cuda_state *s, int node)
 #endif
 
 /*
- * Migrates a managed range on `engine`'s stream.  To the host it goes to
+ * Makes stream `engine` wait for the work queued so far on every other
+ * stream, before a prefetch or a discard of a managed range queued there.
+ * Neither may run beside a kernel or a migration of the same bytes (Runtime
+ * API, cudaMemDiscardBatchAsync: reads, writes or prefetches that run at
+ * the same time as a discard are undefined; cudaMemPrefetchAsync is ordered
+ * only within its own stream), and the range's last writer, migration or
+ * discard may be on any stream.  So the move takes effect where the device
+ * reached when it was asked for, as the swap engine's copies do and as the
+ * simulator's prefetches do (sim_uvm.c starts them after compute).  The
+ * waits are the GPU's; the host goes on.  The events go back to the spares
+ * at once: a wait keeps the point it captured.
+ */
+static cudaError_t after_other_streams(struct cuda_state *s,
+				       enum tmm_engine engine)
+{
+	for (int i = 0; i < TMM_ENGINE_COUNT; i++) {
+		cudaEvent_t ev;
+		cudaError_t e;
+
+		if (i == (int)engine)
+			continue;
+		if (s->nspare > 0) {
+			ev = s->spare[--s->nspare];
+		} else {
+			e = cudaEventCreateWithFlags(&ev,
+						     cudaEventDisableTiming);
+			if (e != cudaSuccess)
+				return e;
+		}
+		e = cudaEventRecord(ev, s->stream[i]);
+		if (e == cudaSuccess)
+			e = cudaStreamWaitEvent(s->stream[engine], ev, 0);
+		if (s->nspare < CUDA_EVENT_CACHE)
+			s->spare[s->nspare++] = ev;
+		else
+			(void)cudaEventDestroy(ev);
+		if (e != cudaSuccess)
+			return e;
+	}
+	return cudaSuccess;
+}
+
+/*
+ * Migrates a managed range on `engine`'s stream, after the work queued so
+ * far on every stream (after_other_streams).  To the host it goes to
  * `numa_node` when >= 0; a driver that refuses host NUMA locations (old
  * driver, no HMM) gets plain host from then on: placement is a hint, the
  * migration is what counts.
@@ -328,6 +372,11 @@ int tmm_cuda_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 		return tmm_cuda_bad_engine(be, "prefetch", engine);
 	if (bytes == 0)
 		return 0;
+	e = after_other_streams(s, engine);
+	if (e != cudaSuccess)
+		return tmm_cuda_fail(be, e, "ordering a prefetch (%p, %zu "
+				     "bytes) after the other streams", ptr,
+				     bytes);
 #if CUDA_MEMLOC
 	struct cudaMemLocation l = to == TMM_LOC_DEVICE
 					   ? loc_device(s)
@@ -426,7 +475,8 @@ int tmm_cuda_advise(struct tmm_backend *be, void *ptr, size_t bytes,
 /*
  * Drops a managed range's contents without writing them back.  It is
  * queued on the compute stream because that is where the range's last
- * reader ran: the discard must come after it.
+ * reader ran, and after the copy streams' work (after_other_streams),
+ * where a migration of the range may still run.
  */
 int tmm_cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 {
@@ -443,8 +493,10 @@ int tmm_cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 	 */
 	if (bytes == 0 || !be->info.concurrent_managed)
 		return 0;
-	e = cudaMemDiscardBatchAsync(ptrs, sizes, 1, 0,
-				     s->stream[TMM_ENGINE_COMPUTE]);
+	e = after_other_streams(s, TMM_ENGINE_COMPUTE);
+	if (e == cudaSuccess)
+		e = cudaMemDiscardBatchAsync(ptrs, sizes, 1, 0,
+					     s->stream[TMM_ENGINE_COMPUTE]);
 	if (e != cudaSuccess)
 		return tmm_cuda_fail(be, e,
 				     "cudaMemDiscardBatchAsync(%p, %zu bytes)",

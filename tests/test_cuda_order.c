@@ -1,0 +1,189 @@
+/*
+ * test_cuda_order.c — the cuda backend's managed-memory moves are ordered
+ * after the work that touches the same bytes, on the CUDA test double
+ * (tests/cudafake/), whose race detector sees every unordered pair.
+ *
+ * In mode=uvm a swap-out is a prefetch to the host on the D2H copy
+ * stream, a prefetch back is one to the device on the H2D stream, and a
+ * drop or an overwrite is a discard on the compute stream, where the
+ * kernels run.  Each must come after what last wrote or discarded the
+ * range, on whichever stream that ran (issue #20: "The uvm mover's
+ * prefetch to the host is not ordered after the compute that last wrote
+ * the tensor, nor after a discard").  Every seed of the double's order
+ * is tried, and the bytes are checked after each.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudafake/cudafake.h"
+#include "lib/core/context.h"
+#include "lib/move/mover.h"
+#include "tensormm.h"
+
+#define BYTES (256u << 10)
+#define SEEDS 20
+
+/* The host twin of a kernel that fills its output with one byte. */
+struct fill {
+	uint8_t *out;
+	uint8_t value;
+};
+
+static void fill_twin(void *arg)
+{
+	struct fill *f = arg;
+
+	memset(f->out, f->value, BYTES);
+	free(f);
+}
+
+static int fill_run(void *const *in, void *const *out, void *user,
+		    void *stream)
+{
+	struct fill *f = malloc(sizeof(*f));
+	struct cudafake_range r = { out[0], BYTES, true };
+
+	(void)in;
+	if (!f)
+		return -1;
+	*f = (struct fill){ out[0], (uint8_t)(uintptr_t)user };
+	return cudafake_launch(stream, fill_twin, f, &r, 1) == cudaSuccess
+		       ? 0
+		       : -1;
+}
+
+static tmm_ctx *make_ctx(tmm_tensor *t)
+{
+	tmm_ctx *ctx;
+
+	ck_assert_msg(tmm_ctx_create(&ctx, "backend=cuda,mode=uvm,"
+					   "budget=64MiB,cupti=off,"
+					   "stats_shm=off,policy=passive") == 0,
+		      "%s", tmm_last_error(NULL));
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
+					   "t", t),
+			 0);
+	return ctx;
+}
+
+static void write_t(tmm_ctx *ctx, tmm_tensor t, uint8_t value)
+{
+	tmm_op op = { .name = "fill", .outputs = &t, .n_outputs = 1,
+		      .run = fill_run, .user = (void *)(uintptr_t)value };
+
+	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s", tmm_last_error(ctx));
+}
+
+static void expect_bytes(tmm_ctx *ctx, tmm_tensor t, uint8_t value)
+{
+	uint8_t *buf = malloc(BYTES);
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_msg(tmm_tensor_read(ctx, t, 0, buf, BYTES) == 0, "%s",
+		      tmm_last_error(ctx));
+	for (size_t i = 0; i < BYTES; i++)
+		ck_assert_msg(buf[i] == value, "byte %zu is %#x, not %#x", i,
+			      buf[i], value);
+	free(buf);
+}
+
+static void expect_no_race(unsigned seed)
+{
+	ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+	ck_assert_msg(cudafake_races() == 0, "seed %u: %u race(s), the "
+		      "first: %s", seed, cudafake_races(),
+		      cudafake_races() ? cudafake_race(0) : "");
+}
+
+/* A kernel writes t; t is swapped out at once: the prefetch to the host
+ * must wait for the kernel. */
+START_TEST(a_swap_out_waits_for_the_writer)
+{
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		tmm_tensor t;
+		tmm_ctx *ctx = make_ctx(&t);
+
+		cudafake_reset(seed);
+		write_t(ctx, t, 0x5a);
+		ck_assert_int_eq(tmm_mover_swap_out(ctx, tmm_tensor_find(ctx, t),
+						    false),
+				 0);
+		expect_no_race(seed);
+		expect_bytes(ctx, t, 0x5a);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+}
+END_TEST
+
+/* Swapped out and prefetched back at once: the prefetch to the device
+ * must wait for the one to the host, on the other copy stream. */
+START_TEST(a_prefetch_back_waits_for_the_swap_out)
+{
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		tmm_tensor t;
+		tmm_ctx *ctx = make_ctx(&t);
+		struct tmm_tensor_rec *r;
+
+		write_t(ctx, t, 0x33);
+		ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+		cudafake_reset(seed);
+		r = tmm_tensor_find(ctx, t);
+		ck_assert_int_eq(tmm_mover_swap_out(ctx, r, false), 0);
+		ck_assert_int_eq(tmm_mover_prefetch(ctx, r), 0);
+		expect_no_race(seed);
+		expect_bytes(ctx, t, 0x33);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+}
+END_TEST
+
+/* Overwritten by the next op, t is discarded first (its old bytes are
+ * dead); swapped out right after that op, the prefetch must wait for the
+ * discard and the new writer, and the new bytes must be what arrives. */
+START_TEST(a_swap_out_waits_for_a_discard)
+{
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		tmm_tensor t;
+		tmm_ctx *ctx = make_ctx(&t);
+		struct tmm_tensor_rec *r;
+
+		write_t(ctx, t, 0x11);
+		r = tmm_tensor_find(ctx, t);
+		ck_assert_int_eq(tmm_mover_swap_out(ctx, r, false), 0);
+		ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+		cudafake_reset(seed);
+		write_t(ctx, t, 0x22); /* HOST, overwritten: discarded */
+		ck_assert_int_eq(tmm_mover_swap_out(ctx, r, false), 0);
+		expect_no_race(seed);
+		expect_bytes(ctx, t, 0x22);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("cuda_order");
+	TCase *tc = tcase_create("uvm");
+
+	tcase_add_test(tc, a_swap_out_waits_for_the_writer);
+	tcase_add_test(tc, a_prefetch_back_waits_for_the_swap_out);
+	tcase_add_test(tc, a_swap_out_waits_for_a_discard);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
