@@ -145,6 +145,17 @@ static int resolve_mode(struct tmm_ctx *ctx)
 		ctx->mode = TMM_MODE_SWAP;
 		return 0;
 	case TMM_MODE_UVM:
+		/* Without concurrent managed access the host may not touch
+		 * managed memory while any kernel runs, and the driver
+		 * refuses discards: the mode cannot keep its promises. */
+		if (!ctx->be.info.concurrent_managed)
+			return create_fail(-ENOTSUP,
+					   "mode=uvm: %s has no concurrent "
+					   "managed access, so managed memory "
+					   "cannot be shared with running "
+					   "kernels; use mode=swap (or "
+					   "mode=auto, which picks it here)",
+					   ctx->be.info.name);
 		ctx->mode = TMM_MODE_UVM;
 		return 0;
 	case TMM_MODE_AUTO:

@@ -247,8 +247,11 @@ int tmm_cuda_copy_on_device(struct tmm_backend *be, void *dst,
 }
 
 /*
- * cudaMemcpy runs on the legacy default stream, which our non-blocking
- * streams do not order against, hence the explicit wait for compute.
+ * A host copy, on the compute stream: after the kernels that use the
+ * bytes, and the host waits for that stream alone.  Not cudaMemcpy: it
+ * runs on the legacy default stream, which serialises with every blocking
+ * stream of the program (Runtime API, "Stream synchronization behavior")
+ * and is ordered against none of ours.
  */
 int tmm_cuda_copy_sync(struct tmm_backend *be, void *dst, const void *src,
 		       size_t bytes, bool to_device)
@@ -259,14 +262,15 @@ int tmm_cuda_copy_sync(struct tmm_backend *be, void *dst, const void *src,
 
 	if (bytes == 0)
 		return 0;
+	e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
+			    s->stream[TMM_ENGINE_COMPUTE]);
+	if (e != cudaSuccess)
+		return tmm_cuda_fail(be, e, "cudaMemcpyAsync(%zu bytes %s, "
+				     "compute)", bytes, dir);
 	e = cudaStreamSynchronize(s->stream[TMM_ENGINE_COMPUTE]);
 	if (e != cudaSuccess)
 		return tmm_cuda_fail(be, e, "cudaStreamSynchronize(compute) "
-				     "before a copy %s", dir);
-	e = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
-	if (e != cudaSuccess)
-		return tmm_cuda_fail(be, e, "cudaMemcpy(%zu bytes %s)", bytes,
-				     dir);
+				     "after a copy %s", dir);
 	return 0;
 }
 
@@ -517,21 +521,31 @@ int tmm_cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 /*
  * The real driver services device faults by itself, so a kernel's ranges
  * need no word.  The host, though, may touch managed memory only once the
- * work that uses it has finished (without concurrent managed access, any
- * running kernel forbids it), so a host access waits for the device.
+ * work that uses it has finished: with concurrent managed access that is
+ * our streams' work (the kernels run on the compute stream, the moves on
+ * the copy streams); without it any running kernel forbids host access,
+ * and only a device-wide wait will do (Programming Guide, "Unified Memory:
+ * coherency and concurrency").
  */
 int tmm_cuda_managed_access(struct tmm_backend *be,
 			    const struct tmm_managed_range *ranges,
 			    unsigned n)
 {
-	cudaError_t e;
+	struct cuda_state *s = st_of(be);
+	cudaError_t e = cudaSuccess;
 
 	for (unsigned i = 0; i < n; i++) {
 		if (!ranges[i].by_host)
 			continue;
-		e = cudaDeviceSynchronize();
+		if (!be->info.concurrent_managed) {
+			e = cudaDeviceSynchronize();
+		} else {
+			for (int k = 0; k < TMM_ENGINE_COUNT &&
+					e == cudaSuccess; k++)
+				e = cudaStreamSynchronize(s->stream[k]);
+		}
 		if (e != cudaSuccess)
-			return tmm_cuda_fail(be, e, "cudaDeviceSynchronize "
+			return tmm_cuda_fail(be, e, "waiting for the device "
 					     "before the host touches managed "
 					     "memory");
 		break;

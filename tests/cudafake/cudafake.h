@@ -13,8 +13,10 @@
  *
  * The environment sets it up for programs that do not call it:
  * CUDAFAKE_SEED (the order; default 1), CUDAFAKE_MEMORY (the device's
- * bytes; default 1 GiB), CUDAFAKE_RACES=abort (abort at the first race,
- * with its report on stderr).
+ * bytes; default 1 GiB), CUDAFAKE_PAGE (managed memory's page; default
+ * 64 KiB), CUDAFAKE_CONCURRENT_MANAGED=0 (a device without concurrent
+ * managed access), CUDAFAKE_RACES=abort (abort at the first race, with
+ * its report on stderr).
  */
 #ifndef CUDAFAKE_H
 #define CUDAFAKE_H
@@ -53,6 +55,10 @@ const char *cudafake_race(unsigned i);
 /* Operations queued on the legacy default stream since the last reset:
  * each serialises with every blocking stream. */
 unsigned long cudafake_legacy_ops(void);
+
+/* cudaDeviceSynchronize calls since the program began: each waits for
+ * every stream, the program's own included. */
+unsigned long cudafake_device_syncs(void);
 
 /* The granularity of managed memory: a discard poisons whole pages of
  * it (within the allocation), as the driver may. */

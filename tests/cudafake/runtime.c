@@ -4,7 +4,9 @@
  * the compiler holds every definition to its declaration).
  *
  * One device.  Device memory is host memory the double counts against
- * CUDAFAKE_MEMORY; managed memory is host memory in whole pages, so a
+ * CUDAFAKE_MEMORY, and it has concurrent managed access unless
+ * CUDAFAKE_CONCURRENT_MANAGED=0; managed memory is host memory in whole
+ * pages, so a
  * discard can poison whole pages without touching another allocation;
  * pinned and registered host memory is plain memory.  Every asynchronous
  * call is queued on its stream (queue.c) with the bytes it reads and
@@ -73,6 +75,16 @@ size_t cudafake_page_size(void)
 {
 	init();
 	return rt.page;
+}
+
+/* Whether the device has concurrent managed access: yes, unless
+ * CUDAFAKE_CONCURRENT_MANAGED=0 (read at every call, so that one test
+ * program can try both devices). */
+static int concurrent_managed(void)
+{
+	const char *v = getenv("CUDAFAKE_CONCURRENT_MANAGED");
+
+	return !(v && strcmp(v, "0") == 0);
 }
 
 /* Every failure goes through here: it is what cudaGetLastError reports. */
@@ -199,7 +211,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 	prop->minor = 0;
 	prop->multiProcessorCount = 1;
 	prop->managedMemory = 1;
-	prop->concurrentManagedAccess = 1;
+	prop->concurrentManagedAccess = concurrent_managed();
 	return cudaSuccess;
 }
 
@@ -220,7 +232,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 		*value = 1024;
 		return cudaSuccess;
 	case cudaDevAttrConcurrentManagedAccess:
-		*value = 1;
+		*value = concurrent_managed();
 		return cudaSuccess;
 	case cudaDevAttrHostNumaId:
 		*value = -1; /* no NUMA node: the host is one node */
@@ -251,8 +263,16 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 	return cudaSuccess;
 }
 
+static unsigned long device_syncs;
+
+unsigned long cudafake_device_syncs(void)
+{
+	return device_syncs;
+}
+
 cudaError_t cudaDeviceSynchronize(void)
 {
+	device_syncs++;
 	fake_sync_all();
 	return cudaSuccess;
 }

@@ -1,0 +1,127 @@
+/*
+ * test_cuda_defects.c — the cuda backend's smaller defects of issue #20,
+ * one test each, on the CUDA test double (tests/cudafake/):
+ *  - a host read or write of a tensor copies on the library's own
+ *    compute stream, never on the legacy default stream, which
+ *    serialises with every blocking stream of the program;
+ *  - the host touching managed memory waits for the library's streams,
+ *    not for the whole device, where concurrent managed access allows it;
+ *  - mode=uvm asked for on a device without concurrent managed access is
+ *    refused, naming the knob (mode=auto picks swap there).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudafake/cudafake.h"
+#include "tensormm.h"
+
+#define BYTES (64u << 10)
+
+static tmm_ctx *make_ctx(const char *mode)
+{
+	char cfg[160];
+	tmm_ctx *ctx;
+
+	snprintf(cfg, sizeof(cfg), "backend=cuda,mode=%s,budget=64MiB,"
+		 "cupti=off,stats_shm=off,policy=passive", mode);
+	ck_assert_msg(tmm_ctx_create(&ctx, cfg) == 0, "%s",
+		      tmm_last_error(NULL));
+	return ctx;
+}
+
+/* Writes then reads back a tensor from the host; the bytes round-trip. */
+static void round_trip(tmm_ctx *ctx)
+{
+	uint8_t *in = malloc(BYTES), *out = malloc(BYTES);
+	tmm_tensor t;
+
+	ck_assert(in && out);
+	for (size_t i = 0; i < BYTES; i++)
+		in[i] = (uint8_t)(i * 7);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_PERSISTENT, "w",
+					   &t),
+			 0);
+	ck_assert_msg(tmm_tensor_write(ctx, t, 0, in, BYTES) == 0, "%s",
+		      tmm_last_error(ctx));
+	ck_assert_msg(tmm_tensor_read(ctx, t, 0, out, BYTES) == 0, "%s",
+		      tmm_last_error(ctx));
+	ck_assert_int_eq(memcmp(in, out, BYTES), 0);
+	free(in);
+	free(out);
+}
+
+START_TEST(host_copies_avoid_the_legacy_stream)
+{
+	tmm_ctx *ctx = make_ctx("swap");
+
+	cudafake_reset(1);
+	round_trip(ctx);
+	ck_assert_uint_eq(cudafake_legacy_ops(), 0);
+	ck_assert_uint_eq(cudafake_races(), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+START_TEST(host_access_waits_for_the_streams_not_the_device)
+{
+	tmm_ctx *ctx = make_ctx("uvm");
+	unsigned long before = cudafake_device_syncs();
+
+	cudafake_reset(1);
+	round_trip(ctx);
+	ck_assert_uint_eq(cudafake_device_syncs(), before);
+	ck_assert_uint_eq(cudafake_races(), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+START_TEST(uvm_needs_concurrent_managed_access)
+{
+	tmm_ctx *ctx = NULL;
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+	setenv("CUDAFAKE_CONCURRENT_MANAGED", "0", 1);
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=cuda,mode=uvm,"
+					"budget=64MiB,cupti=off,"
+					"stats_shm=off"),
+			 -ENOTSUP);
+	ck_assert_ptr_null(ctx);
+	ck_assert_msg(strstr(tmm_last_error(NULL), "concurrent managed") &&
+			      strstr(tmm_last_error(NULL), "mode=swap"),
+		      "%s", tmm_last_error(NULL));
+	/* auto picks swap on such a device. */
+	ctx = make_ctx("auto");
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_str_eq(st.mode, "swap");
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	unsetenv("CUDAFAKE_CONCURRENT_MANAGED");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("cuda_defects");
+	TCase *tc = tcase_create("defects");
+
+	tcase_add_test(tc, host_copies_avoid_the_legacy_stream);
+	tcase_add_test(tc, host_access_waits_for_the_streams_not_the_device);
+	tcase_add_test(tc, uvm_needs_concurrent_managed_access);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
