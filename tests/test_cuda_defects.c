@@ -7,7 +7,9 @@
  *  - the host touching managed memory waits for the library's streams,
  *    not for the whole device, where concurrent managed access allows it;
  *  - mode=uvm asked for on a device without concurrent managed access is
- *    refused, naming the knob (mode=auto picks swap there).
+ *    refused, naming the knob (mode=auto picks swap there);
+ *  - share=auto keys the share segment by the device's UUID, which each
+ *    MIG instance has of its own, not by the PCI bus id they share.
  */
 #include <check.h>
 #include <errno.h>
@@ -17,6 +19,8 @@
 #include <string.h>
 
 #include "cudafake/cudafake.h"
+#include "lib/core/context.h"
+#include "lib/share/gpu_share.h"
 #include "tensormm.h"
 
 #define BYTES (64u << 10)
@@ -102,6 +106,25 @@ START_TEST(uvm_needs_concurrent_managed_access)
 }
 END_TEST
 
+START_TEST(the_share_key_is_the_device_uuid)
+{
+	tmm_ctx *ctx = make_ctx("swap");
+	char name[256], err[256];
+
+	/* The double's UUID bytes are 0xc0, 0xc1, ... 0xcf. */
+	ck_assert_str_eq(ctx->be.info.uuid,
+			 "GPU-c0c1c2c3-c4c5-c6c7-c8c9-cacbcccdcecf");
+	ck_assert_msg(tmm_config_load(&ctx->cfg, "share=auto", err,
+				      sizeof(err)) == 0, "%s", err);
+	tmm_share_name(&ctx->cfg, ctx->be.ops->name, &ctx->be.info, name,
+		       sizeof(name));
+	ck_assert_msg(strstr(name, ctx->be.info.uuid) &&
+			      !strstr(name, "0000_00_00.0"),
+		      "%s", name);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cuda_defects");
@@ -110,6 +133,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, host_copies_avoid_the_legacy_stream);
 	tcase_add_test(tc, host_access_waits_for_the_streams_not_the_device);
 	tcase_add_test(tc, uvm_needs_concurrent_managed_access);
+	tcase_add_test(tc, the_share_key_is_the_device_uuid);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -108,6 +108,8 @@ struct tmm_device_info {
 	 * estimate on CUDA. */
 	uint64_t launch_ns;
 	char pci_bus_id[32];	     /* "0000:3b:00.0", "" if none */
+	char uuid[48];		     /* "GPU-…" as nvidia-smi prints it: one
+				      * per MIG instance too; "" if none */
 	char timing[160];	     /* how op times are measured, and why
 				      * not better ("" on the sim) */
 	char op_estimate[160];	     /* where op_estimate_ns's figures

@@ -48,6 +48,19 @@
  * sysfs use "0000:3b:00.0".  Left as CUDA wrote it (lower-cased) when it
  * does not parse.
  */
+/* A device UUID as nvidia-smi prints it: GPU-8-4-4-4-12 hex digits.  A
+ * MIG instance has one of its own, where the PCI bus id is its GPU's. */
+static void uuid_format(char *dst, size_t len, const char bytes[16])
+{
+	const unsigned char *b = (const unsigned char *)bytes;
+
+	snprintf(dst, len,
+		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		 b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
 static void pci_id_copy(char *dst, size_t len, const char *cuda_id)
 {
 	unsigned dom, bus, dev, fn;
@@ -219,6 +232,7 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	memcpy(info->name, prop.name, len);
 	info->name[len] = '\0';
 	info->capacity = prop.totalGlobalMem;
+	uuid_format(info->uuid, sizeof(info->uuid), prop.uuid.bytes);
 	info->free_at_open = free_b;
 	info->simulated = false;
 	info->host_accessible = false;

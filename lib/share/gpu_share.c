@@ -85,11 +85,16 @@ void tmm_share_name(const struct tmm_config *cfg, const char *backend,
 		return;
 	if (strcmp(group, "auto") == 0) {
 		/* Only a real device has a key that every process agrees
-		 * on; simulated GPUs are private unless grouped. */
-		if (strcmp(backend, "cuda") != 0 || !info->pci_bus_id[0])
+		 * on; simulated GPUs are private unless grouped.  The UUID,
+		 * not the PCI bus id, which the MIG instances of one GPU
+		 * share. */
+		const char *key = info->uuid[0] ? info->uuid
+						: info->pci_bus_id;
+
+		if (strcmp(backend, "cuda") != 0 || !key[0])
 			return;
 		snprintf(buf, len, "/tensormm.share.%u.cuda.%s",
-			 (unsigned)getuid(), info->pci_bus_id);
+			 (unsigned)getuid(), key);
 	} else {
 		snprintf(buf, len, "/tensormm.share.%u.%s.%s.%s",
 			 (unsigned)getuid(), backend, info->name, group);
