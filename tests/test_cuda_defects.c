@@ -9,7 +9,9 @@
  *  - mode=uvm asked for on a device without concurrent managed access is
  *    refused, naming the knob (mode=auto picks swap there);
  *  - share=auto keys the share segment by the device's UUID, which each
- *    MIG instance has of its own, not by the PCI bus id they share.
+ *    MIG instance has of its own, not by the PCI bus id they share;
+ *  - where cudaHostRegister is refused (some virtual machines), pinned
+ *    host buffers come from cudaMallocHost, and the backend says so.
  */
 #include <check.h>
 #include <errno.h>
@@ -125,6 +127,27 @@ START_TEST(the_share_key_is_the_device_uuid)
 }
 END_TEST
 
+START_TEST(a_refused_host_register_falls_back)
+{
+	tmm_ctx *ctx;
+
+	ck_assert_msg(tmm_ctx_create(&ctx, "backend=cuda,mode=swap,"
+				     "budget=64MiB,cupti=off,stats_shm=off,"
+				     "policy=passive,"
+				     "fault=cudaHostRegister@1+") == 0,
+		      "%s", tmm_last_error(NULL));
+	round_trip(ctx);
+	ck_assert_msg(strstr(ctx->be.info.host_pinning, "cudaMallocHost"),
+		      "\"%s\"", ctx->be.info.host_pinning);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	/* The next context sets its own faults: none. */
+	ctx = make_ctx("swap");
+	round_trip(ctx);
+	ck_assert_str_eq(ctx->be.info.host_pinning, "");
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cuda_defects");
@@ -134,6 +157,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, host_access_waits_for_the_streams_not_the_device);
 	tcase_add_test(tc, uvm_needs_concurrent_managed_access);
 	tcase_add_test(tc, the_share_key_is_the_device_uuid);
+	tcase_add_test(tc, a_refused_host_register_falls_back);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -52,6 +52,7 @@ static const struct {
 	{ TMM_T_MAX_SWAP_RATE, "0.25", "0" },
 	{ TMM_T_CUPTI, "off", "on" },
 	{ TMM_T_LOG, "debug", "error" },
+	{ TMM_T_FAULT, "cudaMalloc@2", "cudaHostRegister@1+;x.y" },
 };
 
 /* A new tunable must be added here too, to be tested for precedence. */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lifecycle.h"
+#include "lib/base/fault.h"
 #include "lib/core/context.h"
 #include "lib/exec/guide.h"
 #include "lib/mem/hostmem.h"
@@ -194,6 +195,8 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 		create_fail(rc, "%s", err);
 		goto fail;
 	}
+	/* Before the backend opens: its calls may be among the faults. */
+	(void)tmm_fault_set(ctx->cfg.fault); /* validated by the load */
 	rc = tmm_backend_open(&ctx->be, &ctx->cfg, err, sizeof(err));
 	if (rc < 0) {
 		ctx->be.ops = NULL;

@@ -110,6 +110,9 @@ struct tmm_device_info {
 	char pci_bus_id[32];	     /* "0000:3b:00.0", "" if none */
 	char uuid[48];		     /* "GPU-…" as nvidia-smi prints it: one
 				      * per MIG instance too; "" if none */
+	char host_pinning[160];	     /* how pinned host buffers are had when
+				      * not as asked, and why; "" when as
+				      * asked (NUMA-placed, registered) */
 	char timing[160];	     /* how op times are measured, and why
 				      * not better ("" on the sim) */
 	char op_estimate[160];	     /* where op_estimate_ns's figures

@@ -160,13 +160,45 @@ void tmm_cuda_managed_free(struct tmm_backend *be, void *ptr,
 }
 
 /*
+ * Pinned host memory the way that always works, where cudaHostRegister
+ * was refused (`refused`: its error), as some virtual machines do:
+ * cudaMallocHost, without NUMA placement.  From then on every buffer
+ * comes this way, and info.host_pinning says so once for the context to
+ * log (swap_engine.c).
+ */
+static int host_alloc_unplaced(struct tmm_backend *be, size_t bytes,
+			       cudaError_t refused, void **ptr)
+{
+	struct cuda_state *s = st_of(be);
+	cudaError_t e;
+
+	(void)cudaGetLastError();
+	if (!s->host_register_refused) {
+		s->host_register_refused = true;
+		snprintf(be->info.host_pinning, sizeof(be->info.host_pinning),
+			 "cudaHostRegister refused (%s): pinned host buffers "
+			 "come from cudaMallocHost, without NUMA placement",
+			 cudaGetErrorName(refused));
+	}
+	e = cudaMallocHost(ptr, bytes);
+	if (e != cudaSuccess) {
+		*ptr = NULL;
+		return tmm_cuda_fail(be, e, "cudaMallocHost(%zu bytes), "
+				     "cudaHostRegister being refused", bytes);
+	}
+	return 0;
+}
+
+/*
  * Pinned host memory on a chosen node: allocated there by libnuma, then
  * registered.  Registration pins the pages, and pinning faults them in
  * under the node's memory policy, so they land where they were asked to.
+ * Where registration is refused, host_alloc_unplaced.
  */
 int tmm_cuda_host_alloc(struct tmm_backend *be, size_t bytes,
 			int numa_node, void **ptr)
 {
+	struct cuda_state *s = st_of(be);
 	cudaError_t e;
 	void *p;
 
@@ -182,12 +214,12 @@ int tmm_cuda_host_alloc(struct tmm_backend *be, size_t bytes,
 					"tmm_numa_alloc(%zu bytes, node %d): "
 					"%s", bytes, numa_node, strerror(err));
 	}
-	e = cudaHostRegister(p, bytes, cudaHostRegisterDefault);
+	e = s->host_register_refused
+		    ? cudaErrorNotSupported
+		    : cudaHostRegister(p, bytes, cudaHostRegisterDefault);
 	if (e != cudaSuccess) {
 		tmm_numa_free(p, bytes);
-		return tmm_cuda_fail(be, e,
-				     "cudaHostRegister(%zu bytes, node %d)",
-				     bytes, numa_node);
+		return host_alloc_unplaced(be, bytes, e, ptr);
 	}
 	*ptr = p;
 	return 0;
@@ -198,9 +230,14 @@ void tmm_cuda_host_free(struct tmm_backend *be, void *ptr, size_t bytes)
 	(void)be;
 	if (!ptr)
 		return;
-	if (cudaHostUnregister(ptr) != cudaSuccess)
+	if (cudaHostUnregister(ptr) == cudaSuccess) {
+		tmm_numa_free(ptr, bytes);
+		return;
+	}
+	/* Not registered: from cudaMallocHost (host_alloc_unplaced). */
+	(void)cudaGetLastError();
+	if (cudaFreeHost(ptr) != cudaSuccess)
 		(void)cudaGetLastError();
-	tmm_numa_free(ptr, bytes);
 }
 
 /* ------------------------------------------------------------------------

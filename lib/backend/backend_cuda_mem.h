@@ -44,6 +44,9 @@ struct cuda_state {
 	int host_node;
 	/* Cleared when the driver refuses host NUMA locations. */
 	bool host_numa_ok;
+	/* Set when cudaHostRegister was refused: host buffers come from
+	 * cudaMallocHost from then on (info.host_pinning says why). */
+	bool host_register_refused;
 	/* The roofline of op_estimate_ns: peak fp32 flop/s and device
 	 * memory bytes/s, from the device's attributes (0: unknown). */
 	double peak_flops, mem_bytes_per_s;

@@ -128,6 +128,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_CUPTI:
 		cfg->cupti = v->choice == 1;
 		return true;
+	case TMM_T_FAULT:
+		return copy_string(cfg->fault, sizeof(cfg->fault), v->str, why,
+				   whylen);
 	case TMM_T_LOG:
 		cfg->log = (enum tmm_log_level)v->choice;
 		return true;
@@ -496,6 +499,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_CUPTI:
 		text_add_choice(&t, id, cfg->cupti ? 1 : 0);
+		break;
+	case TMM_T_FAULT:
+		tmm_text_add(&t, "%s", cfg->fault);
 		break;
 	case TMM_T_LOG:
 		text_add_choice(&t, id, cfg->log);

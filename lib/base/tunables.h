@@ -42,6 +42,8 @@ struct tmm_config {
 	double max_swap_rate;  /* TENSILE's MSR: share of a deficit taken */
 	bool cupti;	       /* cuda: op times from CUPTI, else events */
 	enum tmm_log_level log;
+	char fault[256];       /* injected failures, for tests ("": none;
+				* lib/base/fault.h) */
 	enum tmm_source source[TMM_TUNABLE_COUNT];
 };
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fault.h"
 #include "sim_profile.h"
 #include "text.h"
 #include "tunables_table.h"
@@ -306,6 +307,19 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.help = "how much the library reports on stderr",
 		.since = "0.1",
 		.choices = log_choices,
+	},
+	[TMM_T_FAULT] = {
+		.name = "fault",
+		.env = "TENSORMM_FAULT",
+		.type = TMM_TYPE_STRING,
+		.def = "",
+		.accepted = "empty, or sites separated by ';', each SITE, "
+			    "SITE@N or SITE@N+ (N from 1)",
+		.help = "for tests: the named calls fail (the N-th call of "
+			"SITE, or it and every later one); process-wide, set "
+			"by each context created",
+		.since = "0.4",
+		.validate = tmm_fault_valid,
 	},
 };
 

@@ -42,6 +42,7 @@ enum tmm_tunable_id {
 	TMM_T_MAX_SWAP_RATE,
 	TMM_T_CUPTI,
 	TMM_T_LOG,
+	TMM_T_FAULT,
 	TMM_TUNABLE_COUNT
 };
 

@@ -193,6 +193,8 @@ struct tmm_ctx {
 	unsigned uvm_n_ranges, uvm_cap_ranges;
 	bool uvm_ranges_failed;
 	bool split_uvm_noted;	/* split.c logged how uvm mode splits */
+	bool host_pinning_noted; /* the backend's host_pinning was logged
+				  * (swap_engine.c) */
 	uint32_t split_access;	/* the first access of the op tmm_run just
 				 * split, for the guide's count of its
 				 * SPLIT action; UINT32_MAX: not split */

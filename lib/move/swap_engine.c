@@ -87,6 +87,12 @@ int tmm_mover_host_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 				"bytes: %s",
 				t->bytes, ctx->be.error);
 	ctx->c.host_in_use += t->bytes;
+	/* The backend had its buffers another way than asked: say so,
+	 * once per context. */
+	if (ctx->be.info.host_pinning[0] && !ctx->host_pinning_noted) {
+		ctx->host_pinning_noted = true;
+		tmm_log(ctx, TMM_LOG_WARN, "%s", ctx->be.info.host_pinning);
+	}
 	return 0;
 }
 

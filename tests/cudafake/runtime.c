@@ -12,7 +12,8 @@
  * call is queued on its stream (queue.c) with the bytes it reads and
  * writes.  Where the double's behaviour is an assumption about CUDA, the
  * comment names the section of the CUDA Runtime API reference it
- * follows.
+ * follows.  The `fault` tunable's sites here (lib/base/fault.h):
+ * cudaMalloc, cudaMallocManaged, cudaHostRegister, cudaMemcpyAsync.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "fake.h"
+#include "lib/base/fault.h"
 
 #define SITE __builtin_return_address(0)
 
@@ -166,6 +168,8 @@ const char *cudaGetErrorName(cudaError_t e)
 		return "cudaErrorHostMemoryAlreadyRegistered";
 	case cudaErrorHostMemoryNotRegistered:
 		return "cudaErrorHostMemoryNotRegistered";
+	case cudaErrorNotSupported: return "cudaErrorNotSupported";
+	case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
 	default: return "cudaErrorUnknown";
 	}
 }
@@ -295,7 +299,7 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
 	*ptr = NULL;
 	if (bytes == 0)
 		return cudaSuccess; /* NULL, as the runtime gives */
-	if (bytes > rt.memory - rt.in_use)
+	if (bytes > rt.memory - rt.in_use || tmm_fault_hit("cudaMalloc"))
 		return fail(cudaErrorMemoryAllocation);
 	*ptr = malloc(bytes);
 	if (!*ptr || !track(*ptr, bytes, ALLOC_DEVICE)) {
@@ -337,6 +341,8 @@ cudaError_t cudaMallocManaged(void **ptr, size_t bytes, unsigned int flags)
 	(void)flags;
 	if (!ptr || bytes == 0)
 		return fail(cudaErrorInvalidValue);
+	if (tmm_fault_hit("cudaMallocManaged"))
+		return fail(cudaErrorMemoryAllocation);
 	rounded = (bytes + rt.page - 1) / rt.page * rt.page;
 	*ptr = aligned_alloc(rt.page, rounded);
 	if (!*ptr || !track(*ptr, rounded, ALLOC_MANAGED)) {
@@ -381,6 +387,9 @@ cudaError_t cudaHostRegister(void *ptr, size_t bytes, unsigned int flags)
 		return fail(cudaErrorInvalidValue);
 	if (find(ptr, ALLOC_REGISTERED))
 		return fail(cudaErrorHostMemoryAlreadyRegistered);
+	/* What some virtual machines answer (issue #20). */
+	if (tmm_fault_hit("cudaHostRegister"))
+		return fail(cudaErrorNotSupported);
 	return track(ptr, bytes, ALLOC_REGISTERED)
 		       ? cudaSuccess
 		       : fail(cudaErrorMemoryAllocation);
@@ -560,6 +569,8 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 		return cudaSuccess;
 	if (!dst || !src)
 		return fail(cudaErrorInvalidValue);
+	if (tmm_fault_hit("cudaMemcpyAsync"))
+		return fail(cudaErrorLaunchFailure);
 	op = fake_op_new(OP_COPY, stream);
 	if (!op)
 		return fail(cudaErrorInvalidResourceHandle);
