@@ -254,6 +254,11 @@ static const struct mlp_kernels cpu_kernels = {
 	.sgd_momentum = sgd_momentum,
 };
 
+const struct mlp_kernels *mlp_cpu_kernels(void)
+{
+	return &cpu_kernels;
+}
+
 /* ---- the model -------------------------------------------------------- */
 
 struct layer {

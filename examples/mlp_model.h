@@ -68,6 +68,11 @@ struct mlp_config {
 /* A small default that still needs several MiB of device memory. */
 void mlp_config_default(struct mlp_config *cfg);
 
+/* The CPU loops, the kernels used when mlp_config.kernels is NULL: what
+ * a device without its own kernels runs as their host twins (the CUDA
+ * test double's, tests/test_cuda_train.c). */
+const struct mlp_kernels *mlp_cpu_kernels(void);
+
 /*
  * Trains cfg->steps steps in ctx.  losses (cfg->steps floats, may be NULL)
  * receives the loss of each step; when weights is not NULL, *weights

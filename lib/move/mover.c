@@ -148,6 +148,19 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		/* Passive mode (Capuchin §4.2): evict on demand, least
 		 * recently used first, synchronously. */
 		victim = passive_victim(ctx);
+		/* A swap-in still landing holds its memory, and can be
+		 * evicted once it has: wait for the earliest, then look
+		 * again, before calling the device full. */
+		if (!victim && !tmm_list_empty(&ctx->swapping_in)) {
+			struct tmm_tensor_rec *in =
+				IN_FLIGHT_FIRST(&ctx->swapping_in);
+
+			rc = tmm_mover_host_wait(ctx, &in->copy);
+			if (rc < 0)
+				return tmm_mover_backend_error(ctx, rc);
+			tmm_mover_progress(ctx);
+			continue;
+		}
 		if (!victim)
 			return t ? no_room(ctx, t)
 				 : tmm_fail(ctx, -ENOMEM,

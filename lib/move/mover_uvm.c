@@ -71,10 +71,10 @@ int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	if (t->state == TMM_TS_SWAPPING_IN) {
+	if (t->state == TMM_TS_SWAPPING_IN)
 		tmm_list_del(&t->in_flight);
-		ctx->be.ops->event_release(&ctx->be, &t->copy);
-	}
+	/* A swap-in's event, or a swap-out's (HOST, tmm_uvm_swap_out). */
+	ctx->be.ops->event_release(&ctx->be, &t->copy);
 	if (t->dev)
 		ctx->be.ops->managed_free(&ctx->be, t->dev, t->bytes);
 	t->dev = NULL;
@@ -157,6 +157,10 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (rc == 0)
 		rc = be->ops->prefetch(be, TMM_ENGINE_D2H, t->dev, t->bytes,
 				       TMM_LOC_HOST, host_node(ctx));
+	/* The migration's end, for a back-access that comes before it
+	 * (after_swap_out). */
+	if (rc == 0)
+		rc = be->ops->event_record(be, TMM_ENGINE_D2H, &t->copy);
 	if (rc < 0) {
 		be->ops->advise(be, t->dev, t->bytes,
 				TMM_ADVISE_UNSET_PREFERRED);
@@ -172,6 +176,23 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	ctx->c.swap_out_bytes += t->bytes;
 	tmm_uvm_sync_counters(ctx);
 	return 0;
+}
+
+/*
+ * t's swap-out may still be migrating it to the host (t->copy, on the
+ * D2H engine): the next compute waits for that, so that no kernel writes
+ * the bytes while they move (they would fault straight back, and the
+ * swap-out would have freed nothing), and the event goes.
+ */
+static int after_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	int rc = 0;
+
+	if (!t->copy.valid)
+		return 0;
+	rc = ctx->be.ops->engine_wait(&ctx->be, TMM_ENGINE_COMPUTE, &t->copy);
+	ctx->be.ops->event_release(&ctx->be, &t->copy);
+	return rc < 0 ? backend_error(ctx, rc) : 0;
 }
 
 /* HOST -> RESIDENT, as bookkeeping. */
@@ -195,6 +216,9 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	rc = unprefer_host(ctx, t);
 	if (rc < 0)
 		return rc;
+	/* The backend orders the prefetch after the swap-out's migration;
+	 * t->copy becomes the prefetch's own. */
+	be->ops->event_release(be, &t->copy);
 	rc = be->ops->prefetch(be, TMM_ENGINE_H2D, t->dev, t->bytes,
 			       TMM_LOC_DEVICE, -1);
 	if (rc == 0)
@@ -220,6 +244,8 @@ int tmm_uvm_bring_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 {
 	int rc = unprefer_host(ctx, t);
 
+	if (rc == 0)
+		rc = after_swap_out(ctx, t);
 	if (rc < 0)
 		return rc;
 	/* The op overwrites it: faulting its old pages in would be waste. */

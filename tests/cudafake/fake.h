@@ -64,10 +64,17 @@ struct fake_op {
 	void *arg;
 };
 
+/* How an operation touches its bytes. */
+enum fake_use {
+	USE_READ,
+	USE_WRITE,	/* a kernel's or a copy's write, a memset, a discard */
+	USE_MIGRATE,	/* a prefetch: the bytes move, their values stay */
+};
+
 /* One access of a queued operation, for the race detector. */
 struct fake_access {
 	uintptr_t lo, hi;	/* [lo, hi) */
-	bool write;
+	enum fake_use use;
 };
 
 /* The double's state (queue.c). */

@@ -131,6 +131,27 @@ void fake_stream_free(struct CUstream_st *s)
 	s->live = false;
 }
 
+static const char *const verb[] = {
+	[USE_READ] = "reads", [USE_WRITE] = "writes",
+	[USE_MIGRATE] = "migrates",
+};
+
+/*
+ * Whether two uses of the same bytes conflict when unordered.  A write
+ * conflicts with everything.  Two migrations race for where the bytes
+ * end up.  A read beside a migration does not: managed memory stays
+ * coherent for a reader while its pages move (Programming Guide,
+ * "Unified Memory: coherency and concurrency"); only a discard, a
+ * write here, makes a concurrent read undefined (Runtime API,
+ * cudaMemDiscardBatchAsync).
+ */
+static bool conflict(enum fake_use a, enum fake_use b)
+{
+	if (a == USE_WRITE || b == USE_WRITE)
+		return true;
+	return a == USE_MIGRATE && b == USE_MIGRATE;
+}
+
 static void report(const struct logged *then, const char *what,
 		   const void *site, const struct fake_access *a)
 {
@@ -142,9 +163,8 @@ static void report(const struct logged *then, const char *what,
 	fake_site_name(site, s2, sizeof(s2));
 	if (asprintf(&text, "race on [%#lx, %#lx): %s %s (%s, stream %u) and "
 		     "%s %s (%s), unordered", (unsigned long)lo,
-		     (unsigned long)hi, then->what,
-		     then->a.write ? "writes" : "reads", s1, then->slot, what,
-		     a->write ? "writes" : "reads", s2) < 0)
+		     (unsigned long)hi, then->what, verb[then->a.use], s1,
+		     then->slot, what, verb[a->use], s2) < 0)
 		return;
 	if (q.abort_on_race) {
 		fprintf(stderr, "cudafake: %s\n", text);
@@ -177,7 +197,7 @@ static void check_and_log(const struct vclock *vc, unsigned slot,
 			const struct logged *l = &q.log[i];
 
 			if (l->a.hi <= a[k].lo || a[k].hi <= l->a.lo ||
-			    (!l->a.write && !a[k].write))
+			    !conflict(l->a.use, a[k].use))
 				continue;
 			/* Queued later by the host, so never before l: a
 			 * race unless l is ordered before it. */
@@ -402,6 +422,6 @@ cudaError_t cudafake_launch(cudaStream_t stream, void (*fn)(void *),
 	for (unsigned i = 0; i < n; i++)
 		a[i] = (struct fake_access){ (uintptr_t)r[i].ptr,
 					     (uintptr_t)r[i].ptr + r[i].bytes,
-					     r[i].write };
+					     r[i].write ? USE_WRITE : USE_READ };
 	return fake_enqueue(op, a, n, "kernel", __builtin_return_address(0));
 }

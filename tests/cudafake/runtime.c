@@ -559,8 +559,8 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 			    enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	struct fake_access a[2] = {
-		{ (uintptr_t)src, (uintptr_t)src + bytes, false },
-		{ (uintptr_t)dst, (uintptr_t)dst + bytes, true },
+		{ (uintptr_t)src, (uintptr_t)src + bytes, USE_READ },
+		{ (uintptr_t)dst, (uintptr_t)dst + bytes, USE_WRITE },
 	};
 	struct fake_op *op;
 
@@ -584,8 +584,8 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
 		       enum cudaMemcpyKind kind)
 {
 	struct fake_access a[2] = {
-		{ (uintptr_t)src, (uintptr_t)src + bytes, false },
-		{ (uintptr_t)dst, (uintptr_t)dst + bytes, true },
+		{ (uintptr_t)src, (uintptr_t)src + bytes, USE_READ },
+		{ (uintptr_t)dst, (uintptr_t)dst + bytes, USE_WRITE },
 	};
 	struct fake_op *op;
 	cudaError_t e;
@@ -612,7 +612,7 @@ cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes,
 			    cudaStream_t stream)
 {
 	struct fake_access a = { (uintptr_t)dst, (uintptr_t)dst + bytes,
-				 true };
+				 USE_WRITE };
 	struct fake_op *op;
 
 	if (bytes == 0)
@@ -640,11 +640,12 @@ cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t bytes,
 				 struct cudaMemLocation location,
 				 unsigned int flags, cudaStream_t stream)
 {
-	/* A migration moves the bytes: for ordering it is a write of the
-	 * range (Runtime API, cudaMemPrefetchAsync: the prefetch is
-	 * ordered in the stream like a kernel). */
+	/* A migration moves the bytes and keeps their values: it races with
+	 * a write or another migration of them, not with a read (queue.c,
+	 * conflict()).  It is ordered in its stream like a kernel (Runtime
+	 * API, cudaMemPrefetchAsync). */
 	struct fake_access a = { (uintptr_t)ptr, (uintptr_t)ptr + bytes,
-				 true };
+				 USE_MIGRATE };
 	struct fake_op *op;
 
 	(void)location;
@@ -687,7 +688,7 @@ cudaError_t cudaMemDiscardBatchAsync(void **ptrs, size_t *sizes, size_t count,
 		return fail(cudaErrorInvalidValue);
 	for (size_t i = 0; i < count; i++) {
 		/* It writes (poisons) the whole pages it touches. */
-		struct fake_access a = { 0, 0, true };
+		struct fake_access a = { 0, 0, USE_WRITE };
 		struct fake_op *op;
 		cudaError_t e;
 

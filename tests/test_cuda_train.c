@@ -1,0 +1,282 @@
+/*
+ * test_cuda_train.c — the MLP trains bit-identically on the cuda backend
+ * under memory pressure, in swap and in uvm mode, with every policy, over
+ * 20 orders of the CUDA test double's streams (tests/cudafake/), with no
+ * race between the library's moves and the kernels.
+ *
+ * The kernels are the example's CPU loops run as host twins: each op
+ * launches its loop on the compute stream with the bytes it reads and
+ * writes (from its dimensions), so the double runs it in stream order,
+ * after whatever the library queued before, and checks its bytes like
+ * any copy's.  Every run is compared with the double's own unconstrained
+ * run (issue #20).
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudafake/cudafake.h"
+#include "mlp_model.h"
+#include "tensormm.h"
+
+#define SEEDS 20
+#define MAX_PTRS 3
+
+/* One launched kernel: its loop, and the pointers of the op's call. */
+struct job {
+	tmm_run_fn fn;
+	void *in[MAX_PTRS], *out[MAX_PTRS];
+	void *user;
+};
+
+static void twin(void *arg)
+{
+	struct job *j = arg;
+	int rc = j->fn(j->in, j->out, j->user, NULL);
+
+	ck_assert_int_eq(rc, 0);
+	free(j);
+}
+
+/* Launches fn with the byte ranges r[0 .. n): n_in inputs first. */
+static int launch(tmm_run_fn fn, void *const *in, unsigned n_in,
+		  void *const *out, unsigned n_out, void *user, void *stream,
+		  struct cudafake_range *r)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return -1;
+	j->fn = fn;
+	j->user = user;
+	for (unsigned k = 0; k < n_in; k++)
+		j->in[k] = in[k];
+	for (unsigned k = 0; k < n_out; k++) {
+		j->out[k] = out[k];
+		r[n_in + k].write = true;
+	}
+	return cudafake_launch(stream, twin, j, r, n_in + n_out) ==
+			       cudaSuccess
+		       ? 0
+		       : -1;
+}
+
+#define F(n) ((size_t)(n) * sizeof(float))
+/* A range the kernel reads; launch() marks the outputs' as writes. */
+#define R(p, n) { (p), (n), false }
+
+static int k_fc_forward(void *const *in, void *const *out, void *user,
+			void *stream)
+{
+	const struct mlp_dims *d = user;
+	struct cudafake_range r[] = {
+		R(in[0], F(d->b * d->i)), R(in[1], F(d->i * d->o)),
+		R(in[2], F(d->o)), R(out[0], F(d->b * d->o)),
+	};
+
+	return launch(mlp_cpu_kernels()->fc_forward, in, 3, out, 1, user,
+		      stream, r);
+}
+
+static int k_relu_forward(void *const *in, void *const *out, void *user,
+			  void *stream)
+{
+	const struct mlp_dims *d = user;
+	struct cudafake_range r[] = {
+		R(in[0], F(d->b * d->o)), R(out[0], F(d->b * d->o)),
+	};
+
+	return launch(mlp_cpu_kernels()->relu_forward, in, 1, out, 1, user,
+		      stream, r);
+}
+
+static int k_relu_backward(void *const *in, void *const *out, void *user,
+			   void *stream)
+{
+	const struct mlp_dims *d = user;
+	struct cudafake_range r[] = {
+		R(in[0], F(d->b * d->o)), R(in[1], F(d->b * d->o)),
+		R(out[0], F(d->b * d->o)),
+	};
+
+	return launch(mlp_cpu_kernels()->relu_backward, in, 2, out, 1, user,
+		      stream, r);
+}
+
+static int k_softmax_xent(void *const *in, void *const *out, void *user,
+			  void *stream)
+{
+	const struct mlp_dims *d = user;
+	struct cudafake_range r[] = {
+		R(in[0], F(d->b * d->o)), R(in[1], d->b * sizeof(int32_t)),
+		R(out[0], F(1)), R(out[1], F(d->b * d->o)),
+	};
+
+	return launch(mlp_cpu_kernels()->softmax_xent, in, 2, out, 2, user,
+		      stream, r);
+}
+
+static int k_fc_backward(void *const *in, void *const *out, void *user,
+			 void *stream)
+{
+	const struct mlp_dims *d = user;
+	struct cudafake_range r[] = {
+		R(in[0], F(d->b * d->i)), R(in[1], F(d->i * d->o)),
+		R(in[2], F(d->b * d->o)), R(out[0], F(d->i * d->o)),
+		R(out[1], F(d->o)), R(out[d->has_dx ? 2 : 1], F(d->b * d->i)),
+	};
+
+	return launch(mlp_cpu_kernels()->fc_backward, in, 3, out,
+		      d->has_dx ? 3 : 2, user, stream, r);
+}
+
+static int k_sgd_momentum(void *const *in, void *const *out, void *user,
+			  void *stream)
+{
+	const struct mlp_dims *d = user;
+	struct cudafake_range r[] = {
+		R(in[0], F(d->o)), R(in[1], F(d->o)), R(in[2], F(d->o)),
+		R(out[0], F(d->o)), R(out[1], F(d->o)),
+	};
+
+	return launch(mlp_cpu_kernels()->sgd_momentum, in, 3, out, 2, user,
+		      stream, r);
+}
+
+static const struct mlp_kernels twins = {
+	.fc_forward = k_fc_forward,
+	.relu_forward = k_relu_forward,
+	.relu_backward = k_relu_backward,
+	.softmax_xent = k_softmax_xent,
+	.fc_backward = k_fc_backward,
+	.sgd_momentum = k_sgd_momentum,
+};
+
+struct result {
+	uint8_t *weights;
+	size_t len;
+	uint64_t peak;
+};
+
+/* Trains the small MLP under `config`; 0, or its error (message in
+ * why). */
+static int train(const char *config, struct result *out, char *why,
+		 size_t len)
+{
+	struct mlp_config mc;
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	tmm_ctx *ctx;
+	int rc;
+
+	mlp_config_default(&mc);
+	mc.batch = 32;
+	mc.inputs = 64;
+	mc.width = 64;
+	mc.layers = 3;
+	mc.classes = 10;
+	mc.steps = 4;
+	mc.kernels = &twins;
+	if (tmm_ctx_create(&ctx, config) != 0) {
+		snprintf(why, len, "%s", tmm_last_error(NULL));
+		return -1;
+	}
+	rc = mlp_train(ctx, &mc, NULL, &out->weights, &out->len, NULL);
+	if (rc != 0)
+		snprintf(why, len, "%s", tmm_last_error(ctx));
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	out->peak = st.device_peak;
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	return rc;
+}
+
+static const char *const policies[] = {
+	"passive",	"none",	    "vdnn-conv", "vdnn-all", "checkpoint",
+	"superneurons", "capuchin", "tensile",	 "tsplit",   "auto",
+};
+
+#define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
+
+/* Every policy of one mode at 30% of the unconstrained peak, over the
+ * seeds: bit-identical to the unconstrained run, and no race.  Every
+ * failing run is listed before the test fails. */
+static void every_policy(const char *mode)
+{
+	struct result ref = { 0 };
+	char cfg[256], why[512];
+	unsigned failed = 0;
+
+	snprintf(cfg, sizeof(cfg), "backend=cuda,mode=swap,budget=512MiB,"
+		 "policy=none,cupti=off,stats_shm=off,log=error");
+	cudafake_reset(1);
+	ck_assert_msg(train(cfg, &ref, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_eq(cudafake_races(), 0);
+	ck_assert_uint_gt(ref.peak, 0);
+	for (size_t p = 0; p < N_POLICIES; p++) {
+		for (unsigned seed = 1; seed <= SEEDS; seed++) {
+			struct result r = { 0 };
+			const char *bad = NULL;
+
+			snprintf(cfg, sizeof(cfg),
+				 "backend=cuda,mode=%s,budget=%llu,policy=%s,"
+				 "cupti=off,stats_shm=off,log=error", mode,
+				 (unsigned long long)(ref.peak * 3 / 10),
+				 policies[p]);
+			cudafake_reset(seed);
+			if (train(cfg, &r, why, sizeof(why)) != 0)
+				bad = why;
+			else if (cudafake_races())
+				bad = cudafake_race(0);
+			else if (r.len != ref.len ||
+				 memcmp(r.weights, ref.weights, ref.len))
+				bad = "weights differ from the unconstrained "
+				      "run";
+			if (bad) {
+				failed++;
+				fprintf(stderr, "FAILED %s, seed %u: %s\n",
+					cfg, seed, bad);
+			}
+			free(r.weights);
+		}
+	}
+	free(ref.weights);
+	ck_assert_msg(failed == 0, "%u of %zu runs failed (stderr lists "
+		      "them)", failed, N_POLICIES * SEEDS);
+}
+
+START_TEST(swap_mode_trains_bit_identically)
+{
+	every_policy("swap");
+}
+END_TEST
+
+START_TEST(uvm_mode_trains_bit_identically)
+{
+	every_policy("uvm");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("cuda_train");
+	TCase *tc = tcase_create("mlp");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, swap_mode_trains_bit_identically);
+	tcase_add_test(tc, uvm_mode_trains_bit_identically);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
