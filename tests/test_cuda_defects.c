@@ -11,7 +11,9 @@
  *  - share=auto keys the share segment by the device's UUID, which each
  *    MIG instance has of its own, not by the PCI bus id they share;
  *  - where cudaHostRegister is refused (some virtual machines), pinned
- *    host buffers come from cudaMallocHost, and the backend says so.
+ *    host buffers come from cudaMallocHost, and the backend says so;
+ *  - where the GPU's NUMA node is not the process's to allocate on, host
+ *    buffers are placed on the local node, and the backend says so.
  */
 #include <check.h>
 #include <errno.h>
@@ -148,6 +150,22 @@ START_TEST(a_refused_host_register_falls_back)
 }
 END_TEST
 
+START_TEST(a_forbidden_numa_node_falls_back)
+{
+	tmm_ctx *ctx;
+
+	/* Node 63: no machine here has it, so no process may use it. */
+	setenv("CUDAFAKE_NUMA_NODE", "63", 1);
+	ctx = make_ctx("swap");
+	ck_assert_int_eq(ctx->be.info.numa_node, 63);
+	round_trip(ctx);
+	ck_assert_msg(strstr(ctx->be.info.host_pinning, "NUMA node 63"),
+		      "\"%s\"", ctx->be.info.host_pinning);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	unsetenv("CUDAFAKE_NUMA_NODE");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cuda_defects");
@@ -158,6 +176,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, uvm_needs_concurrent_managed_access);
 	tcase_add_test(tc, the_share_key_is_the_device_uuid);
 	tcase_add_test(tc, a_refused_host_register_falls_back);
+	tcase_add_test(tc, a_forbidden_numa_node_falls_back);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -193,7 +193,8 @@ static int host_alloc_unplaced(struct tmm_backend *be, size_t bytes,
  * Pinned host memory on a chosen node: allocated there by libnuma, then
  * registered.  Registration pins the pages, and pinning faults them in
  * under the node's memory policy, so they land where they were asked to.
- * Where registration is refused, host_alloc_unplaced.
+ * Where registration is refused, host_alloc_unplaced; where the node is
+ * not the process's to allocate on, the local node.
  */
 int tmm_cuda_host_alloc(struct tmm_backend *be, size_t bytes,
 			int numa_node, void **ptr)
@@ -205,8 +206,26 @@ int tmm_cuda_host_alloc(struct tmm_backend *be, size_t bytes,
 	*ptr = NULL;
 	if (bytes == 0)
 		return tmm_backend_fail(be, -EINVAL, "host_alloc(0 bytes)");
+	if (s->host_node_refused)
+		numa_node = -1;
 	errno = 0;
 	p = tmm_numa_alloc(bytes, numa_node);
+	if (!p && errno == EINVAL && numa_node >= 0) {
+		/* Not a node this process may allocate on (its cpuset or
+		 * mems_allowed leave the GPU's node out): placed locally
+		 * from then on, and said once (info.host_pinning). */
+		s->host_node_refused = true;
+		if (!be->info.host_pinning[0])
+			snprintf(be->info.host_pinning,
+				 sizeof(be->info.host_pinning),
+				 "NUMA node %d is not among the nodes this "
+				 "process may allocate on (cpuset, "
+				 "mems_allowed): pinned host buffers are "
+				 "placed on the local node", numa_node);
+		numa_node = -1;
+		errno = 0;
+		p = tmm_numa_alloc(bytes, numa_node);
+	}
 	if (!p) {
 		int err = errno ? errno : ENOMEM;
 

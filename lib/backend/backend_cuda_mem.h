@@ -47,6 +47,9 @@ struct cuda_state {
 	/* Set when cudaHostRegister was refused: host buffers come from
 	 * cudaMallocHost from then on (info.host_pinning says why). */
 	bool host_register_refused;
+	/* Set when the host node is not among the process's allowed nodes:
+	 * buffers are placed locally from then on. */
+	bool host_node_refused;
 	/* The roofline of op_estimate_ns: peak fp32 flop/s and device
 	 * memory bytes/s, from the device's attributes (0: unknown). */
 	double peak_flops, mem_bytes_per_s;

@@ -15,8 +15,9 @@
  * CUDAFAKE_SEED (the order; default 1), CUDAFAKE_MEMORY (the device's
  * bytes; default 1 GiB), CUDAFAKE_PAGE (managed memory's page; default
  * 64 KiB), CUDAFAKE_CONCURRENT_MANAGED=0 (a device without concurrent
- * managed access), CUDAFAKE_RACES=abort (abort at the first race, with
- * its report on stderr).
+ * managed access), CUDAFAKE_NUMA_NODE (the GPU's host node; default
+ * none), CUDAFAKE_RACES=abort (abort at the first race, with its report
+ * on stderr).
  */
 #ifndef CUDAFAKE_H
 #define CUDAFAKE_H

@@ -241,7 +241,10 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 		*value = concurrent_managed();
 		return cudaSuccess;
 	case cudaDevAttrHostNumaId:
-		*value = -1; /* no NUMA node: the host is one node */
+		/* No node (the host is one) unless CUDAFAKE_NUMA_NODE names
+		 * one, which need not exist: the GPU's node may be outside
+		 * the process's cpuset. */
+		*value = (int)env_size("CUDAFAKE_NUMA_NODE", (size_t)-1);
 		return cudaSuccess;
 	default:
 		return fail(cudaErrorInvalidValue);
