@@ -462,13 +462,18 @@ static void *cuda_compute_stream(struct tmm_backend *be)
 	return st_of(be)->stream[TMM_ENGINE_COMPUTE];
 }
 
-static uint64_t cuda_now_ns(struct tmm_backend *be)
+__attribute__((weak)) uint64_t tmm_cuda_host_ns(void)
 {
 	struct timespec ts;
 
-	(void)be;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cuda_now_ns(struct tmm_backend *be)
+{
+	(void)be;
+	return tmm_cuda_host_ns();
 }
 
 const struct tmm_backend_ops tmm_backend_cuda_ops = {

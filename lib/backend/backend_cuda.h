@@ -11,8 +11,19 @@
 
 #include "backend.h"
 
+#include <stdint.h>
+
 #ifdef TMM_HAVE_CUDA
 extern const struct tmm_backend_ops tmm_backend_cuda_ops;
+
+/*
+ * The host clock the backend reads (its now_ns), in ns.  A weak
+ * definition: a build linked against the CUDA test double
+ * (tests/cudafake/) gets the double's clock instead, so that traces, and
+ * the plans made from them, are the same on every machine however fast
+ * or loaded.
+ */
+uint64_t tmm_cuda_host_ns(void);
 #endif
 
 #endif /* TMM_BACKEND_CUDA_H */
