@@ -13,7 +13,8 @@
  *  - where cudaHostRegister is refused (some virtual machines), pinned
  *    host buffers come from cudaMallocHost, and the backend says so;
  *  - where the GPU's NUMA node is not the process's to allocate on, host
- *    buffers are placed on the local node, and the backend says so.
+ *    buffers are placed on the local node, and the backend says so;
+ *  - the host link's speed is measured, not assumed to be 12 GB/s.
  */
 #include <check.h>
 #include <errno.h>
@@ -166,6 +167,25 @@ START_TEST(a_forbidden_numa_node_falls_back)
 }
 END_TEST
 
+/* The double moves 10 GB/s (1e7 bytes a ms) and an operation costs a
+ * microsecond (tests/cudafake/queue.c): the two event records and the
+ * copy make 2 us a copy. */
+START_TEST(the_link_is_measured)
+{
+	tmm_ctx *ctx = make_ctx("swap");
+	const struct tmm_device_info *i = &ctx->be.info;
+
+	ck_assert_msg(i->h2d_gbps > 9.9 && i->h2d_gbps < 10.1, "%s",
+		      i->link);
+	ck_assert_msg(i->d2h_gbps > 9.9 && i->d2h_gbps < 10.1, "%s",
+		      i->link);
+	ck_assert_msg(i->copy_latency_ns > 1900 && i->copy_latency_ns < 2100,
+		      "%s", i->link);
+	ck_assert_ptr_nonnull(strstr(i->link, "measured"));
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cuda_defects");
@@ -177,6 +197,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, the_share_key_is_the_device_uuid);
 	tcase_add_test(tc, a_refused_host_register_falls_back);
 	tcase_add_test(tc, a_forbidden_numa_node_falls_back);
+	tcase_add_test(tc, the_link_is_measured);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -298,6 +298,9 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 	if (ctx->be.info.timing[0])
 		tmm_log(ctx, TMM_LOG_INFO, "op times measured by %s",
 			ctx->be.info.timing);
+	if (ctx->be.info.link[0])
+		tmm_log(ctx, TMM_LOG_INFO, "host link: %s",
+			ctx->be.info.link);
 	*out = ctx;
 	return 0;
 fail:

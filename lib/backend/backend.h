@@ -115,6 +115,8 @@ struct tmm_device_info {
 				      * asked (NUMA-placed, registered) */
 	char timing[160];	     /* how op times are measured, and why
 				      * not better ("" on the sim) */
+	char link[160];		     /* how h2d/d2h_gbps were had ("" on the
+				      * sim: the profile's) */
 	char op_estimate[160];	     /* where op_estimate_ns's figures
 				      * come from ("" without one) */
 };

@@ -34,6 +34,7 @@
 
 #include "backend.h"
 #include "backend_cuda.h"
+#include "cuda_link.h"
 #include "backend_cuda_mem.h"
 #include "cuda_timing.h"
 #include "numa_place.h"
@@ -238,12 +239,15 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	info->host_accessible = false;
 	info->phantom = false;
 	info->concurrent_managed = attr != 0;
-	/* The runtime API does not report the link's width or generation.
-	 * Capuchin §4.3 measured 12 GB/s of pinned PCIe 3.0 x16 copies; a
-	 * faster link only makes the plans conservative.  An estimate. */
+	/* The runtime API does not report the link's width or generation,
+	 * so it is measured (cuda_link.c).  Where it cannot be, Capuchin
+	 * §4.3's 12 GB/s of pinned PCIe 3.0 x16 copies: a faster link only
+	 * makes the plans conservative. */
 	info->h2d_gbps = 12.0;
 	info->d2h_gbps = 12.0;
 	info->copy_latency_ns = 10000;
+	tmm_cuda_link_measure(info, s->stream[TMM_ENGINE_H2D],
+			      s->stream[TMM_ENGINE_D2H]);
 	roofline_from_attributes(s, info, prop.major, prop.minor,
 				 prop.multiProcessorCount);
 	/* Not measured: 5 us is a common figure for one kernel launch and

@@ -1,0 +1,21 @@
+/*
+ * cuda_link.h — measuring the host link when the cuda backend opens
+ * (cuda_link.c).
+ */
+#ifndef TMM_CUDA_LINK_H
+#define TMM_CUDA_LINK_H
+
+#include <cuda_runtime_api.h>
+
+#include "backend.h"
+
+/*
+ * Sets info's h2d_gbps, d2h_gbps and copy_latency_ns from timed pinned
+ * copies on the streams given, and says how in info->link.  Where they
+ * cannot be measured the values in info stay, and info->link says why.
+ * Takes 32 MiB of device and pinned memory for the while.
+ */
+void tmm_cuda_link_measure(struct tmm_device_info *info,
+			   cudaStream_t h2d, cudaStream_t d2h);
+
+#endif /* TMM_CUDA_LINK_H */
