@@ -14,10 +14,14 @@
  *    host buffers come from cudaMallocHost, and the backend says so;
  *  - where the GPU's NUMA node is not the process's to allocate on, host
  *    buffers are placed on the local node, and the backend says so;
- *  - the host link's speed is measured, not assumed to be 12 GB/s.
+ *  - the host link's speed is measured, not assumed to be 12 GB/s;
+ *  - a thread whose current device is another one may call into a
+ *    context: each call runs on the context's device, and the thread's
+ *    own device is given back.
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +190,65 @@ START_TEST(the_link_is_measured)
 }
 END_TEST
 
+static void zero_twin(void *arg)
+{
+	memset(arg, 0, BYTES);
+}
+
+/* An op whose kernel (a host twin on the double) zeroes its output, on
+ * the stream the runtime gives: one of the context's device. */
+static int zero_run(void *const *in, void *const *out, void *user,
+		    void *stream)
+{
+	struct cudafake_range r = { out[0], BYTES, true };
+
+	(void)in;
+	(void)user;
+	return cudafake_launch(stream, zero_twin, out[0], &r, 1) ==
+			       cudaSuccess
+		       ? 0
+		       : -1;
+}
+
+struct other_thread {
+	tmm_ctx *ctx;
+	int rc, device_after;
+};
+
+static void *on_device_1(void *arg)
+{
+	struct other_thread *o = arg;
+	tmm_tensor t;
+	tmm_op op = { .name = "zero", .outputs = &t, .n_outputs = 1,
+		      .run = zero_run };
+
+	ck_assert_int_eq(cudaSetDevice(1), cudaSuccess);
+	o->rc = tmm_tensor_create(o->ctx, BYTES, TMM_ACTIVATION, "z", &t);
+	if (o->rc == 0)
+		o->rc = tmm_run(o->ctx, &op);
+	if (o->rc == 0)
+		round_trip(o->ctx);
+	ck_assert_int_eq(cudaGetDevice(&o->device_after), cudaSuccess);
+	return NULL;
+}
+
+START_TEST(another_threads_device_is_kept)
+{
+	struct other_thread o = { 0 };
+	pthread_t th;
+
+	setenv("CUDAFAKE_DEVICES", "2", 1);
+	o.ctx = make_ctx("swap");
+	ck_assert_int_eq(pthread_create(&th, NULL, on_device_1, &o), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_msg(o.rc == 0, "%s", tmm_last_error(o.ctx));
+	ck_assert_int_eq(o.device_after, 1);
+	ck_assert_uint_eq(cudafake_races(), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(o.ctx), 0);
+	unsetenv("CUDAFAKE_DEVICES");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cuda_defects");
@@ -198,6 +261,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_refused_host_register_falls_back);
 	tcase_add_test(tc, a_forbidden_numa_node_falls_back);
 	tcase_add_test(tc, the_link_is_measured);
+	tcase_add_test(tc, another_threads_device_is_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -182,6 +182,7 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 					"cuda backend: out of memory");
 	s->device = 0;
 	s->host_numa_ok = true;
+	s->kernel_caller_device = -1;
 
 	e = cudaSetDevice(s->device);
 	if (e != cudaSuccess) {
@@ -318,6 +319,7 @@ static void cuda_close(struct tmm_backend *be)
 static int cuda_event_record(struct tmm_backend *be, enum tmm_engine engine,
 			     tmm_event *ev)
 {
+	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 	cudaEvent_t ce;
 	cudaError_t e;
@@ -346,6 +348,7 @@ static int cuda_event_record(struct tmm_backend *be, enum tmm_engine engine,
 
 static int cuda_event_query(struct tmm_backend *be, const tmm_event *ev)
 {
+	CUDA_ON_DEVICE(be);
 	cudaError_t e;
 
 	if (!ev->valid || !ev->native)
@@ -361,6 +364,7 @@ static int cuda_event_query(struct tmm_backend *be, const tmm_event *ev)
 
 static int cuda_event_sync(struct tmm_backend *be, const tmm_event *ev)
 {
+	CUDA_ON_DEVICE(be);
 	cudaError_t e;
 
 	if (!ev->valid || !ev->native)
@@ -375,6 +379,7 @@ static int cuda_event_sync(struct tmm_backend *be, const tmm_event *ev)
 static int cuda_engine_wait(struct tmm_backend *be, enum tmm_engine engine,
 			    const tmm_event *ev)
 {
+	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 	cudaError_t e;
 
@@ -393,6 +398,7 @@ static int cuda_engine_wait(struct tmm_backend *be, enum tmm_engine engine,
 
 static void cuda_event_release(struct tmm_backend *be, tmm_event *ev)
 {
+	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 
 	if (ev->valid && ev->native) {
@@ -413,18 +419,25 @@ static void cuda_event_release(struct tmm_backend *be, tmm_event *ev)
 /*
  * Brackets the op on the compute stream for cuda_timing.c.  Its kernels
  * run long after kernel_end returns, so *ns is 0 here; kernel_times
- * answers the durations at the iteration's end.
+ * answers the durations at the iteration's end.  In between the op's
+ * callback launches its kernels on our compute stream, so our device is
+ * current on the calling thread until kernel_end gives the caller's back.
  */
 static int cuda_kernel_begin(struct tmm_backend *be,
 			     const struct tmm_cost *cost)
 {
+	struct cuda_state *s = st_of(be);
 	char err[200];
 	int rc;
 
 	(void)cost;
-	rc = tmm_cuda_timing_begin(st_of(be)->timing, err, sizeof(err));
-	if (rc < 0)
+	s->kernel_caller_device = tmm_cuda_device_enter(s);
+	rc = tmm_cuda_timing_begin(s->timing, err, sizeof(err));
+	if (rc < 0) {
+		tmm_cuda_device_leave(&s->kernel_caller_device);
+		s->kernel_caller_device = -1;
 		return tmm_backend_fail(be, rc, "timing an op: %s", err);
+	}
 	return 0;
 }
 
@@ -438,6 +451,8 @@ static int cuda_kernel_end(struct tmm_backend *be,
 	if (ns)
 		*ns = 0;
 	rc = tmm_cuda_timing_end(st_of(be)->timing, err, sizeof(err));
+	tmm_cuda_device_leave(&st_of(be)->kernel_caller_device);
+	st_of(be)->kernel_caller_device = -1;
 	if (rc < 0)
 		return tmm_backend_fail(be, rc, "timing an op: %s", err);
 	return 0;
@@ -451,6 +466,7 @@ static uint64_t cuda_kernel_id(struct tmm_backend *be)
 static int cuda_kernel_times(struct tmm_backend *be, const uint64_t *ids,
 			     uint64_t *ns, uint32_t n)
 {
+	CUDA_ON_DEVICE(be);
 	char err[200];
 	int rc;
 

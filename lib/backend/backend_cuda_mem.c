@@ -108,6 +108,7 @@ int tmm_cuda_fail(struct tmm_backend *be, cudaError_t e, const char *fmt,
 
 int tmm_cuda_dev_alloc(struct tmm_backend *be, size_t bytes, void **ptr)
 {
+	CUDA_ON_DEVICE(be);
 	cudaError_t e;
 
 	*ptr = NULL;
@@ -128,6 +129,7 @@ int tmm_cuda_dev_alloc(struct tmm_backend *be, size_t bytes, void **ptr)
  */
 void tmm_cuda_dev_free(struct tmm_backend *be, void *ptr, size_t bytes)
 {
+	CUDA_ON_DEVICE(be);
 	(void)be;
 	(void)bytes;
 	if (ptr && cudaFree(ptr) != cudaSuccess)
@@ -137,6 +139,7 @@ void tmm_cuda_dev_free(struct tmm_backend *be, void *ptr, size_t bytes)
 int tmm_cuda_managed_alloc(struct tmm_backend *be, size_t bytes,
 			   void **ptr)
 {
+	CUDA_ON_DEVICE(be);
 	cudaError_t e;
 
 	*ptr = NULL;
@@ -199,6 +202,7 @@ static int host_alloc_unplaced(struct tmm_backend *be, size_t bytes,
 int tmm_cuda_host_alloc(struct tmm_backend *be, size_t bytes,
 			int numa_node, void **ptr)
 {
+	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 	cudaError_t e;
 	void *p;
@@ -246,6 +250,7 @@ int tmm_cuda_host_alloc(struct tmm_backend *be, size_t bytes,
 
 void tmm_cuda_host_free(struct tmm_backend *be, void *ptr, size_t bytes)
 {
+	CUDA_ON_DEVICE(be);
 	(void)be;
 	if (!ptr)
 		return;
@@ -266,6 +271,7 @@ void tmm_cuda_host_free(struct tmm_backend *be, void *ptr, size_t bytes)
 int tmm_cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 			void *dst, const void *src, size_t bytes)
 {
+	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 	cudaError_t e;
 
@@ -288,6 +294,7 @@ int tmm_cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 int tmm_cuda_copy_on_device(struct tmm_backend *be, void *dst,
 			    const void *src, size_t bytes)
 {
+	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 	cudaError_t e;
 
@@ -312,6 +319,7 @@ int tmm_cuda_copy_on_device(struct tmm_backend *be, void *dst,
 int tmm_cuda_copy_sync(struct tmm_backend *be, void *dst, const void *src,
 		       size_t bytes, bool to_device)
 {
+	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 	const char *dir = to_device ? "to device" : "to host";
 	cudaError_t e;
@@ -424,6 +432,7 @@ int tmm_cuda_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 		      void *ptr, size_t bytes, enum tmm_location to,
 		      int numa_node)
 {
+	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 	const char *where = to == TMM_LOC_DEVICE ? "device" : "host";
 	cudaError_t e;
@@ -469,6 +478,7 @@ int tmm_cuda_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 int tmm_cuda_advise(struct tmm_backend *be, void *ptr, size_t bytes,
 		    enum tmm_advice advice)
 {
+	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 	enum cudaMemoryAdvise a;
 	bool host = false;
@@ -540,6 +550,7 @@ int tmm_cuda_advise(struct tmm_backend *be, void *ptr, size_t bytes,
  */
 int tmm_cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 {
+	CUDA_ON_DEVICE(be);
 #if CUDART_VERSION >= 13000
 	struct cuda_state *s = st_of(be);
 	cudaError_t e;
@@ -587,6 +598,7 @@ int tmm_cuda_managed_access(struct tmm_backend *be,
 			    const struct tmm_managed_range *ranges,
 			    unsigned n)
 {
+	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 	cudaError_t e = cudaSuccess;
 

@@ -50,6 +50,9 @@ struct cuda_state {
 	/* Set when the host node is not among the process's allowed nodes:
 	 * buffers are placed locally from then on. */
 	bool host_node_refused;
+	/* The caller's device while an op's kernels are launched
+	 * (kernel_begin to kernel_end), -1: it was ours already. */
+	int kernel_caller_device;
 	/* The roofline of op_estimate_ns: peak fp32 flop/s and device
 	 * memory bytes/s, from the device's attributes (0: unknown). */
 	double peak_flops, mem_bytes_per_s;
@@ -59,6 +62,41 @@ static inline struct cuda_state *st_of(struct tmm_backend *be)
 {
 	return be->state;
 }
+
+/*
+ * A call of the backend runs with the backend's device current on the
+ * calling thread, and gives the caller's back when it returns: any thread
+ * may call into a context, and which device is current is the thread's
+ * own business (issue #20).  The previous device, or -1 when it was ours
+ * already.
+ */
+static inline int tmm_cuda_device_enter(const struct cuda_state *s)
+{
+	int d;
+
+	if (cudaGetDevice(&d) != cudaSuccess) {
+		(void)cudaGetLastError();
+		d = -1;
+	}
+	if (d == s->device)
+		return -1;
+	if (cudaSetDevice(s->device) != cudaSuccess)
+		(void)cudaGetLastError();
+	return d;
+}
+
+static inline void tmm_cuda_device_leave(int *prev)
+{
+	if (*prev >= 0 && cudaSetDevice(*prev) != cudaSuccess)
+		(void)cudaGetLastError();
+}
+
+/* The first line of a backend op: tmm_cuda_device_enter now, and
+ * tmm_cuda_device_leave wherever the op returns. */
+#define CUDA_ON_DEVICE(be)                                                  \
+	int tmm_device_scope__                                              \
+		__attribute__((cleanup(tmm_cuda_device_leave))) =           \
+			tmm_cuda_device_enter(st_of(be))
 
 
 /*

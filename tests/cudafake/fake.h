@@ -25,6 +25,7 @@ struct vclock {
 
 struct CUstream_st {
 	unsigned slot;
+	int device;		/* made on; -1: a default stream, any */
 	bool blocking;		/* synchronises with the legacy stream */
 	bool live;
 	struct vclock vc;	/* everything ordered before its next op */
@@ -33,6 +34,7 @@ struct CUstream_st {
 
 struct CUevent_st {
 	bool live;
+	int device;		/* made on */
 	bool timing;
 	uint64_t recorded;	/* records queued so far */
 	uint64_t reached;	/* the last record that ran */
@@ -95,8 +97,11 @@ void fake_sync_all(void);
 /* Whether the event's last record has run (orders the host after it
  * when it has). */
 bool fake_event_done(struct CUevent_st *e);
-/* A new stream, or NULL when all slots are taken. */
-struct CUstream_st *fake_stream_new(bool blocking);
+/* A new stream on `device`, or NULL when all slots are taken. */
+struct CUstream_st *fake_stream_new(bool blocking, int device);
+
+/* The calling thread's current device (runtime.c). */
+int fake_current_device(void);
 void fake_stream_free(struct CUstream_st *s);
 
 /* Managed memory (runtime.c): poisons the whole pages of [p, p + n)

@@ -90,6 +90,7 @@ static void init(void)
 	for (unsigned i = 0; i < FAKE_STREAMS; i++)
 		q.streams[i].slot = i;
 	q.streams[FAKE_LEGACY].live = q.streams[FAKE_LEGACY].blocking = true;
+	q.streams[FAKE_LEGACY].device = q.streams[FAKE_PER_THREAD].device = -1;
 	q.streams[FAKE_PER_THREAD].live = true;
 	q.streams[FAKE_PER_THREAD].blocking = true;
 }
@@ -107,7 +108,7 @@ struct CUstream_st *fake_stream(cudaStream_t s)
 	return NULL;
 }
 
-struct CUstream_st *fake_stream_new(bool blocking)
+struct CUstream_st *fake_stream_new(bool blocking, int device)
 {
 	init();
 	for (unsigned i = 2; i < FAKE_STREAMS; i++) {
@@ -117,6 +118,7 @@ struct CUstream_st *fake_stream_new(bool blocking)
 			continue;
 		s->live = true;
 		s->blocking = blocking;
+		s->device = device;
 		s->head = s->tail = NULL;
 		/* A slot's count goes on from its last owner's, so clocks
 		 * that name it stay true. */
@@ -430,6 +432,11 @@ cudaError_t cudafake_launch(cudaStream_t stream, void (*fn)(void *),
 	op = fake_op_new(OP_KERNEL, stream);
 	if (!op)
 		return cudaErrorInvalidResourceHandle;
+	/* A kernel goes to a stream of the current device. */
+	if (op->s->device >= 0 && op->s->device != fake_current_device()) {
+		free(op);
+		return cudaErrorInvalidResourceHandle;
+	}
 	op->fn = fn;
 	op->arg = arg;
 	for (unsigned i = 0; i < n; i++)

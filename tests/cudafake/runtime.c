@@ -186,19 +186,53 @@ const char *cudaGetErrorString(cudaError_t e)
 	}
 }
 
+/* The devices: CUDAFAKE_DEVICES (default 1), read at every call so that
+ * one test program can try several. */
+static int devices(void)
+{
+	size_t n = env_size("CUDAFAKE_DEVICES", 1);
+
+	return n >= 1 && n <= 16 ? (int)n : 1;
+}
+
+static _Thread_local int current;
+
+int fake_current_device(void)
+{
+	return current;
+}
+
+static bool no_device(int device)
+{
+	return device < 0 || device >= devices();
+}
+
 cudaError_t cudaGetDeviceCount(int *count)
 {
 	init();
 	if (!count)
 		return fail(cudaErrorInvalidValue);
-	*count = 1;
+	*count = devices();
 	return cudaSuccess;
 }
 
+/* Each thread has its own current device, 0 until it sets one (Runtime
+ * API, cudaSetDevice). */
 cudaError_t cudaSetDevice(int device)
 {
 	init();
-	return device == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
+	if (no_device(device))
+		return fail(cudaErrorInvalidDevice);
+	current = device;
+	return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+	if (!device)
+		return fail(cudaErrorInvalidValue);
+	*device = current;
+	return cudaSuccess;
 }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
@@ -206,7 +240,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 	init();
 	if (!prop)
 		return fail(cudaErrorInvalidValue);
-	if (device != 0)
+	if (no_device(device))
 		return fail(cudaErrorInvalidDevice);
 	memset(prop, 0, sizeof(*prop));
 	snprintf(prop->name, sizeof(prop->name), "cudafake (test double)");
@@ -227,7 +261,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 	init();
 	if (!value)
 		return fail(cudaErrorInvalidValue);
-	if (device != 0)
+	if (no_device(device))
 		return fail(cudaErrorInvalidDevice);
 	switch (attr) {
 	case cudaDevAttrClockRate:
@@ -256,7 +290,7 @@ cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device)
 	init();
 	if (!id || len <= 0)
 		return fail(cudaErrorInvalidValue);
-	if (device != 0)
+	if (no_device(device))
 		return fail(cudaErrorInvalidDevice);
 	snprintf(id, (size_t)len, "0000:00:00.0");
 	return cudaSuccess;
@@ -441,7 +475,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
 {
 	if (!stream)
 		return fail(cudaErrorInvalidValue);
-	*stream = fake_stream_new(!(flags & cudaStreamNonBlocking));
+	*stream = fake_stream_new(!(flags & cudaStreamNonBlocking), current);
 	return *stream ? cudaSuccess : fail(cudaErrorMemoryAllocation);
 }
 
@@ -478,6 +512,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 	if (!*event)
 		return fail(cudaErrorMemoryAllocation);
 	(*event)->live = true;
+	(*event)->device = current;
 	(*event)->timing = !(flags & cudaEventDisableTiming);
 	return cudaSuccess;
 }
@@ -508,6 +543,12 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 	op = fake_op_new(OP_RECORD, stream);
 	if (!op)
 		return fail(cudaErrorInvalidResourceHandle);
+	/* An event is recorded in a stream of its own device (Runtime
+	 * API, cudaEventRecord). */
+	if (op->s->device >= 0 && op->s->device != event->device) {
+		free(op);
+		return fail(cudaErrorInvalidResourceHandle);
+	}
 	op->ev = event;
 	return fake_enqueue(op, NULL, 0, "cudaEventRecord", SITE);
 }
