@@ -17,7 +17,9 @@
  *  - the host link's speed is measured, not assumed to be 12 GB/s;
  *  - a thread whose current device is another one may call into a
  *    context: each call runs on the context's device, and the thread's
- *    own device is given back.
+ *    own device is given back;
+ *  - a CUPTI older than the headers the library was built with is not
+ *    used (its records would be misread): op times come from events.
  */
 #include <check.h>
 #include <errno.h>
@@ -249,6 +251,24 @@ START_TEST(another_threads_device_is_kept)
 }
 END_TEST
 
+START_TEST(an_older_cupti_is_not_used)
+{
+	tmm_ctx *ctx;
+
+	setenv("CUDAFAKE_CUPTI_VERSION", "1", 1);
+	ck_assert_msg(tmm_ctx_create(&ctx, "backend=cuda,mode=swap,"
+				     "budget=64MiB,cupti=on,stats_shm=off") ==
+			      0,
+		      "%s", tmm_last_error(NULL));
+	ck_assert_msg(strstr(ctx->be.info.timing, "events") &&
+			      strstr(ctx->be.info.timing,
+				     "CUPTI API version 1 is older"),
+		      "%s", ctx->be.info.timing);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	unsetenv("CUDAFAKE_CUPTI_VERSION");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cuda_defects");
@@ -262,6 +282,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_forbidden_numa_node_falls_back);
 	tcase_add_test(tc, the_link_is_measured);
 	tcase_add_test(tc, another_threads_device_is_kept);
+	tcase_add_test(tc, an_older_cupti_is_not_used);
 	suite_add_tcase(s, tc);
 	return s;
 }

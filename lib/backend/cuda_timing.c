@@ -245,6 +245,7 @@ static int cmp_corr(const void *a, const void *b)
 /* Takes CUPTI for t; false with the reason in why when it cannot. */
 static bool cupti_start(struct tmm_cuda_timing *t, char *why, size_t whylen)
 {
+	uint32_t version = 0;
 	CUptiResult r = CUPTI_SUCCESS;
 	size_t on = 0;
 	bool ok = false;
@@ -252,6 +253,17 @@ static bool cupti_start(struct tmm_cuda_timing *t, char *why, size_t whylen)
 	pthread_mutex_lock(&cupti_lock);
 	if (cupti_owner) {
 		snprintf(why, whylen, "CUPTI is taken by another context");
+		goto out;
+	}
+	/* The activity records' layout is the one of the headers this was
+	 * built with: an older CUPTI loaded at run time would be misread
+	 * (cupti_version.h: compare cuptiGetVersion with
+	 * CUPTI_API_VERSION). */
+	if (cuptiGetVersion(&version) != CUPTI_SUCCESS ||
+	    version < CUPTI_API_VERSION) {
+		snprintf(why, whylen, "CUPTI API version %u is older than the "
+			 "%u this libtensormm was built with",
+			 (unsigned)version, (unsigned)CUPTI_API_VERSION);
 		goto out;
 	}
 	if (!cupti_registered) {

@@ -6,6 +6,20 @@
  * activity records on the double is left to later work.
  */
 #include <cupti.h>
+#include <stdlib.h>
+
+/* The CUPTI API version the double reports: the headers', unless
+ * CUDAFAKE_CUPTI_VERSION names another (an older library loaded at run
+ * time than the one built against). */
+CUptiResult cuptiGetVersion(uint32_t *version)
+{
+	const char *v = getenv("CUDAFAKE_CUPTI_VERSION");
+
+	if (!version)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*version = v ? (uint32_t)strtoul(v, NULL, 10) : CUPTI_API_VERSION;
+	return CUPTI_SUCCESS;
+}
 
 CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
 {
