@@ -108,8 +108,8 @@ START_TEST(a_swap_out_waits_for_the_writer)
 
 		cudafake_reset(seed);
 		write_t(ctx, t, 0x5a);
-		ck_assert_int_eq(tmm_mover_swap_out(ctx, tmm_tensor_find(ctx, t),
-						    false),
+		ck_assert_int_eq(tmm_mover_swap_out(ctx,
+						    tmm_tensor_find(ctx, t), false),
 				 0);
 		expect_no_race(seed);
 		expect_bytes(ctx, t, 0x5a);

@@ -257,8 +257,8 @@ static void every_policy(const char *mode)
 			rc = train(cfg, &r, why, sizeof(why));
 			if (known(mode, policies[p], seed)) {
 				if (rc == 0)
-					bad = "trains: paid off, remove it from "
-					      "known_enomem";
+					bad = "trains: paid off, remove it "
+					      "from known_enomem";
 				else if (!strstr(why, "no room"))
 					bad = why;
 			} else if (rc != 0)

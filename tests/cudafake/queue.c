@@ -439,9 +439,10 @@ cudaError_t cudafake_launch(cudaStream_t stream, void (*fn)(void *),
 	}
 	op->fn = fn;
 	op->arg = arg;
-	for (unsigned i = 0; i < n; i++)
-		a[i] = (struct fake_access){ (uintptr_t)r[i].ptr,
-					     (uintptr_t)r[i].ptr + r[i].bytes,
-					     r[i].write ? USE_WRITE : USE_READ };
+	for (unsigned i = 0; i < n; i++) {
+		a[i].lo = (uintptr_t)r[i].ptr;
+		a[i].hi = a[i].lo + r[i].bytes;
+		a[i].use = r[i].write ? USE_WRITE : USE_READ;
+	}
 	return fake_enqueue(op, a, n, "kernel", __builtin_return_address(0));
 }
