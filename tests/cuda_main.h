@@ -1,7 +1,9 @@
 /*
  * cuda_main.h — the main() of a GPU test: skip (exit 77, automake's
  * code) when no CUDA device answers, else run the suite in-process (the
- * CUDA runtime does not survive Check's fork).
+ * CUDA runtime does not survive Check's fork, and the CUDA test double's
+ * state is the process's).  Linked against the double (tests/cudafake/),
+ * a device always answers.
  */
 #ifndef CUDA_MAIN_H
 #define CUDA_MAIN_H
