@@ -31,12 +31,6 @@
 #include "drop.h"
 #include "lib/record/tracker.h"
 
-/* mode=uvm: the entry points below hand over to mover_uvm.c. */
-static bool uvm(const struct tmm_ctx *ctx)
-{
-	return ctx->mode == TMM_MODE_UVM;
-}
-
 /* ---- making room ------------------------------------------------------ */
 
 /* The least recently used tensor that passive mode may evict, or NULL. */
@@ -238,7 +232,7 @@ int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	struct tmm_pool_block *b;
 	int rc;
 
-	if (uvm(ctx) || t->state != TMM_TS_EMPTY)
+	if (tmm_mover_uvm(ctx) || t->state != TMM_TS_EMPTY)
 		return -EINVAL;
 	rc = tmm_pool_alloc_at(ctx->pool, offset, bytes, &b);
 	if (rc < 0)
@@ -250,7 +244,7 @@ int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 
 int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	if (uvm(ctx))
+	if (tmm_mover_uvm(ctx))
 		return tmm_uvm_materialize(ctx, t);
 	return alloc_device(ctx, t, true);
 }
@@ -260,7 +254,7 @@ int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 {
 	int rc;
 
-	if (uvm(ctx))
+	if (tmm_mover_uvm(ctx))
 		return tmm_uvm_alloc_scratch(ctx, bytes, block, ptr);
 	rc = make_room_for(ctx, NULL, bytes, true, block);
 
@@ -272,7 +266,7 @@ int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 
 void tmm_mover_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block)
 {
-	if (uvm(ctx))
+	if (tmm_mover_uvm(ctx))
 		tmm_uvm_free_scratch(ctx, block);
 	else if (block)
 		tmm_pool_free(ctx->pool, block);
@@ -304,7 +298,7 @@ int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 int tmm_mover_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	if (uvm(ctx))
+	if (tmm_mover_uvm(ctx))
 		return tmm_uvm_prefetch(ctx, t);
 	return swap_in(ctx, t, false);
 }
@@ -312,7 +306,7 @@ int tmm_mover_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 int tmm_mover_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		     uint32_t advice)
 {
-	return uvm(ctx) ? tmm_uvm_advise(ctx, t, advice) : 0;
+	return tmm_mover_uvm(ctx) ? tmm_uvm_advise(ctx, t, advice) : 0;
 }
 
 int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
@@ -346,7 +340,7 @@ int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 		return 0;
 	case TMM_TS_HOST:
-		if (uvm(ctx))
+		if (tmm_mover_uvm(ctx))
 			return tmm_uvm_bring_back(ctx, t, need_data);
 		if (!need_data) {
 			/* The op overwrites it: its old bytes are dead. */
@@ -385,7 +379,7 @@ int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	tmm_recompute_forget(ctx, t);
-	if (uvm(ctx)) {
+	if (tmm_mover_uvm(ctx)) {
 		tmm_uvm_release(ctx, t);
 		return;
 	}
@@ -432,7 +426,7 @@ int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	if (rc < 0)
 		return rc;
 	tmm_lineage_host_write(ctx, t);
-	if (uvm(ctx))
+	if (tmm_mover_uvm(ctx))
 		return tmm_uvm_write(ctx, t, offset, src, bytes);
 	switch (t->state) {
 	case TMM_TS_EMPTY:
@@ -482,7 +476,7 @@ int tmm_mover_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 
 	if (rc < 0)
 		return rc;
-	if (uvm(ctx))
+	if (tmm_mover_uvm(ctx))
 		return tmm_uvm_read(ctx, t, offset, dst, bytes);
 	switch (t->state) {
 	case TMM_TS_EMPTY:

@@ -18,12 +18,6 @@
 #include "mover_uvm.h"
 #include "swap_engine.h"
 
-/* mode=uvm: the entry points below hand over to mover_uvm.c. */
-static bool uvm(const struct tmm_ctx *ctx)
-{
-	return ctx->mode == TMM_MODE_UVM;
-}
-
 /* ---- waiting, with the time lost counted as stall -------------------- */
 
 int tmm_mover_host_wait(struct tmm_ctx *ctx, const tmm_event *ev)
@@ -150,7 +144,7 @@ static void complete_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 static void complete_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	tmm_list_del(&t->in_flight);
-	if (uvm(ctx)) /* a prefetch: no host buffer to give back */
+	if (tmm_mover_uvm(ctx)) /* a prefetch: no host buffer to give back */
 		ctx->be.ops->event_release(&ctx->be, &t->copy);
 	else
 		tmm_mover_host_give_back(ctx, t, &t->copy);
@@ -288,7 +282,7 @@ int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 				tmm_tstate_name(t->state),
 				t->pins ? " and pinned by a running op or "
 					  "tmm_acquire" : "");
-	if (uvm(ctx))
+	if (tmm_mover_uvm(ctx))
 		return tmm_uvm_swap_out(ctx, t);
 	rc = tmm_mover_host_take(ctx, t);
 	if (rc < 0)
@@ -309,7 +303,7 @@ int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
  * writes the tensor copies its rows to the host part by part. */
 int tmm_mover_swap_out_begin(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	if (uvm(ctx) || t->state != TMM_TS_RESIDENT || t->host)
+	if (tmm_mover_uvm(ctx) || t->state != TMM_TS_RESIDENT || t->host)
 		return -EINVAL;
 	return tmm_mover_host_take(ctx, t);
 }

@@ -102,6 +102,12 @@ int tmm_mover_drain(struct tmm_ctx *ctx);
  */
 int tmm_mover_swap_in_copy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
+/* mode=uvm: the mover's entry points hand over to mover_uvm.c. */
+static inline bool tmm_mover_uvm(const struct tmm_ctx *ctx)
+{
+	return ctx->mode == TMM_MODE_UVM;
+}
+
 /* The first tensor of a list of copies in flight, the earliest queued. */
 #define IN_FLIGHT_FIRST(list) \
 	tmm_container_of((list)->next, struct tmm_tensor_rec, in_flight)
