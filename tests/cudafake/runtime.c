@@ -13,7 +13,8 @@
  * writes.  Where the double's behaviour is an assumption about CUDA, the
  * comment names the section of the CUDA Runtime API reference it
  * follows.  The `fault` tunable's sites here (lib/base/fault.h):
- * cudaMalloc, cudaMallocManaged, cudaHostRegister, cudaMemcpyAsync.
+ * cudaMalloc, cudaMallocManaged, cudaMallocHost, cudaHostRegister,
+ * cudaMemcpyAsync, cudaMemPrefetchAsync.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -395,6 +396,10 @@ cudaError_t cudaMallocHost(void **ptr, size_t bytes)
 	init();
 	if (!ptr)
 		return fail(cudaErrorInvalidValue);
+	if (tmm_fault_hit("cudaMallocHost")) {
+		*ptr = NULL;
+		return fail(cudaErrorMemoryAllocation);
+	}
 	*ptr = malloc(bytes ? bytes : 1);
 	if (!*ptr || !track(*ptr, bytes, ALLOC_PINNED)) {
 		free(*ptr);
@@ -696,6 +701,8 @@ cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t bytes,
 	init();
 	if (flags || bytes == 0 || !managed(ptr, bytes))
 		return fail(cudaErrorInvalidValue);
+	if (tmm_fault_hit("cudaMemPrefetchAsync"))
+		return fail(cudaErrorNotSupported);
 	op = fake_op_new(OP_PREFETCH, stream);
 	if (!op)
 		return fail(cudaErrorInvalidResourceHandle);
