@@ -165,7 +165,14 @@ struct tmm_backend_ops {
 	int (*copy_on_device)(struct tmm_backend *be, void *dst,
 			      const void *src, size_t bytes);
 
-	/* Managed ranges: migrate, advise, or drop without write-back. */
+	/*
+	 * Managed ranges: migrate, advise, or drop without write-back.  A
+	 * prefetch or a discard takes effect after the work already
+	 * queued that touches the range, on any engine: the kernels that
+	 * write it and its earlier migrations (the cuda backend waits for
+	 * the other streams; the simulator starts a migration after
+	 * compute and after the range's blocks are ready, sim_uvm.c).
+	 */
 	int (*prefetch)(struct tmm_backend *be, enum tmm_engine engine,
 			void *ptr, size_t bytes, enum tmm_location to,
 			int numa_node);
