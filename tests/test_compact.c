@@ -1,6 +1,7 @@
 /*
  * test_compact.c — a large allocation in a fragmented pool moves tensors
- * on the device instead of evicting them, and loses no byte.
+ * on the device instead of evicting them, the running op's own inputs
+ * included when nothing else makes room, and loses no byte.
  */
 #include <check.h>
 #include <stdint.h>
@@ -158,6 +159,103 @@ START_TEST(without_room_to_move_eviction_still_works)
 }
 END_TEST
 
+/* The op of the running-op tests: its output is its input's bytes,
+ * repeated, each xor 0x5a. */
+struct spread_spec {
+	size_t in_bytes, out_bytes;
+};
+
+static int spread(void *const *in, void *const *out, void *user,
+		  void *stream)
+{
+	const struct spread_spec *sp = user;
+	const uint8_t *src = in[0];
+	uint8_t *dst = out[0];
+
+	(void)stream;
+	for (size_t k = 0; k < sp->out_bytes; k++)
+		dst[k] = src[k % sp->in_bytes] ^ 0x5a;
+	return 0;
+}
+
+/* Byte k of a pattern that a copy out of order or by the wrong distance
+ * would not keep. */
+static uint8_t pattern(size_t k)
+{
+	return (uint8_t)(k * 7 % 251);
+}
+
+/*
+ * A 64 KiB device holding the op's input, `in_kib` KiB written with
+ * pattern(), `at_kib` KiB above the bottom, and nothing else: the op's
+ * output (`out_kib` KiB) and its input fit together, but the input
+ * splits the free bytes so that no hole holds the output, and there is
+ * nothing to evict.  The op must run, with no eviction, by moving its
+ * own input, and every byte must be right.
+ */
+static struct tmm_stats run_around_input(size_t at_kib, size_t in_kib,
+					 size_t out_kib)
+{
+	static uint8_t buf[64 * KIB];
+	struct spread_spec sp = { in_kib * KIB, out_kib * KIB };
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	tmm_tensor below, in, out;
+	tmm_op op = { .name = "spread", .kind = TMM_OP_OTHER, .run = spread,
+		      .user = &sp, .inputs = &in, .n_inputs = 1,
+		      .outputs = &out, .n_outputs = 1 };
+	tmm_ctx *ctx;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					"mode=swap,budget=64KiB"), 0);
+	/* Small blocks are carved from the bottom: `below` holds the
+	 * first at_kib KiB, the input the next. */
+	ck_assert_int_eq(tmm_tensor_create(ctx, at_kib * KIB, TMM_PERSISTENT,
+					   "below", &below), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, below, 0, buf, at_kib * KIB),
+			 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, sp.in_bytes, TMM_PERSISTENT,
+					   "in", &in), 0);
+	for (size_t k = 0; k < sp.in_bytes; k++)
+		buf[k] = pattern(k);
+	ck_assert_int_eq(tmm_tensor_write(ctx, in, 0, buf, sp.in_bytes), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, below), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, sp.out_bytes, TMM_ACTIVATION,
+					   "out", &out), 0);
+	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s", tmm_last_error(ctx));
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_int_eq(tmm_tensor_read(ctx, in, 0, buf, sp.in_bytes), 0);
+	for (size_t k = 0; k < sp.in_bytes; k++)
+		ck_assert_uint_eq(buf[k], pattern(k));
+	ck_assert_int_eq(tmm_tensor_read(ctx, out, 0, buf, sp.out_bytes), 0);
+	for (size_t k = 0; k < sp.out_bytes; k++)
+		ck_assert_uint_eq(buf[k], pattern(k % sp.in_bytes) ^ 0x5a);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	return st;
+}
+
+/* Issue #21: a 4 KiB input 20 KiB up leaves holes of 20 and 40 KiB; a
+ * 56 KiB output fits only once the input has moved down. */
+START_TEST(the_running_ops_input_moves_to_make_its_output_fit)
+{
+	struct tmm_stats st = run_around_input(20, 4, 56);
+
+	ck_assert_uint_eq(st.compaction_moves, 1);
+	ck_assert_uint_eq(st.passive_evictions, 0);
+	ck_assert_uint_eq(st.swap_out_count, 0);
+}
+END_TEST
+
+/* A 24 KiB input only 4 KiB up slides by less than its size: it is
+ * copied in six pieces that must not overwrite bytes not yet copied. */
+START_TEST(an_input_sliding_by_less_than_its_size_keeps_its_bytes)
+{
+	struct tmm_stats st = run_around_input(4, 24, 40);
+
+	ck_assert_uint_eq(st.compaction_moves, 1);
+	ck_assert_uint_eq(st.passive_evictions, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("compact");
@@ -168,6 +266,9 @@ int main(void)
 	tcase_add_test(tc, compaction_makes_a_hole_without_evicting);
 	tcase_add_test(tc, the_moves_out_of_a_window_stay_out_of_it);
 	tcase_add_test(tc, without_room_to_move_eviction_still_works);
+	tcase_add_test(tc, the_running_ops_input_moves_to_make_its_output_fit);
+	tcase_add_test(tc,
+		       an_input_sliding_by_less_than_its_size_keeps_its_bytes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -9,8 +9,8 @@
  * writes (from its dimensions), so the double runs it in stream order,
  * after whatever the library queued before, and checks its bytes like
  * any copy's.  Every run is compared with the double's own unconstrained
- * run (issue #20).  Two runs hit issue #21's fragmentation and are
- * listed as such (known_enomem).
+ * run (issue #20).  Every run trains: compaction may move the running
+ * op's own tensors while it places them (issue #21).
  */
 #include <check.h>
 #include <stdbool.h>
@@ -194,33 +194,6 @@ static int train(const char *config, struct result *out, char *why,
 	return rc;
 }
 
-/*
- * Runs that fail today for a reason another issue owns, each with it:
- * they must still fail, with -ENOMEM, and a run listed here that trains
- * fails the test ("paid off: remove it"), so the list only shrinks.
- * Issue #21: an op's tensors are pinned before they are made resident
- * and compaction moves only unpinned ones, so pinned blocks scattered
- * through a small pool leave no hole for an op that fits.
- */
-static const struct {
-	const char *mode, *policy;
-	unsigned seed;
-} known_enomem[] = {
-	{ "swap", "tensile", 4 },
-	{ "swap", "auto", 4 },
-};
-
-static bool known(const char *mode, const char *policy, unsigned seed)
-{
-	for (size_t i = 0; i < sizeof(known_enomem) / sizeof(known_enomem[0]);
-	     i++)
-		if (strcmp(known_enomem[i].mode, mode) == 0 &&
-		    strcmp(known_enomem[i].policy, policy) == 0 &&
-		    known_enomem[i].seed == seed)
-			return true;
-	return false;
-}
-
 static const char *const policies[] = {
 	"passive",	"none",	    "vdnn-conv", "vdnn-all", "checkpoint",
 	"superneurons", "capuchin", "tensile",	 "tsplit",   "auto",
@@ -256,13 +229,7 @@ static void every_policy(const char *mode)
 				 policies[p]);
 			cudafake_reset(seed);
 			rc = train(cfg, &r, why, sizeof(why));
-			if (known(mode, policies[p], seed)) {
-				if (rc == 0)
-					bad = "trains: paid off, remove it "
-					      "from known_enomem";
-				else if (!strstr(why, "no room"))
-					bad = why;
-			} else if (rc != 0)
+			if (rc != 0)
 				bad = why;
 			else if (cudafake_races())
 				bad = cudafake_race(0);

@@ -45,9 +45,17 @@ struct tmm_tensor_rec {
 
 	uint32_t pins;		/* > 0: in use by the running op or an
 				 * acquire: never evicted */
+	uint32_t placing_pins;	/* of pins, those of an op still placing
+				 * its tensors (tmm_run, a recomputation):
+				 * no one holds its address yet, so
+				 * compaction may move it */
 	uint32_t acquires;	/* tmm_acquire nesting */
 
 	void *dev;		/* device address, while on the device */
+	tmm_event read_by;	/* valid: a swap-out that a back-access let
+				 * go on may still read its device bytes
+				 * until this event (mover.c); compaction
+				 * waits for it (tmm_tensor_wait_readers) */
 	struct tmm_pool_block *block;
 	void *host;		/* pinned host buffer, while on the host */
 	tmm_event copy;		/* the copy in flight (SWAPPING_*) */
@@ -285,6 +293,15 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 /* Ends a record that holds nothing any more: its handles go stale, its
  * slot is reused. */
 void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * Orders the compute engine's next work after t's read_by copy, when it
+ * is still running, and forgets it: a compaction calls it before its
+ * moves overwrite where t was (tmm_mover_settle says why a release does
+ * not).  Returns 0, or a backend error with its message in
+ * ctx->be.error.
+ */
+int tmm_tensor_wait_readers(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /* The record in slot i (i < ctx->n_slots), live or not. */
 struct tmm_tensor_rec *tmm_tensor_at(const struct tmm_ctx *ctx, uint32_t i);

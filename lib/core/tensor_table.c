@@ -185,7 +185,8 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	t->kind = kind;
 	t->state = TMM_TS_EMPTY;
 	t->bytes = bytes;
-	t->pins = t->acquires = 0;
+	t->pins = t->placing_pins = t->acquires = 0;
+	t->read_by = (tmm_event){ 0 };
 	t->dev = t->host = NULL;
 	t->block = NULL;
 	t->copy = (tmm_event){ 0 };
@@ -210,12 +211,30 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 
 void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
+	if (t->read_by.valid)
+		ctx->be.ops->event_release(&ctx->be, &t->read_by);
 	free(t->name);
 	t->name = NULL;
 	t->live = false;
 	t->gen = (t->gen + 1) & GEN_MASK;
 	ctx->live_tensors--;
 	give_slot(ctx, t);
+}
+
+int tmm_tensor_wait_readers(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_backend *be = &ctx->be;
+	int rc;
+
+	if (!t->read_by.valid)
+		return 0;
+	/* Most such copies have long ended: then nothing need wait. */
+	rc = be->ops->event_query(be, &t->read_by);
+	if (rc == 0)
+		rc = be->ops->engine_wait(be, TMM_ENGINE_COMPUTE, &t->read_by);
+	be->ops->event_release(be, &t->read_by);
+	t->read_by = (tmm_event){ 0 };
+	return rc < 0 ? rc : 0;
 }
 
 struct tmm_tensor_rec *tmm_tensor_at(const struct tmm_ctx *ctx, uint32_t i)

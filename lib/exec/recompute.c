@@ -31,6 +31,22 @@ struct slot {
 	struct tmm_pool_block *scratch; /* else: a throwaway buffer */
 };
 
+/* The re-run's tensors are placed: their addresses go to its callback,
+ * so compaction may no longer move them (compact.h). */
+static void end_placing(struct tmm_tensor_rec **in, unsigned pinned,
+			const struct slot *out, unsigned placed,
+			bool *placing)
+{
+	if (!*placing)
+		return;
+	for (unsigned i = 0; i < pinned; i++)
+		in[i]->placing_pins--;
+	for (unsigned i = 0; i < placed; i++)
+		if (out[i].target)
+			out[i].target->placing_pins--;
+	*placing = false;
+}
+
 static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 {
 	struct tmm_lineage *lin = ctx->lineage;
@@ -44,6 +60,7 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	const char *saved_op = ctx->current_op;
 	char label[64];
 	uint64_t ns = 0;
+	bool placing = true;
 	int rc = 0;
 
 	if (!op)
@@ -83,8 +100,12 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 			goto unpin;
 		}
 	}
-	for (; pinned < ni; pinned++)
+	/* Pinned while placing, as tmm_run's are: compaction may move them
+	 * until the pointers are read, below. */
+	for (; pinned < ni; pinned++) {
 		in[pinned]->pins++;
+		in[pinned]->placing_pins++;
+	}
 	ctx->current_op = tmm_lineage_op_name(lin, op);
 	for (i = 0; i < ni; i++) {
 		bool was_dropped = in[i]->state == TMM_TS_DROPPED;
@@ -94,7 +115,6 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 			goto unpin;
 		if (was_dropped)
 			in[i]->regenerated = true;
-		ptrs[i] = in[i]->dev;
 	}
 	/* The outputs: the dropped ones this op made come back; any other
 	 * (live, or changed since) gets a throwaway buffer, so re-running the
@@ -110,10 +130,9 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 		if (o && o->state == TMM_TS_DROPPED &&
 		    tmm_lineage_producer(ctx, o) == op) {
 			o->pins++;
+			o->placing_pins++;
 			s->target = o;
 			rc = tmm_mover_alloc_device(ctx, o);
-			if (rc == 0)
-				ptrs[ni + placed] = o->dev;
 		} else {
 			rc = tmm_mover_alloc_scratch(
 				ctx, lin->versions[op->first + ni + placed],
@@ -124,6 +143,14 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 			goto unplace;
 		}
 	}
+	/* Read only now: placing a later tensor may have moved an earlier
+	 * one. */
+	end_placing(in, pinned, out, placed, &placing);
+	for (i = 0; i < ni; i++)
+		ptrs[i] = in[i]->dev;
+	for (i = 0; i < placed; i++)
+		if (out[i].target)
+			ptrs[ni + i] = out[i].target->dev;
 
 	/* mode=uvm: the re-run's kernels fault like the op's did. */
 	if (ctx->mode == TMM_MODE_UVM) {
@@ -164,6 +191,7 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	}
 
 unplace:
+	end_placing(in, pinned, out, placed, &placing);
 	for (i = 0; i < placed; i++) {
 		struct tmm_tensor_rec *o = out[i].target;
 
@@ -187,6 +215,7 @@ unplace:
 		tmm_tracker_event(ctx, TMM_EV_RECOMPUTE, o);
 	}
 unpin:
+	end_placing(in, pinned, out, placed, &placing);
 	for (i = 0; i < pinned; i++)
 		in[i]->pins--;
 	lin->depth--;

@@ -35,6 +35,21 @@ static void unpin(struct tmm_tensor_rec **recs, unsigned n)
 		recs[i]->pins--;
 }
 
+/*
+ * The op's tensors are placed: their addresses are about to be handed to
+ * the callback (or fixed by a split's in-place output), so compaction may
+ * no longer move them (compact.h).
+ */
+static void end_placing(struct tmm_tensor_rec **recs, unsigned n,
+			bool *placing)
+{
+	if (!*placing)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		recs[i]->placing_pins--;
+	*placing = false;
+}
+
 /* Per-tensor facts of one op, from a single pass over its list. */
 /* the tensor appears earlier in the op's list (an output that is also an
  * input) */
@@ -129,6 +144,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	struct tmm_split_reuse reuse = { .in = NULL };
 	struct tmm_split_stream stream = { .out = NULL };
 	enum tmm_split_evict evicts_first = TMM_SPLIT_KEEPS_INPUT;
+	bool placing = true;
 	int rc;
 
 	if (tmm_ctx_check(ctx) < 0)
@@ -192,8 +208,13 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	 * nothing moves (rehearse.h). */
 	if (ctx->rehearsal)
 		return tmm_rehearse_op(ctx, op, recs, flags, n);
-	for (; pinned < n; pinned++)
+	/* Pinned while placing: making one tensor resident never evicts
+	 * another the op needs, but compaction may still move any of them,
+	 * so that an op whose tensors fit the budget always finds room. */
+	for (; pinned < n; pinned++) {
 		recs[pinned]->pins++;
+		recs[pinned]->placing_pins++;
+	}
 	for (i = 0; i < n; i++) {
 		bool output = i >= op->n_inputs;
 		/* An output listed earlier is also an input (or a repeat
@@ -202,9 +223,13 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 
 		/* TSPLIT Eq. 5: the output goes below the input it will
 		 * grow into, before anything else takes the place. */
-		if (i == op->n_inputs && evicts_first != TMM_SPLIT_KEEPS_INPUT)
+		if (i == op->n_inputs &&
+		    evicts_first != TMM_SPLIT_KEEPS_INPUT) {
+			/* The output's place is fixed by the input's. */
+			end_placing(recs, n, &placing);
 			tmm_split_place_output(ctx, op, recs, parts,
 					       evicts_first, &reuse);
+		}
 		if (output && (recs[i]->state == TMM_TS_EMPTY ||
 			       recs[i] == reuse.out))
 			flags[i] |= WAS_EMPTY;
@@ -212,8 +237,12 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		rc = tmm_recompute_make_resident(ctx, recs[i], need_data);
 		if (rc < 0)
 			goto fail;
-		ptrs[i] = recs[i]->dev;
 	}
+	/* Read only now: placing a later tensor may have moved an earlier
+	 * one. */
+	end_placing(recs, n, &placing);
+	for (i = 0; i < n; i++)
+		ptrs[i] = recs[i]->dev;
 	/* mode=uvm: the driver takes the kernels' faults now. */
 	if (ctx->mode == TMM_MODE_UVM) {
 		rc = tmm_uvm_touch_op(ctx, recs, op->n_inputs, n);
@@ -304,6 +333,7 @@ fail:
 	tmm_split_stream_finish(ctx, &stream, false);
 	/* An output that held nothing before holds nothing now; tensors
 	 * that held bytes keep them where they are. */
+	end_placing(recs, pinned, &placing);
 	unpin(recs, pinned);
 	for (unsigned j = 0; j < i && j < n; j++)
 		if ((flags[j] & WAS_EMPTY) && !recs[j]->pins)

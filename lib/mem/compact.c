@@ -6,15 +6,27 @@
  * example at half its peak had 1.3 MiB free and no hole of 256 KiB).
  * Evicting to make a hole costs a copy to the host and one back later;
  * moving a tensor to another hole costs one copy on the device, at memory
- * bandwidth, and loses nothing.  Between ops no one holds a device
- * address but the runtime (op callbacks get pointers per call; acquired
- * tensors are pinned), so a resident, unpinned tensor may move.
+ * bandwidth, and loses nothing.  No one holds a device address but the
+ * runtime until it is handed out: op callbacks get pointers per call, so
+ * a resident tensor may move unless it is acquired or its op's callback
+ * has its address.  As a last resort the running op's own tensors may
+ * move too, while the op is still placing them (placing_pins in
+ * context.h): without that, an op whose tensors fit the budget could
+ * find its inputs pinned across the one hole its output needs.
  *
  * The window: a run of neighbouring blocks, each free or holding a
  * movable tensor, as large as the allocation, holding the fewest movable
  * bytes.  Its free blocks are reserved so that the moves land elsewhere,
  * each movable tensor is copied into a hole outside it, and then the
  * whole run is free and coalesced.
+ *
+ * When no hole outside can take them (the pool nearly full of what the
+ * running op needs), the last resort slides instead: a run of blocks
+ * with enough free bytes among them has its tensors moved down, in
+ * address order, onto the free bytes below them, which leaves one hole
+ * at its top.  A tensor that moves by less than its size is copied in
+ * pieces no larger than the distance, lowest first, so that no piece
+ * reads bytes a piece before it wrote.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,6 +36,10 @@
 
 /* Windows tried for one allocation before giving up to eviction. */
 #define MAX_TRIES 16
+
+/* The most pieces one sliding tensor is copied in: a tensor that would
+ * move by a sliver of its size is not worth millions of copies. */
+#define MAX_PIECES 256
 
 /* One block of the pool in address order, and the tensor it holds. */
 struct slot {
@@ -67,8 +83,10 @@ static int by_offset(const void *a, const void *b)
 	       : x->block->offset > y->block->offset;
 }
 
-/* Marks the slots whose tensors may move: resident, unpinned. */
-static int mark_movable(struct tmm_ctx *ctx, struct walk *w)
+/* Marks the slots whose tensors may move: resident and unpinned, or
+ * with placing_too pinned only by an op still placing them. */
+static int mark_movable(struct tmm_ctx *ctx, struct walk *w,
+			bool placing_too)
 {
 	struct tmm_tensor_rec **m = NULL;
 	size_t n = 0, cap = 0, j = 0;
@@ -78,7 +96,8 @@ static int mark_movable(struct tmm_ctx *ctx, struct walk *w)
 		struct tmm_tensor_rec *t =
 			tmm_container_of(l, struct tmm_tensor_rec, on_device);
 
-		if (t->state != TMM_TS_RESIDENT || t->pins || !t->block)
+		if (t->state != TMM_TS_RESIDENT || !t->block ||
+		    t->pins != (placing_too ? t->placing_pins : 0))
 			continue;
 		if (n == cap) {
 			void *p;
@@ -199,29 +218,183 @@ static bool placeable(const struct walk *w, const struct window *v,
 	return true;
 }
 
-/*
- * The blocks moved out of may be handed to a swap-in next, whose copy
- * runs on the host-to-device engine: it must not overwrite them before
- * the device copies have read them.
- */
-static int order_copies_in(struct tmm_ctx *ctx)
+/* Orders the work queued next on `waiter` after what `waited` has
+ * queued so far. */
+static int engine_after(struct tmm_ctx *ctx, enum tmm_engine waiter,
+			enum tmm_engine waited)
 {
+	struct tmm_backend *be = &ctx->be;
 	tmm_event ev;
-	int rc = ctx->be.ops->event_record(&ctx->be, TMM_ENGINE_COMPUTE, &ev);
+	int rc = be->ops->event_record(be, waited, &ev);
 
 	if (rc == 0) {
-		rc = ctx->be.ops->engine_wait(&ctx->be, TMM_ENGINE_H2D, &ev);
-		ctx->be.ops->event_release(&ctx->be, &ev);
+		rc = be->ops->engine_wait(be, waiter, &ev);
+		be->ops->event_release(be, &ev);
 	}
-	return rc < 0 ? tmm_fail(ctx, rc, "ordering a compaction before "
-				 "later copies: %s", ctx->be.error)
+	return rc < 0 ? tmm_fail(ctx, rc, "ordering a compaction's moves "
+				 "with the copy engines: %s", be->error)
 		      : 0;
+}
+
+/*
+ * Before the moves of slots [first, last]: a swap-out that a back-access
+ * let go on (mover.c, SWAPPING_OUT) may still be reading a tensor's bytes
+ * on the device-to-host engine, and the moves, on the compute engine,
+ * must not overwrite them (a slide writes where tensors were; any move
+ * frees the place for the next kernel).  Only such tensors, with a
+ * read_by copy still running, cost a wait.
+ */
+static int order_before_moves(struct tmm_ctx *ctx, const struct walk *w,
+			      size_t first, size_t last)
+{
+	for (size_t i = first; i <= last; i++) {
+		int rc = w->s[i].t ? tmm_tensor_wait_readers(ctx, w->s[i].t)
+				   : 0;
+
+		if (rc < 0)
+			return tmm_fail(ctx, rc, "ordering a compaction's "
+					"moves after a copy: %s",
+					ctx->be.error);
+	}
+	return 0;
+}
+
+/* After them: a swap-in handed a block moved out of writes it on the
+ * host-to-device engine, after the moves have read it. */
+static int order_after_moves(struct tmm_ctx *ctx)
+{
+	return engine_after(ctx, TMM_ENGINE_H2D, TMM_ENGINE_COMPUTE);
+}
+
+static void count_move(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
+{
+	ctx->c.compaction_moves++;
+	ctx->c.compaction_bytes += t->bytes;
 }
 
 /* bytes in the pool's units. */
 static uint64_t pool_size(size_t bytes)
 {
 	return (bytes + TMM_POOL_ALIGN - 1) / TMM_POOL_ALIGN * TMM_POOL_ALIGN;
+}
+
+/*
+ * For each slot, the shortest window ending there whose free bytes add
+ * up to `size`, over free and movable slots only, in which no tensor
+ * slides by less than 1/MAX_PIECES of its size; the one that moves the
+ * fewest bytes, or false when there is none.
+ */
+static bool slide_window(const struct walk *w, uint64_t size,
+			 struct window *best)
+{
+	uint64_t free_bytes = 0, moved = 0;
+	bool found = false;
+	size_t lo = 0;
+
+	for (size_t hi = 0; hi < w->n; hi++) {
+		const struct slot *s = &w->s[hi];
+
+		if (s->used && !s->t) {
+			lo = hi + 1;
+			free_bytes = moved = 0;
+			continue;
+		}
+		free_bytes += s->used ? 0 : s->size;
+		moved += s->used ? s->size : 0;
+		while (lo < hi && (w->s[lo].used ? free_bytes
+						 : free_bytes - w->s[lo].size)
+					  >= size) {
+			free_bytes -= w->s[lo].used ? 0 : w->s[lo].size;
+			moved -= w->s[lo].used ? w->s[lo].size : 0;
+			lo++;
+		}
+		if (free_bytes < size || (found && moved >= best->moved))
+			continue;
+		/* Each tensor slides by the free bytes below it. */
+		uint64_t below = 0;
+		bool ok = true;
+
+		for (size_t i = lo; i <= hi && ok; i++) {
+			if (!w->s[i].used)
+				below += w->s[i].size;
+			else if (below && w->s[i].size / below >= MAX_PIECES)
+				ok = false;
+		}
+		if (ok) {
+			*best = (struct window){ lo, hi, moved };
+			found = true;
+		}
+	}
+	return found;
+}
+
+/* Copies a tensor `down` bytes lower, in pieces that never overlap. */
+static int slide_copy(struct tmm_ctx *ctx, char *dst, const char *src,
+		      size_t bytes, uint64_t down)
+{
+	for (size_t off = 0; off < bytes; off += down) {
+		size_t len = bytes - off < down ? bytes - off : down;
+		int rc = ctx->be.ops->copy_on_device(&ctx->be, dst + off,
+						     src + off, len);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Slides the tensors of window v down onto its free bytes, lowest first:
+ * below each tensor, up to the cursor, everything is free by then, so
+ * its block given back merges into one free block that holds its new
+ * place.  Nothing else allocates meanwhile.
+ */
+static int slide(struct tmm_ctx *ctx, const struct walk *w,
+		 const struct window *v)
+{
+	uint64_t cursor = w->s[v->first].offset;
+	int rc = order_before_moves(ctx, w, v->first, v->last);
+
+	if (rc < 0)
+		return rc;
+
+	for (size_t i = v->first; i <= v->last; i++) {
+		struct tmm_tensor_rec *t = w->s[i].t;
+		struct tmm_pool_block *to;
+		uint64_t down;
+
+		if (!t)
+			continue;
+		down = t->block->offset - cursor;
+		if (down) {
+			uint64_t from = t->block->offset;
+
+			/* The bytes stay where they are until copied: the
+			 * pool keeps offsets, never the device's bytes. */
+			tmm_pool_free(ctx->pool, t->block);
+			if (tmm_pool_alloc_at(ctx->pool, cursor, t->bytes,
+					      &to) < 0) {
+				tmm_pool_alloc_at(ctx->pool, from, t->bytes,
+						  &t->block);
+				return tmm_fail(ctx, -EFAULT,
+						"compaction found no room "
+						"below a tensor it freed (a "
+						"libtensormm bug: please "
+						"report it)");
+			}
+			rc = slide_copy(ctx, (char *)ctx->arena + cursor,
+					t->dev, t->bytes, down);
+			t->block = to;
+			t->dev = (char *)ctx->arena + cursor;
+			if (rc < 0)
+				return tmm_fail(ctx, rc, "sliding a tensor on "
+						"the device to make room: %s",
+						ctx->be.error);
+			count_move(ctx, t);
+		}
+		cursor += t->block->size;
+	}
+	return order_after_moves(ctx);
 }
 
 bool tmm_compact_has_bytes(const struct tmm_ctx *ctx, size_t bytes)
@@ -233,7 +406,7 @@ bool tmm_compact_has_bytes(const struct tmm_ctx *ctx, size_t bytes)
 	return ps.in_use <= ps.limit && ps.limit - ps.in_use >= size;
 }
 
-int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes)
+int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too)
 {
 	struct walk w = { 0 };
 	struct tmm_pool_block **held = NULL;
@@ -248,7 +421,7 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes)
 		return -ENOSPC; /* not enough free bytes: eviction's job */
 	tmm_pool_walk(ctx->pool, collect, &w);
 	/* Short of host memory, compaction is skipped, not failed. */
-	if (w.nomem || mark_movable(ctx, &w) < 0)
+	if (w.nomem || mark_movable(ctx, &w, placing_too) < 0)
 		goto out;
 	win = windows(&w, size, &n_win);
 	scratch = malloc(sizeof(uint64_t) * 2 * (w.n + 1));
@@ -262,8 +435,14 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes)
 			last = win[k].last;
 			found = true;
 		}
-	if (!found)
+	if (!found) {
+		struct window v = { 0, 0, 0 };
+
+		/* The last resort slides (see the top of this file). */
+		if (placing_too && slide_window(&w, size, &v))
+			rc = slide(ctx, &w, &v);
 		goto out;
+	}
 	held = calloc(last - first + 1, sizeof(*held));
 	if (!held)
 		goto out;
@@ -279,6 +458,10 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes)
 		}
 		n_held++;
 	}
+	rc = order_before_moves(ctx, &w, first, last);
+	if (rc < 0)
+		goto release;
+	rc = -ENOSPC;
 	for (size_t i = first; i <= last; i++) {
 		struct tmm_tensor_rec *t = w.s[i].t;
 		struct tmm_pool_block *to;
@@ -304,10 +487,9 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes)
 		held[n_held++] = t->block;
 		t->block = to;
 		t->dev = dst;
-		ctx->c.compaction_moves++;
-		ctx->c.compaction_bytes += t->bytes;
+		count_move(ctx, t);
 	}
-	rc = order_copies_in(ctx);
+	rc = order_after_moves(ctx);
 release:
 	for (size_t i = 0; i < n_held; i++)
 		tmm_pool_free(ctx->pool, held[i]);

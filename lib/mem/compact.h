@@ -17,15 +17,18 @@
 bool tmm_compact_has_bytes(const struct tmm_ctx *ctx, size_t bytes);
 
 /*
- * Moves resident, unpinned tensors on the device so that a free block of
+ * Moves resident tensors on the device so that a free block of
  * `bytes` exists, when the pool has that many free bytes but no hole
- * holds them.  Returns 0 (tmm_pool_alloc of `bytes` now succeeds),
+ * holds them.  A tensor moves only when no one holds its address:
+ * unpinned, or with placing_too pinned only by an op still placing its
+ * tensors (placing_pins in context.h), which reads their addresses after
+ * the last move.  Returns 0 (tmm_pool_alloc of `bytes` now succeeds),
  * -ENOSPC when no such move exists (eviction must make the room), or a
  * backend error with a message in ctx->error.  A tensor whose swap-in
  * has landed may move only once retired: the caller retires completed
  * copies first (tmm_mover_progress), which compaction, below the mover,
  * cannot call.
  */
-int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes);
+int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too);
 
 #endif /* TMM_COMPACT_H */

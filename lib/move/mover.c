@@ -83,14 +83,15 @@ static int no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
 /*
  * Compaction (lib/mem/compact.c) for `bytes`, when the pool has them free
  * but in no one hole: tensors whose swap-in has landed are retired first,
- * so that they may move too.
+ * so that they may move too.  With placing_too, the running op's own
+ * tensors may move as well.
  */
-static int compact_for(struct tmm_ctx *ctx, size_t bytes)
+static int compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too)
 {
 	if (!tmm_compact_has_bytes(ctx, bytes))
 		return -ENOSPC;
 	tmm_mover_progress(ctx);
-	return tmm_compact_for(ctx, bytes);
+	return tmm_compact_for(ctx, bytes, placing_too);
 }
 
 /*
@@ -105,6 +106,7 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 {
 	struct tmm_tensor_rec *victim;
 	bool compacted = false; /* and nothing else freed since */
+	bool moved_placing = false;
 	int rc;
 
 	for (;;) {
@@ -125,7 +127,7 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		/* Enough free bytes but no hole: move, don't evict.  A
 		 * compaction that did not make the hole is not tried again
 		 * until something else has freed memory. */
-		rc = compacted ? -ENOSPC : compact_for(ctx, bytes);
+		rc = compacted ? -ENOSPC : compact_for(ctx, bytes, false);
 		if (rc == 0) {
 			compacted = true;
 			continue;
@@ -154,6 +156,20 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 				return tmm_mover_backend_error(ctx, rc);
 			tmm_mover_progress(ctx);
 			continue;
+		}
+		/* Nothing left to evict: the last way out moves the
+		 * running op's own tensors, which it is still placing, so
+		 * that an op whose tensors fit the budget finds a hole.
+		 * Prefetches (!may_evict) never get here: they must not
+		 * take the op's room. */
+		if (!victim && !moved_placing) {
+			rc = compact_for(ctx, bytes, true);
+			if (rc == 0) {
+				moved_placing = true;
+				continue;
+			}
+			if (rc != -ENOSPC)
+				return rc;
 		}
 		if (!victim)
 			return t ? no_room(ctx, t)
@@ -334,7 +350,14 @@ int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		return 0;
 	case TMM_TS_SWAPPING_OUT:
 		/* Back-access before the copy ended: the device bytes are
-		 * still valid, so keep them and let the host copy go. */
+		 * still valid, so keep them and let the host copy go.  It
+		 * still reads them: read_by says until when. */
+		if (t->read_by.valid)
+			ctx->be.ops->event_release(&ctx->be, &t->read_by);
+		rc = ctx->be.ops->event_record(&ctx->be, TMM_ENGINE_D2H,
+					       &t->read_by);
+		if (rc < 0)
+			return tmm_mover_backend_error(ctx, rc);
 		tmm_list_del(&t->in_flight);
 		tmm_mover_host_give_back(ctx, t, &t->copy);
 		tmm_tensor_set_state(t, TMM_TS_RESIDENT);
