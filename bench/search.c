@@ -80,6 +80,13 @@ struct sampler {
 	size_t backward_at, optimizer_at; /* first op of each phase */
 };
 
+/* Did a run fail because one op alone exceeds the budget (run.c's
+ * message), rather than for want of room the pool should have made? */
+static bool op_too_big(const char *error)
+{
+	return strstr(error, "more than the whole device budget") != NULL;
+}
+
 static void sample(void *arg, uint32_t op, uint64_t in_use)
 {
 	struct sampler *s = arg;
@@ -318,6 +325,10 @@ void measure_budget(const struct opts *o, const struct tmm_sim_profile *prof,
 			csv_row(prof->name, m->name, o->policies[k],
 				"throughput_uvm_sim", c->uvm_samples_s,
 				"samples/s");
+		} else {
+			c->uvm_op_too_big = op_too_big(r.error);
+			fprintf(stderr, "  %s %s in uvm mode at budget: %s\n",
+				m->name, o->policies[k], r.error);
 		}
 		config(cfg, sizeof(cfg), prof->name, o->policies[k], 0,
 		       row->budget);
@@ -326,6 +337,7 @@ void measure_budget(const struct opts *o, const struct tmm_sim_profile *prof,
 		c->mem = s.y;
 		c->n_mem = s.n;
 		if (c->budget_rc < 0) {
+			c->budget_op_too_big = op_too_big(r.error);
 			fprintf(stderr, "  %s %s at budget: %s\n", m->name,
 				o->policies[k], r.error);
 			continue;

@@ -49,6 +49,10 @@ struct cell {
 	 * driver): its rc and simulated throughput */
 	int uvm_rc;
 	double uvm_samples_s;
+	/* a run failed because one op's own tensors exceed the budget, as
+	 * no policy can help: outside the goal that every op that fits
+	 * trains (issue #21) */
+	bool budget_op_too_big, uvm_op_too_big;
 };
 
 /* What one (profile, model) measured for the fixed-budget section. */

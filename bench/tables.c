@@ -114,7 +114,10 @@ void print_profile(const struct opts *o, const struct tmm_sim_profile *prof,
 			       o->policies[k]);
 			if (c->budget_rc < 0) {
 				printf(" failed: %s | | | | | | |\n",
-				       tmm_strerror(c->budget_rc));
+				       c->budget_op_too_big
+					       ? "an op alone exceeds the "
+						 "budget"
+					       : tmm_strerror(c->budget_rc));
 				continue;
 			}
 			printf(" %.2f GiB | %.3f | %.3f | ",
@@ -154,11 +157,15 @@ static void print_modes(const struct opts *o, const struct row *rows)
 				continue;
 			}
 			if (c->budget_rc < 0)
-				printf(" failed /");
+				printf(" %s /", c->budget_op_too_big
+							? "op > budget"
+							: "failed");
 			else
 				printf(" %.1f /", c->samples_s);
 			if (c->uvm_rc < 0)
-				printf(" failed |");
+				printf(" %s |", c->uvm_op_too_big
+							? "op > budget"
+							: "failed");
 			else
 				printf(" %.1f |", c->uvm_samples_s);
 		}

@@ -1,0 +1,92 @@
+/*
+ * test_fit_zoo.c — issue #21's goal on a sample of the model zoo: an op
+ * whose own tensors fit the budget is never refused for want of a hole.
+ *
+ * The cells are ones that failed with "no room" before compaction could
+ * move the running op's own tensors (at a quarter of the unconstrained
+ * peak on the simulated P100): Inception-V3 under tensile, ResNet-50
+ * under superneurons, in both modes.  scripts/fit-grid runs the whole
+ * grid (every model, policy, budget 20-50% and jitter), offline.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "drive.h"
+#include "tensormm.h"
+#include "zoo.h"
+
+#define SIM "backend=sim,sim_memory=phantom,sim_profile=p100-pcie3-16g"
+
+/* Runs three iterations of `model` at `batch` under config. */
+static void drive(const char *model, unsigned batch, const char *config,
+		  struct drive_result *r)
+{
+	const struct zoo_model *m = zoo_find(model);
+	struct zoo_args a = { batch, 1 };
+	struct drive_opts o = { .config = config, .iterations = 3 };
+	struct zgraph g;
+
+	ck_assert(m != NULL);
+	ck_assert_msg(zoo_build(m, &a, &g) == 0, "%s", g.errmsg);
+	zoo_drive(&g, &o, r);
+	zg_free(&g);
+}
+
+/* The model trains under policy at a quarter of its unconstrained peak,
+ * in swap and in uvm mode. */
+static void trains_at_a_quarter(const char *model, unsigned batch,
+				const char *policy)
+{
+	static const char *const modes[] = { "swap", "uvm" };
+	struct drive_result r;
+	char config[256];
+	uint64_t peak;
+
+	snprintf(config, sizeof(config), "%s,mode=swap,policy=none", SIM);
+	drive(model, batch, config, &r);
+	ck_assert_msg(r.rc == 0, "%s unconstrained: %s", model, r.error);
+	peak = r.it[2].peak;
+	for (size_t k = 0; k < 2; k++) {
+		snprintf(config, sizeof(config),
+			 "%s,mode=%s,policy=%s,budget=%llu%s", SIM, modes[k],
+			 policy, (unsigned long long)(peak / 4),
+			 strcmp(policy, "auto") == 0 ? ",auto_goal=speed" : "");
+		drive(model, batch, config, &r);
+		ck_assert_msg(r.rc == 0, "%s under %s, mode=%s, at %llu bytes: "
+			      "%s", model, policy, modes[k],
+			      (unsigned long long)(peak / 4), r.error);
+		ck_assert_uint_eq(r.done, 3);
+		ck_assert_uint_le(r.it[2].peak, peak / 4);
+	}
+}
+
+START_TEST(inception_v3_trains_under_tensile)
+{
+	trains_at_a_quarter("inception_v3", 179, "tensile");
+}
+END_TEST
+
+START_TEST(resnet50_trains_under_superneurons)
+{
+	trains_at_a_quarter("resnet50", 199, "superneurons");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fit_zoo");
+	TCase *tc = tcase_create("fit_zoo");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, inception_v3_trains_under_tensile);
+	tcase_add_test(tc, resnet50_trains_under_superneurons);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
