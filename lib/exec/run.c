@@ -225,10 +225,12 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		 * grow into, before anything else takes the place. */
 		if (i == op->n_inputs &&
 		    evicts_first != TMM_SPLIT_KEEPS_INPUT) {
-			/* The output's place is fixed by the input's. */
-			end_placing(recs, n, &placing);
 			tmm_split_place_output(ctx, op, recs, parts,
 					       evicts_first, &reuse);
+			/* Placed just below the input, the output grows
+			 * into it: neither may move from here on. */
+			if (reuse.in)
+				end_placing(recs, n, &placing);
 		}
 		if (output && (recs[i]->state == TMM_TS_EMPTY ||
 			       recs[i] == reuse.out))
