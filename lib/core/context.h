@@ -49,6 +49,10 @@ struct tmm_tensor_rec {
 				 * its tensors (tmm_run, a recomputation):
 				 * no one holds its address yet, so
 				 * compaction may move it */
+	uint32_t placing_level;	/* the innermost placing that pinned it
+				 * (ctx->placing_depth then), 0 when none:
+				 * a deeper one may evict it, and the
+				 * outer one brings it back */
 	uint32_t acquires;	/* tmm_acquire nesting */
 
 	void *dev;		/* device address, while on the device */
@@ -179,6 +183,8 @@ struct tmm_ctx {
 	size_t n_deferred, cap_deferred;
 
 	uint64_t use_clock;	/* ticks once per op: the LRU's time */
+	uint32_t placing_depth;	/* placings under way: tmm_run's, and a
+				 * recomputation's inside it, and so on */
 	const char *current_op; /* name of the op running, for messages */
 	bool in_iteration;
 	uint64_t iteration_begin_ns;

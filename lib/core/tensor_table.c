@@ -186,6 +186,7 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	t->state = TMM_TS_EMPTY;
 	t->bytes = bytes;
 	t->pins = t->placing_pins = t->acquires = 0;
+	t->placing_level = 0;
 	t->read_by = (tmm_event){ 0 };
 	t->dev = t->host = NULL;
 	t->block = NULL;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib/record/guide_state.h"
+#include "placing.h"
 #include "recompute.h"
 #include "lib/move/drop.h"
 #include "lib/move/mover.h"
@@ -32,18 +33,19 @@ struct slot {
 };
 
 /* The re-run's tensors are placed: their addresses go to its callback,
- * so compaction may no longer move them (compact.h). */
-static void end_placing(struct tmm_tensor_rec **in, unsigned pinned,
-			const struct slot *out, unsigned placed,
-			bool *placing)
+ * so they may no longer move (placing.h). */
+static void end_placing(struct tmm_ctx *ctx, struct tmm_tensor_rec **in,
+			unsigned pinned, const struct slot *out,
+			unsigned placed, bool *placing)
 {
 	if (!*placing)
 		return;
 	for (unsigned i = 0; i < pinned; i++)
-		in[i]->placing_pins--;
+		tmm_placing_done(in[i]);
 	for (unsigned i = 0; i < placed; i++)
 		if (out[i].target)
-			out[i].target->placing_pins--;
+			tmm_placing_done(out[i].target);
+	tmm_placing_end(ctx);
 	*placing = false;
 }
 
@@ -60,7 +62,7 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	const char *saved_op = ctx->current_op;
 	char label[64];
 	uint64_t ns = 0;
-	bool placing = true;
+	bool placing = false; /* placing.h */
 	int rc = 0;
 
 	if (!op)
@@ -102,10 +104,10 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	}
 	/* Pinned while placing, as tmm_run's are: compaction may move them
 	 * until the pointers are read, below. */
-	for (; pinned < ni; pinned++) {
-		in[pinned]->pins++;
-		in[pinned]->placing_pins++;
-	}
+	tmm_placing_begin(ctx);
+	placing = true;
+	for (; pinned < ni; pinned++)
+		tmm_placing_pin(ctx, in[pinned]);
 	ctx->current_op = tmm_lineage_op_name(lin, op);
 	for (i = 0; i < ni; i++) {
 		bool was_dropped = in[i]->state == TMM_TS_DROPPED;
@@ -115,6 +117,15 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 			goto unpin;
 		if (was_dropped)
 			in[i]->regenerated = true;
+	}
+	/* A deeper recomputation short of room may have swapped out an
+	 * input placed before it (placing.h): back it comes. */
+	for (i = 0; i < ni; i++) {
+		if (in[i]->state == TMM_TS_RESIDENT)
+			continue;
+		rc = tmm_recompute_make_resident(ctx, in[i], true);
+		if (rc < 0)
+			goto unpin;
 	}
 	/* The outputs: the dropped ones this op made come back; any other
 	 * (live, or changed since) gets a throwaway buffer, so re-running the
@@ -129,8 +140,7 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 		s->scratch = NULL;
 		if (o && o->state == TMM_TS_DROPPED &&
 		    tmm_lineage_producer(ctx, o) == op) {
-			o->pins++;
-			o->placing_pins++;
+			tmm_placing_pin(ctx, o);
 			s->target = o;
 			rc = tmm_mover_alloc_device(ctx, o);
 		} else {
@@ -145,7 +155,7 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	}
 	/* Read only now: placing a later tensor may have moved an earlier
 	 * one. */
-	end_placing(in, pinned, out, placed, &placing);
+	end_placing(ctx, in, pinned, out, placed, &placing);
 	for (i = 0; i < ni; i++)
 		ptrs[i] = in[i]->dev;
 	for (i = 0; i < placed; i++)
@@ -191,7 +201,7 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	}
 
 unplace:
-	end_placing(in, pinned, out, placed, &placing);
+	end_placing(ctx, in, pinned, out, placed, &placing);
 	for (i = 0; i < placed; i++) {
 		struct tmm_tensor_rec *o = out[i].target;
 
@@ -215,7 +225,7 @@ unplace:
 		tmm_tracker_event(ctx, TMM_EV_RECOMPUTE, o);
 	}
 unpin:
-	end_placing(in, pinned, out, placed, &placing);
+	end_placing(ctx, in, pinned, out, placed, &placing);
 	for (i = 0; i < pinned; i++)
 		in[i]->pins--;
 	lin->depth--;

@@ -19,6 +19,7 @@
 #include "lib/move/mover.h"
 #include "lib/move/mover_uvm.h"
 #include "lib/mem/pool.h"
+#include "placing.h"
 #include "recompute.h"
 #include "rehearse.h"
 #include "split.h"
@@ -37,16 +38,17 @@ static void unpin(struct tmm_tensor_rec **recs, unsigned n)
 
 /*
  * The op's tensors are placed: their addresses are about to be handed to
- * the callback (or fixed by a split's in-place output), so compaction may
- * no longer move them (compact.h).
+ * the callback (or fixed by a split's in-place output), so they may no
+ * longer move (placing.h).
  */
-static void end_placing(struct tmm_tensor_rec **recs, unsigned n,
-			bool *placing)
+static void end_placing(struct tmm_ctx *ctx, struct tmm_tensor_rec **recs,
+			unsigned n, bool *placing)
 {
 	if (!*placing)
 		return;
 	for (unsigned i = 0; i < n; i++)
-		recs[i]->placing_pins--;
+		tmm_placing_done(recs[i]);
+	tmm_placing_end(ctx);
 	*placing = false;
 }
 
@@ -144,7 +146,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	struct tmm_split_reuse reuse = { .in = NULL };
 	struct tmm_split_stream stream = { .out = NULL };
 	enum tmm_split_evict evicts_first = TMM_SPLIT_KEEPS_INPUT;
-	bool placing = true;
+	bool placing = false; /* placing.h */
 	int rc;
 
 	if (tmm_ctx_check(ctx) < 0)
@@ -211,10 +213,10 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	/* Pinned while placing: making one tensor resident never evicts
 	 * another the op needs, but compaction may still move any of them,
 	 * so that an op whose tensors fit the budget always finds room. */
-	for (; pinned < n; pinned++) {
-		recs[pinned]->pins++;
-		recs[pinned]->placing_pins++;
-	}
+	tmm_placing_begin(ctx);
+	placing = true;
+	for (; pinned < n; pinned++)
+		tmm_placing_pin(ctx, recs[pinned]);
 	for (i = 0; i < n; i++) {
 		bool output = i >= op->n_inputs;
 		/* An output listed earlier is also an input (or a repeat
@@ -230,7 +232,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 			/* Placed just below the input, the output grows
 			 * into it: neither may move from here on. */
 			if (reuse.in)
-				end_placing(recs, n, &placing);
+				end_placing(ctx, recs, n, &placing);
 		}
 		if (output && (recs[i]->state == TMM_TS_EMPTY ||
 			       recs[i] == reuse.out))
@@ -240,9 +242,22 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		if (rc < 0)
 			goto fail;
 	}
+	/* A recomputation short of room may have swapped out tensors
+	 * placed before it (placing.h): they come back now, with nothing
+	 * deeper to take them again. */
+	for (unsigned k = 0; k < n && placing; k++) {
+		bool output = k >= op->n_inputs;
+
+		if (recs[k]->state == TMM_TS_RESIDENT)
+			continue;
+		rc = tmm_recompute_make_resident(
+			ctx, recs[k], !output || (flags[k] & LISTED_EARLIER));
+		if (rc < 0)
+			goto fail;
+	}
 	/* Read only now: placing a later tensor may have moved an earlier
 	 * one. */
-	end_placing(recs, n, &placing);
+	end_placing(ctx, recs, n, &placing);
 	for (i = 0; i < n; i++)
 		ptrs[i] = recs[i]->dev;
 	/* mode=uvm: the driver takes the kernels' faults now. */
@@ -335,7 +350,7 @@ fail:
 	tmm_split_stream_finish(ctx, &stream, false);
 	/* An output that held nothing before holds nothing now; tensors
 	 * that held bytes keep them where they are. */
-	end_placing(recs, pinned, &placing);
+	end_placing(ctx, recs, pinned, &placing);
 	unpin(recs, pinned);
 	for (unsigned j = 0; j < i && j < n; j++)
 		if ((flags[j] & WAS_EMPTY) && !recs[j]->pins)

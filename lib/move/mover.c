@@ -48,6 +48,28 @@ static struct tmm_tensor_rec *passive_victim(struct tmm_ctx *ctx)
 	return NULL;
 }
 
+/*
+ * The least recently used tensor that only placings outer than the one
+ * under way pin (lib/exec/placing.h), or NULL: a recomputation, placed
+ * inside the placing of the op that needs it, may swap it out, and the
+ * outer placing brings it back before it reads its address.
+ */
+static struct tmm_tensor_rec *outer_placing_victim(struct tmm_ctx *ctx)
+{
+	struct tmm_list *n;
+
+	for (n = ctx->device_lru.next; n != &ctx->device_lru; n = n->next) {
+		struct tmm_tensor_rec *t =
+			tmm_container_of(n, struct tmm_tensor_rec, on_device);
+
+		if (t->state == TMM_TS_RESIDENT && t->pins &&
+		    t->pins == t->placing_pins &&
+		    t->placing_level < ctx->placing_depth)
+			return t;
+	}
+	return NULL;
+}
+
 static int no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
 {
 	struct tmm_pool_stats ps;
@@ -170,6 +192,12 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			}
 			if (rc != -ENOSPC)
 				return rc;
+		}
+		/* Still short, inside a recomputation: fall back to a swap
+		 * of what only the ops outside it are placing. */
+		if (!victim) {
+			victim = outer_placing_victim(ctx);
+			moved_placing = false; /* it frees room to move in */
 		}
 		if (!victim)
 			return t ? no_room(ctx, t)

@@ -286,13 +286,16 @@ int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	char label[64];
 	int rc;
 
-	if (t->state != TMM_TS_RESIDENT || t->pins)
+	/* Placing pins allow it: no one holds the address yet. */
+	if (t->state != TMM_TS_RESIDENT || t->pins != t->placing_pins)
 		return tmm_fail(ctx, -EINVAL,
 				"cannot evict tensor %s: it is %s%s",
 				tmm_tensor_label(t, label, sizeof(label)),
 				tmm_tstate_name(t->state),
-				t->pins ? " and pinned by a running op or "
-					  "tmm_acquire" : "");
+				t->pins != t->placing_pins
+					? " and pinned by a running op or "
+					  "tmm_acquire"
+					: "");
 	if (tmm_mover_uvm(ctx))
 		return tmm_uvm_swap_out(ctx, t);
 	rc = tmm_mover_host_take(ctx, t);
