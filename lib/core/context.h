@@ -186,6 +186,8 @@ struct tmm_ctx {
 	uint32_t placing_depth;	/* placings under way: tmm_run's, and a
 				 * recomputation's inside it, and so on */
 	const char *current_op; /* name of the op running, for messages */
+	const char *recompute_for; /* while recomputing: the op that needs
+				    * it, also named by tmm_fail */
 	bool in_iteration;
 	uint64_t iteration_begin_ns;
 	uint64_t created_ns;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "context.h"
 
@@ -22,6 +23,16 @@ int tmm_fail(struct tmm_ctx *ctx, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ctx->error, sizeof(ctx->error), fmt, ap);
 	va_end(ap);
+	/* A failure inside a recomputation names the op re-run (current_op)
+	 * and the op it was for, which is the one the program ran. */
+	if (ctx->recompute_for && !strstr(ctx->error, "(while recomputing")) {
+		size_t len = strlen(ctx->error);
+
+		snprintf(ctx->error + len, sizeof(ctx->error) - len,
+			 " (while recomputing with op '%s' for op '%s')",
+			 ctx->current_op ? ctx->current_op : "(none)",
+			 ctx->recompute_for);
+	}
 	return code;
 }
 

@@ -63,6 +63,7 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	char label[64];
 	uint64_t ns = 0;
 	bool placing = false; /* placing.h */
+	bool outermost = false; /* the first recomputation for the op */
 	int rc = 0;
 
 	if (!op)
@@ -108,6 +109,12 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	placing = true;
 	for (; pinned < ni; pinned++)
 		tmm_placing_pin(ctx, in[pinned]);
+	/* Messages name the op re-run and, once, the op it is for
+	 * (tmm_fail). */
+	if (!ctx->recompute_for) {
+		ctx->recompute_for = saved_op ? saved_op : "(none)";
+		outermost = true;
+	}
 	ctx->current_op = tmm_lineage_op_name(lin, op);
 	for (i = 0; i < ni; i++) {
 		bool was_dropped = in[i]->state == TMM_TS_DROPPED;
@@ -186,8 +193,8 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 		rc = be->ops->kernel_end(be, &op->cost, &ns);
 		if (urc != 0)
 			rc = tmm_fail(ctx, urc < 0 ? urc : -EIO,
-				      "recomputing with op '%s' failed: its "
-				      "run callback returned %d (%s)",
+				      "op '%s' failed: its run callback "
+				      "returned %d (%s)",
 				      tmm_lineage_op_name(lin, op), urc,
 				      tmm_strerror(urc));
 		else if (rc < 0)
@@ -230,6 +237,8 @@ unpin:
 		in[i]->pins--;
 	lin->depth--;
 	ctx->current_op = saved_op;
+	if (outermost)
+		ctx->recompute_for = NULL;
 done:
 	if (in != stack_in) {
 		free(in);
