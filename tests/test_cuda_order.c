@@ -165,6 +165,43 @@ START_TEST(a_swap_out_waits_for_a_discard)
 }
 END_TEST
 
+/*
+ * Swapped out, then read again before the copy ended (a back-access: the
+ * copy goes on, into a host buffer no one will read), then destroyed:
+ * its block must not go to the next tensor while the copy still reads
+ * it, or that tensor's kernel writes under the copy.
+ */
+START_TEST(a_block_freed_under_a_swap_out_waits_for_it)
+{
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		tmm_tensor a, b;
+		tmm_ctx *ctx;
+		struct tmm_tensor_rec *r;
+
+		ck_assert_msg(tmm_ctx_create(&ctx, "backend=cuda,mode=swap,"
+						   "budget=64MiB,cupti=off,"
+						   "stats_shm=off,"
+						   "policy=passive") == 0,
+			      "%s", tmm_last_error(NULL));
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
+						   "a", &a), 0);
+		write_t(ctx, a, 0x44);
+		ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+		cudafake_reset(seed);
+		r = tmm_tensor_find(ctx, a);
+		ck_assert_int_eq(tmm_mover_swap_out(ctx, r, false), 0);
+		ck_assert_int_eq(tmm_mover_make_resident(ctx, r, true), 0);
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, a), 0);
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
+						   "b", &b), 0);
+		write_t(ctx, b, 0x66);
+		expect_no_race(seed);
+		expect_bytes(ctx, b, 0x66);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cuda_order");
@@ -173,6 +210,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_swap_out_waits_for_the_writer);
 	tcase_add_test(tc, a_prefetch_back_waits_for_the_swap_out);
 	tcase_add_test(tc, a_swap_out_waits_for_a_discard);
+	tcase_add_test(tc, a_block_freed_under_a_swap_out_waits_for_it);
 	suite_add_tcase(s, tc);
 	return s;
 }

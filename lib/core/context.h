@@ -58,8 +58,8 @@ struct tmm_tensor_rec {
 	void *dev;		/* device address, while on the device */
 	tmm_event read_by;	/* valid: a swap-out that a back-access let
 				 * go on may still read its device bytes
-				 * until this event (mover.c); compaction
-				 * waits for it (tmm_tensor_wait_readers) */
+				 * until this event (mover.c): nothing
+				 * writes them before it has passed */
 	struct tmm_pool_block *block;
 	void *host;		/* pinned host buffer, while on the host */
 	tmm_event copy;		/* the copy in flight (SWAPPING_*) */
@@ -108,11 +108,13 @@ struct tmm_tensor_rec {
 	bool rehearsed;
 };
 
-/* A host buffer that may be reused only once a copy reading or writing it
- * has completed. */
-struct tmm_deferred_host {
+/* Memory that may be reused only once a copy reading or writing it has
+ * completed: a host buffer (host, bytes), or a device block whose bytes a
+ * swap-out let go on by a back-access still reads (block). */
+struct tmm_deferred {
 	void *host;
 	size_t bytes;
+	struct tmm_pool_block *block;
 	tmm_event ev;
 };
 
@@ -179,7 +181,7 @@ struct tmm_ctx {
 	struct tmm_list ghosts;	      /* destroyed, kept for a lineage */
 	bool ghosts_back;	      /* a recomputation brought one back
 				       * since the last reap */
-	struct tmm_deferred_host *deferred;
+	struct tmm_deferred *deferred;
 	size_t n_deferred, cap_deferred;
 
 	uint64_t use_clock;	/* ticks once per op: the LRU's time */
@@ -305,9 +307,9 @@ void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 /*
  * Orders the compute engine's next work after t's read_by copy, when it
  * is still running, and forgets it: a compaction calls it before its
- * moves overwrite where t was (tmm_mover_settle says why a release does
- * not).  Returns 0, or a backend error with its message in
- * ctx->be.error.
+ * moves overwrite where t was, a host write before it writes (a release
+ * defers the block instead: tmm_mover_device_give_back).  Returns 0, or
+ * a backend error with its message in ctx->be.error.
  */
 int tmm_tensor_wait_readers(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 

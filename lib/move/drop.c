@@ -17,6 +17,7 @@
 #include "drop.h"
 #include "lib/base/grow.h"
 #include "lib/record/tracker.h"
+#include "swap_engine.h"
 
 int tmm_lineage_create(struct tmm_ctx *ctx)
 {
@@ -176,7 +177,10 @@ void tmm_lineage_count_readers(struct tmm_ctx *ctx,
 void tmm_recompute_drop_uncounted(struct tmm_ctx *ctx,
 				  struct tmm_tensor_rec *t)
 {
-	tmm_device_free(ctx, t);
+	if (ctx->mode == TMM_MODE_UVM)
+		tmm_device_free(ctx, t);
+	else
+		tmm_mover_device_give_back(ctx, t);
 	tmm_tensor_set_state(t, TMM_TS_DROPPED);
 	tmm_list_add_tail(&ctx->dropped, &t->dropped);
 	tmm_lineage_count_readers(ctx, tmm_lineage_producer(ctx, t), +1);

@@ -146,6 +146,11 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			compacted = false;
 			continue;
 		}
+		/* So will a block freed under a copy still reading it. */
+		if (tmm_mover_wait_deferred_block(ctx)) {
+			compacted = false;
+			continue;
+		}
 		/* Enough free bytes but no hole: move, don't evict.  A
 		 * compaction that did not make the hole is not tried again
 		 * until something else has freed memory. */
@@ -240,6 +245,8 @@ int tmm_mover_shrink_to(struct tmm_ctx *ctx, uint64_t limit)
 			tmm_mover_progress(ctx);
 			continue;
 		}
+		if (tmm_mover_wait_deferred_block(ctx))
+			continue;
 		if (tmm_recompute_shed(ctx))
 			continue;
 		victim = passive_victim(ctx);
@@ -439,7 +446,7 @@ void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (tmm_mover_settle(ctx, t) < 0)
 		tmm_mover_retire_failed_copy(ctx, t);
 	if (t->block)
-		tmm_device_give_back(ctx, t);
+		tmm_mover_device_give_back(ctx, t);
 	if (t->host)
 		tmm_mover_host_give_back(ctx, t, NULL);
 	/* Retiring the record is not a life-cycle transition. */
@@ -505,8 +512,11 @@ int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		}
 		return 0;
 	case TMM_TS_RESIDENT:
-		rc = be->ops->copy_sync(be, (char *)t->dev + offset, src, bytes,
-					true);
+		/* Not under a swap-out that a back-access let go on. */
+		rc = tmm_tensor_wait_readers(ctx, t);
+		if (rc == 0)
+			rc = be->ops->copy_sync(be, (char *)t->dev + offset,
+						src, bytes, true);
 		return rc < 0 ? tmm_mover_backend_error(ctx, rc) : 0;
 	case TMM_TS_HOST:
 		if (src)

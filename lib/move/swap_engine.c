@@ -95,6 +95,23 @@ int tmm_mover_host_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
  * still be using the buffer, the buffer waits on the deferred list; the
  * event's ownership moves there with it.
  */
+/* Puts d on the deferred list; false when there is no memory for the
+ * list (the caller then waits for the copy instead: nothing is lost). */
+static bool defer(struct tmm_ctx *ctx, struct tmm_deferred d)
+{
+	if (ctx->n_deferred == ctx->cap_deferred) {
+		size_t cap = ctx->cap_deferred ? 2 * ctx->cap_deferred : 16;
+		void *p = realloc(ctx->deferred, cap * sizeof(*ctx->deferred));
+
+		if (!p)
+			return false;
+		ctx->deferred = p;
+		ctx->cap_deferred = cap;
+	}
+	ctx->deferred[ctx->n_deferred++] = d;
+	return true;
+}
+
 void tmm_mover_host_give_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			      tmm_event *ev)
 {
@@ -102,24 +119,12 @@ void tmm_mover_host_give_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 
 	ctx->c.host_in_use -= t->bytes;
 	if (ev && ev->valid && be->ops->event_query(be, ev) == 0) {
-		if (ctx->n_deferred == ctx->cap_deferred) {
-			size_t cap = ctx->cap_deferred ? 2 * ctx->cap_deferred
-						       : 16;
-			void *p = realloc(ctx->deferred,
-					  cap * sizeof(*ctx->deferred));
-
-			if (!p) {
-				/* Out of memory for bookkeeping: wait for
-				 * the copy instead; nothing is lost. */
-				tmm_mover_host_wait(ctx, ev);
-				goto put_now;
-			}
-			ctx->deferred = p;
-			ctx->cap_deferred = cap;
+		if (!defer(ctx, (struct tmm_deferred){ .host = t->host,
+						       .bytes = t->bytes,
+						       .ev = *ev })) {
+			tmm_mover_host_wait(ctx, ev);
+			goto put_now;
 		}
-		ctx->deferred[ctx->n_deferred++] = (struct tmm_deferred_host){
-			.host = t->host, .bytes = t->bytes, .ev = *ev
-		};
 		*ev = (tmm_event){ 0 };
 		t->host = NULL;
 		return;
@@ -168,11 +173,49 @@ static void retire_completed(struct tmm_ctx *ctx, struct tmm_list *list,
 	}
 }
 
-/* A deferred host buffer's copy has completed: reuse it. */
-static void release_deferred(struct tmm_ctx *ctx, struct tmm_deferred_host *d)
+/*
+ * The tensor lets go of its device block.  When a swap-out that a
+ * back-access let go on may still read it (t->read_by), the block waits
+ * on the deferred list, so that no kernel of the block's next tensor
+ * writes it under the copy; the event's ownership moves there with it.
+ */
+void tmm_mover_device_give_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_backend *be = &ctx->be;
+
+	if (t->read_by.valid && be->ops->event_query(be, &t->read_by) == 0) {
+		if (defer(ctx, (struct tmm_deferred){ .block = t->block,
+						      .ev = t->read_by })) {
+			t->read_by = (tmm_event){ 0 };
+			t->block = NULL;
+			tmm_device_give_back(ctx, t);
+			return;
+		}
+		tmm_mover_host_wait(ctx, &t->read_by);
+	}
+	tmm_device_give_back(ctx, t);
+}
+
+/* A deferred buffer's copy has completed: reuse it. */
+static void release_deferred(struct tmm_ctx *ctx, struct tmm_deferred *d)
 {
 	ctx->be.ops->event_release(&ctx->be, &d->ev);
-	tmm_hostmem_put(ctx->hostmem, d->host, d->bytes);
+	if (d->host)
+		tmm_hostmem_put(ctx->hostmem, d->host, d->bytes);
+	if (d->block)
+		tmm_pool_free(ctx->pool, d->block);
+}
+
+bool tmm_mover_wait_deferred_block(struct tmm_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->n_deferred; i++) {
+		if (!ctx->deferred[i].block)
+			continue;
+		tmm_mover_host_wait(ctx, &ctx->deferred[i].ev);
+		tmm_mover_progress(ctx);
+		return true;
+	}
+	return false;
 }
 
 void tmm_mover_progress(struct tmm_ctx *ctx)
@@ -183,7 +226,7 @@ void tmm_mover_progress(struct tmm_ctx *ctx)
 	retire_completed(ctx, &ctx->swapping_out, complete_swap_out);
 	retire_completed(ctx, &ctx->swapping_in, complete_swap_in);
 	for (i = kept = 0; i < ctx->n_deferred; i++) {
-		struct tmm_deferred_host *d = &ctx->deferred[i];
+		struct tmm_deferred *d = &ctx->deferred[i];
 
 		if (be->ops->event_query(be, &d->ev) == 0)
 			ctx->deferred[kept++] = *d;
@@ -198,15 +241,12 @@ int tmm_mover_settle(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	int rc;
 
 	/*
-	 * A resident tensor's read_by copy is not waited for here: it
-	 * reads into a host buffer that no one reads again (mover.c), so a
-	 * host write or a kernel of the block's next tensor spoils only
-	 * that dead copy.  It is a race all the same, which the CUDA test
-	 * double would flag; ordering the compute engine after it costs
-	 * vdnn-all a quarter of its throughput (ResNet-50 at half its
-	 * peak, simulated: 78.5 against 57.3 samples/s).  The way out
-	 * that costs nothing is a deferred free, the block going back to
-	 * the pool once the copy has ended (issue #21's notes).
+	 * A resident tensor's read_by copy is not waited for here: its
+	 * block, when freed, waits on the deferred list instead
+	 * (tmm_mover_device_give_back), and a host write orders itself
+	 * (tmm_mover_write).  Ordering the compute engine after the copy
+	 * here would cost vdnn-all a quarter of its throughput (ResNet-50
+	 * at half its peak, simulated: 78.5 against 57.3 samples/s).
 	 */
 	if (t->state != TMM_TS_SWAPPING_OUT && t->state != TMM_TS_SWAPPING_IN)
 		return 0;

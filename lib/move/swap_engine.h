@@ -78,6 +78,19 @@ void tmm_mover_swap_out_end_async(struct tmm_ctx *ctx,
 				  struct tmm_tensor_rec *t, tmm_event *last);
 void tmm_mover_swap_out_cancel(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
+/*
+ * The tensor lets go of its device block, which waits on the deferred
+ * list while a swap-out that a back-access let go on may still read it
+ * (t->read_by), so that no kernel of the block's next tensor writes it
+ * under the copy.
+ */
+void tmm_mover_device_give_back(struct tmm_ctx *ctx,
+				struct tmm_tensor_rec *t);
+
+/* Waits for the first deferred device block's copy and gives back every
+ * deferred buffer whose copy has ended; false when no block waits. */
+bool tmm_mover_wait_deferred_block(struct tmm_ctx *ctx);
+
 /* Waits for t's copy in flight, if any, and completes its transition. */
 int tmm_mover_settle(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
