@@ -12,7 +12,8 @@
  * table) so that the checks behind the checksum are reached, break one
  * rule each.  The texts follow docs/plan-format.md, so the tests hold the
  * code to the document.  The attacks on the text are in
- * test_plan_file_damage.c.
+ * test_plan_file_damage.c; what the writer does in a directory others may
+ * write too, in test_plan_file_safety.c.
  */
 #include "lib/io/plan.h"
 #include "lib/io/plan_decode.h"
@@ -644,6 +645,7 @@ static Suite *plan_file_suite(void)
 	suite_add_tcase(suite, text);
 
 	add_plan_file_damage_tests(suite);
+	add_plan_file_safety_tests(suite);
 
 	tcase_set_timeout(files, 120);
 	tcase_add_test(files, test_file_round_trip_leaves_no_temp_file);

@@ -80,4 +80,8 @@ void make_doc_plan(struct tmm_plan *p, uint16_t serial);
  * refused with the line and the rule it breaks (test_plan_file_damage.c). */
 void add_plan_file_damage_tests(Suite *suite);
 
+/* Adds the "safety" case: the temporary a plan is written through, in a
+ * directory others may write too (test_plan_file_safety.c). */
+void add_plan_file_safety_tests(Suite *suite);
+
 #endif /* TEST_PLAN_FILE_H */

@@ -1,17 +1,23 @@
 /*
  * plan_file.c — plan files on disk (docs/plan-format.md): a plan written
- * atomically, so a crash never leaves half a file, and read back whole.
+ * atomically through a private temporary, so a crash never leaves half a
+ * file and nothing planted in a shared directory is overwritten, and read
+ * back whole.
  * The text itself is made by plan_encode.c and checked line by line by
  * plan_decode.c.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "lib/base/fault.h"
 #include "plan.h"
 #include "plan_decode.h"
 #include "plan_encode.h"
@@ -62,12 +68,105 @@ static void sync_dir(const char *path)
 	close(fd);
 }
 
+/*
+ * The temporary a plan is written into before it is renamed over the plan
+ * file.  It sits in the plan file's directory, since a rename does not
+ * cross file systems.  Its name is used by no other writer: the pid, a
+ * count of this process's temporaries and random bits, so that threads,
+ * processes, and processes of other pid namespaces sharing the directory
+ * never meet.  It is created with O_EXCL|O_NOFOLLOW, so that nothing
+ * already at that name is opened: a symbolic link planted in a shared
+ * directory would otherwise point the write, and its truncation, at the
+ * file it names.  Mode 0600: no one else reads a plan half-written.  A
+ * name that is taken is passed over, TMP_TRIES times at most: more would
+ * be someone filling the directory on purpose.
+ */
+#define TMP_TRIES 16
+
+static atomic_uint tmp_count;
+
+static uint32_t random_bits(void)
+{
+	struct timespec ts;
+	uint32_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r))
+		return r;
+	/* No entropy yet (early boot): the clock still differs between
+	 * the processes that could race here. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec * 2654435761u;
+}
+
+/* Creates the temporary for `path`: its descriptor, with its name in
+ * *tmp (from malloc), or a negative errno with a message. */
+static int create_temp(const char *path, char **tmp, char *err,
+		       size_t errlen)
+{
+	size_t tlen = strlen(path) + 48;
+	char *name = malloc(tlen);
+	int e = EEXIST;
+
+	*tmp = NULL;
+	if (!name) {
+		say(err, errlen, "%s: out of memory naming a temporary file",
+		    path);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < TMP_TRIES; i++) {
+		int fd;
+
+		snprintf(name, tlen, "%s.tmp.%ld.%u.%08x", path,
+			 (long)getpid(), atomic_fetch_add(&tmp_count, 1),
+			 random_bits());
+		/* For tests: this name is taken. */
+		if (tmm_fault_hit("plan_file_tmp"))
+			continue;
+		fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			*tmp = name;
+			return fd;
+		}
+		e = errno;
+		if (e != EEXIST)
+			break;
+	}
+	if (e == EEXIST)
+		say(err, errlen, "cannot create a temporary file next to the "
+		    "plan file %s: %d names in a row were taken (the last "
+		    "%s); remove stale %s.tmp.* files or point "
+		    "TENSORMM_HINTS elsewhere", path, TMP_TRIES, name, path);
+	else
+		say(err, errlen, "cannot create %s to write the plan file "
+		    "%s: %s; check that its directory exists and is "
+		    "writable, or point TENSORMM_HINTS elsewhere", name, path,
+		    strerror(e));
+	free(name);
+	return -e;
+}
+
+/*
+ * The temporary gets the permission bits of the file it replaces, so a
+ * plan file made readable to a team stays so; a new plan file keeps the
+ * temporary's 0600.  Only a regular file is copied: a symbolic link at
+ * `path` is replaced by the rename, never followed.
+ */
+static int keep_mode(int fd, const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	return fchmod(fd, st.st_mode & 0777) < 0 ? -errno : 0;
+}
+
 int tmm_plan_file_write(const char *path, const struct tmm_plan *p,
 			uint16_t serial, char *err, size_t errlen)
 {
 	char why[256];
 	char *text = NULL, *tmp = NULL;
-	size_t len, tlen;
+	size_t len;
 	int fd, ret;
 
 	if (!path || !p) {
@@ -83,24 +182,18 @@ int tmm_plan_file_write(const char *path, const struct tmm_plan *p,
 	}
 	/* The plan passed tmm_plan_text_check, so only memory can fail the
 	 * encoding. */
-	tlen = strlen(path) + 32;
-	tmp = malloc(tlen);
-	if (!tmp || tmm_plan_text_encode(p, serial, &text, &len) < 0) {
+	if (tmm_plan_text_encode(p, serial, &text, &len) < 0) {
 		say(err, errlen, "%s: out of memory encoding the plan", path);
-		free(tmp);
 		return -ENOMEM;
 	}
-	snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = create_temp(path, &tmp, err, errlen);
 	if (fd < 0) {
-		ret = -errno;
-		say(err, errlen, "cannot create %s to write the plan file %s: "
-		    "%s; check that its directory exists and is writable, or "
-		    "point TENSORMM_HINTS elsewhere", tmp, path,
-		    strerror(-ret));
+		ret = fd;
 		goto out;
 	}
 	ret = write_all(fd, text, len);
+	if (ret == 0)
+		ret = keep_mode(fd, path);
 	if (ret == 0 && fsync(fd) < 0)
 		ret = -errno;
 	if (close(fd) < 0 && ret == 0)

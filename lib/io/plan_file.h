@@ -34,11 +34,16 @@
 #include "plan.h"
 
 /*
- * Writes *p to `path` atomically: into "path.tmp.<pid>", which is synced
- * and then renamed over `path`, so a crash leaves either the old file or
- * the whole new one, never half a file.  On failure the temporary file is
- * removed and any old file at `path` is left as it was.  The temporary name
- * is per process, so two threads must not write the same path at once.
+ * Writes *p to `path` atomically: into a temporary in the same directory,
+ * "path.tmp.<pid>.<count>.<random>", which is synced and then renamed over
+ * `path`, so a crash leaves either the old file or the whole new one,
+ * never half a file.  The temporary is created with O_EXCL|O_NOFOLLOW and
+ * mode 0600, so nothing already at its name (a symbolic link planted in a
+ * shared directory) is ever opened; a taken name is passed over, 16 times
+ * at most (then -EEXIST).  The new file keeps the permission bits of the
+ * regular file it replaces; a new plan file is 0600.  On failure the
+ * temporary file is removed and any old file at `path` is left as it was.
+ * Threads may write the same path at once: the last rename wins.
  * Returns 0, -EINVAL for a plan that cannot be written (as
  * tmm_plan_text_encode), -ENOMEM, or the errno of the failed create,
  * write, sync or rename.
