@@ -464,8 +464,8 @@ START_TEST(test_encoder_refuses_what_the_reader_would)
 
 	temp_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/plan", dir);
-	ck_assert_int_eq(tmm_plan_file_write(path, &p, serial, err,
-					     sizeof(err)), -EINVAL);
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, serial, PLAN_LIMIT,
+					     err, sizeof(err)), -EINVAL);
 	HAS(err, path);
 	HAS(err, refusals[_i]);
 	HAS(err, "bug");
@@ -488,24 +488,24 @@ START_TEST(test_file_round_trip_leaves_no_temp_file)
 	temp_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_plan(&p, 3);
-	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, PLAN_LIMIT,
+					     err, sizeof(err)), 0);
 	ck_assert_int_eq(list_dir(dir, names, sizeof(names)), 1);
 	ck_assert_str_eq(names, "plan\n");
-	ck_assert_int_eq(tmm_plan_file_read(path, &q, 3, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(tmm_plan_file_read(path, &q, 3, PLAN_LIMIT,
+					    err, sizeof(err)), 0);
 	require_same_plan(&q, &p);
 	tmm_plan_free(&q);
 
 	/* Over an old file: replaced whole, still no temporary left. */
 	tmm_plan_free(&p);
 	make_doc_plan(&p, 3);
-	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, PLAN_LIMIT,
+					     err, sizeof(err)), 0);
 	ck_assert_int_eq(list_dir(dir, names, sizeof(names)), 1);
 	ck_assert_str_eq(names, "plan\n");
-	ck_assert_int_eq(tmm_plan_file_read(path, &q, 3, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(tmm_plan_file_read(path, &q, 3, PLAN_LIMIT,
+					    err, sizeof(err)), 0);
 	require_same_plan(&q, &p);
 	tmm_plan_free(&q);
 	tmm_plan_free(&p);
@@ -521,10 +521,10 @@ START_TEST(test_file_serial_translation)
 	temp_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_plan(&p, 3);
-	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, err, sizeof(err)),
-			 0);
-	ck_assert_int_eq(tmm_plan_file_read(path, &q, 9, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, PLAN_LIMIT,
+					     err, sizeof(err)), 0);
+	ck_assert_int_eq(tmm_plan_file_read(path, &q, 9, PLAN_LIMIT,
+					    err, sizeof(err)), 0);
 	make_plan(&want, 9);
 	require_same_plan(&q, &want);
 	tmm_plan_free(&want);
@@ -543,8 +543,8 @@ START_TEST(test_missing_file_is_enoent)
 	temp_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/no-plan", dir);
 	memset(&p, 0x5a, sizeof(p));
-	ck_assert_int_eq(tmm_plan_file_read(path, &p, 1, err, sizeof(err)),
-			 -ENOENT);
+	ck_assert_int_eq(tmm_plan_file_read(path, &p, 1, PLAN_LIMIT,
+					    err, sizeof(err)), -ENOENT);
 	HAS(err, path);
 	REQUIRE(!memcmp(&p, &zero, sizeof(p)), "*out not zeroed");
 	remove_dir(dir);
@@ -559,8 +559,8 @@ START_TEST(test_unwritable_path)
 	temp_dir(dir, sizeof(dir));
 	make_doc_plan(&p, 1);
 	snprintf(path, sizeof(path), "%s/missing/plan", dir);
-	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, err, sizeof(err)),
-			 -ENOENT);
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT,
+					     err, sizeof(err)), -ENOENT);
 	HAS(err, path);
 	HAS(err, "No such file or directory");
 	HAS(err, "check that its directory exists and is writable");
@@ -568,16 +568,16 @@ START_TEST(test_unwritable_path)
 	/* A directory in the way: the rename fails, the temporary goes. */
 	snprintf(path, sizeof(path), "%s/sub", dir);
 	ck_assert_int_eq(mkdir(path, 0700), 0);
-	ck_assert_int_lt(tmm_plan_file_write(path, &p, 1, err, sizeof(err)),
-			 0);
+	ck_assert_int_lt(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT,
+					     err, sizeof(err)), 0);
 	HAS(err, "cannot rename");
 	HAS(err, path);
 	ck_assert_int_eq(list_dir(dir, names, sizeof(names)), 1);
 	ck_assert_str_eq(names, "sub\n");
 
 	/* Reading a directory is refused, not attempted. */
-	ck_assert_int_eq(tmm_plan_file_read(path, &q, 1, err, sizeof(err)),
-			 -EINVAL);
+	ck_assert_int_eq(tmm_plan_file_read(path, &q, 1, PLAN_LIMIT,
+					    err, sizeof(err)), -EINVAL);
 	HAS(err, "not a regular file");
 	ck_assert_int_eq(rmdir(path), 0);
 	tmm_plan_free(&p);
@@ -594,8 +594,9 @@ START_TEST(test_truncated_files_at_every_offset)
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	for (size_t n = 0; n < strlen(doc_example); n++) {
 		write_bytes(path, doc_example, n);
-		ck_assert_int_eq(tmm_plan_file_read(path, &p, 1, err,
-						    sizeof(err)), -EINVAL);
+		ck_assert_int_eq(tmm_plan_file_read(path, &p, 1, PLAN_LIMIT,
+						    err, sizeof(err)),
+				 -EINVAL);
 		HAS(err, path);
 		HAS(err, ": line ");
 		HAS(err, "truncated");
@@ -617,8 +618,8 @@ START_TEST(test_damaged_file_names_path_and_line)
 	memcpy(text, doc_example, sizeof(text));
 	*strstr(text, "EVICT_DROP 1") = 'e'; /* an edit by hand */
 	write_bytes(path, text, strlen(text));
-	ck_assert_int_eq(tmm_plan_file_read(path, &p, 1, err, sizeof(err)),
-			 -EINVAL);
+	ck_assert_int_eq(tmm_plan_file_read(path, &p, 1, PLAN_LIMIT,
+					    err, sizeof(err)), -EINVAL);
 	HAS(err, path);
 	HAS(err, ": line 15: the checksum");
 	HAS(err, "damaged or edited");

@@ -26,6 +26,10 @@
 	REQUIRE(strstr((msg), (part)), "message \"%s\" lacks \"%s\"",      \
 		(msg), (part))
 
+/* The limit on a plan file's size the suite reads and writes with: the
+ * default of the hints_max tunable. */
+#define PLAN_LIMIT (64ull << 20)
+
 /* The key of handle `low` of the context with `serial`
  * (lib/core/tensor_table.c). */
 #define HANDLE(serial, low) ((uint64_t)(serial) << 48 | (uint64_t)(low))

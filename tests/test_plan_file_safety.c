@@ -10,6 +10,8 @@
  * the temporary is private (0600) and the file it replaces keeps its
  * mode; a write that fails leaves the old plan byte for byte and no
  * temporary behind; and threads writing one path at once all succeed.
+ * The size limit (hints_max) holds both ways: a larger file is not read,
+ * a larger plan not written.
  */
 #include "lib/base/fault.h"
 #include "lib/io/plan.h"
@@ -127,7 +129,7 @@ START_TEST(test_planted_link_is_not_followed)
 	ck_assert_int_eq(symlink(victim, link), 0);
 
 	make_doc_plan(&p, 1);
-	ck_assert_msg(tmm_plan_file_write(path, &p, 1, err,
+	ck_assert_msg(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
 					  sizeof(err)) == 0, "%s", err);
 	text = slurp(victim);
 	ck_assert_str_eq(text, "precious\n");
@@ -137,7 +139,7 @@ START_TEST(test_planted_link_is_not_followed)
 		      "file: the writer renamed the planted link");
 	ck_assert_int_eq(lstat(link, &st), 0);
 	ck_assert(S_ISLNK(st.st_mode));
-	ck_assert_int_eq(tmm_plan_file_read(path, &q, 1, err,
+	ck_assert_int_eq(tmm_plan_file_read(path, &q, 1, PLAN_LIMIT, err,
 					    sizeof(err)), 0);
 	ck_assert_uint_eq(q.n_actions, p.n_actions);
 	/* plan, victim and the link: nothing of the writer's left over
@@ -160,14 +162,14 @@ START_TEST(test_new_file_private_old_mode_kept)
 	make_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_doc_plan(&p, 1);
-	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, err,
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
 					     sizeof(err)), 0);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 0777, 0600);
 
 	/* Shared with a group on purpose: a new plan does not undo it. */
 	ck_assert_int_eq(chmod(path, 0640), 0);
-	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, err,
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
 					     sizeof(err)), 0);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 0777, 0640);
@@ -190,7 +192,7 @@ START_TEST(test_taken_names_are_passed_over)
 
 	/* A name taken, the next one free: the plan is written. */
 	ck_assert_int_eq(tmm_fault_set("plan_file_tmp@1"), 0);
-	ck_assert_msg(tmm_plan_file_write(path, &p, 1, err,
+	ck_assert_msg(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
 					  sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(count_entries(dir, &temporaries), 1);
 
@@ -198,7 +200,7 @@ START_TEST(test_taken_names_are_passed_over)
 	 * plan as it was. */
 	before = slurp(path);
 	ck_assert_int_eq(tmm_fault_set("plan_file_tmp@1+"), 0);
-	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, err,
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
 					     sizeof(err)), -EEXIST);
 	ck_assert_int_eq(tmm_fault_set(""), 0);
 	HAS(err, path);
@@ -229,7 +231,7 @@ START_TEST(test_failed_write_keeps_old_plan)
 	make_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_doc_plan(&p, 1);
-	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, err,
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
 					     sizeof(err)), 0);
 	before = slurp(path);
 
@@ -238,7 +240,7 @@ START_TEST(test_failed_write_keeps_old_plan)
 	small.rlim_cur = 16;
 	old = signal(SIGXFSZ, SIG_IGN);
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
-	rc = tmm_plan_file_write(path, &p, 1, err, sizeof(err));
+	rc = tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err, sizeof(err));
 	setrlimit(RLIMIT_FSIZE, &saved);
 	signal(SIGXFSZ, old);
 
@@ -269,8 +271,8 @@ static void *write_many(void *arg)
 	struct writer *w = arg;
 
 	for (int i = 0; i < 25; i++)
-		if (tmm_plan_file_write(w->path, w->plan, 1, w->err,
-					sizeof(w->err)) < 0)
+		if (tmm_plan_file_write(w->path, w->plan, 1, PLAN_LIMIT,
+					w->err, sizeof(w->err)) < 0)
 			w->failures++;
 	return NULL;
 }
@@ -298,11 +300,87 @@ START_TEST(test_threads_write_one_path)
 		ck_assert_msg(w[i].failures == 0, "thread %d: %d writes "
 			      "failed, the last: %s", i, w[i].failures,
 			      w[i].err);
-	ck_assert_msg(tmm_plan_file_read(path, &q, 1, err,
+	ck_assert_msg(tmm_plan_file_read(path, &q, 1, PLAN_LIMIT, err,
 					 sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(q.n_actions, p.n_actions);
 	ck_assert_int_eq(count_entries(dir, &temporaries), 1);
 	tmm_plan_free(&q);
+	tmm_plan_free(&p);
+	empty_dir(dir);
+}
+END_TEST
+
+/* The limit on a plan file (hints_max): a file of exactly the limit is
+ * read, one byte more is refused before it is read, naming the knob. */
+START_TEST(test_read_limit)
+{
+	char dir[256], path[300], err[512];
+	struct tmm_plan p, q;
+	static const struct tmm_plan zero;
+	struct stat st;
+
+	make_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/plan", dir);
+	make_doc_plan(&p, 1);
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+
+	ck_assert_msg(tmm_plan_file_read(path, &q, 1, (uint64_t)st.st_size,
+					 err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(q.n_actions, p.n_actions);
+	tmm_plan_free(&q);
+
+	memset(&q, 0x5a, sizeof(q));
+	ck_assert_int_eq(tmm_plan_file_read(path, &q, 1,
+					    (uint64_t)st.st_size - 1, err,
+					    sizeof(err)), -EFBIG);
+	REQUIRE(!memcmp(&q, &zero, sizeof(q)), "*out not zeroed");
+	HAS(err, path);
+	HAS(err, "more than hints_max=");
+	HAS(err, "TENSORMM_HINTS_MAX");
+	/* In the tunables' own units, so it can be pasted back. */
+	ck_assert_int_eq(tmm_plan_file_read(path, &q, 1, 64, err,
+					    sizeof(err)), -EFBIG);
+	HAS(err, "hints_max=64;");
+	tmm_plan_free(&p);
+	empty_dir(dir);
+}
+END_TEST
+
+/* A plan that no reader with the same limit would take back is not
+ * saved, and the file it would replace stays. */
+START_TEST(test_write_limit)
+{
+	char dir[256], path[300], err[512];
+	struct tmm_plan p;
+	struct stat st;
+	char *before, *after;
+	int temporaries;
+
+	make_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/plan", dir);
+	make_doc_plan(&p, 1);
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
+					     sizeof(err)), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	before = slurp(path);
+
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1,
+					     (uint64_t)st.st_size - 1, err,
+					     sizeof(err)), -EFBIG);
+	HAS(err, path);
+	HAS(err, "not saved");
+	HAS(err, "TENSORMM_HINTS_MAX");
+	after = slurp(path);
+	ck_assert_str_eq(after, before);
+	ck_assert_int_eq(count_entries(dir, &temporaries), 1);
+	ck_assert_int_eq(temporaries, 0);
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1,
+					     (uint64_t)st.st_size, err,
+					     sizeof(err)), 0);
+	free(before);
+	free(after);
 	tmm_plan_free(&p);
 	empty_dir(dir);
 }
@@ -318,5 +396,7 @@ void add_plan_file_safety_tests(Suite *suite)
 	tcase_add_test(tc, test_taken_names_are_passed_over);
 	tcase_add_test(tc, test_failed_write_keeps_old_plan);
 	tcase_add_test(tc, test_threads_write_one_path);
+	tcase_add_test(tc, test_read_limit);
+	tcase_add_test(tc, test_write_limit);
 	suite_add_tcase(suite, tc);
 }

@@ -176,8 +176,8 @@ static void readable(const char *path)
 	struct tmm_plan p;
 	char err[256];
 
-	ck_assert_msg(tmm_plan_file_read(path, &p, 1, err, sizeof(err)) == 0,
-		      "%s", err);
+	ck_assert_msg(tmm_plan_file_read(path, &p, 1, 64ull << 20, err,
+					 sizeof(err)) == 0, "%s", err);
 	ck_assert_str_eq(p.policy, "capuchin");
 	ck_assert_uint_gt(p.n_actions, 0);
 	tmm_plan_free(&p);

@@ -116,6 +116,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_HINTS:
 		return copy_string(cfg->hints, sizeof(cfg->hints), v->str, why,
 				   whylen);
+	case TMM_T_HINTS_MAX:
+		cfg->hints_max = v->size.bytes;
+		return true;
 	case TMM_T_STATS_SHM:
 		cfg->stats_shm = v->choice == 1;
 		return true;
@@ -487,6 +490,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_HINTS:
 		tmm_text_add(&t, "%s", cfg->hints);
+		break;
+	case TMM_T_HINTS_MAX:
+		tmm_text_add_size(&t, cfg->hints_max);
 		break;
 	case TMM_T_STATS_SHM:
 		text_add_choice(&t, id, cfg->stats_shm ? 1 : 0);

@@ -37,6 +37,8 @@ struct tmm_config {
 	uint64_t pinned_pool;  /* bytes of free pinned host memory cached */
 	char trace[4096];      /* "" when off */
 	char hints[4096];      /* plan file; "" when off */
+	uint64_t hints_max;    /* bytes: the largest plan file read or
+				* written */
 	bool stats_shm;	       /* publish live counters in shared memory */
 	char share[33];	       /* "off", "auto" or a group name (gpu_share.c) */
 	double max_swap_rate;  /* TENSILE's MSR: share of a deficit taken */

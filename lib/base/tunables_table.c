@@ -250,6 +250,21 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"(docs/plan-format.md); empty = off",
 		.since = "0.1",
 	},
+	[TMM_T_HINTS_MAX] = {
+		.name = "hints_max",
+		.env = "TENSORMM_HINTS_MAX",
+		.type = TMM_TYPE_SIZE,
+		.def = "64MiB",
+		.accepted = "a size such as 64MiB, 1GiB or 4096",
+		.help = "the largest plan file read (it is read whole into "
+			"memory; a larger one is refused and the run "
+			"measures) or written",
+		.since = "0.4",
+		/* A plan file has a few lines at least; 0 would refuse
+		 * them all and is surely a mistake. */
+		.min = 1,
+		.max = TMM_TUNABLE_NO_LIMIT,
+	},
 	[TMM_T_STATS_SHM] = {
 		.name = "stats_shm",
 		.env = "TENSORMM_STATS_SHM",

@@ -165,8 +165,8 @@ static void save_hints(struct tmm_ctx *ctx, const struct tmm_plan *plan)
 {
 	char err[600];
 
-	if (tmm_plan_file_write(ctx->cfg.hints, plan, ctx->serial, err,
-				sizeof(err)) < 0)
+	if (tmm_plan_file_write(ctx->cfg.hints, plan, ctx->serial,
+				ctx->cfg.hints_max, err, sizeof(err)) < 0)
 		tmm_log(ctx, TMM_LOG_WARN,
 			"the plan is not saved: %s; the next run will measure "
 			"its first iteration again", err);
@@ -183,8 +183,8 @@ int tmm_guide_load_hints(struct tmm_ctx *ctx)
 
 	if (!ctx->cfg.hints[0])
 		return 0;
-	rc = tmm_plan_file_read(ctx->cfg.hints, &plan, ctx->serial, err,
-				sizeof(err));
+	rc = tmm_plan_file_read(ctx->cfg.hints, &plan, ctx->serial,
+				ctx->cfg.hints_max, err, sizeof(err));
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc == -ENOENT) {

@@ -18,11 +18,22 @@
 #include <unistd.h>
 
 #include "lib/base/fault.h"
+#include "lib/base/number_text.h"
 #include "plan.h"
 #include "plan_decode.h"
 #include "plan_encode.h"
 #include "plan_file.h"
 #include "plan_syntax.h"
+
+/* A limit as the tunables spell it ("64MiB"), for messages. */
+static const char *size_text(uint64_t bytes, char *buf, size_t len)
+{
+	struct tmm_text t;
+
+	tmm_text_init(&t, buf, len);
+	tmm_text_add_size(&t, bytes);
+	return buf;
+}
 
 static int write_all(int fd, const char *buf, size_t len)
 {
@@ -162,9 +173,10 @@ static int keep_mode(int fd, const char *path)
 }
 
 int tmm_plan_file_write(const char *path, const struct tmm_plan *p,
-			uint16_t serial, char *err, size_t errlen)
+			uint16_t serial, uint64_t limit, char *err,
+			size_t errlen)
 {
-	char why[256];
+	char why[256], most[32];
 	char *text = NULL, *tmp = NULL;
 	size_t len;
 	int fd, ret;
@@ -185,6 +197,15 @@ int tmm_plan_file_write(const char *path, const struct tmm_plan *p,
 	if (tmm_plan_text_encode(p, serial, &text, &len) < 0) {
 		say(err, errlen, "%s: out of memory encoding the plan", path);
 		return -ENOMEM;
+	}
+	/* A file the reader would refuse must not replace one it reads. */
+	if (len > limit) {
+		say(err, errlen, "%s: the plan is %zu bytes, more than "
+		    "hints_max=%s: not saved, since no run with that limit "
+		    "could read it back; raise hints_max (TENSORMM_HINTS_MAX)",
+		    path, len, size_text(limit, most, sizeof(most)));
+		free(text);
+		return -EFBIG;
 	}
 	fd = create_temp(path, &tmp, err, errlen);
 	if (fd < 0) {
@@ -221,27 +242,37 @@ out:
 	return ret;
 }
 
-/* Reads all of fd into a buffer from malloc.  Returns 0 or -errno. */
-static int read_all(int fd, size_t hint, char **buf, size_t *len)
+/*
+ * Reads fd into a buffer from malloc, `limit` bytes at most: holding one
+ * byte more than the limit is how a file that grew after its fstat is
+ * caught.  Returns 0, -EFBIG past the limit, -ENOMEM, or the errno of a
+ * failed read.
+ */
+static int read_all(int fd, size_t hint, uint64_t limit, char **buf,
+		    size_t *len)
 {
+	size_t most = limit < SIZE_MAX - 1 ? (size_t)limit + 1 : SIZE_MAX;
 	size_t cap = hint < 4096 ? 4096 : hint + 1, n = 0;
-	char *b = malloc(cap);
+	char *b;
 
+	if (cap > most)
+		cap = most;
+	b = malloc(cap);
 	if (!b)
 		return -ENOMEM;
 	for (;;) {
 		ssize_t r;
 
 		if (n == cap) {
-			char *nb = cap <= SIZE_MAX / 2 ? realloc(b, 2 * cap)
-						       : NULL;
+			size_t grown = cap <= most / 2 ? 2 * cap : most;
+			char *nb = grown > cap ? realloc(b, grown) : NULL;
 
 			if (!nb) {
 				free(b);
-				return -ENOMEM;
+				return grown > cap ? -ENOMEM : -EFBIG;
 			}
 			b = nb;
-			cap *= 2;
+			cap = grown;
 		}
 		r = read(fd, b + n, cap - n);
 		if (r < 0) {
@@ -262,10 +293,11 @@ static int read_all(int fd, size_t hint, char **buf, size_t *len)
 }
 
 int tmm_plan_file_read(const char *path, struct tmm_plan *out,
-		       uint16_t serial, char *err, size_t errlen)
+		       uint16_t serial, uint64_t limit, char *err,
+		       size_t errlen)
 {
 	struct stat st;
-	char *text = NULL;
+	char *text = NULL, most[32];
 	size_t len = 0;
 	int fd, ret;
 
@@ -302,8 +334,24 @@ int tmm_plan_file_read(const char *path, struct tmm_plan *out,
 		    "point TENSORMM_HINTS at a file", path);
 		goto out;
 	}
-	ret = read_all(fd, st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX
-		       ? (size_t)st.st_size : 0, &text, &len);
+	/* Refused before a byte is read: a plan file is read whole into
+	 * memory, and a huge one is a mistake or an attack, not a plan. */
+	if ((uint64_t)st.st_size > limit) {
+		ret = -EFBIG;
+		say(err, errlen, "%s: the plan file is %lld bytes, more than "
+		    "hints_max=%s; raise hints_max (TENSORMM_HINTS_MAX) to "
+		    "read it", path, (long long)st.st_size,
+		    size_text(limit, most, sizeof(most)));
+		goto out;
+	}
+	ret = read_all(fd, (uint64_t)st.st_size < SIZE_MAX
+			   ? (size_t)st.st_size : 0, limit, &text, &len);
+	if (ret == -EFBIG) {
+		say(err, errlen, "%s: the plan file grew past hints_max=%s "
+		    "while it was read; raise hints_max (TENSORMM_HINTS_MAX) "
+		    "to read it", path, size_text(limit, most, sizeof(most)));
+		goto out;
+	}
 	if (ret == -ENOMEM) {
 		say(err, errlen, "%s: out of memory reading the %lld-byte plan "
 		    "file", path, (long long)st.st_size);

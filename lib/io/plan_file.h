@@ -22,6 +22,8 @@
  *   -EINVAL   the file is truncated, corrupt, not a plan file or of a newer
  *             format version; or a bad argument, or a plan that cannot be
  *             written (see tmm_plan_text_encode)
+ *   -EFBIG    the file, or the plan to write, is larger than the limit
+ *             the caller gives (the hints_max tunable, TENSORMM_HINTS_MAX)
  *   -ENOMEM   out of memory
  *   others    the errno of a failed open, read, write, fsync or rename
  */
@@ -43,23 +45,30 @@
  * at most (then -EEXIST).  The new file keeps the permission bits of the
  * regular file it replaces; a new plan file is 0600.  On failure the
  * temporary file is removed and any old file at `path` is left as it was.
- * Threads may write the same path at once: the last rename wins.
- * Returns 0, -EINVAL for a plan that cannot be written (as
- * tmm_plan_text_encode), -ENOMEM, or the errno of the failed create,
- * write, sync or rename.
+ * Threads may write the same path at once: the last rename wins.  A
+ * text of more than `limit` bytes is not written (-EFBIG): a reader with
+ * the same limit would refuse it, so it must not replace a file that one
+ * reads.  Returns 0, -EINVAL for a plan that cannot be written (as
+ * tmm_plan_text_encode), -EFBIG, -ENOMEM, or the errno of the failed
+ * create, write, sync or rename.
  */
 int tmm_plan_file_write(const char *path, const struct tmm_plan *p,
-			uint16_t serial, char *err, size_t errlen);
+			uint16_t serial, uint64_t limit, char *err,
+			size_t errlen);
 
 /*
  * Reads the plan file at `path` into *out (overwritten, not freed), for the
- * context with `serial`.  Returns 0; -ENOENT when there is no file, which
- * is not an error for a caller that then measures; -EINVAL for a file that
- * is truncated, corrupt, not a plan file, of a newer format version or not
- * a regular file; -ENOMEM; or the errno of a failed open or read.  Unless 0
- * is returned, *out is zeroed and err says why.
+ * context with `serial`.  The file is read whole into memory, so one of
+ * more than `limit` bytes is refused before a byte of it is read.
+ * Returns 0; -ENOENT when there is no file, which is not an error for a
+ * caller that then measures; -EINVAL for a file that is truncated,
+ * corrupt, not a plan file, of a newer format version or not a regular
+ * file; -EFBIG for a file larger than `limit`; -ENOMEM; or the errno of a
+ * failed open or read.  Unless 0 is returned, *out is zeroed and err says
+ * why.
  */
 int tmm_plan_file_read(const char *path, struct tmm_plan *out,
-		       uint16_t serial, char *err, size_t errlen);
+		       uint16_t serial, uint64_t limit, char *err,
+		       size_t errlen);
 
 #endif /* TMM_PLAN_FILE_H */
