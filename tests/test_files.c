@@ -1,7 +1,7 @@
 /*
  * test_files.c — the files a context reads and writes, seen from the API
- * (tensormm(7), RELIABILITY, Files): the plan file (hints) and its size
- * limit.
+ * (tensormm(7), RELIABILITY, Files): the plan file (hints), its size
+ * limit, and running out of memory while it is loaded.
  *
  * Each test makes its own directory and its own contexts, and reads what
  * the library said on stderr, since a file the run cannot use is a
@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/api/lifecycle.h"
 #include "lib/io/plan.h"
 #include "lib/io/plan_file.h"
 #include "tensormm.h"
@@ -143,6 +144,41 @@ START_TEST(test_hints_over_limit_warns)
 }
 END_TEST
 
+/*
+ * Out of memory while the plan file is loaded: the creation fails with
+ * -ENOMEM and leaves nothing behind, not even its entry in the registry
+ * of live contexts, which used to keep the freed context (and the
+ * registry's array, reachable from a static, so no leak checker saw it).
+ */
+START_TEST(test_hints_out_of_memory_leaves_no_context)
+{
+	char dir[256], path[300], config[512];
+	size_t before = tmm_ctx_registered();
+	tmm_ctx *ctx = (tmm_ctx *)&ctx;
+	int rc;
+
+	make_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/plan", dir);
+	write_plan(path);
+	snprintf(config, sizeof(config), "backend=sim,hints=%s,log=error,"
+		 "fault=plan_file_alloc", path);
+	rc = tmm_ctx_create(&ctx, config);
+	ck_assert_int_eq(rc, -ENOMEM);
+	ck_assert_ptr_null(ctx);
+	HAS(tmm_last_error(NULL), "out of memory reading the plan file");
+	HAS(tmm_last_error(NULL), "TENSORMM_HINTS");
+	ck_assert_uint_eq(tmm_ctx_registered(), before);
+
+	/* The next context (whose creation clears the fault) is counted
+	 * and taken back as usual. */
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim"), 0);
+	ck_assert_uint_eq(tmm_ctx_registered(), before + 1);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ck_assert_uint_eq(tmm_ctx_registered(), before);
+	remove_dir(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("files");
@@ -151,6 +187,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(hints, test_hints_over_limit_warns);
+	tcase_add_test(hints, test_hints_out_of_memory_leaves_no_context);
 	suite_add_tcase(s, hints);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -36,7 +36,11 @@ extern _Thread_local char tmm_create_error[512];
 
 /*
  * The live contexts, so that destroying a context twice is refused instead
- * of freeing twice.  Only create and destroy take the lock.
+ * of freeing twice.  Only create and destroy take the lock.  A context is
+ * added as the last step of its creation that can fail, since the
+ * teardown of a half-built context does not look here: an entry left for
+ * a context freed by a failed creation would hold the array forever and
+ * let a later context at the same address be destroyed twice.
  */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tmm_ctx **registry;
@@ -63,6 +67,16 @@ static int registry_add(struct tmm_ctx *ctx)
 out:
 	pthread_mutex_unlock(&registry_lock);
 	return rc;
+}
+
+size_t tmm_ctx_registered(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&registry_lock);
+	n = registry_len;
+	pthread_mutex_unlock(&registry_lock);
+	return n;
 }
 
 /* Removes ctx; returns false when it was not registered. */
@@ -268,17 +282,20 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 		create_fail(rc, "%s", err);
 		goto fail;
 	}
-	rc = registry_add(ctx);
-	if (rc < 0) {
-		create_fail(rc, "tmm_ctx_create: out of memory");
-		goto fail;
-	}
 	/* 1 .. 0x7fff: a zero serial would allow a zero handle, and bit 15
 	 * would land on bit 63 of a handle, the tracker's mark of a key
 	 * made inside an iteration. */
 	ctx->serial = (uint16_t)(1 + atomic_fetch_add(&next_serial, 1) %
 					     0x7fffu);
 	rc = tmm_guide_load_hints(ctx);
+	if (rc < 0) {
+		create_fail(rc, "tmm_ctx_create: out of memory reading the "
+			    "plan file %s; free memory, or set TENSORMM_HINTS "
+			    "to nothing to measure instead", ctx->cfg.hints);
+		goto fail;
+	}
+	/* The last step that can fail: teardown() does not unregister. */
+	rc = registry_add(ctx);
 	if (rc < 0) {
 		create_fail(rc, "tmm_ctx_create: out of memory");
 		goto fail;

@@ -8,6 +8,8 @@
 #ifndef TMM_LIFECYCLE_H
 #define TMM_LIFECYCLE_H
 
+#include <stddef.h>
+
 #include "tensormm.h"
 
 struct tmm_twin_ops;
@@ -19,5 +21,10 @@ struct tmm_twin_ops;
  */
 int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 		     const struct tmm_twin_ops *twin_ops);
+
+/* For tests: how many contexts the registry holds, the process's live
+ * contexts (twins included).  A failed creation must leave it as it
+ * was. */
+size_t tmm_ctx_registered(void);
 
 #endif /* TMM_LIFECYCLE_H */
