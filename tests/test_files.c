@@ -1,7 +1,8 @@
 /*
  * test_files.c — the files a context reads and writes, seen from the API
  * (tensormm(7), RELIABILITY, Files): the plan file (hints), its size
- * limit, and running out of memory while it is loaded.
+ * limit, and running out of memory while it is loaded; the trace file
+ * (trace) and what may stand at its path.
  *
  * Each test makes its own directory and its own contexts, and reads what
  * the library said on stderr, since a file the run cannot use is a
@@ -179,16 +180,43 @@ START_TEST(test_hints_out_of_memory_leaves_no_context)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * Traces
+ * ---------------------------------------------------------------------- */
+
+/* A FIFO as the trace: the context is refused at once, saying why (the
+ * program used to hang in tmm_ctx_create until a reader came). */
+START_TEST(test_trace_fifo_refused)
+{
+	char dir[256], path[300], config[512];
+	tmm_ctx *ctx;
+
+	make_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/run.trace", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	snprintf(config, sizeof(config), "backend=sim,trace=%s", path);
+	ck_assert_int_eq(tmm_ctx_create(&ctx, config), -ENXIO);
+	HAS(tmm_last_error(NULL), path);
+	HAS(tmm_last_error(NULL), "not a regular file");
+	HAS(tmm_last_error(NULL), "TENSORMM_TRACE");
+	remove_dir(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("files");
 	TCase *hints = tcase_create("hints");
+	TCase *traces = tcase_create("traces");
 	SRunner *sr;
 	int failed;
 
 	tcase_add_test(hints, test_hints_over_limit_warns);
 	tcase_add_test(hints, test_hints_out_of_memory_leaves_no_context);
 	suite_add_tcase(s, hints);
+	tcase_set_timeout(traces, 20);
+	tcase_add_test(traces, test_trace_fifo_refused);
+	suite_add_tcase(s, traces);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

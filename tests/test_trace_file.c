@@ -658,6 +658,7 @@ static Suite *trace_file_suite(void)
 	suite_add_tcase(suite, encoding);
 
 	add_trace_file_io_tests(suite);
+	add_trace_file_safety_tests(suite);
 	return suite;
 }
 

@@ -72,4 +72,8 @@ void assert_trace_eq(const struct tmm_trace *a,
  * (test_trace_file_io.c). */
 void add_trace_file_io_tests(Suite *suite);
 
+/* Adds the "safety" case: what the writer agrees to open, and a size cap
+ * on what it writes (test_trace_file_safety.c). */
+void add_trace_file_safety_tests(Suite *suite);
+
 #endif /* TEST_TRACE_FILE_H */

@@ -454,15 +454,17 @@ START_TEST(test_writer_reports_open_and_write_errors)
 	ck_assert_int_eq(tmm_trace_writer_open("", &info, &w, err,
 					       sizeof(err)), -EINVAL);
 
-	/* /dev/full takes the open and fails every write with ENOSPC. */
+	/* /dev/full would take the open and fail every write with ENOSPC;
+	 * it is a device, refused before a write (a failed write is the
+	 * next test's). */
 	if (access("/dev/full", W_OK) == 0) {
 		w = (void *)1;
 		ck_assert_int_eq(tmm_trace_writer_open("/dev/full", &info, &w,
 						       err, sizeof(err)),
-				 -ENOSPC);
+				 -EINVAL);
 		ck_assert_ptr_null(w);
 		HAS(err, "/dev/full");
-		HAS(err, strerror(ENOSPC));
+		HAS(err, "not a regular file");
 	}
 }
 END_TEST

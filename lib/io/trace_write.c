@@ -9,11 +9,14 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/base/crc32.h"
 #include "trace.h"
@@ -136,6 +139,93 @@ static int write_flush(FILE *f, const void *buf, size_t len)
 	return 0;
 }
 
+/* What a file that is not a regular file is, for messages. */
+static const char *kind_of(mode_t mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISDIR(mode))
+		return "a directory";
+	return "not a regular file";
+}
+
+/*
+ * Opens the trace file for writing into w->f.  O_NOFOLLOW: a symbolic
+ * link planted at the path in a shared directory must not turn the
+ * truncation on the file it names.  O_NONBLOCK: opening a FIFO for
+ * writing waits for a reader, forever if none comes; with it the open
+ * returns at once, and whatever it opened is refused unless it is a
+ * regular file (for which the flag changes nothing; it is cleared all
+ * the same).  The file is truncated only once it is known to be regular.
+ */
+static int open_file(struct tmm_trace_writer *w, char *err, size_t errlen)
+{
+	const char *path = w->path;
+	struct stat st;
+	int fd, flags, ret;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+			O_CLOEXEC, 0666);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -ELOOP)
+			say(err, errlen, "%s is a symbolic link: a trace is "
+			    "not written through one, since a link planted in "
+			    "a shared directory would make the run overwrite "
+			    "the file it names; set TENSORMM_TRACE to the "
+			    "file itself", path);
+		else if (ret == -ENXIO)
+			say(err, errlen, "%s is a FIFO or a device with no "
+			    "reader, not a regular file: a trace is written "
+			    "only to a regular file; set TENSORMM_TRACE to "
+			    "one", path);
+		else
+			say(err, errlen, "cannot create the trace file %s: "
+			    "%s; check that its directory exists and is "
+			    "writable, or set TENSORMM_TRACE to another path",
+			    path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		say(err, errlen, "cannot stat the trace file %s: %s", path,
+		    strerror(-ret));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		say(err, errlen, "%s is %s, not a regular file: a trace is "
+		    "written only to a regular file; set TENSORMM_TRACE to "
+		    "one", path, kind_of(st.st_mode));
+		goto fail;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ||
+	    ftruncate(fd, 0) < 0) {
+		ret = -errno;
+		say(err, errlen, "cannot empty the trace file %s: %s; set "
+		    "TENSORMM_TRACE to another path", path, strerror(-ret));
+		goto fail;
+	}
+	w->f = fdopen(fd, "wb");
+	if (!w->f) {
+		ret = -errno;
+		say(err, errlen, "%s: out of memory opening a trace writer",
+		    path);
+		goto fail;
+	}
+	return 0;
+fail:
+	close(fd);
+	return ret;
+}
+
 int tmm_trace_writer_open(const char *path,
 			  const struct tmm_trace_file_info *info,
 			  struct tmm_trace_writer **out, char *err,
@@ -161,14 +251,9 @@ int tmm_trace_writer_open(const char *path,
 		    path);
 		return -ENOMEM;
 	}
-	w->f = fopen(path, "wb");
-	if (!w->f) {
-		ret = -errno;
-		say(err, errlen, "cannot create the trace file %s: %s; check "
-		    "that its directory exists and is writable, or set "
-		    "TENSORMM_TRACE to another path", path, strerror(-ret));
+	ret = open_file(w, err, errlen);
+	if (ret < 0)
 		goto fail;
-	}
 	encode_header(h, info);
 	ret = write_flush(w->f, h, sizeof(h));
 	if (ret < 0) {

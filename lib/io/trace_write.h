@@ -18,7 +18,10 @@ struct tmm_trace_writer;
  * Creates (or truncates) the file at `path` and writes its header from
  * *info; info->version is ignored (the file gets
  * TMM_TRACE_FORMAT_VERSION).  Strings longer than their field are cut to
- * fit, always NUL-terminated.  Returns 0 and sets *out, or a negative
+ * fit, always NUL-terminated.  Only a regular file is written: a path
+ * that is a symbolic link is refused (-ELOOP), and so is a FIFO, a device
+ * or a socket (-ENXIO when no one reads it, else -EINVAL), at once and
+ * before anything is truncated.  Returns 0 and sets *out, or a negative
  * errno with *out NULL and nothing left to close.
  */
 int tmm_trace_writer_open(const char *path,
