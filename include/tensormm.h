@@ -72,8 +72,12 @@ typedef struct tmm_tensor {
  *
  * Returns 0 and sets *out, or a negative errno: -EINVAL for an unknown key
  * or invalid value, -ENODEV when the requested backend is not available,
- * -ENOMEM.  On failure *out is NULL and the reason is available from
- * tmm_last_error(NULL) (the calling thread's last creation error).
+ * -ENOMEM, or the error of creating the TENSORMM_TRACE file: among them
+ * -ELOOP (a symbolic link), -ENXIO or -EINVAL (not a regular file) and
+ * -EBUSY (another live context of this process writes that file; %n in
+ * the path gives each context its own, tensormm(7)).  On failure *out is
+ * NULL and the reason is available from tmm_last_error(NULL) (the calling
+ * thread's last creation error).
  */
 TMM_EXPORT
 int tmm_ctx_create(tmm_ctx **out, const char *config);

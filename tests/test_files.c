@@ -2,7 +2,8 @@
  * test_files.c — the files a context reads and writes, seen from the API
  * (tensormm(7), RELIABILITY, Files): the plan file (hints), its size
  * limit, and running out of memory while it is loaded; the trace file
- * (trace) and what may stand at its path.
+ * (trace), what may stand at its path, and the patterns in it that give
+ * each process and each context a file of its own.
  *
  * Each test makes its own directory and its own contexts, and reads what
  * the library said on stderr, since a file the run cannot use is a
@@ -18,9 +19,12 @@
 #include <unistd.h>
 
 #include "lib/api/lifecycle.h"
+#include "lib/base/path_pattern.h"
 #include "lib/io/plan.h"
 #include "lib/io/plan_file.h"
+#include "lib/io/trace_read.h"
 #include "tensormm.h"
+#include "toy_ops.h"
 
 #define HAS(msg, part)                                                     \
 	ck_assert_msg(strstr((msg), (part)), "\"%s\" lacks \"%s\"", (msg), \
@@ -86,6 +90,39 @@ static char *capture_end(void)
 	text[n] = '\0';
 	fclose(captured);
 	return text;
+}
+
+/* One iteration: a = fill(w), then a is destroyed. */
+static void one_iteration(tmm_ctx *ctx, tmm_tensor w)
+{
+	tmm_tensor a;
+
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "a",
+					   &a), 0);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &a, 1);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, a), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+}
+
+/* The number of records of a whole trace file; fails the test on a
+ * damaged one. */
+static int records_of(const char *path)
+{
+	struct tmm_trace_reader *r;
+	struct tmm_trace t;
+	char err[512];
+	int n = 0, rc;
+
+	ck_assert_msg(tmm_trace_reader_open(path, &r, NULL, err,
+					    sizeof(err)) == 0, "%s", err);
+	while ((rc = tmm_trace_reader_next(r, &t, err, sizeof(err))) == 1) {
+		tmm_trace_free(&t);
+		n++;
+	}
+	ck_assert_msg(rc == 0, "%s", err);
+	tmm_trace_reader_close(r);
+	return n;
 }
 
 /* An empty plan file at path: as small as a valid plan file gets. */
@@ -203,6 +240,137 @@ START_TEST(test_trace_fifo_refused)
 }
 END_TEST
 
+START_TEST(test_path_patterns)
+{
+	char out[64], why[256];
+
+	ck_assert_int_eq(tmm_path_expand("/t/run.%p.%n.trace", 4242, 7, out,
+					 sizeof(out), why, sizeof(why)), 0);
+	ck_assert_str_eq(out, "/t/run.4242.7.trace");
+	ck_assert_int_eq(tmm_path_expand("%n%n-100%%", 1, 0, out,
+					 sizeof(out), why, sizeof(why)), 0);
+	ck_assert_str_eq(out, "00-100%");
+	ck_assert_int_eq(tmm_path_expand("", 1, 0, out, sizeof(out), why,
+					 sizeof(why)), 0);
+	ck_assert_str_eq(out, "");
+
+	ck_assert_int_eq(tmm_path_expand("/t/%d.trace", 1, 0, out,
+					 sizeof(out), why, sizeof(why)),
+			 -EINVAL);
+	HAS(why, "\"%d\" is not a pattern");
+	HAS(why, "%n the context's number");
+	ck_assert_int_eq(tmm_path_expand("/t/50%", 1, 0, out, sizeof(out),
+					 why, sizeof(why)), -EINVAL);
+	HAS(why, "a '%' ends the path");
+	/* 8 bytes and the NUL fit in 9, not in 8. */
+	ck_assert_int_eq(tmm_path_expand("%p%p", 1234, 0, out, 9, why,
+					 sizeof(why)), 0);
+	ck_assert_int_eq(tmm_path_expand("%p%p", 1234, 0, out, 8, why,
+					 sizeof(why)), -ENAMETOOLONG);
+	HAS(why, "longer than 7 bytes");
+}
+END_TEST
+
+/* A pattern the library does not know is refused with the tunables, not
+ * written as it stands. */
+START_TEST(test_trace_bad_pattern_refused)
+{
+	tmm_ctx *ctx;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,"
+					"trace=/tmp/run.%d.trace"), -EINVAL);
+	HAS(tmm_last_error(NULL), "trace=/tmp/run.%d.trace (config string)");
+	HAS(tmm_last_error(NULL), "\"%d\" is not a pattern");
+	HAS(tmm_last_error(NULL), "%p is the pid");
+}
+END_TEST
+
+/*
+ * Two contexts alive at once with %p and %n in the trace path: a file
+ * each, each whole with its own iterations.  Without the patterns the
+ * second context used to truncate the file of the first.
+ */
+START_TEST(test_trace_per_context)
+{
+	char dir[256], config[512], prefix[64];
+	tmm_ctx *a, *b;
+	tmm_tensor wa, wb;
+	struct dirent *e;
+	int files = 0, records[2] = { 0 };
+	DIR *d;
+
+	make_dir(dir, sizeof(dir));
+	snprintf(config, sizeof(config), "backend=sim,log=error,"
+		 "trace=%s/run.%%p.%%n.trace", dir);
+	ck_assert_msg(tmm_ctx_create(&a, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	ck_assert_msg(tmm_ctx_create(&b, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	wa = toy_weight(a, 1);
+	wb = toy_weight(b, 2);
+	one_iteration(a, wa);
+	one_iteration(b, wb);
+	one_iteration(b, wb);
+	ck_assert_int_eq(tmm_ctx_destroy(a), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(b), 0);
+
+	snprintf(prefix, sizeof(prefix), "run.%ld.", (long)getpid());
+	d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		char path[600];
+
+		if (e->d_name[0] == '.')
+			continue;
+		ck_assert_msg(!strncmp(e->d_name, prefix, strlen(prefix)),
+			      "%s does not start with %s", e->d_name, prefix);
+		ck_assert_int_lt(files, 2);
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		records[files++] = records_of(path);
+	}
+	closedir(d);
+	ck_assert_int_eq(files, 2);
+	/* One file per context: one iteration in one, two in the other. */
+	ck_assert_int_eq(records[0] + records[1], 3);
+	ck_assert_int_eq(records[0] * records[1], 2);
+	remove_dir(dir);
+}
+END_TEST
+
+/* One path for two live contexts: the second is refused, naming %n, and
+ * the first one's trace is untouched; once the first is gone the path is
+ * free again. */
+START_TEST(test_trace_shared_path_refused)
+{
+	char dir[256], path[300], config[512];
+	tmm_ctx *a, *b;
+	tmm_tensor w;
+
+	make_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/run.trace", dir);
+	snprintf(config, sizeof(config), "backend=sim,log=error,trace=%s",
+		 path);
+	ck_assert_msg(tmm_ctx_create(&a, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	w = toy_weight(a, 1);
+	one_iteration(a, w);
+	ck_assert_int_eq(tmm_ctx_create(&b, config), -EBUSY);
+	HAS(tmm_last_error(NULL), path);
+	HAS(tmm_last_error(NULL), "another context of this process");
+	HAS(tmm_last_error(NULL), "%n");
+	HAS(tmm_last_error(NULL), "TENSORMM_TRACE");
+	one_iteration(a, w);
+	ck_assert_int_eq(tmm_ctx_destroy(a), 0);
+	ck_assert_int_eq(records_of(path), 2);
+
+	ck_assert_msg(tmm_ctx_create(&b, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	ck_assert_int_eq(tmm_ctx_destroy(b), 0);
+	ck_assert_int_eq(records_of(path), 0);
+	remove_dir(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("files");
@@ -216,6 +384,10 @@ int main(void)
 	suite_add_tcase(s, hints);
 	tcase_set_timeout(traces, 20);
 	tcase_add_test(traces, test_trace_fifo_refused);
+	tcase_add_test(traces, test_path_patterns);
+	tcase_add_test(traces, test_trace_bad_pattern_refused);
+	tcase_add_test(traces, test_trace_per_context);
+	tcase_add_test(traces, test_trace_shared_path_refused);
 	suite_add_tcase(s, traces);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

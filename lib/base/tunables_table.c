@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fault.h"
+#include "path_pattern.h"
 #include "sim_profile.h"
 #include "text.h"
 #include "tunables_table.h"
@@ -233,11 +234,14 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.env = "TENSORMM_TRACE",
 		.type = TMM_TYPE_STRING,
 		.def = "",
-		.accepted = "a file path, or nothing for off",
+		.accepted = "a file path, or nothing for off; in it %p is "
+			    "the pid, %n the context's number in the process "
+			    "(from 0), %% a '%'",
 		.help = "file that receives each iteration's accesses, ops "
 			"and runtime actions (docs/trace-format.md); empty = "
 			"off",
 		.since = "0.1",
+		.validate = tmm_path_pattern_valid,
 	},
 	[TMM_T_HINTS] = {
 		.name = "hints",

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -29,7 +30,48 @@ struct tmm_trace_writer {
 	uint64_t records; /* written */
 	uint64_t offset;  /* bytes written */
 	int error;	  /* a failed write: every later append fails */
+	dev_t dev;	  /* the file, whatever path named it */
+	ino_t ino;
+	struct tmm_trace_writer *next; /* in `writers` */
 };
+
+/*
+ * The writers of this process, by the file they write.  A second context
+ * tracing to the file of a first would truncate it under the first one's
+ * records and then interleave its own, so the second is refused.  Device
+ * and inode know a file by whatever path (a link, "./", a relative path)
+ * names it.
+ */
+static pthread_mutex_t writers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tmm_trace_writer *writers;
+
+/* Adds w, unless a writer has its file already. */
+static bool claim(struct tmm_trace_writer *w)
+{
+	bool taken = false;
+
+	pthread_mutex_lock(&writers_lock);
+	for (struct tmm_trace_writer *o = writers; o; o = o->next)
+		taken |= o->dev == w->dev && o->ino == w->ino;
+	if (!taken) {
+		w->next = writers;
+		writers = w;
+	}
+	pthread_mutex_unlock(&writers_lock);
+	return !taken;
+}
+
+static void unclaim(struct tmm_trace_writer *w)
+{
+	pthread_mutex_lock(&writers_lock);
+	for (struct tmm_trace_writer **o = &writers; *o; o = &(*o)->next) {
+		if (*o == w) {
+			*o = w->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&writers_lock);
+}
 
 /* ------------------------------------------------------------------------
  * Encoding
@@ -205,22 +247,33 @@ static int open_file(struct tmm_trace_writer *w, char *err, size_t errlen)
 		    "one", path, kind_of(st.st_mode));
 		goto fail;
 	}
+	w->dev = st.st_dev;
+	w->ino = st.st_ino;
+	if (!claim(w)) {
+		ret = -EBUSY;
+		say(err, errlen, "%s: another context of this process is "
+		    "writing this trace file; put %%n (the context's number) "
+		    "in TENSORMM_TRACE to give each context its own", path);
+		goto fail;
+	}
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ||
 	    ftruncate(fd, 0) < 0) {
 		ret = -errno;
 		say(err, errlen, "cannot empty the trace file %s: %s; set "
 		    "TENSORMM_TRACE to another path", path, strerror(-ret));
-		goto fail;
+		goto fail_claimed;
 	}
 	w->f = fdopen(fd, "wb");
 	if (!w->f) {
 		ret = -errno;
 		say(err, errlen, "%s: out of memory opening a trace writer",
 		    path);
-		goto fail;
+		goto fail_claimed;
 	}
 	return 0;
+fail_claimed:
+	unclaim(w);
 fail:
 	close(fd);
 	return ret;
@@ -260,6 +313,7 @@ int tmm_trace_writer_open(const char *path,
 		say(err, errlen, "cannot write the header of the trace file "
 		    "%s: %s; free space on its file system or set "
 		    "TENSORMM_TRACE to another path", path, strerror(-ret));
+		unclaim(w);
 		fclose(w->f);
 		goto fail;
 	}
@@ -328,6 +382,7 @@ int tmm_trace_writer_close(struct tmm_trace_writer *w, char *err,
 
 	if (!w)
 		return 0;
+	unclaim(w);
 	errno = 0;
 	if (fclose(w->f) != 0) {
 		ret = errno ? -errno : -EIO;

@@ -21,8 +21,11 @@ struct tmm_trace_writer;
  * fit, always NUL-terminated.  Only a regular file is written: a path
  * that is a symbolic link is refused (-ELOOP), and so is a FIFO, a device
  * or a socket (-ENXIO when no one reads it, else -EINVAL), at once and
- * before anything is truncated.  Returns 0 and sets *out, or a negative
- * errno with *out NULL and nothing left to close.
+ * before anything is truncated.  A file another writer of this process
+ * holds open is refused too (-EBUSY), found by device and inode whatever
+ * path names it, rather than truncated under that writer.  Returns 0 and
+ * sets *out, or a negative errno with *out NULL and nothing left to
+ * close.
  */
 int tmm_trace_writer_open(const char *path,
 			  const struct tmm_trace_file_info *info,

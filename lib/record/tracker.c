@@ -12,10 +12,13 @@
  * itself goes on untouched.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "lib/base/path_pattern.h"
 #include "lib/core/split_op.h"
 #include "tracker.h"
 #include "lib/base/grow.h"
@@ -95,10 +98,16 @@ static uint32_t intern(struct tmm_ctx *ctx, const char *name)
 
 /* ---- life cycle ------------------------------------------------------- */
 
+/* The contexts of this process that opened a trace, for "%n" in the
+ * trace's path: the first is 0.  Twins never trace, so they are not
+ * counted, and a program's contexts get the same numbers run after run. */
+static atomic_uint traces_opened;
+
 int tmm_tracker_create(struct tmm_ctx *ctx, char *err, size_t errlen)
 {
 	struct tmm_tracker *tr = calloc(1, sizeof(*tr));
 	struct tmm_trace_file_info info = { 0 };
+	char path[sizeof(ctx->cfg.trace) + 64], why[256];
 	int rc;
 
 	if (!tr) {
@@ -116,9 +125,19 @@ int tmm_tracker_create(struct tmm_ctx *ctx, char *err, size_t errlen)
 	snprintf(info.policy, sizeof(info.policy), "%s", ctx->cfg.policy);
 	info.device_capacity = ctx->be.info.capacity;
 	info.budget = ctx->budget;
-	rc = tmm_trace_writer_open(ctx->cfg.trace, &info, &tr->file, err,
-				   errlen);
-	return rc < 0 ? rc : 0;
+	rc = tmm_path_expand(ctx->cfg.trace, (long)getpid(),
+			     atomic_fetch_add(&traces_opened, 1), path,
+			     sizeof(path), why, sizeof(why));
+	if (rc < 0) {
+		snprintf(err, errlen, "trace=%s: %s; set TENSORMM_TRACE to a "
+			 "shorter path", ctx->cfg.trace, why);
+		return rc;
+	}
+	rc = tmm_trace_writer_open(path, &info, &tr->file, err, errlen);
+	if (rc < 0)
+		return rc;
+	tmm_log(ctx, TMM_LOG_INFO, "tracing to %s", path);
+	return 0;
 }
 
 void tmm_tracker_destroy(struct tmm_ctx *ctx)
