@@ -329,7 +329,9 @@ int tmm_workspace_release(tmm_ctx *ctx);
  * next iterations follow (*guided*).  An iteration whose accesses stop
  * matching the plan finishes in passive mode (counted in
  * tmm_stats.plan_divergences).  With TENSORMM_TRACE set, each iteration
- * is appended to the trace file at its end.  Returns 0, -EBADF, -EINVAL
+ * is appended to the trace file at its end, until the next would take the
+ * file past TENSORMM_TRACE_MAX bytes (then tracing stops, with one
+ * warning, and the file stays whole).  Returns 0, -EBADF, -EINVAL
  * (unbalanced markers); tmm_iteration_begin may also return the error of
  * regenerating a tensor left dropped by the previous iteration.
  */

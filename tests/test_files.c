@@ -2,8 +2,8 @@
  * test_files.c — the files a context reads and writes, seen from the API
  * (tensormm(7), RELIABILITY, Files): the plan file (hints), its size
  * limit, and running out of memory while it is loaded; the trace file
- * (trace), what may stand at its path, and the patterns in it that give
- * each process and each context a file of its own.
+ * (trace), what may stand at its path, the patterns in it that give
+ * each process and each context a file of its own, and its size cap.
  *
  * Each test makes its own directory and its own contexts, and reads what
  * the library said on stderr, since a file the run cannot use is a
@@ -371,6 +371,61 @@ START_TEST(test_trace_shared_path_refused)
 }
 END_TEST
 
+/*
+ * trace_max at work: the trace stops at a whole record below the cap,
+ * the run goes on, and the library says so once, naming the knob.
+ */
+START_TEST(test_trace_max_warns_once)
+{
+	char dir[256], path[300], config[512];
+	struct stat st;
+	tmm_ctx *ctx;
+	tmm_tensor w;
+	const char *p;
+	char *said;
+	int warnings = 0, records;
+	long long one;
+
+	make_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/run.trace", dir);
+	/* The size of the file of one iteration, with no cap. */
+	snprintf(config, sizeof(config), "backend=sim,log=warn,trace=%s,"
+		 "trace_max=0", path);
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	w = toy_weight(ctx, 1);
+	one_iteration(ctx, w);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	one = (long long)st.st_size;
+
+	/* Room for about one and a half of them: six iterations run. */
+	snprintf(config, sizeof(config), "backend=sim,log=warn,trace=%s,"
+		 "trace_max=%lld", path, one + one / 2);
+	capture_begin();
+	ck_assert_int_eq(tmm_ctx_create(&ctx, config), 0);
+	w = toy_weight(ctx, 1);
+	for (int i = 0; i < 6; i++)
+		one_iteration(ctx, w);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	said = capture_end();
+
+	for (p = said; (p = strstr(p, "trace_max=")); p++)
+		warnings++;
+	ck_assert_msg(warnings == 1, "%d warnings naming trace_max, not "
+		      "one: %s", warnings, said);
+	HAS(said, "TENSORMM_TRACE_MAX");
+	HAS(said, "stays readable");
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_le(st.st_size, one + one / 2);
+	records = records_of(path);
+	ck_assert_int_ge(records, 1);
+	ck_assert_int_lt(records, 6);
+	free(said);
+	remove_dir(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("files");
@@ -388,6 +443,7 @@ int main(void)
 	tcase_add_test(traces, test_trace_bad_pattern_refused);
 	tcase_add_test(traces, test_trace_per_context);
 	tcase_add_test(traces, test_trace_shared_path_refused);
+	tcase_add_test(traces, test_trace_max_warns_once);
 	suite_add_tcase(s, traces);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -71,7 +71,7 @@ static uint8_t *write_trace_file(const char *path, int iters, size_t *size,
 	long n;
 
 	make_info(&info);
-	ck_assert_int_eq(tmm_trace_writer_open(path, &info, &w, err,
+	ck_assert_int_eq(tmm_trace_writer_open(path, &info, 0, &w, err,
 					       sizeof(err)), 0);
 	for (int i = 1; i <= iters; i++) {
 		struct tmm_trace t;
@@ -387,7 +387,7 @@ START_TEST(test_info_strings_are_cut_to_fit)
 	temp_path(path, sizeof(path));
 	make_info(&in);
 	memset(in.device, 'd', sizeof(in.device)); /* no NUL at all */
-	ck_assert_int_eq(tmm_trace_writer_open(path, &in, &w, err,
+	ck_assert_int_eq(tmm_trace_writer_open(path, &in, 0, &w, err,
 					       sizeof(err)), 0);
 	ck_assert_int_eq(tmm_trace_writer_close(w, err, sizeof(err)), 0);
 	ck_assert_int_eq(tmm_trace_reader_open(path, &r, &out, err,
@@ -409,7 +409,7 @@ START_TEST(test_writer_refuses_invalid_trace)
 
 	temp_path(path, sizeof(path));
 	make_info(&info);
-	ck_assert_int_eq(tmm_trace_writer_open(path, &info, &w, err,
+	ck_assert_int_eq(tmm_trace_writer_open(path, &info, 0, &w, err,
 					       sizeof(err)), 0);
 	make_trace(&t, 1);
 	ck_assert_int_eq(tmm_trace_writer_append(w, &t, err, sizeof(err)), 0);
@@ -446,12 +446,12 @@ START_TEST(test_writer_reports_open_and_write_errors)
 
 	make_info(&info);
 	ck_assert_int_eq(tmm_trace_writer_open("/nonexistent-tmm-dir/t", &info,
-					       &w, err, sizeof(err)),
+					       0, &w, err, sizeof(err)),
 			 -ENOENT);
 	ck_assert_ptr_null(w);
 	HAS(err, "/nonexistent-tmm-dir/t");
 	HAS(err, strerror(ENOENT));
-	ck_assert_int_eq(tmm_trace_writer_open("", &info, &w, err,
+	ck_assert_int_eq(tmm_trace_writer_open("", &info, 0, &w, err,
 					       sizeof(err)), -EINVAL);
 
 	/* /dev/full would take the open and fail every write with ENOSPC;
@@ -459,8 +459,8 @@ START_TEST(test_writer_reports_open_and_write_errors)
 	 * next test's). */
 	if (access("/dev/full", W_OK) == 0) {
 		w = (void *)1;
-		ck_assert_int_eq(tmm_trace_writer_open("/dev/full", &info, &w,
-						       err, sizeof(err)),
+		ck_assert_int_eq(tmm_trace_writer_open("/dev/full", &info, 0,
+						       &w, err, sizeof(err)),
 				 -EINVAL);
 		ck_assert_ptr_null(w);
 		HAS(err, "/dev/full");
@@ -489,7 +489,7 @@ START_TEST(test_failed_append_sticks_and_keeps_the_prefix)
 	old = signal(SIGXFSZ, SIG_IGN);
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
 
-	ck_assert_int_eq(tmm_trace_writer_open(path, &info, &w, err,
+	ck_assert_int_eq(tmm_trace_writer_open(path, &info, 0, &w, err,
 					       sizeof(err)), 0);
 	make_trace(&t, 1);
 	ret = tmm_trace_writer_append(w, &t, err, sizeof(err));

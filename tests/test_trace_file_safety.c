@@ -7,6 +7,8 @@
  * target untouched, and a FIFO must be refused at once, whether or not a
  * reader holds it (it used to block the program in open until one came),
  * as must a device.  A regular file that is there is emptied and written.
+ * A size cap (trace_max) stops the file at its last whole record, which
+ * the reader reads to a clean end.
  */
 #include "lib/io/trace.h"
 #include "lib/io/trace_file.h"
@@ -94,7 +96,7 @@ static void refused(const char *path, int code, const char *part)
 	char err[512];
 
 	info_of(&info);
-	ck_assert_int_eq(tmm_trace_writer_open(path, &info, &w, err,
+	ck_assert_int_eq(tmm_trace_writer_open(path, &info, 0, &w, err,
 					       sizeof(err)), code);
 	ck_assert_ptr_null(w);
 	HAS(err, path);
@@ -176,7 +178,7 @@ START_TEST(test_regular_file_is_replaced)
 		 "..............................................."
 		 ".....................................\n");
 	info_of(&info);
-	ck_assert_msg(tmm_trace_writer_open(path, &info, &w, err,
+	ck_assert_msg(tmm_trace_writer_open(path, &info, 0, &w, err,
 					    sizeof(err)) == 0, "%s", err);
 	make_trace(&t, 1);
 	ck_assert_int_eq(tmm_trace_writer_append(w, &t, err, sizeof(err)),
@@ -197,6 +199,121 @@ START_TEST(test_regular_file_is_replaced)
 }
 END_TEST
 
+/* The records of a whole trace file (a damaged one fails the test). */
+static int whole_records(const char *path)
+{
+	struct tmm_trace_reader *r;
+	struct tmm_trace t;
+	char err[512];
+	int n = 0, rc;
+
+	ck_assert_msg(tmm_trace_reader_open(path, &r, NULL, err,
+					    sizeof(err)) == 0, "%s", err);
+	while ((rc = tmm_trace_reader_next(r, &t, err, sizeof(err))) == 1) {
+		tmm_trace_free(&t);
+		n++;
+	}
+	ck_assert_msg(rc == 0, "the capped file is not a whole trace: %s",
+		      err);
+	tmm_trace_reader_close(r);
+	return n;
+}
+
+/*
+ * A cap of the header and two records and a byte short of a third: two
+ * records go in, the third is refused whole (not cut), every later one
+ * too, and the reader reads the file to a clean end.
+ */
+START_TEST(test_cap_keeps_a_whole_trace)
+{
+	struct tmm_trace_file_info info;
+	struct tmm_trace_writer *w;
+	struct tmm_trace t;
+	char dir[256], path[300], err[1024];
+	uint8_t *rec;
+	size_t len;
+	uint64_t cap;
+	struct stat st;
+
+	make_trace(&t, 1);
+	ck_assert_int_eq(tmm_trace_encode(&t, &rec, &len), 0);
+	free(rec);
+	cap = HDR_LEN + 3 * (uint64_t)len - 1;
+
+	make_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/run.trace", dir);
+	info_of(&info);
+	ck_assert_int_eq(tmm_trace_writer_open(path, &info, cap, &w, err,
+					       sizeof(err)), 0);
+	ck_assert_int_eq(tmm_trace_writer_append(w, &t, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(tmm_trace_writer_append(w, &t, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(tmm_trace_writer_append(w, &t, err, sizeof(err)),
+			 -EFBIG);
+	HAS(err, path);
+	HAS(err, "trace_max=");
+	HAS(err, "TENSORMM_TRACE_MAX");
+	HAS(err, "keeps its 2 whole records");
+	ck_assert_int_eq(tmm_trace_writer_append(w, &t, err, sizeof(err)),
+			 -EFBIG);
+	HAS(err, "takes no more records");
+	ck_assert_int_eq(tmm_trace_writer_close(w, err, sizeof(err)), 0);
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, HDR_LEN + 2 * (uint64_t)len);
+	ck_assert_uint_le((uint64_t)st.st_size, cap);
+	ck_assert_int_eq(whole_records(path), 2);
+
+	/* A byte more and the third fits; 0 is no cap at all. */
+	ck_assert_int_eq(tmm_trace_writer_open(path, &info, cap + 1, &w, err,
+					       sizeof(err)), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(tmm_trace_writer_append(w, &t, err,
+							 sizeof(err)), 0);
+	ck_assert_int_eq(tmm_trace_writer_append(w, &t, err, sizeof(err)),
+			 -EFBIG);
+	ck_assert_int_eq(tmm_trace_writer_close(w, err, sizeof(err)), 0);
+	ck_assert_int_eq(whole_records(path), 3);
+	ck_assert_int_eq(tmm_trace_writer_open(path, &info, 0, &w, err,
+					       sizeof(err)), 0);
+	for (int i = 0; i < 20; i++)
+		ck_assert_int_eq(tmm_trace_writer_append(w, &t, err,
+							 sizeof(err)), 0);
+	ck_assert_int_eq(tmm_trace_writer_close(w, err, sizeof(err)), 0);
+	ck_assert_int_eq(whole_records(path), 20);
+	tmm_trace_free(&t);
+	empty_dir(dir);
+}
+END_TEST
+
+/* A cap with no room for the header is refused before the file at the
+ * path is emptied. */
+START_TEST(test_cap_below_header_refused)
+{
+	struct tmm_trace_file_info info;
+	struct tmm_trace_writer *w = (struct tmm_trace_writer *)1;
+	char dir[256], path[300], err[512];
+
+	make_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/run.trace", dir);
+	put_text(path, "an older trace\n");
+	info_of(&info);
+	ck_assert_int_eq(tmm_trace_writer_open(path, &info, HDR_LEN - 1, &w,
+					       err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(w);
+	HAS(err, "trace_max=143 leaves no room");
+	HAS(err, "144-byte header");
+	HAS(err, "TENSORMM_TRACE_MAX");
+	require_text(path, "an older trace\n");
+	ck_assert_int_eq(tmm_trace_writer_open(path, &info, HDR_LEN, &w, err,
+					       sizeof(err)), 0);
+	ck_assert_int_eq(tmm_trace_writer_close(w, err, sizeof(err)), 0);
+	ck_assert_int_eq(whole_records(path), 0);
+	empty_dir(dir);
+}
+END_TEST
+
 void add_trace_file_safety_tests(Suite *suite)
 {
 	TCase *tc = tcase_create("safety");
@@ -207,5 +324,7 @@ void add_trace_file_safety_tests(Suite *suite)
 	tcase_add_test(tc, test_fifo_with_reader_is_refused);
 	tcase_add_test(tc, test_device_is_refused);
 	tcase_add_test(tc, test_regular_file_is_replaced);
+	tcase_add_test(tc, test_cap_keeps_a_whole_trace);
+	tcase_add_test(tc, test_cap_below_header_refused);
 	suite_add_tcase(suite, tc);
 }

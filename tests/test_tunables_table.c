@@ -46,6 +46,7 @@ static const struct {
 	{ TMM_T_HOST_NUMA_NODE, "0", "1023" },
 	{ TMM_T_PINNED_POOL, "256MiB", "4097" },
 	{ TMM_T_TRACE, "/tmp/env.trace", "/tmp/config.trace" },
+	{ TMM_T_TRACE_MAX, "0", "3GiB" },
 	{ TMM_T_HINTS, "/tmp/env.plan", "/tmp/config.plan" },
 	{ TMM_T_HINTS_MAX, "1GiB", "4097" },
 	{ TMM_T_STATS_SHM, "off", "on" },
@@ -147,8 +148,8 @@ START_TEST(test_unknown_key_in_config)
 		"replan_drift, "
 		"sim_profile, "
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
-		"host_numa_node, pinned_pool, trace, hints, hints_max, "
-		"stats_shm, share, max_swap_rate, cupti, "
+		"host_numa_node, pinned_pool, trace, trace_max, hints, "
+		"hints_max, stats_shm, share, max_swap_rate, cupti, "
 		"log");
 	err_has("did you mean 'budget'?");
 

@@ -113,6 +113,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_TRACE:
 		return copy_string(cfg->trace, sizeof(cfg->trace), v->str, why,
 				   whylen);
+	case TMM_T_TRACE_MAX:
+		cfg->trace_max = v->size.bytes;
+		return true;
 	case TMM_T_HINTS:
 		return copy_string(cfg->hints, sizeof(cfg->hints), v->str, why,
 				   whylen);
@@ -487,6 +490,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_TRACE:
 		tmm_text_add(&t, "%s", cfg->trace);
+		break;
+	case TMM_T_TRACE_MAX:
+		tmm_text_add_size(&t, cfg->trace_max);
 		break;
 	case TMM_T_HINTS:
 		tmm_text_add(&t, "%s", cfg->hints);

@@ -36,6 +36,7 @@ struct tmm_config {
 	int host_numa_node;    /* -1: the GPU's node, else local */
 	uint64_t pinned_pool;  /* bytes of free pinned host memory cached */
 	char trace[4096];      /* "" when off */
+	uint64_t trace_max;    /* bytes a trace file may hold; 0: no cap */
 	char hints[4096];      /* plan file; "" when off */
 	uint64_t hints_max;    /* bytes: the largest plan file read or
 				* written */

@@ -243,6 +243,20 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.since = "0.1",
 		.validate = tmm_path_pattern_valid,
 	},
+	[TMM_T_TRACE_MAX] = {
+		.name = "trace_max",
+		.env = "TENSORMM_TRACE_MAX",
+		.type = TMM_TYPE_SIZE,
+		.def = "256MiB",
+		.accepted = "a size such as 256MiB, 4GiB or 4096; 0 = no cap",
+		.help = "the most bytes a trace file may hold: the record "
+			"that would pass it is not written, tracing stops "
+			"with one warning and the file stays a whole trace; "
+			"0 = no cap",
+		.since = "0.4",
+		.min = 0,
+		.max = TMM_TUNABLE_NO_LIMIT,
+	},
 	[TMM_T_HINTS] = {
 		.name = "hints",
 		.env = "TENSORMM_HINTS",

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "lib/base/crc32.h"
+#include "lib/base/number_text.h"
 #include "trace.h"
 #include "trace_layout.h"
 #include "trace_write.h"
@@ -29,6 +30,8 @@ struct tmm_trace_writer {
 	char *path;
 	uint64_t records; /* written */
 	uint64_t offset;  /* bytes written */
+	uint64_t max;	  /* the file's cap in bytes (trace_max); 0: none */
+	bool full;	  /* a record was refused for the cap: no more */
 	int error;	  /* a failed write: every later append fails */
 	dev_t dev;	  /* the file, whatever path named it */
 	ino_t ino;
@@ -279,13 +282,24 @@ fail:
 	return ret;
 }
 
+/* A cap as the tunables spell it ("256MiB"), for messages. */
+static const char *size_text(uint64_t bytes, char *buf, size_t len)
+{
+	struct tmm_text t;
+
+	tmm_text_init(&t, buf, len);
+	tmm_text_add_size(&t, bytes);
+	return buf;
+}
+
 int tmm_trace_writer_open(const char *path,
 			  const struct tmm_trace_file_info *info,
-			  struct tmm_trace_writer **out, char *err,
-			  size_t errlen)
+			  uint64_t max, struct tmm_trace_writer **out,
+			  char *err, size_t errlen)
 {
 	struct tmm_trace_writer *w;
 	uint8_t h[FH_LEN_V1];
+	char cap[32];
 	int ret;
 
 	if (out)
@@ -293,6 +307,15 @@ int tmm_trace_writer_open(const char *path,
 	if (!path || !*path || !info || !out) {
 		say(err, errlen, "tmm_trace_writer_open: a path, an info and "
 		    "an out pointer are required");
+		return -EINVAL;
+	}
+	/* Refused before the file is touched: a cap that leaves no room for
+	 * the header would leave no trace at all, only an emptied file. */
+	if (max && max < FH_LEN_V1) {
+		say(err, errlen, "%s: trace_max=%s leaves no room for the "
+		    "trace file's %u-byte header; raise trace_max "
+		    "(TENSORMM_TRACE_MAX), or set it to 0 for no cap", path,
+		    size_text(max, cap, sizeof(cap)), FH_LEN_V1);
 		return -EINVAL;
 	}
 	w = calloc(1, sizeof(*w));
@@ -318,6 +341,7 @@ int tmm_trace_writer_open(const char *path,
 		goto fail;
 	}
 	w->offset = sizeof(h);
+	w->max = max;
 	*out = w;
 	return 0;
 fail:
@@ -330,7 +354,7 @@ int tmm_trace_writer_append(struct tmm_trace_writer *w,
 			    const struct tmm_trace *t, char *err,
 			    size_t errlen)
 {
-	char why[512];
+	char why[512], cap[32];
 	uint8_t *rec;
 	size_t len;
 	int ret;
@@ -346,6 +370,12 @@ int tmm_trace_writer_append(struct tmm_trace_writer *w,
 		    w->path, strerror(-w->error));
 		return w->error;
 	}
+	if (w->full) {
+		say(err, errlen, "%s: trace_max=%s (TENSORMM_TRACE_MAX) was "
+		    "reached: the file takes no more records", w->path,
+		    size_text(w->max, cap, sizeof(cap)));
+		return -EFBIG;
+	}
 	if (tmm_trace_validate(t, why, sizeof(why)) < 0) {
 		say(err, errlen, "%s: refusing to write iteration %llu: %s; "
 		    "this is a bug in the code that recorded it", w->path,
@@ -357,6 +387,21 @@ int tmm_trace_writer_append(struct tmm_trace_writer *w,
 		say(err, errlen, "%s: out of memory encoding iteration %llu",
 		    w->path, (unsigned long long)t->iteration);
 		return ret;
+	}
+	/* A record that does not fit is not begun: the file ends where the
+	 * last whole record does, so it stays a trace every reader reads. */
+	if (w->max && len > w->max - w->offset) {
+		free(rec);
+		w->full = true;
+		say(err, errlen, "%s: trace_max=%s (TENSORMM_TRACE_MAX) "
+		    "reached: iteration %llu (%zu bytes) would take the file "
+		    "past it, so it keeps its %llu whole records (%llu bytes) "
+		    "and stays readable; raise trace_max, or set it to 0 for "
+		    "no cap", w->path, size_text(w->max, cap, sizeof(cap)),
+		    (unsigned long long)t->iteration, len,
+		    (unsigned long long)w->records,
+		    (unsigned long long)w->offset);
+		return -EFBIG;
 	}
 	ret = write_flush(w->f, rec, len);
 	free(rec);

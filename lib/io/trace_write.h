@@ -23,21 +23,26 @@ struct tmm_trace_writer;
  * or a socket (-ENXIO when no one reads it, else -EINVAL), at once and
  * before anything is truncated.  A file another writer of this process
  * holds open is refused too (-EBUSY), found by device and inode whatever
- * path names it, rather than truncated under that writer.  Returns 0 and
- * sets *out, or a negative errno with *out NULL and nothing left to
- * close.
+ * path names it, rather than truncated under that writer.  `max` caps
+ * the file's size in bytes (the trace_max tunable; 0: no cap); a cap
+ * below the header's size is refused (-EINVAL) before the file is
+ * touched.  Returns 0 and sets *out, or a negative errno with *out NULL
+ * and nothing left to close.
  */
 int tmm_trace_writer_open(const char *path,
 			  const struct tmm_trace_file_info *info,
-			  struct tmm_trace_writer **out, char *err,
-			  size_t errlen);
+			  uint64_t max, struct tmm_trace_writer **out,
+			  char *err, size_t errlen);
 
 /*
  * Validates *t and appends it as one record, then flushes, so a crash
  * leaves every earlier record readable.  An invalid trace is refused with
- * -EINVAL and nothing is written (the writer stays usable).  After a
- * write error the file ends in a partial record and every later call
- * fails.
+ * -EINVAL and nothing is written (the writer stays usable).  A record
+ * that would take the file past its cap is not written at all: -EFBIG,
+ * with a message naming trace_max, and every later call is refused the
+ * same way, so the file ends with its last whole record and stays a
+ * valid trace.  After a write error the file ends in a partial record and
+ * every later call fails.
  */
 int tmm_trace_writer_append(struct tmm_trace_writer *w,
 			    const struct tmm_trace *t, char *err,

@@ -133,7 +133,8 @@ int tmm_tracker_create(struct tmm_ctx *ctx, char *err, size_t errlen)
 			 "shorter path", ctx->cfg.trace, why);
 		return rc;
 	}
-	rc = tmm_trace_writer_open(path, &info, &tr->file, err, errlen);
+	rc = tmm_trace_writer_open(path, &info, ctx->cfg.trace_max,
+				   &tr->file, err, errlen);
 	if (rc < 0)
 		return rc;
 	tmm_log(ctx, TMM_LOG_INFO, "tracing to %s", path);
@@ -214,7 +215,7 @@ void tmm_tracker_iteration_end(struct tmm_ctx *ctx)
 {
 	struct tmm_tracker *tr = ctx->tracker;
 	struct tmm_trace *t = &tr->cur;
-	char err[256];
+	char err[768];
 
 	/* A rehearsal's times are predictions: no kernel ran to time. */
 	if (!tr->incomplete && !ctx->rehearsal)
@@ -236,7 +237,9 @@ void tmm_tracker_iteration_end(struct tmm_ctx *ctx)
 	 * would tell a reader that its times are only predicted. */
 	if (tr->file && !ctx->rehearsal &&
 	    tmm_trace_writer_append(tr->file, t, err, sizeof(err)) < 0) {
-		/* Losing the trace must not stop the training. */
+		/* Losing the trace must not stop the training.  One warning:
+		 * the writer is closed, so later iterations say nothing (a
+		 * file at trace_max included). */
 		tmm_log(ctx, TMM_LOG_WARN,
 			"trace file: %s; tracing stops here", err);
 		tmm_trace_writer_close(tr->file, err, sizeof(err));
