@@ -51,7 +51,9 @@ typedef struct tmm_ctx tmm_ctx;
 /*
  * A tensor handle.  It is a value, not a pointer: it encodes the owning
  * context, a slot and a generation, so a handle that is zero, destroyed or
- * from another context is refused with -EBADF instead of crashing.
+ * from another context is refused with -EBADF instead of crashing.  The
+ * handle of a destroyed tensor never names another one: a slot is retired
+ * once its 2^24 generations are used, rather than wrap.
  */
 typedef struct tmm_tensor {
 	uint64_t id;

@@ -172,6 +172,8 @@ struct tmm_ctx {
 	uint32_t n_chunks, n_slots;
 	uint32_t *free_slots;
 	uint32_t n_free, cap_free;
+	uint32_t retired_slots;	/* slots whose generations are all used:
+				 * never reused (tensor_table.c) */
 	uint64_t live_tensors;
 
 	struct tmm_list device_lru;   /* on device, least recently used first */
@@ -301,7 +303,7 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 		   const char *name, struct tmm_tensor_rec **out);
 
 /* Ends a record that holds nothing any more: its handles go stale, its
- * slot is reused. */
+ * slot is reused, or retired once it has used its 2^24 generations. */
 void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /*

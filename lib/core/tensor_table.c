@@ -11,6 +11,15 @@
  * its old handle no longer matches; a handle of another context carries
  * another serial; the zero handle has no slot.  All three are refused with
  * -EBADF and a message, never dereferenced blindly.
+ *
+ * The generation has 24 bits, and the handle no room for more: a slot
+ * reused 2^24 times would give a new tensor the very handle of its first
+ * one, so a stale handle would name a live tensor.  Instead a slot that
+ * has used its last generation is retired, never given out again, and the
+ * generation never wraps.  That costs one record per 2^24 tensors made
+ * and destroyed (bytes per million tensors), and bounds the tensors a
+ * context may ever make at 2^24 slots of 2^24 generations: 2^48, some
+ * nine years at a million tensors a second.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -131,8 +140,11 @@ static int take_slot(struct tmm_ctx *ctx, struct tmm_tensor_rec **out)
 	} else {
 		if (ctx->n_slots >= MAX_SLOTS)
 			return tmm_fail(ctx, -ENOMEM,
-					"too many tensors (at most %u live)",
-					MAX_SLOTS);
+					"too many tensors: all %u slots in "
+					"use, %u of them retired after 2^24 "
+					"tensors each; destroy tensors, or "
+					"make fewer", MAX_SLOTS,
+					ctx->retired_slots);
 		if (ctx->n_slots == ctx->n_chunks * TMM_TABLE_CHUNK) {
 			void *p = realloc(ctx->chunks, (ctx->n_chunks + 1) *
 							       sizeof(*ctx->chunks));
@@ -217,8 +229,14 @@ void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	free(t->name);
 	t->name = NULL;
 	t->live = false;
-	t->gen = (t->gen + 1) & GEN_MASK;
 	ctx->live_tensors--;
+	/* Its last generation used: retired, so that the generation never
+	 * wraps back to a handle given out before. */
+	if (t->gen == GEN_MASK) {
+		ctx->retired_slots++;
+		return;
+	}
+	t->gen++;
 	give_slot(ctx, t);
 }
 
