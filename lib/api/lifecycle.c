@@ -20,6 +20,7 @@
 #include "lifecycle.h"
 #include "lib/base/fault.h"
 #include "lib/core/context.h"
+#include "lib/core/guard.h"
 #include "lib/exec/guide.h"
 #include "lib/mem/hostmem.h"
 #include "lib/move/mover.h"
@@ -79,18 +80,28 @@ size_t tmm_ctx_registered(void)
 	return n;
 }
 
-/* Removes ctx; returns false when it was not registered. */
-static bool registry_remove(struct tmm_ctx *ctx)
+/*
+ * Takes ctx out of the registry for its destruction: 0; -EBADF when it is
+ * not registered (never made, or destroyed already); or -EBUSY when the
+ * guard refuses (another thread is in a call on it, or this is a callback
+ * of its own), and then it stays.  The guard is taken under the lock, so
+ * that two destroys cannot both take the context, nor one take it while
+ * the other frees it.
+ */
+static int registry_remove(struct tmm_ctx *ctx)
 {
-	bool found = false;
+	int rc = -EBADF;
 
 	pthread_mutex_lock(&registry_lock);
 	for (size_t i = 0; i < registry_len; i++) {
-		if (registry[i] == ctx) {
-			registry[i] = registry[--registry_len];
-			found = true;
+		if (registry[i] != ctx)
+			continue;
+		rc = tmm_guard_enter(ctx, TMM_CALL_CTX_DESTROY);
+		if (rc < 0)
 			break;
-		}
+		registry[i] = registry[--registry_len];
+		rc = 0;
+		break;
 	}
 	if (registry_len == 0) {
 		free(registry);
@@ -98,7 +109,7 @@ static bool registry_remove(struct tmm_ctx *ctx)
 		registry_cap = 0;
 	}
 	pthread_mutex_unlock(&registry_lock);
-	return found;
+	return rc;
 }
 
 static int create_fail(int code, const char *fmt, ...)
@@ -327,8 +338,11 @@ fail:
 
 int tmm_ctx_destroy(tmm_ctx *ctx)
 {
-	if (!ctx || !registry_remove(ctx))
-		return -EBADF;
+	int rc = ctx ? registry_remove(ctx) : -EBADF;
+
+	if (rc < 0)
+		return rc;
+	/* The guard is never let go: the context is gone. */
 	teardown(ctx);
 	return 0;
 }

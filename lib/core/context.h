@@ -13,6 +13,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -233,7 +234,18 @@ struct tmm_ctx {
 	void **ptr_scratch;
 	size_t ptr_scratch_len;
 
+	/* Who is in a call on the context (guard.h): the owner thread's
+	 * pthread_self(), 0 when none.  The callback running now, if any:
+	 * its op's name and output handles, for the calls made from it. */
+	_Atomic uintptr_t owner;
+	const char *callback;
+	const tmm_tensor *callback_outputs;
+	unsigned callback_n_outputs;
+
 	struct tmm_counters c;
+	/* Bumped by every tmm_fail: tells whether ctx->error changed since
+	 * a moment (a callback's start, another thread's refusal). */
+	_Atomic unsigned fails;
 	char error[512];
 };
 

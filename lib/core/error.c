@@ -33,16 +33,8 @@ int tmm_fail(struct tmm_ctx *ctx, int code, const char *fmt, ...)
 			 ctx->current_op ? ctx->current_op : "(none)",
 			 ctx->recompute_for);
 	}
+	atomic_fetch_add_explicit(&ctx->fails, 1, memory_order_relaxed);
 	return code;
-}
-
-const char *tmm_last_error(const tmm_ctx *ctx)
-{
-	if (!ctx)
-		return tmm_create_error;
-	if (tmm_ctx_check(ctx) < 0)
-		return "invalid context (NULL, destroyed, or not a tmm_ctx)";
-	return ctx->error;
 }
 
 const char *tmm_strerror(int err)
@@ -63,7 +55,8 @@ const char *tmm_strerror(int err)
 	case -ENOTSUP:
 		return "operation not supported by this backend or mode";
 	case -EBUSY:
-		return "tensor is acquired";
+		return "busy (tensor acquired, context in a call on another "
+		       "thread, or a call refused inside a callback)";
 	case -EIO:
 		return "device error";
 	case -ERANGE:

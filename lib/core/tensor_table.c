@@ -260,14 +260,3 @@ struct tmm_tensor_rec *tmm_tensor_at(const struct tmm_ctx *ctx, uint32_t i)
 {
 	return slot(ctx, i);
 }
-
-size_t tmm_tensor_bytes(const tmm_ctx *ctx, tmm_tensor h)
-{
-	enum handle_fault fault;
-	struct tmm_tensor_rec *t;
-
-	if (tmm_ctx_check(ctx) < 0)
-		return 0;
-	t = find(ctx, h, &fault);
-	return t && !t->ghost ? t->bytes : 0;
-}

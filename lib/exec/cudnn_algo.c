@@ -22,6 +22,8 @@
 #include "tensormm_cudnn.h"
 
 #include "lib/core/context.h"
+#include "lib/core/guard.h"
+#include "workspace.h"
 
 /* One algorithm cuDNN offered, in its order (fastest first). */
 struct cand {
@@ -82,9 +84,9 @@ static int choose(struct tmm_ctx *ctx, const char *what, unsigned flags,
 	}
 	if (hi == 0) {
 		/* No algorithm wants scratch: the fastest, and none held. */
-		tmm_workspace_release(ctx);
+		tmm_workspace_drop(ctx);
 	} else {
-		rc = tmm_workspace(ctx, lo, hi, &p, &got);
+		rc = tmm_workspace_take(ctx, lo, hi, &p, &got);
 		if (rc < 0)
 			return rc;
 	}
@@ -101,18 +103,25 @@ static int choose(struct tmm_ctx *ctx, const char *what, unsigned flags,
 			"%zu bytes", what, got);
 }
 
-/* Checks the arguments every picker shares. */
-static int check_args(struct tmm_ctx *ctx, const char *what,
-		      cudnnHandle_t handle, const void *algo,
-		      void *const *ws, const size_t *ws_bytes)
+/*
+ * Lets a picker into the context (lib/core/guard.h) and checks the
+ * arguments every picker shares: what tmm_guard_enter returned, for
+ * tmm_guard_leave, or a negative errno (the context is not held then).
+ */
+static int enter(struct tmm_ctx *ctx, const char *what, cudnnHandle_t handle,
+		 const void *algo, void *const *ws, const size_t *ws_bytes)
 {
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
-	if (!handle || !algo || !ws || !ws_bytes)
-		return tmm_fail(ctx, -EINVAL,
-				"%s: the handle, algo, workspace and "
-				"workspace_bytes must not be NULL", what);
-	return 0;
+	int entered = tmm_guard_enter(ctx, TMM_CALL_CUDNN_ALGO);
+
+	if (entered < 0)
+		return entered;
+	if (!handle || !algo || !ws || !ws_bytes) {
+		tmm_fail(ctx, -EINVAL, "%s: the handle, algo, workspace and "
+			 "workspace_bytes must not be NULL", what);
+		tmm_guard_leave(ctx, entered);
+		return -EINVAL;
+	}
+	return entered;
 }
 
 /* Keeps the usable results: succeeded, and deterministic when asked. */
@@ -139,22 +148,26 @@ int tmm_cudnn_conv_fwd_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 	static const char what[] = "tmm_cudnn_conv_fwd_algo";
 	cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
 	struct cand c[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-	int n = 0, kept = 0, a = 0, rc;
+	int n = 0, kept = 0, a = 0, entered, rc;
 	cudnnStatus_t st;
 
-	rc = check_args(ctx, what, handle, algo, workspace, workspace_bytes);
-	if (rc < 0)
-		return rc;
+	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes);
+	if (entered < 0)
+		return entered;
 	st = cudnnGetConvolutionForwardAlgorithm_v7(
 		handle, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n,
 		perf);
-	if (st != CUDNN_STATUS_SUCCESS)
-		return cudnn_fail(ctx, st,
-				  "cudnnGetConvolutionForwardAlgorithm_v7");
-	KEEP(perf, n, flags, c, kept);
-	rc = choose(ctx, what, flags, c, kept, &a, workspace, workspace_bytes);
-	if (rc == 0)
-		*algo = (cudnnConvolutionFwdAlgo_t)a;
+	if (st != CUDNN_STATUS_SUCCESS) {
+		rc = cudnn_fail(ctx, st,
+				"cudnnGetConvolutionForwardAlgorithm_v7");
+	} else {
+		KEEP(perf, n, flags, c, kept);
+		rc = choose(ctx, what, flags, c, kept, &a, workspace,
+			    workspace_bytes);
+		if (rc == 0)
+			*algo = (cudnnConvolutionFwdAlgo_t)a;
+	}
+	tmm_guard_leave(ctx, entered);
 	return rc;
 }
 
@@ -170,22 +183,26 @@ int tmm_cudnn_conv_bwd_data_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 	cudnnConvolutionBwdDataAlgoPerf_t
 		perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
 	struct cand c[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-	int n = 0, kept = 0, a = 0, rc;
+	int n = 0, kept = 0, a = 0, entered, rc;
 	cudnnStatus_t st;
 
-	rc = check_args(ctx, what, handle, algo, workspace, workspace_bytes);
-	if (rc < 0)
-		return rc;
+	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes);
+	if (entered < 0)
+		return entered;
 	st = cudnnGetConvolutionBackwardDataAlgorithm_v7(
 		handle, w, dy, conv, dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
 		&n, perf);
-	if (st != CUDNN_STATUS_SUCCESS)
-		return cudnn_fail(
+	if (st != CUDNN_STATUS_SUCCESS) {
+		rc = cudnn_fail(
 			ctx, st, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-	KEEP(perf, n, flags, c, kept);
-	rc = choose(ctx, what, flags, c, kept, &a, workspace, workspace_bytes);
-	if (rc == 0)
-		*algo = (cudnnConvolutionBwdDataAlgo_t)a;
+	} else {
+		KEEP(perf, n, flags, c, kept);
+		rc = choose(ctx, what, flags, c, kept, &a, workspace,
+			    workspace_bytes);
+		if (rc == 0)
+			*algo = (cudnnConvolutionBwdDataAlgo_t)a;
+	}
+	tmm_guard_leave(ctx, entered);
 	return rc;
 }
 
@@ -201,22 +218,26 @@ int tmm_cudnn_conv_bwd_filter_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 	cudnnConvolutionBwdFilterAlgoPerf_t
 		perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
 	struct cand c[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-	int n = 0, kept = 0, a = 0, rc;
+	int n = 0, kept = 0, a = 0, entered, rc;
 	cudnnStatus_t st;
 
-	rc = check_args(ctx, what, handle, algo, workspace, workspace_bytes);
-	if (rc < 0)
-		return rc;
+	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes);
+	if (entered < 0)
+		return entered;
 	st = cudnnGetConvolutionBackwardFilterAlgorithm_v7(
 		handle, x, dy, conv, dw,
 		CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf);
-	if (st != CUDNN_STATUS_SUCCESS)
-		return cudnn_fail(
+	if (st != CUDNN_STATUS_SUCCESS) {
+		rc = cudnn_fail(
 			ctx, st,
 			"cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-	KEEP(perf, n, flags, c, kept);
-	rc = choose(ctx, what, flags, c, kept, &a, workspace, workspace_bytes);
-	if (rc == 0)
-		*algo = (cudnnConvolutionBwdFilterAlgo_t)a;
+	} else {
+		KEEP(perf, n, flags, c, kept);
+		rc = choose(ctx, what, flags, c, kept, &a, workspace,
+			    workspace_bytes);
+		if (rc == 0)
+			*algo = (cudnnConvolutionBwdFilterAlgo_t)a;
+	}
+	tmm_guard_leave(ctx, entered);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/core/guard.h"
 #include "lib/record/guide_state.h"
 #include "placing.h"
 #include "recompute.h"
@@ -186,17 +187,26 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	if (rc == 0) {
 		/* A phantom device keeps no bytes: an op without a
 		 * callback costs its time and computes nothing. */
-		int urc = op->run ? op->run(ptrs, ptrs + ni, op->user,
-					    be->ops->compute_stream(be))
-				  : 0;
+		struct tmm_callback_frame cb;
+		int urc;
 
+		/* The user's callback again: it may call in as it did
+		 * when the op first ran, and is held to the same rules. */
+		tmm_callback_begin(ctx, ctx->current_op,
+				   lin->handles + op->first + ni,
+				   op->n_outputs, &cb);
+		urc = op->run ? op->run(ptrs, ptrs + ni, op->user,
+					be->ops->compute_stream(be))
+			      : 0;
+		tmm_callback_end(ctx);
 		rc = be->ops->kernel_end(be, &op->cost, &ns);
 		if (urc != 0)
-			rc = tmm_fail(ctx, urc < 0 ? urc : -EIO,
-				      "op '%s' failed: its run callback "
-				      "returned %d (%s)",
-				      tmm_lineage_op_name(lin, op), urc,
-				      tmm_strerror(urc));
+			rc = tmm_fail_callback(
+				ctx, urc < 0 ? urc : -EIO, &cb,
+				"op '%s' failed: its run callback "
+				"returned %d (%s)",
+				tmm_lineage_op_name(lin, op), urc,
+				tmm_strerror(urc));
 		else if (rc < 0)
 			rc = tmm_fail(ctx, rc, "%s", be->error);
 	} else {

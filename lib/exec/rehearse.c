@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/core/guard.h"
 #include "lib/record/guide_state.h"
 #include "lib/move/mover.h"
 #include "rehearse.h"
@@ -98,12 +99,10 @@ static void finish(struct tmm_ctx *ctx)
 	ctx->rehearsal = NULL;
 }
 
-int tmm_rehearsal_begin(tmm_ctx *ctx)
+static int rehearsal_begin(struct tmm_ctx *ctx)
 {
 	struct tmm_rehearsal *r;
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	if (ctx->rehearsal)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_rehearsal_begin: a rehearsal is already "
@@ -141,10 +140,8 @@ int tmm_rehearsal_begin(tmm_ctx *ctx)
 	return 0;
 }
 
-int tmm_rehearsal_end(tmm_ctx *ctx)
+static int rehearsal_end(struct tmm_ctx *ctx)
 {
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	if (!ctx->rehearsal)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_rehearsal_end: no rehearsal is on "
@@ -163,6 +160,31 @@ int tmm_rehearsal_end(tmm_ctx *ctx)
 				"between the two calls); the first real "
 				"iteration will be measured");
 	return 0;
+}
+
+/* The public calls, let into the context by the guard (guard.h). */
+int tmm_rehearsal_begin(tmm_ctx *ctx)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_REHEARSAL_BEGIN);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = rehearsal_begin(ctx);
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
+int tmm_rehearsal_end(tmm_ctx *ctx)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_REHEARSAL_END);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = rehearsal_end(ctx);
+	tmm_guard_leave(ctx, entered);
+	return rc;
 }
 
 void tmm_rehearsal_discard(struct tmm_ctx *ctx)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lib/core/context.h"
+#include "lib/core/guard.h"
 #include "lib/share/gpu_share.h"
 #include "guide.h"
 #include "lib/move/mover.h"
@@ -134,7 +135,7 @@ static int check_op(struct tmm_ctx *ctx, const tmm_op *op)
 	return 0;
 }
 
-int tmm_run(tmm_ctx *ctx, const tmm_op *op)
+static int run_op(struct tmm_ctx *ctx, const tmm_op *op)
 {
 	struct tmm_tensor_rec *stack_recs[STACK_TENSORS], **recs = stack_recs;
 	void *stack_ptrs[STACK_TENSORS], **ptrs = stack_ptrs;
@@ -147,10 +148,9 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 	struct tmm_split_stream stream = { .out = NULL };
 	enum tmm_split_evict evicts_first = TMM_SPLIT_KEEPS_INPUT;
 	bool placing = false; /* placing.h */
+	struct tmm_callback_frame cb;
 	int rc;
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	ctx->current_op = op && op->name ? op->name : "(unnamed)";
 	rc = check_op(ctx, op);
 	if (rc < 0)
@@ -284,15 +284,19 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 		rc = tmm_fail(ctx, rc, "%s", be->error);
 		goto fail;
 	}
+	tmm_callback_begin(ctx, ctx->current_op, op->outputs, op->n_outputs,
+			   &cb);
 	rc = op->run ? op->run(ptrs, ptrs + op->n_inputs, op->user,
 			       be->ops->compute_stream(be))
 		     : 0;
+	tmm_callback_end(ctx);
 	if (rc != 0) {
 		/* Close the bracket; the callback's error is what to report. */
 		be->ops->kernel_end(be, &op->cost, &ns);
-		rc = tmm_fail(ctx, rc < 0 ? rc : -EIO,
-			      "op '%s' failed: its run callback returned %d "
-			      "(%s)", ctx->current_op, rc, tmm_strerror(rc));
+		rc = tmm_fail_callback(ctx, rc < 0 ? rc : -EIO, &cb,
+				       "op '%s' failed: its run callback "
+				       "returned %d (%s)", ctx->current_op,
+				       rc, tmm_strerror(rc));
 		goto fail;
 	}
 	rc = be->ops->kernel_end(be, &op->cost, &ns);
@@ -362,14 +366,30 @@ fail:
 	return rc;
 }
 
-int tmm_acquire(tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode, void **ptr)
+/*
+ * The public calls of this file: each is let into the context by the
+ * guard (guard.h), which refuses a second thread and, inside a callback,
+ * everything here.
+ */
+int tmm_run(tmm_ctx *ctx, const tmm_op *op)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_RUN);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = run_op(ctx, op);
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
+static int acquire(struct tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode,
+		   void **ptr)
 {
 	struct tmm_tensor_rec *t;
 	uint32_t first_access, n_accesses;
 	int rc;
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	ctx->current_op = "tmm_acquire";
 	if (!ptr || mode < TMM_READ || mode > TMM_READ_WRITE)
 		return tmm_fail(ctx, -EINVAL,
@@ -414,13 +434,23 @@ int tmm_acquire(tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode, void **ptr)
 	return tmm_guide_after_accesses(ctx, first_access, n_accesses);
 }
 
-int tmm_release(tmm_ctx *ctx, tmm_tensor h)
+int tmm_acquire(tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode, void **ptr)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_ACQUIRE);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = acquire(ctx, h, mode, ptr);
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
+static int release(struct tmm_ctx *ctx, tmm_tensor h)
 {
 	struct tmm_tensor_rec *t;
 	char label[64];
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	t = tmm_tensor_lookup(ctx, h, "tmm_release");
 	if (!t)
 		return -EBADF;
@@ -433,12 +463,22 @@ int tmm_release(tmm_ctx *ctx, tmm_tensor h)
 	return 0;
 }
 
-int tmm_iteration_begin(tmm_ctx *ctx)
+int tmm_release(tmm_ctx *ctx, tmm_tensor h)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_RELEASE);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = release(ctx, h);
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
+static int iteration_begin(struct tmm_ctx *ctx)
 {
 	int rc;
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	if (ctx->in_iteration)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_iteration_begin: iteration %llu has not "
@@ -454,10 +494,20 @@ int tmm_iteration_begin(tmm_ctx *ctx)
 	return 0;
 }
 
-int tmm_iteration_end(tmm_ctx *ctx)
+int tmm_iteration_begin(tmm_ctx *ctx)
 {
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
+	int entered = tmm_guard_enter(ctx, TMM_CALL_ITERATION_BEGIN);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = iteration_begin(ctx);
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
+static int iteration_end(struct tmm_ctx *ctx)
+{
 	if (!ctx->in_iteration)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_iteration_end: no iteration has begun");
@@ -473,4 +523,16 @@ int tmm_iteration_end(tmm_ctx *ctx)
 		tmm_guide_replan(ctx);
 	tmm_stats_shm_publish(ctx);
 	return 0;
+}
+
+int tmm_iteration_end(tmm_ctx *ctx)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_ITERATION_END);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = iteration_end(ctx);
+	tmm_guard_leave(ctx, entered);
+	return rc;
 }

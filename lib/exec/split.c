@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/core/guard.h"
 #include "lib/record/guide_state.h"
 #include "lib/move/mover.h"
 #include "lib/mem/pool.h"
@@ -388,6 +389,7 @@ int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
 		  struct tmm_split_stream *s, uint64_t *ns)
 {
 	struct tmm_backend *be = &ctx->be;
+	struct tmm_callback_frame cb;
 	int rc;
 
 	for (uint32_t k = 0; k < parts; k++) {
@@ -407,20 +409,23 @@ int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
 		rc = be->ops->kernel_begin(be, &cost);
 		if (rc < 0)
 			return tmm_fail(ctx, rc, "%s", be->error);
+		tmm_callback_begin(ctx, ctx->current_op, op->outputs,
+				   op->n_outputs, &cb);
 		rc = op->run_slice
 			     ? op->run_slice(ptrs, ptrs + op->n_inputs,
 					     (size_t)begin, (size_t)end,
 					     op->user, be->ops->compute_stream(be))
 			     : 0;
+		tmm_callback_end(ctx);
 		if (rc != 0) {
 			be->ops->kernel_end(be, &cost, &part_ns);
-			return tmm_fail(ctx, rc < 0 ? rc : -EIO,
-					"op '%s' failed: its run_slice "
-					"callback returned %d (%s) on rows "
-					"[%llu, %llu)",
-					ctx->current_op, rc, tmm_strerror(rc),
-					(unsigned long long)begin,
-					(unsigned long long)end);
+			return tmm_fail_callback(
+				ctx, rc < 0 ? rc : -EIO, &cb,
+				"op '%s' failed: its run_slice callback "
+				"returned %d (%s) on rows [%llu, %llu)",
+				ctx->current_op, rc, tmm_strerror(rc),
+				(unsigned long long)begin,
+				(unsigned long long)end);
 		}
 		rc = be->ops->kernel_end(be, &cost, &part_ns);
 		if (rc < 0)

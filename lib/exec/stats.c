@@ -13,10 +13,12 @@
 #include <string.h>
 
 #include "lib/core/context.h"
+#include "lib/core/guard.h"
 #include "lib/share/gpu_share.h"
 #include "guide.h"
 #include "lib/mem/hostmem.h"
 #include "lib/mem/pool.h"
+#include "stats.h"
 
 /* The size of struct tmm_stats in each earlier version. */
 static const size_t version_size[] = {
@@ -25,14 +27,12 @@ static const size_t version_size[] = {
 	[3] = offsetof(struct tmm_stats, uvm_discard_bytes) + sizeof(uint64_t),
 };
 
-int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
+int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 {
 	struct tmm_pool_stats ps;
 	struct tmm_hostmem_stats hs;
 	const struct tmm_counters *c;
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	if (!s || s->version < 1 || s->version > TMM_STATS_VERSION)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_stats_get: set s->version to "
@@ -42,7 +42,7 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 		 * struct: fill a whole one, hand back its prefix. */
 		struct tmm_stats full = { .version = TMM_STATS_VERSION };
 		uint32_t version = s->version;
-		int rc = tmm_stats_get(ctx, &full);
+		int rc = tmm_stats_fill(ctx, &full);
 
 		if (rc == 0) {
 			memcpy(s, &full, version_size[version]);
@@ -316,13 +316,33 @@ static void print_json(struct printer *p, const struct tmm_stats *s)
 	emit(p, "}\n");
 }
 
+int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_STATS_GET);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = tmm_stats_fill(ctx, s);
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
 int tmm_stats_print(tmm_ctx *ctx, tmm_write_fn write, void *arg,
 		    unsigned opts)
 {
 	struct printer p = { write ? write : write_stderr, arg };
 	struct tmm_stats s = { .version = TMM_STATS_VERSION };
-	int rc = tmm_stats_get(ctx, &s);
+	int entered = tmm_guard_enter(ctx, TMM_CALL_STATS_PRINT);
+	int rc;
 
+	if (entered < 0)
+		return entered;
+	rc = tmm_stats_fill(ctx, &s);
+	/* The context is let go before `write` runs: it prints a copy, and
+	 * the caller's function may call into the context like any other
+	 * code. */
+	tmm_guard_leave(ctx, entered);
 	if (rc < 0)
 		return rc;
 	if (opts & TMM_STATS_JSON)

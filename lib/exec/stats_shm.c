@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "lib/core/context.h"
+#include "stats.h"
 #include "stats_shm.h"
 
 /* Where glibc's shm_open keeps its objects, for listing. */
@@ -207,7 +208,7 @@ void tmm_stats_shm_publish(struct tmm_ctx *ctx)
 	struct tmm_stats s = { .version = TMM_STATS_VERSION };
 	uint64_t v[TMM_SHM_FIELD_COUNT];
 
-	if (!ctx->shm || tmm_stats_get(ctx, &s) < 0)
+	if (!ctx->shm || tmm_stats_fill(ctx, &s) < 0)
 		return;
 	v[TMM_SHM_DEVICE_IN_USE] = s.device_in_use;
 	v[TMM_SHM_DEVICE_PEAK] = s.device_peak;

@@ -12,21 +12,21 @@
 #include <string.h>
 
 #include "lib/core/context.h"
+#include "lib/core/guard.h"
 #include "lib/move/mover.h"
 #include "recompute.h"
 #include "rehearse.h"
 #include "tensor.h"
 #include "lib/record/tracker.h"
 
-int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
-		      const char *name, tmm_tensor *out)
+static int tensor_create(struct tmm_ctx *ctx, size_t bytes,
+			 enum tmm_kind kind, const char *name,
+			 tmm_tensor *out)
 {
 	struct tmm_tensor_rec *t = NULL;
 	char b1[32], b2[32];
 	int rc;
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	if (!out)
 		return tmm_fail(ctx, -EINVAL, "tmm_tensor_create: out is NULL");
 	*out = TMM_TENSOR_NULL;
@@ -55,13 +55,11 @@ int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	return 0;
 }
 
-int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor h)
+static int tensor_destroy(struct tmm_ctx *ctx, tmm_tensor h)
 {
 	struct tmm_tensor_rec *t;
 	char label[64];
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	t = tmm_tensor_lookup(ctx, h, "tmm_tensor_destroy");
 	if (!t)
 		return -EBADF;
@@ -163,14 +161,12 @@ static struct tmm_tensor_rec *io_check(struct tmm_ctx *ctx, tmm_tensor h,
 	return t;
 }
 
-int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor h, size_t offset,
-		     const void *src, size_t bytes)
+static int tensor_write(struct tmm_ctx *ctx, tmm_tensor h, size_t offset,
+			const void *src, size_t bytes)
 {
 	struct tmm_tensor_rec *t;
 	int rc;
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	t = io_check(ctx, h, offset, src, bytes, "tmm_tensor_write", &rc);
 	if (!t)
 		return rc;
@@ -181,18 +177,94 @@ int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor h, size_t offset,
 	return tmm_tensor_host_write(ctx, t, offset, src, bytes);
 }
 
-int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor h, size_t offset, void *dst,
-		    size_t bytes)
+static int tensor_read(struct tmm_ctx *ctx, tmm_tensor h, size_t offset,
+		       void *dst, size_t bytes)
 {
 	struct tmm_tensor_rec *t;
 	int rc;
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	t = io_check(ctx, h, offset, dst, bytes, "tmm_tensor_read", &rc);
 	if (!t)
 		return rc;
+	if (ctx->callback) {
+		rc = tmm_guard_read_in_callback(ctx, h, t);
+		if (rc < 0)
+			return rc;
+	}
 	if (ctx->rehearsal)
 		return tmm_rehearse_read(ctx, t, dst, bytes);
 	return tmm_tensor_host_read(ctx, t, offset, dst, bytes);
+}
+
+/*
+ * The public calls of this file, each let into the context by the guard
+ * (guard.h): a second thread is refused, and so is, inside a callback,
+ * everything but reading a tensor's bytes or size.
+ */
+int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
+		      const char *name, tmm_tensor *out)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_TENSOR_CREATE);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = tensor_create(ctx, bytes, kind, name, out);
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
+int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor h)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_TENSOR_DESTROY);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = tensor_destroy(ctx, h);
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
+int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor h, size_t offset,
+		     const void *src, size_t bytes)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_TENSOR_WRITE);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = tensor_write(ctx, h, offset, src, bytes);
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
+int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor h, size_t offset, void *dst,
+		    size_t bytes)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_TENSOR_READ);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = tensor_read(ctx, h, offset, dst, bytes);
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
+size_t tmm_tensor_bytes(const tmm_ctx *cctx, tmm_tensor h)
+{
+	/* The guard writes the owner word of a context that is not const
+	 * (every context is allocated by tmm_ctx_create). */
+	struct tmm_ctx *ctx = (struct tmm_ctx *)cctx;
+	int entered = tmm_guard_enter(ctx, TMM_CALL_TENSOR_BYTES);
+	struct tmm_tensor_rec *t;
+	size_t bytes;
+
+	if (entered < 0)
+		return 0;
+	t = tmm_tensor_find(ctx, h);
+	bytes = t && !t->ghost ? t->bytes : 0;
+	tmm_guard_leave(ctx, entered);
+	return bytes;
 }

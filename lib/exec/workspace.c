@@ -13,8 +13,10 @@
 #include <errno.h>
 
 #include "lib/core/context.h"
+#include "lib/core/guard.h"
 #include "lib/move/mover.h"
 #include "lib/mem/pool.h"
+#include "workspace.h"
 
 /* Bytes that may be given without evicting anything, at most `max`. */
 static size_t free_now(struct tmm_ctx *ctx, size_t max)
@@ -45,16 +47,14 @@ void tmm_workspace_drop(struct tmm_ctx *ctx)
 	ctx->ws_bytes = 0;
 }
 
-int tmm_workspace(tmm_ctx *ctx, size_t min, size_t max, void **ptr,
-		  size_t *got)
+int tmm_workspace_take(struct tmm_ctx *ctx, size_t min, size_t max,
+		       void **ptr, size_t *got)
 {
 	struct tmm_pool_block *b = NULL;
 	size_t want;
 	char b1[32], b2[32];
 	int rc;
 
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
 	if (!ptr || !got)
 		return tmm_fail(ctx, -EINVAL, "tmm_workspace: %s is NULL",
 				!ptr ? "ptr" : "got");
@@ -89,10 +89,26 @@ int tmm_workspace(tmm_ctx *ctx, size_t min, size_t max, void **ptr,
 	return 0;
 }
 
+int tmm_workspace(tmm_ctx *ctx, size_t min, size_t max, void **ptr,
+		  size_t *got)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_WORKSPACE);
+	int rc;
+
+	if (entered < 0)
+		return entered;
+	rc = tmm_workspace_take(ctx, min, max, ptr, got);
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
 int tmm_workspace_release(tmm_ctx *ctx)
 {
-	if (tmm_ctx_check(ctx) < 0)
-		return -EBADF;
+	int entered = tmm_guard_enter(ctx, TMM_CALL_WORKSPACE_RELEASE);
+
+	if (entered < 0)
+		return entered;
 	tmm_workspace_drop(ctx);
+	tmm_guard_leave(ctx, entered);
 	return 0;
 }
