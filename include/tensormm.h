@@ -14,8 +14,29 @@
  * gives the context's detailed message for the last failure (which tensor,
  * which op, how many bytes, which tunable).
  *
- * Thread safety: a context is used by one thread at a time.  Different
- * contexts are independent.
+ * Thread safety: a context is not thread-safe; it is used by one thread at
+ * a time, and different contexts are independent.  A call on a context
+ * that another thread is in a call on right now is refused with -EBUSY
+ * (nothing is done; retry, or serialise the calls with a lock of your
+ * own); tmm_last_error(ctx) on the refused thread says so.  Every function
+ * below that takes a context may return -EBUSY for this reason, or for the
+ * next one.
+ *
+ * Callbacks: an op's run or run_slice function (also when it is re-run to
+ * recompute a dropped tensor) runs in the middle of tmm_run, with the op's
+ * tensors pinned and its device pointers handed out.  From inside it, on
+ * the same context, only the calls that read are allowed:
+ * tmm_tensor_read (of any tensor but the op's own outputs and a dropped
+ * tensor), tmm_tensor_bytes, tmm_stats_get, tmm_stats_print,
+ * tmm_last_error and tmm_strerror.  Every other call returns -EBUSY and
+ * changes nothing, with the reason in tmm_last_error(ctx):
+ * tmm_ctx_destroy (the context is left intact), tmm_tensor_destroy (of
+ * the op's tensors or any other), a nested tmm_run, tmm_iteration_begin
+ * and tmm_iteration_end, and tmm_tensor_create, tmm_tensor_write,
+ * tmm_acquire, tmm_release, tmm_workspace, tmm_workspace_release and the
+ * rehearsal markers.  A callback that returns such an error makes tmm_run
+ * fail with it, and the message says what was refused inside.  Calls on
+ * other contexts are not affected.  See tensormm(7), RELIABILITY.
  *
  * The tunables (TENSORMM_* environment variables and the keys of the
  * configuration string) are documented in tensormm(7).
@@ -86,8 +107,11 @@ int tmm_ctx_create(tmm_ctx **out, const char *config);
 
 /*
  * Destroys a context and every tensor still in it, waits for its pending
- * copies and returns its device and host memory.  Returns 0, or -EBADF for
- * NULL or a context already destroyed.  The pointer must not be used again.
+ * copies and returns its device and host memory.  Returns 0, -EBADF for
+ * NULL or a context already destroyed, or -EBUSY, leaving the context
+ * intact, when called from inside one of its op callbacks or while
+ * another thread is in a call on it.  After 0 the pointer must not be used
+ * again, by any thread.
  */
 TMM_EXPORT
 int tmm_ctx_destroy(tmm_ctx *ctx);
@@ -95,7 +119,11 @@ int tmm_ctx_destroy(tmm_ctx *ctx);
 /*
  * The detailed message of the last failed call on `ctx` ("" if none), or,
  * with ctx NULL, of this thread's last failed tmm_ctx_create().  The string
- * stays valid until the next call on the same context.
+ * stays valid until the next call on the same context.  A call refused
+ * because another thread was in a call keeps its message in the refused
+ * thread, which this returns there; while another thread is in a call,
+ * the context's own message is not returned (that thread may be writing
+ * it).  Allowed inside callbacks.
  */
 TMM_EXPORT
 const char *tmm_last_error(const tmm_ctx *ctx);
@@ -155,7 +183,8 @@ TMM_EXPORT
 int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor t, size_t offset,
 		     const void *src, size_t bytes);
 
-/* The size in bytes of a tensor, or 0 for a bad handle. */
+/* The size in bytes of a tensor, or 0 for a bad handle (or while another
+ * thread is in a call on the context).  Allowed inside callbacks. */
 TMM_EXPORT
 size_t tmm_tensor_bytes(const tmm_ctx *ctx, tmm_tensor t);
 
@@ -191,7 +220,8 @@ enum tmm_op_kind {
  * addresses of the op's inputs and outputs in descriptor order; `stream` is
  * the backend's compute stream (a cudaStream_t on the cuda backend, NULL on
  * the simulator, whose memory the host can touch directly in backed mode).
- * Returns 0 or a negative errno, which tmm_run returns.
+ * Returns 0 or a negative errno, which tmm_run returns.  It may call only
+ * the reading calls on its context (see Callbacks, at the top).
  */
 typedef int (*tmm_run_fn)(void *const *in, void *const *out, void *user,
 			  void *stream);
@@ -496,8 +526,9 @@ typedef void (*tmm_write_fn)(void *arg, const char *text, size_t len);
 
 /*
  * Prints the context's statistics through `write` (to stderr when NULL) as
- * human-readable text, or as one JSON object with TMM_STATS_JSON.
- * Returns 0, -EBADF.
+ * human-readable text, or as one JSON object with TMM_STATS_JSON.  The
+ * statistics are read first and `write` is called after the context is let
+ * go, so `write` may call into it like any other code.  Returns 0, -EBADF.
  */
 TMM_EXPORT
 int tmm_stats_print(tmm_ctx *ctx, tmm_write_fn write, void *arg,
