@@ -1,7 +1,8 @@
 /*
  * test_gpu_share.c — Check suite for several processes on one GPU
  * (lib/share/gpu_share.c, lib/share/share_split.c): the split rule as a pure
- * function, the reclaim of a killed member's slot, and three processes
+ * function, the reclaim of a killed member's slot, a segment name taken
+ * by another user or with a loose mode (refused at once), and three processes
  * training the MLP on one simulated device, joining and leaving while the
  * others run, each bit-identical to an unconstrained run and none ever
  * holding more than its reservation nor all of them more than the device.
@@ -13,11 +14,15 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------
@@ -181,6 +186,103 @@ START_TEST(killed_member_is_reclaimed)
 	ck_assert_int_eq(tmm_share_peek(name, &v), -ENOENT);
 	close(ready[0]);
 	close(ready[1]);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * A name taken before us
+ * ---------------------------------------------------------------------- */
+
+/* A file at the segment's name, as another user (or a careless one) would
+ * leave it: `mode`, owned by `uid`, sized but without a segment in it. */
+static void plant(const char *name, mode_t mode, uid_t uid)
+{
+	int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, mode);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, mode), 0);
+	ck_assert_int_eq(ftruncate(fd, 1 << 20), 0);
+	if (uid != geteuid())
+		ck_assert_int_eq(fchown(fd, uid, (gid_t)uid), 0);
+	close(fd);
+}
+
+static double seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Creates a context of `config` that must be refused at once (no wait for
+ * a maker that is not coming) with -EACCES and a message holding each of
+ * want[0 .. n).
+ */
+static void refused_at_once(const char *config, const char *const *want,
+			    unsigned n)
+{
+	tmm_ctx *ctx = (tmm_ctx *)1;
+	double t0 = seconds();
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, config), -EACCES);
+	ck_assert_ptr_null(ctx);
+	ck_assert_double_lt(seconds() - t0, 1.0);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_msg(strstr(tmm_last_error(NULL), want[i]),
+			      "\"%s\" is not in \"%s\"", want[i],
+			      tmm_last_error(NULL));
+}
+
+START_TEST(segment_of_another_user_is_refused)
+{
+	char config[160], name[TMM_SHARE_NAME_MAX], path[200];
+	struct tmm_share_view v;
+	const char *want[] = { path, "belongs to uid 65534",
+			       "removed (by its owner or root)",
+			       "TENSORMM_SHARE" };
+	tmm_ctx *ctx;
+
+	if (geteuid() != 0) {
+		/* Only root can give a file away (fchown). */
+		printf("segment_of_another_user_is_refused: not root, "
+		       "skipped\n");
+		return;
+	}
+	snprintf(config, sizeof(config),
+		 "backend=sim,mode=swap,sim_capacity=64M,share=squat-%d",
+		 (int)getpid());
+	segment_name(config, name, sizeof(name));
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	plant(name, 0600, 65534);
+	refused_at_once(config, want, 4);
+	ck_assert_int_eq(tmm_share_peek(name, &v), -EACCES);
+	/* Once it is gone, the name is ours again. */
+	ck_assert_int_eq(shm_unlink(name), 0);
+	ck_assert_int_eq(tmm_ctx_create(&ctx, config), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+START_TEST(segment_with_a_loose_mode_is_refused)
+{
+	char config[160], name[TMM_SHARE_NAME_MAX], path[200], rm[210];
+	const char *want[] = { path, "has mode 0644, not 0600", rm,
+			       "TENSORMM_SHARE" };
+	tmm_ctx *ctx;
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,mode=swap,sim_capacity=64M,share=mode-%d",
+		 (int)getpid());
+	segment_name(config, name, sizeof(name));
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	snprintf(rm, sizeof(rm), "rm %s", path);
+	plant(name, 0644, geteuid());
+	refused_at_once(config, want, 4);
+	ck_assert_int_eq(shm_unlink(name), 0);
+	ck_assert_int_eq(tmm_ctx_create(&ctx, config), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
 
@@ -412,6 +514,8 @@ int main(void)
 	tcase_add_test(split, split_never_passes_the_capacity);
 	tcase_set_timeout(procs, 120);
 	tcase_add_test(procs, killed_member_is_reclaimed);
+	tcase_add_test(procs, segment_of_another_user_is_refused);
+	tcase_add_test(procs, segment_with_a_loose_mode_is_refused);
 	tcase_add_test(procs, three_processes_share_one_device);
 	tcase_add_test(procs, rate_zero_process_never_swaps);
 	suite_add_tcase(s, split);

@@ -155,16 +155,12 @@ int tmm_share_join(struct tmm_ctx *ctx, char *err, size_t errlen)
 		return 0;
 	}
 	for (;;) {
-		seg = tmm_share_seg_open(sh->name, ctx->budget);
-		if (!seg) {
-			snprintf(err, errlen,
-				 "share: cannot open shared-memory segment %s: "
-				 "%s (check that /dev/shm is mounted and "
-				 "writable and the segment is yours, or set "
-				 "TENSORMM_SHARE=off)",
-				 sh->name, strerror(errno));
+		int rc = tmm_share_seg_open(sh->name, ctx->budget, &seg, err,
+					    errlen);
+
+		if (rc < 0) {
 			free(sh);
-			return -errno;
+			return rc;
 		}
 		tmm_share_lock(seg);
 		if (!seg->retired)

@@ -11,6 +11,14 @@
  * its max swapping rate, the target the split rule gives it, and its
  * reservation: the limit its device pool enforces right now.
  *
+ * The name is predictable, so another local user could make it first and
+ * forge its contents (a lock held forever, slots that make a joiner wait
+ * or crash).  A joiner makes it with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600,
+ * or opens it and checks with fstat that it is this user's and mode 0600;
+ * otherwise the join is refused with -EACCES, naming the file, its owner
+ * or mode, and what to do (remove it, or choose another group).  The
+ * segment as a file is share_segment.c's.
+ *
  * A process-shared robust mutex guards every change.  A process that dies
  * holding it leaves it to the next locker as EOWNERDEAD, and the slots of
  * processes that are gone (kill(pid, 0) says ESRCH, or the pid now has
@@ -107,8 +115,8 @@ struct tmm_share_view {
 	uint64_t changes;	/* reservation changes ever made */
 };
 
-/* Reads segment `name` (from tmm_share_name).  Returns 0, -ENOENT, or
- * another negative errno. */
+/* Reads segment `name` (from tmm_share_name).  Returns 0, -ENOENT,
+ * -EACCES (not this user's, mode 0600), or another negative errno. */
 int tmm_share_peek(const char *name, struct tmm_share_view *view);
 
 #endif /* TMM_GPU_SHARE_H */

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -26,6 +27,9 @@
 
 #define SHARE_MAGIC 0x3145524148534d54ull /* "TMSHARE1", little end */
 #define POLL_NS 1000000l
+/* How long a joiner waits for the magic of a segment another process is
+ * making: that takes microseconds. */
+#define MADE_WAIT_NS 2000000000ull
 
 uint64_t tmm_share_now_ns(void)
 {
@@ -147,86 +151,189 @@ void tmm_share_set_reservation(struct share_segment *seg, unsigned i,
 		seg->reserved_max = sum;
 }
 
-/* Opens or makes the segment; returns it mapped, or NULL with errno. */
-struct share_segment *tmm_share_seg_open(const char *name, uint64_t capacity)
+/* Where shm_open keeps `name`: the file a person would remove. */
+static void shm_path(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "/dev/shm%s", name);
+}
+
+/*
+ * Is the file this user's own, mode 0600?  The name is predictable, so
+ * another local user can make it first; its contents, lock included, are
+ * then theirs to forge, and a join could hang or crash on them.  Returns
+ * 0, or -EACCES with what to do in err.
+ */
+static int check_owner(const struct stat *st, const char *name, char *err,
+		       size_t errlen)
+{
+	char path[PATH_MAX];
+
+	shm_path(name, path, sizeof(path));
+	if (st->st_uid != geteuid()) {
+		snprintf(err, errlen,
+			 "share: shared-memory segment %s belongs to uid %u, "
+			 "not to this process's uid %u: another user made it "
+			 "first, and a segment that is not ours cannot be "
+			 "trusted; have it removed (by its owner or root), or "
+			 "set TENSORMM_SHARE to a group name of your own",
+			 path, (unsigned)st->st_uid, (unsigned)geteuid());
+		return -EACCES;
+	}
+	if ((st->st_mode & 07777) != 0600) {
+		snprintf(err, errlen,
+			 "share: shared-memory segment %s has mode %04o, not "
+			 "0600, so other users could read or change it; "
+			 "remove it (rm %s) or set TENSORMM_SHARE to a group "
+			 "name of your own", path,
+			 (unsigned)(st->st_mode & 07777), path);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* The message of an open that failed with errno `code`: a file we may
+ * not open is most likely another user's, which check_owner says best. */
+static int open_failed(const char *name, int code, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	shm_path(name, path, sizeof(path));
+	if (code == EACCES && stat(path, &st) == 0 &&
+	    check_owner(&st, name, err, errlen) < 0)
+		return -EACCES;
+	snprintf(err, errlen,
+		 "share: cannot open shared-memory segment %s: %s (check "
+		 "that /dev/shm is mounted and writable, or set "
+		 "TENSORMM_SHARE=off)", path, strerror(code));
+	return -code;
+}
+
+/* Makes the segment in fd, which O_EXCL gave us: 0 with *out mapped, or
+ * a negative errno (and the name is unlinked again). */
+static int make_segment(int fd, const char *name, uint64_t capacity,
+			struct share_segment **out, char *err, size_t errlen)
 {
 	struct share_segment *seg;
 	pthread_mutexattr_t ma;
-	uint64_t deadline = tmm_share_now_ns() + 2000000000ull;
-	bool made = false;
+	int code;
+
+	/* fchmod: the umask may have taken bits off the 0600. */
+	if (fchmod(fd, 0600) < 0 || ftruncate(fd, sizeof(*seg)) < 0)
+		goto fail;
+	seg = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fd, 0);
+	if (seg == MAP_FAILED)
+		goto fail;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&seg->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	seg->size = sizeof(*seg);
+	seg->capacity = capacity;
+	atomic_store_explicit(&seg->magic, SHARE_MAGIC, memory_order_release);
+	*out = seg;
+	return 0;
+fail:
+	code = errno;
+	shm_unlink(name);
+	snprintf(err, errlen, "share: cannot make shared-memory segment %s: "
+		 "%s (check that /dev/shm has room, or set "
+		 "TENSORMM_SHARE=off)", name, strerror(code));
+	return -code;
+}
+
+/*
+ * Joins a segment another process made (fd: ours, 0600): waits for its
+ * maker to size it and store the magic.  Returns 0 with *out mapped, or a
+ * negative errno with a message.
+ */
+static int join_made(int fd, const char *name, struct share_segment **out,
+		     char *err, size_t errlen)
+{
+	uint64_t deadline = tmm_share_now_ns() + MADE_WAIT_NS;
+	struct share_segment *seg;
 	struct stat st;
-	int fd;
 
-	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-	if (fd >= 0) {
-		made = true;
-		if (fchmod(fd, 0600) < 0 ||
-		    ftruncate(fd, sizeof(*seg)) < 0) {
-			int saved = errno;
-
-			shm_unlink(name);
-			close(fd);
-			errno = saved;
-			return NULL;
-		}
-	} else if (errno == EEXIST) {
-		fd = shm_open(name, O_RDWR, 0600);
-		if (fd < 0)
-			return NULL;
-		/* Its maker may not have sized it yet. */
-		while (fstat(fd, &st) == 0 &&
-		       (uint64_t)st.st_size < sizeof(*seg)) {
-			if (tmm_share_now_ns() > deadline) {
-				close(fd);
-				errno = EPROTO;
-				return NULL;
-			}
-			nanosleep(&(struct timespec){ 0, POLL_NS }, NULL);
-		}
-	} else {
-		return NULL;
+	for (;;) {
+		if (fstat(fd, &st) < 0)
+			return open_failed(name, errno, err, errlen);
+		if ((uint64_t)st.st_size >= sizeof(*seg))
+			break;
+		if (tmm_share_now_ns() > deadline)
+			goto half_made;
+		nanosleep(&(struct timespec){ 0, POLL_NS }, NULL);
 	}
 	seg = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED,
 		   fd, 0);
-	close(fd);
 	if (seg == MAP_FAILED)
-		return NULL;
-	if (made) {
-		pthread_mutexattr_init(&ma);
-		pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
-		pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
-		pthread_mutex_init(&seg->lock, &ma);
-		pthread_mutexattr_destroy(&ma);
-		seg->size = sizeof(*seg);
-		seg->capacity = capacity;
-		atomic_store_explicit(&seg->magic, SHARE_MAGIC,
-				      memory_order_release);
-		return seg;
-	}
+		return open_failed(name, errno, err, errlen);
 	while (atomic_load_explicit(&seg->magic, memory_order_acquire) !=
 	       SHARE_MAGIC) {
 		if (tmm_share_now_ns() > deadline) {
 			munmap(seg, sizeof(*seg));
-			errno = EPROTO;
-			return NULL;
+			goto half_made;
 		}
 		nanosleep(&(struct timespec){ 0, POLL_NS }, NULL);
 	}
 	if (seg->size != sizeof(*seg)) {
 		munmap(seg, sizeof(*seg));
-		errno = EPROTO;
-		return NULL;
+		snprintf(err, errlen, "share: shared-memory segment %s has the "
+			 "layout of another version of libtensormm; run the "
+			 "same version in every process that shares the "
+			 "device, or set TENSORMM_SHARE to another group",
+			 name);
+		return -EPROTO;
 	}
-	return seg;
+	*out = seg;
+	return 0;
+half_made:
+	snprintf(err, errlen, "share: shared-memory segment %s was not made "
+		 "within %.0f s", name, MADE_WAIT_NS / 1e9);
+	return -EPROTO;
+}
+
+int tmm_share_seg_open(const char *name, uint64_t capacity,
+		       struct share_segment **out, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, rc;
+
+	/* O_NOFOLLOW (glibc adds it too): a link planted at the name
+	 * leads nowhere. */
+	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		rc = make_segment(fd, name, capacity, out, err, errlen);
+		close(fd);
+		return rc;
+	}
+	if (errno != EEXIST)
+		return open_failed(name, errno, err, errlen);
+	fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return open_failed(name, errno, err, errlen);
+	rc = fstat(fd, &st) < 0 ? open_failed(name, errno, err, errlen)
+				: check_owner(&st, name, err, errlen);
+	if (rc == 0)
+		rc = join_made(fd, name, out, err, errlen);
+	close(fd);
+	return rc;
 }
 
 int tmm_share_seg_attach(const char *name, struct share_segment **out)
 {
 	struct share_segment *seg;
-	int fd = shm_open(name, O_RDWR, 0600);
+	struct stat st;
+	char why[512];
+	int fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0600);
 
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0 || check_owner(&st, name, why, sizeof(why))) {
+		close(fd);
+		return -EACCES;
+	}
 	seg = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED,
 		   fd, 0);
 	close(fd);

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "share_split.h"
@@ -43,12 +44,18 @@ uint64_t tmm_share_now_ns(void);
  * pid's process from a later one with the same pid.  0 when unknown. */
 uint64_t tmm_share_start_time(pid_t pid);
 
-/* Opens the segment `name`, or makes it with `capacity` bytes to split;
- * returns it mapped, or NULL with errno. */
-struct share_segment *tmm_share_seg_open(const char *name, uint64_t capacity);
+/*
+ * Opens the segment `name`, or makes it with `capacity` bytes to split: 0
+ * with *out mapped, or a negative errno with a message in err.  A file at
+ * the name that is not this user's, mode 0600, is refused with -EACCES:
+ * the name is predictable, and another user may have made it first.
+ */
+int tmm_share_seg_open(const char *name, uint64_t capacity,
+		       struct share_segment **out, char *err, size_t errlen);
 
-/* Maps the existing segment `name`: 0, -ENOENT, -EPROTO (not a segment
- * of this layout), or another negative errno. */
+/* Maps the existing segment `name`: 0, -ENOENT, -EACCES (not this user's,
+ * mode 0600), -EPROTO (not a segment of this layout), or another negative
+ * errno. */
 int tmm_share_seg_attach(const char *name, struct share_segment **out);
 
 /* The segment's lock: a process-shared robust mutex.  Taking it from a
