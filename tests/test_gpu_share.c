@@ -2,13 +2,16 @@
  * test_gpu_share.c — Check suite for several processes on one GPU
  * (lib/share/gpu_share.c, lib/share/share_split.c): the split rule as a pure
  * function, the reclaim of a killed member's slot, a segment name taken
- * by another user or with a loose mode (refused at once), and three processes
+ * by another user or with a loose mode (refused at once), a segment left
+ * half-made by a maker that died (made again, once, even by two joiners
+ * at a time) or that is still alive (left alone), and three processes
  * training the MLP on one simulated device, joining and leaving while the
  * others run, each bit-identical to an unconstrained run and none ever
  * holding more than its reservation nor all of them more than the device.
  */
 #include "lib/core/context.h"
 #include "lib/share/gpu_share.h"
+#include "lib/share/share_segment.h"
 #include "mlp_model.h"
 #include "tensormm.h"
 
@@ -16,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,15 +197,16 @@ END_TEST
  * A name taken before us
  * ---------------------------------------------------------------------- */
 
-/* A file at the segment's name, as another user (or a careless one) would
- * leave it: `mode`, owned by `uid`, sized but without a segment in it. */
-static void plant(const char *name, mode_t mode, uid_t uid)
+/* A file at the segment's name, as another user (or a careless one, or
+ * a crash) would leave it: `mode`, owned by `uid`, `size` bytes of zeros
+ * and no segment in them. */
+static void plant(const char *name, mode_t mode, uid_t uid, off_t size)
 {
 	int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, mode);
 
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(fchmod(fd, mode), 0);
-	ck_assert_int_eq(ftruncate(fd, 1 << 20), 0);
+	ck_assert_int_eq(ftruncate(fd, size), 0);
 	if (uid != geteuid())
 		ck_assert_int_eq(fchown(fd, uid, (gid_t)uid), 0);
 	close(fd);
@@ -255,7 +260,7 @@ START_TEST(segment_of_another_user_is_refused)
 		 (int)getpid());
 	segment_name(config, name, sizeof(name));
 	snprintf(path, sizeof(path), "/dev/shm%s", name);
-	plant(name, 0600, 65534);
+	plant(name, 0600, 65534, 1 << 20);
 	refused_at_once(config, want, 4);
 	ck_assert_int_eq(tmm_share_peek(name, &v), -EACCES);
 	/* Once it is gone, the name is ours again. */
@@ -278,10 +283,277 @@ START_TEST(segment_with_a_loose_mode_is_refused)
 	segment_name(config, name, sizeof(name));
 	snprintf(path, sizeof(path), "/dev/shm%s", name);
 	snprintf(rm, sizeof(rm), "rm %s", path);
-	plant(name, 0644, geteuid());
+	plant(name, 0644, geteuid(), 1 << 20);
 	refused_at_once(config, want, 4);
 	ck_assert_int_eq(shm_unlink(name), 0);
 	ck_assert_int_eq(tmm_ctx_create(&ctx, config), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Members in other processes
+ * ---------------------------------------------------------------------- */
+
+/* A member process and its two pipes: `up` it writes to, `down` it reads
+ * from. */
+struct member {
+	pid_t pid;
+	int up[2], down[2];
+};
+
+/* A byte from the member (its report), or -1 at its end. */
+static int heard(struct member *m)
+{
+	char c;
+
+	return read(m->up[0], &c, 1) == 1 ? c : -1;
+}
+
+static int copy_op(void *const *in, void *const *out, void *user,
+		   void *stream)
+{
+	(void)user;
+	(void)stream;
+	memcpy(out[0], in[0], 4096);
+	return 0;
+}
+
+/* Runs in the child: joins, says 'j' (or 'f' and the errno when its
+ * context failed), then runs one small iteration a millisecond, so that
+ * it follows the split like a training process, until told 'l' (take the
+ * segment's lock and keep it, then say 'l') or 'q' (leave). */
+static void member_main(struct member *m, const char *config)
+{
+	static const float x[1024];
+	tmm_tensor a, b;
+	tmm_op op = { .name = "copy", .inputs = &a, .n_inputs = 1,
+		      .outputs = &b, .n_outputs = 1, .run = copy_op };
+	tmm_ctx *ctx;
+	char c;
+	int rc;
+
+	close(m->up[0]);
+	close(m->down[1]);
+	fcntl(m->down[0], F_SETFL, O_NONBLOCK);
+	rc = tmm_ctx_create(&ctx, config);
+	if (rc < 0) {
+		fprintf(stderr, "member %d: %s\n", (int)getpid(),
+			tmm_last_error(NULL));
+		c = (char)-rc;
+		(void)!write(m->up[1], "f", 1);
+		(void)!write(m->up[1], &c, 1);
+		pause();
+		_exit(3);
+	}
+	if (tmm_tensor_create(ctx, sizeof(x), TMM_ACTIVATION, "a", &a) < 0 ||
+	    tmm_tensor_create(ctx, sizeof(x), TMM_ACTIVATION, "b", &b) < 0 ||
+	    tmm_tensor_write(ctx, a, 0, x, sizeof(x)) < 0)
+		_exit(4);
+	(void)!write(m->up[1], "j", 1);
+	for (;;) {
+		if (tmm_iteration_begin(ctx) < 0 || tmm_run(ctx, &op) < 0 ||
+		    tmm_iteration_end(ctx) < 0)
+			_exit(5);
+		if (read(m->down[0], &c, 1) == 1) {
+			if (c == 'q') {
+				tmm_ctx_destroy(ctx);
+				_exit(0);
+			}
+			tmm_share_hold_lock(ctx);
+			(void)!write(m->up[1], "l", 1);
+			pause();
+		}
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+}
+
+/* Starts a member of `config`; it has not necessarily joined yet. */
+static void member_start(struct member *m, const char *config)
+{
+	ck_assert_int_eq(pipe(m->up), 0);
+	ck_assert_int_eq(pipe(m->down), 0);
+	m->pid = fork();
+	ck_assert_int_ge(m->pid, 0);
+	if (m->pid == 0)
+		member_main(m, config);
+	close(m->up[1]);
+	close(m->down[0]);
+}
+
+/* Ends a member: SIGKILL, or 'q' when kill is false. */
+static void member_end(struct member *m, bool kill_it)
+{
+	int status;
+
+	if (kill_it)
+		kill(m->pid, SIGKILL);
+	else
+		(void)!write(m->down[1], "q", 1);
+	ck_assert_int_eq(waitpid(m->pid, &status, 0), m->pid);
+	close(m->up[0]);
+	close(m->down[1]);
+}
+
+/* ------------------------------------------------------------------------
+ * A segment left half-made
+ * ---------------------------------------------------------------------- */
+
+/* A process whose maker fails at the fault share.magic: it leaves the
+ * segment without its magic, as if killed there.  It says 'f' and waits. */
+static void leave_half_made(struct member *m, const char *config)
+{
+	char faulty[240];
+
+	snprintf(faulty, sizeof(faulty), "%s,fault=share.magic", config);
+	member_start(m, faulty);
+	ck_assert_int_eq(heard(m), 'f');
+	ck_assert_int_eq(heard(m), EIO);
+}
+
+START_TEST(segment_of_a_dead_maker_is_made_again)
+{
+	char config[160], name[TMM_SHARE_NAME_MAX];
+	struct tmm_share_view v;
+	struct member maker;
+	tmm_ctx *ctx;
+	double t0;
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,mode=swap,sim_capacity=64M,share=stale-%d",
+		 (int)getpid());
+	segment_name(config, name, sizeof(name));
+	leave_half_made(&maker, config);
+	member_end(&maker, true);
+	ck_assert_int_eq(tmm_share_peek(name, &v), -EPROTO); /* still there */
+	/* Its maker is known dead: no wait. */
+	t0 = seconds();
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	ck_assert_double_lt(seconds() - t0, 1.0);
+	ck_assert_int_eq(tmm_share_peek(name, &v), 0);
+	ck_assert_uint_eq(v.members, 1);
+	ck_assert_uint_eq(v.capacity, 64u << 20);
+	ck_assert_uint_eq(v.reserved, 64u << 20);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ck_assert_int_eq(tmm_share_peek(name, &v), -ENOENT);
+}
+END_TEST
+
+START_TEST(segment_of_an_unknown_maker_is_made_again)
+{
+	char config[160], name[TMM_SHARE_NAME_MAX];
+	struct tmm_share_view v;
+	tmm_ctx *ctx;
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,mode=swap,sim_capacity=64M,share=unknown-%d",
+		 (int)getpid());
+	segment_name(config, name, sizeof(name));
+	/* Its maker died before it sized it, or before it wrote its pid:
+	 * after a bounded wait, it is stale all the same. */
+	for (off_t size = 0; size <= 1 << 20; size += 1 << 20) {
+		plant(name, 0600, geteuid(), size);
+		ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+			      tmm_last_error(NULL));
+		ck_assert_int_eq(tmm_share_peek(name, &v), 0);
+		ck_assert_uint_eq(v.members, 1);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+}
+END_TEST
+
+START_TEST(two_joiners_make_a_stale_segment_again_once)
+{
+	char config[160], name[TMM_SHARE_NAME_MAX];
+	struct tmm_share_view v;
+	struct member maker, m[2];
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,mode=swap,sim_capacity=64M,share=twice-%d",
+		 (int)getpid());
+	segment_name(config, name, sizeof(name));
+	leave_half_made(&maker, config);
+	member_end(&maker, true);
+	/* Both find it stale at once; had the second unlinked the first's
+	 * new segment, each would be alone in a segment of its own. */
+	member_start(&m[0], config);
+	member_start(&m[1], config);
+	ck_assert_int_eq(heard(&m[0]), 'j');
+	ck_assert_int_eq(heard(&m[1]), 'j');
+	ck_assert_int_eq(tmm_share_peek(name, &v), 0);
+	ck_assert_uint_eq(v.members, 2);
+	ck_assert_uint_le(v.reserved_max, 64u << 20);
+	member_end(&m[0], false);
+	member_end(&m[1], false);
+	ck_assert_int_eq(tmm_share_peek(name, &v), -ENOENT);
+}
+END_TEST
+
+/*
+ * The second of two joiners that found one segment stale comes to reap it
+ * after the first has made a fresh one at the name: it must leave that
+ * one alone.  Played in order here, with the test as the second joiner.
+ */
+START_TEST(late_reaper_leaves_the_fresh_segment_alone)
+{
+	char config[160], name[TMM_SHARE_NAME_MAX];
+	struct tmm_share_view v;
+	struct member maker;
+	tmm_ctx *ctx;
+	int stale;
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,mode=swap,sim_capacity=64M,share=late-%d",
+		 (int)getpid());
+	segment_name(config, name, sizeof(name));
+	leave_half_made(&maker, config);
+	member_end(&maker, true);
+	stale = shm_open(name, O_RDWR, 0600);
+	ck_assert_int_ge(stale, 0);
+	/* The first joiner: reaps it and makes a fresh one. */
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	/* The second, late: the name is on another file now. */
+	ck_assert(!tmm_share_seg_reap(stale, name));
+	ck_assert_int_eq(tmm_share_peek(name, &v), 0);
+	ck_assert_uint_eq(v.members, 1);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	close(stale);
+
+	/* While the name is still on the stale file, it goes. */
+	leave_half_made(&maker, config);
+	member_end(&maker, true);
+	stale = shm_open(name, O_RDWR, 0600);
+	ck_assert_int_ge(stale, 0);
+	ck_assert(tmm_share_seg_reap(stale, name));
+	ck_assert_int_eq(tmm_share_peek(name, &v), -ENOENT);
+	close(stale);
+}
+END_TEST
+
+START_TEST(segment_of_a_live_maker_is_left_alone)
+{
+	char config[160], name[TMM_SHARE_NAME_MAX], pid[32];
+	struct member maker;
+	tmm_ctx *ctx;
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,mode=swap,sim_capacity=64M,share=alive-%d",
+		 (int)getpid());
+	segment_name(config, name, sizeof(name));
+	leave_half_made(&maker, config);
+	/* It might still finish: refused after the bounded wait, and the
+	 * segment stays. */
+	ck_assert_int_eq(tmm_ctx_create(&ctx, config), -EBUSY);
+	snprintf(pid, sizeof(pid), "pid %d", (int)maker.pid);
+	ck_assert_ptr_nonnull(strstr(tmm_last_error(NULL), pid));
+	ck_assert_ptr_nonnull(strstr(tmm_last_error(NULL), "still being "
+							   "made"));
+	/* Once it is gone, the segment is stale. */
+	member_end(&maker, true);
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
@@ -516,6 +788,11 @@ int main(void)
 	tcase_add_test(procs, killed_member_is_reclaimed);
 	tcase_add_test(procs, segment_of_another_user_is_refused);
 	tcase_add_test(procs, segment_with_a_loose_mode_is_refused);
+	tcase_add_test(procs, segment_of_a_dead_maker_is_made_again);
+	tcase_add_test(procs, segment_of_an_unknown_maker_is_made_again);
+	tcase_add_test(procs, two_joiners_make_a_stale_segment_again_once);
+	tcase_add_test(procs, late_reaper_leaves_the_fresh_segment_alone);
+	tcase_add_test(procs, segment_of_a_live_maker_is_left_alone);
 	tcase_add_test(procs, three_processes_share_one_device);
 	tcase_add_test(procs, rate_zero_process_never_swaps);
 	suite_add_tcase(s, split);

@@ -155,9 +155,14 @@ int tmm_share_join(struct tmm_ctx *ctx, char *err, size_t errlen)
 		return 0;
 	}
 	for (;;) {
-		int rc = tmm_share_seg_open(sh->name, ctx->budget, &seg, err,
-					    errlen);
+		bool reaped;
+		int rc = tmm_share_seg_open(sh->name, ctx->budget, &seg,
+					    &reaped, err, errlen);
 
+		if (reaped)
+			tmm_log(ctx, TMM_LOG_WARN,
+				"share %s: removed a segment that a process "
+				"died making, and made it again", sh->name);
 		if (rc < 0) {
 			free(sh);
 			return rc;
@@ -302,6 +307,12 @@ int tmm_share_need(struct tmm_ctx *ctx, uint64_t bytes)
 			return -ENOMEM; /* the floors do not all fit */
 		nanosleep(&(struct timespec){ 0, JOIN_POLL_NS }, NULL);
 	}
+}
+
+void tmm_share_hold_lock(struct tmm_ctx *ctx)
+{
+	if (ctx->share)
+		tmm_share_lock(ctx->share->seg);
 }
 
 uint64_t tmm_share_reservation(const struct tmm_ctx *ctx)

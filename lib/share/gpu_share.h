@@ -16,8 +16,9 @@
  * or crash).  A joiner makes it with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600,
  * or opens it and checks with fstat that it is this user's and mode 0600;
  * otherwise the join is refused with -EACCES, naming the file, its owner
- * or mode, and what to do (remove it, or choose another group).  The
- * segment as a file is share_segment.c's.
+ * or mode, and what to do (remove it, or choose another group).  A
+ * segment that its maker died making (no magic) is removed and made
+ * again by the next joiner.  The segment as a file is share_segment.c's.
  *
  * A process-shared robust mutex guards every change.  A process that dies
  * holding it leaves it to the next locker as EOWNERDEAD, and the slots of
@@ -104,6 +105,10 @@ int tmm_share_need(struct tmm_ctx *ctx, uint64_t bytes);
 
 /* ctx's current reservation (0 when it does not share). */
 uint64_t tmm_share_reservation(const struct tmm_ctx *ctx);
+
+/* For tests: takes ctx's segment lock and never gives it back, so that
+ * a test can kill a process that holds it. */
+void tmm_share_hold_lock(struct tmm_ctx *ctx);
 
 /* What a test or tool sees of a segment, read under its lock. */
 struct tmm_share_view {

@@ -5,8 +5,17 @@
  * the segment is gpu_share.c).
  *
  * Making the segment races with other processes making it: the winner of
- * O_CREAT|O_EXCL sizes it, sets up the mutex, and stores the magic last
- * (release); a loser waits for the magic.
+ * O_CREAT|O_EXCL sizes it, writes its pid, sets up the mutex, and stores
+ * the magic last (release); a loser waits for the magic.
+ *
+ * A maker that dies before the magic leaves a *stale* segment, which used
+ * to fail every later join with -EPROTO.  No member can hold it (joining
+ * needs the magic), so once its maker is known dead, or after a bounded
+ * wait when it died before writing its pid, a joiner unlinks it and makes
+ * it again.  Two joiners may find it stale at once: each takes flock() on
+ * the stale file and unlinks the name only while the name still refers to
+ * that very file, so the second one finds the first one's fresh segment
+ * (or the name free) and joins or makes that, instead of unlinking it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,22 +23,28 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/base/fault.h"
 #include "lib/mem/pool.h"
 #include "share_segment.h"
 
 #define SHARE_MAGIC 0x3145524148534d54ull /* "TMSHARE1", little end */
 #define POLL_NS 1000000l
-/* How long a joiner waits for the magic of a segment another process is
- * making: that takes microseconds. */
+/* How long a joiner waits for the magic of a segment whose maker is not
+ * known to be dead: making it takes microseconds. */
 #define MADE_WAIT_NS 2000000000ull
+/* How many stale segments in a row a joiner removes before it gives up:
+ * more means something keeps leaving them, which needs a person. */
+#define REAP_TRIES 8
 
 uint64_t tmm_share_now_ns(void)
 {
@@ -65,14 +80,21 @@ uint64_t tmm_share_start_time(pid_t pid)
 	return start;
 }
 
+/* Is process pid, started at `start` (0: unknown), still there?  A pid
+ * reused by a later process is not. */
+static bool process_alive(pid_t pid, uint64_t start)
+{
+	uint64_t now;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return false;
+	now = tmm_share_start_time(pid);
+	return !(start && now && now != start);
+}
+
 static bool slot_alive(const struct share_slot *s)
 {
-	uint64_t start;
-
-	if (kill(s->pid, 0) < 0 && errno == ESRCH)
-		return false;
-	start = tmm_share_start_time(s->pid);
-	return !(s->start && start && start != s->start);
+	return process_alive(s->pid, s->start);
 }
 
 /* Recomputes every member's target from the claims (under the lock). */
@@ -210,7 +232,8 @@ static int open_failed(const char *name, int code, char *err, size_t errlen)
 }
 
 /* Makes the segment in fd, which O_EXCL gave us: 0 with *out mapped, or
- * a negative errno (and the name is unlinked again). */
+ * a negative errno (and the name is unlinked again, but for an injected
+ * fault). */
 static int make_segment(int fd, const char *name, uint64_t capacity,
 			struct share_segment **out, char *err, size_t errlen)
 {
@@ -225,6 +248,19 @@ static int make_segment(int fd, const char *name, uint64_t capacity,
 		   fd, 0);
 	if (seg == MAP_FAILED)
 		goto fail;
+	/* First: a joiner that finds no magic tells a maker still at work
+	 * from a dead one by this. */
+	seg->maker_start = tmm_share_start_time(getpid());
+	atomic_store_explicit(&seg->maker, (int32_t)getpid(),
+			      memory_order_release);
+	if (tmm_fault_hit("share.magic")) {
+		/* For the tests: left as a maker killed right here leaves
+		 * it, for the next joiner to find stale. */
+		munmap(seg, sizeof(*seg));
+		snprintf(err, errlen, "share: injected fault share.magic: "
+			 "segment %s left without its magic", name);
+		return -EIO;
+	}
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
 	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
@@ -244,81 +280,153 @@ fail:
 	return -code;
 }
 
+bool tmm_share_seg_reap(int fd, const char *name)
+{
+	struct stat mine, named;
+	uint64_t magic = 0;
+	bool gone = false;
+	int nfd;
+
+	if (flock(fd, LOCK_EX) < 0)
+		return false;
+	nfd = shm_open(name, O_RDONLY | O_NOFOLLOW, 0);
+	if (nfd >= 0) {
+		if (fstat(fd, &mine) == 0 && fstat(nfd, &named) == 0 &&
+		    mine.st_dev == named.st_dev &&
+		    mine.st_ino == named.st_ino &&
+		    (pread(fd, &magic, sizeof(magic), 0) !=
+			     (ssize_t)sizeof(magic) ||
+		     magic != SHARE_MAGIC))
+			gone = shm_unlink(name) == 0;
+		close(nfd);
+	}
+	flock(fd, LOCK_UN);
+	return gone;
+}
+
+/* The maker a segment without its magic names (0: not written yet), from
+ * the file: it may be too short to map. */
+static int32_t maker_of(int fd, const struct stat *st, uint64_t *start)
+{
+	int32_t maker = 0;
+
+	*start = 0;
+	if ((uint64_t)st->st_size < sizeof(struct share_segment) ||
+	    pread(fd, &maker, sizeof(maker),
+		  offsetof(struct share_segment, maker)) !=
+		    (ssize_t)sizeof(maker) ||
+	    pread(fd, start, sizeof(*start),
+		  offsetof(struct share_segment, maker_start)) !=
+		    (ssize_t)sizeof(*start))
+		return 0;
+	return maker;
+}
+
 /*
  * Joins a segment another process made (fd: ours, 0600): waits for its
- * maker to size it and store the magic.  Returns 0 with *out mapped, or a
- * negative errno with a message.
+ * magic while its maker may still be at work.  Returns 0 with *out
+ * mapped; -EAGAIN when it was stale and is gone (make it again); or
+ * another negative errno with a message.  The file is read with pread
+ * until the magic is there: its maker may not have sized it yet.
  */
 static int join_made(int fd, const char *name, struct share_segment **out,
-		     char *err, size_t errlen)
+		     bool *reaped, char *err, size_t errlen)
 {
-	uint64_t deadline = tmm_share_now_ns() + MADE_WAIT_NS;
+	uint64_t deadline = tmm_share_now_ns() + MADE_WAIT_NS, magic, start;
 	struct share_segment *seg;
+	int32_t maker = 0;
 	struct stat st;
 
 	for (;;) {
-		if (fstat(fd, &st) < 0)
+		magic = 0;
+		if (fstat(fd, &st) < 0 ||
+		    pread(fd, &magic, sizeof(magic), 0) < 0)
 			return open_failed(name, errno, err, errlen);
-		if ((uint64_t)st.st_size >= sizeof(*seg))
+		if (magic == SHARE_MAGIC)
 			break;
-		if (tmm_share_now_ns() > deadline)
-			goto half_made;
+		maker = maker_of(fd, &st, &start);
+		if (maker > 0 && !process_alive(maker, start))
+			goto stale; /* its maker died making it */
+		if (tmm_share_now_ns() > deadline) {
+			if (maker > 0)
+				goto stuck;
+			goto stale; /* died before it wrote its pid */
+		}
 		nanosleep(&(struct timespec){ 0, POLL_NS }, NULL);
 	}
+	if ((uint64_t)st.st_size != sizeof(*seg))
+		goto version;
 	seg = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED,
 		   fd, 0);
 	if (seg == MAP_FAILED)
 		return open_failed(name, errno, err, errlen);
-	while (atomic_load_explicit(&seg->magic, memory_order_acquire) !=
-	       SHARE_MAGIC) {
-		if (tmm_share_now_ns() > deadline) {
-			munmap(seg, sizeof(*seg));
-			goto half_made;
-		}
-		nanosleep(&(struct timespec){ 0, POLL_NS }, NULL);
-	}
-	if (seg->size != sizeof(*seg)) {
+	if (atomic_load_explicit(&seg->magic, memory_order_acquire) !=
+		    SHARE_MAGIC ||
+	    seg->size != sizeof(*seg)) {
 		munmap(seg, sizeof(*seg));
-		snprintf(err, errlen, "share: shared-memory segment %s has the "
-			 "layout of another version of libtensormm; run the "
-			 "same version in every process that shares the "
-			 "device, or set TENSORMM_SHARE to another group",
-			 name);
-		return -EPROTO;
+		goto version;
 	}
 	*out = seg;
 	return 0;
-half_made:
-	snprintf(err, errlen, "share: shared-memory segment %s was not made "
-		 "within %.0f s", name, MADE_WAIT_NS / 1e9);
+stale:
+	*reaped |= tmm_share_seg_reap(fd, name);
+	return -EAGAIN;
+stuck:
+	snprintf(err, errlen, "share: shared-memory segment %s is still being "
+		 "made by pid %d after %.0f s; if that process is stuck, end "
+		 "it, or set TENSORMM_SHARE to another group", name,
+		 (int)maker, MADE_WAIT_NS / 1e9);
+	return -EBUSY;
+version:
+	snprintf(err, errlen, "share: shared-memory segment %s has the layout "
+		 "of another version of libtensormm (%lld bytes, this one's "
+		 "is %zu); run the same version in every process that shares "
+		 "the device, or set TENSORMM_SHARE to another group", name,
+		 (long long)st.st_size, sizeof(*seg));
 	return -EPROTO;
 }
 
 int tmm_share_seg_open(const char *name, uint64_t capacity,
-		       struct share_segment **out, char *err, size_t errlen)
+		       struct share_segment **out, bool *reaped, char *err,
+		       size_t errlen)
 {
 	struct stat st;
 	int fd, rc;
 
-	/* O_NOFOLLOW (glibc adds it too): a link planted at the name
-	 * leads nowhere. */
-	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
-	if (fd >= 0) {
-		rc = make_segment(fd, name, capacity, out, err, errlen);
+	*reaped = false;
+	for (unsigned tries = 0; tries < REAP_TRIES; tries++) {
+		/* O_NOFOLLOW (glibc adds it too): a link planted at the
+		 * name leads nowhere. */
+		fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW,
+			      0600);
+		if (fd >= 0) {
+			rc = make_segment(fd, name, capacity, out, err,
+					  errlen);
+			close(fd);
+			return rc;
+		}
+		if (errno != EEXIST)
+			return open_failed(name, errno, err, errlen);
+		fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0600);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue; /* gone since: make it */
+			return open_failed(name, errno, err, errlen);
+		}
+		rc = fstat(fd, &st) < 0
+			     ? open_failed(name, errno, err, errlen)
+			     : check_owner(&st, name, err, errlen);
+		if (rc == 0)
+			rc = join_made(fd, name, out, reaped, err, errlen);
 		close(fd);
-		return rc;
+		if (rc != -EAGAIN)
+			return rc;
 	}
-	if (errno != EEXIST)
-		return open_failed(name, errno, err, errlen);
-	fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return open_failed(name, errno, err, errlen);
-	rc = fstat(fd, &st) < 0 ? open_failed(name, errno, err, errlen)
-				: check_owner(&st, name, err, errlen);
-	if (rc == 0)
-		rc = join_made(fd, name, out, err, errlen);
-	close(fd);
-	return rc;
+	snprintf(err, errlen, "share: shared-memory segment %s was found "
+		 "half-made or gone %d times in a row; something keeps "
+		 "leaving it so: find it, or set TENSORMM_SHARE to another "
+		 "group", name, REAP_TRIES);
+	return -EPROTO;
 }
 
 int tmm_share_seg_attach(const char *name, struct share_segment **out)

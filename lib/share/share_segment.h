@@ -29,6 +29,11 @@ struct share_segment {
 	_Atomic uint64_t magic;
 	uint32_t size;		/* sizeof(struct share_segment) */
 	uint32_t retired;	/* unlinked by the last member: open again */
+	/* Its maker, written before anything else: a segment without the
+	 * magic whose maker is gone is stale.  0: not written yet. */
+	_Atomic int32_t maker;
+	uint32_t pad;
+	uint64_t maker_start;	/* the maker's start time, 0 unknown */
 	pthread_mutex_t lock;
 	_Atomic uint64_t generation;
 	uint64_t capacity;
@@ -48,10 +53,23 @@ uint64_t tmm_share_start_time(pid_t pid);
  * Opens the segment `name`, or makes it with `capacity` bytes to split: 0
  * with *out mapped, or a negative errno with a message in err.  A file at
  * the name that is not this user's, mode 0600, is refused with -EACCES:
- * the name is predictable, and another user may have made it first.
+ * the name is predictable, and another user may have made it first.  A
+ * stale segment (no magic, its maker dead) is removed and made again;
+ * *reaped says whether this call removed one.  One whose maker is alive
+ * but not done after a bounded wait gives -EBUSY.
  */
 int tmm_share_seg_open(const char *name, uint64_t capacity,
-		       struct share_segment **out, char *err, size_t errlen);
+		       struct share_segment **out, bool *reaped, char *err,
+		       size_t errlen);
+
+/*
+ * Unlinks `name` if it still refers to the stale segment open in fd and
+ * that still has no magic: under flock on fd, so that of two joiners that
+ * found it stale only the first unlinks it, and the second, seeing the
+ * name on another file (the first one's fresh segment) or on none, leaves
+ * it alone.  True when it went.
+ */
+bool tmm_share_seg_reap(int fd, const char *name);
 
 /* Maps the existing segment `name`: 0, -ENOENT, -EACCES (not this user's,
  * mode 0600), -EPROTO (not a segment of this layout), or another negative
