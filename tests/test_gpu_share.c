@@ -1,7 +1,8 @@
 /*
  * test_gpu_share.c — Check suite for several processes on one GPU
  * (lib/share/gpu_share.c, lib/share/share_split.c): the split rule as a pure
- * function, the reclaim of a killed member's slot, a segment name taken
+ * function, the reclaim of a killed member's slot (by a look, and by the
+ * survivor's next iteration, with the lock held or not), a segment name taken
  * by another user or with a loose mode (refused at once), a segment left
  * half-made by a maker that died (made again, once, even by two joiners
  * at a time) or that is still alive (left alone), and three processes
@@ -302,6 +303,10 @@ struct member {
 	int up[2], down[2];
 };
 
+/* The bytes of each of a member's two tensors: its demand is about twice
+ * this, a part of the device another member sees go and come back. */
+#define MEMBER_BYTES (8u << 20)
+
 /* A byte from the member (its report), or -1 at its end. */
 static int heard(struct member *m)
 {
@@ -325,7 +330,7 @@ static int copy_op(void *const *in, void *const *out, void *user,
  * segment's lock and keep it, then say 'l') or 'q' (leave). */
 static void member_main(struct member *m, const char *config)
 {
-	static const float x[1024];
+	static const char x[MEMBER_BYTES];
 	tmm_tensor a, b;
 	tmm_op op = { .name = "copy", .inputs = &a, .n_inputs = 1,
 		      .outputs = &b, .n_outputs = 1, .run = copy_op };
@@ -394,6 +399,72 @@ static void member_end(struct member *m, bool kill_it)
 	close(m->up[0]);
 	close(m->down[1]);
 }
+
+/* ------------------------------------------------------------------------
+ * A member killed
+ * ---------------------------------------------------------------------- */
+
+/*
+ * A member is killed with SIGKILL, holding the segment's lock or not: the
+ * survivor's next iteration gets the whole device back by itself (no
+ * tmm_share_peek here: it would reclaim the slot for it).
+ */
+static void survivor_gets_the_budget_back(bool holding_lock)
+{
+	char config[160], name[TMM_SHARE_NAME_MAX];
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	struct tmm_share_view v;
+	struct member m;
+	uint64_t changes;
+	tmm_ctx *ctx;
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,mode=swap,sim_capacity=64M,share=kill%d-%d",
+		 (int)holding_lock, (int)getpid());
+	segment_name(config, name, sizeof(name));
+	member_start(&m, config);
+	ck_assert_int_eq(heard(&m), 'j');
+	/* Joins second: the member, running, gives up part of the device. */
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_le(st.share_reservation,
+			  (64u << 20) - 2 * MEMBER_BYTES);
+	ck_assert_uint_gt(st.share_reservation, 0);
+	changes = st.share_budget_changes;
+	if (holding_lock) {
+		ck_assert_int_eq(write(m.down[1], "l", 1), 1);
+		ck_assert_int_eq(heard(&m), 'l');
+	}
+	member_end(&m, true);
+	/* Without the lock, the next look is at most this far away. */
+	if (!holding_lock)
+		nanosleep(&(struct timespec){
+				  0, 2 * TMM_SHARE_RECLAIM_MS * 1000000l },
+			  NULL);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.share_reservation, 64u << 20);
+	ck_assert_uint_eq(st.budget, 64u << 20);
+	ck_assert_uint_gt(st.share_budget_changes, changes);
+	ck_assert_int_eq(tmm_share_peek(name, &v), 0);
+	ck_assert_uint_eq(v.members, 1);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ck_assert_int_eq(tmm_share_peek(name, &v), -ENOENT);
+}
+
+START_TEST(killed_member_budget_comes_back)
+{
+	survivor_gets_the_budget_back(false);
+}
+END_TEST
+
+START_TEST(killed_lock_holder_budget_comes_back)
+{
+	survivor_gets_the_budget_back(true);
+}
+END_TEST
 
 /* ------------------------------------------------------------------------
  * A segment left half-made
@@ -788,6 +859,8 @@ int main(void)
 	tcase_add_test(procs, killed_member_is_reclaimed);
 	tcase_add_test(procs, segment_of_another_user_is_refused);
 	tcase_add_test(procs, segment_with_a_loose_mode_is_refused);
+	tcase_add_test(procs, killed_member_budget_comes_back);
+	tcase_add_test(procs, killed_lock_holder_budget_comes_back);
 	tcase_add_test(procs, segment_of_a_dead_maker_is_made_again);
 	tcase_add_test(procs, segment_of_an_unknown_maker_is_made_again);
 	tcase_add_test(procs, two_joiners_make_a_stale_segment_again_once);

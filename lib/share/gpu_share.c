@@ -30,6 +30,7 @@
  * them is stuck outside tmm_run. */
 #define JOIN_WAIT_NS 10000000000ull
 #define JOIN_POLL_NS 1000000l
+#define RECLAIM_EVERY_NS (TMM_SHARE_RECLAIM_MS * 1000000ull)
 
 struct tmm_share {
 	struct share_segment *seg;
@@ -37,6 +38,8 @@ struct tmm_share {
 	uint64_t seen;		/* the generation last followed */
 	uint64_t reservation;	/* ours, as last set */
 	bool replan_due;	/* the budget changed since the last plan */
+	uint64_t next_reclaim;	/* tmm_share_now_ns() from which to look
+				 * for dead members again */
 	char name[TMM_SHARE_NAME_MAX];
 };
 
@@ -135,6 +138,33 @@ static bool follow(struct tmm_ctx *ctx)
 	return true;
 }
 
+/*
+ * Frees the slots of members that died between two locks (SIGKILL, say):
+ * their reservations would otherwise stay taken for as long as the others
+ * run, since only a locker that finds the lock's holder dead looks on its
+ * own.  Called on the paths members take anyway (an iteration's end, and
+ * waits for room), at most every TMM_SHARE_RECLAIM_MS: one kill(pid, 0) a
+ * member, and a read of /proc for the live ones.
+ */
+static void reclaim_if_due(struct tmm_ctx *ctx)
+{
+	struct tmm_share *sh = ctx->share;
+	uint64_t now = tmm_share_now_ns();
+	unsigned gone;
+
+	if (now < sh->next_reclaim)
+		return;
+	sh->next_reclaim = now + RECLAIM_EVERY_NS;
+	tmm_share_lock(sh->seg);
+	gone = tmm_share_reclaim(sh->seg);
+	if (gone)
+		tmm_share_resplit(sh->seg);
+	tmm_share_unlock(sh->seg);
+	if (gone)
+		tmm_log(ctx, TMM_LOG_INFO, "share %s: %u member(s) died; "
+			"their budget is split again", sh->name, gone);
+}
+
 int tmm_share_join(struct tmm_ctx *ctx, char *err, size_t errlen)
 {
 	struct tmm_share *sh;
@@ -203,7 +233,9 @@ int tmm_share_join(struct tmm_ctx *ctx, char *err, size_t errlen)
 	/* Wait for the others to make room for at least our floor. */
 	floor = seg->capacity / TMM_SHARE_SLOTS;
 	deadline = tmm_share_now_ns() + JOIN_WAIT_NS;
+	sh->next_reclaim = tmm_share_now_ns() + RECLAIM_EVERY_NS;
 	for (;;) {
+		reclaim_if_due(ctx); /* a member that died will not shrink */
 		follow(ctx);
 		if (sh->reservation >= seg->slot[i].target ||
 		    (sh->reservation >= floor && tmm_share_now_ns() > deadline))
@@ -266,6 +298,7 @@ bool tmm_share_iteration_end(struct tmm_ctx *ctx, uint64_t demand)
 
 	if (!sh)
 		return false;
+	reclaim_if_due(ctx);
 	me = &sh->seg->slot[sh->me];
 	if (demand) {
 		tmm_share_lock(sh->seg);
@@ -300,6 +333,7 @@ int tmm_share_need(struct tmm_ctx *ctx, uint64_t bytes)
 	}
 	tmm_share_unlock(sh->seg);
 	for (;;) {
+		reclaim_if_due(ctx);
 		follow(ctx);
 		if (sh->reservation >= bytes)
 			return 0;

@@ -21,9 +21,13 @@
  * again by the next joiner.  The segment as a file is share_segment.c's.
  *
  * A process-shared robust mutex guards every change.  A process that dies
- * holding it leaves it to the next locker as EOWNERDEAD, and the slots of
- * processes that are gone (kill(pid, 0) says ESRCH, or the pid now has
- * another start time) are reclaimed by whoever locks next.  `generation`
+ * holding it leaves it to the next locker as EOWNERDEAD, which reclaims
+ * the slots of processes that are gone (kill(pid, 0) says ESRCH, or the
+ * pid now has another start time).  One that dies between two locks is
+ * found by the members themselves: at an iteration's end, and while
+ * waiting for room, each looks at the slots at most every
+ * TMM_SHARE_RECLAIM_MS, so the survivors get its budget back at their
+ * next iteration.  Joining and leaving look too.  `generation`
  * is bumped on every join, leave and change of a demand or target, so a
  * member notices a change with one atomic read at each op.
  *
@@ -54,6 +58,10 @@
 #include "share_split.h"
 
 #define TMM_SHARE_NAME_MAX 128
+
+/* How often at most a member looks for members that died without the
+ * lock: a look is a kill(2) and a /proc read a member, under the lock. */
+#define TMM_SHARE_RECLAIM_MS 100
 
 struct tmm_ctx;
 struct tmm_config;

@@ -121,17 +121,17 @@ void tmm_share_resplit(struct share_segment *seg)
 	atomic_fetch_add(&seg->generation, 1);
 }
 
-/* Frees the slots of processes that are gone; true when any was. */
-bool tmm_share_reclaim(struct share_segment *seg)
+/* Frees the slots of processes that are gone; how many were. */
+unsigned tmm_share_reclaim(struct share_segment *seg)
 {
-	bool any = false;
+	unsigned n = 0;
 
 	for (unsigned i = 0; i < TMM_SHARE_SLOTS; i++)
 		if (seg->slot[i].pid && !slot_alive(&seg->slot[i])) {
 			memset(&seg->slot[i], 0, sizeof(seg->slot[i]));
-			any = true;
+			n++;
 		}
-	return any;
+	return n;
 }
 
 void tmm_share_lock(struct share_segment *seg)

@@ -84,9 +84,9 @@ void tmm_share_unlock(struct share_segment *seg);
 /* Under the lock: every member's target recomputed from the claims. */
 void tmm_share_resplit(struct share_segment *seg);
 
-/* Under the lock: the slots of processes that are gone freed; true when
- * any was. */
-bool tmm_share_reclaim(struct share_segment *seg);
+/* Under the lock: the slots of processes that are gone freed; how many
+ * were. */
+unsigned tmm_share_reclaim(struct share_segment *seg);
 
 /* Under the lock: the sum of the members' reservations. */
 uint64_t tmm_share_reserved_sum(const struct share_segment *seg);
