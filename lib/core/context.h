@@ -275,9 +275,14 @@ static inline uint64_t tmm_rehearsal_clock(const struct tmm_ctx *ctx)
 	return ctx->rehearsal->base_ns + ctx->rehearsal->predicted_ns;
 }
 
-/* Writes a message into ctx->error (printf-style) and returns `code`. */
+/* Writes a message into ctx->error (printf-style) and returns `code`;
+ * inside a recomputation, tmm_fail_add_context's words follow it. */
 int tmm_fail(struct tmm_ctx *ctx, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Adds to ctx->error, inside a recomputation, "(while recomputing with
+ * op X for op Y)", unless it says so already. */
+void tmm_fail_add_context(struct tmm_ctx *ctx);
 
 /* Logs at `level` to stderr when TENSORMM_LOG allows it. */
 void tmm_log(const struct tmm_ctx *ctx, enum tmm_log_level level,

@@ -16,13 +16,8 @@
  * hold it). */
 _Thread_local char tmm_create_error[512];
 
-int tmm_fail(struct tmm_ctx *ctx, int code, const char *fmt, ...)
+void tmm_fail_add_context(struct tmm_ctx *ctx)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ctx->error, sizeof(ctx->error), fmt, ap);
-	va_end(ap);
 	/* A failure inside a recomputation names the op re-run (current_op)
 	 * and the op it was for, which is the one the program ran. */
 	if (ctx->recompute_for && !strstr(ctx->error, "(while recomputing")) {
@@ -33,6 +28,16 @@ int tmm_fail(struct tmm_ctx *ctx, int code, const char *fmt, ...)
 			 ctx->current_op ? ctx->current_op : "(none)",
 			 ctx->recompute_for);
 	}
+}
+
+int tmm_fail(struct tmm_ctx *ctx, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx->error, sizeof(ctx->error), fmt, ap);
+	va_end(ap);
+	tmm_fail_add_context(ctx);
 	atomic_fetch_add_explicit(&ctx->fails, 1, memory_order_relaxed);
 	return code;
 }

@@ -166,6 +166,7 @@ int tmm_fail_callback(struct tmm_ctx *ctx, int code,
 		append(ctx->error, sizeof(ctx->error), "; inside it: ");
 		append(ctx->error, sizeof(ctx->error), inner);
 	}
+	tmm_fail_add_context(ctx);
 	atomic_fetch_add_explicit(&ctx->fails, 1, memory_order_relaxed);
 	return code;
 }
