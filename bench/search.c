@@ -343,6 +343,9 @@ void measure_budget(const struct opts *o, const struct tmm_sim_profile *prof,
 			continue;
 		}
 		c->emp = r.it[1].peak > it->peak ? r.it[1].peak : it->peak;
+		c->peak_fragmentation = r.it[1].peak > it->peak
+						? r.it[1].peak_fragmentation
+						: it->peak_fragmentation;
 		c->etc_ns = (double)it->ns;
 		c->msr = ((double)row->vmp - (double)c->emp) /
 			 (double)row->vmp;
@@ -358,6 +361,8 @@ void measure_budget(const struct opts *o, const struct tmm_sim_profile *prof,
 					    (double)it->accesses;
 		csv_row(prof->name, m->name, o->policies[k], "budget_peak",
 			(double)c->emp, "bytes");
+		csv_row(prof->name, m->name, o->policies[k],
+			"fragmentation_at_peak", c->peak_fragmentation, "");
 		csv_row(prof->name, m->name, o->policies[k], "msr", c->msr, "");
 		csv_row(prof->name, m->name, o->policies[k], "eor", c->eor, "");
 		csv_row(prof->name, m->name, o->policies[k], "cbr", c->cbr, "");

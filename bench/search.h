@@ -53,6 +53,8 @@ struct cell {
 	 * no policy can help: outside the goal that every op that fits
 	 * trains (issue #21) */
 	bool budget_op_too_big, uvm_op_too_big;
+	/* the device pool's fragmentation when the swap run peaked */
+	double peak_fragmentation;
 };
 
 /* What one (profile, model) measured for the fixed-budget section. */

@@ -28,6 +28,8 @@ static void table_head(const struct opts *o, const char *first)
 }
 
 static void print_modes(const struct opts *o, const struct row *rows);
+static void print_fragmentation(const struct opts *o,
+				const struct row *rows);
 
 void print_profile(const struct opts *o, const struct tmm_sim_profile *prof,
 		   const struct row *rows)
@@ -131,6 +133,7 @@ void print_profile(const struct opts *o, const struct tmm_sim_profile *prof,
 		}
 	}
 	print_modes(o, rows);
+	print_fragmentation(o, rows);
 }
 
 /* The fixed budget again, by mode: swap (pool and pinned copies) against
@@ -168,6 +171,32 @@ static void print_modes(const struct opts *o, const struct row *rows)
 							: "failed");
 			else
 				printf(" %.1f |", c->uvm_samples_s);
+		}
+		printf("\n");
+	}
+}
+
+/* The device pool when the swap run at the fixed budget peaked: how much
+ * of its free memory the largest hole was not (issue #21). */
+static void print_fragmentation(const struct opts *o, const struct row *rows)
+{
+	printf("\n### Pool fragmentation at the peak of the fixed budget, "
+	       "swap mode, %% (1 - largest free block / free bytes)\n\n");
+	table_head(o, "model");
+	for (size_t i = 0; i < o->n_models; i++) {
+		const struct row *r = &rows[i];
+
+		printf("| %s |", o->models[i]->title);
+		for (size_t k = 0; k < o->n_policies; k++) {
+			const struct cell *c = &r->cells[k];
+
+			if (!o->available[k])
+				printf(" n/a |");
+			else if (r->ref_batch <= 0 || c->budget_rc < 0)
+				printf(" - |");
+			else
+				printf(" %.1f |",
+				       100.0 * c->peak_fragmentation);
 		}
 		printf("\n");
 	}

@@ -150,8 +150,10 @@ static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
 		rc = run_op(x, i);
 		if (rc == 0 && !o->no_peak) {
 			tmm_stats_get(x->ctx, &b);
-			if (b.device_in_use > it->peak)
+			if (b.device_in_use > it->peak) {
 				it->peak = b.device_in_use;
+				it->peak_fragmentation = b.pool_fragmentation;
+			}
 			if (o->sample && o->sample_iteration == n)
 				o->sample(o->sample_arg, i, b.device_in_use);
 			rc = stopped(x, o, &b);

@@ -47,6 +47,9 @@ struct drive_opts {
 struct drive_iteration {
 	uint64_t ns;		     /* simulated duration */
 	uint64_t peak;		     /* most device bytes in use after an op */
+	double peak_fragmentation;   /* the pool's, after that op (swap
+				      * mode): 1 - largest free block /
+				      * free bytes */
 	uint64_t passive_evictions;  /* during this iteration */
 	uint64_t swap_out_bytes, swap_in_bytes, recomputations;
 	uint64_t accesses;	     /* tensor accesses recorded */
