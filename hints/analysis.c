@@ -8,6 +8,7 @@
 #include "analysis.h"
 #include "lib/base/pool_align.h"
 #include "tensormm.h"
+#include "lib/base/xalloc.h"
 
 /*
  * Plans aim below the budget by this fraction of it.  The curve counts
@@ -80,8 +81,8 @@ static int index_accesses(struct tmm_analysis *an)
 	const struct tmm_trace *t = an->trace;
 	uint32_t *fill;
 
-	an->acc = malloc(sizeof(uint32_t) * (t->n_accesses + 1));
-	fill = calloc(t->n_tensors + 1, sizeof(uint32_t));
+	an->acc = tmm_malloc(sizeof(uint32_t) * (t->n_accesses + 1));
+	fill = tmm_calloc(t->n_tensors + 1, sizeof(uint32_t));
 	if (!an->acc || !fill) {
 		free(fill);
 		return -ENOMEM;
@@ -171,11 +172,11 @@ int tmm_analysis_init(struct tmm_analysis *an,
 	an->budget = in->budget;
 	an->target = in->budget - (uint64_t)((double)in->budget *
 					     TARGET_MARGIN);
-	an->life = calloc(t->n_tensors + 1, sizeof(*an->life));
-	an->base = calloc(t->n_accesses + 1, sizeof(uint64_t));
-	an->op_ns = calloc(t->n_ops + 1, sizeof(uint64_t));
-	an->op_start = malloc(sizeof(uint32_t) * (t->n_accesses + 1));
-	an->op_end = malloc(sizeof(uint32_t) * (t->n_accesses + 1));
+	an->life = tmm_calloc(t->n_tensors + 1, sizeof(*an->life));
+	an->base = tmm_calloc(t->n_accesses + 1, sizeof(uint64_t));
+	an->op_ns = tmm_calloc(t->n_ops + 1, sizeof(uint64_t));
+	an->op_start = tmm_malloc(sizeof(uint32_t) * (t->n_accesses + 1));
+	an->op_end = tmm_malloc(sizeof(uint32_t) * (t->n_accesses + 1));
 	if (!an->life || !an->base || !an->op_ns || !an->op_start ||
 	    !an->op_end || index_accesses(an) < 0)
 		goto nomem;
@@ -197,7 +198,7 @@ int tmm_analysis_init(struct tmm_analysis *an,
 		an->op_ns[o] = t->ops[o].end_ns > t->ops[o].begin_ns
 				       ? t->ops[o].end_ns - t->ops[o].begin_ns
 				       : 0;
-	diff = calloc(t->n_accesses + 1, sizeof(int64_t));
+	diff = tmm_calloc(t->n_accesses + 1, sizeof(int64_t));
 	if (!diff)
 		goto nomem;
 	for (uint32_t i = 0; i < t->n_tensors; i++) {
@@ -470,11 +471,11 @@ uint64_t tmm_curve(const struct tmm_analysis *an,
 
 	memcpy(curve, an->base, sizeof(uint64_t) * na);
 	if (n) {
-		bt.head = malloc(sizeof(uint32_t) * tr->n_tensors);
-		bt.next = malloc(sizeof(uint32_t) * n);
-		bt.gone = malloc(sizeof(uint32_t) * n);
-		bt.ret = malloc(sizeof(uint32_t) * n);
-		diff = calloc(na + 1, sizeof(int64_t));
+		bt.head = tmm_malloc(sizeof(uint32_t) * tr->n_tensors);
+		bt.next = tmm_malloc(sizeof(uint32_t) * n);
+		bt.gone = tmm_malloc(sizeof(uint32_t) * n);
+		bt.ret = tmm_malloc(sizeof(uint32_t) * n);
+		diff = tmm_calloc(na + 1, sizeof(int64_t));
 	}
 	if (n && (!bt.head || !bt.next || !bt.gone || !bt.ret || !diff)) {
 		/* Without memory for the adjustment, report the curve
@@ -549,7 +550,7 @@ int tmm_emit(const struct tmm_analysis *an, const struct tmm_eviction *ev,
 	}
 	if (rc < 0)
 		return rc;
-	curve = malloc(sizeof(uint64_t) * (tr->n_accesses + 1));
+	curve = tmm_malloc(sizeof(uint64_t) * (tr->n_accesses + 1));
 	if (!curve)
 		return -ENOMEM;
 	plan->predicted_peak = tmm_curve(an, ev, n, curve, NULL);
@@ -571,7 +572,7 @@ static uint32_t count_over(const struct tmm_analysis *an,
 int tmm_fit_init(const struct tmm_analysis *an, struct tmm_fit *fit,
 		 const struct tmm_eviction_set *set)
 {
-	fit->curve = malloc(sizeof(uint64_t) * (an->trace->n_accesses + 1));
+	fit->curve = tmm_malloc(sizeof(uint64_t) * (an->trace->n_accesses + 1));
 	if (!fit->curve)
 		return -ENOMEM;
 	tmm_curve(an, set->ev, set->n, fit->curve, NULL);
@@ -650,7 +651,7 @@ int tmm_eviction_add(struct tmm_eviction_set *s, struct tmm_eviction e)
 {
 	if (s->n == s->cap) {
 		uint32_t cap = s->cap ? 2 * s->cap : 64;
-		void *p = realloc(s->ev, sizeof(*s->ev) * cap);
+		void *p = tmm_realloc(s->ev, sizeof(*s->ev) * cap);
 
 		if (!p)
 			return -ENOMEM;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "copy_engine.h"
+#include "lib/base/xalloc.h"
 
 /* The transfers do not overlap each other, so by start they are also by
  * end: the first that could overlap is found by bisection. */
@@ -62,7 +63,7 @@ int tmm_copy_engine_take(struct tmm_copy_engine *e, uint64_t start,
 	}
 	if (e->n == e->cap) {
 		uint32_t cap = e->cap ? 2 * e->cap : 64;
-		void *p = realloc(e->b, sizeof(*e->b) * cap);
+		void *p = tmm_realloc(e->b, sizeof(*e->b) * cap);
 
 		if (!p)
 			return -ENOMEM;

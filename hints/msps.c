@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "msps.h"
+#include "lib/base/xalloc.h"
 
 static int src_add(struct tmm_cand *c, uint32_t t)
 {
@@ -14,7 +15,7 @@ static int src_add(struct tmm_cand *c, uint32_t t)
 			return 0;
 	if (c->n_srcs == c->cap_srcs) {
 		uint32_t cap = c->cap_srcs ? 2 * c->cap_srcs : 4;
-		void *p = realloc(c->srcs, sizeof(uint32_t) * cap);
+		void *p = tmm_realloc(c->srcs, sizeof(uint32_t) * cap);
 
 		if (!p)
 			return -ENOMEM;
@@ -140,7 +141,7 @@ int tmm_cands_find(const struct tmm_analysis *an, const uint64_t *curve,
 				void *p;
 
 				cap = cap ? 2 * cap : 256;
-				p = realloc(cs->c, sizeof(*cs->c) * cap);
+				p = tmm_realloc(cs->c, sizeof(*cs->c) * cap);
 				if (!p)
 					return -ENOMEM;
 				cs->c = p;

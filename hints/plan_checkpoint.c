@@ -25,6 +25,7 @@
 #include "layers.h"
 #include "planners.h"
 #include "tensormm.h"
+#include "lib/base/xalloc.h"
 
 /* The index of the last forward op, or TMM_TRACE_NONE if none. */
 static uint32_t forward_ops(const struct tmm_trace *tr)
@@ -49,7 +50,7 @@ static int articulation(const struct tmm_analysis *an, uint32_t n_fwd,
 			uint32_t *cut_tensor)
 {
 	const struct tmm_trace *tr = an->trace;
-	int64_t *cross = calloc(n_fwd + 1, sizeof(int64_t));
+	int64_t *cross = tmm_calloc(n_fwd + 1, sizeof(int64_t));
 
 	if (!cross)
 		return -1;
@@ -104,8 +105,8 @@ int tmm_plan_checkpoint(const struct tmm_planner_input *in,
 		return rc;
 	rc = tmm_liveness(&an, &set);
 	n_fwd = last_fwd == TMM_TRACE_NONE ? 0 : last_fwd + 1;
-	cut = malloc(sizeof(uint32_t) * (n_fwd + 1));
-	keep = calloc(tr->n_tensors + 1, sizeof(bool));
+	cut = tmm_malloc(sizeof(uint32_t) * (n_fwd + 1));
+	keep = tmm_calloc(tr->n_tensors + 1, sizeof(bool));
 	if (!cut || !keep || articulation(&an, n_fwd, cut) < 0) {
 		rc = -ENOMEM;
 		goto out;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "plan_forecast.h"
+#include "lib/base/xalloc.h"
 
 /* Trace tensors sorted by key, to find an action's tensor. */
 struct keyed {
@@ -40,7 +41,7 @@ static int cmp_key(const void *a, const void *b)
 static int key_index_init(struct key_index *ki, const struct tmm_trace *t)
 {
 	ki->n = t->n_tensors;
-	ki->by_key = malloc(sizeof(*ki->by_key) * (ki->n ? ki->n : 1));
+	ki->by_key = tmm_malloc(sizeof(*ki->by_key) * (ki->n ? ki->n : 1));
 	if (!ki->by_key)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < ki->n; i++)
@@ -155,7 +156,7 @@ static int evictions(const struct tmm_analysis *an, const struct tmm_plan *p,
 	*n = 0;
 	if (!p->n_actions)
 		return 0;
-	*ev = malloc(sizeof(**ev) * p->n_actions);
+	*ev = tmm_malloc(sizeof(**ev) * p->n_actions);
 	if (!*ev)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->n_actions; i++) {
@@ -362,9 +363,10 @@ static int forecast_memory(const struct tmm_analysis *an,
 			   struct tmm_forecast *f, struct tmm_eviction *ev,
 			   uint32_t n)
 {
-	uint64_t *curve = malloc(sizeof(uint64_t) *
-				 (an->trace->n_accesses ? an->trace->n_accesses
-							: 1));
+	uint64_t *curve = tmm_malloc(sizeof(uint64_t) *
+				     (an->trace->n_accesses
+					      ? an->trace->n_accesses
+					      : 1));
 
 	if (!curve)
 		return -ENOMEM;
@@ -392,8 +394,8 @@ int tmm_forecast_plan(const struct tmm_analysis *an, const struct tmm_plan *p,
 	rc = evictions(an, p, &ki, &ev, &n);
 	if (rc == 0)
 		rc = forecast_memory(an, f, ev, n);
-	tl.tc = rc == 0 ? calloc(tr->n_tensors ? tr->n_tensors : 1,
-				 sizeof(*tl.tc))
+	tl.tc = rc == 0 ? tmm_calloc(tr->n_tensors ? tr->n_tensors : 1,
+				     sizeof(*tl.tc))
 			: NULL;
 	if (!tl.tc) {
 		free(ev);

@@ -68,6 +68,7 @@
 #include "msps.h"
 #include "planners.h"
 #include "tensormm.h"
+#include "lib/base/xalloc.h"
 
 /* One copy engine: the busy intervals [b, e) of its transfers, sorted. */
 struct engine {
@@ -138,13 +139,13 @@ static int reserve(struct engine *g, uint64_t s, uint64_t len)
 
 	if (g->n == g->cap) {
 		uint32_t cap = g->cap ? 2 * g->cap : 64;
-		uint64_t *b = realloc(g->b, sizeof(uint64_t) * cap);
+		uint64_t *b = tmm_realloc(g->b, sizeof(uint64_t) * cap);
 		uint64_t *e;
 
 		if (!b)
 			return -ENOMEM;
 		g->b = b;
-		e = realloc(g->e, sizeof(uint64_t) * cap);
+		e = tmm_realloc(g->e, sizeof(uint64_t) * cap);
 		if (!e)
 			return -ENOMEM;
 		g->e = e;
@@ -530,12 +531,12 @@ int tmm_plan_tensile(const struct tmm_planner_input *in,
 		rc = tmm_analysis_init(&ts.an, in);
 	if (rc < 0)
 		return rc;
-	ts.curve = malloc(sizeof(uint64_t) * (in->trace->n_accesses + 1));
-	ts.swapped = calloc(n + 1, sizeof(bool));
-	ts.out = calloc(n + 1, sizeof(bool));
-	ts.refused_at = malloc(sizeof(uint32_t) * (n + 1));
-	ts.refused_stall_at = malloc(sizeof(uint32_t) * (n + 1));
-	ts.held = malloc(sizeof(*ts.held) * (n + 1));
+	ts.curve = tmm_malloc(sizeof(uint64_t) * (in->trace->n_accesses + 1));
+	ts.swapped = tmm_calloc(n + 1, sizeof(bool));
+	ts.out = tmm_calloc(n + 1, sizeof(bool));
+	ts.refused_at = tmm_malloc(sizeof(uint32_t) * (n + 1));
+	ts.refused_stall_at = tmm_malloc(sizeof(uint32_t) * (n + 1));
+	ts.held = tmm_malloc(sizeof(*ts.held) * (n + 1));
 	if (!ts.curve || !ts.swapped || !ts.out || !ts.refused_at ||
 	    !ts.refused_stall_at || !ts.held) {
 		rc = -ENOMEM;

@@ -77,6 +77,7 @@
 #include "msps.h"
 #include "planners.h"
 #include "split_curve.h"
+#include "lib/base/xalloc.h"
 
 struct tsplit {
 	struct tmm_analysis an;
@@ -489,7 +490,7 @@ static int add_split(struct tsplit *ts, const struct tmm_split *s,
 	if (!now) {
 		if (ts->n_splits == ts->cap_splits) {
 			uint32_t cap = ts->cap_splits ? 2 * ts->cap_splits : 16;
-			void *p = realloc(ts->splits, sizeof(*s) * cap);
+			void *p = tmm_realloc(ts->splits, sizeof(*s) * cap);
 
 			if (!p)
 				return -ENOMEM;
@@ -586,8 +587,9 @@ int tmm_plan_tsplit(const struct tmm_planner_input *in,
 		rc = tmm_analysis_init(&ts.an, in);
 	if (rc < 0)
 		return rc;
-	ts.split_saving = calloc(in->trace->n_accesses + 1, sizeof(uint64_t));
-	ts.dropped = calloc(in->trace->n_tensors + 1, sizeof(bool));
+	ts.split_saving = tmm_calloc(in->trace->n_accesses + 1,
+				      sizeof(uint64_t));
+	ts.dropped = tmm_calloc(in->trace->n_tensors + 1, sizeof(bool));
 	rc = ts.split_saving && ts.dropped ? tmm_liveness(&ts.an, &ts.chosen)
 					   : -ENOMEM;
 	if (rc == 0)
@@ -595,7 +597,7 @@ int tmm_plan_tsplit(const struct tmm_planner_input *in,
 	if (rc == 0)
 		rc = tmm_cands_find(&ts.an, ts.fit.curve, &ts.cs);
 	if (rc == 0) {
-		ts.in_trigger = malloc(sizeof(uint32_t) * (ts.cs.n + 1));
+		ts.in_trigger = tmm_malloc(sizeof(uint32_t) * (ts.cs.n + 1));
 		if (ts.in_trigger)
 			memset(ts.in_trigger, 0xff,
 			       sizeof(uint32_t) * (ts.cs.n + 1));

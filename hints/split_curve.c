@@ -12,6 +12,7 @@
 
 #include "lib/base/pool_align.h"
 #include "split_curve.h"
+#include "lib/base/xalloc.h"
 
 uint64_t tmm_split_saving(const struct tmm_analysis *an,
 			  const struct tmm_split *s)
@@ -62,7 +63,7 @@ uint64_t tmm_split_input_stall_ns(const struct tmm_analysis *an,
 	*copies_end = 0;
 	if (s->parts < 2 || rows < 2)
 		return 0;
-	copy = malloc(sizeof(*copy) * s->parts);
+	copy = tmm_malloc(sizeof(*copy) * s->parts);
 	if (!copy) /* priced as if every copy were waited for at once */
 		return s->parts * an->dev.copy_latency_ns +
 		       tmm_swap_ns(an, an->life[s->input].bytes, false);
@@ -195,7 +196,7 @@ int tmm_emit_split(const struct tmm_analysis *an,
 			sp[i].parts);
 	if (rc < 0)
 		return rc;
-	curve = malloc(sizeof(uint64_t) * (tr->n_accesses + 1));
+	curve = tmm_malloc(sizeof(uint64_t) * (tr->n_accesses + 1));
 	if (!curve)
 		return -ENOMEM;
 	plan->predicted_peak = tmm_curve_split(an, ev, n, sp, ns, curve, NULL);

@@ -32,6 +32,7 @@
 #include "lib/mem/pool.h"
 #include "lib/exec/stats_shm.h"
 #include "lib/share/gpu_share.h"
+#include "lib/base/xalloc.h"
 
 extern _Thread_local char tmm_create_error[512];
 
@@ -55,7 +56,7 @@ static int registry_add(struct tmm_ctx *ctx)
 	pthread_mutex_lock(&registry_lock);
 	if (registry_len == registry_cap) {
 		size_t cap = registry_cap ? 2 * registry_cap : 8;
-		void *p = realloc(registry, cap * sizeof(*registry));
+		void *p = tmm_realloc(registry, cap * sizeof(*registry));
 
 		if (!p) {
 			rc = -ENOMEM;
@@ -205,7 +206,7 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 	if (!out)
 		return create_fail(-EINVAL, "tmm_ctx_create: out is NULL");
 	*out = NULL;
-	ctx = calloc(1, sizeof(*ctx));
+	ctx = tmm_calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return create_fail(-ENOMEM, "tmm_ctx_create: out of memory");
 	tmm_list_init(&ctx->device_lru);

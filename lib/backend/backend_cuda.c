@@ -39,6 +39,7 @@
 #include "cuda_timing.h"
 #include "numa_place.h"
 #include "lib/base/tunables.h"
+#include "lib/base/xalloc.h"
 
 /* ------------------------------------------------------------------------
  * Open and close
@@ -176,7 +177,7 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 					cudaGetErrorString(e));
 	}
 
-	s = calloc(1, sizeof(*s));
+	s = tmm_calloc(1, sizeof(*s));
 	if (!s)
 		return tmm_backend_fail(be, -ENOMEM,
 					"cuda backend: out of memory");

@@ -32,6 +32,7 @@
 #include "lib/base/sim_profile.h"
 #include "sim_uvm.h"
 #include "lib/base/tunables.h"
+#include "lib/base/xalloc.h"
 
 /* Marks a live sim state, so the counters accessor can refuse others. */
 #define SIM_MAGIC UINT64_C(0x73696d2d67707521)
@@ -116,7 +117,7 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim open: sim_jitter %g is outside "
 					"0..1", cfg->sim_jitter);
-	s = calloc(1, sizeof(*s));
+	s = tmm_calloc(1, sizeof(*s));
 	if (!s)
 		return tmm_backend_fail(be, -ENOMEM,
 					"sim open: out of memory");

@@ -30,6 +30,7 @@
 #include "numa_place.h"
 #include "lib/base/sim_profile.h"
 #include "sim_uvm.h"
+#include "lib/base/xalloc.h"
 
 /* Discarded managed bytes read back as this, so tests notice their use. */
 #define SIM_POISON 0xDB
@@ -95,7 +96,7 @@ static int sim_track(struct sim *s, void *ptr, size_t bytes,
 
 	if (s->nmaps == s->maps_cap) {
 		cap = s->maps_cap ? 2 * s->maps_cap : 16;
-		m = realloc(s->maps, cap * sizeof(*m));
+		m = tmm_realloc(s->maps, cap * sizeof(*m));
 		if (!m)
 			return -ENOMEM;
 		s->maps = m;

@@ -23,6 +23,7 @@
 #endif
 
 #include "cuda_timing.h"
+#include "lib/base/xalloc.h"
 
 /* Results (or CUPTI records) kept between two collects at most. */
 #define MAX_KEPT (1u << 20)
@@ -61,7 +62,7 @@ static bool reserve(void **arr, uint32_t *cap, uint32_t need, size_t size)
 		return true;
 	while (c < need)
 		c *= 2;
-	p = realloc(*arr, (size_t)c * size);
+	p = tmm_realloc(*arr, (size_t)c * size);
 	if (!p)
 		return false;
 	*arr = p;
@@ -170,7 +171,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,
 				      size_t *max_records)
 {
 	/* CUPTI asks for 8-byte alignment. */
-	*buffer = aligned_alloc(8, CUPTI_BUFFER_BYTES);
+	*buffer = tmm_aligned_alloc(8, CUPTI_BUFFER_BYTES);
 	*size = *buffer ? CUPTI_BUFFER_BYTES : 0;
 	*max_records = 0;
 }
@@ -502,7 +503,7 @@ static int events_collect(struct tmm_cuda_timing *t, const uint64_t *ids,
 int tmm_cuda_timing_open(struct tmm_cuda_timing **out, void *stream,
 			 bool want_cupti, char *why, size_t whylen)
 {
-	struct tmm_cuda_timing *t = calloc(1, sizeof(*t));
+	struct tmm_cuda_timing *t = tmm_calloc(1, sizeof(*t));
 
 	*out = NULL;
 	if (whylen)

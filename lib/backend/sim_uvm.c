@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "sim_uvm.h"
+#include "lib/base/xalloc.h"
 
 /* Advice flags of a block. */
 #define PREFER_HOST 0x1u
@@ -132,7 +133,7 @@ int tmm_sim_uvm_create(struct tmm_sim_uvm **out,
 	    p->uvm_block_bytes % p->uvm_page_bytes ||
 	    p->uvm_block_bytes / p->uvm_page_bytes > 64)
 		return -EINVAL;
-	u = calloc(1, sizeof(*u));
+	u = tmm_calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
 	u->p = p;
@@ -198,14 +199,14 @@ int tmm_sim_uvm_add(struct tmm_sim_uvm *u, void *ptr, size_t bytes)
 
 	if (u->n == u->cap) {
 		size_t cap = u->cap ? 2 * u->cap : 64;
-		void *p = realloc(u->allocs, cap * sizeof(*u->allocs));
+		void *p = tmm_realloc(u->allocs, cap * sizeof(*u->allocs));
 
 		if (!p)
 			return -ENOMEM;
 		u->allocs = p;
 		u->cap = cap;
 	}
-	al = calloc(1, sizeof(*al) + nb * sizeof(al->blocks[0]));
+	al = tmm_calloc(1, sizeof(*al) + nb * sizeof(al->blocks[0]));
 	if (!al)
 		return -ENOMEM;
 	al->base = (uintptr_t)ptr;

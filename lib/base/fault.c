@@ -20,6 +20,8 @@ struct site {
 	unsigned long calls;
 };
 
+atomic_bool tmm_fault_on;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct site sites[MAX_SITES];
 static unsigned n_sites;
@@ -103,6 +105,7 @@ int tmm_fault_set(const char *spec)
 	pthread_mutex_lock(&lock);
 	memcpy(sites, tmp, n * sizeof(*tmp));
 	n_sites = n;
+	atomic_store_explicit(&tmm_fault_on, n > 0, memory_order_relaxed);
 	pthread_mutex_unlock(&lock);
 	return 0;
 }
@@ -123,4 +126,18 @@ bool tmm_fault_hit(const char *site)
 	}
 	pthread_mutex_unlock(&lock);
 	return hit;
+}
+
+unsigned long tmm_fault_calls(const char *site)
+{
+	unsigned long calls = 0;
+
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < n_sites; i++)
+		if (strcmp(sites[i].name, site) == 0) {
+			calls = sites[i].calls;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	return calls;
 }

@@ -10,12 +10,30 @@
  * later one.  Calls are counted per site, for
  * the whole process, from the moment the list is set.  A site is a name
  * of letters, digits, '_' and '.', such as cudaHostRegister.
+ *
+ * The library's own sites (man/tensormm.7 lists them): host_alloc (every
+ * host allocation of lib/ and hints/, xalloc.h), device_alloc,
+ * pinned_alloc and copy (the backends' device or managed memory, pinned
+ * host memory and copies), file_write (the plan file and the trace).
+ *
+ * A failure point on a hot path asks tmm_fault_armed() first: one relaxed
+ * load while no list is set, so the points cost nothing in a real run.
  */
 #ifndef TMM_FAULT_H
 #define TMM_FAULT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+/* Whether a list is set (tmm_fault_armed); written only by tmm_fault_set. */
+extern atomic_bool tmm_fault_on;
+
+/* Whether any site may fail: false means tmm_fault_hit is false for all. */
+static inline bool tmm_fault_armed(void)
+{
+	return atomic_load_explicit(&tmm_fault_on, memory_order_relaxed);
+}
 
 /*
  * Whether `spec` is a valid list; when not, why into why[0 .. whylen).
@@ -31,5 +49,13 @@ int tmm_fault_set(const char *spec);
 
 /* Counts one call of `site`; true when that call must fail. */
 bool tmm_fault_hit(const char *site);
+
+/*
+ * The calls of `site` counted since the list was set; 0 for a site the
+ * list does not name (only named sites are counted).  A sweep names a
+ * site with a call number past the run's end to learn how many calls the
+ * run makes.
+ */
+unsigned long tmm_fault_calls(const char *site);
 
 #endif /* TMM_FAULT_H */

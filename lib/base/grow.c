@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "grow.h"
+#include "xalloc.h"
 
 bool tmm_grow(void **arr, uint32_t *cap, uint64_t need, size_t size)
 {
@@ -16,7 +17,7 @@ bool tmm_grow(void **arr, uint32_t *cap, uint64_t need, size_t size)
 		return false;
 	for (n = *cap ? *cap : 64; n < need; n *= 2)
 		;
-	p = realloc(*arr, n * size);
+	p = tmm_realloc(*arr, n * size);
 	if (!p)
 		return false;
 	*arr = p;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "lib/base/xalloc.h"
 
 #define INDEX_BITS 24
 #define GEN_BITS 24
@@ -146,14 +147,15 @@ static int take_slot(struct tmm_ctx *ctx, struct tmm_tensor_rec **out)
 					"make fewer", MAX_SLOTS,
 					ctx->retired_slots);
 		if (ctx->n_slots == ctx->n_chunks * TMM_TABLE_CHUNK) {
-			void *p = realloc(ctx->chunks, (ctx->n_chunks + 1) *
-							       sizeof(*ctx->chunks));
+			void *p = tmm_realloc(ctx->chunks,
+					      (ctx->n_chunks + 1) *
+					      sizeof(*ctx->chunks));
 			struct tmm_tensor_rec *chunk;
 
 			if (!p)
 				return tmm_fail(ctx, -ENOMEM, "out of memory");
 			ctx->chunks = p;
-			chunk = calloc(TMM_TABLE_CHUNK, sizeof(*chunk));
+			chunk = tmm_calloc(TMM_TABLE_CHUNK, sizeof(*chunk));
 			if (!chunk)
 				return tmm_fail(ctx, -ENOMEM, "out of memory");
 			ctx->chunks[ctx->n_chunks++] = chunk;
@@ -169,7 +171,7 @@ static int give_slot(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	if (ctx->n_free == ctx->cap_free) {
 		uint32_t cap = ctx->cap_free ? 2 * ctx->cap_free : 64;
-		void *p = realloc(ctx->free_slots, cap * sizeof(uint32_t));
+		void *p = tmm_realloc(ctx->free_slots, cap * sizeof(uint32_t));
 
 		if (!p)
 			return -ENOMEM; /* the slot is leaked, not reused */
@@ -189,7 +191,7 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	if (rc < 0)
 		return rc;
 	t->name = NULL;
-	if (name && !(t->name = strdup(name))) {
+	if (name && !(t->name = tmm_strdup(name))) {
 		give_slot(ctx, t);
 		return tmm_fail(ctx, -ENOMEM, "out of memory");
 	}

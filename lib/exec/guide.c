@@ -18,10 +18,11 @@
 #include "recompute.h"
 #include "replan.h"
 #include "lib/record/tracker.h"
+#include "lib/base/xalloc.h"
 
 int tmm_guide_create(struct tmm_ctx *ctx)
 {
-	ctx->guide = calloc(1, sizeof(*ctx->guide));
+	ctx->guide = tmm_calloc(1, sizeof(*ctx->guide));
 	if (!ctx->guide)
 		return -ENOMEM;
 	if (tmm_replan_create(&ctx->guide->replan) < 0) {

@@ -18,6 +18,7 @@
 #include "lib/move/mover.h"
 #include "lib/move/mover_uvm.h"
 #include "lib/record/tracker.h"
+#include "lib/base/xalloc.h"
 
 /* Regenerating a tensor may first regenerate its inputs; a chain deeper
  * than this is a lineage no real model has, and would exhaust the stack. */
@@ -81,9 +82,9 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	ni = op->n_inputs;
 	n = ni + op->n_outputs;
 	if (n > STACK_TENSORS) {
-		in = malloc(sizeof(*in) * n);
-		out = malloc(sizeof(*out) * n);
-		ptrs = malloc(sizeof(*ptrs) * n);
+		in = tmm_malloc(sizeof(*in) * n);
+		out = tmm_malloc(sizeof(*out) * n);
+		ptrs = tmm_malloc(sizeof(*ptrs) * n);
 		if (!in || !out || !ptrs) {
 			rc = tmm_fail(ctx, -ENOMEM, "out of memory");
 			goto done;

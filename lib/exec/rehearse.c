@@ -25,6 +25,7 @@
 #include "lib/move/mover.h"
 #include "rehearse.h"
 #include "lib/record/tracker.h"
+#include "lib/base/xalloc.h"
 
 int tmm_rehearse_op(struct tmm_ctx *ctx, const tmm_op *op,
 		    struct tmm_tensor_rec *const *recs, const uint8_t *flags,
@@ -128,7 +129,7 @@ static int rehearsal_begin(struct tmm_ctx *ctx)
 				"%s?); the first iteration follows it, no "
 				"rehearsal is needed",
 				ctx->cfg.hints[0] ? ctx->cfg.hints : "");
-	r = calloc(1, sizeof(*r));
+	r = tmm_calloc(1, sizeof(*r));
 	if (!r)
 		return tmm_fail(ctx, -ENOMEM, "out of memory");
 	r->base_ns = ctx->be.ops->now_ns(&ctx->be);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "replan.h"
+#include "lib/base/xalloc.h"
 
 struct tmm_replan {
 	double *avg;	   /* per op: smoothed latency, ns */
@@ -31,7 +32,7 @@ static double avg_sum(const struct tmm_replan *rp)
 
 int tmm_replan_create(struct tmm_replan **rp)
 {
-	*rp = calloc(1, sizeof(**rp));
+	*rp = tmm_calloc(1, sizeof(**rp));
 	return *rp ? 0 : -ENOMEM;
 }
 
@@ -45,7 +46,7 @@ void tmm_replan_destroy(struct tmm_replan *rp)
 
 int tmm_replan_reset(struct tmm_replan *rp, const struct tmm_trace *t)
 {
-	double *avg = realloc(rp->avg, sizeof(double) * (t->n_ops + 1));
+	double *avg = tmm_realloc(rp->avg, sizeof(double) * (t->n_ops + 1));
 
 	if (!avg)
 		return -ENOMEM;
@@ -141,8 +142,8 @@ int tmm_replan_trace(const struct tmm_replan *rp,
 
 	if (base->n_ops != rp->n_ops)
 		return -EINVAL;
-	nb = malloc(sizeof(uint64_t) * (base->n_ops + 1));
-	ne = malloc(sizeof(uint64_t) * (base->n_ops + 1));
+	nb = tmm_malloc(sizeof(uint64_t) * (base->n_ops + 1));
+	ne = tmm_malloc(sizeof(uint64_t) * (base->n_ops + 1));
 	if (!nb || !ne) {
 		free(nb);
 		free(ne);

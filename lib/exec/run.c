@@ -27,6 +27,7 @@
 #include "split_stream.h"
 #include "stats_shm.h"
 #include "lib/record/tracker.h"
+#include "lib/base/xalloc.h"
 
 /* Ops with up to this many tensors need no scratch buffer. */
 #define STACK_TENSORS 16
@@ -165,7 +166,7 @@ static int run_op(struct tmm_ctx *ctx, const tmm_op *op)
 		size_t need = n * (2 * sizeof(void *) + sizeof(uint8_t));
 
 		if (ctx->ptr_scratch_len < need) {
-			void *p = realloc(ctx->ptr_scratch, need);
+			void *p = tmm_realloc(ctx->ptr_scratch, need);
 
 			if (!p)
 				return tmm_fail(ctx, -ENOMEM, "out of memory");

@@ -23,6 +23,7 @@
 #include "recompute.h"
 #include "split.h"
 #include "split_stream.h"
+#include "lib/base/xalloc.h"
 
 static uint64_t align_down(uint64_t bytes)
 {
@@ -195,7 +196,7 @@ void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 	r->how = how;
 	/* Without room to note the copies, each is waited for at once. */
 	if (how == TMM_SPLIT_SWAPS_INPUT)
-		r->copies = calloc(parts, sizeof(*r->copies));
+		r->copies = tmm_calloc(parts, sizeof(*r->copies));
 }
 
 /* The input gives back its whole aligned rows below `bytes`. */

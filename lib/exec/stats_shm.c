@@ -33,6 +33,7 @@
 #include "lib/core/context.h"
 #include "stats.h"
 #include "stats_shm.h"
+#include "lib/base/xalloc.h"
 
 /* Where glibc's shm_open keeps its objects, for listing. */
 #define SHM_DIR "/dev/shm"
@@ -129,7 +130,7 @@ void tmm_stats_shm_create(struct tmm_ctx *ctx)
 	ctx->shm = NULL;
 	if (!ctx->cfg.stats_shm)
 		return;
-	w = calloc(1, sizeof(*w));
+	w = tmm_calloc(1, sizeof(*w));
 	if (!w) {
 		step = "allocate its writer";
 		errno = ENOMEM;
@@ -313,7 +314,7 @@ int tmm_shm_list(struct tmm_shm_entry **out, unsigned *cleaned, char *err,
 		}
 		if (len == cap) {
 			size_t ncap = cap ? 2 * cap : 16;
-			void *p = realloc(list, ncap * sizeof(*list));
+			void *p = tmm_realloc(list, ncap * sizeof(*list));
 
 			if (!p) {
 				free(list);

@@ -10,6 +10,7 @@
 
 #include "plan.h"
 #include "tensormm.h"
+#include "lib/base/xalloc.h"
 
 const char *tmm_action_name(enum tmm_action_type type)
 {
@@ -30,7 +31,7 @@ int tmm_plan_init(struct tmm_plan *p, const struct tmm_trace *t,
 	memset(p, 0, sizeof(*p));
 	snprintf(p->policy, sizeof(p->policy), "%s", policy ? policy : "");
 	if (t->n_accesses) {
-		p->access_keys = malloc(sizeof(uint64_t) * t->n_accesses);
+		p->access_keys = tmm_malloc(sizeof(uint64_t) * t->n_accesses);
 		if (!p->access_keys)
 			return -ENOMEM;
 	}
@@ -46,7 +47,7 @@ int tmm_plan_add(struct tmm_plan *p, enum tmm_action_type type,
 {
 	if (p->n_actions == p->cap_actions) {
 		uint32_t cap = p->cap_actions ? 2 * p->cap_actions : 64;
-		void *n = realloc(p->actions, sizeof(*p->actions) * cap);
+		void *n = tmm_realloc(p->actions, sizeof(*p->actions) * cap);
 
 		if (!n)
 			return -ENOMEM;
@@ -96,7 +97,7 @@ void tmm_plan_sort(struct tmm_plan *p)
 		inversions += a[i - 1].trigger > a[i].trigger;
 	if (inversions == 0)
 		return;
-	tmp = inversions > 16 ? malloc(sizeof(*tmp) * n) : NULL;
+	tmp = inversions > 16 ? tmm_malloc(sizeof(*tmp) * n) : NULL;
 	if (!tmp) {
 		insertion_sort(a, n);
 		return;
@@ -406,7 +407,7 @@ static int keep_sources(struct kept *k, uint32_t tensor, uint32_t after,
 			continue; /* alive at the back-access */
 		if (k->n == k->cap) {
 			uint32_t cap = k->cap ? 2 * k->cap : 64;
-			void *p = realloc(k->keys, sizeof(uint64_t) * cap);
+			void *p = tmm_realloc(k->keys, sizeof(uint64_t) * cap);
 
 			if (!p)
 				return -ENOMEM;
@@ -431,7 +432,7 @@ int tmm_plan_kept_sources(const struct tmm_plan *p, const struct tmm_trace *t,
 			  uint64_t **keys, uint32_t *n)
 {
 	struct kept k = { .t = t };
-	uint32_t *last = calloc(t->n_tensors + 1, sizeof(uint32_t));
+	uint32_t *last = tmm_calloc(t->n_tensors + 1, sizeof(uint32_t));
 	uint32_t m = 0;
 
 	*keys = NULL;
@@ -474,14 +475,16 @@ int tmm_plan_copy(struct tmm_plan *dst, const struct tmm_plan *src)
 	dst->actions = NULL;
 	dst->cap_actions = src->n_actions;
 	if (src->n_accesses) {
-		dst->access_keys = malloc(sizeof(uint64_t) * src->n_accesses);
+		dst->access_keys = tmm_malloc(sizeof(uint64_t) *
+					      src->n_accesses);
 		if (!dst->access_keys)
 			goto fail;
 		memcpy(dst->access_keys, src->access_keys,
 		       sizeof(uint64_t) * src->n_accesses);
 	}
 	if (src->n_actions) {
-		dst->actions = malloc(sizeof(*dst->actions) * src->n_actions);
+		dst->actions = tmm_malloc(sizeof(*dst->actions) *
+					  src->n_actions);
 		if (!dst->actions)
 			goto fail;
 		memcpy(dst->actions, src->actions,

@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "plan_decode.h"
 #include "plan_syntax.h"
+#include "lib/base/xalloc.h"
 
 /* Lower bounds on the bytes of one line, newline included, to refuse a
  * count before allocating for it: "0 i:0" and "X 0 i:0 0 -" (shorter than
@@ -358,7 +359,7 @@ static int parse_accesses(struct dec *d, struct tmm_plan *p)
 	if (ret < 0)
 		return ret;
 	if (n) {
-		p->access_keys = malloc(sizeof(uint64_t) * n);
+		p->access_keys = tmm_malloc(sizeof(uint64_t) * n);
 		if (!p->access_keys)
 			return -ENOMEM;
 	}
@@ -495,7 +496,7 @@ static int parse_actions(struct dec *d, struct tmm_plan *p)
 		/* Only a 32-bit size_t can overflow here. */
 		if ((uint64_t)n * sizeof(*p->actions) > SIZE_MAX)
 			return -ENOMEM;
-		p->actions = malloc(sizeof(*p->actions) * n);
+		p->actions = tmm_malloc(sizeof(*p->actions) * n);
 		if (!p->actions)
 			return -ENOMEM;
 		p->cap_actions = n;

@@ -16,6 +16,7 @@
 #include "plan.h"
 #include "plan_encode.h"
 #include "plan_syntax.h"
+#include "lib/base/xalloc.h"
 
 /* Why `key` cannot be written for the context `serial`, or NULL. */
 static const char *key_fault(uint64_t key, uint16_t serial)
@@ -189,7 +190,7 @@ static void put(struct out *o, const char *fmt, ...)
 			}
 			cap *= 2;
 		}
-		b = realloc(o->buf, cap);
+		b = tmm_realloc(o->buf, cap);
 		if (!b) {
 			o->failed = -ENOMEM;
 			return;
@@ -233,7 +234,7 @@ int tmm_plan_text_encode(const struct tmm_plan *p, uint16_t serial,
 	*len = 0;
 	if (tmm_plan_text_check(p, serial, NULL, 0) < 0)
 		return -EINVAL;
-	o.buf = malloc(o.cap);
+	o.buf = tmm_malloc(o.cap);
 	if (!o.buf)
 		return -ENOMEM;
 	put(&o, MAGIC " %u\n", version_for(p));

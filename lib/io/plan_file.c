@@ -24,6 +24,7 @@
 #include "plan_encode.h"
 #include "plan_file.h"
 #include "plan_syntax.h"
+#include "lib/base/xalloc.h"
 
 /* A limit as the tunables spell it ("64MiB"), for messages. */
 static const char *size_text(uint64_t bytes, char *buf, size_t len)
@@ -63,11 +64,11 @@ static void sync_dir(const char *path)
 	int fd;
 
 	if (!slash) {
-		dir = strdup(".");
+		dir = tmm_strdup(".");
 	} else {
 		size_t n = slash == path ? 1 : (size_t)(slash - path);
 
-		dir = strndup(path, n);
+		dir = tmm_strndup(path, n);
 	}
 	if (!dir)
 		return;
@@ -115,7 +116,7 @@ static int create_temp(const char *path, char **tmp, char *err,
 		       size_t errlen)
 {
 	size_t tlen = strlen(path) + 48;
-	char *name = malloc(tlen);
+	char *name = tmm_malloc(tlen);
 	int e = EEXIST;
 
 	*tmp = NULL;
@@ -258,7 +259,7 @@ static int read_all(int fd, size_t hint, uint64_t limit, char **buf,
 	if (cap > most)
 		cap = most;
 	/* For tests: the host out of memory as a plan file is loaded. */
-	b = tmm_fault_hit("plan_file_alloc") ? NULL : malloc(cap);
+	b = tmm_fault_hit("plan_file_alloc") ? NULL : tmm_malloc(cap);
 	if (!b)
 		return -ENOMEM;
 	for (;;) {
@@ -266,7 +267,7 @@ static int read_all(int fd, size_t hint, uint64_t limit, char **buf,
 
 		if (n == cap) {
 			size_t grown = cap <= most / 2 ? 2 * cap : most;
-			char *nb = grown > cap ? realloc(b, grown) : NULL;
+			char *nb = grown > cap ? tmm_realloc(b, grown) : NULL;
 
 			if (!nb) {
 				free(b);

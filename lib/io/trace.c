@@ -21,6 +21,7 @@
 
 #include "tensormm.h"
 #include "trace.h"
+#include "lib/base/xalloc.h"
 
 #define TT_FLAGS (TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE)
 #define OP_FLAGS (TMM_OP_PURE | TMM_OP_BACKWARD | TMM_TRACE_OP_SPLIT)
@@ -51,7 +52,7 @@ static void *dup_array(const void *src, size_t n, size_t size, int *ok)
 		*ok = 0;
 		return NULL;
 	}
-	p = malloc(n * size);
+	p = tmm_malloc(n * size);
 	if (!p) {
 		*ok = 0;
 		return NULL;

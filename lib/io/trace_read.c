@@ -26,6 +26,7 @@
 #include "trace.h"
 #include "trace_layout.h"
 #include "trace_read.h"
+#include "lib/base/xalloc.h"
 
 #define READ_STEP ((size_t)1 << 20)
 
@@ -157,7 +158,7 @@ static int decode_at(const uint8_t *buf, size_t len, uint64_t base,
 	for (int a = 0; a < 6; a++) {
 		const struct tmm_trace_array *ta = &tmm_trace_arrays[a];
 
-		arr[a] = c[a] ? calloc(c[a], ta->size) : NULL;
+		arr[a] = c[a] ? tmm_calloc(c[a], ta->size) : NULL;
 		if (c[a] && !arr[a])
 			ok = 0;
 		for (uint32_t i = 0; ok && i < c[a]; i++)
@@ -312,7 +313,7 @@ static int read_header(FILE *f, const char *path,
 		    hlen);
 		return -EBADMSG;
 	}
-	h = malloc(hlen);
+	h = tmm_malloc(hlen);
 	if (!h) {
 		say(err, errlen, "%s: out of memory for the header", path);
 		return -ENOMEM;
@@ -357,9 +358,9 @@ int tmm_trace_reader_open(const char *path, struct tmm_trace_reader **out,
 		    "pointer are required");
 		return -EINVAL;
 	}
-	r = calloc(1, sizeof(*r));
+	r = tmm_calloc(1, sizeof(*r));
 	if (r)
-		r->path = strdup(path);
+		r->path = tmm_strdup(path);
 	if (!r || !r->path) {
 		free(r);
 		say(err, errlen, "%s: out of memory opening a trace reader",
@@ -436,7 +437,7 @@ static int read_record(struct tmm_trace_reader *r, size_t *len)
 		size_t want = total - got < step ? total - got : step;
 
 		if (got + want > r->cap) {
-			uint8_t *nb = realloc(r->buf, got + want);
+			uint8_t *nb = tmm_realloc(r->buf, got + want);
 
 			if (!nb)
 				return reader_fail(

@@ -24,6 +24,7 @@
 #include "trace.h"
 #include "trace_layout.h"
 #include "trace_write.h"
+#include "lib/base/xalloc.h"
 
 struct tmm_trace_writer {
 	FILE *f;
@@ -103,7 +104,7 @@ static int encode_valid(const struct tmm_trace *t, uint8_t **buf, size_t *len)
 	if (tmm_trace_payload_size(c, &plen) < 0 ||
 	    plen > SIZE_MAX - REC_HEAD - REC_CRC)
 		return -ENOMEM;
-	out = malloc((size_t)plen + REC_HEAD + REC_CRC);
+	out = tmm_malloc((size_t)plen + REC_HEAD + REC_CRC);
 	if (!out)
 		return -ENOMEM;
 
@@ -318,9 +319,9 @@ int tmm_trace_writer_open(const char *path,
 		    size_text(max, cap, sizeof(cap)), FH_LEN_V1);
 		return -EINVAL;
 	}
-	w = calloc(1, sizeof(*w));
+	w = tmm_calloc(1, sizeof(*w));
 	if (w)
-		w->path = strdup(path);
+		w->path = tmm_strdup(path);
 	if (!w || !w->path) {
 		free(w);
 		say(err, errlen, "%s: out of memory opening a trace writer",

@@ -33,6 +33,7 @@
 
 #include "compact.h"
 #include "pool.h"
+#include "lib/base/xalloc.h"
 
 /* Windows tried for one allocation before giving up to eviction. */
 #define MAX_TRIES 16
@@ -62,7 +63,7 @@ static void collect(void *arg, const struct tmm_pool_block *b, int used)
 		return;
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 256;
-		void *p = realloc(w->s, sizeof(*w->s) * cap);
+		void *p = tmm_realloc(w->s, sizeof(*w->s) * cap);
 
 		if (!p) {
 			w->nomem = true;
@@ -103,7 +104,7 @@ static int mark_movable(struct tmm_ctx *ctx, struct walk *w,
 			void *p;
 
 			cap = cap ? 2 * cap : 256;
-			p = realloc(m, sizeof(*m) * cap);
+			p = tmm_realloc(m, sizeof(*m) * cap);
 			if (!p) {
 				free(m);
 				return -ENOMEM;
@@ -146,7 +147,7 @@ static int by_moved(const void *a, const void *b)
 static struct window *windows(const struct walk *w, uint64_t size,
 			      size_t *n)
 {
-	struct window *win = malloc(sizeof(*win) * (w->n + 1));
+	struct window *win = tmm_malloc(sizeof(*win) * (w->n + 1));
 	uint64_t span = 0, moved = 0;
 	size_t lo = 0;
 
@@ -424,7 +425,7 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too)
 	if (w.nomem || mark_movable(ctx, &w, placing_too) < 0)
 		goto out;
 	win = windows(&w, size, &n_win);
-	scratch = malloc(sizeof(uint64_t) * 2 * (w.n + 1));
+	scratch = tmm_malloc(sizeof(uint64_t) * 2 * (w.n + 1));
 	if (!win || !scratch)
 		goto out;
 	/* The cheapest window whose tensors have somewhere to go; a few
@@ -443,7 +444,7 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too)
 			rc = slide(ctx, &w, &v);
 		goto out;
 	}
-	held = calloc(last - first + 1, sizeof(*held));
+	held = tmm_calloc(last - first + 1, sizeof(*held));
 	if (!held)
 		goto out;
 	/* Hold the window's holes, so that no move lands in them (the

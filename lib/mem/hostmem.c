@@ -40,6 +40,7 @@
 
 #include "lib/backend/backend.h"
 #include "hostmem.h"
+#include "lib/base/xalloc.h"
 
 #define HM_GRANULE	 ((size_t)4096)
 #define HM_SMALL_MAX	 ((size_t)64 * 1024)
@@ -137,7 +138,7 @@ static struct hm_buf *rec_get(struct tmm_hostmem *hm)
 	struct hm_buf *b = hm->spare;
 
 	if (!b) {
-		struct hm_slab *s = calloc(1, sizeof(*s));
+		struct hm_slab *s = tmm_calloc(1, sizeof(*s));
 
 		if (!s)
 			return NULL;
@@ -182,7 +183,7 @@ static void table_maybe_grow(struct tmm_hostmem *hm)
 
 	if (hm->nused <= hm->nbucket * 2)
 		return;
-	nb = calloc(n, sizeof(*nb));
+	nb = tmm_calloc(n, sizeof(*nb));
 	if (!nb)
 		return;
 	hm->bucket_shift--;
@@ -314,10 +315,10 @@ int tmm_hostmem_create(struct tmm_hostmem **out, struct tmm_backend *be,
 	if (!be || !be->ops || !be->ops->host_alloc || !be->ops->host_free)
 		return -EINVAL;
 
-	hm = calloc(1, sizeof(*hm));
+	hm = tmm_calloc(1, sizeof(*hm));
 	if (!hm)
 		goto nomem;
-	hm->bucket = calloc(HM_MIN_BUCKETS, sizeof(*hm->bucket));
+	hm->bucket = tmm_calloc(HM_MIN_BUCKETS, sizeof(*hm->bucket));
 	if (!hm->bucket)
 		goto nomem;
 	hm->nbucket = HM_MIN_BUCKETS;

@@ -31,6 +31,7 @@
  */
 #include "pool.h"
 #include "pool_index.h"
+#include "lib/base/xalloc.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -85,8 +86,8 @@ static int grow_records(struct tmm_pool *pool)
 			FIRST_SLAB_RECORDS * sizeof(struct tmm_block_rec);
 
 	/* aligned_alloc wants a size that is a multiple of the alignment. */
-	slab = aligned_alloc(first ? TMM_POOL_CACHE_LINE : HUGE_SLAB_BYTES,
-			     bytes);
+	slab = tmm_aligned_alloc(first ? TMM_POOL_CACHE_LINE : HUGE_SLAB_BYTES,
+				 bytes);
 	if (!slab)
 		return -ENOMEM;
 #ifdef MADV_HUGEPAGE
@@ -165,9 +166,9 @@ int tmm_pool_create(struct tmm_pool **out, uint64_t capacity)
 	classes = tmm_pool_size_class(usable) + 1;
 	words = (classes + 63) / 64;
 	groups = (words + 63) / 64;
-	pool = calloc(1, sizeof(*pool) +
-				 classes * sizeof(struct tmm_size_class) +
-				 (words + groups) * sizeof(uint64_t));
+	pool = tmm_calloc(1, sizeof(*pool) +
+				     classes * sizeof(struct tmm_size_class) +
+				     (words + groups) * sizeof(uint64_t));
 	if (!pool)
 		return -ENOMEM;
 	pool->class_count = classes;

@@ -18,10 +18,11 @@
 #include "lib/base/grow.h"
 #include "lib/record/tracker.h"
 #include "swap_engine.h"
+#include "lib/base/xalloc.h"
 
 int tmm_lineage_create(struct tmm_ctx *ctx)
 {
-	ctx->lineage = calloc(1, sizeof(*ctx->lineage));
+	ctx->lineage = tmm_calloc(1, sizeof(*ctx->lineage));
 	return ctx->lineage ? 0 : -ENOMEM;
 }
 

@@ -15,6 +15,7 @@
 #include "lib/io/plan.h"
 #include "lib/mem/pool.h"
 #include "lib/record/tracker.h"
+#include "lib/base/xalloc.h"
 
 static int backend_error(struct tmm_ctx *ctx, int rc)
 {
@@ -92,7 +93,7 @@ void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 int tmm_uvm_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 			  struct tmm_pool_block **block, void **ptr)
 {
-	struct tmm_pool_block *b = malloc(sizeof(*b));
+	struct tmm_pool_block *b = tmm_malloc(sizeof(*b));
 	int rc;
 
 	*block = NULL;
@@ -316,8 +317,8 @@ void tmm_uvm_access_add(struct tmm_ctx *ctx, void *ptr, size_t bytes,
 	if (ctx->uvm_n_ranges == ctx->uvm_cap_ranges) {
 		unsigned cap = ctx->uvm_cap_ranges ? 2 * ctx->uvm_cap_ranges
 						   : 32;
-		void *p = realloc(ctx->uvm_ranges,
-				  cap * sizeof(*ctx->uvm_ranges));
+		void *p = tmm_realloc(ctx->uvm_ranges,
+				      cap * sizeof(*ctx->uvm_ranges));
 
 		if (!p) {
 			ctx->uvm_ranges_failed = true;

@@ -17,6 +17,7 @@
 #include "lib/record/tracker.h"
 #include "mover_uvm.h"
 #include "swap_engine.h"
+#include "lib/base/xalloc.h"
 
 /* ---- waiting, with the time lost counted as stall -------------------- */
 
@@ -101,7 +102,7 @@ static bool defer(struct tmm_ctx *ctx, struct tmm_deferred d)
 {
 	if (ctx->n_deferred == ctx->cap_deferred) {
 		size_t cap = ctx->cap_deferred ? 2 * ctx->cap_deferred : 16;
-		void *p = realloc(ctx->deferred, cap * sizeof(*ctx->deferred));
+		void *p = tmm_realloc(ctx->deferred, cap * sizeof(*ctx->deferred));
 
 		if (!p)
 			return false;

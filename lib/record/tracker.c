@@ -24,6 +24,7 @@
 #include "lib/base/grow.h"
 #include "lib/mem/pool.h"
 #include "lib/io/trace_write.h"
+#include "lib/base/xalloc.h"
 
 struct tmm_tracker {
 	struct tmm_trace cur;	/* the iteration being recorded */
@@ -105,7 +106,7 @@ static atomic_uint traces_opened;
 
 int tmm_tracker_create(struct tmm_ctx *ctx, char *err, size_t errlen)
 {
-	struct tmm_tracker *tr = calloc(1, sizeof(*tr));
+	struct tmm_tracker *tr = tmm_calloc(1, sizeof(*tr));
 	struct tmm_trace_file_info info = { 0 };
 	char path[sizeof(ctx->cfg.trace) + 64], why[256];
 	int rc;

@@ -24,6 +24,7 @@
 #include "lib/move/mover.h"
 #include "lib/mem/pool.h"
 #include "share_segment.h"
+#include "lib/base/xalloc.h"
 
 /* How long a joiner waits for the others to make room for its floor:
  * they shrink at their next op, so this is only reached when one of
@@ -173,7 +174,7 @@ int tmm_share_join(struct tmm_ctx *ctx, char *err, size_t errlen)
 	unsigned i;
 
 	ctx->share = NULL;
-	sh = calloc(1, sizeof(*sh));
+	sh = tmm_calloc(1, sizeof(*sh));
 	if (!sh) {
 		snprintf(err, errlen, "share: out of memory");
 		return -ENOMEM;

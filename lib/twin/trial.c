@@ -15,6 +15,7 @@
 #include "lib/record/tracker.h"
 #include "trial.h"
 #include "lib/base/tunables.h"
+#include "lib/base/xalloc.h"
 
 /* Iterations a trial runs: the first measured, as the real run's, then
  * guided ones: the first of those feeds late prefetches back (Capuchin
@@ -122,12 +123,12 @@ static int replay_init(struct replay *x, const struct tmm_trace *t)
 		if (made_inside(t, i) && ordinal_of(t, i) + 1 > most)
 			most = ordinal_of(t, i) + 1;
 	x->n_ordinals = most;
-	x->h = calloc(t->n_tensors + 1, sizeof(*x->h));
-	x->by_ordinal = malloc(sizeof(uint32_t) * (most + 1));
-	x->last = malloc(sizeof(uint32_t) * (t->n_tensors + 1));
-	x->io = malloc(sizeof(*x->io) * (t->n_op_tensors + 1));
-	x->written = calloc(t->n_tensors + 1, sizeof(bool));
-	x->sliced = malloc(t->n_op_tensors + 1);
+	x->h = tmm_calloc(t->n_tensors + 1, sizeof(*x->h));
+	x->by_ordinal = tmm_malloc(sizeof(uint32_t) * (most + 1));
+	x->last = tmm_malloc(sizeof(uint32_t) * (t->n_tensors + 1));
+	x->io = tmm_malloc(sizeof(*x->io) * (t->n_op_tensors + 1));
+	x->written = tmm_calloc(t->n_tensors + 1, sizeof(bool));
+	x->sliced = tmm_malloc(t->n_op_tensors + 1);
 	if (!x->h || !x->by_ordinal || !x->last || !x->io || !x->sliced ||
 	    !x->written)
 		return -ENOMEM;
@@ -213,8 +214,8 @@ static int make_outside(struct replay *x)
 	uint32_t n = 0, made = 0;
 	int rc = 0;
 
-	x->to_twin = malloc(sizeof(*x->to_twin) * (t->n_tensors + 1));
-	x->from_twin = malloc(sizeof(*x->from_twin) * (t->n_tensors + 1));
+	x->to_twin = tmm_malloc(sizeof(*x->to_twin) * (t->n_tensors + 1));
+	x->from_twin = tmm_malloc(sizeof(*x->from_twin) * (t->n_tensors + 1));
 	if (!x->to_twin || !x->from_twin)
 		return -ENOMEM;
 	/* Trace key -> index first, sorted: the creation order. */
@@ -419,7 +420,7 @@ static int list_evictions(struct replay *x, struct tmm_trial_result *r)
 		n += tw->events[e].kind == TMM_EV_PASSIVE_EVICT;
 	if (!n || !x->t->n_accesses)
 		return 0;
-	grown = realloc(r->evicted, sizeof(*grown) * (r->n_evicted + n));
+	grown = tmm_realloc(r->evicted, sizeof(*grown) * (r->n_evicted + n));
 	if (!grown)
 		return -ENOMEM;
 	r->evicted = grown;
