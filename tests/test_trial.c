@@ -20,6 +20,7 @@
 #include "mlp_model.h"
 #include "hints/plan_repair.h"
 #include "hints/planner.h"
+#include "lib/base/fault.h"
 #include "tensormm.h"
 #include "lib/record/tracker.h"
 #include "lib/twin/trial.h"
@@ -424,6 +425,32 @@ START_TEST(a_simulated_context_has_a_twin)
 }
 END_TEST
 
+/*
+ * A twin is part of the run that plans with it: making one must not set
+ * the process's faults to its own (none), or a fault sweep would stop
+ * failing anything once `auto` first tried a plan.
+ */
+START_TEST(a_twin_keeps_the_faults_of_its_run)
+{
+	char config[160];
+	struct seen s = { 0 };
+	struct tmm_stats st;
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,sim_memory=backed,mode=swap,policy=auto,"
+		 "budget=%llu,fault=host_alloc@100000000",
+		 (unsigned long long)(unconstrained_peak() / 2));
+	train(config, &s, &st);
+	ck_assert_uint_gt(st.plans_made, 0);
+	ck_assert(tmm_fault_armed());
+	/* Every allocation of the run was counted, the twins' included. */
+	ck_assert_uint_gt(tmm_fault_calls("host_alloc"), 1000);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	tmm_trace_free(&s.trace);
+	tmm_plan_free(&s.plan);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("trial");
@@ -437,6 +464,7 @@ int main(void)
 	tcase_add_test(tc, a_repaired_plan_needs_no_passive_eviction);
 	tcase_add_test(tc, auto_meets_its_goal);
 	tcase_add_test(tc, a_simulated_context_has_a_twin);
+	tcase_add_test(tc, a_twin_keeps_the_faults_of_its_run);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -221,8 +221,13 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 		create_fail(rc, "%s", err);
 		goto fail;
 	}
-	/* Before the backend opens: its calls may be among the faults. */
-	(void)tmm_fault_set(ctx->cfg.fault); /* validated by the load */
+	/* Before the backend opens: its calls may be among the faults.  A
+	 * twin (no twin_ops) is part of the run that plans with it, so it
+	 * keeps that run's faults and their counts rather than setting its
+	 * own: otherwise the first plan `auto` tried would end a fault
+	 * sweep's faults. */
+	if (twin_ops)
+		(void)tmm_fault_set(ctx->cfg.fault); /* validated by the load */
 	rc = tmm_backend_open(&ctx->be, &ctx->cfg, err, sizeof(err));
 	if (rc < 0) {
 		ctx->be.ops = NULL;

@@ -17,7 +17,8 @@ struct tmm_twin_ops;
 /*
  * tmm_ctx_create, with `twin_ops` lent to the context's planners to try
  * plans on a twin of the device (NULL: none; a twin itself).  Messages
- * and errors are tmm_ctx_create's.
+ * and errors are tmm_ctx_create's.  Only a context with twin_ops sets the
+ * process's faults (the `fault` tunable): a twin keeps its run's.
  */
 int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 		     const struct tmm_twin_ops *twin_ops);
