@@ -15,6 +15,7 @@
  * test_plan_file_damage.c; what the writer does in a directory others may
  * write too, in test_plan_file_safety.c.
  */
+#include "lib/base/fault.h"
 #include "lib/io/plan.h"
 #include "lib/io/plan_decode.h"
 #include "lib/io/plan_encode.h"
@@ -513,6 +514,38 @@ START_TEST(test_file_round_trip_leaves_no_temp_file)
 }
 END_TEST
 
+/* The site file_write fails the plan file's write as a full disk would:
+ * an error naming the file, the old file kept, no temporary left. */
+START_TEST(test_injected_write_failure_keeps_the_old_file)
+{
+	char dir[256], path[300], names[256], err[512];
+	struct tmm_plan p, q;
+
+	temp_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/plan", dir);
+	make_plan(&p, 3);
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, err, sizeof(err)),
+			 0);
+	tmm_plan_free(&p);
+	make_doc_plan(&p, 3);
+	ck_assert_int_eq(tmm_fault_set("file_write"), 0);
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, err, sizeof(err)),
+			 -ENOSPC);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_msg(strstr(err, path), "%s", err);
+	ck_assert_int_eq(list_dir(dir, names, sizeof(names)), 1);
+	ck_assert_str_eq(names, "plan\n");
+	ck_assert_int_eq(tmm_plan_file_read(path, &q, 3, err, sizeof(err)),
+			 0);
+	tmm_plan_free(&p);
+	make_plan(&p, 3);
+	require_same_plan(&q, &p);
+	tmm_plan_free(&q);
+	tmm_plan_free(&p);
+	remove_dir(dir);
+}
+END_TEST
+
 START_TEST(test_file_serial_translation)
 {
 	char dir[256], path[300], err[512];
@@ -650,6 +683,7 @@ static Suite *plan_file_suite(void)
 
 	tcase_set_timeout(files, 120);
 	tcase_add_test(files, test_file_round_trip_leaves_no_temp_file);
+	tcase_add_test(files, test_injected_write_failure_keeps_the_old_file);
 	tcase_add_test(files, test_file_serial_translation);
 	tcase_add_test(files, test_missing_file_is_enoent);
 	tcase_add_test(files, test_unwritable_path);

@@ -18,6 +18,7 @@
 
 #include "lib/backend/backend.h"
 #include "lib/backend/backend_sim.h"
+#include "lib/base/fault.h"
 #include "lib/base/sim_profile.h"
 #include "lib/base/tunables.h"
 #include "test_sim.h"
@@ -482,6 +483,47 @@ END_TEST
  * Runner
  * ---------------------------------------------------------------------- */
 
+/* The failure points of the simulator (fault.h): each fails as the real
+ * shortage or copy error would, with a message naming the call and the
+ * site, and leaves the backend usable. */
+START_TEST(test_injected_faults_name_the_site)
+{
+	const size_t n = 64 * KIB;
+	struct tmm_backend be;
+	unsigned char *h, *d, *m;
+
+	open_sim(&be, "v100-pcie3-16g", TMM_SIM_BACKED);
+	ck_assert_int_eq(tmm_fault_set("device_alloc@2;pinned_alloc;copy@2"),
+			 0);
+	ck_assert_int_eq(be.ops->host_alloc(&be, n, -1, (void **)&h),
+			 -ENOMEM);
+	ck_assert_ptr_null(h);
+	ck_assert_ptr_nonnull(strstr(be.error, "sim host_alloc"));
+	ck_assert_ptr_nonnull(strstr(be.error, "pinned_alloc"));
+	ck_assert_int_eq(be.ops->host_alloc(&be, n, -1, (void **)&h), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, n, (void **)&d), 0);
+	ck_assert_int_eq(be.ops->managed_alloc(&be, n, (void **)&m),
+			 -ENOMEM);
+	ck_assert_ptr_null(m);
+	ck_assert_ptr_nonnull(strstr(be.error, "sim managed_alloc"));
+	ck_assert_ptr_nonnull(strstr(be.error, "device_alloc"));
+	memset(h, 7, n);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h, n), 0);
+	memset(h, 0, n);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_D2H, h, d, n),
+			 -EIO);
+	ck_assert_ptr_nonnull(strstr(be.error, "sim copy_async"));
+	ck_assert_ptr_nonnull(strstr(be.error, "copy"));
+	ck_assert_uint_eq(h[0], 0); /* nothing copied */
+	ck_assert_int_eq(be.ops->copy_sync(&be, h, d, n, false), 0);
+	ck_assert_uint_eq(h[n - 1], 7);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	be.ops->host_free(&be, h, n);
+	be.ops->dev_free(&be, d, n);
+	be.ops->close(&be);
+}
+END_TEST
+
 static Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -507,6 +549,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(tc, test_free_mismatch_is_reported);
 	tcase_add_test(tc, test_close_unmaps);
 	tcase_add_test(tc, test_discard_poisons);
+	tcase_add_test(tc, test_injected_faults_name_the_site);
 	suite_add_tcase(s, tc);
 
 	add_sim_engine_tests(s);

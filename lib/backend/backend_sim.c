@@ -32,6 +32,7 @@
 #include "lib/base/sim_profile.h"
 #include "sim_uvm.h"
 #include "lib/base/tunables.h"
+#include "lib/base/fault.h"
 #include "lib/base/xalloc.h"
 
 /* Marks a live sim state, so the counters accessor can refuse others. */
@@ -206,6 +207,15 @@ static void sim_queue_copy(struct sim *s, enum tmm_engine e, uint64_t bytes,
 	}
 }
 
+/* An injected failure of a copy (fault.h): nothing is copied or queued. */
+static int sim_copy_fault(struct tmm_backend *be, const char *call,
+			  size_t bytes)
+{
+	return tmm_backend_fail(be, -EIO, "sim %s: %zu bytes not copied (an "
+				"injected fault, site %s)", call, bytes,
+				TMM_SITE_COPY);
+}
+
 static int sim_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 			  void *dst, const void *src, size_t bytes)
 {
@@ -222,6 +232,8 @@ static int sim_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 		return tmm_backend_fail(be, -EINVAL,
 					"sim copy_async: %zu bytes from %p to "
 					"%p", bytes, src, dst);
+	if (tmm_fault_now(TMM_SITE_COPY))
+		return sim_copy_fault(be, "copy_async", bytes);
 	/* The bytes land at once; only the clock says when. */
 	if (!s->phantom)
 		memcpy(dst, src, bytes);
@@ -246,6 +258,8 @@ static int sim_copy_sync(struct tmm_backend *be, void *dst, const void *src,
 		return tmm_backend_fail(be, -EINVAL,
 					"sim copy_sync: %zu bytes from %p to "
 					"%p", bytes, src, dst);
+	if (tmm_fault_now(TMM_SITE_COPY))
+		return sim_copy_fault(be, "copy_sync", bytes);
 	if (!s->phantom)
 		memcpy(dst, src, bytes);
 	sim_queue_copy(s, e, bytes, to_device);
@@ -266,6 +280,8 @@ static int sim_copy_on_device(struct tmm_backend *be, void *dst,
 		return tmm_backend_fail(be, -EINVAL,
 					"sim copy_on_device: %zu bytes from "
 					"%p to %p", bytes, src, dst);
+	if (tmm_fault_now(TMM_SITE_COPY))
+		return sim_copy_fault(be, "copy_on_device", bytes);
 	if (!s->phantom)
 		memcpy(dst, src, bytes);
 	s->t[TMM_ENGINE_COMPUTE] += tmm_sim_op_ns(s->prof, 0,

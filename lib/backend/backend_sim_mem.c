@@ -30,6 +30,7 @@
 #include "numa_place.h"
 #include "lib/base/sim_profile.h"
 #include "sim_uvm.h"
+#include "lib/base/fault.h"
 #include "lib/base/xalloc.h"
 
 /* Discarded managed bytes read back as this, so tests notice their use. */
@@ -150,6 +151,14 @@ static int sim_alloc(struct tmm_backend *be, const char *call,
 	if (bytes == 0)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim %s: 0 bytes requested", call);
+	if (tmm_fault_now(kind == SIM_HOST ? TMM_SITE_PINNED_ALLOC
+					   : TMM_SITE_DEVICE_ALLOC))
+		return tmm_backend_fail(be, -ENOMEM,
+					"sim %s: %zu bytes of %s memory refused "
+					"(an injected fault, site %s)", call,
+					bytes, kind_name[kind],
+					kind == SIM_HOST ? TMM_SITE_PINNED_ALLOC
+							 : TMM_SITE_DEVICE_ALLOC);
 	p = numa ? tmm_numa_alloc(bytes, numa_node)
 		 : sim_map_region(bytes, s->phantom);
 	if (!p)
@@ -316,6 +325,11 @@ int tmm_sim_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 	rc = sim_check_managed(be, "prefetch", ptr, bytes);
 	if (rc < 0)
 		return rc;
+	if (tmm_fault_now(TMM_SITE_COPY))
+		return tmm_backend_fail(be, -EIO,
+					"sim prefetch: %zu bytes at %p not "
+					"migrated (an injected fault, site %s)",
+					bytes, ptr, TMM_SITE_COPY);
 	rc = tmm_sim_uvm_prefetch(s->uvm, s->t, engine, ptr, bytes, to,
 				  &moved, &busy);
 	if (rc < 0 || !moved)

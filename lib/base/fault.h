@@ -50,6 +50,19 @@ int tmm_fault_set(const char *spec);
 /* Counts one call of `site`; true when that call must fail. */
 bool tmm_fault_hit(const char *site);
 
+/* tmm_fault_hit behind the armed flag: what a failure point asks. */
+static inline bool tmm_fault_now(const char *site)
+{
+	return tmm_fault_armed() && tmm_fault_hit(site);
+}
+
+/* The library's own sites (man/tensormm.7, the `fault` tunable). */
+#define TMM_SITE_HOST_ALLOC "host_alloc"     /* lib/base/xalloc.h */
+#define TMM_SITE_DEVICE_ALLOC "device_alloc" /* device or managed memory */
+#define TMM_SITE_PINNED_ALLOC "pinned_alloc" /* pinned host memory */
+#define TMM_SITE_COPY "copy"		     /* a copy or a prefetch */
+#define TMM_SITE_FILE_WRITE "file_write"     /* the plan file, the trace */
+
 /*
  * The calls of `site` counted since the list was set; 0 for a site the
  * list does not name (only named sites are counted).  A sweep names a

@@ -20,13 +20,10 @@
 
 #include "fault.h"
 
-/* The fault site of every host allocation. */
-#define TMM_SITE_HOST_ALLOC "host_alloc"
-
 /* True when this allocation is to fail (errno is then ENOMEM). */
 static inline bool tmm_xalloc_fails(void)
 {
-	if (!tmm_fault_armed() || !tmm_fault_hit(TMM_SITE_HOST_ALLOC))
+	if (!tmm_fault_now(TMM_SITE_HOST_ALLOC))
 		return false;
 	errno = ENOMEM;
 	return true;

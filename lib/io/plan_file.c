@@ -24,6 +24,7 @@
 #include "plan_encode.h"
 #include "plan_file.h"
 #include "plan_syntax.h"
+#include "lib/base/fault.h"
 #include "lib/base/xalloc.h"
 
 /* A limit as the tunables spell it ("64MiB"), for messages. */
@@ -38,6 +39,9 @@ static const char *size_text(uint64_t bytes, char *buf, size_t len)
 
 static int write_all(int fd, const char *buf, size_t len)
 {
+	/* The site file_write (fault.h): as a full disk would fail it. */
+	if (tmm_fault_now(TMM_SITE_FILE_WRITE))
+		return -ENOSPC;
 	while (len) {
 		ssize_t n = write(fd, buf, len);
 

@@ -24,6 +24,7 @@
 #include "trace.h"
 #include "trace_layout.h"
 #include "trace_write.h"
+#include "lib/base/fault.h"
 #include "lib/base/xalloc.h"
 
 struct tmm_trace_writer {
@@ -179,6 +180,9 @@ static void encode_header(uint8_t h[FH_LEN_V1],
 /* Writes and flushes; 0 or a negative errno (never 0 on failure). */
 static int write_flush(FILE *f, const void *buf, size_t len)
 {
+	/* The site file_write (fault.h): as a full disk would fail it. */
+	if (tmm_fault_now(TMM_SITE_FILE_WRITE))
+		return -ENOSPC;
 	errno = 0;
 	if (fwrite(buf, 1, len, f) != len || fflush(f) != 0)
 		return errno ? -errno : -EIO;

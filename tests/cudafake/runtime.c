@@ -97,6 +97,20 @@ static cudaError_t fail(cudaError_t e)
 	return e;
 }
 
+/*
+ * Whether an injected fault fails this call of CUDA's `call`: asked by
+ * its own name and by the library's site of the same kind (fault.h), so
+ * that one sweep fails device_alloc, pinned_alloc or copy on either
+ * backend.  Both are counted, whichever fails.
+ */
+static bool injected(const char *call, const char *site)
+{
+	bool by_call = tmm_fault_hit(call);
+	bool by_site = tmm_fault_hit(site);
+
+	return by_call || by_site;
+}
+
 static struct alloc *find(const void *p, enum alloc_kind kind)
 {
 	uintptr_t a = (uintptr_t)p;
@@ -337,7 +351,8 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
 	*ptr = NULL;
 	if (bytes == 0)
 		return cudaSuccess; /* NULL, as the runtime gives */
-	if (bytes > rt.memory - rt.in_use || tmm_fault_hit("cudaMalloc"))
+	if (bytes > rt.memory - rt.in_use ||
+	    injected("cudaMalloc", TMM_SITE_DEVICE_ALLOC))
 		return fail(cudaErrorMemoryAllocation);
 	*ptr = malloc(bytes);
 	if (!*ptr || !track(*ptr, bytes, ALLOC_DEVICE)) {
@@ -379,7 +394,7 @@ cudaError_t cudaMallocManaged(void **ptr, size_t bytes, unsigned int flags)
 	(void)flags;
 	if (!ptr || bytes == 0)
 		return fail(cudaErrorInvalidValue);
-	if (tmm_fault_hit("cudaMallocManaged"))
+	if (injected("cudaMallocManaged", TMM_SITE_DEVICE_ALLOC))
 		return fail(cudaErrorMemoryAllocation);
 	rounded = (bytes + rt.page - 1) / rt.page * rt.page;
 	*ptr = aligned_alloc(rt.page, rounded);
@@ -396,7 +411,7 @@ cudaError_t cudaMallocHost(void **ptr, size_t bytes)
 	init();
 	if (!ptr)
 		return fail(cudaErrorInvalidValue);
-	if (tmm_fault_hit("cudaMallocHost")) {
+	if (injected("cudaMallocHost", TMM_SITE_PINNED_ALLOC)) {
 		*ptr = NULL;
 		return fail(cudaErrorMemoryAllocation);
 	}
@@ -618,7 +633,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 		return cudaSuccess;
 	if (!dst || !src)
 		return fail(cudaErrorInvalidValue);
-	if (tmm_fault_hit("cudaMemcpyAsync"))
+	if (injected("cudaMemcpyAsync", TMM_SITE_COPY))
 		return fail(cudaErrorLaunchFailure);
 	op = fake_op_new(OP_COPY, stream);
 	if (!op)
@@ -701,7 +716,7 @@ cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t bytes,
 	init();
 	if (flags || bytes == 0 || !managed(ptr, bytes))
 		return fail(cudaErrorInvalidValue);
-	if (tmm_fault_hit("cudaMemPrefetchAsync"))
+	if (injected("cudaMemPrefetchAsync", TMM_SITE_COPY))
 		return fail(cudaErrorNotSupported);
 	op = fake_op_new(OP_PREFETCH, stream);
 	if (!op)
