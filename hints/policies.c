@@ -31,8 +31,13 @@ int tmm_policy_run(tmm_planner_fn *make, const char *policy,
 		   const struct tmm_planner_input *in, struct tmm_plan *out,
 		   char *err, size_t errlen)
 {
-	int rc = make(in, out);
+	int rc;
 
+	/* A planner initialises *out, but one that fails before it (auto,
+	 * out of memory in its analysis) leaves it as it was, often an
+	 * uninitialised local of the caller: empty, it frees safely. */
+	memset(out, 0, sizeof(*out));
+	rc = make(in, out);
 	if (rc < 0) {
 		tmm_plan_free(out);
 		snprintf(err, errlen, "planner '%s': %s", policy,

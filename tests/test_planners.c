@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "hints/plan_forecast.h"
 #include "hints/planner.h"
 #include "hints/planners.h"
+#include "lib/base/fault.h"
 #include "tensormm.h"
 
 #include "trace_builder.h"
@@ -586,6 +588,47 @@ START_TEST(every_planner_makes_a_valid_plan)
 }
 END_TEST
 
+/*
+ * A planner that runs out of host memory fails with -ENOMEM and a
+ * message, whatever *out held before: the caller's plan is typically an
+ * uninitialised local (issue #21: `auto` failing in its analysis left it
+ * so, and the plan freed then was garbage).  Every one of the first
+ * allocations of each planner fails in turn.
+ */
+START_TEST(a_planner_out_of_memory_frees_only_its_own)
+{
+	static const char *const all[] = {
+		"auto", "none", "vdnn-conv", "vdnn-all", "checkpoint",
+		"superneurons", "capuchin", "tensile", "tsplit",
+	};
+	struct builder b;
+	char err[256], spec[32];
+
+	eight_layers(&b, false);
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		for (unsigned k = 1; k <= 24; k++) {
+			struct tmm_planner_input in = input(&b, 300 * 1024,
+							    10);
+			struct tmm_plan p;
+			int rc;
+
+			memset(&p, 0xA5, sizeof(p)); /* as the stack may be */
+			snprintf(spec, sizeof(spec), "host_alloc@%u", k);
+			ck_assert_int_eq(tmm_fault_set(spec), 0);
+			rc = tmm_planner_make(all[i], &in, &p, err,
+					      sizeof(err));
+			ck_assert_int_eq(tmm_fault_set(""), 0);
+			ck_assert_msg(rc == 0 || rc == -ENOMEM,
+				      "%s, %s: %d", all[i], spec, rc);
+			if (rc == 0)
+				tmm_plan_free(&p);
+			else
+				ck_assert_ptr_nonnull(strstr(err,
+							     "out of memory"));
+		}
+}
+END_TEST
+
 /* The forecast of one swap on a known timeline.  A is written by op 0,
  * untouched by ops 1 and 2, read by op 3; every op takes 1000 ns and a
  * copy of A takes S each way, S = 1500 ns.  Out after op 0 (the copy ends
@@ -727,6 +770,7 @@ int main(void)
 	tcase_add_test(tc, tensile_swaps_optimizer_state_across_iterations);
 	tcase_add_test(tc, tensile_wraps_a_prefetch_around_the_iteration);
 	tcase_add_test(tc, every_planner_makes_a_valid_plan);
+	tcase_add_test(tc, a_planner_out_of_memory_frees_only_its_own);
 	tcase_add_test(tc, forecast_times_a_late_prefetch);
 	tcase_add_test(tc, auto_keeps_the_best_forecast);
 	suite_add_tcase(s, tc);
