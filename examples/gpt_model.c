@@ -726,10 +726,15 @@ static int model_init(struct model *m, tmm_ctx *ctx,
 static void model_free(struct model *m)
 {
 	for (unsigned k = 0; m->param && k < m->n_params; k++) {
-		/* A handle never created is all zero: refused harmlessly. */
-		tmm_tensor_destroy(m->ctx, m->param[k].w);
-		tmm_tensor_destroy(m->ctx, m->param[k].m);
-		tmm_tensor_destroy(m->ctx, m->param[k].v);
+		/* A handle never created is all zero: skipped, since
+		 * destroying it would replace the message of the failure
+		 * that stopped the training with its own. */
+		tmm_tensor ts[3] = { m->param[k].w, m->param[k].m,
+				     m->param[k].v };
+
+		for (unsigned j = 0; j < 3; j++)
+			if (ts[j].id)
+				tmm_tensor_destroy(m->ctx, ts[j]);
 	}
 	free(m->param);
 	free(m->in_host);

@@ -692,11 +692,15 @@ int mlp_train(tmm_ctx *ctx, const struct mlp_config *cfg, float *losses,
 	}
 	if (rc == 0 && weights)
 		rc = collect_weights(&m, weights, weights_len);
+	/* Only the tensors made: destroying a null handle would replace the
+	 * message of the failure that stopped the training with its own. */
 	for (unsigned l = 0; m.layer && l < m.n; l++) {
-		tmm_tensor_destroy(ctx, m.layer[l].w);
-		tmm_tensor_destroy(ctx, m.layer[l].b);
-		tmm_tensor_destroy(ctx, m.layer[l].vw);
-		tmm_tensor_destroy(ctx, m.layer[l].vb);
+		tmm_tensor ts[4] = { m.layer[l].w, m.layer[l].b,
+				     m.layer[l].vw, m.layer[l].vb };
+
+		for (unsigned k = 0; k < 4; k++)
+			if (ts[k].id)
+				tmm_tensor_destroy(ctx, ts[k]);
 	}
 	free(m.layer);
 	free(m.x_host);
