@@ -250,7 +250,8 @@ END_TEST
 /*
  * A training that fails reports its failure: the examples' cleanup
  * destroys only the tensors they made, so tmm_last_error still names
- * what failed (issue #21's sweep saw "null tensor handle" instead).  Each
+ * what failed (issue #21's sweep saw "null tensor handle" instead), and
+ * says what ran out of memory, not only that something did.  Each
  * of the first host allocations of a context fails in turn, which stops
  * the MLP while it makes its layers.
  */
@@ -282,6 +283,10 @@ START_TEST(a_failed_training_names_its_failure)
 			ck_assert_msg(!strstr(tmm_last_error(ctx),
 					      "null tensor handle"),
 				      "@%u: %s", n, tmm_last_error(ctx));
+			/* What ran out of memory, not just that it did. */
+			ck_assert_msg(strcmp(tmm_last_error(ctx),
+					     "out of memory") != 0,
+				      "@%u: a bare \"out of memory\"", n);
 		}
 		free(w);
 		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);

@@ -208,7 +208,8 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 	*out = NULL;
 	ctx = tmm_calloc(1, sizeof(*ctx));
 	if (!ctx)
-		return create_fail(-ENOMEM, "tmm_ctx_create: out of memory");
+		return create_fail(-ENOMEM, "tmm_ctx_create: out of host "
+				   "memory for the context");
 	tmm_list_init(&ctx->device_lru);
 	tmm_list_init(&ctx->swapping_out);
 	tmm_list_init(&ctx->swapping_in);
@@ -285,7 +286,8 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 		goto fail;
 	}
 	if (tmm_lineage_create(ctx) < 0 || tmm_guide_create(ctx) < 0) {
-		rc = create_fail(-ENOMEM, "tmm_ctx_create: out of memory");
+		rc = create_fail(-ENOMEM, "tmm_ctx_create: out of host memory "
+				 "for the lineage or the guide");
 		goto fail;
 	}
 	rc = tmm_tracker_create(ctx, err, sizeof(err));
@@ -306,15 +308,17 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 					     0x7fffu);
 	rc = tmm_guide_load_hints(ctx);
 	if (rc < 0) {
-		create_fail(rc, "tmm_ctx_create: out of memory reading the "
-			    "plan file %s; free memory, or set TENSORMM_HINTS "
-			    "to nothing to measure instead", ctx->cfg.hints);
+		create_fail(rc, "tmm_ctx_create: out of host memory reading "
+			    "the plan file %s; free memory, or set "
+			    "TENSORMM_HINTS to nothing to measure instead",
+			    ctx->cfg.hints);
 		goto fail;
 	}
 	/* The last step that can fail: teardown() does not unregister. */
 	rc = registry_add(ctx);
 	if (rc < 0) {
-		create_fail(rc, "tmm_ctx_create: out of memory");
+		create_fail(rc, "tmm_ctx_create: out of host memory growing "
+			    "the registry of live contexts");
 		goto fail;
 	}
 	ctx->split_access = UINT32_MAX; /* no op split yet (split.c) */

@@ -121,7 +121,8 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	s = tmm_calloc(1, sizeof(*s));
 	if (!s)
 		return tmm_backend_fail(be, -ENOMEM,
-					"sim open: out of memory");
+					"sim open: out of host memory for "
+					"the simulator's state");
 	s->magic = SIM_MAGIC;
 	s->prof = prof;
 	s->capacity = cfg->sim_capacity ? cfg->sim_capacity : prof->capacity;

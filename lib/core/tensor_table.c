@@ -153,11 +153,17 @@ static int take_slot(struct tmm_ctx *ctx, struct tmm_tensor_rec **out)
 			struct tmm_tensor_rec *chunk;
 
 			if (!p)
-				return tmm_fail(ctx, -ENOMEM, "out of memory");
+				return tmm_fail(ctx, -ENOMEM, "out of host "
+						"memory growing the tensor "
+						"table past %u tensors",
+						ctx->n_slots);
 			ctx->chunks = p;
 			chunk = tmm_calloc(TMM_TABLE_CHUNK, sizeof(*chunk));
 			if (!chunk)
-				return tmm_fail(ctx, -ENOMEM, "out of memory");
+				return tmm_fail(ctx, -ENOMEM, "out of host "
+						"memory growing the tensor "
+						"table past %u tensors",
+						ctx->n_slots);
 			ctx->chunks[ctx->n_chunks++] = chunk;
 		}
 		index = ctx->n_slots++;
@@ -193,7 +199,8 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	t->name = NULL;
 	if (name && !(t->name = tmm_strdup(name))) {
 		give_slot(ctx, t);
-		return tmm_fail(ctx, -ENOMEM, "out of memory");
+		return tmm_fail(ctx, -ENOMEM, "out of host memory copying "
+				"the tensor's name '%s'", name);
 	}
 	t->live = true;
 	t->kind = kind;

@@ -80,7 +80,9 @@ int tmm_guide_install(struct tmm_ctx *ctx, const struct tmm_plan *plan)
 	if (rc < 0)
 		return tmm_fail(ctx, rc, "the plan is rejected: %s", err);
 	if (tmm_plan_copy(&copy, plan) < 0)
-		return tmm_fail(ctx, -ENOMEM, "out of memory");
+		return tmm_fail(ctx, -ENOMEM, "out of host memory copying "
+				"the plan (%u actions) to follow it",
+				plan->n_actions);
 	for (uint32_t i = 0; i < copy.n_actions; i++)
 		copy.actions[i].late = copy.actions[i].skipped =
 			copy.actions[i].moved = 0;

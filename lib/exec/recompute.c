@@ -86,7 +86,12 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 		out = tmm_malloc(sizeof(*out) * n);
 		ptrs = tmm_malloc(sizeof(*ptrs) * n);
 		if (!in || !out || !ptrs) {
-			rc = tmm_fail(ctx, -ENOMEM, "out of memory");
+			rc = tmm_fail(ctx, -ENOMEM, "out of host memory for "
+				      "the %u tensors of op '%s', recomputing "
+				      "tensor %s", n,
+				      tmm_lineage_op_name(lin, op),
+				      tmm_tensor_label(want, label,
+						       sizeof(label)));
 			goto done;
 		}
 	}

@@ -131,7 +131,8 @@ static int rehearsal_begin(struct tmm_ctx *ctx)
 				ctx->cfg.hints[0] ? ctx->cfg.hints : "");
 	r = tmm_calloc(1, sizeof(*r));
 	if (!r)
-		return tmm_fail(ctx, -ENOMEM, "out of memory");
+		return tmm_fail(ctx, -ENOMEM, "tmm_rehearsal_begin: out of "
+				"host memory for the rehearsal's state");
 	r->base_ns = ctx->be.ops->now_ns(&ctx->be);
 	r->before = ctx->c;
 	ctx->rehearsal = r;

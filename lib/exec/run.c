@@ -169,7 +169,10 @@ static int run_op(struct tmm_ctx *ctx, const tmm_op *op)
 			void *p = tmm_realloc(ctx->ptr_scratch, need);
 
 			if (!p)
-				return tmm_fail(ctx, -ENOMEM, "out of memory");
+				return tmm_fail(ctx, -ENOMEM,
+						"op '%s': out of host memory "
+						"for its %u tensors' pointers",
+						ctx->current_op, n);
 			ctx->ptr_scratch = p;
 			ctx->ptr_scratch_len = need;
 		}

@@ -98,7 +98,8 @@ int tmm_uvm_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 
 	*block = NULL;
 	if (!b)
-		return tmm_fail(ctx, -ENOMEM, "out of memory");
+		return tmm_fail(ctx, -ENOMEM, "out of host memory recording a "
+				"%zu-byte managed allocation", bytes);
 	rc = ctx->be.ops->managed_alloc(&ctx->be, bytes, ptr);
 	if (rc < 0) {
 		free(b);
@@ -339,7 +340,8 @@ int tmm_uvm_access_commit(struct tmm_ctx *ctx)
 	int rc;
 
 	if (ctx->uvm_ranges_failed)
-		return tmm_fail(ctx, -ENOMEM, "out of memory");
+		return tmm_fail(ctx, -ENOMEM, "out of host memory listing the "
+				"managed ranges the op touches");
 	t0 = be->ops->now_ns(be);
 	rc = be->ops->managed_access(be, ctx->uvm_ranges, ctx->uvm_n_ranges);
 	/* Faults stall the kernels: the time is lost like a swap-in's. */

@@ -112,7 +112,8 @@ int tmm_tracker_create(struct tmm_ctx *ctx, char *err, size_t errlen)
 	int rc;
 
 	if (!tr) {
-		snprintf(err, errlen, "tmm_ctx_create: out of memory");
+		snprintf(err, errlen, "tmm_ctx_create: out of host memory "
+			 "for the tracker");
 		return -ENOMEM;
 	}
 	ctx->tracker = tr;
