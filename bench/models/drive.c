@@ -15,7 +15,25 @@ struct run {
 	tmm_tensor *h;	 /* handle of each graph tensor, or TMM_TENSOR_NULL */
 	tmm_tensor *io;	 /* one op's inputs then outputs */
 	struct drive_result *r;
+	bool weight_bytes; /* drive_opts.weight_bytes */
 };
+
+/* With weight_bytes the device is backed, where an op needs a callback:
+ * these touch nothing, so the only bytes that matter, the persistent
+ * tensors', stay as written (the optimizer steps update them in place). */
+static int touch_nothing(void *const *in, void *const *out, void *user,
+			 void *stream)
+{
+	(void)in, (void)out, (void)user, (void)stream;
+	return 0;
+}
+
+static int touch_no_slice(void *const *in, void *const *out, size_t begin,
+			  size_t end, void *user, void *stream)
+{
+	(void)in, (void)out, (void)begin, (void)end, (void)user, (void)stream;
+	return 0;
+}
 
 static int fail(struct run *x, int rc, const char *what)
 {
@@ -36,8 +54,60 @@ static int create(struct run *x, zg_t id)
 	return rc < 0 ? fail(x, rc, "tmm_tensor_create") : 0;
 }
 
+/* The seeded byte i of persistent tensor id (weight_bytes). */
+static uint8_t seed_byte(zg_t id, size_t i)
+{
+	return (uint8_t)(id * 131u + i * 7u + (i >> 8));
+}
+
+static int write_seeded(struct run *x, zg_t id)
+{
+	size_t n = x->g->t[id].bytes;
+	uint8_t *buf = malloc(n ? n : 1);
+	int rc;
+
+	if (!buf)
+		return fail(x, -ENOMEM, "zoo_drive: out of memory seeding the "
+			    "weights");
+	for (size_t i = 0; i < n; i++)
+		buf[i] = seed_byte(id, i);
+	rc = tmm_tensor_write(x->ctx, x->h[id], 0, buf, n);
+	free(buf);
+	return rc < 0 ? fail(x, rc, "tmm_tensor_write of a weight") : 0;
+}
+
+/* Every persistent tensor's bytes, in tensor order, into r->weights. */
+static int read_weights(struct run *x)
+{
+	size_t total = 0, at = 0;
+	int rc = 0;
+
+	for (zg_t id = 0; id < x->g->nt; id++)
+		if (x->g->t[id].kind == TMM_PERSISTENT)
+			total += x->g->t[id].bytes;
+	x->r->weights = malloc(total ? total : 1);
+	if (!x->r->weights)
+		return fail(x, -ENOMEM, "zoo_drive: out of memory reading the "
+			    "weights");
+	for (zg_t id = 0; id < x->g->nt && rc == 0; id++) {
+		if (x->g->t[id].kind != TMM_PERSISTENT)
+			continue;
+		rc = tmm_tensor_read(x->ctx, x->h[id], 0, x->r->weights + at,
+				     x->g->t[id].bytes);
+		at += x->g->t[id].bytes;
+	}
+	if (rc < 0) {
+		free(x->r->weights);
+		x->r->weights = NULL;
+		return fail(x, rc, "tmm_tensor_read of a weight");
+	}
+	x->r->weights_len = total;
+	return 0;
+}
+
 /* Weights and optimizer state: created once; a no-input op gives each its
- * first bytes, since a phantom device refuses tmm_tensor_write. */
+ * first bytes, since a phantom device refuses tmm_tensor_write (with
+ * weight_bytes, seeded bytes are written instead). */
 static int make_persistent(struct run *x)
 {
 	for (zg_t id = 0; id < x->g->nt; id++) {
@@ -53,6 +123,12 @@ static int make_persistent(struct run *x)
 		if (rc < 0)
 			return rc;
 		x->r->persistent_bytes += t->bytes;
+		if (x->weight_bytes) {
+			rc = write_seeded(x, id);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
 		rc = tmm_run(x->ctx, &init);
 		if (rc < 0)
 			return fail(x, rc, "initialising the weights");
@@ -72,6 +148,12 @@ static int run_op(struct run *x, uint32_t i)
 		     .slice_extent = op->slice_extent,
 		     .sliced = x->g->sliced + op->in_at };
 	int rc;
+
+	if (x->weight_bytes) {
+		o.run = touch_nothing;
+		if (op->slice_extent)
+			o.run_slice = touch_no_slice;
+	}
 
 	for (uint32_t k = 0; k < op->n_out; k++) {
 		rc = create(x, out[k]);
@@ -182,7 +264,7 @@ static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
 int zoo_drive(const struct zgraph *g, const struct drive_opts *o,
 	      struct drive_result *r)
 {
-	struct run x = { .g = g, .r = r };
+	struct run x = { .g = g, .r = r, .weight_bytes = o->weight_bytes };
 	uint32_t most = 0;
 	double t0;
 	int rc;
@@ -233,10 +315,12 @@ int zoo_drive(const struct zgraph *g, const struct drive_opts *o,
 		}
 	}
 	r->host_s = bench_now_s() - t0;
+	if (rc == 0 && o->weight_bytes)
+		rc = read_weights(&x);
 	tmm_stats_get(x.ctx, &r->st);
 out:
 	free(x.h);
 	free(x.io);
-	tmm_ctx_destroy(x.ctx);
+	r->destroy_rc = tmm_ctx_destroy(x.ctx);
 	return rc;
 }

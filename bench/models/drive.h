@@ -42,6 +42,12 @@ struct drive_opts {
 	 * that error.  NULL: not called. */
 	int (*after_iteration)(void *arg, tmm_ctx *ctx, unsigned n);
 	void *after_arg;
+	/* For a device whose bytes are real (sim_memory=backed): each
+	 * persistent tensor gets seeded bytes (tmm_tensor_write) instead of
+	 * the init op, and after the last iteration they are all read back
+	 * into r->weights, so a run can be checked byte for byte.  The ops
+	 * are cost-only, so the bytes must come back as written. */
+	bool weight_bytes;
 };
 
 struct drive_iteration {
@@ -64,6 +70,11 @@ struct drive_result {
 	struct tmm_stats st;	 /* at the end */
 	uint64_t persistent_bytes;
 	double host_s;		 /* real wall time of the iterations */
+	/* With o->weight_bytes and every iteration done: the persistent
+	 * tensors' bytes, in tensor order (malloc'd: free it). */
+	uint8_t *weights;
+	size_t weights_len;
+	int destroy_rc;		 /* what tmm_ctx_destroy returned */
 };
 
 /*
