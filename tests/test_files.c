@@ -203,7 +203,7 @@ START_TEST(test_hints_out_of_memory_leaves_no_context)
 	rc = tmm_ctx_create(&ctx, config);
 	ck_assert_int_eq(rc, -ENOMEM);
 	ck_assert_ptr_null(ctx);
-	HAS(tmm_last_error(NULL), "out of memory reading the plan file");
+	HAS(tmm_last_error(NULL), "out of host memory reading the plan file");
 	HAS(tmm_last_error(NULL), "TENSORMM_HINTS");
 	ck_assert_uint_eq(tmm_ctx_registered(), before);
 

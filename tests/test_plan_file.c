@@ -524,18 +524,21 @@ START_TEST(test_injected_write_failure_keeps_the_old_file)
 	temp_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_plan(&p, 3);
-	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, err, sizeof(err)),
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, PLAN_LIMIT, err,
+					     sizeof(err)),
 			 0);
 	tmm_plan_free(&p);
 	make_doc_plan(&p, 3);
 	ck_assert_int_eq(tmm_fault_set("file_write"), 0);
-	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, err, sizeof(err)),
+	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, PLAN_LIMIT, err,
+					     sizeof(err)),
 			 -ENOSPC);
 	ck_assert_int_eq(tmm_fault_set(""), 0);
 	ck_assert_msg(strstr(err, path), "%s", err);
 	ck_assert_int_eq(list_dir(dir, names, sizeof(names)), 1);
 	ck_assert_str_eq(names, "plan\n");
-	ck_assert_int_eq(tmm_plan_file_read(path, &q, 3, err, sizeof(err)),
+	ck_assert_int_eq(tmm_plan_file_read(path, &q, 3, PLAN_LIMIT, err,
+					    sizeof(err)),
 			 0);
 	tmm_plan_free(&p);
 	make_plan(&p, 3);
