@@ -80,11 +80,12 @@ struct sampler {
 	size_t backward_at, optimizer_at; /* first op of each phase */
 };
 
-/* Did a run fail because one op alone exceeds the budget (run.c's
- * message), rather than for want of room the pool should have made? */
+/* Did a run fail because one op, or one tensor, alone exceeds the budget
+ * (run.c's and tensor.c's messages), rather than for want of room the
+ * pool should have made? */
 static bool op_too_big(const char *error)
 {
-	return strstr(error, "more than the whole device budget") != NULL;
+	return strstr(error, "than the whole device budget") != NULL;
 }
 
 static void sample(void *arg, uint32_t op, uint64_t in_use)
