@@ -25,6 +25,7 @@
 #include "lib/io/trace_read.h"
 #include "tensormm.h"
 #include "toy_ops.h"
+#include "scratch_dir.h"
 
 #define HAS(msg, part)                                                     \
 	ck_assert_msg(strstr((msg), (part)), "\"%s\" lacks \"%s\"", (msg), \
@@ -33,33 +34,6 @@
 /* ------------------------------------------------------------------------
  * Helpers
  * ---------------------------------------------------------------------- */
-
-static void make_dir(char *dir, size_t len)
-{
-	const char *base = getenv("TMPDIR");
-
-	snprintf(dir, len, "%s/tmm-files-XXXXXX",
-		 base && *base ? base : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-/* Removes dir and the files in it. */
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[600];
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		ck_assert_int_eq(unlink(path), 0);
-	}
-	closedir(d);
-	ck_assert_int_eq(rmdir(dir), 0);
-}
 
 /* stderr goes to a file between capture_begin and capture_end, which
  * returns what was written (from malloc). */
@@ -150,7 +124,7 @@ START_TEST(test_hints_over_limit_warns)
 	char *said;
 	int rc;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "files");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	write_plan(path);
 	ck_assert_int_eq(stat(path, &st), 0);
@@ -178,7 +152,7 @@ START_TEST(test_hints_over_limit_warns)
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 	ck_assert_msg(!strstr(said, "hints_max"), "%s", said);
 	free(said);
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -195,7 +169,7 @@ START_TEST(test_hints_out_of_memory_leaves_no_context)
 	tmm_ctx *ctx = (tmm_ctx *)&ctx;
 	int rc;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "files");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	write_plan(path);
 	snprintf(config, sizeof(config), "backend=sim,hints=%s,log=error,"
@@ -213,7 +187,7 @@ START_TEST(test_hints_out_of_memory_leaves_no_context)
 	ck_assert_uint_eq(tmm_ctx_registered(), before + 1);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 	ck_assert_uint_eq(tmm_ctx_registered(), before);
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -228,7 +202,7 @@ START_TEST(test_trace_fifo_refused)
 	char dir[256], path[300], config[512];
 	tmm_ctx *ctx;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "files");
 	snprintf(path, sizeof(path), "%s/run.trace", dir);
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
 	snprintf(config, sizeof(config), "backend=sim,trace=%s", path);
@@ -236,7 +210,7 @@ START_TEST(test_trace_fifo_refused)
 	HAS(tmm_last_error(NULL), path);
 	HAS(tmm_last_error(NULL), "not a regular file");
 	HAS(tmm_last_error(NULL), "TENSORMM_TRACE");
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -299,7 +273,7 @@ START_TEST(test_trace_per_context)
 	int files = 0, records[2] = { 0 };
 	DIR *d;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "files");
 	snprintf(config, sizeof(config), "backend=sim,log=error,"
 		 "trace=%s/run.%%p.%%n.trace", dir);
 	ck_assert_msg(tmm_ctx_create(&a, config) == 0, "%s",
@@ -333,7 +307,7 @@ START_TEST(test_trace_per_context)
 	/* One file per context: one iteration in one, two in the other. */
 	ck_assert_int_eq(records[0] + records[1], 3);
 	ck_assert_int_eq(records[0] * records[1], 2);
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -346,7 +320,7 @@ START_TEST(test_trace_shared_path_refused)
 	tmm_ctx *a, *b;
 	tmm_tensor w;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "files");
 	snprintf(path, sizeof(path), "%s/run.trace", dir);
 	snprintf(config, sizeof(config), "backend=sim,log=error,trace=%s",
 		 path);
@@ -367,7 +341,7 @@ START_TEST(test_trace_shared_path_refused)
 		      tmm_last_error(NULL));
 	ck_assert_int_eq(tmm_ctx_destroy(b), 0);
 	ck_assert_int_eq(records_of(path), 0);
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -386,7 +360,7 @@ START_TEST(test_trace_max_warns_once)
 	int warnings = 0, records;
 	long long one;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "files");
 	snprintf(path, sizeof(path), "%s/run.trace", dir);
 	/* The size of the file of one iteration, with no cap. */
 	snprintf(config, sizeof(config), "backend=sim,log=warn,trace=%s,"
@@ -422,7 +396,7 @@ START_TEST(test_trace_max_warns_once)
 	ck_assert_int_ge(records, 1);
 	ck_assert_int_lt(records, 6);
 	free(said);
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 

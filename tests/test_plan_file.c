@@ -23,6 +23,7 @@
 #include "lib/io/plan_syntax.h"
 #include "lib/io/trace.h"
 #include "test_plan_file.h"
+#include "scratch_dir.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -105,15 +106,6 @@ static void require_same_plan(const struct tmm_plan *got,
 	}
 }
 
-/* A fresh temporary directory, in $TMPDIR or /tmp. */
-static void temp_dir(char *path, size_t len)
-{
-	const char *dir = getenv("TMPDIR");
-
-	snprintf(path, len, "%s/tmm-plan-XXXXXX", dir && *dir ? dir : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(path));
-}
-
 /* The entries of `dir` but . and .., one name per line, in `names`. */
 static int list_dir(const char *dir, char *names, size_t len)
 {
@@ -134,24 +126,6 @@ static int list_dir(const char *dir, char *names, size_t len)
 	}
 	closedir(d);
 	return n;
-}
-
-/* Removes `dir` and the plain files in it. */
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[512];
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		ck_assert_int_eq(unlink(path), 0);
-	}
-	closedir(d);
-	ck_assert_int_eq(rmdir(dir), 0);
 }
 
 static void write_bytes(const char *path, const char *buf, size_t len)
@@ -463,7 +437,7 @@ START_TEST(test_encoder_refuses_what_the_reader_would)
 	ck_assert_ptr_null(text);
 	ck_assert_uint_eq(len, 0);
 
-	temp_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	ck_assert_int_eq(tmm_plan_file_write(path, &p, serial, PLAN_LIMIT,
 					     err, sizeof(err)), -EINVAL);
@@ -471,7 +445,7 @@ START_TEST(test_encoder_refuses_what_the_reader_would)
 	HAS(err, refusals[_i]);
 	HAS(err, "bug");
 	ck_assert_int_eq(list_dir(dir, names, sizeof(names)), 0);
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 	p.n_accesses = n_accesses;
 	tmm_plan_free(&p);
 }
@@ -486,7 +460,7 @@ START_TEST(test_file_round_trip_leaves_no_temp_file)
 	char dir[256], path[300], names[256], err[512];
 	struct tmm_plan p, q;
 
-	temp_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_plan(&p, 3);
 	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, PLAN_LIMIT,
@@ -510,7 +484,7 @@ START_TEST(test_file_round_trip_leaves_no_temp_file)
 	require_same_plan(&q, &p);
 	tmm_plan_free(&q);
 	tmm_plan_free(&p);
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -521,7 +495,7 @@ START_TEST(test_injected_write_failure_keeps_the_old_file)
 	char dir[256], path[300], names[256], err[512];
 	struct tmm_plan p, q;
 
-	temp_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_plan(&p, 3);
 	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, PLAN_LIMIT, err,
@@ -545,7 +519,7 @@ START_TEST(test_injected_write_failure_keeps_the_old_file)
 	require_same_plan(&q, &p);
 	tmm_plan_free(&q);
 	tmm_plan_free(&p);
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -554,7 +528,7 @@ START_TEST(test_file_serial_translation)
 	char dir[256], path[300], err[512];
 	struct tmm_plan p, q, want;
 
-	temp_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_plan(&p, 3);
 	ck_assert_int_eq(tmm_plan_file_write(path, &p, 3, PLAN_LIMIT,
@@ -566,7 +540,7 @@ START_TEST(test_file_serial_translation)
 	tmm_plan_free(&want);
 	tmm_plan_free(&q);
 	tmm_plan_free(&p);
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -576,14 +550,14 @@ START_TEST(test_missing_file_is_enoent)
 	struct tmm_plan p;
 	static const struct tmm_plan zero;
 
-	temp_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan");
 	snprintf(path, sizeof(path), "%s/no-plan", dir);
 	memset(&p, 0x5a, sizeof(p));
 	ck_assert_int_eq(tmm_plan_file_read(path, &p, 1, PLAN_LIMIT,
 					    err, sizeof(err)), -ENOENT);
 	HAS(err, path);
 	REQUIRE(!memcmp(&p, &zero, sizeof(p)), "*out not zeroed");
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -592,7 +566,7 @@ START_TEST(test_unwritable_path)
 	char dir[256], path[300], names[256], err[512];
 	struct tmm_plan p, q;
 
-	temp_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan");
 	make_doc_plan(&p, 1);
 	snprintf(path, sizeof(path), "%s/missing/plan", dir);
 	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT,
@@ -617,7 +591,7 @@ START_TEST(test_unwritable_path)
 	HAS(err, "not a regular file");
 	ck_assert_int_eq(rmdir(path), 0);
 	tmm_plan_free(&p);
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -626,7 +600,7 @@ START_TEST(test_truncated_files_at_every_offset)
 	char dir[256], path[300], err[512];
 	struct tmm_plan p;
 
-	temp_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	for (size_t n = 0; n < strlen(doc_example); n++) {
 		write_bytes(path, doc_example, n);
@@ -639,7 +613,7 @@ START_TEST(test_truncated_files_at_every_offset)
 		ck_assert_ptr_null(p.access_keys);
 		ck_assert_ptr_null(p.actions);
 	}
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -649,7 +623,7 @@ START_TEST(test_damaged_file_names_path_and_line)
 	char text[sizeof(doc_example)];
 	struct tmm_plan p;
 
-	temp_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	memcpy(text, doc_example, sizeof(text));
 	*strstr(text, "EVICT_DROP 1") = 'e'; /* an edit by hand */
@@ -660,7 +634,7 @@ START_TEST(test_damaged_file_names_path_and_line)
 	HAS(err, ": line 15: the checksum");
 	HAS(err, "damaged or edited");
 	HAS(err, "delete the file to re-plan");
-	remove_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 

@@ -17,6 +17,7 @@
 #include "lib/io/plan.h"
 #include "lib/io/plan_file.h"
 #include "test_plan_file.h"
+#include "scratch_dir.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -33,15 +34,6 @@
 /* ------------------------------------------------------------------------
  * Helpers
  * ---------------------------------------------------------------------- */
-
-static void make_dir(char *dir, size_t len)
-{
-	const char *base = getenv("TMPDIR");
-
-	snprintf(dir, len, "%s/tmm-plan-safety-XXXXXX",
-		 base && *base ? base : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
 
 /* The number of entries of dir other than "." and "..", and whether one
  * of them holds ".tmp.". */
@@ -61,23 +53,6 @@ static int count_entries(const char *dir, int *temporaries)
 	}
 	closedir(d);
 	return n;
-}
-
-static void empty_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[600];
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		ck_assert_int_eq(unlink(path), 0);
-	}
-	closedir(d);
-	ck_assert_int_eq(rmdir(dir), 0);
 }
 
 /* The whole file, NUL-terminated, from malloc. */
@@ -121,7 +96,7 @@ START_TEST(test_planted_link_is_not_followed)
 	char *text;
 	int temporaries;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan-safety");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
 	snprintf(link, sizeof(link), "%s.tmp.%ld", path, (long)getpid());
@@ -148,7 +123,7 @@ START_TEST(test_planted_link_is_not_followed)
 	ck_assert_int_eq(temporaries, 1);
 	tmm_plan_free(&q);
 	tmm_plan_free(&p);
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -159,7 +134,7 @@ START_TEST(test_new_file_private_old_mode_kept)
 	struct stat st;
 	mode_t old_umask = umask(022);
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan-safety");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_doc_plan(&p, 1);
 	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
@@ -175,7 +150,7 @@ START_TEST(test_new_file_private_old_mode_kept)
 	ck_assert_uint_eq(st.st_mode & 0777, 0640);
 	umask(old_umask);
 	tmm_plan_free(&p);
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -186,7 +161,7 @@ START_TEST(test_taken_names_are_passed_over)
 	char *before, *after;
 	int temporaries;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan-safety");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_doc_plan(&p, 1);
 
@@ -213,7 +188,7 @@ START_TEST(test_taken_names_are_passed_over)
 	free(before);
 	free(after);
 	tmm_plan_free(&p);
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -228,7 +203,7 @@ START_TEST(test_failed_write_keeps_old_plan)
 	char *before, *after;
 	int temporaries, rc;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan-safety");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_doc_plan(&p, 1);
 	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
@@ -254,7 +229,7 @@ START_TEST(test_failed_write_keeps_old_plan)
 	free(before);
 	free(after);
 	tmm_plan_free(&p);
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -286,7 +261,7 @@ START_TEST(test_threads_write_one_path)
 	struct tmm_plan p, q;
 	int temporaries;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan-safety");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_doc_plan(&p, 1);
 	for (int i = 0; i < 4; i++) {
@@ -306,7 +281,7 @@ START_TEST(test_threads_write_one_path)
 	ck_assert_int_eq(count_entries(dir, &temporaries), 1);
 	tmm_plan_free(&q);
 	tmm_plan_free(&p);
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -319,7 +294,7 @@ START_TEST(test_read_limit)
 	static const struct tmm_plan zero;
 	struct stat st;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan-safety");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_doc_plan(&p, 1);
 	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
@@ -344,7 +319,7 @@ START_TEST(test_read_limit)
 					    sizeof(err)), -EFBIG);
 	HAS(err, "hints_max=64;");
 	tmm_plan_free(&p);
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -358,7 +333,7 @@ START_TEST(test_write_limit)
 	char *before, *after;
 	int temporaries;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "plan-safety");
 	snprintf(path, sizeof(path), "%s/plan", dir);
 	make_doc_plan(&p, 1);
 	ck_assert_int_eq(tmm_plan_file_write(path, &p, 1, PLAN_LIMIT, err,
@@ -382,7 +357,7 @@ START_TEST(test_write_limit)
 	free(before);
 	free(after);
 	tmm_plan_free(&p);
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 

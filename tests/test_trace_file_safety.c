@@ -15,6 +15,7 @@
 #include "lib/io/trace_read.h"
 #include "lib/io/trace_write.h"
 #include "test_trace_file.h"
+#include "scratch_dir.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -40,32 +41,6 @@ static void info_of(struct tmm_trace_file_info *info)
 	strcpy(info->policy, "none");
 	info->device_capacity = 16ull << 30;
 	info->budget = 1ull << 30;
-}
-
-static void make_dir(char *dir, size_t len)
-{
-	const char *base = getenv("TMPDIR");
-
-	snprintf(dir, len, "%s/tmm-trace-safety-XXXXXX",
-		 base && *base ? base : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void empty_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[600];
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		ck_assert_int_eq(unlink(path), 0);
-	}
-	closedir(d);
-	ck_assert_int_eq(rmdir(dir), 0);
 }
 
 static void put_text(const char *path, const char *text)
@@ -112,14 +87,14 @@ START_TEST(test_link_is_refused)
 {
 	char dir[256], path[300], victim[300];
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "trace-safety");
 	snprintf(path, sizeof(path), "%s/run.trace", dir);
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
 	put_text(victim, "precious\n");
 	ck_assert_int_eq(symlink(victim, path), 0);
 	refused(path, -ELOOP, "is a symbolic link");
 	require_text(victim, "precious\n");
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -129,11 +104,11 @@ START_TEST(test_fifo_without_reader_is_refused_at_once)
 {
 	char dir[256], path[300];
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "trace-safety");
 	snprintf(path, sizeof(path), "%s/run.trace", dir);
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
 	refused(path, -ENXIO, "not a regular file");
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -143,7 +118,7 @@ START_TEST(test_fifo_with_reader_is_refused)
 	char dir[256], path[300], byte;
 	int reader;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "trace-safety");
 	snprintf(path, sizeof(path), "%s/run.trace", dir);
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
 	reader = open(path, O_RDONLY | O_NONBLOCK);
@@ -151,7 +126,7 @@ START_TEST(test_fifo_with_reader_is_refused)
 	refused(path, -EINVAL, "is a FIFO, not a regular file");
 	ck_assert_int_eq(read(reader, &byte, 1), 0); /* nothing, no writer */
 	close(reader);
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -170,7 +145,7 @@ START_TEST(test_regular_file_is_replaced)
 	struct tmm_trace t, back;
 	char dir[256], path[300], err[512];
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "trace-safety");
 	snprintf(path, sizeof(path), "%s/run.trace", dir);
 	put_text(path, "an older trace, longer than a header would be if "
 		 "the file were not emptied first: ................"
@@ -195,7 +170,7 @@ START_TEST(test_regular_file_is_replaced)
 		      "%s", err);
 	tmm_trace_reader_close(r);
 	tmm_trace_free(&t);
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -240,7 +215,7 @@ START_TEST(test_cap_keeps_a_whole_trace)
 	free(rec);
 	cap = HDR_LEN + 3 * (uint64_t)len - 1;
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "trace-safety");
 	snprintf(path, sizeof(path), "%s/run.trace", dir);
 	info_of(&info);
 	ck_assert_int_eq(tmm_trace_writer_open(path, &info, cap, &w, err,
@@ -283,7 +258,7 @@ START_TEST(test_cap_keeps_a_whole_trace)
 	ck_assert_int_eq(tmm_trace_writer_close(w, err, sizeof(err)), 0);
 	ck_assert_int_eq(whole_records(path), 20);
 	tmm_trace_free(&t);
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
@@ -295,7 +270,7 @@ START_TEST(test_cap_below_header_refused)
 	struct tmm_trace_writer *w = (struct tmm_trace_writer *)1;
 	char dir[256], path[300], err[512];
 
-	make_dir(dir, sizeof(dir));
+	scratch_dir_make(dir, sizeof(dir), "trace-safety");
 	snprintf(path, sizeof(path), "%s/run.trace", dir);
 	put_text(path, "an older trace\n");
 	info_of(&info);
@@ -310,7 +285,7 @@ START_TEST(test_cap_below_header_refused)
 					       sizeof(err)), 0);
 	ck_assert_int_eq(tmm_trace_writer_close(w, err, sizeof(err)), 0);
 	ck_assert_int_eq(whole_records(path), 0);
-	empty_dir(dir);
+	scratch_dir_remove(dir);
 }
 END_TEST
 
