@@ -40,6 +40,12 @@ static const struct zoo_model models[] = {
 	  "released checkpoint (the paper's Table 2 says 345M)" },
 	{ "transformer", "Transformer (TSPLIT)", zoo_build_transformer, 6,
 	  65e6, "Vaswani et al. 2017, Table 3, base" },
+	{ "mlp_compute", "MLP 12x4096 (GPU run)", zoo_build_mlp, 0,
+	  256.0 * 4096 + 11.0 * 4096 * 4096 + 4096.0 * 10 + 12 * 4096 + 10,
+	  "examples/mlp_gpu's shape: weights and biases counted" },
+	{ "mlp_transfer", "MLP 24x1024 (GPU run)", zoo_build_mlp, 1,
+	  256.0 * 1024 + 23.0 * 1024 * 1024 + 1024.0 * 10 + 24 * 1024 + 10,
+	  "examples/mlp_gpu's shape: weights and biases counted" },
 };
 
 const struct zoo_model *zoo_models(size_t *n)

@@ -58,5 +58,7 @@ int zoo_build_densenet(struct zgraph *g, const struct zoo_model *m,
 		       const struct zoo_args *a);
 int zoo_build_transformer(struct zgraph *g, const struct zoo_model *m,
 			  const struct zoo_args *a);
+int zoo_build_mlp(struct zgraph *g, const struct zoo_model *m,
+		  const struct zoo_args *a);
 
 #endif /* ZOO_ZOO_H */

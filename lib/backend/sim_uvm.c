@@ -73,6 +73,12 @@ static uint64_t xfer_ns(uint64_t bytes, double gbps)
 	return (uint64_t)llround((double)bytes / gbps);
 }
 
+/* A path's measured rate, or `otherwise` where the profile has none. */
+static double rate_or(double measured, double otherwise)
+{
+	return measured > 0 ? measured : otherwise;
+}
+
 /* Pages p0..p1 (inclusive) as a mask. */
 static uint64_t page_mask(unsigned p0, unsigned p1)
 {
@@ -324,6 +330,7 @@ static uint64_t make_room(struct tmm_sim_uvm *u, uint64_t need)
 /* What servicing one piece of work costs, summed over its blocks. */
 struct cost {
 	uint64_t faults, migrated, written_back, remote, to_host;
+	uint64_t fresh; /* pages that held nothing, filled on the device */
 };
 
 /* The host touches pages m of b: device-only pages come back first. */
@@ -362,6 +369,7 @@ static void device_touch(struct tmm_sim_uvm *u, struct block *b, uint64_t m,
 	if (miss) {
 		c->faults += (uint64_t)__builtin_popcountll(miss);
 		c->migrated += bytes_of(u, b, miss & b->host);
+		c->fresh += bytes_of(u, b, miss & ~b->host);
 		need = bytes_of(u, b, miss);
 		c->written_back += make_room(u, need);
 		b->dev |= miss;
@@ -424,7 +432,9 @@ int tmm_sim_uvm_access(struct tmm_sim_uvm *u, uint64_t *t,
 			  : c.faults;
 	now += batches * p->uvm_batch_ns + c.faults * p->uvm_fault_ns +
 	       xfer_ns(c.migrated, p->uvm_fault_gbps) +
-	       xfer_ns(c.written_back, p->d2h_gbps) +
+	       xfer_ns(c.fresh, p->uvm_first_touch_gbps) +
+	       xfer_ns(c.written_back,
+		       rate_or(p->uvm_evict_gbps, p->d2h_gbps)) +
 	       xfer_ns(c.remote, p->uvm_remote_gbps) +
 	       xfer_ns(c.to_host, p->d2h_gbps);
 	t[TMM_ENGINE_COMPUTE] = now;
@@ -445,7 +455,7 @@ int tmm_sim_uvm_prefetch(struct tmm_sim_uvm *u, uint64_t *t,
 {
 	const struct tmm_sim_profile *p = u->p;
 	struct alloc *al = find(u, ptr, bytes);
-	uint64_t moved = 0, wb = 0, start, end, need;
+	uint64_t moved = 0, fresh = 0, wb = 0, start, end, need;
 	struct span sp;
 
 	*moved_out = *busy_ns = 0;
@@ -466,6 +476,7 @@ int tmm_sim_uvm_prefetch(struct tmm_sim_uvm *u, uint64_t *t,
 			uint64_t miss = m & ~b->dev;
 
 			moved += bytes_of(u, b, miss & b->host);
+			fresh += bytes_of(u, b, miss & ~b->host);
 			need = bytes_of(u, b, miss);
 			wb += make_room(u, need);
 			b->dev |= miss;
@@ -487,14 +498,22 @@ int tmm_sim_uvm_prefetch(struct tmm_sim_uvm *u, uint64_t *t,
 		uint64_t d = max_u64(t[TMM_ENGINE_D2H],
 				     t[TMM_ENGINE_COMPUTE]);
 
-		t[TMM_ENGINE_D2H] = d + xfer_ns(wb, p->d2h_gbps);
+		t[TMM_ENGINE_D2H] =
+			d + xfer_ns(wb, rate_or(p->uvm_evict_gbps,
+						p->d2h_gbps));
 		start = max_u64(start, t[TMM_ENGINE_D2H]);
 	}
 	end = start;
 	if (moved)
 		end += p->copy_latency_ns +
-		       xfer_ns(moved, to == TMM_LOC_DEVICE ? p->h2d_gbps
-							   : p->d2h_gbps);
+		       xfer_ns(moved,
+			       to == TMM_LOC_DEVICE
+				       ? rate_or(p->uvm_prefetch_h2d_gbps,
+						 p->h2d_gbps)
+				       : rate_or(p->uvm_prefetch_d2h_gbps,
+						 p->d2h_gbps));
+	/* Pages that held nothing are only made on the device. */
+	end += xfer_ns(fresh, p->uvm_prefetch_fresh_gbps);
 	t[e] = max_u64(t[e], end);
 	*moved_out = moved;
 	*busy_ns = end - start;

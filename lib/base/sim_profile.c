@@ -13,9 +13,11 @@
  * deviceQuery), and a CUDA context takes a few hundred MiB more; the
  * budget tunable, not the profile, is where that headroom belongs.
  *
- * Host<->device link figures: only the P100's are measured (Microway,
- * "Tesla P100 PCI-E 16GB up close", bandwidthTest, pinned, 32 MiB).  The
- * other PCIe 3.0 x16 boards are given the same figures; PCIe 4.0 and 5.0
+ * Host<->device link figures: the P100's are measured (Microway,
+ * "Tesla P100 PCI-E 16GB up close", bandwidthTest, pinned, 32 MiB), and
+ * so are the H100 SXM5's, with its managed-memory paths, on the machine
+ * this project was run on (docs/gpu-h100.md).  The other PCIe 3.0 x16
+ * boards are given the same figures; PCIe 4.0 and 5.0
  * double the signalling rate per generation with the same 128b/130b
  * encoding, so those links get 2x and 4x the P100 measurement — estimates,
  * which keep the measured ratio of achieved to raw rate (~74% H2D, ~82%
@@ -202,6 +204,53 @@ static const struct tmm_sim_profile profiles[] = {
 		.uvm_fault_gbps = 4 * PCIE3_H2D_GBPS / 2,
 		/* estimate: see UVM_REMOTE_FRACTION */
 		.uvm_remote_gbps = 4 * PCIE3_H2D_GBPS * UVM_REMOTE_FRACTION,
+	},
+	{
+		/*
+		 * The card libtensormm was first run on: an H100 SXM5 (it
+		 * names itself "H100 80GB HBM3") on a PCIe Gen5 x16 host
+		 * link.  Every link and managed-memory figure is measured
+		 * there, at 1 GiB (docs/gpu-h100.md); the fault-path rates
+		 * are what is left of a measured time once this profile's
+		 * fault and batch costs are taken out of it, so that the
+		 * whole path costs what was measured.
+		 */
+		.name = "h100-sxm5-pcie5-80g",
+		.description = "NVIDIA H100 SXM5 80 GB on PCIe Gen5",
+		/* 80 GB HBM3 (NVIDIA H100 datasheet), as 80 GiB */
+		.capacity = 80 * GIB,
+		/* measured: pinned cudaMemcpy, 2 GiB in 64 MiB pieces */
+		.h2d_gbps = 52.1,
+		.d2h_gbps = 54.9,
+		/* 67 TFLOPS fp32, 989 TFLOPS fp16 tensor dense (NVIDIA
+		 * H100 datasheet, SXM5 column) */
+		.fp32_tflops = 67.0,
+		.fp16_tflops = 989.0,
+		/* 3.35 TB/s HBM3 (NVIDIA H100 datasheet, SXM5 column) */
+		.hbm_gbps = 3350.0,
+		SHARED_FIGURES,
+		/* measured: a kernel faulting 1 GiB in from the host moves
+		 * 8.1 GB/s, 133 ms; less 16,384 faults and 64 batches
+		 * (17.7 ms) leaves 115 ms of transfer */
+		.uvm_fault_gbps = 9.35,
+		/* estimate: see UVM_REMOTE_FRACTION */
+		.uvm_remote_gbps = 52.1 * UVM_REMOTE_FRACTION,
+		/* measured: cudaMallocManaged + first kernel touch + free
+		 * of 1 GiB takes 146 ms against 2.18 ms for cudaMalloc;
+		 * less the faults (17.7 ms) leaves 126 ms */
+		.uvm_first_touch_gbps = 8.51,
+		/* measured: prefetch of 1 GiB, host to device and back */
+		.uvm_prefetch_h2d_gbps = 49.3,
+		.uvm_prefetch_d2h_gbps = 8.7,
+		/* measured: managed + prefetch to the device before the
+		 * first kernel, 1 GiB: 14.1 ms against 2.18 ms */
+		.uvm_prefetch_fresh_gbps = 90.0,
+		/* fitted, not measured: the driver's own evictions under
+		 * oversubscription are faster than a prefetch to the host
+		 * (passive uvm ran 311 ms a step, prefetching auto 941); 20
+		 * GB/s brings the uvm cells of both MLP shapes closest
+		 * (docs/gpu-h100.md, tests/test_sim_h100.c) */
+		.uvm_evict_gbps = 20,
 	},
 };
 

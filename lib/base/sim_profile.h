@@ -34,6 +34,23 @@ struct tmm_sim_profile {
 	double uvm_remote_gbps;	   /* access over the bus to pages left on
 				    * the host (preferred host + accessed
 				    * by the device): no migration */
+	/*
+	 * The driver's other paths, where they were measured (0: the
+	 * profile has no figure, and the path costs what it did before
+	 * there was one; see each below).
+	 */
+	double uvm_first_touch_gbps;	  /* a kernel's first touch of pages
+					   * that hold nothing yet (0: free
+					   * beyond the fault itself) */
+	double uvm_prefetch_h2d_gbps;	  /* cudaMemPrefetchAsync to the
+					   * device (0: h2d_gbps) */
+	double uvm_prefetch_d2h_gbps;	  /* ... to the host (0: d2h_gbps) */
+	double uvm_prefetch_fresh_gbps;	  /* a prefetch to the device of
+					   * pages that hold nothing yet
+					   * (0: free) */
+	double uvm_evict_gbps;		  /* the driver writing back device
+					   * pages it evicts for room
+					   * (0: d2h_gbps) */
 };
 
 /* The profile called `name`, or NULL. */
