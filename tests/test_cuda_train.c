@@ -262,6 +262,15 @@ START_TEST(uvm_mode_trains_bit_identically)
 }
 END_TEST
 
+/* mode=uvm evicting by pinned copy (lib/move/uvm_path.c): the copy out
+ * must follow the kernel that last wrote the tensor, the discard the
+ * copy, and the copy back the prefetch that makes its pages. */
+START_TEST(uvm_mode_by_copy_trains_bit_identically)
+{
+	every_policy("uvm,uvm_swap_path=copy");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cuda_train");
@@ -270,6 +279,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, swap_mode_trains_bit_identically);
 	tcase_add_test(tc, uvm_mode_trains_bit_identically);
+	tcase_add_test(tc, uvm_mode_by_copy_trains_bit_identically);
 	suite_add_tcase(s, tc);
 	return s;
 }

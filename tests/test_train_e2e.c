@@ -132,7 +132,7 @@ static void check_run(int model, const char *mode, unsigned percent,
 {
 	const struct run *ref = reference_of(model);
 	uint64_t budget = ref->st.device_peak * percent / 100;
-	char config[128];
+	char config[192];
 
 	snprintf(config, sizeof(config),
 		 "backend=sim,sim_memory=backed,mode=%s,budget=%llu", mode,
@@ -216,6 +216,34 @@ static void check_uvm_plan(int model, unsigned percent)
 	ck_assert_uint_eq(got.st.passive_evictions, 0);
 }
 
+/*
+ * mode=uvm evicting by pinned copy (lib/move/uvm_path.c): out by a copy
+ * and a discard, back by a prefetch of fresh pages and a copy.  The bytes
+ * come back through a host buffer the driver never sees, so they are
+ * checked as in every run above; the discards show the pages went.
+ */
+static struct run check_uvm_by_copy(int model, unsigned percent, bool plan,
+				    const char *extra)
+{
+	static const enum handmade_style mixed = HANDMADE_MIXED;
+	struct run got = { 0 };
+	char mode[96];
+
+	snprintf(mode, sizeof(mode), "uvm,uvm_swap_path=copy%s", extra);
+	check_run(model, mode, percent, plan ? &mixed : NULL, &got);
+	ck_assert_str_eq(got.st.mode, "uvm");
+	ck_assert_uint_gt(got.st.swap_out_count, 0);
+	ck_assert_uint_gt(got.st.uvm_discard_bytes, 0);
+	ck_assert_uint_eq(got.st.passive_evictions, 0);
+	/* Policy none evicts only what the rest of the iteration no
+	 * longer reads; a plan brings tensors back. */
+	if (plan) {
+		ck_assert_uint_gt(got.st.swap_in_count, 0);
+		ck_assert_uint_eq(got.st.plan_divergences, 0);
+	}
+	return got;
+}
+
 START_TEST(mlp_at_100_percent) { check_fraction(0, 100); }
 END_TEST
 START_TEST(mlp_at_50_percent) { check_fraction(0, 50); }
@@ -245,6 +273,32 @@ END_TEST
 START_TEST(gpt_uvm_at_30_percent) { check_uvm_fraction(1, 30); }
 END_TEST
 START_TEST(gpt_uvm_with_a_plan_at_30_percent) { check_uvm_plan(1, 30); }
+END_TEST
+START_TEST(mlp_uvm_by_copy_at_30_percent)
+{
+	/* The evicted bytes waited in pinned host buffers. */
+	ck_assert_uint_gt(check_uvm_by_copy(0, 30, false, "").st.host_pinned,
+			  0);
+}
+END_TEST
+START_TEST(mlp_uvm_by_copy_with_a_plan) { check_uvm_by_copy(0, 50, true, ""); }
+END_TEST
+START_TEST(gpt_uvm_by_copy_with_a_plan_at_30_percent)
+{
+	check_uvm_by_copy(1, 30, true, "");
+}
+END_TEST
+
+/* With no pinned memory to be had, evictions go by prefetch instead:
+ * the same bytes, and nothing is refused. */
+START_TEST(mlp_uvm_by_copy_without_pinned_memory)
+{
+	struct run got =
+		check_uvm_by_copy(0, 30, true, ",fault=pinned_alloc@1+");
+
+	ck_assert_uint_eq(got.st.host_pinned, 0);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+}
 END_TEST
 
 /*
@@ -312,6 +366,9 @@ int main(void)
 	tcase_add_test(mlp, mlp_uvm_at_50_percent);
 	tcase_add_test(mlp, mlp_uvm_at_30_percent);
 	tcase_add_test(mlp, mlp_uvm_with_a_plan);
+	tcase_add_test(mlp, mlp_uvm_by_copy_at_30_percent);
+	tcase_add_test(mlp, mlp_uvm_by_copy_with_a_plan);
+	tcase_add_test(mlp, mlp_uvm_by_copy_without_pinned_memory);
 	tcase_add_test(mlp, a_failed_training_names_its_failure);
 	tcase_add_test(gpt, gpt_at_100_percent);
 	tcase_add_test(gpt, gpt_at_50_percent);
@@ -321,6 +378,7 @@ int main(void)
 	tcase_add_test(gpt, gpt_uvm_at_50_percent);
 	tcase_add_test(gpt, gpt_uvm_at_30_percent);
 	tcase_add_test(gpt, gpt_uvm_with_a_plan_at_30_percent);
+	tcase_add_test(gpt, gpt_uvm_by_copy_with_a_plan_at_30_percent);
 	suite_add_tcase(s, mlp);
 	suite_add_tcase(s, gpt);
 	sr = srunner_create(s);

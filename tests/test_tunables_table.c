@@ -53,6 +53,7 @@ static const struct {
 	{ TMM_T_SHARE, "auto", "group-1.a_b" },
 	{ TMM_T_MAX_SWAP_RATE, "0.25", "0" },
 	{ TMM_T_CUPTI, "off", "on" },
+	{ TMM_T_UVM_SWAP_PATH, "copy", "prefetch" },
 	{ TMM_T_LOG, "debug", "error" },
 	{ TMM_T_FAULT, "cudaMalloc@2", "cudaHostRegister@1+;x.y" },
 };
@@ -150,6 +151,7 @@ START_TEST(test_unknown_key_in_config)
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
 		"host_numa_node, pinned_pool, trace, trace_max, hints, "
 		"hints_max, stats_shm, share, max_swap_rate, cupti, "
+		"uvm_swap_path, "
 		"log");
 	err_has("did you mean 'budget'?");
 

@@ -24,6 +24,7 @@
 #include "lib/exec/guide.h"
 #include "lib/mem/hostmem.h"
 #include "lib/move/mover.h"
+#include "lib/move/uvm_path.h"
 #include "lib/exec/recompute.h"
 #include "lib/exec/rehearse.h"
 #include "lib/record/tracker.h"
@@ -238,6 +239,9 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 	rc = resolve_mode(ctx);
 	if (rc < 0)
 		goto fail;
+	ctx->uvm_copy_out = ctx->mode == TMM_MODE_UVM &&
+			    tmm_uvm_path_copy(&ctx->be.info,
+					      ctx->cfg.uvm_swap_path);
 
 	ctx->budget = tmm_config_budget(&ctx->cfg, ctx->be.info.free_at_open);
 	ctx->budget -= ctx->budget % TMM_POOL_ALIGN;
@@ -339,6 +343,11 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 	if (ctx->be.info.link[0])
 		tmm_log(ctx, TMM_LOG_INFO, "host link: %s",
 			ctx->be.info.link);
+	if (ctx->mode == TMM_MODE_UVM)
+		tmm_log(ctx, TMM_LOG_INFO, "evictions go by %s (managed paths: "
+			"%s)", ctx->uvm_copy_out ? "pinned copy" : "prefetch",
+			ctx->be.info.uvm_paths[0] ? ctx->be.info.uvm_paths
+						  : "the profile's");
 	*out = ctx;
 	return 0;
 fail:

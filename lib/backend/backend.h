@@ -103,6 +103,13 @@ struct tmm_device_info {
 	 * CUDA. */
 	double h2d_gbps, d2h_gbps;   /* GB/s (1e9 bytes per second) */
 	uint64_t copy_latency_ns;    /* fixed cost of one copy */
+	/* Managed memory's paths, which mode=uvm chooses between
+	 * (mover_uvm.c): pages moved by a prefetch each way, and pages
+	 * made on the device by a prefetch to it (0: free).  The profile's
+	 * on the sim; measured at open on CUDA, the pinned rates where
+	 * they cannot be (uvm_paths says which). */
+	double uvm_prefetch_h2d_gbps, uvm_prefetch_d2h_gbps;
+	double uvm_fresh_gbps;
 	/* The fixed cost of launching one op, which a split op pays once
 	 * per micro-op (TSPLIT Eq. 6): the profile's on the sim, an
 	 * estimate on CUDA. */
@@ -117,6 +124,8 @@ struct tmm_device_info {
 				      * not better ("" on the sim) */
 	char link[160];		     /* how h2d/d2h_gbps were had ("" on the
 				      * sim: the profile's) */
+	char uvm_paths[160];	     /* how the uvm_* rates were had ("" on
+				      * the sim: the profile's) */
 	char op_estimate[160];	     /* where op_estimate_ns's figures
 				      * come from ("" without one) */
 };

@@ -250,6 +250,13 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	info->copy_latency_ns = 10000;
 	tmm_cuda_link_measure(info, s->stream[TMM_ENGINE_H2D],
 			      s->stream[TMM_ENGINE_D2H]);
+	if (info->concurrent_managed)
+		tmm_cuda_link_measure_managed(info, s->device,
+					      s->stream[TMM_ENGINE_H2D],
+					      s->stream[TMM_ENGINE_D2H]);
+	else
+		snprintf(info->uvm_paths, sizeof(info->uvm_paths),
+			 "not measured: no concurrent managed access");
 	roofline_from_attributes(s, info, prop.major, prop.minor,
 				 prop.multiProcessorCount);
 	/* Not measured: 5 us is a common figure for one kernel launch and

@@ -153,6 +153,14 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	be->info.h2d_gbps = prof->h2d_gbps;
 	be->info.d2h_gbps = prof->d2h_gbps;
 	be->info.copy_latency_ns = prof->copy_latency_ns;
+	/* sim_uvm.c charges these, so the runtime chooses by them. */
+	be->info.uvm_prefetch_h2d_gbps = prof->uvm_prefetch_h2d_gbps > 0
+						 ? prof->uvm_prefetch_h2d_gbps
+						 : prof->h2d_gbps;
+	be->info.uvm_prefetch_d2h_gbps = prof->uvm_prefetch_d2h_gbps > 0
+						 ? prof->uvm_prefetch_d2h_gbps
+						 : prof->d2h_gbps;
+	be->info.uvm_fresh_gbps = prof->uvm_prefetch_fresh_gbps;
 	snprintf(be->info.op_estimate, sizeof(be->info.op_estimate),
 		 "the roofline of profile %s (simulated)", prof->name);
 	be->info.launch_ns = prof->launch_ns;

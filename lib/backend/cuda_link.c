@@ -8,6 +8,12 @@
  * is left of the small one's time the fixed cost of a copy.  A copy is
  * made first to wake the link.  Where the buffers cannot be had (a small
  * or full device), the estimate stays, and the reason is kept.
+ *
+ * Managed memory has paths of its own, and on the H100 they were far
+ * apart (docs/gpu-h100.md): a prefetch to the host moved 8.7 GB/s where a
+ * pinned copy moved 55.  mode=uvm chooses how to evict by these rates, so
+ * they are measured too: one managed buffer, timed as a prefetch makes
+ * its pages on the device, sends them to the host and brings them back.
  */
 #include <stdio.h>
 
@@ -98,3 +104,99 @@ void tmm_cuda_link_measure(struct tmm_device_info *info,
 		 in, out, (unsigned long long)info->copy_latency_ns,
 		 BIG >> 20);
 }
+
+#if CUDART_VERSION >= 12020
+#if CUDART_VERSION >= 13000
+#define prefetch_to cudaMemPrefetchAsync
+#else
+#define prefetch_to cudaMemPrefetchAsync_v2
+#endif
+
+/* The time of one prefetch of `bytes` at p to `loc` on `stream`, in ms. */
+static cudaError_t time_prefetch(void *p, size_t bytes,
+				 struct cudaMemLocation loc,
+				 cudaStream_t stream, float *ms)
+{
+	cudaEvent_t a = NULL, b = NULL;
+	cudaError_t e = cudaEventCreate(&a);
+
+	if (e == cudaSuccess)
+		e = cudaEventCreate(&b);
+	if (e == cudaSuccess)
+		e = cudaEventRecord(a, stream);
+	if (e == cudaSuccess)
+		e = prefetch_to(p, bytes, loc, 0, stream);
+	if (e == cudaSuccess)
+		e = cudaEventRecord(b, stream);
+	if (e == cudaSuccess)
+		e = cudaEventSynchronize(b);
+	if (e == cudaSuccess)
+		e = cudaEventElapsedTime(ms, a, b);
+	if (a)
+		(void)cudaEventDestroy(a);
+	if (b)
+		(void)cudaEventDestroy(b);
+	return e;
+}
+
+/* GB/s of `bytes` moved in `ms`; 0 for a clock that says nothing. */
+static double rate(size_t bytes, float ms)
+{
+	return ms > 0 ? (double)bytes / ((double)ms * 1e6) : 0;
+}
+
+void tmm_cuda_link_measure_managed(struct tmm_device_info *info, int device,
+				   cudaStream_t h2d, cudaStream_t d2h)
+{
+	struct cudaMemLocation dev = { .type = cudaMemLocationTypeDevice,
+				       .id = device };
+	struct cudaMemLocation host = { .type = cudaMemLocationTypeHost };
+	float fresh = 0, out = 0, in = 0;
+	void *p = NULL;
+	cudaError_t e = cudaMallocManaged(&p, BIG, cudaMemAttachGlobal);
+
+	info->uvm_prefetch_h2d_gbps = info->h2d_gbps;
+	info->uvm_prefetch_d2h_gbps = info->d2h_gbps;
+	info->uvm_fresh_gbps = 0;
+	if (e == cudaSuccess)
+		e = time_prefetch(p, BIG, dev, h2d, &fresh);
+	if (e == cudaSuccess)
+		e = time_prefetch(p, BIG, host, d2h, &out);
+	if (e == cudaSuccess)
+		e = time_prefetch(p, BIG, dev, h2d, &in);
+	if (p)
+		(void)cudaFree(p);
+	if (e != cudaSuccess || !(out > 0) || !(in > 0)) {
+		(void)cudaGetLastError();
+		snprintf(info->uvm_paths, sizeof(info->uvm_paths),
+			 "the pinned rates, estimated (measuring managed "
+			 "prefetches failed: %s)",
+			 e != cudaSuccess ? cudaGetErrorName(e)
+					  : "a clock that tells nothing");
+		return;
+	}
+	info->uvm_fresh_gbps = rate(BIG, fresh);
+	info->uvm_prefetch_d2h_gbps = rate(BIG, out);
+	info->uvm_prefetch_h2d_gbps = rate(BIG, in);
+	snprintf(info->uvm_paths, sizeof(info->uvm_paths),
+		 "prefetch %.1f GB/s to the device, %.1f GB/s to the host, "
+		 "%.1f GB/s for fresh pages (%zu MiB managed, measured at "
+		 "open)",
+		 info->uvm_prefetch_h2d_gbps, info->uvm_prefetch_d2h_gbps,
+		 info->uvm_fresh_gbps, BIG >> 20);
+}
+#else
+void tmm_cuda_link_measure_managed(struct tmm_device_info *info, int device,
+				   cudaStream_t h2d, cudaStream_t d2h)
+{
+	(void)device;
+	(void)h2d;
+	(void)d2h;
+	info->uvm_prefetch_h2d_gbps = info->h2d_gbps;
+	info->uvm_prefetch_d2h_gbps = info->d2h_gbps;
+	info->uvm_fresh_gbps = 0;
+	snprintf(info->uvm_paths, sizeof(info->uvm_paths),
+		 "the pinned rates, estimated (this CUDA runtime has no "
+		 "prefetch by location)");
+}
+#endif

@@ -18,4 +18,16 @@
 void tmm_cuda_link_measure(struct tmm_device_info *info,
 			   cudaStream_t h2d, cudaStream_t d2h);
 
+/*
+ * Sets info's uvm_prefetch_h2d_gbps, uvm_prefetch_d2h_gbps and
+ * uvm_fresh_gbps from timed prefetches of one managed buffer on device
+ * `device` (made on the device, sent to the host, brought back), and
+ * says how in info->uvm_paths.  Where they cannot be measured, the
+ * pinned rates already in info stand in and info->uvm_paths says why.
+ * Call it after tmm_cuda_link_measure, on a device with concurrent
+ * managed access.  Takes 32 MiB of managed memory for the while.
+ */
+void tmm_cuda_link_measure_managed(struct tmm_device_info *info, int device,
+				   cudaStream_t h2d, cudaStream_t d2h);
+
 #endif /* TMM_CUDA_LINK_H */

@@ -44,6 +44,7 @@ struct tmm_config {
 	char share[33];	       /* "off", "auto" or a group name (gpu_share.c) */
 	double max_swap_rate;  /* TENSILE's MSR: share of a deficit taken */
 	bool cupti;	       /* cuda: op times from CUPTI, else events */
+	enum tmm_uvm_swap_path uvm_swap_path; /* how mode=uvm evicts */
 	enum tmm_log_level log;
 	char fault[256];       /* injected failures, for tests ("": none;
 				* lib/base/fault.h) */

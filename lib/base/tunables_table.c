@@ -60,6 +60,13 @@ static const char *const sim_memory_choices[] = {
 
 static const char *const off_on_choices[] = { "off", "on", NULL };
 
+static const char *const uvm_swap_path_choices[] = {
+	[TMM_UVM_PATH_AUTO] = "auto",
+	[TMM_UVM_PATH_PREFETCH] = "prefetch",
+	[TMM_UVM_PATH_COPY] = "copy",
+	NULL
+};
+
 static const char *const log_choices[] = {
 	[TMM_LOG_ERROR] = "error",
 	[TMM_LOG_WARN] = "warn",
@@ -330,6 +337,20 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"activity records; off = cudaEvents around each op",
 		.since = "0.1",
 		.choices = off_on_choices,
+	},
+	[TMM_T_UVM_SWAP_PATH] = {
+		.name = "uvm_swap_path",
+		.env = "TENSORMM_UVM_SWAP_PATH",
+		.type = TMM_TYPE_CHOICE,
+		.def = "auto",
+		.accepted = "auto, prefetch or copy",
+		.help = "mode=uvm: how an evicted tensor leaves the device and "
+			"comes back; prefetch = cudaMemPrefetchAsync both "
+			"ways, copy = a pinned copy out and a discard, then a "
+			"prefetch and a copy back; auto = the cheaper round "
+			"trip by the rates the device measured at open",
+		.since = "0.1",
+		.choices = uvm_swap_path_choices,
 	},
 	[TMM_T_LOG] = {
 		.name = "log",

@@ -18,6 +18,12 @@ enum tmm_mode_choice { TMM_MODE_AUTO, TMM_MODE_SWAP, TMM_MODE_UVM };
 enum tmm_sim_memory { TMM_SIM_BACKED, TMM_SIM_PHANTOM };
 /* What policy `auto` optimises (hints/plan_auto.c). */
 enum tmm_auto_goal { TMM_AUTO_GOAL_FIT, TMM_AUTO_GOAL_SPEED };
+/* How mode=uvm moves a tensor out and back (lib/move/mover_uvm.c). */
+enum tmm_uvm_swap_path {
+	TMM_UVM_PATH_AUTO,
+	TMM_UVM_PATH_PREFETCH,
+	TMM_UVM_PATH_COPY
+};
 enum tmm_log_level { TMM_LOG_ERROR, TMM_LOG_WARN, TMM_LOG_INFO, TMM_LOG_DEBUG };
 
 /* The tunables, in table order. */
@@ -43,6 +49,7 @@ enum tmm_tunable_id {
 	TMM_T_SHARE,
 	TMM_T_MAX_SWAP_RATE,
 	TMM_T_CUPTI,
+	TMM_T_UVM_SWAP_PATH,
 	TMM_T_LOG,
 	TMM_T_FAULT,
 	TMM_TUNABLE_COUNT

@@ -212,6 +212,9 @@ struct tmm_ctx {
 	/* mode=uvm: the managed ranges of the next kernels (mover_uvm.c). */
 	struct tmm_managed_range *uvm_ranges;
 	unsigned uvm_n_ranges, uvm_cap_ranges;
+	/* mode=uvm evicts by pinned copy, not by prefetch (uvm_path.h);
+	 * false once a pinned buffer could not be had */
+	bool uvm_copy_out;
 	bool uvm_ranges_failed;
 	bool split_uvm_noted;	/* split.c logged how uvm mode splits */
 	bool host_pinning_noted; /* the backend's host_pinning was logged

@@ -7,7 +7,6 @@
  */
 #include "device_mem.h"
 #include "lib/mem/pool.h"
-#include "mover_uvm.h"
 
 int tmm_device_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
@@ -43,4 +42,34 @@ void tmm_device_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		tmm_uvm_discard(ctx, t);
 	else
 		tmm_device_give_back(ctx, t);
+}
+
+/* ---- mode=uvm: a tensor's managed pages -------------------------- */
+
+void tmm_uvm_sync_counters(struct tmm_ctx *ctx)
+{
+	struct tmm_managed_stats st;
+	struct tmm_counters *c = &ctx->c;
+
+	if (ctx->be.ops->managed_stats(&ctx->be, &st) < 0)
+		return;
+	c->uvm_fault_batches = st.fault_batches;
+	c->uvm_faults = st.faults;
+	c->uvm_fault_bytes = st.fault_bytes;
+	c->uvm_prefetch_bytes = st.prefetch_bytes;
+	c->uvm_evictions = st.evictions;
+	c->uvm_eviction_bytes = st.eviction_bytes;
+	c->uvm_remote_bytes = st.remote_bytes;
+	c->uvm_discard_bytes = st.discard_bytes;
+	c->uvm_resident = st.resident;
+	c->uvm_resident_peak = st.resident_peak;
+}
+
+void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	/* A discard that fails only costs the write-back it would save:
+	 * the range is still the tensor's, to be rewritten on use. */
+	if (t->dev && ctx->be.ops->discard(&ctx->be, t->dev, t->bytes) < 0)
+		tmm_log(ctx, TMM_LOG_WARN, "%s", ctx->be.error);
+	tmm_uvm_sync_counters(ctx);
 }

@@ -22,4 +22,11 @@ void tmm_device_give_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * changes its state). */
 void tmm_device_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
+/* mode=uvm: discards t's pages, keeping its range (a drop, or the copy
+ * way's eviction, uvm_path.h: the caller changes its state). */
+void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Copies the backend's managed-memory counters into ctx->c. */
+void tmm_uvm_sync_counters(struct tmm_ctx *ctx);
+
 #endif /* TMM_DEVICE_MEM_H */

@@ -342,6 +342,31 @@ static int swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	return tmm_mover_swap_in_copy(ctx, t);
 }
 
+int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		       bool sync)
+{
+	char label[64];
+	int rc;
+
+	/* Placing pins allow it: no one holds the address yet. */
+	if (t->state != TMM_TS_RESIDENT || t->pins != t->placing_pins)
+		return tmm_fail(ctx, -EINVAL,
+				"cannot evict tensor %s: it is %s%s",
+				tmm_tensor_label(t, label, sizeof(label)),
+				tmm_tstate_name(t->state),
+				t->pins != t->placing_pins
+					? " and pinned by a running op or "
+					  "tmm_acquire"
+					: "");
+	if (!tmm_mover_uvm(ctx))
+		return tmm_mover_copy_out(ctx, t, sync);
+	rc = tmm_uvm_swap_out(ctx, t);
+	/* By copy (uvm_path.h), it is in flight like a swap-out's copy. */
+	if (rc == 0 && sync && t->state == TMM_TS_SWAPPING_OUT)
+		return tmm_mover_settle(ctx, t);
+	return rc;
+}
+
 int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	return swap_in(ctx, t, true);

@@ -35,6 +35,19 @@ int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			    bool need_data);
 
 /*
+ * Evicts a RESIDENT tensor that nothing but placing pins hold to the
+ * host.  Swap mode: a device-to-host copy queued after the compute work
+ * issued so far; the device memory is released when the copy completes
+ * (tmm_mover_progress), and compute does not wait for it (Capuchin §5.3,
+ * decoupled swapping).  mode=uvm: the way uvm_path.h chooses.  With
+ * `sync`, the host waits for the copy and the tensor is HOST on return.
+ * Returns 0, -EINVAL (wrong state or pinned), -ENOMEM (host), or a backend
+ * error; on failure the tensor is unchanged.
+ */
+int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		       bool sync);
+
+/*
  * Starts bringing a HOST tensor back: allocates device memory (which may
  * wait or evict) and queues a host-to-device copy.  Returns 0, -EINVAL
  * (wrong state), -ENOMEM, or a backend error.

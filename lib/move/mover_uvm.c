@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "mover_uvm.h"
+#include "swap_engine.h"
+#include "uvm_path.h"
 #include "lib/io/plan.h"
 #include "lib/mem/pool.h"
 #include "lib/record/tracker.h"
@@ -29,24 +31,6 @@ static int host_node(const struct tmm_ctx *ctx)
 					    : ctx->be.info.numa_node;
 }
 
-void tmm_uvm_sync_counters(struct tmm_ctx *ctx)
-{
-	struct tmm_managed_stats st;
-	struct tmm_counters *c = &ctx->c;
-
-	if (ctx->be.ops->managed_stats(&ctx->be, &st) < 0)
-		return;
-	c->uvm_fault_batches = st.fault_batches;
-	c->uvm_faults = st.faults;
-	c->uvm_fault_bytes = st.fault_bytes;
-	c->uvm_prefetch_bytes = st.prefetch_bytes;
-	c->uvm_evictions = st.evictions;
-	c->uvm_eviction_bytes = st.eviction_bytes;
-	c->uvm_remote_bytes = st.remote_bytes;
-	c->uvm_discard_bytes = st.discard_bytes;
-	c->uvm_resident = st.resident;
-	c->uvm_resident_peak = st.resident_peak;
-}
 
 /* ---- allocations ------------------------------------------------------ */
 
@@ -72,10 +56,18 @@ int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
+	/* A copy of the copy way (uvm_path.c) may still read or write the
+	 * range or the host buffer: wait for it.  A backend error here
+	 * leaves nothing better to do than to let go. */
+	if (t->host && tmm_mover_settle(ctx, t) < 0)
+		tmm_mover_retire_failed_copy(ctx, t);
 	if (t->state == TMM_TS_SWAPPING_IN)
 		tmm_list_del(&t->in_flight);
 	/* A swap-in's event, or a swap-out's (HOST, tmm_uvm_swap_out). */
 	ctx->be.ops->event_release(&ctx->be, &t->copy);
+	ctx->be.ops->event_release(&ctx->be, &t->read_by);
+	if (t->host)
+		tmm_mover_host_give_back(ctx, t, NULL);
 	if (t->dev)
 		ctx->be.ops->managed_free(&ctx->be, t->dev, t->bytes);
 	t->dev = NULL;
@@ -126,14 +118,6 @@ void tmm_uvm_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block)
 
 /* ---- plan actions ----------------------------------------------------- */
 
-void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	/* A discard that fails only costs the write-back it would save:
-	 * the range is still the tensor's, to be rewritten on use. */
-	if (t->dev && ctx->be.ops->discard(&ctx->be, t->dev, t->bytes) < 0)
-		tmm_log(ctx, TMM_LOG_WARN, "%s", ctx->be.error);
-	tmm_uvm_sync_counters(ctx);
-}
 
 /* Unsets the preferred location a swap-out gave t. */
 static int unprefer_host(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
@@ -155,6 +139,17 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	struct tmm_backend *be = &ctx->be;
 	int rc;
 
+	if (ctx->uvm_copy_out) {
+		rc = tmm_mover_copy_out(ctx, t, false);
+		if (rc != -ENOMEM)
+			return rc;
+		/* No pinned buffer: the prefetch way needs none. */
+		ctx->uvm_copy_out = false;
+		tmm_log(ctx, TMM_LOG_WARN, "mode=uvm: no pinned host memory "
+			"for evictions by copy, so they go by prefetch from "
+			"now on (slower where a prefetch to the host is); "
+			"raise pinned_pool or free host memory");
+	}
 	rc = be->ops->advise(be, t->dev, t->bytes, TMM_ADVISE_PREFERRED_HOST);
 	if (rc == 0)
 		rc = be->ops->prefetch(be, TMM_ENGINE_D2H, t->dev, t->bytes,
@@ -215,6 +210,8 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 				"cannot prefetch tensor %s: it is %s",
 				tmm_tensor_label(t, label, sizeof(label)),
 				tmm_tstate_name(t->state));
+	if (t->host) /* it left by copy: it comes back by copy */
+		return tmm_uvm_copy_in(ctx, t);
 	rc = unprefer_host(ctx, t);
 	if (rc < 0)
 		return rc;
@@ -244,7 +241,23 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 int tmm_uvm_bring_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       bool need_data)
 {
-	int rc = unprefer_host(ctx, t);
+	int rc;
+
+	if (t->host) {
+		/* It left by copy, and its pages were discarded then. */
+		if (!need_data) {
+			tmm_mover_host_give_back(ctx, t, NULL);
+			back_on_device(t);
+			return 0;
+		}
+		rc = tmm_uvm_copy_in(ctx, t);
+		if (rc < 0)
+			return rc;
+		ctx->c.on_demand_swap_ins++;
+		rc = tmm_mover_compute_wait(ctx, &t->copy);
+		return rc < 0 ? tmm_mover_backend_error(ctx, rc) : 0;
+	}
+	rc = unprefer_host(ctx, t);
 
 	if (rc == 0)
 		rc = after_swap_out(ctx, t);
@@ -379,8 +392,16 @@ int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	bool fresh = t->state == TMM_TS_EMPTY;
 	int rc = tmm_uvm_materialize(ctx, t);
 
+	if (rc == 0 && t->host)
+		rc = tmm_mover_settle(ctx, t);
 	if (rc < 0)
 		return rc;
+	if (t->host) {
+		/* Away by copy: its bytes are the host buffer's. */
+		if (src)
+			memcpy((char *)t->host + offset, src, bytes);
+		return 0;
+	}
 	if (fresh && (offset != 0 || bytes != t->bytes)) {
 		/* The rest of a fresh tensor reads as zeros, as in swap
 		 * mode; managed memory promises nothing of the kind. */
@@ -411,6 +432,14 @@ int tmm_uvm_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		return tmm_fail(ctx, -ENODATA,
 				"tmm_tensor_read: tensor %s was never written",
 				tmm_tensor_label(t, label, sizeof(label)));
+	rc = t->host ? tmm_mover_settle(ctx, t) : 0;
+	if (rc < 0)
+		return rc;
+	if (t->host) {
+		/* Away by copy: its bytes are the host buffer's. */
+		memcpy(dst, (char *)t->host + offset, bytes);
+		return 0;
+	}
 	rc = host_touch(ctx, t, offset, bytes, false);
 	if (rc < 0)
 		return rc;

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "lib/core/context.h"
+#include "device_mem.h"
 
 struct tmm_pool_block;
 
@@ -38,8 +39,6 @@ struct tmm_pool_block;
  * -ENOMEM with a message. */
 int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
-/* Discards t's pages (a drop: the caller changes its state). */
-void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /* RESIDENT -> HOST: prefetch to the host with preferred location host.
  * Returns 0 or a backend error (t unchanged). */
@@ -92,7 +91,5 @@ int tmm_uvm_access_commit(struct tmm_ctx *ctx);
 int tmm_uvm_touch_op(struct tmm_ctx *ctx, struct tmm_tensor_rec *const *recs,
 		     unsigned n_inputs, unsigned n);
 
-/* Copies the backend's managed-memory counters into ctx->c. */
-void tmm_uvm_sync_counters(struct tmm_ctx *ctx);
 
 #endif /* TMM_MOVER_UVM_H */

@@ -15,7 +15,6 @@
 #include "lib/mem/hostmem.h"
 #include "lib/mem/pool.h"
 #include "lib/record/tracker.h"
-#include "mover_uvm.h"
 #include "swap_engine.h"
 #include "lib/base/xalloc.h"
 
@@ -143,14 +142,17 @@ static void complete_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	tmm_list_del(&t->in_flight);
 	ctx->be.ops->event_release(&ctx->be, &t->copy);
-	tmm_device_give_back(ctx, t);
+	/* In mode=uvm (the copy way, uvm_path.c) the bytes are on the
+	 * host, so the pages go without a write-back and the range stays
+	 * t's: tmm_device_free discards them. */
+	tmm_device_free(ctx, t);
 	tmm_tensor_set_state(t, TMM_TS_HOST);
 }
 
 static void complete_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	tmm_list_del(&t->in_flight);
-	if (tmm_mover_uvm(ctx)) /* a prefetch: no host buffer to give back */
+	if (!t->host) /* a uvm prefetch: no host buffer to give back */
 		ctx->be.ops->event_release(&ctx->be, &t->copy);
 	else
 		tmm_mover_host_give_back(ctx, t, &t->copy);
@@ -321,25 +323,11 @@ static void swap_out_queued(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	ctx->c.swap_out_bytes += t->bytes;
 }
 
-int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+int tmm_mover_copy_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       bool sync)
 {
-	char label[64];
-	int rc;
+	int rc = tmm_mover_host_take(ctx, t);
 
-	/* Placing pins allow it: no one holds the address yet. */
-	if (t->state != TMM_TS_RESIDENT || t->pins != t->placing_pins)
-		return tmm_fail(ctx, -EINVAL,
-				"cannot evict tensor %s: it is %s%s",
-				tmm_tensor_label(t, label, sizeof(label)),
-				tmm_tstate_name(t->state),
-				t->pins != t->placing_pins
-					? " and pinned by a running op or "
-					  "tmm_acquire"
-					: "");
-	if (tmm_mover_uvm(ctx))
-		return tmm_uvm_swap_out(ctx, t);
-	rc = tmm_mover_host_take(ctx, t);
 	if (rc < 0)
 		return rc;
 	rc = tmm_mover_copy_after_compute(ctx, TMM_ENGINE_D2H, t->host,

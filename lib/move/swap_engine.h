@@ -16,15 +16,15 @@
 #include "lib/core/context.h"
 
 /*
- * Evicts a RESIDENT, unpinned tensor to the host: a device-to-host copy
- * queued after the compute work issued so far.  The device memory is
- * released when the copy completes (tmm_mover_progress), and compute does
- * not wait for it (Capuchin §5.3, decoupled swapping).  With `sync`, the
- * host waits for the copy and the tensor is HOST on return.
- * Returns 0, -EINVAL (wrong state or pinned), -ENOMEM (host), or a backend
- * error; on failure the tensor is unchanged.
+ * tmm_mover_swap_out's copy (mover.h), in swap mode or mode=uvm's copy
+ * way: t's bytes go to a pinned host buffer by a device-to-host copy
+ * queued after the compute work issued so far; its device memory is
+ * given back (swap mode) or its pages discarded (uvm) when the copy is
+ * retired.  With `sync`, the host waits for it.  The caller checked t's
+ * state.  Returns 0, -ENOMEM (no pinned buffer) or a backend error; on
+ * failure t is unchanged.
  */
-int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+int tmm_mover_copy_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       bool sync);
 
 /*

@@ -1,0 +1,68 @@
+/*
+ * uvm_path.c — mode=uvm's copy way out and back (see uvm_path.h).
+ *
+ * Why a copy: on the H100 that was measured, cudaMemPrefetchAsync to the
+ * host moved 8.7 GB/s and a pinned copy 55 (docs/gpu-h100.md), so a
+ * tensor leaving by prefetch cost six times its copy.  Coming back, a
+ * prefetch of host pages moved 49 GB/s, but a tensor that left by copy
+ * has no host pages: a prefetch of its discarded range only makes fresh
+ * device pages (90 GB/s there), which the copy then fills at 52.
+ *
+ * The order of the steps is CUDA's: the copy out waits for the compute
+ * that last wrote the tensor (an event), and the discard comes only once
+ * the copy is seen complete; back in, the prefetch and the copy run on
+ * one stream, in that order, and the compute that reads the tensor waits
+ * for the copy's event like any swap-in's.
+ */
+#include <errno.h>
+
+#include "uvm_path.h"
+#include "device_mem.h"
+#include "swap_engine.h"
+#include "lib/record/tracker.h"
+
+/* ns per byte of moving at `gbps`; `none` when the rate is unknown. */
+static double per_byte(double gbps, double none)
+{
+	return gbps > 0 ? 1.0 / gbps : none;
+}
+
+bool tmm_uvm_path_copy(const struct tmm_device_info *info,
+		       enum tmm_uvm_swap_path asked)
+{
+	double copy, prefetch;
+
+	if (asked != TMM_UVM_PATH_AUTO)
+		return asked == TMM_UVM_PATH_COPY;
+	copy = per_byte(info->d2h_gbps, 0) + per_byte(info->h2d_gbps, 0) +
+	       per_byte(info->uvm_fresh_gbps, 0);
+	prefetch = per_byte(info->uvm_prefetch_d2h_gbps,
+			    per_byte(info->d2h_gbps, 0)) +
+		   per_byte(info->uvm_prefetch_h2d_gbps,
+			    per_byte(info->h2d_gbps, 0));
+	return copy < 0.95 * prefetch;
+}
+
+int tmm_uvm_copy_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_backend *be = &ctx->be;
+	int rc;
+
+	/* After the discard of the way out, which the backend orders
+	 * after the work on the range; the copy follows on the engine. */
+	rc = be->ops->prefetch(be, TMM_ENGINE_H2D, t->dev, t->bytes,
+			       TMM_LOC_DEVICE, -1);
+	if (rc < 0)
+		return tmm_mover_backend_error(ctx, rc);
+	rc = tmm_mover_copy_after_compute(ctx, TMM_ENGINE_H2D, t->dev,
+					  t->host, t->bytes, &t->copy);
+	if (rc < 0)
+		return rc;
+	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
+	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
+	ctx->c.swap_in_count++;
+	ctx->c.swap_in_bytes += t->bytes;
+	tmm_uvm_sync_counters(ctx);
+	return 0;
+}

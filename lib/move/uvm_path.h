@@ -1,0 +1,44 @@
+/*
+ * uvm_path.h — which way mode=uvm moves an evicted tensor, and the copy
+ * way itself (uvm_path.c).
+ *
+ * Two ways out and back:
+ *   prefetch  cudaMemPrefetchAsync to the host, and back to the device
+ *             (mover_uvm.c): the driver moves the pages.
+ *   copy      a pinned copy of the bytes to a host buffer, then a discard
+ *             of the pages (no write-back); back, a prefetch makes fresh
+ *             pages on the device and a pinned copy fills them.
+ * A tensor that left by copy holds its bytes in t->host, as in swap mode,
+ * until it is back; its managed range keeps its address.  The way out is
+ * swap mode's own copy (tmm_mover_copy_out, swap_engine.h), whose retire
+ * discards the pages instead of giving a block back.
+ */
+#ifndef TMM_UVM_PATH_H
+#define TMM_UVM_PATH_H
+
+#include <stdbool.h>
+
+#include "lib/backend/backend.h"
+#include "lib/base/tunables_table.h"
+#include "lib/core/context.h"
+
+/*
+ * Whether evictions go by copy: `asked` unless it is auto, else whether
+ * the copy round trip, bytes / d2h + bytes / fresh + bytes / h2d, is
+ * cheaper by a twentieth than the prefetch one, bytes / prefetch_d2h +
+ * bytes / prefetch_h2d, with the device's rates (a rate of 0 is free for
+ * fresh pages, and the pinned rate for a prefetch).  On the H100 that was
+ * measured, 0.057 ns/B against 0.135 (docs/gpu-h100.md).
+ */
+bool tmm_uvm_path_copy(const struct tmm_device_info *info,
+		       enum tmm_uvm_swap_path asked);
+
+/*
+ * HOST (with t->host) -> SWAPPING_IN: a prefetch makes t's pages on the
+ * device, and a copy on the same engine fills them from t->host; t is
+ * RESIDENT, its host buffer given back, when the copy is retired.
+ * Returns 0 or a backend error (t unchanged).
+ */
+int tmm_uvm_copy_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+#endif /* TMM_UVM_PATH_H */
