@@ -21,6 +21,7 @@
 #include "lib/base/fault.h"
 #include "lib/base/sim_profile.h"
 #include "lib/base/tunables.h"
+#include "lib/move/uvm_path.h"
 #include "test_sim.h"
 
 /*
@@ -177,6 +178,31 @@ START_TEST(test_open_info)
 	open_sim(&be, expect[_i].name, TMM_SIM_PHANTOM);
 	ck_assert(!be.info.host_accessible);
 	ck_assert(be.info.phantom);
+	be.ops->close(&be);
+}
+END_TEST
+
+/*
+ * mode=uvm's way out (uvm_path.h), chosen by the profile's rates: only the
+ * measured H100, whose prefetch to the host is a sixth of a pinned copy,
+ * evicts by copy; where the two ways cost the same the prefetch stays.
+ */
+START_TEST(test_uvm_path_choice)
+{
+	struct tmm_backend be;
+	bool measured = strcmp(expect[_i].name, "h100-sxm5-pcie5-80g") == 0;
+
+	open_sim(&be, expect[_i].name, TMM_SIM_PHANTOM);
+	ck_assert(be.info.uvm_prefetch_h2d_gbps > 0);
+	ck_assert(be.info.uvm_prefetch_d2h_gbps > 0);
+	ck_assert_msg(tmm_uvm_path_copy(&be.info, TMM_UVM_PATH_AUTO) ==
+			      measured,
+		      "%s: prefetch %.1f/%.1f GB/s, pinned %.1f/%.1f, fresh "
+		      "%.1f", expect[_i].name, be.info.uvm_prefetch_h2d_gbps,
+		      be.info.uvm_prefetch_d2h_gbps, be.info.h2d_gbps,
+		      be.info.d2h_gbps, be.info.uvm_fresh_gbps);
+	ck_assert(tmm_uvm_path_copy(&be.info, TMM_UVM_PATH_COPY));
+	ck_assert(!tmm_uvm_path_copy(&be.info, TMM_UVM_PATH_PREFETCH));
 	be.ops->close(&be);
 }
 END_TEST
@@ -536,6 +562,7 @@ static Suite *sim_suite(void)
 	tc = tcase_create("profiles");
 	tcase_add_test(tc, test_profile_table);
 	tcase_add_loop_test(tc, test_profile_figures, 0, NEXPECT);
+	tcase_add_loop_test(tc, test_uvm_path_choice, 0, NEXPECT);
 	tcase_add_test(tc, test_profile_round_numbers);
 	suite_add_tcase(s, tc);
 
