@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 
 			snprintf(config, sizeof(config),
 				 "backend=sim,sim_memory=backed,sim_profile="
-				 "%s,mode=%s,budget=%llu", profile, mode,
+				 "%s,mode=%s,budget=%lluB", profile, mode,
 				 budget);
 			train(config, &st);
 			printf("%-4s %6u%% %10.3f %8llu %8llu %10.2f %9llu "

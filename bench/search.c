@@ -56,7 +56,7 @@ static void config_mode(char *buf, size_t len, const char *mode,
 		n += snprintf(buf + n, len - (size_t)n, ",sim_capacity=%llu",
 			      (unsigned long long)capacity);
 	if (budget && n > 0 && (size_t)n < len)
-		n += snprintf(buf + n, len - (size_t)n, ",budget=%llu",
+		n += snprintf(buf + n, len - (size_t)n, ",budget=%lluB",
 			      (unsigned long long)budget);
 	/* The searches ask what trains, auto's default goal (fit); the
 	 * fixed budget asks how fast, and says so to auto. */

@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 	       extra ? ", with " : "", extra ? extra : "");
 	/* --config is at most 300 characters: it fits. */
 	n = snprintf(config, sizeof(config),
-		     "backend=sim,sim_memory=backed,budget=%llu%s%s",
+		     "backend=sim,sim_memory=backed,budget=%lluB%s%s",
 		     budget, extra ? "," : "", extra ? extra : "");
 	if (n < 0 || (size_t)n >= sizeof(config))
 		goto out;

@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 	printf("2) the same training with a budget of %.0f%% of that peak "
 	       "(%.2f MiB)\n", 100.0 * fraction, budget / 1048576.0);
 	snprintf(config, sizeof(config),
-		 "backend=sim,sim_memory=backed,budget=%llu", budget);
+		 "backend=sim,sim_memory=backed,budget=%lluB", budget);
 	mc.rehearse = rehearse != 0;
 	mc.after_step = demo_note_first_step;
 	mc.after_step_arg = &first;

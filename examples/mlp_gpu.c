@@ -336,7 +336,7 @@ int main(int argc, char **argv)
 		bool same_bits;
 
 		snprintf(config, sizeof(config),
-			 "backend=cuda,mode=%s,budget=%llu", modes[m], budget);
+			 "backend=cuda,mode=%s,budget=%lluB", modes[m], budget);
 		if (train(config, &mc, &tight[m], NULL))
 			return 1;
 		same_bits = same(&free_run, &tight[m], mc.steps);

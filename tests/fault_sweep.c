@@ -126,7 +126,7 @@ void sweep_config(const struct sweep_ref *ref, const char *fault, char *buf,
 	char budget[32] = "100%";
 
 	if (ref->budget)
-		snprintf(budget, sizeof(budget), "%llu",
+		snprintf(budget, sizeof(budget), "%lluB",
 			 (unsigned long long)ref->budget);
 	snprintf(buf, len,
 		 "backend=sim,sim_memory=backed,mode=%s,policy=%s,budget=%s,"

@@ -223,7 +223,7 @@ static void every_policy(const char *mode)
 			int rc;
 
 			snprintf(cfg, sizeof(cfg),
-				 "backend=cuda,mode=%s,budget=%llu,policy=%s,"
+				 "backend=cuda,mode=%s,budget=%lluB,policy=%s,"
 				 "cupti=off,stats_shm=off,log=error", mode,
 				 (unsigned long long)(ref.peak * 3 / 10),
 				 policies[p]);

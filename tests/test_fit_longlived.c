@@ -203,7 +203,7 @@ START_TEST(a_longlived_trainer_trains_wherever_its_largest_op_fits)
 		for (size_t p = 0; p < 2 * N_POLICIES; p++) {
 			snprintf(config, sizeof(config),
 				 "backend=sim,sim_memory=backed,mode=%s,"
-				 "policy=%s,budget=%llu,log=error",
+				 "policy=%s,budget=%lluB,log=error",
 				 p < N_POLICIES ? "swap" : "uvm",
 				 policies[p % N_POLICIES],
 				 (unsigned long long)budgets[b]);

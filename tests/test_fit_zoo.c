@@ -50,7 +50,7 @@ static void trains_at(const char *model, unsigned batch, const char *policy,
 	peak = r.it[2].peak;
 	for (size_t k = 0; k < 2; k++) {
 		snprintf(config, sizeof(config),
-			 "%s,mode=%s,policy=%s,budget=%llu%s", SIM, modes[k],
+			 "%s,mode=%s,policy=%s,budget=%lluB%s", SIM, modes[k],
 			 policy, (unsigned long long)(peak / part),
 			 strcmp(policy, "auto") == 0 ? ",auto_goal=speed" : "");
 		drive(model, batch, config, &r);

@@ -237,7 +237,7 @@ START_TEST(uvm_plan_prefetches_advises_and_discards)
 	char config[128];
 	uint64_t budget = reference_st.device_peak * 30 / 100;
 
-	snprintf(config, sizeof(config), "backend=sim,mode=uvm,budget=%llu",
+	snprintf(config, sizeof(config), "backend=sim,mode=uvm,budget=%lluB",
 		 (unsigned long long)budget);
 	with_advice = true;
 	check_plan_run(config, HANDMADE_MIXED, &st);
@@ -270,7 +270,7 @@ START_TEST(uvm_without_a_plan_faults_and_evicts)
 	uint32_t *got = malloc(sizeof(uint32_t) * RESULT_ELEMS * ITERATIONS);
 
 	ck_assert_ptr_nonnull(got);
-	snprintf(config, sizeof(config), "backend=sim,mode=uvm,budget=%llu",
+	snprintf(config, sizeof(config), "backend=sim,mode=uvm,budget=%lluB",
 		 (unsigned long long)budget);
 	train(config, -1, got, &st);
 	ck_assert_mem_eq(got, reference,
@@ -293,7 +293,7 @@ START_TEST(mixed_plan_under_a_tight_budget)
 	char config[128];
 	uint64_t budget = reference_st.device_peak * 30 / 100;
 
-	snprintf(config, sizeof(config), "backend=sim,mode=swap,budget=%llu",
+	snprintf(config, sizeof(config), "backend=sim,mode=swap,budget=%lluB",
 		 (unsigned long long)budget);
 	check_plan_run(config, HANDMADE_MIXED, &st);
 	ck_assert_uint_gt(st.drops, 0);

@@ -112,7 +112,7 @@ START_TEST(policy_on_example)
 	char config[160];
 
 	snprintf(config, sizeof(config),
-		 "backend=sim,sim_memory=backed,mode=swap,budget=%llu,"
+		 "backend=sim,sim_memory=backed,mode=swap,budget=%lluB,"
 		 "policy=%s",
 		 (unsigned long long)budget, policy);
 	train(model, config, &got);
@@ -162,7 +162,7 @@ static void gpt_with_hints(const char *path, int model, struct run *r)
 	char config[512];
 
 	snprintf(config, sizeof(config),
-		 "backend=sim,sim_memory=backed,mode=swap,budget=%llu,"
+		 "backend=sim,sim_memory=backed,mode=swap,budget=%lluB,"
 		 "policy=capuchin,hints=%s,log=error",
 		 (unsigned long long)(reference_of(model)->st.device_peak / 2),
 		 path);

@@ -118,7 +118,7 @@ static void check_model(int model)
 	      &free_run);
 	snprintf(config, sizeof(config),
 		 "backend=sim,sim_memory=backed,mode=swap,policy=capuchin,"
-		 "budget=%llu",
+		 "budget=%lluB",
 		 (unsigned long long)free_run.st.device_peak / 2);
 	train(model, config, false, &measured);
 	train(model, config, true, &rehearsed);

@@ -226,7 +226,7 @@ START_TEST(split_under_memory_pressure)
 	struct tmm_stats st;
 	char config[96];
 
-	snprintf(config, sizeof(config), SWAP ",budget=%u",
+	snprintf(config, sizeof(config), SWAP ",budget=%uB",
 		 5 * BYTES);
 	check_split(config, 5, SWAPS, &st);
 	ck_assert_uint_gt(st.passive_evictions, 0);

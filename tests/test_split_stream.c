@@ -354,7 +354,7 @@ START_TEST(tsplit_plans_a_streamed_output_that_runs)
 	static uint32_t got[ITERATIONS][2 * BIG_ELEMS];
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	tmm_ctx *ctx = split_ctx("backend=sim,sim_memory=backed,mode=swap,"
-				 "budget=2700000,policy=tsplit,"
+				 "budget=2700000B,policy=tsplit,"
 				 "replan_drift=0,log=error");
 	uint64_t measured_swaps = 0;
 	const struct tmm_plan *plan;

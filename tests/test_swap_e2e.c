@@ -117,7 +117,7 @@ START_TEST(chain_under_30_percent_is_bit_identical)
 
 	budget = free_run.st.device_peak * 30 / 100;
 	snprintf(config, sizeof(config),
-		 "backend=sim,sim_memory=backed,mode=swap,budget=%llu",
+		 "backend=sim,sim_memory=backed,mode=swap,budget=%lluB",
 		 (unsigned long long)budget);
 	ck_assert_int_eq(run_chain(config, &tight), 0);
 
@@ -312,7 +312,7 @@ START_TEST(chain_in_uvm_mode_is_bit_identical)
 				   "mode=swap,budget=100%", &free_run), 0);
 	budget = free_run.st.device_peak * 30 / 100;
 	snprintf(config, sizeof(config),
-		 "backend=sim,sim_memory=backed,mode=uvm,budget=%llu",
+		 "backend=sim,sim_memory=backed,mode=uvm,budget=%lluB",
 		 (unsigned long long)budget);
 	ck_assert_int_eq(run_chain(config, &tight), 0);
 	ck_assert_msg(memcmp(free_run.bytes, tight.bytes,

@@ -135,7 +135,7 @@ static void check_run(int model, const char *mode, unsigned percent,
 	char config[192];
 
 	snprintf(config, sizeof(config),
-		 "backend=sim,sim_memory=backed,mode=%s,budget=%llu", mode,
+		 "backend=sim,sim_memory=backed,mode=%s,budget=%lluB", mode,
 		 (unsigned long long)budget);
 	models[model](config, plan, got);
 	ck_assert_uint_eq(got->len, ref->len);

@@ -117,7 +117,7 @@ static struct verdict try_policy(const char *policy)
 
 	snprintf(config, sizeof(config),
 		 "backend=sim,sim_memory=backed,mode=swap,policy=%s,"
-		 "budget=%llu",
+		 "budget=%lluB",
 		 policy, (unsigned long long)budget);
 	train(config, &s, &st);
 	ck_assert(s.have);
@@ -193,7 +193,7 @@ START_TEST(a_repaired_plan_needs_no_passive_eviction)
 
 	snprintf(config, sizeof(config),
 		 "backend=sim,sim_memory=backed,mode=swap,policy=passive,"
-		 "budget=%llu", (unsigned long long)budget);
+		 "budget=%lluB", (unsigned long long)budget);
 	train(config, &s, &st);
 	ck_assert(s.have);
 	in = (struct tmm_planner_input){ .trace = &s.trace,
@@ -300,7 +300,7 @@ START_TEST(auto_meets_its_goal)
 
 		snprintf(config, sizeof(config),
 			 "backend=sim,sim_memory=backed,mode=swap,policy=none,"
-			 "budget=%llu",
+			 "budget=%lluB",
 			 (unsigned long long)(peak / 100 * pct));
 		train(config, &s, &st);
 		ck_assert(s.have);
@@ -390,7 +390,7 @@ START_TEST(a_trial_replays_a_zoo_run_exactly)
 	snprintf(config, sizeof(config), "%s,policy=none", sim);
 	drive("inception_v4", 98, config, &none, &r);
 	ck_assert_uint_eq(r.st.passive_evictions, 0);
-	snprintf(config, sizeof(config), "%s,policy=tensile,budget=%llu",
+	snprintf(config, sizeof(config), "%s,policy=tensile,budget=%lluB",
 		 sim, (unsigned long long)(r.it[2].peak / 4));
 	tmm_trace_free(&none.trace);
 	tmm_plan_free(&none.plan);
@@ -438,7 +438,7 @@ START_TEST(a_twin_keeps_the_faults_of_its_run)
 
 	snprintf(config, sizeof(config),
 		 "backend=sim,sim_memory=backed,mode=swap,policy=auto,"
-		 "budget=%llu,fault=host_alloc@100000000",
+		 "budget=%lluB,fault=host_alloc@100000000",
 		 (unsigned long long)(unconstrained_peak() / 2));
 	train(config, &s, &st);
 	ck_assert_uint_gt(st.plans_made, 0);

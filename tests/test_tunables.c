@@ -215,8 +215,10 @@ START_TEST(test_budget_values)
 	ck_assert(!cfg.budget.is_percent);
 	ck_assert_uint_eq(cfg.budget.bytes, 6 * GiB);
 	ck_assert_int_eq(cfg.source[TMM_T_BUDGET], TMM_SRC_CONFIG);
-	load_ok("budget=4096");
+	load_ok("budget=4096B");
 	ck_assert(!cfg.budget.is_percent);
+	ck_assert_uint_eq(cfg.budget.bytes, 4096);
+	load_ok("budget=4096 b");
 	ck_assert_uint_eq(cfg.budget.bytes, 4096);
 	load_ok("budget=1B");
 	ck_assert_uint_eq(cfg.budget.bytes, 1);
@@ -347,14 +349,31 @@ static const struct bad_value bad_values[] = {
 	{ "mode=swapp", "not one of the choices" },
 	{ "mode=", "empty value" },
 	{ "budget=12Q", "not a size or percentage" },
-	{ "budget=0", "too small" },
+	{ "budget=0", "a bare number has no unit; write a percentage of "
+		      "the device such as 50%, or a size with its unit such "
+		      "as 6GiB" },
+	{ "budget=100", "a bare number has no unit; write 100% for a "
+			"percentage of the device, or a size with its unit, "
+			"such as 100MiB, or 100B for bytes" },
+	{ "budget=4096", "a bare number has no unit; write 4096B for "
+			 "bytes, a size in a larger unit such as 6GiB, or a "
+			 "percentage of the device such as 50%" },
+	{ "budget=1073741824", "a bare number has no unit; write "
+			       "1073741824B for bytes" },
+	{ "budget=0.5", "a bare number has no unit; write 0.5% for a "
+			"percentage of the device, or a size with its unit, "
+			"such as 0.5MiB; accepted: " },
+	{ "budget=4096.5", "a bare number has no unit; write a size with "
+			   "its unit such as 4096.5MiB" },
+	{ "budget=-5", "a bare number has no unit; write a percentage" },
 	{ "budget=0B", "too small" },
 	{ "budget=0%", "a percentage must be more than 0" },
 	{ "budget=100.5%", "a percentage must be more than 0 and at most 100" },
 	{ "budget=-5%", "a percentage must be more than 0" },
 	{ "budget=-1GiB", "a size cannot be negative" },
 	{ "budget=16777216TiB", "too large" },
-	{ "budget=99999999999999999999", "too large" },
+	{ "budget=99999999999999999999B", "too large" },
+	{ "budget=99999999999999999999", "a bare number has no unit" },
 	{ "budget=", "empty value" },
 	{ "budget=%", "not a size or percentage" },
 	{ "budget=50%%", "not a size or percentage" },

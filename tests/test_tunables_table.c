@@ -132,8 +132,17 @@ START_TEST(test_env_bad_value)
 	ck_assert_int_eq(setenv("TENSORMM_BUDGET", "12Q", 1), 0);
 	load_fails(NULL);
 	err_has("budget=12Q (environment variable TENSORMM_BUDGET): not a "
-		"size or percentage; accepted: a size such as 512MiB, 6GiB "
-		"or 4096, or a percentage of device capacity such as 50%");
+		"size or percentage; accepted: a percentage of device capacity "
+		"such as 50%, or a size with its unit such as 512MiB, 6GiB or "
+		"1048576B (a bare number is refused)");
+	/* budget=100 once meant 100 bytes: the message names the variable
+	 * and says what to write instead. */
+	ck_assert_int_eq(setenv("TENSORMM_BUDGET", "100", 1), 0);
+	load_fails(NULL);
+	err_has("budget=100 (environment variable TENSORMM_BUDGET): a bare "
+		"number has no unit; write 100% for a percentage of the "
+		"device, or a size with its unit, such as 100MiB, or 100B for "
+		"bytes");
 }
 END_TEST
 
@@ -389,8 +398,13 @@ START_TEST(test_format)
 	check_format(TMM_T_BUDGET, "12.5%");
 	check_format(TMM_T_SIM_CAPACITY, "3TiB");
 	check_format(TMM_T_SIM_JITTER, "0.001");
-	load_ok("budget=18446744073709551615");
-	check_format(TMM_T_BUDGET, "18446744073709551615");
+	load_ok("budget=18446744073709551615B");
+	check_format(TMM_T_BUDGET, "18446744073709551615B");
+	/* A budget in bytes reads back with its unit: a bare number is
+	 * refused there. */
+	load_ok("budget=4097B");
+	check_format(TMM_T_BUDGET, "4097B");
+	check_round_trip("budget=4097B");
 	load_ok("sim_capacity=16777215TiB");
 	check_format(TMM_T_SIM_CAPACITY, "16777215TiB");
 

@@ -458,7 +458,11 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 			tmm_text_add_double(&t, cfg->budget.percent);
 			tmm_text_add(&t, "%%");
 		} else {
+			/* A budget's bare number is refused: write
+			 * plain bytes with their unit. */
 			tmm_text_add_size(&t, cfg->budget.bytes);
+			if (cfg->budget.bytes & 1023)
+				tmm_text_add(&t, "B");
 		}
 		break;
 	case TMM_T_POLICY:

@@ -105,10 +105,11 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.env = "TENSORMM_BUDGET",
 		.type = TMM_TYPE_SIZE_OR_PERCENT,
 		.def = "100%",
-		.accepted = "a size such as 512MiB, 6GiB or 4096, or a "
-			    "percentage of device capacity such as 50%",
-		.help = "device bytes the runtime may hold: a size, or a "
-			"percentage of device capacity",
+		.accepted = "a percentage of device capacity such as 50%, "
+			    "or a size with its unit such as 512MiB, 6GiB "
+			    "or 1048576B (a bare number is refused)",
+		.help = "device bytes the runtime may hold: a percentage of "
+			"device capacity, or a size with its unit",
 		.since = "0.1",
 		/* A size of 0 would leave no room for any tensor. */
 		.min = 1,

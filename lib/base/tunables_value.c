@@ -46,6 +46,37 @@ static bool parse_choice(const struct tmm_tunable *row, const char *s,
 	return false;
 }
 
+/*
+ * Why a budget's bare number is refused, and what to write instead: the
+ * same number as a percentage where it can be one, with a unit, or in
+ * bytes where it is whole.  `s` is the number as written (digits, sign,
+ * point and blanks only: the scan accepted it).
+ */
+static void bare_number_reason(const struct tmm_decimal *d, const char *s,
+			       char *why, size_t whylen)
+{
+	double value = tmm_decimal_to_double(d);
+	struct tmm_text t;
+
+	tmm_text_init(&t, why, whylen);
+	tmm_text_add(&t, "a bare number has no unit; write ");
+	if (d->negative || !(value > 0))
+		tmm_text_add(&t, "a percentage of the device such as 50%%, "
+			     "or a size with its unit such as 6GiB");
+	else if (value <= 100)
+		tmm_text_add(&t, "%s%% for a percentage of the device, or a "
+			     "size with its unit, such as %sMiB%s%s%s", s, s,
+			     d->n_frac ? "" : ", or ", d->n_frac ? "" : s,
+			     d->n_frac ? "" : "B for bytes");
+	else if (!d->n_frac)
+		tmm_text_add(&t, "%sB for bytes, a size in a larger unit "
+			     "such as 6GiB, or a percentage of the device "
+			     "such as 50%%", s);
+	else
+		tmm_text_add(&t, "a size with its unit such as %sMiB, or a "
+			     "percentage of the device such as 50%%", s);
+}
+
 static bool parse_size_value(const struct tmm_tunable *row, const char *s,
 			     union tmm_tunable_value *v, char *why,
 			     size_t whylen)
@@ -68,6 +99,17 @@ static bool parse_size_value(const struct tmm_tunable *row, const char *s,
 		v->size.percent = percent;
 		v->size.is_percent = true;
 		return true;
+	}
+	/*
+	 * A budget is a percentage or a size, so a bare number is
+	 * ambiguous: budget=100 read as bytes once left no room for
+	 * anything while its writer meant 100%.  It must carry its unit,
+	 * "B" for plain bytes.  Other sizes keep bare bytes (0 there
+	 * means "the default", not a mistake).
+	 */
+	if (percent_too && end && !*tmm_ascii_skip_blanks(end)) {
+		bare_number_reason(&d, s, why, whylen);
+		return false;
 	}
 	switch (tmm_size_from_text(s, &v->size.bytes)) {
 	case TMM_SIZE_OK:

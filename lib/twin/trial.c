@@ -53,7 +53,8 @@ static int twin_config(const struct tmm_trial_device *dev, char *buf,
 			val = dev->uvm ? "uvm" : "swap";
 		else if (strcmp(key, "budget") == 0 ||
 			 strcmp(key, "sim_capacity") == 0) {
-			snprintf(num, sizeof(num), "%llu",
+			/* With its unit: a bare budget is refused. */
+			snprintf(num, sizeof(num), "%lluB",
 				 (unsigned long long)(key[0] == 'b'
 							      ? dev->budget
 							      : dev->capacity));
