@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mlp_model.h"
 #include "lib/exec/replan.h"
@@ -212,6 +213,57 @@ START_TEST(jitter_makes_new_plans)
 }
 END_TEST
 
+/*
+ * A plan that does not fit is said once: re-planning on drift after every
+ * guided iteration makes such a plan each time, and only the first is a
+ * warning (the others are info).  Issue #23: the warning used to be
+ * printed at every iteration.
+ */
+START_TEST(an_unfit_plan_warns_once)
+{
+	static const char *const base =
+		"backend=sim,sim_memory=backed,mode=swap,sim_jitter=0.3,"
+		"sim_seed=7,log=error";
+	char config[512], line[2048];
+	uint8_t *w;
+	size_t len;
+	struct tmm_stats st;
+	unsigned warned = 0;
+	FILE *log;
+	int saved;
+
+	train(base, &w, &len, &st);
+	free(w);
+	snprintf(config, sizeof(config),
+		 "backend=sim,sim_memory=backed,mode=swap,sim_jitter=0.3,"
+		 "sim_seed=7,log=warn,policy=capuchin,replan_drift=0.01,"
+		 "budget=%lluB", (unsigned long long)(st.device_peak / 5));
+	log = tmpfile();
+	ck_assert_ptr_nonnull(log);
+	fflush(stderr);
+	saved = dup(2);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_ge(dup2(fileno(log), 2), 0);
+	train(config, &w, &len, &st);
+	fflush(stderr);
+	ck_assert_int_ge(dup2(saved, 2), 0);
+	close(saved);
+	free(w);
+	rewind(log);
+	while (fgets(line, sizeof(line), log)) {
+		if (strstr(line, "does not fit"))
+			warned++;
+		fputs(line, stdout);
+	}
+	fclose(log);
+	printf("mlp capuchin at 20%% of its peak, replan_drift 0.01: %llu "
+	       "plans, %u warnings that one does not fit\n",
+	       (unsigned long long)st.plans_made, warned);
+	ck_assert_uint_gt(st.plans_made, 2);
+	ck_assert_uint_eq(warned, 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("replan");
@@ -223,6 +275,7 @@ int main(void)
 	tcase_add_test(tc, a_split_op_is_no_drift);
 	tcase_add_test(tc, retimed_trace);
 	tcase_add_test(tc, jitter_makes_new_plans);
+	tcase_add_test(tc, an_unfit_plan_warns_once);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -301,11 +301,17 @@ static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 
 		/* none plans no way out of a shortage: not a surprise
 		 * worth a warning. */
-		bool expected = plan.fits ||
-				strcmp(plan.policy, "none") == 0 ||
-				strcmp(plan.policy, "auto+none") == 0;
+		bool quiet = plan.fits || strcmp(plan.policy, "none") == 0 ||
+			     strcmp(plan.policy, "auto+none") == 0;
 
-		tmm_log(ctx, expected ? TMM_LOG_INFO : TMM_LOG_WARN,
+		/* A plan that does not fit is a warning once per budget:
+		 * re-planning on drift, as often as every iteration, says
+		 * it again at info. */
+		if (!quiet) {
+			quiet = g->unfit_warned_budget == ctx->budget;
+			g->unfit_warned_budget = ctx->budget;
+		}
+		tmm_log(ctx, quiet ? TMM_LOG_INFO : TMM_LOG_WARN,
 			"policy %s: %u actions, predicted peak %s of a %s "
 			"budget%s",
 			plan.policy, plan.n_actions,

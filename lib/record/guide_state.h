@@ -38,6 +38,10 @@ struct tmm_guide {
 	uint32_t n_kept;
 	struct tmm_replan *replan; /* latencies since the plan was made */
 	uint64_t plan_budget;	 /* the budget the plan was made for */
+	/* The budget of the last plan that did not fit, 0: none yet.  A
+	 * plan that does not fit is a warning once per budget; plans made
+	 * again for the same one (drift) say so at info. */
+	uint64_t unfit_warned_budget;
 	uint64_t unconstrained_peak; /* the first trace's, under liveness
 				      * alone (0: not known yet) */
 };
