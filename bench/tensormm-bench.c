@@ -78,7 +78,7 @@ static void usage(FILE *f)
 "                    p100-pcie3-16g,titanrtx-pcie3-24g, the papers' GPUs);\n"
 "                    'list' prints every profile and exits\n"
 "  --policies LIST   comma-separated policies (default: all the design\n"
-"                    names: none,vdnn-conv,vdnn-all,checkpoint,\n"
+"                    names: passive,none,vdnn-conv,vdnn-all,checkpoint,\n"
 "                    superneurons,capuchin,tensile,tsplit,auto); one this\n"
 "                    build does not know is shown as n/a\n"
 "  --quick           resnet50 and bert_base on p100-pcie3-16g only\n"

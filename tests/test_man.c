@@ -2,12 +2,14 @@
  * test_man.c — Check suite holding tensormm(7) to the descriptor table:
  * every tunable of tmm_tunables() has an entry in the page with its
  * environment variable, its key, each accepted word, its default and
- * the version that introduced it.  A tunable added to the table and not
+ * the version that introduced it, which is no later than this one.  A tunable added to the table and not
  * to the page fails here.
  */
 #include "lib/base/tunables.h"
+#include "tensormm.h"
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +68,17 @@ static const char *entry(const struct tmm_tunable *t, char *buf,
 	return buf;
 }
 
+/* Is "MAJOR.MINOR" at most this library's version (tensormm.h)? */
+static bool since_released(const char *since)
+{
+	unsigned major, minor;
+
+	if (sscanf(since, "%u.%u", &major, &minor) != 2)
+		return false;
+	return major * 1000ul + minor <=
+	       TMM_VERSION_MAJOR * 1000ul + TMM_VERSION_MINOR;
+}
+
 START_TEST(every_tunable_documented)
 {
 	size_t n;
@@ -80,6 +93,11 @@ START_TEST(every_tunable_documented)
 		ck_assert_msg(e, "tensormm.7 has no entry \".BR %s \\\", \\\" "
 			      "%s\" for tunable %s: document it under "
 			      "TUNABLES", t[i].env, t[i].name, t[i].name);
+		ck_assert_msg(since_released(t[i].since), "%s: since %s, "
+			      "but this is version %d.%d: a tunable cannot "
+			      "be older than the release", t[i].env,
+			      t[i].since, TMM_VERSION_MAJOR,
+			      TMM_VERSION_MINOR);
 		snprintf(want, sizeof(want), "Since %s.", t[i].since);
 		ck_assert_msg(strstr(e, want), "%s: the entry lacks \"%s\"",
 			      t[i].env, want);

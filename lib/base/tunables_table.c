@@ -138,7 +138,7 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"sim backend): fit = a plan that needs no passive "
 			"eviction wins, then the fastest; speed = the fastest "
 			"iteration wins, passive evictions and all",
-		.since = "0.3",
+		.since = "0.1",
 		.choices = auto_goal_choices,
 	},
 	[TMM_T_REPLAN_DRIFT] = {
@@ -150,7 +150,7 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.help = "re-plan when the summed op latency (smoothed) has "
 			"changed by this fraction since the plan was made; "
 			"0 = never",
-		.since = "0.2",
+		.since = "0.1",
 		.min = 0,
 		.max = 10,
 	},
@@ -261,7 +261,7 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"that would pass it is not written, tracing stops "
 			"with one warning and the file stays a whole trace; "
 			"0 = no cap",
-		.since = "0.4",
+		.since = "0.1",
 		.min = 0,
 		.max = TMM_TUNABLE_NO_LIMIT,
 	},
@@ -285,7 +285,7 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.help = "the largest plan file read (it is read whole into "
 			"memory; a larger one is refused and the run "
 			"measures) or written",
-		.since = "0.4",
+		.since = "0.1",
 		/* A plan file has a few lines at least; 0 would refuse
 		 * them all and is surely a mistake. */
 		.min = 1,
@@ -312,7 +312,7 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.help = "split the device budget with the other processes "
 			"of the same GPU (or group) through a shared-memory "
 			"segment; auto = on for cuda, keyed by the device",
-		.since = "0.3",
+		.since = "0.1",
 		.validate = share_group_valid,
 	},
 	[TMM_T_MAX_SWAP_RATE] = {
@@ -324,7 +324,7 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.help = "with share: this process's weight in giving up "
 			"memory when the processes' demands do not fit "
 			"(TENSILE's max swapping rate); 0 = give up none",
-		.since = "0.3",
+		.since = "0.1",
 		.min = 0,
 		.max = 1,
 	},
@@ -373,7 +373,7 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.help = "for tests: the named calls fail (the N-th call of "
 			"SITE, or it and every later one); process-wide, set "
 			"by each context created",
-		.since = "0.4",
+		.since = "0.1",
 		.validate = tmm_fault_valid,
 	},
 };
