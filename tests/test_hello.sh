@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_hello.sh — the README's first program (examples/hello.c) builds
 # against the public header and library alone, and trains to the answer
-# it prints.  Ends with a Check-style summary line for scripts/test.
+# it prints, and is the program the README shows.  Ends with a Check-style summary line for scripts/test.
 build=${top_builddir:-.}
 checks=0
 failures=0
@@ -27,6 +27,14 @@ case $out in
 *"budget 12.00 MiB"*) ;;
 *) fail "examples/hello did not run under its 12 MiB budget" ;;
 esac
+
+# The README shows the program whole: it must be this one.
+checks=$((checks + 1))
+src=${srcdir:-.}
+awk '/^## A first program/ { on = 1 } on && code && /^```$/ { exit }
+     on && code { print } on && /^```c$/ { code = 1 }' "$src/README.md" |
+	cmp -s - "$src/examples/hello.c" ||
+	fail "README.md's first program differs from examples/hello.c"
 
 pct=$(( (checks - failures) * 100 / checks ))
 echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
