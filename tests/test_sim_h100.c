@@ -92,7 +92,7 @@ START_TEST(each_cell_lands_near_the_gpu)
 
 	snprintf(config, sizeof(config), "%s,mode=swap,policy=none", SIM);
 	free_ns = last_step(c->model, c->batch, config, &peak);
-	snprintf(config, sizeof(config), "%s,mode=%s,policy=%s,budget=%llu%s",
+	snprintf(config, sizeof(config), "%s,mode=%s,policy=%s,budget=%lluB%s",
 		 SIM, c->mode, c->policy,
 		 (unsigned long long)((double)peak * c->fraction),
 		 strcmp(c->mode, "uvm") == 0 ? PRE_CHANGE_UVM : "");
