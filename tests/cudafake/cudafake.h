@@ -17,7 +17,8 @@
  * 64 KiB), CUDAFAKE_CONCURRENT_MANAGED=0 (a device without concurrent
  * managed access), CUDAFAKE_NUMA_NODE (the GPU's host node; default
  * none), CUDAFAKE_RACES=abort (abort at the first race, with its report
- * on stderr).
+ * on stderr), CUDAFAKE_CUPTI=records (CUPTI delivers activity records;
+ * default: it refuses profiling).
  */
 #ifndef CUDAFAKE_H
 #define CUDAFAKE_H
@@ -64,6 +65,21 @@ unsigned long cudafake_device_syncs(void);
 /* The granularity of managed memory: a discard poisons whole pages of
  * it (within the allocation), as the driver may. */
 size_t cudafake_page_size(void);
+
+/*
+ * CUPTI on the double (cupti.c, built where the toolkit has CUPTI): a
+ * driver that refuses profiling (the default), or one that delivers
+ * activity records whose start and end follow the double's queue order.
+ * Set before the code under test opens CUPTI.
+ */
+enum cudafake_cupti {
+	CUDAFAKE_CUPTI_REFUSE,
+	CUDAFAKE_CUPTI_RECORDS,
+};
+void cudafake_cupti_mode(enum cudafake_cupti mode);
+
+/* Activity records written into the client's buffers so far. */
+unsigned long cudafake_cupti_records(void);
 
 /* The byte a discarded page reads as until it is written or
  * prefetched. */

@@ -30,6 +30,7 @@ struct CUstream_st {
 	bool live;
 	struct vclock vc;	/* everything ordered before its next op */
 	struct fake_op *head, *tail; /* queued, not yet run */
+	uint32_t cupti_id;	/* CUPTI's id for it, unique in its context */
 };
 
 struct CUevent_st {
@@ -64,6 +65,8 @@ struct fake_op {
 	uint64_t gen;		/* OP_RECORD: the record; OP_WAIT: awaited */
 	void (*fn)(void *);
 	void *arg;
+	int device;		/* its stream's, or the caller's current one */
+	uint32_t corr;		/* CUPTI's correlation id; 0: none */
 };
 
 /* How an operation touches its bytes. */
@@ -110,6 +113,20 @@ void fake_discard(void *p, size_t n);
 
 /* The function holding `site`, as "name+offset", into buf (site.c). */
 void fake_site_name(const void *site, char *buf, size_t len);
+
+/* CUPTI's id of the stream (queue.c): the default streams 1 and 2, the
+ * streams made on a device 3, 4, ... in their order of making there, so
+ * that streams of two devices (two contexts) can share an id, as CUPTI
+ * allows (cuptiGetStreamIdEx: unique within a context). */
+uint32_t fake_stream_cupti_id(const struct CUstream_st *s);
+
+/* CUPTI's activity records (cupti.c, built with CUPTI): the correlation
+ * id of the call queuing op, with its API records, or 0 when CUPTI is not
+ * recording; and the record of op's device work, which ran from start_ms
+ * to end_ms on the double's clock. */
+uint32_t fake_cupti_api(const struct fake_op *op);
+void fake_cupti_ran(const struct fake_op *op, double start_ms,
+		    double end_ms);
 
 /* The double's clock, in ms: what events time. */
 double fake_clock_ms(void);

@@ -46,6 +46,7 @@ static struct {
 	struct CUstream_st streams[FAKE_STREAMS];
 	uint32_t ran[FAKE_STREAMS];	/* operations run, per stream */
 	struct vclock host;		/* what the host has waited for */
+	uint32_t stream_ids[16];	/* CUPTI stream ids given, per device */
 	double clock_ms;
 	struct logged *log;
 	size_t n_log;
@@ -93,6 +94,13 @@ static void init(void)
 	q.streams[FAKE_LEGACY].device = q.streams[FAKE_PER_THREAD].device = -1;
 	q.streams[FAKE_PER_THREAD].live = true;
 	q.streams[FAKE_PER_THREAD].blocking = true;
+	q.streams[FAKE_LEGACY].cupti_id = 1;
+	q.streams[FAKE_PER_THREAD].cupti_id = 2;
+}
+
+uint32_t fake_stream_cupti_id(const struct CUstream_st *s)
+{
+	return s->cupti_id;
 }
 
 struct CUstream_st *fake_stream(cudaStream_t s)
@@ -120,6 +128,11 @@ struct CUstream_st *fake_stream_new(bool blocking, int device)
 		s->blocking = blocking;
 		s->device = device;
 		s->head = s->tail = NULL;
+		/* A new id for every new stream, so that a record of the
+		 * slot's last owner is never taken for this one's. */
+		s->cupti_id = device >= 0 && device < 16
+				      ? 3 + q.stream_ids[device]++
+				      : 0;
 		/* A slot's count goes on from its last owner's, so clocks
 		 * that name it stay true. */
 		memset(&s->vc, 0, sizeof(s->vc));
@@ -244,6 +257,8 @@ struct fake_op *fake_op_new(enum fake_kind kind, cudaStream_t stream)
 	if (op) {
 		op->kind = kind;
 		op->s = s;
+		op->device = s->device >= 0 ? s->device
+					    : fake_current_device();
 	}
 	return op;
 }
@@ -269,6 +284,7 @@ static bool step(void)
 		return false;
 	struct CUstream_st *s = ready[next_rand() % n];
 	struct fake_op *op = s->head;
+	double start_ms = q.clock_ms;
 
 	s->head = op->next;
 	if (!s->head)
@@ -298,6 +314,11 @@ static bool step(void)
 	/* Time enough to tell events apart: a microsecond an operation and
 	 * 10 GB/s for its bytes. */
 	q.clock_ms += 0.001 + (double)op->bytes / 1e7;
+#ifdef TMM_HAVE_CUPTI
+	fake_cupti_ran(op, start_ms, q.clock_ms);
+#else
+	(void)start_ms;
+#endif
 	q.ran[s->slot]++;
 	free(op);
 	return true;
@@ -329,6 +350,9 @@ cudaError_t fake_enqueue(struct fake_op *op, const struct fake_access *a,
 		op->ev->vc = s->vc;
 	}
 	check_and_log(vc, s->slot, a, n, what, site);
+#ifdef TMM_HAVE_CUPTI
+	op->corr = fake_cupti_api(op);
+#endif
 	op->next = NULL;
 	if (s->tail)
 		s->tail->next = op;
