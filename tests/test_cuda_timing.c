@@ -97,7 +97,7 @@ START_TEST(module_ids_and_collect)
 	struct tmm_cuda_timing *a, *b;
 	cudaStream_t s;
 	char why[128], err[200];
-	uint64_t ids[2], ns[2] = { 1, 1 };
+	uint64_t ids[3], after[2], last[2], ns[2] = { 1, 1 };
 	void *dev;
 
 	ck_assert_int_eq(cudaStreamCreate(&s), cudaSuccess);
@@ -113,7 +113,8 @@ START_TEST(module_ids_and_collect)
 	tmm_cuda_timing_close(b);
 
 	ck_assert_uint_eq(tmm_cuda_timing_last(a), 0);
-	for (int k = 0; k < 2; k++) {
+	/* Op 0 is one bracket; op 1 two, as a split op's pieces. */
+	for (int k = 0; k < 3; k++) {
 		ck_assert_int_eq(tmm_cuda_timing_begin(a, err, sizeof(err)),
 				 0);
 		ck_assert_int_eq(cudaMemsetAsync(dev, k, FILL_BYTES, s),
@@ -122,12 +123,17 @@ START_TEST(module_ids_and_collect)
 		ids[k] = tmm_cuda_timing_last(a);
 	}
 	ck_assert_uint_lt(ids[0], ids[1]);
-	ck_assert_int_eq(tmm_cuda_timing_collect(a, ids, ns, 2, err,
+	ck_assert_uint_lt(ids[1], ids[2]);
+	after[0] = 0;
+	last[0] = after[1] = ids[0];
+	last[1] = ids[2];
+	ck_assert_int_eq(tmm_cuda_timing_collect(a, after, last, ns, 2, err,
 						 sizeof(err)), 0);
 	ck_assert_uint_gt(ns[0], 0);
-	ck_assert_uint_gt(ns[1], 0);
+	/* Two fills of the same size take longer than one. */
+	ck_assert_uint_gt(ns[1], ns[0]);
 	/* Collected ops are forgotten. */
-	ck_assert_int_eq(tmm_cuda_timing_collect(a, ids, ns, 2, err,
+	ck_assert_int_eq(tmm_cuda_timing_collect(a, after, last, ns, 2, err,
 						 sizeof(err)), 0);
 	ck_assert_uint_eq(ns[0], 0);
 	tmm_cuda_timing_close(a);

@@ -432,12 +432,15 @@ static uint64_t late_kernel_id(struct tmm_backend *be)
 	return late_id;
 }
 
-static int late_times(struct tmm_backend *be, const uint64_t *ids,
-		      uint64_t *ns, uint32_t n)
+static int late_times(struct tmm_backend *be, const uint64_t *after,
+		      const uint64_t *last, uint64_t *ns, uint32_t n)
 {
 	(void)be;
-	for (uint32_t i = 0; i < n; i++)
-		ns[i] = ids[i] * 1000;
+	for (uint32_t i = 0; i < n; i++) {
+		/* One bracket per op here: the range is that one id. */
+		ck_assert_uint_eq(after[i] + 1, last[i]);
+		ns[i] = last[i] * 1000;
+	}
 	return 0;
 }
 

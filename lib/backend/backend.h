@@ -233,15 +233,17 @@ struct tmm_backend_ops {
 			  uint64_t *ns);
 	/*
 	 * Later times, for backends whose kernel_end reports 0 (NULL on the
-	 * sim).  kernel_id returns the id of the op bracketed last (ids
+	 * sim).  kernel_id returns the id of the bracket opened last (ids
 	 * grow; 0: none).  kernel_times waits for the device and writes
-	 * into ns[i] the duration of op ids[i] (ids ascending), 0 where it
-	 * has none; it forgets every op bracketed so far, so the runtime
-	 * calls it once per iteration, at its end.
+	 * into ns[i] the duration of op i, the sum of its brackets: those
+	 * with ids in (after[i], last[i]] (ranges ascending and apart;
+	 * a split op has a bracket per piece); 0 where it has none.  It
+	 * forgets every bracket so far, so the runtime calls it once per
+	 * iteration, at its end.
 	 */
 	uint64_t (*kernel_id)(struct tmm_backend *be);
-	int (*kernel_times)(struct tmm_backend *be, const uint64_t *ids,
-			    uint64_t *ns, uint32_t n);
+	int (*kernel_times)(struct tmm_backend *be, const uint64_t *after,
+			    const uint64_t *last, uint64_t *ns, uint32_t n);
 
 	/*
 	 * The time an op with this cost hint is expected to take, without

@@ -471,15 +471,15 @@ static uint64_t cuda_kernel_id(struct tmm_backend *be)
 	return tmm_cuda_timing_last(st_of(be)->timing);
 }
 
-static int cuda_kernel_times(struct tmm_backend *be, const uint64_t *ids,
-			     uint64_t *ns, uint32_t n)
+static int cuda_kernel_times(struct tmm_backend *be, const uint64_t *after,
+			     const uint64_t *last, uint64_t *ns, uint32_t n)
 {
 	CUDA_ON_DEVICE(be);
 	char err[200];
 	int rc;
 
-	rc = tmm_cuda_timing_collect(st_of(be)->timing, ids, ns, n, err,
-				     sizeof(err));
+	rc = tmm_cuda_timing_collect(st_of(be)->timing, after, last, ns, n,
+				     err, sizeof(err));
 	if (rc < 0)
 		return tmm_backend_fail(be, rc, "reading op times: %s", err);
 	return 0;

@@ -80,20 +80,24 @@ static int cuda_err(cudaError_t e, const char *call, char *err,
 	return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
 }
 
-/* Position of id in the ascending ids[0 .. n), or -1. */
-static long find_id(const uint64_t *ids, uint32_t n, uint64_t id)
+/*
+ * The op that bracket `id` belongs to: i where after[i] < id <= last[i]
+ * (the ranges ascending and apart, tmm_cuda_timing_collect), or -1.
+ */
+static long find_op(const uint64_t *after, const uint64_t *last, uint32_t n,
+		    uint64_t id)
 {
 	uint32_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (ids[mid] < id)
+		if (last[mid] < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < n && ids[lo] == id ? (long)lo : -1;
+	return lo < n && after[lo] < id ? (long)lo : -1;
 }
 
 /* ------------------------------------------------------------------------
@@ -153,6 +157,10 @@ struct kern {
 static pthread_mutex_t cupti_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tmm_cuda_timing *cupti_owner;
 static bool cupti_registered;
+/* The owner's compute stream as CUPTI names it: its device (the runtime
+ * works in each device's primary context, so the device names the
+ * context) and its id there. */
+static uint32_t own_device, own_stream;
 static struct corr *corrs;
 static uint32_t n_corrs, cap_corrs;
 static struct kern *kerns;
@@ -176,9 +184,18 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,
 	*max_records = 0;
 }
 
-/* Keeps one piece of device work: a kernel, a copy or a fill. */
-static void keep_work(uint32_t corr, uint64_t start, uint64_t end)
+/*
+ * Keeps one piece of device work: a kernel, a copy or a fill, when it ran
+ * on the owner's compute stream.  Records are the process's: work an op's
+ * callback queued elsewhere (another stream, another device) runs beside
+ * the op rather than in it, and the event pairs, which time the compute
+ * stream, leave it out too.
+ */
+static void keep_work(uint32_t corr, uint32_t device, uint32_t stream,
+		      uint64_t start, uint64_t end)
 {
+	if (device != own_device || stream != own_stream)
+		return;
 	if (end <= start || n_kerns >= MAX_KEPT ||
 	    !reserve((void **)&kerns, &cap_kerns, n_kerns + 1, sizeof(*kerns)))
 		return;
@@ -187,21 +204,25 @@ static void keep_work(uint32_t corr, uint64_t start, uint64_t end)
 
 static void keep_record(const CUpti_Activity *rec)
 {
-	if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+	if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+	    rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
 		const kernel_record *k = (const kernel_record *)rec;
 
-		keep_work(k->correlationId, k->start, k->end);
+		keep_work(k->correlationId, k->deviceId, k->streamId,
+			  k->start, k->end);
 #if TIME_COPIES
 	} else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
 		const CUpti_ActivityMemcpy6 *m =
 			(const CUpti_ActivityMemcpy6 *)rec;
 
-		keep_work(m->correlationId, m->start, m->end);
+		keep_work(m->correlationId, m->deviceId, m->streamId,
+			  m->start, m->end);
 	} else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
 		const CUpti_ActivityMemset4 *m =
 			(const CUpti_ActivityMemset4 *)rec;
 
-		keep_work(m->correlationId, m->start, m->end);
+		keep_work(m->correlationId, m->deviceId, m->streamId,
+			  m->start, m->end);
 #endif
 	} else if (rec->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
 		const CUpti_ActivityExternalCorrelation *x =
@@ -267,6 +288,17 @@ static bool cupti_start(struct tmm_cuda_timing *t, char *why, size_t whylen)
 			 (unsigned)version, (unsigned)CUPTI_API_VERSION);
 		goto out;
 	}
+	/* Called on the context's device (backend_cuda.c opens the timing
+	 * there): a NULL context is the current one. */
+	r = cuptiGetDeviceId(NULL, &own_device);
+	if (r == CUPTI_SUCCESS)
+		r = cuptiGetStreamIdEx(NULL, (CUstream)t->stream, 0,
+				       &own_stream);
+	if (r != CUPTI_SUCCESS) {
+		snprintf(why, whylen, "cuptiGetStreamIdEx(compute stream): %s",
+			 cupti_string(r));
+		goto out;
+	}
 	if (!cupti_registered) {
 		r = cuptiActivityRegisterCallbacks(buffer_requested,
 						   buffer_completed);
@@ -317,8 +349,9 @@ static void cupti_stop(struct tmm_cuda_timing *t)
 	pthread_mutex_unlock(&cupti_lock);
 }
 
-static int cupti_collect(struct tmm_cuda_timing *t, const uint64_t *ids,
-			 uint64_t *ns, uint32_t n, char *err, size_t errlen)
+static int cupti_collect(struct tmm_cuda_timing *t, const uint64_t *after,
+			 const uint64_t *last, uint64_t *ns, uint32_t n,
+			 char *err, size_t errlen)
 {
 	CUptiResult r;
 	cudaError_t e;
@@ -339,7 +372,7 @@ static int cupti_collect(struct tmm_cuda_timing *t, const uint64_t *ids,
 		struct corr key = { .corr = kerns[i].corr };
 		struct corr *c = bsearch(&key, corrs, n_corrs, sizeof(*corrs),
 					 cmp_corr);
-		long at = c ? find_id(ids, n, c->ext) : -1;
+		long at = c ? find_op(after, last, n, c->ext) : -1;
 
 		if (at >= 0)
 			ns[at] += kerns[i].ns;
@@ -479,18 +512,21 @@ static int events_end(struct tmm_cuda_timing *t, char *err, size_t errlen)
 	return 0;
 }
 
-static int events_collect(struct tmm_cuda_timing *t, const uint64_t *ids,
-			  uint64_t *ns, uint32_t n, char *err, size_t errlen)
+static int events_collect(struct tmm_cuda_timing *t, const uint64_t *after,
+			  const uint64_t *last, uint64_t *ns, uint32_t n,
+			  char *err, size_t errlen)
 {
 	int rc = retire_pairs(t, true, err, errlen);
 
 	if (rc < 0)
 		return rc;
 	for (uint32_t i = 0; i < t->n_done; i++) {
-		long at = find_id(ids, n, t->done[i].id);
+		long at = find_op(after, last, n, t->done[i].id);
 
+		/* A split op's pieces each have a pair: the op's time is
+		 * their sum. */
 		if (at >= 0)
-			ns[at] = t->done[i].ns;
+			ns[at] += t->done[i].ns;
 	}
 	t->n_done = 0;
 	return 0;
@@ -599,15 +635,15 @@ uint64_t tmm_cuda_timing_last(const struct tmm_cuda_timing *t)
 	return t->last_id;
 }
 
-int tmm_cuda_timing_collect(struct tmm_cuda_timing *t, const uint64_t *ids,
-			    uint64_t *ns, uint32_t n, char *err,
-			    size_t errlen)
+int tmm_cuda_timing_collect(struct tmm_cuda_timing *t, const uint64_t *after,
+			    const uint64_t *last, uint64_t *ns, uint32_t n,
+			    char *err, size_t errlen)
 {
 	for (uint32_t i = 0; i < n; i++)
 		ns[i] = 0;
 #ifdef TMM_HAVE_CUPTI
 	if (t->cupti)
-		return cupti_collect(t, ids, ns, n, err, errlen);
+		return cupti_collect(t, after, last, ns, n, err, errlen);
 #endif
-	return events_collect(t, ids, ns, n, err, errlen);
+	return events_collect(t, after, last, ns, n, err, errlen);
 }

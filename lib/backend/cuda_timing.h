@@ -10,7 +10,8 @@
  *           external correlation id; CUPTI's activity records give each
  *           kernel's (and, with CUDA 13's CUPTI, each copy's and fill's)
  *           start and end, and an op's time is the sum of those times
- *           (launch gaps and host work excluded).
+ *           (launch gaps and host work excluded) on the compute stream
+ *           (records of other streams and devices are left out).
  *   events  a pair of cudaEvents brackets the op on the compute stream;
  *           the time between them (gaps included).
  *
@@ -59,12 +60,14 @@ uint64_t tmm_cuda_timing_last(const struct tmm_cuda_timing *t);
 
 /*
  * Waits for the compute stream, then writes into ns[i] the duration of
- * op ids[i] (ids ascending), 0 for an op it has no time for.  Forgets
- * every op begun so far: call it once per iteration.  Returns 0 or a
- * negative errno.
+ * op i: the sum over the ops begun with ids in (after[i], last[i]], so
+ * that an op run as several pieces (a split op, each piece begun and
+ * ended) is timed over all of them; 0 for an op it has no time for.  The
+ * ranges ascend and do not overlap.  Forgets every op begun so far: call
+ * it once per iteration.  Returns 0 or a negative errno.
  */
-int tmm_cuda_timing_collect(struct tmm_cuda_timing *t, const uint64_t *ids,
-			    uint64_t *ns, uint32_t n, char *err,
-			    size_t errlen);
+int tmm_cuda_timing_collect(struct tmm_cuda_timing *t, const uint64_t *after,
+			    const uint64_t *last, uint64_t *ns, uint32_t n,
+			    char *err, size_t errlen);
 
 #endif /* TMM_CUDA_TIMING_H */

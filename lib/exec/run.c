@@ -272,6 +272,7 @@ static int run_op(struct tmm_ctx *ctx, const tmm_op *op)
 	}
 
 	start_ns = ctx->in_iteration ? be->ops->now_ns(be) : 0;
+	tmm_tracker_op_kernels(ctx);
 	if (parts) {
 		/* TSPLIT: an output the plan swaps out at the op leaves as
 		 * its rows are written. */

@@ -45,9 +45,13 @@ struct tmm_tracker {
 	struct tmm_trace_writer *file; /* TENSORMM_TRACE, or NULL */
 
 	/* Backends that time ops later (kernel_times): each recorded op's
-	 * backend id, and room for the answers. */
-	uint64_t *kernel_ids, *kernel_ns;
+	 * brackets, ids in (kernel_after, kernel_ids], and room for the
+	 * answers; kernel_from is the backend's id when the op about to be
+	 * recorded began its kernels (tmm_tracker_op_kernels), or
+	 * NO_KERNEL_FROM. */
+	uint64_t *kernel_ids, *kernel_after, *kernel_ns;
 	uint32_t cap_kernel;
+	uint64_t kernel_from;
 };
 
 /* The iteration's clock: the backend's, or during a rehearsal the
@@ -57,6 +61,9 @@ static uint64_t clock_ns(struct tmm_ctx *ctx)
 	return ctx->rehearsal ? tmm_rehearsal_clock(ctx)
 			      : ctx->be.ops->now_ns(&ctx->be);
 }
+
+/* tmm_tracker_op_kernels was not called for the op being recorded. */
+#define NO_KERNEL_FROM UINT64_MAX
 
 /* Makes room for `need` elements of a trace array, counting growths. */
 #define RESERVE(tr, field, cap, need) \
@@ -111,6 +118,8 @@ int tmm_tracker_create(struct tmm_ctx *ctx, char *err, size_t errlen)
 	char path[sizeof(ctx->cfg.trace) + 64], why[256];
 	int rc;
 
+	if (tr)
+		tr->kernel_from = NO_KERNEL_FROM;
 	if (!tr) {
 		snprintf(err, errlen, "tmm_ctx_create: out of host memory "
 			 "for the tracker");
@@ -156,6 +165,7 @@ void tmm_tracker_destroy(struct tmm_ctx *ctx)
 	tmm_trace_free(&tr->first);
 	free(tr->made);
 	free(tr->kernel_ids);
+	free(tr->kernel_after);
 	free(tr->kernel_ns);
 	free(tr);
 	ctx->tracker = NULL;
@@ -195,7 +205,8 @@ static void patch_op_times(struct tmm_ctx *ctx)
 
 	if (!be->ops->kernel_times || !t->n_ops)
 		return;
-	if (be->ops->kernel_times(be, tr->kernel_ids, tr->kernel_ns,
+	if (be->ops->kernel_times(be, tr->kernel_after, tr->kernel_ids,
+				  tr->kernel_ns,
 				  t->n_ops) < 0) {
 		tmm_log(ctx, TMM_LOG_WARN, "%s; iteration %llu keeps no op "
 			"times", be->error, (unsigned long long)tr->epoch);
@@ -372,6 +383,10 @@ static bool reserve_kernel(struct tmm_ctx *ctx, uint64_t need)
 		      sizeof(*tr->kernel_ids)))
 		return false;
 	cap = tr->cap_kernel;
+	if (!tmm_grow((void **)&tr->kernel_after, &cap, need,
+		      sizeof(*tr->kernel_after)))
+		return false;
+	cap = tr->cap_kernel;
 	if (!tmm_grow((void **)&tr->kernel_ns, &cap, need,
 		      sizeof(*tr->kernel_ns)))
 		return false;
@@ -395,6 +410,14 @@ void tmm_tracker_op_was_split(struct tmm_ctx *ctx)
 
 	if (ctx->tracker->epoch && !ctx->tracker->incomplete && t->n_ops)
 		t->ops[t->n_ops - 1].flags |= TMM_TRACE_OP_SPLIT;
+}
+
+void tmm_tracker_op_kernels(struct tmm_ctx *ctx)
+{
+	struct tmm_tracker *tr = ctx->tracker;
+
+	if (tr && ctx->be.ops->kernel_id)
+		tr->kernel_from = ctx->be.ops->kernel_id(&ctx->be);
 }
 
 void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
@@ -428,8 +451,16 @@ void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 	in_use = ctx->mode == TMM_MODE_UVM ? ctx->c.uvm_resident
 					   : tmm_pool_in_use(ctx->pool);
 	op_index = t->n_ops++;
-	if (ctx->be.ops->kernel_id)
-		tr->kernel_ids[op_index] = ctx->be.ops->kernel_id(&ctx->be);
+	if (ctx->be.ops->kernel_id) {
+		uint64_t last = ctx->be.ops->kernel_id(&ctx->be);
+
+		tr->kernel_ids[op_index] = last;
+		/* Unannounced, the op is its last bracket alone. */
+		tr->kernel_after[op_index] =
+			tr->kernel_from != NO_KERNEL_FROM ? tr->kernel_from
+			: last ? last - 1 : 0;
+	}
+	tr->kernel_from = NO_KERNEL_FROM;
 	o = &t->ops[op_index];
 	*o = (struct tmm_trace_op){
 		.name = intern(ctx, op->name),

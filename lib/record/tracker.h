@@ -59,6 +59,14 @@ void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 		    uint64_t stall_ns, uint32_t *first_access,
 		    uint32_t *n_accesses);
 
+/*
+ * The op about to be recorded begins its kernels now (backends that time
+ * ops later, kernel_times): every bracket from here to tmm_tracker_op is
+ * the op's, so that a split op is timed over all its pieces.  Called
+ * after the recomputations that made its inputs, which are not its time.
+ */
+void tmm_tracker_op_kernels(struct tmm_ctx *ctx);
+
 /* The op just recorded ran as micro-ops (TMM_TRACE_OP_SPLIT). */
 void tmm_tracker_op_was_split(struct tmm_ctx *ctx);
 
