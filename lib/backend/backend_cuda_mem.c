@@ -389,10 +389,12 @@ static struct cudaMemLocation loc_host(const struct cuda_state *s, int node)
  * reached when it was asked for, as the swap engine's copies do and as the
  * simulator's prefetches do (sim_uvm.c starts them after compute).  The
  * waits are the GPU's; the host goes on.  The events go back to the spares
- * at once: a wait keeps the point it captured.
+ * at once: a wait keeps the point it captured.  On failure *call names
+ * the CUDA call that failed, for the message.
  */
 static cudaError_t after_other_streams(struct cuda_state *s,
-				       enum tmm_engine engine)
+				       enum tmm_engine engine,
+				       const char **call)
 {
 	for (int i = 0; i < TMM_ENGINE_COUNT; i++) {
 		cudaEvent_t ev;
@@ -403,14 +405,18 @@ static cudaError_t after_other_streams(struct cuda_state *s,
 		if (s->nspare > 0) {
 			ev = s->spare[--s->nspare];
 		} else {
+			*call = "cudaEventCreateWithFlags";
 			e = cudaEventCreateWithFlags(&ev,
 						     cudaEventDisableTiming);
 			if (e != cudaSuccess)
 				return e;
 		}
+		*call = "cudaEventRecord";
 		e = cudaEventRecord(ev, s->stream[i]);
-		if (e == cudaSuccess)
+		if (e == cudaSuccess) {
+			*call = "cudaStreamWaitEvent";
 			e = cudaStreamWaitEvent(s->stream[engine], ev, 0);
+		}
 		if (s->nspare < CUDA_EVENT_CACHE)
 			s->spare[s->nspare++] = ev;
 		else
@@ -435,17 +441,18 @@ int tmm_cuda_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 	const char *where = to == TMM_LOC_DEVICE ? "device" : "host";
+	const char *call = "";
 	cudaError_t e;
 
 	if ((unsigned)engine >= TMM_ENGINE_COUNT)
 		return tmm_cuda_bad_engine(be, "prefetch", engine);
 	if (bytes == 0)
 		return 0;
-	e = after_other_streams(s, engine);
+	e = after_other_streams(s, engine, &call);
 	if (e != cudaSuccess)
-		return tmm_cuda_fail(be, e, "ordering a prefetch (%p, %zu "
-				     "bytes) after the other streams", ptr,
-				     bytes);
+		return tmm_cuda_fail(be, e, "%s, ordering a prefetch (%p, %zu "
+				     "bytes) after the other streams", call,
+				     ptr, bytes);
 #if CUDA_MEMLOC
 	struct cudaMemLocation l = to == TMM_LOC_DEVICE
 					   ? loc_device(s)
@@ -553,6 +560,7 @@ int tmm_cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 	CUDA_ON_DEVICE(be);
 #if CUDART_VERSION >= 13000
 	struct cuda_state *s = st_of(be);
+	const char *call = "";
 	cudaError_t e;
 	void *ptrs[1] = { ptr };
 	size_t sizes[1] = { bytes };
@@ -564,10 +572,13 @@ int tmm_cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 	 */
 	if (bytes == 0 || !be->info.concurrent_managed)
 		return 0;
-	e = after_other_streams(s, TMM_ENGINE_COMPUTE);
-	if (e == cudaSuccess)
-		e = cudaMemDiscardBatchAsync(ptrs, sizes, 1, 0,
-					     s->stream[TMM_ENGINE_COMPUTE]);
+	e = after_other_streams(s, TMM_ENGINE_COMPUTE, &call);
+	if (e != cudaSuccess)
+		return tmm_cuda_fail(be, e, "%s, ordering a discard (%p, %zu "
+				     "bytes) after the other streams", call,
+				     ptr, bytes);
+	e = cudaMemDiscardBatchAsync(ptrs, sizes, 1, 0,
+				     s->stream[TMM_ENGINE_COMPUTE]);
 	if (e != cudaSuccess)
 		return tmm_cuda_fail(be, e,
 				     "cudaMemDiscardBatchAsync(%p, %zu bytes)",

@@ -14,7 +14,8 @@
  * comment names the section of the CUDA Runtime API reference it
  * follows.  The `fault` tunable's sites here (lib/base/fault.h):
  * cudaMalloc, cudaMallocManaged, cudaMallocHost, cudaHostRegister,
- * cudaMemcpyAsync, cudaMemPrefetchAsync.
+ * cudaMemcpyAsync, cudaMemPrefetchAsync, cudaEventRecord,
+ * cudaStreamWaitEvent.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -197,6 +198,8 @@ const char *cudaGetErrorString(cudaError_t e)
 	case cudaErrorMemoryAllocation: return "out of memory (cudafake)";
 	case cudaErrorInvalidDevice: return "invalid device ordinal (cudafake)";
 	case cudaErrorNotReady: return "device not ready (cudafake)";
+	case cudaErrorInvalidResourceHandle:
+		return "invalid resource handle (cudafake)";
 	default: return "an error the double reports (cudafake)";
 	}
 }
@@ -560,6 +563,10 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 
 	if (!event || !event->live)
 		return fail(cudaErrorInvalidResourceHandle);
+	/* An injected failure answers one of the errors the Runtime API
+	 * lists for the call, and queues nothing. */
+	if (tmm_fault_hit("cudaEventRecord"))
+		return fail(cudaErrorInvalidResourceHandle);
 	op = fake_op_new(OP_RECORD, stream);
 	if (!op)
 		return fail(cudaErrorInvalidResourceHandle);
@@ -580,6 +587,8 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
 
 	(void)flags;
 	if (!event || !event->live)
+		return fail(cudaErrorInvalidResourceHandle);
+	if (tmm_fault_hit("cudaStreamWaitEvent"))
 		return fail(cudaErrorInvalidResourceHandle);
 	op = fake_op_new(OP_WAIT, stream);
 	if (!op)
