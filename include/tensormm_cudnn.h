@@ -7,7 +7,12 @@
  * between the smallest and the largest of those needs (so it is as large
  * as what is free in the budget right now, evicting only for the
  * smallest); and picks the fastest algorithm that fits in what it got
- * (SuperNeurons §3.5).  Call it just before the tmm_run whose callback
+ * (SuperNeurons §3.5).  Only algorithms of a math type the convolution
+ * descriptor allows are considered (CUDNN_FMA_MATH: FMA only; the
+ * default: no tensor ops asked for; CUDNN_TENSOR_OP_MATH: tensor ops
+ * too), and the chosen one's math type is set on the descriptor
+ * (cudnnSetConvolutionMathType), so that the convolution runs as the
+ * workspace was sized for.  Call it just before the tmm_run whose callback
  * runs the convolution, and hand the algorithm and the workspace to that
  * callback; the workspace stays valid as tmm_workspace() says.
  *
@@ -15,8 +20,9 @@
  * none) and *workspace_bytes set; or a negative errno with the reason in
  * tmm_last_error(ctx): -EBADF, -EINVAL (a NULL argument, or cuDNN
  * rejected the descriptors: CUDNN_STATUS_BAD_PARAM), -ENOTSUP (no
- * algorithm supports this convolution, or none that is deterministic
- * with TMM_CUDNN_DETERMINISTIC), -ENOMEM (not even the smallest
+ * algorithm supports this convolution, none of a math type the
+ * descriptor allows, or none that is deterministic with
+ * TMM_CUDNN_DETERMINISTIC), -ENOMEM (not even the smallest
  * workspace fits), -EIO (another cuDNN error; the message names the call
  * and cuDNN's description).
  */

@@ -12,6 +12,30 @@
  * free memory, and so the answer, changes.  Both list the algorithms
  * fastest first, each with its workspace need, which is all the choice
  * needs.
+ *
+ * Why the _v7 calls in cuDNN 9, where they are deprecated: cuDNN 9
+ * deprecates the whole legacy convolution API with them, the
+ * descriptors, cudnnConvolutionForward and cudnnFind* included (cuDNN API
+ * reference, cudnn_cnn library; the graph API is the recommended one).
+ * These pickers take the caller's legacy descriptors and answer an
+ * algorithm number for the caller's cudnnConvolution* call; the graph
+ * API's heuristics answer engine configurations that only a graph-API
+ * execution plan can run, so they cannot answer this interface.  The
+ * legacy calls are still present and supported in cuDNN 9 (libcudnn_cnn);
+ * a picker for graph-API callers would be a new interface beside this
+ * one.  configure finds cuDNN by cudnnGetConvolutionForwardAlgorithm_v7,
+ * so a cuDNN without it builds the library without the pickers.
+ *
+ * The math type.  A result's mathType is the math type the algorithm was
+ * rated with (cuDNN API reference, cudnnConvolutionFwdAlgoPerf_t), and
+ * the heuristics list results of other math types than the descriptor's.
+ * A result is a candidate only when its math type asks no more than the
+ * descriptor's allows (FMA only < default < tensor ops < tensor ops with
+ * conversion): a caller who set CUDNN_FMA_MATH to keep FP32 accuracy
+ * never gets a tensor-op algorithm.  The chosen result's math type is set
+ * on the descriptor, so that the convolution runs with the math type
+ * whose workspace need was taken (an algorithm rated with default math
+ * may need another workspace with tensor ops).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -29,7 +53,28 @@
 struct cand {
 	int algo;
 	size_t memory;
+	cudnnMathType_t math;
 };
+
+/* How much a math type allows, strictest first; unknown ones most. */
+static int math_rank(cudnnMathType_t m)
+{
+	switch (m) {
+	case CUDNN_FMA_MATH: return 0;
+	case CUDNN_DEFAULT_MATH: return 1;
+	case CUDNN_TENSOR_OP_MATH: return 2;
+	case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return 3;
+	default: return 4;
+	}
+}
+
+/* Whether a result rated with `got` may run under a descriptor of
+ * `allowed` (an unknown math type is allowed only by itself). */
+static bool math_allows(cudnnMathType_t allowed, cudnnMathType_t got)
+{
+	return got == allowed ||
+	       (math_rank(got) < 4 && math_rank(got) <= math_rank(allowed));
+}
 
 /* The errno for a cuDNN status, and the message naming the call. */
 static int cudnn_fail(struct tmm_ctx *ctx, cudnnStatus_t st,
@@ -62,7 +107,7 @@ static int cudnn_fail(struct tmm_ctx *ctx, cudnnStatus_t st,
  * least, the smallest need.
  */
 static int choose(struct tmm_ctx *ctx, const char *what, unsigned flags,
-		  const struct cand *c, int n, int *algo, void **ws,
+		  const struct cand *c, int n, int *at, void **ws,
 		  size_t *ws_bytes)
 {
 	size_t lo = (size_t)-1, hi = 0, got = 0;
@@ -72,12 +117,13 @@ static int choose(struct tmm_ctx *ctx, const char *what, unsigned flags,
 	if (n == 0)
 		return tmm_fail(ctx, -ENOTSUP,
 				"%s: cuDNN offers no algorithm for this "
-				"convolution%s", what,
+				"convolution%s that its math type allows; "
+				"allow more (cudnnSetConvolutionMathType) or "
+				"change the descriptors", what,
 				(flags & TMM_CUDNN_DETERMINISTIC)
-					? " that is deterministic; drop "
-					  "TMM_CUDNN_DETERMINISTIC or change "
-					  "the descriptors"
-					: "; check the descriptors");
+					? " that is deterministic (or drop "
+					  "TMM_CUDNN_DETERMINISTIC)"
+					: "");
 	for (int i = 0; i < n; i++) {
 		lo = c[i].memory < lo ? c[i].memory : lo;
 		hi = c[i].memory > hi ? c[i].memory : hi;
@@ -93,7 +139,7 @@ static int choose(struct tmm_ctx *ctx, const char *what, unsigned flags,
 	for (int i = 0; i < n; i++) {
 		if (c[i].memory > got)
 			continue;
-		*algo = c[i].algo;
+		*at = i;
 		*ws = c[i].memory ? p : NULL;
 		*ws_bytes = c[i].memory ? got : 0;
 		return 0;
@@ -124,18 +170,57 @@ static int enter(struct tmm_ctx *ctx, const char *what, cudnnHandle_t handle,
 	return entered;
 }
 
-/* Keeps the usable results: succeeded, and deterministic when asked. */
-#define KEEP(perf, n, flags, out, kept) \
+/* Keeps the usable results: succeeded, of a math type the descriptor's
+ * (math) allows, and deterministic when asked. */
+#define KEEP(perf, n, flags, math, out, kept) \
 	do { \
 		for (int i_ = 0; i_ < (n); i_++) { \
 			if ((perf)[i_].status != CUDNN_STATUS_SUCCESS || \
+			    !math_allows((math), (perf)[i_].mathType) || \
 			    (((flags) & TMM_CUDNN_DETERMINISTIC) && \
 			     (perf)[i_].determinism != CUDNN_DETERMINISTIC)) \
 				continue; \
 			(out)[(kept)++] = (struct cand){ \
-				(int)(perf)[i_].algo, (perf)[i_].memory }; \
+				(int)(perf)[i_].algo, (perf)[i_].memory, \
+				(perf)[i_].mathType }; \
 		} \
 	} while (0)
+
+/* The descriptor's math type, or the failure's errno (message set). */
+static int math_of(struct tmm_ctx *ctx, cudnnConvolutionDescriptor_t conv,
+		   cudnnMathType_t *math)
+{
+	cudnnStatus_t st = cudnnGetConvolutionMathType(conv, math);
+
+	return st == CUDNN_STATUS_SUCCESS
+		       ? 0
+		       : cudnn_fail(ctx, st, "cudnnGetConvolutionMathType");
+}
+
+/*
+ * Chooses among the kept candidates c[0 .. n) (choose) and sets the
+ * chosen one's math type on the descriptor when it is not already its.
+ */
+static int finish(struct tmm_ctx *ctx, const char *what, unsigned flags,
+		  cudnnConvolutionDescriptor_t conv, cudnnMathType_t math,
+		  const struct cand *c, int n, int *algo, void **ws,
+		  size_t *ws_bytes)
+{
+	cudnnStatus_t st;
+	int at = 0, rc;
+
+	rc = choose(ctx, what, flags, c, n, &at, ws, ws_bytes);
+	if (rc < 0)
+		return rc;
+	if (c[at].math != math) {
+		st = cudnnSetConvolutionMathType(conv, c[at].math);
+		if (st != CUDNN_STATUS_SUCCESS)
+			return cudnn_fail(ctx, st,
+					  "cudnnSetConvolutionMathType");
+	}
+	*algo = c[at].algo;
+	return 0;
+}
 
 int tmm_cudnn_conv_fwd_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 			    cudnnTensorDescriptor_t x,
@@ -149,24 +234,29 @@ int tmm_cudnn_conv_fwd_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 	cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
 	struct cand c[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
 	int n = 0, kept = 0, a = 0, entered, rc;
+	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 	cudnnStatus_t st;
 
 	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes);
 	if (entered < 0)
 		return entered;
+	rc = math_of(ctx, conv, &math);
+	if (rc < 0)
+		goto out;
 	st = cudnnGetConvolutionForwardAlgorithm_v7(
 		handle, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n,
 		perf);
 	if (st != CUDNN_STATUS_SUCCESS) {
 		rc = cudnn_fail(ctx, st,
 				"cudnnGetConvolutionForwardAlgorithm_v7");
-	} else {
-		KEEP(perf, n, flags, c, kept);
-		rc = choose(ctx, what, flags, c, kept, &a, workspace,
-			    workspace_bytes);
-		if (rc == 0)
-			*algo = (cudnnConvolutionFwdAlgo_t)a;
+		goto out;
 	}
+	KEEP(perf, n, flags, math, c, kept);
+	rc = finish(ctx, what, flags, conv, math, c, kept, &a, workspace,
+		    workspace_bytes);
+	if (rc == 0)
+		*algo = (cudnnConvolutionFwdAlgo_t)a;
+out:
 	tmm_guard_leave(ctx, entered);
 	return rc;
 }
@@ -184,24 +274,29 @@ int tmm_cudnn_conv_bwd_data_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 		perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
 	struct cand c[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
 	int n = 0, kept = 0, a = 0, entered, rc;
+	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 	cudnnStatus_t st;
 
 	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes);
 	if (entered < 0)
 		return entered;
+	rc = math_of(ctx, conv, &math);
+	if (rc < 0)
+		goto out;
 	st = cudnnGetConvolutionBackwardDataAlgorithm_v7(
 		handle, w, dy, conv, dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
 		&n, perf);
 	if (st != CUDNN_STATUS_SUCCESS) {
 		rc = cudnn_fail(
 			ctx, st, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-	} else {
-		KEEP(perf, n, flags, c, kept);
-		rc = choose(ctx, what, flags, c, kept, &a, workspace,
-			    workspace_bytes);
-		if (rc == 0)
-			*algo = (cudnnConvolutionBwdDataAlgo_t)a;
+		goto out;
 	}
+	KEEP(perf, n, flags, math, c, kept);
+	rc = finish(ctx, what, flags, conv, math, c, kept, &a, workspace,
+		    workspace_bytes);
+	if (rc == 0)
+		*algo = (cudnnConvolutionBwdDataAlgo_t)a;
+out:
 	tmm_guard_leave(ctx, entered);
 	return rc;
 }
@@ -219,11 +314,15 @@ int tmm_cudnn_conv_bwd_filter_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 		perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
 	struct cand c[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
 	int n = 0, kept = 0, a = 0, entered, rc;
+	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 	cudnnStatus_t st;
 
 	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes);
 	if (entered < 0)
 		return entered;
+	rc = math_of(ctx, conv, &math);
+	if (rc < 0)
+		goto out;
 	st = cudnnGetConvolutionBackwardFilterAlgorithm_v7(
 		handle, x, dy, conv, dw,
 		CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf);
@@ -231,13 +330,14 @@ int tmm_cudnn_conv_bwd_filter_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 		rc = cudnn_fail(
 			ctx, st,
 			"cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-	} else {
-		KEEP(perf, n, flags, c, kept);
-		rc = choose(ctx, what, flags, c, kept, &a, workspace,
-			    workspace_bytes);
-		if (rc == 0)
-			*algo = (cudnnConvolutionBwdFilterAlgo_t)a;
+		goto out;
 	}
+	KEEP(perf, n, flags, math, c, kept);
+	rc = finish(ctx, what, flags, conv, math, c, kept, &a, workspace,
+		    workspace_bytes);
+	if (rc == 0)
+		*algo = (cudnnConvolutionBwdFilterAlgo_t)a;
+out:
 	tmm_guard_leave(ctx, entered);
 	return rc;
 }

@@ -81,6 +81,22 @@ void cudafake_cupti_mode(enum cudafake_cupti mode);
 /* Activity records written into the client's buffers so far. */
 unsigned long cudafake_cupti_records(void);
 
+/*
+ * cuDNN on the double (cudnn.c, built where the toolkit has cuDNN): one
+ * result of a _v7 algorithm query, cuDNN's perf struct in plain ints
+ * (algo, cudnnStatus_t, cudnnDeterminism_t, cudnnMathType_t).  The
+ * queries answer r[0 .. n) from now on; n = 0 gives back the double's own
+ * list (cudnn.c).
+ */
+struct cudafake_cudnn_result {
+	int algo;
+	int status;
+	size_t memory;
+	int determinism;
+	int math;
+};
+void cudafake_cudnn_results(const struct cudafake_cudnn_result *r, int n);
+
 /* The byte a discarded page reads as until it is written or
  * prefetched. */
 #define CUDAFAKE_POISON 0xdb
