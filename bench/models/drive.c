@@ -174,11 +174,29 @@ static int run_op(struct run *x, uint32_t i)
 	return 0;
 }
 
-/* Destroys op i's tensors whose last use it was. */
+/* Destroys op i's tensors whose last use it was (every one of the
+ * iteration's after its last op, with destroy_at_end). */
 static int retire(struct run *x, uint32_t i)
 {
 	const struct zg_op *op = &x->g->op[i];
 	const zg_t *ids = x->g->ids + op->in_at;
+
+	if (x->g->destroy_at_end) {
+		if (i + 1 < x->g->nop)
+			return 0;
+		for (zg_t id = 0; id < x->g->nt; id++) {
+			int rc;
+
+			if (x->g->t[id].kind == TMM_PERSISTENT ||
+			    !x->h[id].id)
+				continue;
+			rc = tmm_tensor_destroy(x->ctx, x->h[id]);
+			if (rc < 0)
+				return fail(x, rc, "tmm_tensor_destroy");
+			x->h[id] = TMM_TENSOR_NULL;
+		}
+		return 0;
+	}
 
 	/* inputs and outputs are back to back in g->ids */
 	for (uint32_t k = 0; k < op->n_in + op->n_out; k++) {

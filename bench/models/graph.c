@@ -352,36 +352,62 @@ static void backward_of(struct zgraph *g, const struct zg_tape_entry *e)
 		accumulate(g, e->param[i], out[n_out++]);
 }
 
-/* One optimizer step per weight: an in-place update, so not pure. */
+/* The optimizer step of weight p: an in-place update, so not pure. */
+static void optimizer_step(struct zgraph *g, zg_t p)
+{
+	unsigned states = g->optimizer == ZG_ADAM ? 2 : 1;
+	char name[sizeof(g->t->name)];
+	zg_t in[4], out[3];
+	double n = (double)(g->t[p].bytes / F32);
+
+	if (!g->t[p].param || g->t[p].grad == ZG_NONE || g->t[p].stepped)
+		return;
+	g->t[p].stepped = true;
+	/* a copy: new_tensor may move g->t */
+	snprintf(name, sizeof(name), "%s", g->t[p].name);
+	in[0] = out[0] = p;
+	in[1] = g->t[p].grad;
+	for (unsigned s = 0; s < states; s++) {
+		zg_t st = new_tensor(g, g->t[p].bytes, TMM_PERSISTENT, 0, name,
+				     s ? ".adam_v" : states == 2
+					     ? ".adam_m" : ".momentum");
+
+		in[2 + s] = out[1 + s] = st;
+	}
+	/* SGD: v = mu v + g; w -= lr v.  Adam: two moments, bias
+	 * correction, a square root and a division. */
+	emit(g, g->optimizer == ZG_ADAM ? "adam." : "sgd.", name,
+	     TMM_OP_OPTIMIZER, 0, in, 2 + states, out, 1 + states,
+	     (states == 2 ? 12.0 : 4.0) * n);
+}
+
+/* Every weight's step not emitted yet, in weight order. */
 static void optimizer_steps(struct zgraph *g)
 {
 	uint32_t nt = g->nt;
-	unsigned states = g->optimizer == ZG_ADAM ? 2 : 1;
 
-	for (zg_t p = 0; p < nt && !g->err; p++) {
-		char name[sizeof(g->t->name)];
-		zg_t in[4], out[3];
-		double n = (double)(g->t[p].bytes / F32);
+	for (zg_t p = 0; p < nt && !g->err; p++)
+		optimizer_step(g, p);
+}
 
-		if (!g->t[p].param || g->t[p].grad == ZG_NONE)
-			continue;
-		/* a copy: new_tensor may move g->t */
-		snprintf(name, sizeof(name), "%s", g->t[p].name);
-		in[0] = out[0] = p;
-		in[1] = g->t[p].grad;
-		for (unsigned s = 0; s < states; s++) {
-			zg_t st = new_tensor(g, g->t[p].bytes, TMM_PERSISTENT,
-					     0, name,
-					     s ? ".adam_v" : states == 2
-						     ? ".adam_m" : ".momentum");
+/*
+ * With update_early: the steps of the weights whose last gradient tape
+ * entry i just gave.  The tape is walked backwards, so a weight's last
+ * gradient comes from the first entry that uses it.
+ */
+static void early_steps(struct zgraph *g, uint32_t i)
+{
+	const struct zg_tape_entry *e = &g->tape[i];
 
-			in[2 + s] = out[1 + s] = st;
-		}
-		/* SGD: v = mu v + g; w -= lr v.  Adam: two moments, bias
-		 * correction, a square root and a division. */
-		emit(g, g->optimizer == ZG_ADAM ? "adam." : "sgd.", name,
-		     TMM_OP_OPTIMIZER, 0, in, 2 + states, out, 1 + states,
-		     (states == 2 ? 12.0 : 4.0) * n);
+	for (unsigned k = 0; k < e->n_param && !g->err; k++) {
+		bool used_before = false;
+
+		for (uint32_t j = 0; j < i && !used_before; j++)
+			for (unsigned q = 0; q < g->tape[j].n_param; q++)
+				used_before |= g->tape[j].param[q] ==
+					       e->param[k];
+		if (!used_before)
+			optimizer_step(g, e->param[k]);
 	}
 }
 
@@ -394,8 +420,11 @@ int zg_finish(struct zgraph *g)
 		return g->err;
 	}
 	g->n_forward = g->nop;
-	for (uint32_t i = g->ntape; i-- > 0 && !g->err;)
+	for (uint32_t i = g->ntape; i-- > 0 && !g->err;) {
 		backward_of(g, &g->tape[i]);
+		if (g->update_early)
+			early_steps(g, i);
+	}
 	optimizer_steps(g);
 	if (g->err)
 		return g->err;

@@ -49,6 +49,7 @@ struct zg_tensor {
 	uint32_t producer; /* first op writing it; UINT32_MAX if none */
 	uint32_t last_use; /* last op reading or writing it */
 	zg_t grad;	   /* its current gradient (while finishing) */
+	bool stepped;	   /* a weight whose optimizer step is emitted */
 	uint64_t rows;	   /* of its sample dimension; 0: it has none (a
 			    * weight, optimizer state, BN statistics, the
 			    * loss) */
@@ -81,6 +82,14 @@ struct zgraph {
 	struct zg_tape_entry *tape;
 	uint32_t ntape, ctape;
 	enum zg_optimizer optimizer;
+	/* Each weight's optimizer step right after its last gradient, in
+	 * the backward pass (as examples/mlp_model.c does, so gradients
+	 * die early), not all of them after it (as most frameworks do). */
+	bool update_early;
+	/* The iteration's tensors are destroyed when it ends, not after
+	 * their last use (examples/mlp_model.c: the dead ones are the
+	 * plan's to drop, by liveness). */
+	bool destroy_at_end;
 	uint32_t n_forward; /* ops before the first backward op */
 	bool finished;
 	int err; /* sticky: the first error (-ENOMEM, -EINVAL) */

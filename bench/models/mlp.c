@@ -30,6 +30,10 @@ int zoo_build_mlp(struct zgraph *g, const struct zoo_model *m,
 	};
 	char n[32];
 
+	/* examples/mlp_model.c updates each layer as soon as its gradient
+	 * is ready, and destroys the step's tensors when the step ends. */
+	g->update_early = true;
+	g->destroy_at_end = true;
 	for (unsigned l = 1; l <= layers; l++) {
 		snprintf(n, sizeof(n), "fc%u", l);
 		h = zg_linear(g, n, h, width, true);

@@ -245,12 +245,11 @@ static const struct tmm_sim_profile profiles[] = {
 		/* measured: managed + prefetch to the device before the
 		 * first kernel, 1 GiB: 14.1 ms against 2.18 ms */
 		.uvm_prefetch_fresh_gbps = 90.0,
-		/* fitted, not measured: the driver's own evictions under
-		 * oversubscription are faster than a prefetch to the host
-		 * (passive uvm ran 311 ms a step, prefetching auto 941); 20
-		 * GB/s brings the uvm cells of both MLP shapes closest
-		 * (docs/gpu-h100.md, tests/test_sim_h100.c) */
-		.uvm_evict_gbps = 20,
+		/* estimate: an eviction under oversubscription is the
+		 * driver's migration to the host, measured by prefetch.
+		 * The GPU's passive uvm run suggests it was faster there
+		 * (docs/gpu-h100.md); no figure says by how much. */
+		.uvm_evict_gbps = 8.7,
 	},
 };
 
