@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "machine.h"
@@ -352,6 +353,30 @@ static int parse(int argc, char **argv, struct opts *o)
 	return probe_policies(o);
 }
 
+/*
+ * TENSORMM_* variables win over the config strings the bench builds
+ * (tensormm(7)), so each one set changes every run: the report says so,
+ * and so does stderr, where a forgotten export is noticed.
+ */
+static void print_environment(void)
+{
+	bool any = false;
+
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "TENSORMM_", 9) != 0)
+			continue;
+		if (!any)
+			printf("\nSet in the environment, over every run's "
+			       "own settings:");
+		printf(" `%s`", *e);
+		fprintf(stderr, "tensormm-bench: %s is set: it overrides "
+			"every run's own setting of that tunable\n", *e);
+		any = true;
+	}
+	if (any)
+		printf("\n");
+}
+
 int main(int argc, char **argv)
 {
 	static struct opts o;
@@ -389,6 +414,7 @@ int main(int argc, char **argv)
 	printf("Run on %s, %s.  Sim backend, phantom memory, mode=swap "
 	       "(the last table: swap and uvm); %d iterations per run (1 "
 	       "measured, then guided).\n", date, machine, ITERATIONS);
+	print_environment();
 	for (size_t p = 0; p < o.n_profiles; p++) {
 		const struct tmm_sim_profile *prof = o.profiles[p];
 

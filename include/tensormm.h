@@ -90,8 +90,9 @@ typedef struct tmm_tensor {
 /*
  * Creates a context.  `config` is a comma-separated list of key=value
  * tunables ("policy=none,budget=6GiB"; NULL or "" for none).  Each value
- * comes from the config string if given there, else from the matching
- * TENSORMM_<KEY> environment variable, else from its default.
+ * comes from the matching TENSORMM_<KEY> environment variable if it is
+ * set, else from the config string, else from its default: whoever runs
+ * the program can change what it asks for without rebuilding it.
  *
  * Returns 0 and sets *out, or a negative errno: -EINVAL for an unknown key
  * or invalid value, -ENODEV when the requested backend is not available,

@@ -173,6 +173,36 @@ START_TEST(a_trial_agrees_with_the_run)
 END_TEST
 
 /*
+ * The twin is the library's own context: the user's TENSORMM_* variables,
+ * which win over a program's config string, must not reach it.  A budget
+ * of one byte in the environment would refuse every twin that read it.
+ */
+START_TEST(a_twin_ignores_the_environment)
+{
+	uint64_t budget = unconstrained_peak() / 4 * 3;
+	struct seen s = { 0 };
+	struct tmm_trial_result r;
+	struct tmm_stats st;
+	char config[200];
+	int rc;
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,sim_memory=backed,mode=swap,policy=capuchin,"
+		 "budget=%lluB", (unsigned long long)budget);
+	train(config, &s, &st);
+	ck_assert(s.have);
+	ck_assert_int_eq(setenv("TENSORMM_BUDGET", "1B", 1), 0);
+	rc = tmm_trial_run(&s.dev, &s.trace, &s.plan, &r);
+	ck_assert_int_eq(unsetenv("TENSORMM_BUDGET"), 0);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(r.trained);
+	tmm_trial_result_free(&r);
+	tmm_trace_free(&s.trace);
+	tmm_plan_free(&s.plan);
+}
+END_TEST
+
+/*
  * Passive mode's evictions, scheduled as swaps by hints/plan_repair.c and
  * tried again, round after round: each round leaves fewer passive
  * evictions than the one before, and the last none, in less time than
@@ -465,6 +495,7 @@ int main(void)
 	tcase_add_test(tc, auto_meets_its_goal);
 	tcase_add_test(tc, a_simulated_context_has_a_twin);
 	tcase_add_test(tc, a_twin_keeps_the_faults_of_its_run);
+	tcase_add_test(tc, a_twin_ignores_the_environment);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

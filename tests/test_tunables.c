@@ -310,11 +310,16 @@ START_TEST(test_trace_values)
 	/* Only the first '=' separates key and value. */
 	load_ok("trace=/tmp/a=b");
 	ck_assert_str_eq(cfg.trace, "/tmp/a=b");
-	/* An empty value turns the trace off, even over the environment. */
-	ck_assert_int_eq(setenv("TENSORMM_TRACE", "/tmp/env.trace", 1), 0);
+	/* An empty value turns the trace off; in the environment, even
+	 * over the config string's. */
 	load_ok("trace=");
 	ck_assert_str_eq(cfg.trace, "");
 	ck_assert_int_eq(cfg.source[TMM_T_TRACE], TMM_SRC_CONFIG);
+	ck_assert_int_eq(setenv("TENSORMM_TRACE", "", 1), 0);
+	load_ok("trace=/tmp/run.trace");
+	ck_assert_str_eq(cfg.trace, "");
+	ck_assert_int_eq(cfg.source[TMM_T_TRACE], TMM_SRC_ENV);
+	ck_assert_int_eq(unsetenv("TENSORMM_TRACE"), 0);
 
 	/* The longest path that fits, and one byte more. */
 	strcpy(config, "trace=/");

@@ -4,9 +4,9 @@
  * from, what is made of the keys and items around it, and the table of
  * tunables itself (lib/base/tunables.c).
  *
- * Every tunable is set in the environment and then in the config string
+ * Every tunable is set in the config string and then in the environment
  * too, which wins, with the source recorded each time; a bad environment
- * value is refused even where the config string overrides it.  Unknown
+ * value is refused even where the config string sets the key.  Unknown
  * keys, in the config string or the environment, are refused with the
  * known ones and a suggestion, and items are trimmed.  The table is
  * checked row by row for completeness and order, and every value is
@@ -62,8 +62,8 @@ static const struct {
 _Static_assert(ARRAY_SIZE(two_values) == TMM_TUNABLE_COUNT,
 	       "two_values lacks a tunable");
 
-/* For every tunable: default, then environment, then config string over
- * the environment, with the source recorded each time. */
+/* For every tunable: default, then config string, then environment over
+ * the config string, with the source recorded each time. */
 START_TEST(test_precedence_every_tunable)
 {
 	enum tmm_tunable_id id = two_values[_i].id;
@@ -86,10 +86,13 @@ START_TEST(test_precedence_every_tunable)
 	snprintf(config, sizeof(config), "%s=%s", row->name,
 		 two_values[_i].config_value);
 	load_ok(config);
-	ck_assert_int_eq(cfg.source[id], TMM_SRC_CONFIG);
-	check_format(id, two_values[_i].config_value);
+	ck_assert_int_eq(cfg.source[id], TMM_SRC_ENV);
+	check_format(id, two_values[_i].env_value);
 
 	ck_assert_int_eq(unsetenv(row->env), 0);
+	load_ok(config);
+	ck_assert_int_eq(cfg.source[id], TMM_SRC_CONFIG);
+	check_format(id, two_values[_i].config_value);
 	load_ok(NULL);
 	ck_assert_int_eq(cfg.source[id], TMM_SRC_DEFAULT);
 }
@@ -99,9 +102,13 @@ START_TEST(test_precedence_mixed)
 {
 	ck_assert_int_eq(setenv("TENSORMM_BUDGET", "4GiB", 1), 0);
 	ck_assert_int_eq(setenv("TENSORMM_LOG", "  debug\t", 1), 0);
-	load_ok("budget=2GiB");
-	ck_assert_uint_eq(cfg.budget.bytes, 2 * GiB);
-	ck_assert_int_eq(cfg.source[TMM_T_BUDGET], TMM_SRC_CONFIG);
+	load_ok("budget=2GiB,policy=none");
+	/* The environment wins where it sets the key ... */
+	ck_assert_uint_eq(cfg.budget.bytes, 4 * GiB);
+	ck_assert_int_eq(cfg.source[TMM_T_BUDGET], TMM_SRC_ENV);
+	/* ... and the string where it alone does. */
+	ck_assert_str_eq(cfg.policy, "none");
+	ck_assert_int_eq(cfg.source[TMM_T_POLICY], TMM_SRC_CONFIG);
 	ck_assert_int_eq(cfg.log, TMM_LOG_DEBUG);
 	ck_assert_int_eq(cfg.source[TMM_T_LOG], TMM_SRC_ENV);
 	ck_assert_int_eq(cfg.backend, TMM_BACKEND_AUTO);
@@ -120,7 +127,7 @@ START_TEST(test_env_bad_value)
 	err_has("sim_jitter=2 (environment variable TENSORMM_SIM_JITTER): "
 		"out of range [0, 1]; accepted: a number from 0 to 1");
 	/* A bad environment value is a mistake even where the config
-	 * string overrides it: it must not lie in wait for the next run. */
+	 * string sets the key too: it is the value that wins. */
 	load_fails("sim_jitter=0.5");
 	err_has("TENSORMM_SIM_JITTER");
 

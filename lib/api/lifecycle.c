@@ -1,8 +1,8 @@
 /*
  * lifecycle.c — creating and destroying a context.
  *
- * Creation resolves the configuration (config string > TENSORMM_*
- * environment > defaults), opens the backend, resolves the mode, and in
+ * Creation resolves the configuration (TENSORMM_* environment > config
+ * string > defaults), opens the backend, resolves the mode, and in
  * mode=swap takes the whole budget as one device arena for the pool (one
  * allocation up front: SuperNeurons §3.2.1) and sets up the pinned host
  * pool on the right NUMA node.  In mode=uvm tensors are managed
@@ -218,7 +218,10 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 	tmm_list_init(&ctx->ghosts);
 	ctx->twin_ops = twin_ops;
 
-	rc = tmm_config_load(&ctx->cfg, config, err, sizeof(err));
+	/* A twin (no twin_ops) is the library's own: the user's
+	 * environment is for the user's contexts. */
+	rc = tmm_config_load_from(&ctx->cfg, config, twin_ops != NULL, err,
+				  sizeof(err));
 	if (rc < 0) {
 		create_fail(rc, "%s", err);
 		goto fail;

@@ -397,6 +397,19 @@ next_item:
 int tmm_config_load(struct tmm_config *cfg, const char *config, char *err,
 		    size_t errlen)
 {
+	return tmm_config_load_from(cfg, config, true, err, errlen);
+}
+
+/*
+ * The environment is read last, so that it wins: whoever runs a program
+ * can change what its author wrote without rebuilding it, as MALLOC_CONF
+ * does for jemalloc, and an error that says "raise TENSORMM_BUDGET" is
+ * then true.  Both sources are read whole either way, so a bad value in
+ * either is reported even where the other would have set the key.
+ */
+int tmm_config_load_from(struct tmm_config *cfg, const char *config,
+			 bool environment, char *err, size_t errlen)
+{
 	struct tmm_config c;
 	struct tmm_text msg;
 	int rc;
@@ -408,10 +421,10 @@ int tmm_config_load(struct tmm_config *cfg, const char *config, char *err,
 	}
 	memset(&c, 0, sizeof(c));
 	rc = load_defaults(&c, &msg);
-	if (!rc)
-		rc = load_environment(&c, &msg);
 	if (!rc && config)
 		rc = load_config_string(&c, config, &msg);
+	if (!rc && environment)
+		rc = load_environment(&c, &msg);
 	if (rc)
 		return rc;
 	*cfg = c;

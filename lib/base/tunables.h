@@ -4,8 +4,10 @@
  * One descriptor table (tunables_table.c) lists every tunable: its name,
  * type, default, allowed values and a one-line help.  The same table
  * parses the configuration string given to tmm_ctx_create() and the
- * TENSORMM_<NAME> environment variables, with the precedence config
- * string > environment > default, and it is what tensormm(7) documents.
+ * TENSORMM_<NAME> environment variables, with the precedence
+ * environment > config string > default (the person who runs a program
+ * overrides its author, as MALLOC_CONF does for jemalloc), and it is what
+ * tensormm(7) documents.
  */
 #ifndef TMM_TUNABLES_H
 #define TMM_TUNABLES_H
@@ -52,13 +54,20 @@ struct tmm_config {
 };
 
 /*
- * Fills *cfg from defaults, then TENSORMM_* environment variables, then
- * the comma-separated key=value list `config` (may be NULL).  Returns 0,
- * or -EINVAL with a message in err naming the key, the value, where it
- * came from and what is accepted; *cfg is then left unchanged.
+ * Fills *cfg from defaults, then the comma-separated key=value list
+ * `config` (may be NULL), then TENSORMM_* environment variables, which
+ * win.  Returns 0, or -EINVAL with a message in err naming the key, the
+ * value, where it came from and what is accepted; *cfg is then left
+ * unchanged.
  */
 int tmm_config_load(struct tmm_config *cfg, const char *config, char *err,
 		    size_t errlen);
+
+/* tmm_config_load, with the environment read only when `environment`:
+ * a context the library makes for itself (the twin that tries plans,
+ * lib/twin/trial.c) must be what its config string says. */
+int tmm_config_load_from(struct tmm_config *cfg, const char *config,
+			 bool environment, char *err, size_t errlen);
 
 /* Writes tunable `id`'s value in cfg as text (as it would be parsed). */
 void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
