@@ -57,6 +57,19 @@ bool tmm_op_is_backward(const struct tmm_trace *t, uint32_t op)
 	return op < t->n_ops && (t->ops[op].flags & TMM_OP_BACKWARD);
 }
 
+bool tmm_made_fresh(const struct tmm_analysis *an, uint32_t t)
+{
+	const struct tmm_trace *tr = an->trace;
+	uint32_t first;
+
+	if (tr->tensors[t].flags & TMM_TT_MADE_INSIDE)
+		return true;
+	if (tr->tensors[t].kind == TMM_PERSISTENT || !an->life[t].n_acc)
+		return false;
+	first = tmm_access_of(an, t, 0);
+	return tr->accesses[first].flags == TMM_TA_WRITE;
+}
+
 /* The last access that begins at or before `ns`, not before `lo`. */
 static uint32_t last_access_by(const struct tmm_analysis *an, uint32_t lo,
 			       uint64_t ns)

@@ -231,4 +231,14 @@ void tmm_fit_free(struct tmm_fit *fit);
 /* Whether an op of the trace is in the backward pass (its flag). */
 bool tmm_op_is_backward(const struct tmm_trace *t, uint32_t op);
 
+/*
+ * Whether the iteration makes t's bytes anew: t is made in it, or t is
+ * no weight and its first access in it overwrites it whole (an output
+ * not also an input), so that nothing from before that access is worth
+ * keeping.  The second is the activation buffer a hand-written C trainer
+ * allocates once and refills every step: to the layer planners it is a
+ * feature map like a framework's fresh tensor.
+ */
+bool tmm_made_fresh(const struct tmm_analysis *an, uint32_t t);
+
 #endif /* TMM_ANALYSIS_H */

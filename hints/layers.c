@@ -25,7 +25,7 @@ uint32_t tmm_feature_map(const struct tmm_analysis *an, uint32_t t,
 	uint32_t w = tmm_first_writer_op(an, t);
 
 	*back = TMM_TRACE_NONE;
-	if (!(tr->tensors[t].flags & TMM_TT_MADE_INSIDE) ||
+	if (!tmm_made_fresh(an, t) ||
 	    tr->tensors[t].kind == TMM_SCRATCH || w == TMM_TRACE_NONE ||
 	    tmm_op_is_backward(tr, w))
 		return TMM_TRACE_NONE;

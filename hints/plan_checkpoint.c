@@ -60,7 +60,7 @@ static int articulation(const struct tmm_analysis *an, uint32_t n_fwd,
 		uint32_t p = tmm_first_writer_op(an, t), q = 0;
 
 		if (p == TMM_TRACE_NONE || p >= n_fwd ||
-		    !(tr->tensors[t].flags & TMM_TT_MADE_INSIDE))
+		    !tmm_made_fresh(an, t))
 			continue;
 		for (uint32_t k = 0; k < an->life[t].n_acc; k++) {
 			uint32_t op = tr->accesses[tmm_access_of(an, t, k)].op;

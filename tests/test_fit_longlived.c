@@ -104,12 +104,15 @@ static int build(tmm_ctx *ctx, struct model *m)
 	return rc;
 }
 
-static int run(tmm_ctx *ctx, const char *name, struct mix *m,
-	       tmm_tensor *in, tmm_tensor *out)
+static int run(tmm_ctx *ctx, const char *name, unsigned flags,
+	       struct mix *m, tmm_tensor *in, tmm_tensor *out)
 {
-	tmm_op op = { .name = name, .kind = TMM_OP_OTHER, .run = mix,
-		      .user = m, .inputs = in, .n_inputs = m->n_in,
-		      .outputs = out, .n_outputs = m->n_out };
+	/* Convolutions to the planners: SuperNeurons offloads their
+	 * outputs, vdnn-conv too. */
+	tmm_op op = { .name = name, .kind = TMM_OP_CONV, .flags = flags,
+		      .run = mix, .user = m, .inputs = in,
+		      .n_inputs = m->n_in, .outputs = out,
+		      .n_outputs = m->n_out };
 
 	return tmm_run(ctx, &op);
 }
@@ -123,15 +126,18 @@ static int step(tmm_ctx *ctx, struct model *m)
 	for (unsigned l = 0; l < LAYERS && rc == 0; l++) {
 		tmm_tensor in[2] = { m->act[l], m->w[l] };
 
-		rc = run(ctx, "forward", &m->fwd[l], in, &m->act[l + 1]);
+		rc = run(ctx, "forward", TMM_OP_PURE, &m->fwd[l], in,
+			 &m->act[l + 1]);
 	}
 	for (unsigned l = LAYERS; l-- > 0 && rc == 0;) {
 		tmm_tensor in[3] = { m->grad[l + 1], m->w[l], m->act[l] };
 		tmm_tensor uin[3] = { m->w[l], m->grad[l + 1], m->act[l] };
 
-		rc = run(ctx, "backward", &m->bwd[l], in, &m->grad[l]);
+		rc = run(ctx, "backward", TMM_OP_PURE | TMM_OP_BACKWARD,
+			 &m->bwd[l], in, &m->grad[l]);
 		if (rc == 0)
-			rc = run(ctx, "update", &m->upd[l], uin, &m->w[l]);
+			rc = run(ctx, "update", TMM_OP_BACKWARD, &m->upd[l],
+				 uin, &m->w[l]);
 	}
 	return rc ? rc : tmm_iteration_end(ctx);
 }
@@ -218,6 +224,43 @@ START_TEST(a_longlived_trainer_trains_wherever_its_largest_op_fits)
 }
 END_TEST
 
+/*
+ * The layer planners (vDNN, checkpointing, SuperNeurons) find the feature
+ * maps of such a trainer too: a buffer made before the first step whose
+ * first access in each step overwrites it whole is made anew every step,
+ * as a framework's fresh activation is (hints/analysis.c,
+ * tmm_made_fresh).  Issue #23: they gave no action at all for it.
+ */
+START_TEST(the_layer_planners_act_on_longlived_activations)
+{
+	static const char *const layered[] = { "vdnn-all", "checkpoint",
+					       "superneurons" };
+	static uint8_t ref[LAYERS * W_BYTES], w[LAYERS * W_BYTES];
+	struct tmm_stats st;
+	char config[160];
+	uint64_t budget;
+
+	train("backend=sim,sim_memory=backed,mode=swap,policy=none", ref, &st);
+	budget = st.device_peak / 4;
+	for (size_t p = 0; p < 3; p++) {
+		snprintf(config, sizeof(config),
+			 "backend=sim,sim_memory=backed,mode=swap,policy=%s,"
+			 "budget=%lluB,log=error", layered[p],
+			 (unsigned long long)budget);
+		train(config, w, &st);
+		ck_assert_msg(memcmp(w, ref, sizeof(ref)) == 0,
+			      "%s: weights differ", config);
+		fprintf(stderr, "%s: %llu actions, %llu swap-outs, %llu drops, "
+			"%llu passive evictions\n", layered[p],
+			(unsigned long long)st.plan_actions,
+			(unsigned long long)st.swap_out_count,
+			(unsigned long long)st.drops,
+			(unsigned long long)st.passive_evictions);
+		ck_assert_msg(st.plan_actions > 0, "%s: no action", config);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fit_longlived");
@@ -228,6 +271,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc,
 		       a_longlived_trainer_trains_wherever_its_largest_op_fits);
+	tcase_add_test(tc, the_layer_planners_act_on_longlived_activations);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
