@@ -51,6 +51,20 @@
 extern "C" {
 #endif
 
+/*
+ * The version of this header, as configure.ac gives the package's
+ * (tests/test_api.c holds the two together).  tmm_version() is the
+ * library's, which a program linked against a newer one may see differ.
+ */
+#define TMM_VERSION_MAJOR 0
+#define TMM_VERSION_MINOR 1
+#define TMM_VERSION_PATCH 0
+#define TMM_VERSION_STRING "0.1.0"
+/* One number that grows with each release, for #if comparisons. */
+#define TMM_VERSION \
+	(TMM_VERSION_MAJOR * 10000 + TMM_VERSION_MINOR * 100 + \
+	 TMM_VERSION_PATCH)
+
 /* Public functions are exported; everything else in the library is hidden. */
 #if defined(__GNUC__) && !defined(TMM_STATIC_BUILD)
 #define TMM_EXPORT __attribute__((visibility("default")))
@@ -519,6 +533,22 @@ struct tmm_stats {
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */
 TMM_EXPORT
 int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s);
+
+/* The library's version, "MAJOR.MINOR.PATCH" (TMM_VERSION_STRING of
+ * the header it was built with).  Never fails. */
+TMM_EXPORT
+const char *tmm_version(void);
+
+/*
+ * Starts device_peak again from the device bytes in use now, so that a
+ * program can measure the peak of one phase (a step after warm-up, an
+ * evaluation pass).  In mode=uvm the driver is looked at between calls:
+ * a peak under the one before the reset that comes and goes between two
+ * of the library's looks is not seen.  Returns 0, -EBADF, or -EBUSY (in
+ * an op's callback, or while another thread is in the context).
+ */
+TMM_EXPORT
+int tmm_stats_reset_peak(tmm_ctx *ctx);
 
 /* Writes `len` bytes of `text`; used by tmm_stats_print. */
 typedef void (*tmm_write_fn)(void *arg, const char *text, size_t len);

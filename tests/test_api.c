@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "tensormm.h"
 
 static tmm_ctx *ctx;
@@ -427,6 +428,80 @@ START_TEST(stats_print_text_and_json)
 }
 END_TEST
 
+/* The header's version, the library's and configure's agree. */
+START_TEST(versions_agree)
+{
+	char parts[32];
+
+	ck_assert_str_eq(tmm_version(), TMM_VERSION_STRING);
+	ck_assert_str_eq(tmm_version(), PACKAGE_VERSION);
+	snprintf(parts, sizeof(parts), "%d.%d.%d", TMM_VERSION_MAJOR,
+		 TMM_VERSION_MINOR, TMM_VERSION_PATCH);
+	ck_assert_str_eq(parts, TMM_VERSION_STRING);
+	ck_assert_int_eq(TMM_VERSION, TMM_VERSION_MAJOR * 10000 +
+					      TMM_VERSION_MINOR * 100 +
+					      TMM_VERSION_PATCH);
+}
+END_TEST
+
+/* Brings t to the device, as an op would. */
+static void on_device(tmm_ctx *c, tmm_tensor t)
+{
+	void *p;
+
+	ck_assert_int_eq(tmm_acquire(c, t, TMM_READ, &p), 0);
+	ck_assert_int_eq(tmm_release(c, t), 0);
+}
+
+/* The peak starts again from what is in use, in both modes; a new high
+ * after the reset is seen. */
+START_TEST(stats_reset_peak)
+{
+	static const char *const modes[] = { "swap", "uvm" };
+	static uint8_t bytes[8 << 20];
+
+	for (int m = 0; m < 2; m++) {
+		struct tmm_stats st = { .version = TMM_STATS_VERSION };
+		tmm_tensor big, small;
+		char config[128];
+		tmm_ctx *c;
+
+		snprintf(config, sizeof(config),
+			 "backend=sim,sim_memory=backed,mode=%s,log=error",
+			 modes[m]);
+		ck_assert_int_eq(tmm_ctx_create(&c, config), 0);
+		ck_assert_int_eq(tmm_tensor_create(c, 8 << 20, TMM_ACTIVATION,
+						   "big", &big), 0);
+		ck_assert_int_eq(tmm_tensor_write(c, big, 0, bytes, 8 << 20),
+				 0);
+		on_device(c, big);
+		ck_assert_int_eq(tmm_tensor_create(c, 1 << 20, TMM_ACTIVATION,
+						   "small", &small), 0);
+		ck_assert_int_eq(tmm_tensor_write(c, small, 0, bytes, 1 << 20),
+				 0);
+		on_device(c, small);
+		ck_assert_int_eq(tmm_tensor_destroy(c, big), 0);
+		ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+		ck_assert_uint_ge(st.device_peak, 9 << 20);
+		ck_assert_int_eq(tmm_stats_reset_peak(c), 0);
+		ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+		ck_assert_uint_lt(st.device_peak, 9 << 20);
+		ck_assert_uint_eq(st.device_peak, st.device_in_use);
+		/* A new high after the reset counts. */
+		ck_assert_int_eq(tmm_tensor_create(c, 4 << 20, TMM_ACTIVATION,
+						   "more", &big), 0);
+		ck_assert_int_eq(tmm_tensor_write(c, big, 0, bytes, 4 << 20),
+				 0);
+		on_device(c, big);
+		ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+		ck_assert_uint_ge(st.device_peak, 5 << 20);
+		ck_assert_uint_lt(st.device_peak, 9 << 20);
+		ck_assert_int_eq(tmm_ctx_destroy(c), 0);
+	}
+	ck_assert_int_eq(tmm_stats_reset_peak(NULL), -EBADF);
+}
+END_TEST
+
 START_TEST(strerror_names_codes)
 {
 	ck_assert_str_eq(tmm_strerror(0), "success");
@@ -457,6 +532,8 @@ int main(void)
 	tcase_add_test(tc, host_io_and_acquire_in_uvm_mode);
 	tcase_add_test(tc, stats_print_text_and_json);
 	tcase_add_test(tc, strerror_names_codes);
+	tcase_add_test(tc, versions_agree);
+	tcase_add_test(tc, stats_reset_peak);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -212,6 +212,9 @@ struct tmm_ctx {
 	/* mode=uvm: the managed ranges of the next kernels (mover_uvm.c). */
 	struct tmm_managed_range *uvm_ranges;
 	unsigned uvm_n_ranges, uvm_cap_ranges;
+	/* The driver's resident peak when tmm_stats_reset_peak was last
+	 * called (0: never): only a higher one is a peak since then. */
+	uint64_t uvm_peak_mark;
 	/* mode=uvm evicts by pinned copy, not by prefetch (uvm_path.h);
 	 * false once a pinned buffer could not be had */
 	bool uvm_copy_out;

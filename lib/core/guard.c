@@ -91,6 +91,10 @@ static const struct call_rule rules[TMM_CALL_COUNT] = {
 		"tmm_iteration_end" },
 	[TMM_CALL_STATS_GET] = { "tmm_stats_get", NULL },
 	[TMM_CALL_STATS_PRINT] = { "tmm_stats_print", NULL },
+	[TMM_CALL_STATS_RESET_PEAK] = {
+		"tmm_stats_reset_peak",
+		"a callback may only read the context; reset the peak after "
+		"tmm_run returns" },
 	[TMM_CALL_CUDNN_ALGO] = {
 		"tmm_cudnn_conv_*_algo",
 		"it takes a workspace, which may evict tensors and give back "

@@ -328,6 +328,24 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)
 	return rc;
 }
 
+int tmm_stats_reset_peak(tmm_ctx *ctx)
+{
+	int entered = tmm_guard_enter(ctx, TMM_CALL_STATS_RESET_PEAK);
+	struct tmm_managed_stats st;
+
+	if (entered < 0)
+		return entered;
+	tmm_pool_reset_peak(ctx->pool);
+	if (ctx->mode == TMM_MODE_UVM &&
+	    ctx->be.ops->managed_stats(&ctx->be, &st) == 0) {
+		ctx->uvm_peak_mark = st.resident_peak;
+		ctx->c.uvm_resident = st.resident;
+		ctx->c.uvm_resident_peak = st.resident;
+	}
+	tmm_guard_leave(ctx, entered);
+	return 0;
+}
+
 int tmm_stats_print(tmm_ctx *ctx, tmm_write_fn write, void *arg,
 		    unsigned opts)
 {

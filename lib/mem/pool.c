@@ -506,11 +506,18 @@ void tmm_pool_set_limit(struct tmm_pool *pool, uint64_t limit)
 	pool->limit = limit < pool->capacity ? limit : pool->capacity;
 }
 
-/* Fills *st; all zero for a NULL pool.  O(log n) for largest_free. */
 uint64_t tmm_pool_in_use(const struct tmm_pool *pool)
 {
 	return pool ? pool->in_use : 0;
 }
+
+void tmm_pool_reset_peak(struct tmm_pool *pool)
+{
+	if (pool)
+		pool->peak = pool->in_use;
+}
+
+/* Fills *st; all zero for a NULL pool.  O(log n) for largest_free. */
 
 void tmm_pool_get_stats(const struct tmm_pool *pool,
 			struct tmm_pool_stats *st)

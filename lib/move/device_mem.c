@@ -62,7 +62,14 @@ void tmm_uvm_sync_counters(struct tmm_ctx *ctx)
 	c->uvm_remote_bytes = st.remote_bytes;
 	c->uvm_discard_bytes = st.discard_bytes;
 	c->uvm_resident = st.resident;
-	c->uvm_resident_peak = st.resident_peak;
+	/* The driver's peak is since open; after tmm_stats_reset_peak
+	 * only one above the mark it left is new, and otherwise what is
+	 * resident at each look is the best known (a peak between two
+	 * looks, under the mark, goes unseen). */
+	if (st.resident_peak > ctx->uvm_peak_mark)
+		c->uvm_resident_peak = st.resident_peak;
+	else if (st.resident > c->uvm_resident_peak)
+		c->uvm_resident_peak = st.resident;
 }
 
 void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
