@@ -198,6 +198,17 @@ TMM_EXPORT
 int tmm_tensor_write(tmm_ctx *ctx, tmm_tensor t, size_t offset,
 		     const void *src, size_t bytes);
 
+/*
+ * Sets every byte of the tensor to `byte` (0 to 255) on the device, with
+ * no callback of the program's: zeroing a gradient before it is summed
+ * into, say.  It runs as an op of its own, in order with the ops around
+ * it, and is recorded and planned like one.  Returns 0, -EBADF, -EINVAL
+ * (a byte outside 0..255), -ENOMEM (no room even for this tensor alone),
+ * -EBUSY (from a callback), or a backend error.
+ */
+TMM_EXPORT
+int tmm_tensor_fill(tmm_ctx *ctx, tmm_tensor t, int byte);
+
 /* The size in bytes of a tensor, or 0 for a bad handle (or while another
  * thread is in a call on the context).  Allowed inside callbacks. */
 TMM_EXPORT
@@ -288,6 +299,17 @@ typedef struct tmm_op {
 	const unsigned char *sliced; /* n_inputs + n_outputs flags, inputs
 				      * first: nonzero where the tensor is
 				      * cut into rows; NULL: all are */
+	/*
+	 * n_outputs flags: nonzero where the callback reads the output's
+	 * bytes before it writes them (out += ..., a gradient summed over
+	 * steps).  NULL: none.  The rule without it: an output that is
+	 * not also listed as an input is overwritten whole, so the library
+	 * may hand the callback memory whose old bytes are gone (a swapped
+	 * out tensor is not brought back for it).  An output listed as an
+	 * input too needs no flag.  An op that accumulates is not pure.
+	 * check=on (tensormm(7)) makes a forgotten flag show on every run.
+	 */
+	const unsigned char *accumulate;
 } tmm_op;
 
 /*

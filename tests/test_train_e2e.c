@@ -274,6 +274,23 @@ START_TEST(gpt_uvm_at_30_percent) { check_uvm_fraction(1, 30); }
 END_TEST
 START_TEST(gpt_uvm_with_a_plan_at_30_percent) { check_uvm_plan(1, 30); }
 END_TEST
+/* check=on poisons every output an op does not declare it reads: the
+ * examples' ops declare theirs, so the bytes stay the reference's. */
+START_TEST(mlp_checked_at_30_percent)
+{
+	struct run got = { 0 };
+
+	check_run(0, "swap,check=on", 30, NULL, &got);
+}
+END_TEST
+START_TEST(gpt_checked_at_30_percent)
+{
+	struct run got = { 0 };
+
+	check_run(1, "uvm,check=on", 30, NULL, &got);
+}
+END_TEST
+
 START_TEST(mlp_uvm_by_copy_at_30_percent)
 {
 	/* The evicted bytes waited in pinned host buffers. */
@@ -367,6 +384,7 @@ int main(void)
 	tcase_add_test(mlp, mlp_uvm_at_30_percent);
 	tcase_add_test(mlp, mlp_uvm_with_a_plan);
 	tcase_add_test(mlp, mlp_uvm_by_copy_at_30_percent);
+	tcase_add_test(mlp, mlp_checked_at_30_percent);
 	tcase_add_test(mlp, mlp_uvm_by_copy_with_a_plan);
 	tcase_add_test(mlp, mlp_uvm_by_copy_without_pinned_memory);
 	tcase_add_test(mlp, a_failed_training_names_its_failure);
@@ -379,6 +397,7 @@ int main(void)
 	tcase_add_test(gpt, gpt_uvm_at_30_percent);
 	tcase_add_test(gpt, gpt_uvm_with_a_plan_at_30_percent);
 	tcase_add_test(gpt, gpt_uvm_by_copy_with_a_plan_at_30_percent);
+	tcase_add_test(gpt, gpt_checked_at_30_percent);
 	suite_add_tcase(s, mlp);
 	suite_add_tcase(s, gpt);
 	sr = srunner_create(s);

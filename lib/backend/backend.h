@@ -173,6 +173,15 @@ struct tmm_backend_ops {
 	 */
 	int (*copy_on_device)(struct tmm_backend *be, void *dst,
 			      const void *src, size_t bytes);
+	/*
+	 * Sets `bytes` device bytes at dst to `byte` on the compute
+	 * stream, after the ops queued so far and before later ones
+	 * (tmm_tensor_fill, and the checking mode's poison).  Its time is
+	 * the op's that asks for it (in its cost hint).  Does not block
+	 * the host.
+	 */
+	int (*fill)(struct tmm_backend *be, void *dst, int byte,
+		    size_t bytes);
 
 	/*
 	 * Managed ranges: migrate, advise, or drop without write-back.  A

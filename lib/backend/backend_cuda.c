@@ -517,6 +517,7 @@ const struct tmm_backend_ops tmm_backend_cuda_ops = {
 	.copy_async = tmm_cuda_copy_async,
 	.copy_sync = tmm_cuda_copy_sync,
 	.copy_on_device = tmm_cuda_copy_on_device,
+	.fill = tmm_cuda_fill,
 	.prefetch = tmm_cuda_prefetch,
 	.advise = tmm_cuda_advise,
 	.discard = tmm_cuda_discard,

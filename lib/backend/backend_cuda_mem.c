@@ -309,6 +309,21 @@ int tmm_cuda_copy_on_device(struct tmm_backend *be, void *dst,
 	return 0;
 }
 
+int tmm_cuda_fill(struct tmm_backend *be, void *dst, int byte, size_t bytes)
+{
+	CUDA_ON_DEVICE(be);
+	struct cuda_state *s = st_of(be);
+	cudaError_t e;
+
+	if (bytes == 0)
+		return 0;
+	e = cudaMemsetAsync(dst, byte, bytes, s->stream[TMM_ENGINE_COMPUTE]);
+	if (e != cudaSuccess)
+		return tmm_cuda_fail(be, e, "cudaMemsetAsync(%p, %#x, %zu bytes)",
+				     dst, (unsigned)byte & 0xffu, bytes);
+	return 0;
+}
+
 /*
  * A host copy, on the compute stream: after the kernels that use the
  * bytes, and the host waits for that stream alone.  Not cudaMemcpy: it

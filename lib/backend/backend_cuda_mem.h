@@ -125,6 +125,8 @@ int tmm_cuda_host_alloc(struct tmm_backend *be, size_t bytes,
 void tmm_cuda_host_free(struct tmm_backend *be, void *ptr, size_t bytes);
 int tmm_cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 			void *dst, const void *src, size_t bytes);
+/* Sets device bytes on the compute stream (cudaMemsetAsync). */
+int tmm_cuda_fill(struct tmm_backend *be, void *dst, int byte, size_t bytes);
 int tmm_cuda_copy_on_device(struct tmm_backend *be, void *dst,
 			    const void *src, size_t bytes);
 int tmm_cuda_copy_sync(struct tmm_backend *be, void *dst, const void *src,

@@ -298,6 +298,22 @@ static int sim_copy_on_device(struct tmm_backend *be, void *dst,
 	return 0;
 }
 
+static int sim_fill(struct tmm_backend *be, void *dst, int byte,
+		    size_t bytes)
+{
+	struct sim *s = sim_of(be);
+
+	if (bytes == 0)
+		return 0;
+	if (!dst)
+		return tmm_backend_fail(be, -EINVAL,
+					"sim fill: %zu bytes at NULL", bytes);
+	/* The bytes change at once; the op that asked pays the time. */
+	if (!s->phantom)
+		memset(dst, byte, bytes);
+	return 0;
+}
+
 /* ------------------------------------------------------------------------
  * Events
  * ---------------------------------------------------------------------- */
@@ -448,6 +464,7 @@ const struct tmm_backend_ops tmm_backend_sim_ops = {
 	.copy_async = sim_copy_async,
 	.copy_sync = sim_copy_sync,
 	.copy_on_device = sim_copy_on_device,
+	.fill = sim_fill,
 	.prefetch = tmm_sim_prefetch,
 	.advise = tmm_sim_advise,
 	.discard = tmm_sim_discard,

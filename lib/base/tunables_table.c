@@ -353,6 +353,20 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.since = "0.1",
 		.choices = uvm_swap_path_choices,
 	},
+	[TMM_T_CHECK] = {
+		.name = "check",
+		.env = "TENSORMM_CHECK",
+		.type = TMM_TYPE_CHOICE,
+		.def = "off",
+		.accepted = "on or off",
+		.help = "before each op's callback, fill every output it did "
+			"not declare as read (an input too, or accumulate) "
+			"with 0xFF bytes (NaN in floating point), so that a "
+			"callback that reads one gives wrong results every "
+			"run, not only under memory pressure",
+		.since = "0.1",
+		.choices = off_on_choices,
+	},
 	[TMM_T_LOG] = {
 		.name = "log",
 		.env = "TENSORMM_LOG",

@@ -49,6 +49,11 @@ static const struct call_rule rules[TMM_CALL_COUNT] = {
 		"tmm_tensor_write",
 		"writing may materialise, recompute or move tensors while the "
 		"op's kernels use the device; write before or after tmm_run" },
+	[TMM_CALL_TENSOR_FILL] = {
+		"tmm_tensor_fill",
+		"a fill runs an op of its own, which may make tensors "
+		"resident or move them while the op's kernels use the device; "
+		"fill before or after tmm_run" },
 	[TMM_CALL_TENSOR_BYTES] = { "tmm_tensor_bytes", NULL },
 	[TMM_CALL_RUN] = {
 		"tmm_run",

@@ -22,6 +22,7 @@
 #include "lib/mem/pool.h"
 #include "placing.h"
 #include "recompute.h"
+#include "run.h"
 #include "rehearse.h"
 #include "split.h"
 #include "split_stream.h"
@@ -60,6 +61,12 @@ static void end_placing(struct tmm_ctx *ctx, struct tmm_tensor_rec **recs,
 #define LISTED_EARLIER TMM_TRACK_REPEAT
 /* an output that held nothing before the op */
 #define WAS_EMPTY 0x2u
+/* an output the op declares it reads (tmm_op.accumulate) */
+#define ACCUMULATED TMM_TRACK_ACCUMULATE
+/* Whether recs[i]'s bytes before the op are needed: an input, or an
+ * output that is also an input or declared accumulated. */
+#define NEEDS_DATA(op, flags, i) \
+	((i) < (op)->n_inputs || ((flags)[i] & (LISTED_EARLIER | ACCUMULATED)))
 
 /*
  * Marks each distinct tensor of the op with this op's clock tick, noting
@@ -78,6 +85,9 @@ static int mark_and_check_fits(struct tmm_ctx *ctx, const tmm_op *op,
 		struct tmm_tensor_rec *t = recs[i];
 
 		flags[i] = 0;
+		if (i >= op->n_inputs && op->accumulate &&
+		    op->accumulate[i - op->n_inputs])
+			flags[i] = ACCUMULATED;
 		if (t->op_mark == ctx->use_clock) {
 			flags[i] = LISTED_EARLIER;
 			continue;
@@ -100,6 +110,40 @@ static int mark_and_check_fits(struct tmm_ctx *ctx, const tmm_op *op,
 			ctx->current_op, tmm_fmt_bytes(need, b1, sizeof(b1)),
 			op->n_inputs, op->n_outputs,
 			tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)));
+}
+
+/* The byte the checking mode fills outputs with: 0xFF, a NaN in every
+ * IEEE floating-point width and -1 in every integer one. */
+#define CHECK_POISON 0xFF
+
+/*
+ * check=on, just before the callback: each output the op does not read
+ * (neither an input too nor declared accumulated) is filled with
+ * CHECK_POISON on the compute stream, so that a callback that reads one
+ * anyway gives wrong results on every run, not only on the runs where
+ * memory pressure happened to leave other bytes there.
+ */
+static int poison_outputs(struct tmm_ctx *ctx, const tmm_op *op,
+			  struct tmm_tensor_rec *const *recs,
+			  void *const *ptrs, const uint8_t *flags)
+{
+	struct tmm_backend *be = &ctx->be;
+	unsigned n = op->n_inputs + op->n_outputs;
+	int rc;
+
+	if (be->info.phantom)
+		return 0;
+	for (unsigned i = op->n_inputs; i < n; i++) {
+		if (NEEDS_DATA(op, flags, i))
+			continue;
+		rc = be->ops->fill(be, ptrs[i], CHECK_POISON, recs[i]->bytes);
+		if (rc < 0)
+			return tmm_fail(ctx, rc, "check=on: poisoning output "
+					"%u of op '%s': %s",
+					i - op->n_inputs, ctx->current_op,
+					be->error);
+	}
+	return 0;
 }
 
 static int check_op(struct tmm_ctx *ctx, const tmm_op *op)
@@ -129,6 +173,17 @@ static int check_op(struct tmm_ctx *ctx, const tmm_op *op)
 				"outputs; at most %u of each",
 				ctx->current_op, op->n_inputs, op->n_outputs,
 				TMM_OP_MAX_TENSORS);
+	if ((op->flags & TMM_OP_PURE) && op->accumulate)
+		for (unsigned j = 0; j < op->n_outputs; j++)
+			if (op->accumulate[j])
+				return tmm_fail(ctx, -EINVAL,
+						"tmm_run: op '%s' is declared "
+						"TMM_OP_PURE but accumulates "
+						"into output %u: its result "
+						"depends on that output's old "
+						"bytes, so it cannot be "
+						"recomputed; drop one of the "
+						"two", ctx->current_op, j);
 	if ((unsigned)op->kind >= TMM_OP_KIND_COUNT)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_run: op '%s' has an unknown kind %d",
@@ -136,7 +191,7 @@ static int check_op(struct tmm_ctx *ctx, const tmm_op *op)
 	return 0;
 }
 
-static int run_op(struct tmm_ctx *ctx, const tmm_op *op)
+int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 {
 	struct tmm_tensor_rec *stack_recs[STACK_TENSORS], **recs = stack_recs;
 	void *stack_ptrs[STACK_TENSORS], **ptrs = stack_ptrs;
@@ -224,8 +279,9 @@ static int run_op(struct tmm_ctx *ctx, const tmm_op *op)
 	for (i = 0; i < n; i++) {
 		bool output = i >= op->n_inputs;
 		/* An output listed earlier is also an input (or a repeat
-		 * of an output already placed): its bytes are needed. */
-		bool need_data = !output || (flags[i] & LISTED_EARLIER);
+		 * of an output already placed), or is declared
+		 * accumulated: its bytes are needed. */
+		bool need_data = NEEDS_DATA(op, flags, i);
 
 		/* TSPLIT Eq. 5: the output goes below the input it will
 		 * grow into, before anything else takes the place. */
@@ -250,12 +306,10 @@ static int run_op(struct tmm_ctx *ctx, const tmm_op *op)
 	 * placed before it (placing.h): they come back now, with nothing
 	 * deeper to take them again. */
 	for (unsigned k = 0; k < n && placing; k++) {
-		bool output = k >= op->n_inputs;
-
 		if (recs[k]->state == TMM_TS_RESIDENT)
 			continue;
-		rc = tmm_recompute_make_resident(
-			ctx, recs[k], !output || (flags[k] & LISTED_EARLIER));
+		rc = tmm_recompute_make_resident(ctx, recs[k],
+						 NEEDS_DATA(op, flags, k));
 		if (rc < 0)
 			goto fail;
 	}
@@ -288,6 +342,11 @@ static int run_op(struct tmm_ctx *ctx, const tmm_op *op)
 	if (rc < 0) {
 		rc = tmm_fail(ctx, rc, "%s", be->error);
 		goto fail;
+	}
+	if (ctx->cfg.check) {
+		rc = poison_outputs(ctx, op, recs, ptrs, flags);
+		if (rc < 0)
+			goto fail;
 	}
 	tmm_callback_begin(ctx, ctx->current_op, op->outputs, op->n_outputs,
 			   &cb);
@@ -383,7 +442,7 @@ int tmm_run(tmm_ctx *ctx, const tmm_op *op)
 
 	if (entered < 0)
 		return entered;
-	rc = run_op(ctx, op);
+	rc = tmm_run_op(ctx, op);
 	tmm_guard_leave(ctx, entered);
 	return rc;
 }

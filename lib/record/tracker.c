@@ -480,6 +480,9 @@ void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 		uint32_t ti = recs[i]->trace_index;
 		uint32_t flag = i < op->n_inputs ? TMM_TA_READ : TMM_TA_WRITE;
 
+		if (flags[i] & TMM_TRACK_ACCUMULATE)
+			flag |= TMM_TA_READ;
+
 		t->op_tensors[t->n_op_tensors++] = ti;
 		if (flag == TMM_TA_WRITE)
 			t->tensors[ti].producer = op_index;

@@ -45,6 +45,9 @@ void tmm_tracker_tensor_gone(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 /* flags[i] of tmm_tracker_op: recs[i] already appears earlier in the
  * op's list (an output that is also an input). */
 #define TMM_TRACK_REPEAT 0x1u
+/* ... or recs[i] is an output the op declares it reads
+ * (tmm_op.accumulate): one access, read and written. */
+#define TMM_TRACK_ACCUMULATE 0x4u
 
 /*
  * Records one op that ran: its tensors recs[0 .. n) (inputs, then
