@@ -1,0 +1,42 @@
+/*
+ * mlp_gpu_train.h — the training of examples/mlp_gpu on the GPU: the
+ * MLP's ops as cuBLAS sgemms and the kernels of mlp_gpu_kernels.h, and
+ * one training run in a context.  examples/mlp_gpu.c drives it; the test
+ * on the CUDA test double (tests/test_mlp_gpu_fake.c) runs the same code
+ * with the double's cuBLAS and the kernels' host twins.
+ */
+#ifndef MLP_GPU_TRAIN_H
+#define MLP_GPU_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mlp_model.h"
+
+/* One training run's results. */
+struct mlp_gpu_result {
+	float *losses;		/* mc->steps of them, malloc'd */
+	uint8_t *weights;	/* every weight and bias, malloc'd */
+	size_t len;
+	unsigned long long peak;
+	unsigned long long swap_outs;
+};
+
+/*
+ * Makes the one cuBLAS handle and its workspace, set up for reproducible
+ * results (mlp_gpu_train.c); 0, or 1 with the failing call on stderr.
+ */
+int mlp_gpu_blas_open(void);
+void mlp_gpu_blas_close(void);
+
+/*
+ * Trains *mc (its kernels replaced by the GPU's) in a new context of
+ * `config`, printing one line of its statistics on stdout; r receives
+ * the losses and weights (the caller frees them).  Returns 0, or the
+ * failing call's error with its message on stderr.
+ */
+int mlp_gpu_train(const char *config, const struct mlp_config *mc,
+		  struct mlp_gpu_result *r, FILE *log);
+
+#endif /* MLP_GPU_TRAIN_H */
