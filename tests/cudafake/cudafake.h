@@ -97,6 +97,10 @@ struct cudafake_cudnn_result {
 };
 void cudafake_cudnn_results(const struct cudafake_cudnn_result *r, int n);
 
+/* cuBLAS on the double (cublas.c, built where the toolkit has cuBLAS):
+ * the cublasSgemm calls queued since the program began. */
+unsigned long cudafake_cublas_sgemms(void);
+
 /* The byte a discarded page reads as until it is written or
  * prefetched. */
 #define CUDAFAKE_POISON 0xdb
