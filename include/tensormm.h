@@ -556,6 +556,18 @@ struct tmm_stats {
 TMM_EXPORT
 int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s);
 
+/*
+ * Gives back the memory the context keeps for reuse but holds nothing:
+ * the cached pinned host buffers (up to TENSORMM_PINNED_POOL of them),
+ * so that another program, or a phase of this one that needs host memory,
+ * can have it.  The next swap-outs pin buffers afresh, which is slow.
+ * Writes the bytes given back into *bytes when not NULL.  Returns 0,
+ * -EBADF, or -EBUSY (from a callback, or while another thread is in the
+ * context).
+ */
+TMM_EXPORT
+int tmm_release_cached(tmm_ctx *ctx, uint64_t *bytes);
+
 /* The library's version, "MAJOR.MINOR.PATCH" (TMM_VERSION_STRING of
  * the header it was built with).  Never fails. */
 TMM_EXPORT

@@ -428,6 +428,45 @@ START_TEST(stats_print_text_and_json)
 }
 END_TEST
 
+/* The pinned buffers a swap-in let go of are cached, and handed back. */
+START_TEST(release_cached_gives_back_pinned_buffers)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	tmm_tensor a, b;
+	uint64_t freed = 0;
+	tmm_ctx *c;
+	void *p;
+
+	ck_assert_int_eq(tmm_ctx_create(&c, "backend=sim,sim_memory=backed,"
+					"mode=swap,budget=4MiB,log=error"),
+			 0);
+	ck_assert_int_eq(tmm_tensor_create(c, 3 << 20, TMM_ACTIVATION, "a",
+					   &a), 0);
+	ck_assert_int_eq(tmm_tensor_create(c, 3 << 20, TMM_ACTIVATION, "b",
+					   &b), 0);
+	/* a on the device, then b takes its place, then a comes back. */
+	ck_assert_int_eq(tmm_acquire(c, a, TMM_WRITE, &p), 0);
+	ck_assert_int_eq(tmm_release(c, a), 0);
+	ck_assert_int_eq(tmm_acquire(c, b, TMM_WRITE, &p), 0);
+	ck_assert_int_eq(tmm_release(c, b), 0);
+	ck_assert_int_eq(tmm_acquire(c, a, TMM_READ, &p), 0);
+	ck_assert_int_eq(tmm_release(c, a), 0);
+	/* b is on the host now; destroyed, its buffer is cached. */
+	ck_assert_int_eq(tmm_tensor_destroy(c, b), 0);
+	ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+	ck_assert_uint_gt(st.host_pinned, st.host_in_use);
+	ck_assert_int_eq(tmm_release_cached(c, &freed), 0);
+	ck_assert_uint_gt(freed, 0);
+	ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+	ck_assert_uint_le(st.host_pinned, st.host_in_use + (1u << 20));
+	/* Nothing cached now: nothing more to give. */
+	ck_assert_int_eq(tmm_release_cached(c, &freed), 0);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_int_eq(tmm_ctx_destroy(c), 0);
+	ck_assert_int_eq(tmm_release_cached(NULL, NULL), -EBADF);
+}
+END_TEST
+
 /* The header's version, the library's and configure's agree. */
 START_TEST(versions_agree)
 {
@@ -534,6 +573,7 @@ int main(void)
 	tcase_add_test(tc, strerror_names_codes);
 	tcase_add_test(tc, versions_agree);
 	tcase_add_test(tc, stats_reset_peak);
+	tcase_add_test(tc, release_cached_gives_back_pinned_buffers);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

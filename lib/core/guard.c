@@ -96,6 +96,10 @@ static const struct call_rule rules[TMM_CALL_COUNT] = {
 		"tmm_iteration_end" },
 	[TMM_CALL_STATS_GET] = { "tmm_stats_get", NULL },
 	[TMM_CALL_STATS_PRINT] = { "tmm_stats_print", NULL },
+	[TMM_CALL_RELEASE_CACHED] = {
+		"tmm_release_cached",
+		"it frees memory the running op's copies may be using; call "
+		"it after tmm_run returns" },
 	[TMM_CALL_STATS_RESET_PEAK] = {
 		"tmm_stats_reset_peak",
 		"a callback may only read the context; reset the peak after "

@@ -296,6 +296,17 @@ static void cache_trim(struct tmm_hostmem *hm, uint64_t keep)
 	}
 }
 
+uint64_t tmm_hostmem_release_cached(struct tmm_hostmem *hm)
+{
+	uint64_t before;
+
+	if (!hm)
+		return 0;
+	before = hm->st.cached;
+	cache_trim(hm, 0);
+	return before - hm->st.cached;
+}
+
 /* ------------------------------------------------------------------------
  * The pool
  * ---------------------------------------------------------------------- */

@@ -39,6 +39,10 @@ int tmm_hostmem_get(struct tmm_hostmem *hm, size_t bytes, void **ptr);
 /* Returns a buffer obtained with the same `bytes`. */
 void tmm_hostmem_put(struct tmm_hostmem *hm, void *ptr, size_t bytes);
 
+/* Gives every cached (free) buffer back to the backend; returns the
+ * bytes given back.  Buffers in use stay. */
+uint64_t tmm_hostmem_release_cached(struct tmm_hostmem *hm);
+
 void tmm_hostmem_get_stats(const struct tmm_hostmem *hm,
 			   struct tmm_hostmem_stats *st);
 
