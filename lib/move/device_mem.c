@@ -1,9 +1,11 @@
 /*
  * device_mem.c — a tensor's device memory: a block of the pool in swap
- * mode, its managed pages in uvm mode (mover_uvm.c).
+ * mode, its managed pages in uvm mode (mover_uvm.c), and the counters of
+ * those pages that the driver keeps.
  *
- * Below the mover, which makes room before it takes memory, and below
- * dropping (drop.c), which only gives memory back.
+ * Below the mover, which makes room before it takes memory, below
+ * dropping (drop.c), which only gives memory back, and below the swap
+ * engine, whose copy out in mode=uvm ends in a discard (uvm_path.h).
  */
 #include "device_mem.h"
 #include "lib/mem/pool.h"
