@@ -135,6 +135,11 @@ START_TEST(bad_config_names_key_and_value)
 	ck_assert_int_eq(tmm_ctx_create(NULL, NULL), -EINVAL);
 	ck_assert_int_eq(tmm_ctx_create(&c, "host_numa_node=1023"), -EINVAL);
 	contains(tmm_last_error(NULL), "NUMA node");
+	/* A budget of the program's own peak on a shared device. */
+	ck_assert_int_eq(tmm_ctx_create(&c, "backend=sim,budget=40%peak,"
+					    "share=group1"), -EINVAL);
+	contains(tmm_last_error(NULL), "share=group1");
+	contains(tmm_last_error(NULL), "share=off");
 	/* Backends this build cannot give say so. */
 	ck_assert_int_eq(tmm_ctx_create(&c, "backend=cuda"), -ENODEV);
 	contains(tmm_last_error(NULL), "backend=cuda");

@@ -291,6 +291,41 @@ START_TEST(gpt_checked_at_30_percent)
 }
 END_TEST
 
+/*
+ * budget=30%peak: the first iteration measures the peak with the whole
+ * device, and the budget drops to 30% of it for the others; the bytes
+ * stay the reference's.  The same budget as check_run's 30%, found by
+ * the library instead of a run of its own.
+ */
+static void check_peak_budget(int model, const char *mode)
+{
+	const struct run *ref = reference_of(model);
+	struct run got = { 0 };
+	char config[160];
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,sim_memory=backed,mode=%s,budget=30%%peak,"
+		 "share=auto,log=error", mode);
+	models[model](config, NULL, &got);
+	ck_assert_uint_eq(got.len, ref->len);
+	ck_assert_msg(memcmp(got.weights, ref->weights, ref->len) == 0,
+		      "%s, %s: weights differ at 30%%peak", model_names[model],
+		      mode);
+	ck_assert_msg(memcmp(got.losses, ref->losses, sizeof(ref->losses)) ==
+			      0,
+		      "%s, %s: losses differ at 30%%peak", model_names[model],
+		      mode);
+	ck_assert_uint_le(got.st.budget, ref->st.device_peak * 30 / 100);
+	ck_assert_uint_ge(got.st.budget, ref->st.device_peak * 29 / 100);
+	ck_assert_uint_gt(got.st.swap_out_count + got.st.uvm_evictions, 0);
+	free(got.weights);
+}
+
+START_TEST(mlp_at_30_percent_of_its_peak) { check_peak_budget(0, "swap"); }
+END_TEST
+START_TEST(gpt_at_30_percent_of_its_peak) { check_peak_budget(1, "uvm"); }
+END_TEST
+
 START_TEST(mlp_uvm_by_copy_at_30_percent)
 {
 	/* The evicted bytes waited in pinned host buffers. */
@@ -385,6 +420,7 @@ int main(void)
 	tcase_add_test(mlp, mlp_uvm_with_a_plan);
 	tcase_add_test(mlp, mlp_uvm_by_copy_at_30_percent);
 	tcase_add_test(mlp, mlp_checked_at_30_percent);
+	tcase_add_test(mlp, mlp_at_30_percent_of_its_peak);
 	tcase_add_test(mlp, mlp_uvm_by_copy_with_a_plan);
 	tcase_add_test(mlp, mlp_uvm_by_copy_without_pinned_memory);
 	tcase_add_test(mlp, a_failed_training_names_its_failure);
@@ -398,6 +434,7 @@ int main(void)
 	tcase_add_test(gpt, gpt_uvm_with_a_plan_at_30_percent);
 	tcase_add_test(gpt, gpt_uvm_by_copy_with_a_plan_at_30_percent);
 	tcase_add_test(gpt, gpt_checked_at_30_percent);
+	tcase_add_test(gpt, gpt_at_30_percent_of_its_peak);
 	suite_add_tcase(s, mlp);
 	suite_add_tcase(s, gpt);
 	sr = srunner_create(s);

@@ -234,6 +234,22 @@ START_TEST(test_budget_values)
 	load_ok("budget = 50 % ");
 	ck_assert(cfg.budget.is_percent);
 	ck_assert(cfg.budget.percent == 50);
+	ck_assert(!cfg.budget.of_peak);
+	/* Of the program's own peak, written back as it was given. */
+	load_ok("budget=40%peak");
+	ck_assert(cfg.budget.is_percent && cfg.budget.of_peak);
+	ck_assert(cfg.budget.percent == 40);
+	check_format(TMM_T_BUDGET, "40%peak");
+	load_ok("budget = 12.5 % peak ");
+	ck_assert(cfg.budget.of_peak && cfg.budget.percent == 12.5);
+	/* Until a first iteration measures the peak: the whole device. */
+	ck_assert_uint_eq(tmm_config_budget(&cfg, 8 * GiB), 8 * GiB);
+	load_fails("budget=40%peaks");
+	err_has("only \"peak\" may follow");
+	load_fails("budget=40%device");
+	err_has("40%peak");
+	load_fails("budget=0%peak");
+	err_has("more than 0");
 }
 END_TEST
 
@@ -381,7 +397,7 @@ static const struct bad_value bad_values[] = {
 	{ "budget=99999999999999999999", "a bare number has no unit" },
 	{ "budget=", "empty value" },
 	{ "budget=%", "not a size or percentage" },
-	{ "budget=50%%", "not a size or percentage" },
+	{ "budget=50%%", "only \"peak\" may follow the % of a percentage" },
 	{ "budget=1.5.5G", "not a size or percentage" },
 	{ "budget=GiB", "not a size or percentage" },
 	{ "budget=5 5", "not a size or percentage" },

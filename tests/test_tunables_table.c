@@ -141,7 +141,8 @@ START_TEST(test_env_bad_value)
 	load_fails(NULL);
 	err_has("budget=12Q (environment variable TENSORMM_BUDGET): not a "
 		"size or percentage; accepted: a percentage of device capacity "
-		"such as 50%, or a size with its unit such as 512MiB, 6GiB or "
+		"such as 50%, a percentage of the first iteration's peak such "
+		"as 40%peak, or a size with its unit such as 512MiB, 6GiB or "
 		"1048576B (a bare number is refused)");
 	/* budget=100 once meant 100 bytes: the message names the variable
 	 * and says what to write instead. */

@@ -302,6 +302,22 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 		create_fail(rc, "%s", err);
 		goto fail;
 	}
+	/* A budget of the program's own peak is its own business: auto
+	 * leaves the device unshared, and an asked-for group is refused. */
+	if (ctx->cfg.budget.of_peak && strcmp(ctx->cfg.share, "off") != 0) {
+		if (strcmp(ctx->cfg.share, "auto") != 0) {
+			rc = create_fail(-EINVAL,
+					 "budget=%g%%peak with share=%s: a "
+					 "shared device's budget moves with "
+					 "the other processes; give the "
+					 "budget as a size or a percentage of "
+					 "the device, or set share=off",
+					 ctx->cfg.budget.percent,
+					 ctx->cfg.share);
+			goto fail;
+		}
+		snprintf(ctx->cfg.share, sizeof(ctx->cfg.share), "off");
+	}
 	/* After the pool: joining may shrink it to this process's share. */
 	rc = tmm_share_join(ctx, err, sizeof(err));
 	if (rc < 0) {

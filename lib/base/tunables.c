@@ -472,7 +472,7 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_BUDGET:
 		if (cfg->budget.is_percent) {
 			tmm_text_add_double(&t, cfg->budget.percent);
-			tmm_text_add(&t, "%%");
+			tmm_text_add(&t, cfg->budget.of_peak ? "%%peak" : "%%");
 		} else {
 			/* A budget's bare number is refused: write
 			 * plain bytes with their unit. */
@@ -564,6 +564,10 @@ uint64_t tmm_config_budget(const struct tmm_config *cfg, uint64_t capacity)
 	if (!cfg->budget.is_percent)
 		return cfg->budget.bytes < capacity ? cfg->budget.bytes :
 						      capacity;
+	/* Of the peak: the whole device until a first iteration has
+	 * measured it (lib/exec/peak_budget.c). */
+	if (cfg->budget.of_peak)
+		return capacity;
 	if (cfg->budget.percent >= 100)
 		return capacity;
 	if (!(cfg->budget.percent > 0))

@@ -106,10 +106,14 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.type = TMM_TYPE_SIZE_OR_PERCENT,
 		.def = "100%",
 		.accepted = "a percentage of device capacity such as 50%, "
-			    "or a size with its unit such as 512MiB, 6GiB "
-			    "or 1048576B (a bare number is refused)",
+			    "a percentage of the first iteration's peak such "
+			    "as 40%peak, or a size with its unit such as "
+			    "512MiB, 6GiB or 1048576B (a bare number is "
+			    "refused)",
 		.help = "device bytes the runtime may hold: a percentage of "
-			"device capacity, or a size with its unit",
+			"device capacity, of the program's own peak (the "
+			"first iteration runs with the whole device to "
+			"measure it), or a size with its unit",
 		.since = "0.1",
 		/* A size of 0 would leave no room for any tensor. */
 		.min = 1,

@@ -72,6 +72,8 @@ struct tmm_size_spec {
 	uint64_t bytes;	 /* when !is_percent */
 	double percent;	 /* 0 < percent <= 100, when is_percent */
 	bool is_percent;
+	bool of_peak;	 /* a percentage of the first iteration's peak
+			  * ("40%peak"), not of the device */
 };
 
 /* One row of the descriptor table. */

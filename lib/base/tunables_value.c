@@ -87,10 +87,24 @@ static bool parse_size_value(const struct tmm_tunable *row, const char *s,
 
 	memset(&v->size, 0, sizeof(v->size));
 	end = tmm_decimal_scan(s, false, &d);
-	if (percent_too && end && *tmm_ascii_skip_blanks(end) == '%' &&
-	    !*tmm_ascii_skip_blanks(tmm_ascii_skip_blanks(end) + 1)) {
+	if (percent_too && end && *tmm_ascii_skip_blanks(end) == '%') {
+		const char *rest = tmm_ascii_skip_blanks(
+			tmm_ascii_skip_blanks(end) + 1);
 		double percent = tmm_decimal_to_double(&d);
 
+		/* "40%peak": of the program's own peak, measured by its
+		 * first iteration (lib/exec/peak_budget.c). */
+		if (!strncmp(rest, "peak", 4)) {
+			v->size.of_peak = true;
+			rest = tmm_ascii_skip_blanks(rest + 4);
+		}
+		if (*rest) {
+			snprintf(why, whylen, "only \"peak\" may follow the "
+				 "%% of a percentage (\"40%%\" of the "
+				 "device, \"40%%peak\" of the first "
+				 "iteration's peak)");
+			return false;
+		}
 		if (!(percent > 0 && percent <= 100)) {
 			snprintf(why, whylen, "a percentage must be more "
 				 "than 0 and at most 100");

@@ -212,6 +212,9 @@ struct tmm_ctx {
 	/* mode=uvm: the managed ranges of the next kernels (mover_uvm.c). */
 	struct tmm_managed_range *uvm_ranges;
 	unsigned uvm_n_ranges, uvm_cap_ranges;
+	/* budget=N%peak: the budget was set from a measured peak
+	 * (peak_budget.c). */
+	bool peak_budget_set;
 	/* The driver's resident peak when tmm_stats_reset_peak was last
 	 * called (0: never): only a higher one is a peak since then. */
 	uint64_t uvm_peak_mark;

@@ -21,6 +21,7 @@
 #include "lib/move/mover_uvm.h"
 #include "lib/mem/pool.h"
 #include "placing.h"
+#include "peak_budget.h"
 #include "recompute.h"
 #include "run.h"
 #include "rehearse.h"
@@ -572,6 +573,9 @@ int tmm_iteration_begin(tmm_ctx *ctx)
 
 static int iteration_end(struct tmm_ctx *ctx)
 {
+	uint64_t plans_before;
+	bool moved = false;
+
 	if (!ctx->in_iteration)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_iteration_end: no iteration has begun");
@@ -582,7 +586,13 @@ static int iteration_end(struct tmm_ctx *ctx)
 	ctx->c.iterations++;
 	ctx->c.last_iteration_ns =
 		ctx->be.ops->now_ns(&ctx->be) - ctx->iteration_begin_ns;
+	plans_before = ctx->c.plans_made;
+	/* budget=N%peak: set before the plan that follows the budget. */
+	if (tmm_peak_budget_apply(ctx) && plans_before)
+		moved = true;
 	tmm_guide_plan_if_due(ctx);
+	if (moved)
+		tmm_guide_replan(ctx);
 	if (tmm_share_iteration_end(ctx, tmm_guide_demand(ctx)))
 		tmm_guide_replan(ctx);
 	tmm_stats_shm_publish(ctx);
