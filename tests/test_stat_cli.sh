@@ -1,8 +1,8 @@
 #!/bin/sh
 # test_stat_cli.sh — tensormm-stat end to end: the list, the scrolling
-# table, --json and --csv, report and plot on a trace recorded by a small
-# run, tunables and their sources, and every error case's exit code and
-# message.  Ends with a Check-style summary line for scripts/test.
+# table, --json and --csv, column selection (-o) and timestamps (-t),
+# report and plot on a trace recorded by a small run, tunables and their sources, and every error case's exit
+# code and message, with what it says to write instead.  Ends with a Check-style summary line for scripts/test.
 B=${top_builddir:-.}
 STAT=$B/tools/tensormm-stat
 WL=$B/tests/stat_workload
@@ -61,6 +61,43 @@ check "too many" run 2 1 2 3
 check "report without file" run 2 report
 check "plot without output" run 2 plot x.trace
 
+# getopt_long: each command's --help, long forms, and errors that say
+# what to write instead.
+check "report --help" run 0 report --help
+check "report --help text" out_has "--top N"
+check "help report" run 0 help report
+check "help report text" out_has "usage: tensormm-stat report"
+check "help lists every command" sh -c \
+	"'$STAT' --help | grep -c '^       tensormm-stat [a-z]' | grep -qx 3"
+check "misplaced option" run 2 --top 3
+check "misplaced option message" \
+	err_has "option of report; write: tensormm-stat report TRACE"
+check "misspelt option" run 2 --colums dev_used
+check "misspelt option message" err_has "did you mean '--columns'?"
+check "ambiguous option" run 2 --c
+check "ambiguous option message" err_has "write --csv or --columns"
+check "option without its value" run 2 -p
+check "option without its value message" err_has "-p needs a process id"
+check "value to a flag" run 2 --json=yes
+check "value to a flag message" err_has "json takes no value"
+check "misspelt command" run 2 reprot x.trace
+check "misspelt command message" err_has "did you mean 'report'?"
+check "list as a command" run 2 list
+check "list as a command message" err_has "to list, give no argument"
+check "columns help" run 0 -o help
+for col in dev_used host pinned faults fbatch mig_in mig_out prefetched \
+	   discarded uvm_evict resident; do
+	check "column $col listed" out_has "^  $col "
+done
+check "unknown column" run 2 -o dev_used,bogus 1
+check "unknown column message" err_has "unknown column 'bogus'"
+check "unknown column lists the known" err_has "known columns: pid,ctx,"
+check "trailing comma" run 2 -o dev_used, 1
+check "columns with json" run 2 --json -o host 1
+check "columns with json message" err_has "drop -o, or drop --json"
+check "bad timestamp format" run 2 --timestamps=week 1
+check "bad timestamp format message" err_has "iso, rel or unix"
+
 # ---------------------------------------------------------------- pid
 sh -c 'exit 0' &
 dead=$!
@@ -109,6 +146,8 @@ if $have_python; then
 		'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' \
 		"$svg"
 fi
+check "plot --output" run 0 plot "$trace" --output "$svg" --iteration=1
+check "plot --output is svg" grep -q '<svg xmlns=' "$svg"
 check "plot missing iteration" run 1 plot "$trace" -o "$svg" --iteration 99
 check "plot missing iteration message" err_has "has no iteration 99"
 check "plot corrupt trace" run 1 plot "$tmp/cut.trace" -o "$svg"
@@ -212,11 +251,73 @@ assert rows[1]["ops"] >= rows[0]["ops"], rows
 	fi
 	check "scroll csv" run 0 --csv -p "$bg" 0.1 2
 	check "scroll csv lines" test "$(wc -l <"$tmp/out")" -eq 3
+
+	# -o: the columns asked, in that order; a figure the segment does
+	# not publish is "-", never a made-up 0.
+	check "columns" run 0 --pid "$bg" --columns pid,host,ops,resident 0.1 2
+	check "columns header" out_has "^# *pid *host *ops *resident$"
+	check "columns rows" awk -v pid="$bg" '
+		!/^#/ { n++; ok += NF == 4 && $1 == pid && $4 == "-" }
+		END { exit !(n == 2 && ok == 2) }' "$tmp/out"
+	check "columns added" run 0 -p "$bg" -o +uvm 0.1 1
+	check "columns added header" \
+		out_has "^# *pid *ctx *dev_used.* last_it *faults .* resident$"
+	check "list columns" run 0 -o pid,mode,dev_used
+	check "list columns row" out_has "^ *$bg *swap *[0-9.]*$"
+	# -t: each row starts with its time.
+	check "timestamps" run 0 -t -p "$bg" 0.1 2
+	check "timestamps header" out_has "^# time  *pid  *ctx"
+	check "timestamps iso" test "$(grep -c -E \
+		"^  [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z +$bg " \
+		"$tmp/out")" -eq 2
+	check "timestamps rel" run 0 -p "$bg" -t rel 0.2 2
+	check "timestamps rel rows" awk '
+		!/^#/ { t[n++] = $1 }
+		END { exit !(n == 2 && t[0] < 0.2 && t[1] >= 0.2) }' "$tmp/out"
+	check "timestamps csv" run 0 --csv --timestamps=unix -p "$bg" 0.1 1
+	check "timestamps csv header" out_has "^time,pid,context,uid,"
+	check "timestamps csv row" out_has "^[0-9]*\.[0-9][0-9][0-9],$bg,"
+	check "timestamps list" run 0 --json -t
+	if $have_python; then
+		check "timestamps json" python3 -c '
+import json, sys, datetime
+rows = json.load(open(sys.argv[1]))
+me = [r for r in rows if r["pid"] == int(sys.argv[2])][0]
+t = datetime.datetime.strptime(me["time"], "%Y-%m-%dT%H:%M:%S.%fZ")
+now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+assert abs((now - t).total_seconds()) < 60, (t, now)
+assert list(me)[0] == "time", me
+' "$tmp/out" "$bg"
+	fi
 	touch "$tmp/ready.stop"
 	wait "$bg"
 	check "workload ends cleanly" test $? -eq 0
 	check "segment removed at exit" \
 		test -z "$(ls /dev/shm | grep "^tensormm\.[0-9]*\.$bg\.")"
+	bg=
+
+	# mode=uvm: resident is the managed bytes on the device, the same
+	# figure as dev_used; host counts the pinned copies of tensors
+	# evicted by copy (see tensormm-stat(1)).
+		"$WL" "backend=sim,mode=uvm,uvm_swap_path=copy,budget=160KiB,stats_shm=on" \
+		1 10 "$tmp/uvm.ready" &
+	bg=$!
+	i=0
+	while [ ! -s "$tmp/uvm.ready" ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	check "uvm workload ready" test -s "$tmp/uvm.ready"
+	check "uvm columns" run 0 -p "$bg" -o mode,dev_used,resident,host,uvm \
+		0.1 2
+	check "uvm resident" awk '
+		!/^#/ { n++; ok += $1 == "uvm" && $2 == $3 && $4 ~ /^[0-9.]+$/ }
+		END { exit !(n == 2 && ok == 2) }' "$tmp/out"
+	check "uvm json host" run 0 --json -p "$bg" 0.1 1
+	check "uvm json host figure" out_has '"host_in_use":[0-9]'
+	touch "$tmp/uvm.ready.stop"
+	wait "$bg"
+	check "uvm workload ends cleanly" test $? -eq 0
 	bg=
 
 	# A process killed with its context alive leaves its segment; the
