@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_stat_cli.sh — tensormm-stat end to end: the list, the scrolling
 # table, --json and --csv, column selection (-o) and timestamps (-t),
-# report and plot on a trace recorded by a small run, tunables and their sources, and every error case's exit
+# report, plot and export (Chrome/Perfetto JSON) on a trace recorded by
+# a small run, tunables and their sources, and every error case's exit
 # code and message, with what it says to write instead.  Ends with a Check-style summary line for scripts/test.
 B=${top_builddir:-.}
 STAT=$B/tools/tensormm-stat
@@ -67,8 +68,10 @@ check "report --help" run 0 report --help
 check "report --help text" out_has "--top N"
 check "help report" run 0 help report
 check "help report text" out_has "usage: tensormm-stat report"
+check "export --help" run 0 export --help
+check "export --help text" out_has "Perfetto"
 check "help lists every command" sh -c \
-	"'$STAT' --help | grep -c '^       tensormm-stat [a-z]' | grep -qx 3"
+	"'$STAT' --help | grep -c '^       tensormm-stat [a-z]' | grep -qx 4"
 check "misplaced option" run 2 --top 3
 check "misplaced option message" \
 	err_has "option of report; write: tensormm-stat report TRACE"
@@ -165,6 +168,93 @@ check "plot marks recomputations" \
 	test "$(grep -c 'l4,4 l-4,4' "$svg")" -ge 2
 check "plot draws every kind" \
 	test "$(grep -c '<path fill="#' "$svg")" -eq 4
+
+# ---------------------------------------------------------------- export
+json=$tmp/run.json
+check "export" run 0 export "$trace" -o "$json"
+check "export is quiet" test ! -s "$tmp/out"
+check "export has events" grep -q '"traceEvents":\[' "$json"
+check "export has ops" grep -q '"ph":"X","pid":1,"tid":2,' "$json"
+check "export has counters" grep -q '"name":"device bytes in use"' "$json"
+if $have_python; then
+	check "export parses" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+assert isinstance(ev, list) and ev, d.keys()
+for e in ev:
+    assert "ph" in e and "pid" in e, e
+    if e["ph"] != "M":
+        assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
+    if e["ph"] == "X":
+        assert e["dur"] >= 0 and isinstance(e["name"], str), e
+names = {e["args"]["name"]: e["tid"] for e in ev
+         if e["ph"] == "M" and e["name"] == "thread_name"}
+assert set(names) == {"iterations", "compute", "H2D", "D2H", "runtime"}, names
+its = [e for e in ev if e["ph"] == "X" and e["tid"] == names["iterations"]]
+assert [e["args"]["iteration"] for e in its] == [1, 2, 3], its
+# laid end to end, each where the one before ended
+for a, b in zip(its, its[1:]):
+    assert abs(a["ts"] + a["dur"] - b["ts"]) < 0.01, (a, b)
+ops = [e for e in ev if e["ph"] == "X" and e["tid"] == names["compute"]]
+assert len(ops) == 36, len(ops)
+assert {"fwd1", "bwd0"} <= {e["name"] for e in ops}
+for e in ops:
+    assert e["args"]["kind"] == "matmul" and e["args"]["stall_us"] >= 0, e
+# each op inside its iteration
+for e in ops:
+    assert any(i["ts"] <= e["ts"] + 1e-3 and
+               e["ts"] + e["dur"] <= i["ts"] + i["dur"] + 1e-3
+               for i in its), e
+copies = [e for e in ev if e["tid"] in (names["H2D"], names["D2H"])
+          and e["ph"] == "i"]
+assert copies and all(e["args"]["bytes"] == 16384 for e in copies), copies
+mem = [e for e in ev if e["ph"] == "C" and e["name"] == "device bytes in use"]
+assert mem and max(e["args"]["bytes"] for e in mem) > 0, mem
+assert d["otherData"]["simulated"] is True and d["otherData"]["budget"] == 160 * 1024
+' "$json"
+fi
+check "export one iteration to stdout" run 0 export "$trace" --iteration 2
+if $have_python; then
+	check "export one iteration parses" python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+its = [e for e in ev if e.get("cat") == "iteration"]
+assert len(its) == 1 and its[0]["args"]["iteration"] == 2 and its[0]["ts"] == 0, its
+' "$tmp/out"
+	# Names are the program's: quotes, backslashes, control bytes and
+	# bytes that are not UTF-8 must still make valid JSON.  "fwd1" is
+	# renamed in place and each record's CRC-32 made again.
+	odd=$tmp/odd.trace
+	check "odd names trace" python3 -c '
+import struct, sys, zlib
+b = bytearray(open(sys.argv[1], "rb").read())
+pos = struct.unpack_from("<I", b, 12)[0]
+while pos < len(b):
+    n = struct.unpack_from("<Q", b, pos + 4)[0]
+    body = bytes(b[pos + 12:pos + 12 + n]).replace(b"fwd1\0", b"f\"\\\xff\0")
+    body = body.replace(b"fwd2\0", b"\x01\xc3\xa9\n\0")
+    b[pos + 12:pos + 12 + n] = body
+    struct.pack_into("<I", b, pos + 12 + n, zlib.crc32(body))
+    pos += n + 16
+open(sys.argv[2], "wb").write(b)
+' "$trace" "$odd"
+	check "export odd names" run 0 export "$odd" -o "$json"
+	check "export odd names parse" python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["name"] for e in ev if e.get("cat") == "op"}
+assert "f\"\\\ufffd" in names and "\x01\u00e9\n" in names, names
+' "$json"
+fi
+rm -f "$json"
+check "export missing iteration" run 1 export "$trace" -o "$json" --iteration 9
+check "export missing iteration message" err_has "has no iteration 9"
+check "export missing iteration leaves no file" test ! -e "$json"
+check "export truncated trace" run 1 export "$tmp/cut.trace" -o "$json"
+check "export truncated trace leaves no file" test ! -e "$json"
+check "export without trace" run 2 export
+check "export two traces" run 2 export "$trace" "$trace"
 
 # ---------------------------------------------------------------- tunables
 check "tunables" env TENSORMM_BUDGET=50% "$STAT" tunables \

@@ -1,8 +1,9 @@
 /*
  * stat.h — the pieces of tensormm-stat, one file per concept: live
  * segments (stat_live.c), trace reports (stat_report.c), timelines as SVG
- * (stat_plot.c); tensormm-stat.c parses the command line.  What more
- * than one of them uses (errors, trace opening, JSON strings, timestamps) is in stat.c,
+ * (stat_plot.c), traces as Chrome/Perfetto JSON (stat_export.c);
+ * tensormm-stat.c parses the command line.  What more than one of them
+ * uses (errors, trace opening, JSON strings, timestamps) is in stat.c,
  * and the column selection of the tables (-o) in stat_columns.c, so the
  * commands depend on those and never on each other.
  */
@@ -69,6 +70,13 @@ int stat_report(const char *path, unsigned top);
 /* Draws iteration `iteration` (0: the last) of a trace as SVG into
  * `out`.  Returns an exit code. */
 int stat_plot(const char *path, const char *out, unsigned long iteration);
+
+/*
+ * Writes iterations of a trace as Chrome/Perfetto JSON into `out` ("-":
+ * stdout): all of them laid end to end, or only `iteration` (> 0).
+ * Returns an exit code.
+ */
+int stat_export(const char *path, const char *out, unsigned long iteration);
 
 /* ------------------------------------------------------------------------
  * Columns of the text tables (stat_columns.c)

@@ -5,6 +5,7 @@
  *   tensormm-stat [-p PID] [--json|--csv] [-o LIST] [-t [FMT]] [DELAY [COUNT]]
  *   tensormm-stat report TRACE [--top N]
  *   tensormm-stat plot TRACE -o OUT.svg [--iteration N]
+ *   tensormm-stat export TRACE [-o OUT.json] [--iteration N]
  *   tensormm-stat tunables [--config STRING]
  *
  * This file is the command line: each command has its getopt_long table,
@@ -128,6 +129,20 @@ static const struct command plot_cmd = {
 	plot_longopts,
 };
 
+static const struct command export_cmd = {
+	"export",
+	"usage: tensormm-stat export TRACE [-o OUT.json] [--iteration N]\n",
+	"A trace as Chrome/Perfetto JSON (ui.perfetto.dev, "
+	"chrome://tracing):\n"
+	"ops on a compute track, swaps on H2D and D2H tracks, device bytes\n"
+	"in use as a counter, iterations laid end to end.\n"
+	"\n"
+	"  -o, --output FILE      where the JSON goes (default: stdout)\n"
+	"      --iteration N      only that iteration (default: all)\n",
+	"-:o:h",
+	plot_longopts,
+};
+
 static const struct command tunables_cmd = {
 	"tunables",
 	"usage: tensormm-stat tunables [--config STRING]\n",
@@ -139,7 +154,7 @@ static const struct command tunables_cmd = {
 };
 
 static const struct command *const commands[] = {
-	&live_cmd, &report_cmd, &plot_cmd, &tunables_cmd,
+	&live_cmd, &report_cmd, &plot_cmd, &export_cmd, &tunables_cmd,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -573,11 +588,15 @@ static int cmd_plot_export(const struct command *cmd, int argc, char **argv)
 	for (; optind < argc; optind++)
 		if ((rc = trace_operand(cmd, &path, argv[optind])))
 			return rc;
-	(void)plot;
-	if (!path || !out)
+	if (plot && (!path || !out))
 		return usage_error(cmd, "name a trace file and an output, "
 				   "e.g. plot run.trace -o run.svg");
-	return stat_plot(path, out, iteration);
+	if (!path)
+		return usage_error(cmd, "name a trace file, e.g. export "
+				   "run.trace -o run.json");
+	if (plot)
+		return stat_plot(path, out, iteration);
+	return stat_export(path, out ? out : "-", iteration);
 }
 
 static const char *source_name(enum tmm_source src)
@@ -660,6 +679,8 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(word, "plot"))
 		return cmd_plot_export(&plot_cmd, argc - 1, argv + 1);
+	if (!strcmp(word, "export"))
+		return cmd_plot_export(&export_cmd, argc - 1, argv + 1);
 	if (!strcmp(word, "tunables"))
 		return cmd_tunables(argc - 1, argv + 1);
 	return cmd_live(argc, argv);
