@@ -125,6 +125,14 @@ check "report names tensors" out_has "^  weight "
 check "report --top 2" run 0 report "$trace" --top 2
 check "report top 2 rows" test "$(grep -c '^  weight ' "$tmp/out")" -le 4
 check "report bad --top" run 2 report "$trace" --top 0
+check "report columns" run 0 report "$trace" -o iter,recomp,stall --top 1
+check "report columns header" out_has "^# *iter *recomp *stall$"
+check "report columns rows" \
+	test "$(grep -c -E '^ +[123] +[0-9]+ +[0-9.]+$' "$tmp/out")" -eq 3
+check "report columns help" run 0 report --columns help
+check "report columns help lists" out_has "^  diverged "
+check "report unknown column" run 2 report "$trace" -o iter,faults
+check "report unknown column message" err_has "known columns: iter,"
 
 check "missing trace" run 1 report "$tmp/none.trace"
 check "missing trace message" err_has "none.trace"

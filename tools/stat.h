@@ -64,8 +64,17 @@ int stat_live_check_columns(const char *list, bool scroll);
 /* Prints the live views' columns for -o help. */
 void stat_live_columns_help(FILE *f);
 
-/* Summarises a trace file.  Returns an exit code. */
-int stat_report(const char *path, unsigned top);
+/* Summarises a trace file: its per-iteration table with the columns of
+ * `columns` (-o LIST, NULL for the defaults), then the top tensors.
+ * Returns an exit code. */
+int stat_report(const char *path, unsigned top, const char *columns);
+
+/* Checks a report's -o LIST, explaining an error on stderr.  Returns an
+ * exit code. */
+int stat_report_check_columns(const char *list);
+
+/* Prints the report's columns for -o help. */
+void stat_report_columns_help(FILE *f);
 
 /* Draws iteration `iteration` (0: the last) of a trace as SVG into
  * `out`.  Returns an exit code. */
@@ -105,9 +114,9 @@ struct stat_selection {
 /*
  * Fills *sel from LIST, a comma-separated list of column names of `cols`
  * ("all" for every one, a group name for its columns; a leading '+' adds
- * to `defaults`, itself such a list).  NULL or "" takes the defaults.  An unknown name is an error
- * naming the known ones, for `view` (e.g. "tensormm-stat -o").  Returns
- * an exit code.
+ * to `defaults`, itself such a list).  NULL or "" takes the defaults.
+ * An unknown name is an error naming the known ones, for `view` (e.g.
+ * "-o").  Returns an exit code.
  */
 int stat_columns_select(const struct stat_column *cols, size_t n,
 			const char *defaults, const char *list,

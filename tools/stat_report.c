@@ -103,9 +103,69 @@ static double mib(double bytes)
 	return bytes / (1024.0 * 1024.0);
 }
 
-/* Totals of one iteration, and its charges to tensors. */
-static int add_iteration(const struct tmm_trace *t, struct costs *c)
+/* The per-iteration table's columns (-o), in their default order. */
+enum report_col {
+	RC_ITER, RC_DURATION, RC_STALL, RC_OPS, RC_ACCESSES, RC_PEAK,
+	RC_SWAP_OUT, RC_OUT, RC_SWAP_IN, RC_IN, RC_PASSIVE, RC_DROPS,
+	RC_RECOMP, RC_DIVERGED, RC_COUNT
+};
+
+static const struct stat_column report_cols[RC_COUNT] = {
+	[RC_ITER] = { "iter", "", 5, "iteration, 1 for the first", NULL, 0,
+		      { NULL, NULL } },
+	[RC_DURATION] = { "duration", "ms", 11, "how long it took", NULL, 0,
+			  { NULL, NULL } },
+	[RC_STALL] = { "stall", "ms", 9, "time spent waiting for copies",
+		       NULL, 0, { NULL, NULL } },
+	[RC_OPS] = { "ops", "", 6, "ops run", NULL, 0, { NULL, NULL } },
+	[RC_ACCESSES] = { "accesses", "", 8, "tensor accesses", NULL, 0,
+			  { NULL, NULL } },
+	[RC_PEAK] = { "peak", "MiB", 9, "most device bytes in use", NULL, 0,
+		      { NULL, NULL } },
+	[RC_SWAP_OUT] = { "swap_out", "n", 8, "swap-outs started", NULL, 0,
+			  { NULL, NULL } },
+	[RC_OUT] = { "out", "MiB", 8, "their bytes", NULL, 0,
+		     { NULL, NULL } },
+	[RC_SWAP_IN] = { "swap_in", "n", 8, "swap-ins started", NULL, 0,
+			 { NULL, NULL } },
+	[RC_IN] = { "in", "MiB", 8, "their bytes", NULL, 0, { NULL, NULL } },
+	[RC_PASSIVE] = { "passive", "n", 7,
+			 "evictions because an allocation did not fit", NULL,
+			 0, { NULL, NULL } },
+	[RC_DROPS] = { "drops", "n", 5, "tensors dropped for recomputation",
+		       NULL, 0, { NULL, NULL } },
+	[RC_RECOMP] = { "recomp", "n", 6, "tensors recomputed", NULL, 0,
+			{ NULL, NULL } },
+	[RC_DIVERGED] = { "diverged", "", 8, "whether it left its plan",
+			  NULL, 0, { NULL, NULL } },
+};
+
+static const char report_defaults[] =
+	"iter,duration,stall,ops,accesses,peak,swap_out,out,swap_in,in,"
+	"passive,drops,recomp,diverged";
+
+int stat_report_check_columns(const char *list)
 {
+	struct stat_selection sel;
+
+	return stat_columns_select(report_cols, RC_COUNT, report_defaults,
+				   list, "report -o", &sel);
+}
+
+void stat_report_columns_help(FILE *f)
+{
+	fprintf(f, "Columns of the report's per-iteration table (-o "
+		"NAME,...; +NAME,... adds to the defaults).\n");
+	stat_columns_help(f, report_cols, RC_COUNT);
+	fprintf(f, "Defaults: %s\n", report_defaults);
+}
+
+/* Totals of one iteration as a row of the selected columns, and its
+ * charges to tensors. */
+static int add_iteration(const struct tmm_trace *t, struct costs *c,
+			 const struct stat_selection *sel)
+{
+	char cell[RC_COUNT][32];
 	uint64_t n_ev[TMM_EV_KIND_COUNT] = { 0 }, out_b = 0, in_b = 0;
 	uint64_t peak = 0;
 	uint32_t *op_at = NULL;
@@ -188,15 +248,27 @@ static int add_iteration(const struct tmm_trace *t, struct costs *c)
 		}
 		e = end;
 	}
-	printf("  %5" PRIu64 " %11.3f %9.3f %6u %8u %9.3f %8" PRIu64
-	       " %8.3f %8" PRIu64 " %8.3f %7" PRIu64 " %5" PRIu64 " %6" PRIu64
-	       " %8s\n",
-	       t->iteration, t->duration_ns / 1e6, t->stall_ns / 1e6,
-	       t->n_ops, t->n_accesses, mib((double)peak),
-	       n_ev[TMM_EV_SWAP_OUT], mib((double)out_b), n_ev[TMM_EV_SWAP_IN],
-	       mib((double)in_b), n_ev[TMM_EV_PASSIVE_EVICT],
-	       n_ev[TMM_EV_DROP], n_ev[TMM_EV_RECOMPUTE],
-	       n_ev[TMM_EV_DIVERGED] ? "yes" : "no");
+#define CELL(col, ...) snprintf(cell[col], sizeof(cell[col]), __VA_ARGS__)
+	CELL(RC_ITER, "%" PRIu64, t->iteration);
+	CELL(RC_DURATION, "%.3f", t->duration_ns / 1e6);
+	CELL(RC_STALL, "%.3f", t->stall_ns / 1e6);
+	CELL(RC_OPS, "%u", t->n_ops);
+	CELL(RC_ACCESSES, "%u", t->n_accesses);
+	CELL(RC_PEAK, "%.3f", mib((double)peak));
+	CELL(RC_SWAP_OUT, "%" PRIu64, n_ev[TMM_EV_SWAP_OUT]);
+	CELL(RC_OUT, "%.3f", mib((double)out_b));
+	CELL(RC_SWAP_IN, "%" PRIu64, n_ev[TMM_EV_SWAP_IN]);
+	CELL(RC_IN, "%.3f", mib((double)in_b));
+	CELL(RC_PASSIVE, "%" PRIu64, n_ev[TMM_EV_PASSIVE_EVICT]);
+	CELL(RC_DROPS, "%" PRIu64, n_ev[TMM_EV_DROP]);
+	CELL(RC_RECOMP, "%" PRIu64, n_ev[TMM_EV_RECOMPUTE]);
+	CELL(RC_DIVERGED, "%s", n_ev[TMM_EV_DIVERGED] ? "yes" : "no");
+#undef CELL
+	putchar(' ');
+	for (size_t i = 0; i < sel->n; i++)
+		stat_columns_cell(&report_cols[sel->col[i]],
+				  cell[sel->col[i]]);
+	putchar('\n');
 out:
 	free(op_at);
 	return rc;
@@ -259,8 +331,9 @@ static void print_top(struct cost *list, size_t n, unsigned top,
 		printf("  (none)\n");
 }
 
-int stat_report(const char *path, unsigned top)
+int stat_report(const char *path, unsigned top, const char *columns)
 {
+	struct stat_selection sel;
 	struct tmm_trace_file_info info;
 	struct tmm_trace_reader *r;
 	struct tmm_trace t;
@@ -271,6 +344,10 @@ int stat_report(const char *path, unsigned top)
 	unsigned long iterations = 0;
 	size_t n = 0;
 
+	status = stat_columns_select(report_cols, RC_COUNT, report_defaults,
+				     columns, "report -o", &sel);
+	if (status)
+		return status;
 	status = stat_trace_open(path, &r, &info);
 	if (status)
 		return status;
@@ -280,15 +357,9 @@ int stat_report(const char *path, unsigned top)
 	       info.simulated ? " (SIMULATED times)" : "", info.mode,
 	       info.policy, mib((double)info.budget),
 	       mib((double)info.device_capacity));
-	printf("# %5s %11s %9s %6s %8s %9s %8s %8s %8s %8s %7s %5s %6s %8s\n",
-	       "iter", "duration", "stall", "ops", "accesses", "peak",
-	       "swap_out", "out", "swap_in", "in", "passive", "drops",
-	       "recomp", "diverged");
-	printf("# %5s %11s %9s %6s %8s %9s %8s %8s %8s %8s %7s %5s %6s %8s\n",
-	       "", "ms", "ms", "", "", "MiB", "n", "MiB", "n", "MiB", "n",
-	       "n", "n", "");
+	stat_columns_header(report_cols, &sel, STAT_TS_NONE);
 	while ((rc = tmm_trace_reader_next(r, &t, err, sizeof(err))) == 1) {
-		rc = add_iteration(&t, &c);
+		rc = add_iteration(&t, &c, &sel);
 		tmm_trace_free(&t);
 		if (rc < 0) {
 			stat_error("out of memory reading %s", path);

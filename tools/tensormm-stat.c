@@ -64,6 +64,7 @@ static const struct option live_longopts[] = {
 
 static const struct option report_longopts[] = {
 	{ "top", required_argument, NULL, OPT_TOP },
+	{ "columns", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -108,13 +109,16 @@ static const struct command live_cmd = {
 
 static const struct command report_cmd = {
 	"report",
-	"usage: tensormm-stat report TRACE [--top N]\n",
+	"usage: tensormm-stat report TRACE [--top N] [-o LIST]\n",
 	"Per-iteration summary of a trace file (TENSORMM_TRACE), and the\n"
 	"top tensors by swapped bytes and by stall time.\n"
 	"\n"
 	"      --top N            how many tensors in each top list "
-	"(default 10)\n",
-	"-:h",
+	"(default 10)\n"
+	"  -o, --columns LIST     the per-iteration table's columns, as "
+	"above;\n"
+	"                         report -o help lists them\n",
+	"-:o:h",
 	report_longopts,
 };
 
@@ -289,9 +293,13 @@ static const char *wants(const struct command *cmd, int val)
 	case 'p':
 		return "a process id, a positive number";
 	case 'o':
-		return cmd == &live_cmd ? "a list of columns, such as "
-					  "dev_used,host (-o help lists them)"
-					: "a file name";
+		if (cmd == &live_cmd)
+			return "a list of columns, such as dev_used,host (-o "
+			       "help lists them)";
+		if (cmd == &report_cmd)
+			return "a list of columns, such as iter,stall "
+			       "(report -o help lists them)";
+		return "a file name";
 	case OPT_TOP:
 		return "a number from 1 to 100000";
 	case OPT_ITERATION:
@@ -521,7 +529,7 @@ static int trace_operand(const struct command *cmd, const char **path,
 static int cmd_report(int argc, char **argv)
 {
 	const struct command *cmd = &report_cmd;
-	const char *path = NULL;
+	const char *path = NULL, *columns = NULL;
 	unsigned long top = TOP_DEFAULT;
 	int c, rc;
 
@@ -541,6 +549,9 @@ static int cmd_report(int argc, char **argv)
 				return usage_error(cmd, "--top needs a number "
 						   "from 1 to 100000");
 			break;
+		case 'o':
+			columns = optarg;
+			break;
 		default:
 			return bad_option(cmd, c, argv);
 		}
@@ -548,10 +559,17 @@ static int cmd_report(int argc, char **argv)
 	for (; optind < argc; optind++)
 		if ((rc = trace_operand(cmd, &path, argv[optind])))
 			return rc;
+	if (columns && !strcmp(columns, "help")) {
+		stat_report_columns_help(stdout);
+		return STAT_OK;
+	}
 	if (!path)
 		return usage_error(cmd, "name a trace file (written by a "
 				   "run with TENSORMM_TRACE=PATH)");
-	return stat_report(path, (unsigned)top);
+	rc = stat_report_check_columns(columns);
+	if (rc)
+		return rc;
+	return stat_report(path, (unsigned)top, columns);
 }
 
 /* plot and export: a trace, an output, an iteration. */
