@@ -115,9 +115,9 @@ static const struct command report_cmd = {
 	"\n"
 	"      --top N            how many tensors in each top list "
 	"(default 10)\n"
-	"  -o, --columns LIST     the per-iteration table's columns, as "
-	"above;\n"
-	"                         report -o help lists them\n",
+	"  -o, --columns LIST     the per-iteration table's columns, "
+	"comma-\n"
+	"                         separated; report -o help lists them\n",
 	"-:o:h",
 	report_longopts,
 };
