@@ -285,7 +285,7 @@ START_TEST(other_layout_refused)
 		 (unsigned)getuid(), (int)getpid());
 	fake_segment(name, TMM_SHM_MAGIC, 99);
 	ck_assert_int_eq(tmm_shm_open(name, &seg, err, sizeof(err)),
-			 -EPROTO);
+			 -EPROTONOSUPPORT);
 	ck_assert_msg(strstr(err, "layout 99") && strstr(err, "reads layout"),
 		      "message: %s", err);
 	fake_segment(name, 0x1234, TMM_SHM_LAYOUT);

@@ -293,9 +293,10 @@ static void totals_table(struct stat_column *cols)
 
 /*
  * Opens an entry's segment.  Returns it, or NULL with the error in *rc,
- * explained on stderr unless it is another user's segment and `quiet`:
- * a machine shared with other users is normal, not an error, until the
- * user asks for one of their processes by pid.  Nor, when `quiet`, is a
+ * explained on stderr unless it is another user's segment, or one of
+ * another release's layout, and `quiet`: a machine shared with other
+ * users and programs is normal, not an error, until the user asks for
+ * one of their processes by pid.  Nor, when `quiet`, is a
  * segment gone since the listing (-ENOENT): its process ended, or another
  * reader removed it after a crash.
  */
@@ -307,7 +308,8 @@ static const struct tmm_shm_segment *open_entry(const struct tmm_shm_entry *e,
 
 	*rc = tmm_shm_open(e->name, &seg, err, sizeof(err));
 	if (*rc < 0) {
-		if (!(quiet && (*rc == -EACCES || *rc == -ENOENT)))
+		if (!(quiet && (*rc == -EACCES || *rc == -ENOENT ||
+				*rc == -EPROTONOSUPPORT)))
 			stat_error("pid %d: %s", (int)e->pid, err);
 		return NULL;
 	}
@@ -420,16 +422,26 @@ int stat_list(const struct stat_live_opts *o)
 
 		if (!seg && rc == -ENOENT)
 			continue; /* gone since the listing */
-		if (!seg && rc == -EACCES) {
+		/* Another user's context, or one of another release of
+		 * libtensormm: a row that says so, not a failure of the
+		 * listing. */
+		if (!seg && (rc == -EACCES || rc == -EPROTONOSUPPORT)) {
 			if (fmt == STAT_TEXT) {
 				putchar(' ');
 				if (o->ts != STAT_TS_NONE)
 					printf(" %*s",
 					       stat_timestamp_width(o->ts), ts);
-				printf(" %7d %3u %6u (another user's context: "
-				       "run as that user or root to see it)\n",
+				printf(" %7d %3u %6u (%s)\n",
 				       (int)list[i].pid, list[i].n,
-				       (unsigned)list[i].uid);
+				       (unsigned)list[i].uid,
+				       rc == -EACCES
+					       ? "another user's context: run "
+						 "as that user or root to see "
+						 "it"
+					       : "another release of "
+						 "libtensormm: use the "
+						 "tensormm-stat that came "
+						 "with it");
 			}
 			continue;
 		}

@@ -183,19 +183,22 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	     tmm_fmt_bytes(s->budget, b, sizeof(b)),
 	     tmm_fmt_bytes(s->device_in_use, c, sizeof(c)),
 	     tmm_fmt_bytes(s->device_peak, d, sizeof(d)));
-	/* In uvm mode the pool and the pinned buffers stand idle: each
-	 * tensor is managed memory, and the uvm line below says where. */
-	if (strcmp(s->mode, "uvm") != 0) {
+	/* In uvm mode the device pool stands idle: each tensor is
+	 * managed memory, and the uvm line below says where its pages
+	 * are.  Pinned buffers hold the tensors evicted by copy
+	 * (uvm_swap_path). */
+	if (strcmp(s->mode, "uvm") != 0)
 		emit(p, "  pool      largest free block %s, fragmentation "
 			"%.1f%%; %llu tensors moved (%s) to make holes\n",
 		     tmm_fmt_bytes(s->pool_largest_free, a, sizeof(a)),
 		     100.0 * s->pool_fragmentation,
 		     (unsigned long long)s->compaction_moves,
 		     tmm_fmt_bytes(s->compaction_bytes, b, sizeof(b)));
-		emit(p, "  host      tensors %s, pinned held %s\n",
-		     tmm_fmt_bytes(s->host_in_use, a, sizeof(a)),
-		     tmm_fmt_bytes(s->host_pinned, b, sizeof(b)));
-	}
+	emit(p, "  host      tensors in pinned buffers %s, pinned held %s%s\n",
+	     tmm_fmt_bytes(s->host_in_use, a, sizeof(a)),
+	     tmm_fmt_bytes(s->host_pinned, b, sizeof(b)),
+	     strcmp(s->mode, "uvm") == 0 ? " (managed pages on the host: "
+					   "the uvm line)" : "");
 	emit(p, "  swap out  %llu (%s), of which passive %llu (%s); "
 		"waits on pending swap-outs %llu\n",
 	     (unsigned long long)s->swap_out_count,

@@ -76,6 +76,15 @@ static const struct tmm_shm_field_info fields[TMM_SHM_FIELD_COUNT] = {
 	[TMM_SHM_ITERATIONS] = { "iterations", "count" },
 	[TMM_SHM_LAST_ITERATION_NS] = { "last_iteration_ns", "ns" },
 	[TMM_SHM_OPS] = { "ops", "count" },
+	[TMM_SHM_HOST_PINNED] = { "host_pinned", "bytes" },
+	[TMM_SHM_UVM_FAULT_BATCHES] = { "uvm_fault_batches", "count" },
+	[TMM_SHM_UVM_FAULTS] = { "uvm_faults", "count" },
+	[TMM_SHM_UVM_FAULT_BYTES] = { "uvm_fault_bytes", "bytes" },
+	[TMM_SHM_UVM_PREFETCH_BYTES] = { "uvm_prefetch_bytes", "bytes" },
+	[TMM_SHM_UVM_EVICTIONS] = { "uvm_evictions", "count" },
+	[TMM_SHM_UVM_EVICTION_BYTES] = { "uvm_eviction_bytes", "bytes" },
+	[TMM_SHM_UVM_REMOTE_BYTES] = { "uvm_remote_bytes", "bytes" },
+	[TMM_SHM_UVM_DISCARD_BYTES] = { "uvm_discard_bytes", "bytes" },
 	[TMM_SHM_PUBLISHED_NS] = { "published_ns", "ns since epoch" },
 };
 
@@ -231,6 +240,15 @@ void tmm_stats_shm_publish(struct tmm_ctx *ctx)
 	v[TMM_SHM_ITERATIONS] = s.iterations;
 	v[TMM_SHM_LAST_ITERATION_NS] = s.last_iteration_ns;
 	v[TMM_SHM_OPS] = s.ops;
+	v[TMM_SHM_HOST_PINNED] = s.host_pinned;
+	v[TMM_SHM_UVM_FAULT_BATCHES] = s.uvm_fault_batches;
+	v[TMM_SHM_UVM_FAULTS] = s.uvm_faults;
+	v[TMM_SHM_UVM_FAULT_BYTES] = s.uvm_fault_bytes;
+	v[TMM_SHM_UVM_PREFETCH_BYTES] = s.uvm_prefetch_bytes;
+	v[TMM_SHM_UVM_EVICTIONS] = s.uvm_evictions;
+	v[TMM_SHM_UVM_EVICTION_BYTES] = s.uvm_eviction_bytes;
+	v[TMM_SHM_UVM_REMOTE_BYTES] = s.uvm_remote_bytes;
+	v[TMM_SHM_UVM_DISCARD_BYTES] = s.uvm_discard_bytes;
 	v[TMM_SHM_PUBLISHED_NS] = clock_ns(CLOCK_REALTIME);
 	tmm_shm_write(ctx->shm->seg, v);
 	ctx->shm->last_ns = clock_ns(CLOCK_MONOTONIC_COARSE);
@@ -391,7 +409,7 @@ int tmm_shm_open(const char *name, const struct tmm_shm_segment **out,
 				 "statistics segment (bad magic), or is still "
 				 "being created; try again", name);
 		munmap(seg, (size_t)st.st_size);
-		return -EPROTO;
+		return ours ? -EPROTONOSUPPORT : -EPROTO;
 	}
 	/* /dev/shm is writable by all: a segment must be its owner's. */
 	if (st.st_uid != seg->uid) {

@@ -26,7 +26,8 @@
 #include <sys/types.h>
 
 #define TMM_SHM_MAGIC 0x314d48534d4d5454ull /* "TTMMSHM1", little end */
-#define TMM_SHM_LAYOUT 1u
+/* 2: host_pinned and the uvm counters, before published_ns */
+#define TMM_SHM_LAYOUT 2u
 
 /* Name prefix: "/tensormm.<uid>.<pid>.<n>" (see stats_shm.c for why). */
 #define TMM_SHM_PREFIX "tensormm."
@@ -51,6 +52,15 @@ enum tmm_shm_field {
 	TMM_SHM_ITERATIONS,
 	TMM_SHM_LAST_ITERATION_NS,
 	TMM_SHM_OPS,
+	TMM_SHM_HOST_PINNED,	   /* bytes, in use and cached */
+	TMM_SHM_UVM_FAULT_BATCHES, /* the driver's, mode=uvm */
+	TMM_SHM_UVM_FAULTS,
+	TMM_SHM_UVM_FAULT_BYTES,
+	TMM_SHM_UVM_PREFETCH_BYTES,
+	TMM_SHM_UVM_EVICTIONS,
+	TMM_SHM_UVM_EVICTION_BYTES,
+	TMM_SHM_UVM_REMOTE_BYTES,
+	TMM_SHM_UVM_DISCARD_BYTES,
 	TMM_SHM_PUBLISHED_NS,	   /* host CLOCK_REALTIME of this snapshot */
 	TMM_SHM_FIELD_COUNT
 };
@@ -139,9 +149,10 @@ int tmm_shm_list(struct tmm_shm_entry **out, unsigned *cleaned, char *err,
 /*
  * Maps segment `name` read-only and checks its header.  Returns 0 and
  * sets *out (release with tmm_shm_close), or a negative errno with a
- * message: -ENOENT (gone), -EACCES (another user's), -EPROTO (not a
- * segment of this layout: another version of libtensormm; or a file
- * whose owner is not the user it names).
+ * message: -ENOENT (gone), -EACCES (another user's),
+ * -EPROTONOSUPPORT (a segment of another layout: a process that runs
+ * another release of libtensormm), -EPROTO (not a segment: bad magic,
+ * or a file whose owner is not the user it names).
  */
 int tmm_shm_open(const char *name, const struct tmm_shm_segment **out,
 		 char *err, size_t errlen);
