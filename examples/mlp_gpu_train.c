@@ -203,6 +203,16 @@ void mlp_gpu_blas_close(void)
 	blas_stream = NULL;
 }
 
+void mlp_gpu_blas_forget_stream(void)
+{
+	blas_stream = NULL;
+}
+
+const struct mlp_kernels *mlp_gpu_ops(void)
+{
+	return &gpu_kernels;
+}
+
 int mlp_gpu_train(const char *config, const struct mlp_config *mc,
 		  struct mlp_gpu_result *r, FILE *log)
 {
@@ -236,5 +246,7 @@ int mlp_gpu_train(const char *config, const struct mlp_config *mc,
 		       st.last_iteration_ns / 1e6, st.compute_ns / 1e6);
 	}
 	tmm_ctx_destroy(ctx);
+	/* The stream is gone; a later context's may have its address. */
+	mlp_gpu_blas_forget_stream();
 	return rc;
 }

@@ -4,6 +4,8 @@
  * one training run in a context.  examples/mlp_gpu.c drives it; the test
  * on the CUDA test double (tests/test_mlp_gpu_fake.c) runs the same code
  * with the double's cuBLAS and the kernels' host twins.
+ * bench/bench_gpu_train.c runs its own contexts with the same ops
+ * (mlp_gpu_ops, mlp_gpu_blas_forget_stream).
  */
 #ifndef MLP_GPU_TRAIN_H
 #define MLP_GPU_TRAIN_H
@@ -29,6 +31,20 @@ struct mlp_gpu_result {
  */
 int mlp_gpu_blas_open(void);
 void mlp_gpu_blas_close(void);
+
+/*
+ * Forgets the stream the handle was last set to: call it after a context
+ * is destroyed, so that the next context's compute stream is set on the
+ * handle (with our workspace) even where CUDA hands out the same stream
+ * address again.  mlp_gpu_train() calls it itself.
+ */
+void mlp_gpu_blas_forget_stream(void);
+
+/*
+ * The op callbacks for mlp_config.kernels (valid after
+ * mlp_gpu_blas_open), for a caller that makes its own contexts.
+ */
+const struct mlp_kernels *mlp_gpu_ops(void);
 
 /*
  * Trains *mc (its kernels replaced by the GPU's) in a new context of
