@@ -234,6 +234,26 @@ cudaError_t cudaGetDeviceCount(int *count)
 	return cudaSuccess;
 }
 
+/* The versions of the toolkit the double was built against, as a driver
+ * that runs it would report them. */
+cudaError_t cudaDriverGetVersion(int *version)
+{
+	init();
+	if (!version)
+		return fail(cudaErrorInvalidValue);
+	*version = CUDART_VERSION;
+	return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int *version)
+{
+	init();
+	if (!version)
+		return fail(cudaErrorInvalidValue);
+	*version = CUDART_VERSION;
+	return cudaSuccess;
+}
+
 /* Each thread has its own current device, 0 until it sets one (Runtime
  * API, cudaSetDevice). */
 cudaError_t cudaSetDevice(int device)

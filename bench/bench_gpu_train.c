@@ -1,0 +1,762 @@
+/*
+ * bench_gpu_train.c — training under a memory budget on a real GPU, every
+ * policy in both modes, against the unconstrained run (issue #19).
+ *
+ * The model is examples/mlp_gpu's (mlp_model.c, with the cuBLAS and
+ * kernel ops of mlp_gpu_train.c), in two shapes:
+ *
+ *   compute   width 4096, 12 layers, batch 2048 (compute-bound)
+ *   transfer  width 1024, 24 layers, batch 8192 (transfer-bound)
+ *
+ * For each shape it trains once unconstrained (mode=swap, policy=none, a
+ * budget of 90% of the free device memory; it must not swap), which gives
+ * the reference losses and weights, the peak device bytes and the
+ * compute time of a step, then every chosen policy in every chosen mode
+ * at every chosen fraction of that peak, and prints one markdown row per
+ * run as it ends (the columns are described in the table's header).  At
+ * the start it measures the pinned copy bandwidth each way, which gives
+ * each run's lower bound.  Progress goes to stderr, the tables to stdout
+ * and, with --append FILE, to the end of FILE as well, so that runs of
+ * one shape or one mode each (every run under 10 minutes) make one
+ * report.
+ *
+ *   bench/bench_gpu_train [--shape compute|transfer|all|WxLxB]
+ *       [--modes swap,uvm] [--policies all|P,P,...] [--budgets 0.4,0.3]
+ *       [--steps N] [--warmup N] [--append FILE] [--commit TEXT]
+ *
+ * The commit printed is --commit's, else $TMM_BENCH_COMMIT's (the
+ * bundle of scripts/gpu-check --prepare sets it), else "unknown".
+ * Exit status: 0 when every run ran and was bit-identical to the
+ * unconstrained one (and in mode=swap kept its peak under the budget),
+ * 1 otherwise, 2 for a wrong option, 77 when there is no GPU.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "mlp_gpu_train.h"
+#include "mlp_model.h"
+#include "tensormm.h"
+
+#define MIB (1024.0 * 1024.0)
+#define BW_BYTES (256u << 20) /* each bandwidth measurement */
+#define BW_ROUNDS 3
+#define MAX_STEPS 1000
+/* Left free beside a uvm run's managed memory: cuBLAS, the driver. */
+#define UVM_MARGIN (256ull << 20)
+
+struct shape {
+	const char *name;
+	unsigned width, layers, batch;
+};
+
+static const struct shape known_shapes[] = {
+	{ "compute-bound", 4096, 12, 2048 },
+	{ "transfer-bound", 1024, 24, 8192 },
+};
+
+static const char *const all_policies[] = {
+	"none", "passive", "vdnn-conv", "vdnn-all", "checkpoint",
+	"superneurons", "capuchin", "tensile", "tsplit", "auto",
+};
+#define N_POLICIES (sizeof(all_policies) / sizeof(all_policies[0]))
+
+/* What the command line chose. */
+struct options {
+	struct shape shapes[2];
+	unsigned n_shapes;
+	struct shape custom;
+	const char *modes[2];
+	unsigned n_modes;
+	const char *policies[N_POLICIES];
+	unsigned n_policies;
+	double budgets[8];
+	unsigned n_budgets;
+	unsigned steps, warmup;
+	const char *append;
+	const char *commit;
+};
+
+/* One training run. */
+struct run {
+	unsigned steps, warmup;
+	float *losses;
+	uint8_t *weights;
+	size_t len;
+	uint64_t step_ns[MAX_STEPS];	/* last_iteration_ns after each step */
+	struct tmm_stats warm, end;	/* after step `warmup`, and the last */
+	char err[256];			/* why it failed, when it did */
+};
+
+static FILE *report; /* --append's file, or NULL */
+
+/* Prints to stdout and to the report, and flushes both: a run that is
+ * cut short keeps the rows it finished. */
+static void out(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	if (report) {
+		va_start(ap, fmt);
+		vfprintf(report, fmt, ap);
+		va_end(ap);
+		fflush(report);
+	}
+}
+
+static int cuda_failed(cudaError_t e, const char *call)
+{
+	if (e == cudaSuccess)
+		return 0;
+	fprintf(stderr, "bench_gpu_train: %s: %s (%s)\n", call,
+		cudaGetErrorString(e), cudaGetErrorName(e));
+	return -1;
+}
+
+/* ---- the copy bandwidth ------------------------------------------------ */
+
+/*
+ * GB/s (1e9 bytes) of the best of BW_ROUNDS pinned cudaMemcpyAsync of
+ * BW_BYTES each way, timed by events on the copy's stream.
+ */
+static int measure_bandwidth(double *h2d, double *d2h)
+{
+	void *dev = NULL, *host = NULL;
+	cudaStream_t s = NULL;
+	cudaEvent_t a = NULL, b = NULL;
+	int rc = -1;
+
+	*h2d = *d2h = 0;
+	if (cuda_failed(cudaMalloc(&dev, BW_BYTES), "cudaMalloc") ||
+	    cuda_failed(cudaMallocHost(&host, BW_BYTES), "cudaMallocHost") ||
+	    cuda_failed(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
+			"cudaStreamCreateWithFlags") ||
+	    cuda_failed(cudaEventCreate(&a), "cudaEventCreate") ||
+	    cuda_failed(cudaEventCreate(&b), "cudaEventCreate"))
+		goto out;
+	memset(host, 1, BW_BYTES);
+	for (int dir = 0; dir < 2; dir++) {
+		for (int r = 0; r < BW_ROUNDS; r++) {
+			float ms = 0;
+			double gbps;
+			cudaError_t e;
+
+			e = cudaEventRecord(a, s);
+			if (e == cudaSuccess)
+				e = dir == 0 ? cudaMemcpyAsync(
+						       dev, host, BW_BYTES,
+						       cudaMemcpyHostToDevice, s)
+					     : cudaMemcpyAsync(
+						       host, dev, BW_BYTES,
+						       cudaMemcpyDeviceToHost, s);
+			if (e == cudaSuccess)
+				e = cudaEventRecord(b, s);
+			if (e == cudaSuccess)
+				e = cudaEventSynchronize(b);
+			if (e == cudaSuccess)
+				e = cudaEventElapsedTime(&ms, a, b);
+			if (cuda_failed(e, "a timed cudaMemcpyAsync"))
+				goto out;
+			gbps = ms > 0 ? BW_BYTES / (ms * 1e6) : 0;
+			if (dir == 0 && gbps > *h2d)
+				*h2d = gbps;
+			if (dir == 1 && gbps > *d2h)
+				*d2h = gbps;
+		}
+	}
+	rc = *h2d > 0 && *d2h > 0 ? 0 : -1;
+out:
+	if (b)
+		cudaEventDestroy(b);
+	if (a)
+		cudaEventDestroy(a);
+	if (s)
+		cudaStreamDestroy(s);
+	cudaFreeHost(host);
+	cudaFree(dev);
+	return rc;
+}
+
+/* ---- one run ----------------------------------------------------------- */
+
+static int after_step(tmm_ctx *ctx, unsigned step, void *arg)
+{
+	struct run *r = arg;
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	int rc = tmm_stats_get(ctx, &st);
+
+	if (rc)
+		return rc;
+	if (step >= 1 && step <= r->steps)
+		r->step_ns[step - 1] = st.last_iteration_ns;
+	if (step == r->warmup)
+		r->warm = st;
+	r->end = st;
+	return 0;
+}
+
+static void run_free(struct run *r)
+{
+	free(r->losses);
+	free(r->weights);
+	r->losses = NULL;
+	r->weights = NULL;
+}
+
+/* Trains sh in a fresh context made from config; 0 or the error, whose
+ * message is in r->err. */
+static int train(const struct shape *sh, const char *config, struct run *r)
+{
+	struct mlp_config mc;
+	tmm_ctx *ctx;
+	int rc;
+
+	r->err[0] = 0;
+	rc = tmm_ctx_create(&ctx, config);
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "no context: %s",
+			 tmm_last_error(NULL));
+		return rc;
+	}
+	mlp_config_default(&mc);
+	mc.width = sh->width;
+	mc.layers = sh->layers;
+	mc.batch = sh->batch;
+	mc.steps = r->steps;
+	mc.kernels = mlp_gpu_ops();
+	mc.after_step = after_step;
+	mc.after_step_arg = r;
+	r->losses = calloc(r->steps, sizeof(float));
+	rc = r->losses ? mlp_train(ctx, &mc, r->losses, &r->weights, &r->len,
+				   NULL)
+		       : -ENOMEM;
+	if (rc)
+		snprintf(r->err, sizeof(r->err), "%s (%s)",
+			 tmm_last_error(ctx), tmm_strerror(rc));
+	tmm_ctx_destroy(ctx);
+	/* ~40 contexts in a row: CUDA may give the next one this
+	 * context's stream address, which cuBLAS must be set to anew. */
+	mlp_gpu_blas_forget_stream();
+	return rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of the steps after the warm-up, in ms. */
+static double median_ms(const struct run *r)
+{
+	unsigned n = r->steps - r->warmup;
+	uint64_t v[MAX_STEPS];
+
+	memcpy(v, r->step_ns + r->warmup, n * sizeof(v[0]));
+	qsort(v, n, sizeof(v[0]), cmp_u64);
+	return (n % 2 ? (double)v[n / 2]
+		      : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2) /
+	       1e6;
+}
+
+/* A counter's growth per steady step. */
+#define PER_STEP(r, field) \
+	((double)((r)->end.field - (r)->warm.field) / \
+	 ((r)->steps - (r)->warmup))
+
+/* Bytes moved to the host and to the device per steady step: the
+ * runtime's moves and the driver's own (uvm: faults in, evictions out). */
+static double out_bytes(const struct run *r)
+{
+	return PER_STEP(r, swap_out_bytes) + PER_STEP(r, uvm_eviction_bytes);
+}
+
+static double in_bytes(const struct run *r)
+{
+	return PER_STEP(r, swap_in_bytes) + PER_STEP(r, uvm_fault_bytes);
+}
+
+/* Writes "yes" into buf, or what differs from the reference; returns
+ * whether they are bit-identical. */
+static bool compare(const struct run *ref, const struct run *r, char *buf,
+		    size_t len)
+{
+	for (unsigned s = 0; s < r->steps; s++)
+		if (memcmp(&ref->losses[s], &r->losses[s], sizeof(float))) {
+			snprintf(buf, len, "NO: loss of step %u", s + 1);
+			return false;
+		}
+	if (ref->len != r->len || memcmp(ref->weights, r->weights, r->len)) {
+		snprintf(buf, len, "NO: final weights");
+		return false;
+	}
+	snprintf(buf, len, "yes");
+	return true;
+}
+
+/* ---- one shape's table ------------------------------------------------- */
+
+struct bench {
+	const struct options *o;
+	double h2d, d2h;	/* GB/s */
+	char device[512];	/* name, memory, versions */
+	char date[32];
+	int failed;		/* runs that failed or differed */
+};
+
+static void print_header(const struct bench *b, const struct shape *sh)
+{
+	const struct options *o = b->o;
+
+	out("\n### %s: width %u, %u layers, batch %u\n\n", sh->name,
+	    sh->width, sh->layers, sh->batch);
+	out("Device %s; %s; commit %s; pinned copy host to device %.1f GB/s, "
+	    "device to host %.1f GB/s (cudaMemcpyAsync of %u MiB from "
+	    "cudaMallocHost memory, best of %d, timed by events).\n\n",
+	    b->device, b->date, o->commit, b->h2d, b->d2h, BW_BYTES >> 20,
+	    BW_ROUNDS);
+	out("%u steps a run; each figure is per steady step, over steps "
+	    "%u to %u:\n\n", o->steps, o->warmup + 1, o->steps);
+	out("- *step ms*: median of tmm_stats.last_iteration_ns read after "
+	    "each step (wall time of the iteration, the loss read "
+	    "included); *x*: over the unconstrained run's.\n");
+	out("- *stall ms*: growth of tmm_stats.stall_ns (compute waiting for "
+	    "copies); *late*: of prefetch_late.\n");
+	out("- *out MB*, *in MB* (1e6 bytes): growth of swap_out_bytes + "
+	    "uvm_eviction_bytes, and of swap_in_bytes + uvm_fault_bytes "
+	    "(the runtime's moves, and the driver's own in mode=uvm); "
+	    "*driver* is the uvm_* part alone (in: faults + prefetches, "
+	    "out: evictions), zero where the backend does not report it.\n");
+	out("- *peak MiB*: tmm_stats.device_peak at the end (in mode=uvm "
+	    "what the runtime reports of managed pages on the device).\n");
+	out("- *bound ms*: max(unconstrained step, out / device-to-host "
+	    "bandwidth, in / host-to-device bandwidth); *bound x* over the "
+	    "unconstrained step.\n");
+	out("- *bit-identical*: the losses of every step and the final "
+	    "weights against the unconstrained run's.\n\n");
+	out("| policy | mode | budget | step ms | x | stall ms | late "
+	    "| out MB | in MB | driver in/out MB | peak MiB | bound ms "
+	    "| bound x | bit-identical |\n");
+	out("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+	    "|---|\n");
+}
+
+static void print_row(const struct bench *b, const char *policy,
+		      const char *mode, const char *budget,
+		      const struct run *r, double compute_ms,
+		      const char *verdict)
+{
+	double ms = median_ms(r), o_b = out_bytes(r), i_b = in_bytes(r);
+	double bound = compute_ms;
+	double t_out = o_b / (b->d2h * 1e6), t_in = i_b / (b->h2d * 1e6);
+
+	if (t_out > bound)
+		bound = t_out;
+	if (t_in > bound)
+		bound = t_in;
+	out("| %s | %s | %s | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f "
+	    "| %.1f/%.1f | %.1f | %.1f | %.2f | %s |\n",
+	    policy, mode, budget, ms, ms / compute_ms,
+	    PER_STEP(r, stall_ns) / 1e6, PER_STEP(r, prefetch_late),
+	    o_b / 1e6, i_b / 1e6,
+	    (PER_STEP(r, uvm_fault_bytes) + PER_STEP(r, uvm_prefetch_bytes)) /
+		    1e6,
+	    PER_STEP(r, uvm_eviction_bytes) / 1e6,
+	    r->end.device_peak / MIB, bound, bound / compute_ms, verdict);
+}
+
+static void print_failed(const char *policy, const char *mode,
+			 const char *budget, const char *why)
+{
+	out("| %s | %s | %s | — | — | — | — | — | — | — | — | — | — | %s |\n",
+	    policy, mode, budget, why);
+}
+
+/* Runs one shape's table; 0, or -1 when it could not go on. */
+static int bench_shape(struct bench *b, const struct shape *sh)
+{
+	const struct options *o = b->o;
+	struct run *ref = calloc(1, sizeof(*ref)), *r = calloc(1, sizeof(*r));
+	char config[192], budget_text[64], why[300], verdict[64];
+	double compute_ms;
+	int rc = -1;
+
+	if (!ref || !r) {
+		fprintf(stderr, "bench_gpu_train: out of memory\n");
+		goto done;
+	}
+	print_header(b, sh);
+	fprintf(stderr, "bench_gpu_train: %s: unconstrained run\n", sh->name);
+	ref->steps = o->steps;
+	ref->warmup = o->warmup;
+	if (train(sh, "backend=cuda,mode=swap,policy=none,budget=90%", ref)) {
+		snprintf(why, sizeof(why), "error: %s", ref->err);
+		print_failed("unconstrained", "swap", "90%", why);
+		b->failed++;
+		goto done;
+	}
+	compute_ms = median_ms(ref);
+	print_row(b, "unconstrained", "swap", "90% of free", ref, compute_ms,
+		  "(reference)");
+	if (ref->end.swap_out_count || ref->end.drops ||
+	    ref->end.passive_evictions) {
+		out("\nThe unconstrained run moved or dropped tensors: the "
+		    "model needs more than 90%% of the free device memory; "
+		    "no budgeted run of this shape.\n");
+		b->failed++;
+		goto done;
+	}
+	for (unsigned m = 0; m < o->n_modes; m++) {
+		bool uvm = !strcmp(o->modes[m], "uvm");
+
+		for (unsigned f = 0; f < o->n_budgets; f++) {
+			unsigned long long budget = (unsigned long long)(
+				(double)ref->end.device_peak * o->budgets[f]);
+
+			snprintf(budget_text, sizeof(budget_text),
+				 "%.0f%% (%.1f MiB)", 100 * o->budgets[f],
+				 budget / MIB);
+			for (unsigned p = 0; p < o->n_policies; p++) {
+				const char *policy = o->policies[p];
+
+				if (uvm) {
+					size_t free_b = 0, total_b = 0;
+
+					if (cuda_failed(cudaMemGetInfo(
+								&free_b,
+								&total_b),
+							"cudaMemGetInfo"))
+						goto done;
+					/* Never more managed memory than the
+					 * card has free. */
+					if (ref->end.device_peak + UVM_MARGIN >
+					    free_b) {
+						snprintf(why, sizeof(why),
+							 "skipped: needs %.0f "
+							 "MiB managed, %.0f "
+							 "MiB free",
+							 (ref->end.device_peak +
+							  UVM_MARGIN) / MIB,
+							 free_b / MIB);
+						print_failed(policy, "uvm",
+							     budget_text, why);
+						continue;
+					}
+				}
+				fprintf(stderr,
+					"bench_gpu_train: %s: %s, %s, %s\n",
+					sh->name, policy, o->modes[m],
+					budget_text);
+				snprintf(config, sizeof(config),
+					 "backend=cuda,mode=%s,policy=%s,"
+					 "budget=%lluB",
+					 o->modes[m], policy, budget);
+				memset(r, 0, sizeof(*r));
+				r->steps = o->steps;
+				r->warmup = o->warmup;
+				if (train(sh, config, r)) {
+					snprintf(why, sizeof(why),
+						 "error: %s", r->err);
+					print_failed(policy, o->modes[m],
+						     budget_text, why);
+					b->failed++;
+					run_free(r);
+					continue;
+				}
+				if (!compare(ref, r, verdict,
+					     sizeof(verdict)))
+					b->failed++;
+				if (!uvm && r->end.device_peak > budget) {
+					snprintf(verdict + strlen(verdict),
+						 sizeof(verdict) -
+							 strlen(verdict),
+						 "; peak above the budget");
+					b->failed++;
+				}
+				print_row(b, policy, o->modes[m], budget_text,
+					  r, compute_ms, verdict);
+				run_free(r);
+			}
+		}
+	}
+	rc = 0;
+done:
+	if (ref)
+		run_free(ref);
+	free(ref);
+	free(r);
+	return rc;
+}
+
+/* ---- options ----------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bench_gpu_train [--shape compute|transfer|all|WxLxB] "
+		"[--modes swap,uvm]\n"
+		"         [--policies all|P,P,...] [--budgets 0.4,0.3] "
+		"[--steps N] [--warmup N]\n"
+		"         [--append FILE] [--commit TEXT]\n"
+		"  --shape     compute (width 4096, 12 layers, batch 2048), "
+		"transfer (1024,\n"
+		"              24, 8192), all (both, the default) or "
+		"WIDTHxLAYERSxBATCH\n"
+		"  --modes     swap, uvm or both (the default)\n"
+		"  --policies  all (the default) or a list of: none, passive, "
+		"vdnn-conv,\n"
+		"              vdnn-all, checkpoint, superneurons, capuchin, "
+		"tensile, tsplit, auto\n"
+		"  --budgets   fractions of the unconstrained peak, 0 < F <= 4 "
+		"(default 0.4,0.3;\n"
+		"              above 1: a run with no memory pressure)\n"
+		"  --steps     training steps a run (default 8)\n"
+		"  --warmup    first steps left out of the figures "
+		"(default 2)\n"
+		"  --append    also append the tables to FILE\n"
+		"  --commit    the commit to print (default "
+		"$TMM_BENCH_COMMIT)\n");
+}
+
+static int bad(const char *opt, const char *val)
+{
+	fprintf(stderr, "bench_gpu_train: bad value '%s' for %s\n", val, opt);
+	usage(stderr);
+	return 2;
+}
+
+static bool parse_uint(const char *s, unsigned lo, unsigned hi,
+		       unsigned *v)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(s, &end, 10);
+	if (errno || end == s || *end || x < lo || x > hi || *s == '-')
+		return false;
+	*v = (unsigned)x;
+	return true;
+}
+
+/* Splits a comma-separated list in place; false past `max` items. */
+static bool split_list(char *s, char **items, unsigned max, unsigned *n)
+{
+	*n = 0;
+	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+		if (*n == max)
+			return false;
+		items[(*n)++] = tok;
+	}
+	return *n > 0;
+}
+
+static int parse_shape(struct options *o, const char *v)
+{
+	unsigned w, l, bt;
+	char tail;
+
+	o->n_shapes = 0;
+	if (!strcmp(v, "compute") || !strcmp(v, "all"))
+		o->shapes[o->n_shapes++] = known_shapes[0];
+	if (!strcmp(v, "transfer") || !strcmp(v, "all"))
+		o->shapes[o->n_shapes++] = known_shapes[1];
+	if (o->n_shapes)
+		return 0;
+	if (sscanf(v, "%ux%ux%u%c", &w, &l, &bt, &tail) != 3 || !w || !l ||
+	    l > 63 || !bt || w > (1u << 20) || bt > (1u << 20))
+		return -1;
+	o->custom = (struct shape){ "custom", w, l, bt };
+	o->shapes[o->n_shapes++] = o->custom;
+	return 0;
+}
+
+/* Fills o from argv; 0, or the exit status (0 for --help: 1 here). */
+static int parse_args(struct options *o, int argc, char **argv)
+{
+	static char lists[3][512];
+	char *items[16];
+	unsigned n;
+
+	o->shapes[0] = known_shapes[0];
+	o->shapes[1] = known_shapes[1];
+	o->n_shapes = 2;
+	o->modes[0] = "swap";
+	o->modes[1] = "uvm";
+	o->n_modes = 2;
+	for (unsigned p = 0; p < N_POLICIES; p++)
+		o->policies[p] = all_policies[p];
+	o->n_policies = N_POLICIES;
+	o->budgets[0] = 0.4;
+	o->budgets[1] = 0.3;
+	o->n_budgets = 2;
+	o->steps = 8;
+	o->warmup = 2;
+	o->commit = getenv("TMM_BENCH_COMMIT");
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 1;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "bench_gpu_train: unknown option or "
+				"no value: %s\n", a);
+			usage(stderr);
+			return 2;
+		}
+		v = argv[++i];
+		if (!strcmp(a, "--shape")) {
+			if (parse_shape(o, v))
+				return bad(a, v);
+		} else if (!strcmp(a, "--modes")) {
+			snprintf(lists[0], sizeof(lists[0]), "%s", v);
+			if (!split_list(lists[0], items, 2, &n))
+				return bad(a, v);
+			for (unsigned k = 0; k < n; k++) {
+				if (strcmp(items[k], "swap") &&
+				    strcmp(items[k], "uvm"))
+					return bad(a, v);
+				o->modes[k] = items[k];
+			}
+			o->n_modes = n;
+		} else if (!strcmp(a, "--policies")) {
+			if (!strcmp(v, "all"))
+				continue;
+			snprintf(lists[1], sizeof(lists[1]), "%s", v);
+			if (!split_list(lists[1], items, 16, &n) ||
+			    n > N_POLICIES)
+				return bad(a, v);
+			for (unsigned k = 0; k < n; k++) {
+				unsigned p = 0;
+
+				while (p < N_POLICIES &&
+				       strcmp(items[k], all_policies[p]))
+					p++;
+				if (p == N_POLICIES)
+					return bad(a, v);
+				o->policies[k] = all_policies[p];
+			}
+			o->n_policies = n;
+		} else if (!strcmp(a, "--budgets")) {
+			snprintf(lists[2], sizeof(lists[2]), "%s", v);
+			if (!split_list(lists[2], items, 8, &n))
+				return bad(a, v);
+			for (unsigned k = 0; k < n; k++) {
+				char *end;
+				double f;
+
+				errno = 0;
+				f = strtod(items[k], &end);
+				if (errno || end == items[k] || *end ||
+				    !(f > 0 && f <= 4))
+					return bad(a, v);
+				o->budgets[k] = f;
+			}
+			o->n_budgets = n;
+		} else if (!strcmp(a, "--steps")) {
+			if (!parse_uint(v, 2, MAX_STEPS, &o->steps))
+				return bad(a, v);
+		} else if (!strcmp(a, "--warmup")) {
+			if (!parse_uint(v, 1, MAX_STEPS, &o->warmup))
+				return bad(a, v);
+		} else if (!strcmp(a, "--append")) {
+			o->append = v;
+		} else if (!strcmp(a, "--commit")) {
+			o->commit = v;
+		} else {
+			fprintf(stderr, "bench_gpu_train: unknown option: "
+				"%s\n", a);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (o->warmup >= o->steps) {
+		fprintf(stderr, "bench_gpu_train: --warmup (%u) must be "
+			"below --steps (%u)\n", o->warmup, o->steps);
+		return 2;
+	}
+	if (!o->commit || !*o->commit)
+		o->commit = "unknown";
+	return 0;
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+/* Name, memory and versions of the device the contexts use. */
+static void describe_device(char *buf, size_t len)
+{
+	struct cudaDeviceProp p;
+	int dev = 0, drv = 0, rt = 0;
+	size_t free_b = 0, total_b = 0;
+
+	memset(&p, 0, sizeof(p));
+	cudaGetDevice(&dev);
+	if (cudaGetDeviceProperties(&p, dev) != cudaSuccess)
+		snprintf(p.name, sizeof(p.name), "device %d", dev);
+	cudaMemGetInfo(&free_b, &total_b);
+	cudaDriverGetVersion(&drv);
+	cudaRuntimeGetVersion(&rt);
+	snprintf(buf, len,
+		 "%s (%.1f GiB, %.1f GiB free at the start; driver API "
+		 "%d.%d, runtime %d.%d)",
+		 p.name, total_b / (MIB * 1024), free_b / (MIB * 1024),
+		 drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct bench b = { .o = &o };
+	time_t now = time(NULL);
+	int n = 0, status;
+
+	memset(&o, 0, sizeof(o));
+	status = parse_args(&o, argc, argv);
+	if (status)
+		return status == 1 ? 0 : status;
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
+		(void)cudaGetLastError();
+		printf("bench_gpu_train: no CUDA device; skipped\n");
+		return 77;
+	}
+	if (o.append) {
+		report = fopen(o.append, "a");
+		if (!report) {
+			fprintf(stderr, "bench_gpu_train: %s: %s\n", o.append,
+				strerror(errno));
+			return 1;
+		}
+	}
+	strftime(b.date, sizeof(b.date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	describe_device(b.device, sizeof(b.device));
+	if (measure_bandwidth(&b.h2d, &b.d2h))
+		return 1;
+	fprintf(stderr, "bench_gpu_train: pinned copies: host to device "
+		"%.1f GB/s, device to host %.1f GB/s\n", b.h2d, b.d2h);
+	if (mlp_gpu_blas_open())
+		return 1;
+	for (unsigned s = 0; s < o.n_shapes; s++)
+		if (bench_shape(&b, &o.shapes[s]))
+			break;
+	mlp_gpu_blas_close();
+	if (b.failed)
+		out("\n%d run(s) failed, differed from the unconstrained run "
+		    "or went above the budget.\n", b.failed);
+	if (report)
+		fclose(report);
+	return b.failed ? 1 : 0;
+}

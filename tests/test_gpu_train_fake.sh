@@ -1,0 +1,90 @@
+#!/bin/sh
+# test_gpu_train_fake.sh — bench/bench_gpu_train's table, run on the CUDA
+# test double: tests/bench_gpu_train_fake is the same program with
+# examples/mlp_gpu's own ops (mlp_gpu_train.c), linked with the double's
+# cuBLAS and the kernels' host twins (tests/mlp_gpu_twins.c) instead of
+# libcublas and nvcc's object, as tests/mlp_gpu_fake is.  A small shape,
+# every policy in both modes at one budget, the first race aborting the
+# program: every row is there and bit-identical, the figures are numbers,
+# and --append writes what stdout shows, after what the file held.  What
+# the double cannot tell, the speed, is left to a real GPU
+# (scripts/gpu-check).  Skips (77) where the build has no cuda backend or
+# no cuBLAS headers.  Ends with a Check-style summary line for
+# scripts/test.
+build=${top_builddir:-.}
+prog=$build/tests/bench_gpu_train_fake
+[ -x "$prog" ] || {
+	echo "SKIP: $prog is not built (no CUDA or cuBLAS)"
+	exit 77
+}
+checks=0
+failures=0
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+echo "an earlier chunk" >"$tmp/report.md"
+CUDAFAKE_RACES=abort TENSORMM_LOG=error TMM_BENCH_COMMIT=abc1234 \
+	"$prog" --shape 64x4x1024 \
+	--steps 4 --warmup 2 --budgets 0.3 --append "$tmp/report.md" \
+	>"$tmp/out" 2>"$tmp/err"
+rc=$?
+cat "$tmp/out"
+checks=$((checks + 1))
+[ "$rc" -eq 0 ] || { fail "exit status $rc"; cat "$tmp/err" >&2; }
+
+# The header: the device, the commit from the environment, bandwidths.
+checks=$((checks + 1))
+grep -q '^### custom: width 64, 4 layers, batch 1024$' "$tmp/out" ||
+	fail "no header line for the shape"
+checks=$((checks + 1))
+grep -q '^Device cudafake.*; commit abc1234; pinned copy host to device [0-9.]* GB/s, device to host [0-9.]* GB/s' \
+	"$tmp/out" || fail "the device line lacks the device, commit or bandwidths"
+
+# The unconstrained row, then 10 policies x 2 modes, all bit-identical,
+# each with numbers in its 10 figure columns.
+checks=$((checks + 1))
+[ "$(grep -c '^| unconstrained | swap | 90% of free |' "$tmp/out")" -eq 1 ] ||
+	fail "no unconstrained row"
+checks=$((checks + 1))
+rows=$(grep -c '^| [a-z-]* | \(swap\|uvm\) | 30% (' "$tmp/out")
+[ "$rows" -eq 20 ] || fail "$rows budgeted rows, expected 20"
+checks=$((checks + 1))
+same=$(grep -c '| yes |$' "$tmp/out")
+[ "$same" -eq 20 ] || fail "$same of 20 rows bit-identical"
+for policy in none passive vdnn-conv vdnn-all checkpoint superneurons \
+	      capuchin tensile tsplit auto; do
+	for mode in swap uvm; do
+		checks=$((checks + 1))
+		grep -q "^| $policy | $mode | 30% (" "$tmp/out" ||
+			fail "no row for $policy in mode=$mode"
+	done
+done
+checks=$((checks + 1))
+bad=$(grep '^| [a-z-]* | \(swap\|uvm\) |' "$tmp/out" | awk -F'|' '
+	{ for (i = 5; i <= 14; i++) {
+		n = split($i, v, /[ \/]+/)
+		for (k = 1; k <= n; k++)
+			if (v[k] != "" && v[k] !~ /^[0-9]+(\.[0-9]+)?$/) {
+				print; next
+			} } }')
+[ -z "$bad" ] || fail "rows with a figure that is not a number: $bad"
+
+# --append: the file kept its chunk and gained exactly stdout.
+checks=$((checks + 1))
+{ echo "an earlier chunk"; cat "$tmp/out"; } | cmp -s - "$tmp/report.md" ||
+	fail "--append did not add stdout's tables to the end of the file"
+
+# A wrong option is refused with status 2.
+checks=$((checks + 1))
+"$prog" --modes swap,gpu >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "--modes swap,gpu exited with $rc, not 2"
+
+pct=$(( (checks - failures) * 100 / checks ))
+echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
+[ "$failures" -eq 0 ]
