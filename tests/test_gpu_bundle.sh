@@ -1,0 +1,95 @@
+#!/bin/sh
+# test_gpu_bundle.sh — the folder that scripts/gpu-check makes for a GPU
+# machine (gpu-bundle/), made here from the programs this build holds
+# (`gpu-check --bundle`: what --prepare does after building, without
+# make): at most 32 MiB; the GPU programs in it, stripped programs and not
+# libtool wrappers; `ldd` on each, with the bundle's lib/, finds every
+# library but CUDA's (the GPU machine's, which run searches for); `run`
+# exits 77 where there is no GPU, from any directory, and `run --libs`
+# finds every library here.  Skips (77) where the build has no cuda
+# backend or no GPU example (no cuBLAS or nvcc).  Ends with a Check-style
+# summary line for scripts/test.
+src=$(cd "${srcdir:-.}" && pwd)
+build=$(cd "${top_builddir:-.}" && pwd)
+if ! grep -q '^#define TMM_HAVE_CUDA 1' "$build/config.h" 2>/dev/null ||
+   [ ! -x "$build/bench/bench_gpu_train" ]; then
+	echo "no cuda backend or no GPU example in this build: nothing to bundle"
+	exit 77
+fi
+checks=0
+failures=0
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+bundle=$tmp/gpu-bundle
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+checks=$((checks + 1))
+BUILDDIR=$build GPU_BUNDLE=$bundle "$src/scripts/gpu-check" --bundle ||
+	fail "gpu-check --bundle exited with $?"
+
+checks=$((checks + 1))
+size=$(du -sb "$bundle" | cut -f1)
+echo "bundle: $size bytes"
+[ "$size" -le $((32 << 20)) ] || fail "the bundle is $size bytes, over 32 MiB"
+for f in run COMMIT bin/mlp_gpu bin/bench_cuda_copy bin/bench_gpu_train \
+	 bin/test_cuda_backend bin/test_cuda_timing \
+	 lib/fallback; do
+	checks=$((checks + 1))
+	[ -e "$bundle/$f" ] || fail "no $f in the bundle"
+done
+checks=$((checks + 1))
+ls "$bundle"/bin/test_cuda_* >/dev/null 2>&1 || fail "no GPU test in the bundle"
+checks=$((checks + 1))
+[ -x "$bundle/run" ] || fail "run is not executable"
+
+for p in "$bundle"/bin/*; do
+	name=${p##*/}
+	checks=$((checks + 1))
+	[ "$(head -c 4 "$p" | od -An -c | tr -d ' ')" = '177ELF' ] ||
+		fail "$name is not a program (a libtool wrapper?)"
+	if command -v readelf >/dev/null 2>&1; then
+		checks=$((checks + 1))
+		! readelf -S "$p" | grep -q '[.]symtab' ||
+			fail "$name is not stripped"
+	fi
+	checks=$((checks + 1))
+	lost=$(LD_LIBRARY_PATH=$bundle/lib ldd "$p" 2>&1 |
+		awk '/not found/ && $1 !~ /^lib(cu|nv)/ { print $1 }')
+	[ -z "$lost" ] || fail "$name: ldd finds no $lost"
+done
+checks=$((checks + 1))
+LD_LIBRARY_PATH=$bundle/lib "$bundle/bin/bench_gpu_train" --help \
+	>/dev/null || fail "bin/bench_gpu_train --help exited with $?"
+
+# From another directory, with no GPU: 77, and nothing run.
+mkdir "$tmp/elsewhere"
+if command -v nvidia-smi >/dev/null 2>&1 &&
+   nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+	echo "a GPU answers here: run's exit 77 is not checked"
+else
+	checks=$((checks + 1))
+	out=$(cd "$tmp/elsewhere" && "$bundle/run" 2>&1)
+	rc=$?
+	echo "$out"
+	[ "$rc" -eq 77 ] || fail "run exited with $rc where there is no GPU"
+	checks=$((checks + 1))
+	(cd "$tmp/elsewhere" && "$bundle/run" --bench --steps 4 >/dev/null 2>&1)
+	rc=$?
+	[ "$rc" -eq 77 ] || fail "run --bench exited with $rc, not 77"
+	checks=$((checks + 1))
+	[ ! -e "$tmp/elsewhere/gpu-bench-report.md" ] ||
+		fail "run --bench wrote a report with no GPU"
+fi
+checks=$((checks + 1))
+out=$(cd "$tmp/elsewhere" && "$bundle/run" --libs 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 0 ] || fail "run --libs exited with $rc on the machine that built it"
+
+pct=$(( (checks - failures) * 100 / checks ))
+echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
+[ "$failures" -eq 0 ]
