@@ -427,6 +427,98 @@ START_TEST(many_allocations_are_found)
 }
 END_TEST
 
+/* ---- neighbours in one VA block (the managed arena's sub-allocations) */
+
+/* Advice on one tensor's pages leaves its neighbour's alone: the first
+ * page is mapped remotely, the second, in the same block, migrates. */
+START_TEST(advice_stays_on_its_own_pages)
+{
+	char *buf;
+
+	open_with_limit(4 * BLOCK, TMM_SIM_PHANTOM);
+	buf = managed(BLOCK);
+	populate(buf, 2 * PAGE);
+	ck_assert_int_eq(be.ops->advise(&be, buf, PAGE,
+					TMM_ADVISE_PREFERRED_HOST), 0);
+	ck_assert_int_eq(be.ops->advise(&be, buf, PAGE,
+					TMM_ADVISE_ACCESSED_BY_DEVICE), 0);
+	touch(buf, 2 * PAGE, false, false);
+	ck_assert_uint_eq(st().remote_bytes, PAGE);
+	ck_assert_uint_eq(st().faults, 1);
+	ck_assert_uint_eq(st().fault_bytes, PAGE);
+	ck_assert_uint_eq(st().resident, PAGE);
+	be.ops->managed_free(&be, buf, BLOCK);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* A block shared by the current work and older pages: making room
+ * evicts the older pages of that very block, never the work's own, so
+ * the work stays within the limit. */
+START_TEST(eviction_spares_the_pages_of_the_work)
+{
+	char *buf;
+
+	open_with_limit(2 * PAGE, TMM_SIM_PHANTOM);
+	buf = managed(BLOCK);
+	touch(buf, 2 * PAGE, true, false); /* pages 0, 1 */
+	ck_assert_uint_eq(st().resident, 2 * PAGE);
+	/* Pages 1 and 2: page 0 goes (written back), page 1 stays. */
+	touch(buf + PAGE, 2 * PAGE, true, false);
+	ck_assert_uint_eq(st().faults, 3);
+	ck_assert_uint_eq(st().evictions, 1);
+	ck_assert_uint_eq(st().eviction_bytes, PAGE);
+	ck_assert_uint_eq(st().resident, 2 * PAGE);
+	ck_assert_uint_eq(st().resident_peak, 2 * PAGE);
+	be.ops->managed_free(&be, buf, BLOCK);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* A migration of one tensor's pages delays a touch of those pages, not
+ * of its neighbour's in the same block. */
+START_TEST(a_neighbours_migration_does_not_delay)
+{
+	char *buf;
+	uint64_t t, moved_until;
+
+	open_with_limit(4 * BLOCK, TMM_SIM_PHANTOM);
+	buf = managed(BLOCK);
+	touch(buf, 2 * PAGE, true, false); /* both device-only */
+	t = now();
+	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_D2H, buf, PAGE,
+					  TMM_LOC_HOST, -1), 0);
+	moved_until = t + p->copy_latency_ns + xfer(PAGE, p->d2h_gbps);
+	ck_assert_uint_eq(now(), t);
+	touch(buf + PAGE, PAGE, true, false); /* resident, not migrating */
+	ck_assert_uint_eq(now(), t);
+	touch(buf, PAGE, false, false); /* waits, then faults it back */
+	ck_assert_uint_ge(now(), moved_until);
+	be.ops->managed_free(&be, buf, BLOCK);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* A discard drops the whole big pages it touches, and no others. */
+START_TEST(discard_takes_whole_pages)
+{
+	char *buf;
+
+	open_with_limit(4 * BLOCK, TMM_SIM_PHANTOM);
+	buf = managed(BLOCK);
+	touch(buf, 3 * PAGE, true, false);
+	ck_assert_int_eq(be.ops->discard(&be, buf + PAGE + 100, 10), 0);
+	ck_assert_uint_eq(st().resident, 2 * PAGE);
+	ck_assert_uint_eq(st().discard_bytes, PAGE);
+	/* Pages 0 and 2 are still there; page 1 is fresh again. */
+	touch(buf, 3 * PAGE, false, false);
+	ck_assert_uint_eq(st().faults, 4);
+	ck_assert_uint_eq(st().fault_bytes, 0);
+	be.ops->managed_free(&be, buf, BLOCK);
+	be.ops->close(&be);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sim_uvm");
@@ -445,6 +537,10 @@ int main(void)
 	tcase_add_test(tc, eviction_is_least_recently_used);
 	tcase_add_test(tc, host_touch_brings_pages_back);
 	tcase_add_test(tc, many_allocations_are_found);
+	tcase_add_test(tc, advice_stays_on_its_own_pages);
+	tcase_add_test(tc, eviction_spares_the_pages_of_the_work);
+	tcase_add_test(tc, a_neighbours_migration_does_not_delay);
+	tcase_add_test(tc, discard_takes_whole_pages);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

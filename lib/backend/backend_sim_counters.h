@@ -23,6 +23,8 @@ struct tmm_sim_counters {
 					       * in event_sync/engine_wait */
 	uint64_t dev_allocated, dev_peak;     /* dev_alloc bytes live, max */
 	uint64_t kernels;		      /* kernel_end calls */
+	uint64_t managed_allocs;	      /* managed_alloc calls that
+					       * succeeded */
 };
 
 #endif /* TMM_BACKEND_SIM_COUNTERS_H */

@@ -260,6 +260,7 @@ int tmm_sim_managed_alloc(struct tmm_backend *be, size_t bytes, void **ptr)
 					"recording a %zu-byte allocation",
 					bytes);
 	}
+	s->c.managed_allocs++;
 	return 0;
 }
 
@@ -372,10 +373,16 @@ int tmm_sim_advise(struct tmm_backend *be, void *ptr, size_t bytes,
 /*
  * The pages go with no write-back.  Device and host copies share one
  * buffer here, so the bytes are poisoned: whoever reads a discarded range
- * without rewriting it first sees 0xDB, not its old contents.
+ * without rewriting it first sees 0xDB, not its old contents.  The driver
+ * drops whole big pages, so every byte of the pages the range touches is
+ * poisoned, not only the range: bytes of another tensor that share a page
+ * with it would be lost on a real GPU, and are here.
  */
 int tmm_sim_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 {
+	struct sim *s = sim_of(be);
+	void *lo;
+	size_t len;
 	int rc;
 
 	if (bytes == 0)
@@ -383,9 +390,9 @@ int tmm_sim_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 	rc = sim_check_managed(be, "discard", ptr, bytes);
 	if (rc < 0)
 		return rc;
-	if (!sim_of(be)->phantom)
-		memset(ptr, SIM_POISON, bytes);
-	return tmm_sim_uvm_discard(sim_of(be)->uvm, ptr, bytes);
+	if (!s->phantom && tmm_sim_uvm_pages_of(s->uvm, ptr, bytes, &lo, &len))
+		memset(lo, SIM_POISON, len);
+	return tmm_sim_uvm_discard(s->uvm, ptr, bytes);
 }
 
 /* The faults (or host touches) of the next work, on the compute engine. */

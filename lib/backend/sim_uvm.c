@@ -4,16 +4,27 @@
  *
  * Each allocation starts on a VA block boundary and owns its blocks (the
  * driver's blocks are 2 MiB-aligned runs of address space, and a
- * cudaMallocManaged of a tensor's size gets its own).  A block keeps two
- * masks over its big pages: where the device holds a copy and where the
- * host does.  A page in neither has no contents (never populated, or
- * discarded): touching it costs a fault but no copy, as the driver zero-
- * fills a fresh page.  Blocks with device pages sit on one LRU list, most
- * recently touched last, which is what the driver evicts from.
+ * cudaMallocManaged gets its own).  The runtime sub-allocates large
+ * managed segments (lib/mem/uvm_arena.c), so several tensors share a
+ * block: everything that must stay one tensor's business is kept per big
+ * page.  A block keeps two masks over its big pages, where the device
+ * holds a copy and where the host does, and one mask per advice (the
+ * driver splits its ranges where advice changes, so advice on one tensor
+ * never reaches its neighbour's pages).  A page in neither residency mask
+ * has no contents (never populated, or discarded): touching it costs a
+ * fault but no copy, as the driver zero-fills a fresh page.  Blocks with
+ * device pages sit on one LRU list, most recently touched last, which is
+ * what the driver evicts from: the LRU stays per block, as the driver's
+ * is per block and per 2 MiB chunk, so neighbours in one block age
+ * together.  Eviction takes a block's device pages but those the current
+ * work touches, so that one op never needs more than its own pages,
+ * whoever shares its blocks; and the end of a migration is kept per page
+ * (the driver migrates a prefetch block by block, and a fault waits only
+ * for the pages it needs), so a touch of one tensor never waits for the
+ * migration of its neighbour.
  *
  * Allocations are found by binary search over an array sorted by address,
- * so a model with a managed allocation per tensor (thousands) costs
- * O(log n) per range.
+ * so a model with many managed allocations costs O(log n) per range.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,27 +34,26 @@
 #include "sim_uvm.h"
 #include "lib/base/xalloc.h"
 
-/* Advice flags of a block. */
-#define PREFER_HOST 0x1u
-#define PREFER_DEVICE 0x2u
-#define ACCESSED_BY 0x4u
-#define READ_MOSTLY 0x8u
-
 struct block {
 	uint64_t dev;	   /* big pages with a device copy */
 	uint64_t host;	   /* big pages with a valid host copy */
-	uint64_t ready_ns; /* a migration into or out of it ends then */
-	uint64_t mark;	   /* the epoch of the work that last touched it:
-			    * that work's blocks are never its victims */
+	/* Advice, per big page: preferred location host (preferred
+	 * device only clears it), accessed by the device, read-mostly. */
+	uint64_t prefer_host, accessed_by, read_mostly;
+	uint64_t *ready_ns; /* per page: a migration into or out of it
+			     * ends then (the allocation's array) */
+	uint64_t mark;	   /* the epoch of the work that last touched it */
+	uint64_t busy;	   /* the pages that work touches: never its
+			    * victims */
 	struct block *prev, *next; /* LRU, while it has device pages */
 	uint64_t bytes;	   /* bytes of its allocation inside it */
-	unsigned flags;
 };
 
 struct alloc {
 	uintptr_t base;
 	size_t bytes;
 	size_t nblocks;
+	uint64_t *ready_ns; /* pages_per_block per block */
 	struct block blocks[];
 };
 
@@ -98,6 +108,26 @@ static uint64_t bytes_of(const struct tmm_sim_uvm *u, const struct block *b,
 	if ((mask >> last) & 1)
 		total -= u->page - (b->bytes - (uint64_t)last * u->page);
 	return total;
+}
+
+/* When the migrations of the pages in `mask` of b end. */
+static uint64_t ready_of(const struct block *b, uint64_t mask)
+{
+	uint64_t t = 0;
+
+	for (; mask; mask &= mask - 1)
+		t = max_u64(t, b->ready_ns[__builtin_ctzll(mask)]);
+	return t;
+}
+
+/* The pages in `mask` of b are migrating until `end`. */
+static void ready_at(struct block *b, uint64_t mask, uint64_t end)
+{
+	for (; mask; mask &= mask - 1) {
+		unsigned p = (unsigned)__builtin_ctzll(mask);
+
+		b->ready_ns[p] = max_u64(b->ready_ns[p], end);
+	}
 }
 
 static void lru_unlink(struct block *b)
@@ -155,8 +185,10 @@ void tmm_sim_uvm_destroy(struct tmm_sim_uvm *u)
 {
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->n; i++)
+	for (size_t i = 0; i < u->n; i++) {
+		free(u->allocs[i]->ready_ns);
 		free(u->allocs[i]);
+	}
 	free(u->allocs);
 	free(u);
 }
@@ -215,12 +247,20 @@ int tmm_sim_uvm_add(struct tmm_sim_uvm *u, void *ptr, size_t bytes)
 	al = tmm_calloc(1, sizeof(*al) + nb * sizeof(al->blocks[0]));
 	if (!al)
 		return -ENOMEM;
+	al->ready_ns = tmm_calloc(nb * (u->block / u->page),
+				  sizeof(*al->ready_ns));
+	if (!al->ready_ns) {
+		free(al);
+		return -ENOMEM;
+	}
 	al->base = (uintptr_t)ptr;
 	al->bytes = bytes;
 	al->nblocks = nb;
-	for (size_t b = 0; b < nb; b++)
+	for (size_t b = 0; b < nb; b++) {
 		al->blocks[b].bytes = b + 1 < nb ? u->block
 						 : bytes - b * u->block;
+		al->blocks[b].ready_ns = al->ready_ns + b * (u->block / u->page);
+	}
 	i = upper_bound(u, al->base);
 	memmove(&u->allocs[i + 1], &u->allocs[i],
 		(u->n - i) * sizeof(*u->allocs));
@@ -242,6 +282,7 @@ void tmm_sim_uvm_remove(struct tmm_sim_uvm *u, const void *ptr)
 					   al->blocks[b].dev);
 		lru_unlink(&al->blocks[b]);
 	}
+	free(al->ready_ns);
 	free(al);
 	memmove(&u->allocs[i], &u->allocs[i + 1],
 		(u->n - i - 1) * sizeof(*u->allocs));
@@ -288,16 +329,31 @@ static uint64_t span_mask(const struct tmm_sim_uvm *u, const struct span *s,
 
 /* ---- eviction --------------------------------------------------------- */
 
-/* Moves every device page of b to the host; returns the bytes written
- * back (pages whose only valid copy was the device's). */
+/* Marks the pages m of b as the current work's (u->epoch). */
+static void mark_busy(struct tmm_sim_uvm *u, struct block *b, uint64_t m)
+{
+	if (b->mark != u->epoch) {
+		b->mark = u->epoch;
+		b->busy = 0;
+	}
+	b->busy |= m;
+}
+
+/* Moves every device page of b that the current work does not touch to
+ * the host; returns the bytes written back (pages whose only valid copy
+ * was the device's). */
 static uint64_t evict_block(struct tmm_sim_uvm *u, struct block *b)
 {
-	uint64_t wb = bytes_of(u, b, b->dev & ~b->host);
+	uint64_t out = b->dev & ~(b->mark == u->epoch ? b->busy : 0);
+	uint64_t wb = bytes_of(u, b, out & ~b->host);
 
-	u->st.resident -= bytes_of(u, b, b->dev);
-	b->host |= b->dev;
-	b->dev = 0;
-	lru_unlink(b);
+	if (!out)
+		return 0;
+	u->st.resident -= bytes_of(u, b, out);
+	b->host |= out;
+	b->dev &= ~out;
+	if (!b->dev)
+		lru_unlink(b);
 	u->st.evictions++;
 	u->st.eviction_bytes += wb;
 	return wb;
@@ -305,9 +361,9 @@ static uint64_t evict_block(struct tmm_sim_uvm *u, struct block *b)
 
 /*
  * Makes room for `need` more device bytes by evicting least recently used
- * blocks that the current work does not touch.  Returns the bytes written
- * back.  When only the current work's blocks are left, the limit is
- * exceeded rather than the work refused (the runtime never lets one op
+ * blocks, but for the pages the current work touches.  Returns the bytes
+ * written back.  When only the current work's pages are left, the limit
+ * is exceeded rather than the work refused (the runtime never lets one op
  * need more than its budget).
  */
 static uint64_t make_room(struct tmm_sim_uvm *u, uint64_t need)
@@ -318,8 +374,7 @@ static uint64_t make_room(struct tmm_sim_uvm *u, uint64_t need)
 	while (u->st.resident + need > u->limit && b != &u->lru) {
 		struct block *next = b->next;
 
-		if (b->mark != u->epoch)
-			wb += evict_block(u, b);
+		wb += evict_block(u, b);
 		b = next;
 	}
 	return wb;
@@ -339,14 +394,14 @@ static void host_touch(struct tmm_sim_uvm *u, struct block *b, uint64_t m,
 {
 	uint64_t ondev = m & b->dev;
 
+	uint64_t gone = write ? ondev : ondev & ~b->read_mostly;
+
 	c->to_host += bytes_of(u, b, ondev & ~b->host);
 	b->host |= m;
-	if (write || !(b->flags & READ_MOSTLY)) {
-		/* A write invalidates the device copy; a read of a page
-		 * that is not read-mostly migrates it. */
-		u->st.resident -= bytes_of(u, b, ondev);
-		b->dev &= ~ondev;
-	}
+	/* A write invalidates the device copy; a read of a page that is
+	 * not read-mostly migrates it. */
+	u->st.resident -= bytes_of(u, b, gone);
+	b->dev &= ~gone;
 	lru_touch(u, b);
 }
 
@@ -354,18 +409,20 @@ static void host_touch(struct tmm_sim_uvm *u, struct block *b, uint64_t m,
 static void device_touch(struct tmm_sim_uvm *u, struct block *b, uint64_t m,
 			 bool write, struct cost *c)
 {
-	uint64_t miss = m & ~b->dev, need;
+	uint64_t remote = m & b->prefer_host & b->accessed_by;
+	uint64_t local = m & ~remote, miss, need;
 
-	if ((b->flags & PREFER_HOST) && (b->flags & ACCESSED_BY)) {
+	if (remote) {
 		/* Mapped over the bus: host pages stay where they are. */
+		miss = remote & ~b->dev;
 		c->remote += bytes_of(u, b, miss);
 		b->host |= miss;
 		/* A write through the mapping leaves a device copy of the
 		 * same pages stale. */
 		if (write)
-			b->host &= ~(m & b->dev);
-		goto touched;
+			b->host &= ~(remote & b->dev);
 	}
+	miss = local & ~b->dev;
 	if (miss) {
 		c->faults += (uint64_t)__builtin_popcountll(miss);
 		c->migrated += bytes_of(u, b, miss & b->host);
@@ -376,12 +433,10 @@ static void device_touch(struct tmm_sim_uvm *u, struct block *b, uint64_t m,
 		resident_add(u, need);
 		/* A migration leaves no host copy; read-mostly pages are
 		 * duplicated instead. */
-		if (!(b->flags & READ_MOSTLY))
-			b->host &= ~miss;
+		b->host &= ~(miss & ~b->read_mostly);
 	}
 	if (write)
-		b->host &= ~m; /* the device copy is the only valid one */
-touched:
+		b->host &= ~local; /* the device copy is the only valid one */
 	lru_touch(u, b);
 }
 
@@ -407,7 +462,7 @@ int tmm_sim_uvm_access(struct tmm_sim_uvm *u, uint64_t *t,
 		}
 		sp = span_of(u, al, ranges[i].ptr, ranges[i].bytes);
 		for (uint64_t bi = sp.first; bi <= sp.last; bi++)
-			al->blocks[bi].mark = u->epoch;
+			mark_busy(u, &al->blocks[bi], span_mask(u, &sp, bi));
 	}
 	for (unsigned i = 0; i < n; i++) {
 		const struct tmm_managed_range *r = &ranges[i];
@@ -418,8 +473,8 @@ int tmm_sim_uvm_access(struct tmm_sim_uvm *u, uint64_t *t,
 			struct block *b = &al->blocks[bi];
 			uint64_t m = span_mask(u, &sp, bi);
 
-			/* A migration of this block still under way. */
-			now = max_u64(now, b->ready_ns);
+			/* A migration of these pages still under way. */
+			now = max_u64(now, ready_of(b, m));
 			if (r->by_host)
 				host_touch(u, b, m, r->write, &c);
 			else
@@ -465,8 +520,10 @@ int tmm_sim_uvm_prefetch(struct tmm_sim_uvm *u, uint64_t *t,
 	u->epoch++;
 	start = max_u64(t[e], t[TMM_ENGINE_COMPUTE]);
 	for (uint64_t bi = sp.first; bi <= sp.last; bi++) {
-		al->blocks[bi].mark = u->epoch;
-		start = max_u64(start, al->blocks[bi].ready_ns);
+		uint64_t m = span_mask(u, &sp, bi);
+
+		mark_busy(u, &al->blocks[bi], m);
+		start = max_u64(start, ready_of(&al->blocks[bi], m));
 	}
 	for (uint64_t bi = sp.first; bi <= sp.last; bi++) {
 		struct block *b = &al->blocks[bi];
@@ -481,8 +538,7 @@ int tmm_sim_uvm_prefetch(struct tmm_sim_uvm *u, uint64_t *t,
 			wb += make_room(u, need);
 			b->dev |= miss;
 			resident_add(u, need);
-			if (!(b->flags & READ_MOSTLY))
-				b->host &= ~miss;
+			b->host &= ~(miss & ~b->read_mostly);
 		} else {
 			uint64_t ondev = m & b->dev;
 
@@ -518,7 +574,7 @@ int tmm_sim_uvm_prefetch(struct tmm_sim_uvm *u, uint64_t *t,
 	*moved_out = moved;
 	*busy_ns = end - start;
 	for (uint64_t bi = sp.first; bi <= sp.last; bi++)
-		al->blocks[bi].ready_ns = max_u64(al->blocks[bi].ready_ns, end);
+		ready_at(&al->blocks[bi], span_mask(u, &sp, bi), end);
 	if (to == TMM_LOC_DEVICE)
 		u->st.prefetch_bytes += moved;
 	return 0;
@@ -535,36 +591,54 @@ int tmm_sim_uvm_advise(struct tmm_sim_uvm *u, const void *ptr, size_t bytes,
 	sp = span_of(u, al, ptr, bytes);
 	for (uint64_t bi = sp.first; bi <= sp.last; bi++) {
 		struct block *b = &al->blocks[bi];
+		uint64_t m = span_mask(u, &sp, bi);
 
 		switch (advice) {
 		case TMM_ADVISE_PREFERRED_DEVICE:
-			b->flags = (b->flags & ~PREFER_HOST) | PREFER_DEVICE;
+		case TMM_ADVISE_UNSET_PREFERRED:
+			b->prefer_host &= ~m;
 			break;
 		case TMM_ADVISE_PREFERRED_HOST:
-			b->flags = (b->flags & ~PREFER_DEVICE) | PREFER_HOST;
-			break;
-		case TMM_ADVISE_UNSET_PREFERRED:
-			b->flags &= ~(PREFER_HOST | PREFER_DEVICE);
+			b->prefer_host |= m;
 			break;
 		case TMM_ADVISE_ACCESSED_BY_DEVICE:
-			b->flags |= ACCESSED_BY;
+			b->accessed_by |= m;
 			break;
 		case TMM_ADVISE_UNSET_ACCESSED_BY:
-			b->flags &= ~ACCESSED_BY;
+			b->accessed_by &= ~m;
 			break;
 		case TMM_ADVISE_READ_MOSTLY:
-			b->flags |= READ_MOSTLY;
+			b->read_mostly |= m;
 			break;
 		case TMM_ADVISE_UNSET_READ_MOSTLY:
 			/* Duplicates collapse onto the device copy. */
-			b->flags &= ~READ_MOSTLY;
-			b->host &= ~b->dev;
+			b->read_mostly &= ~m;
+			b->host &= ~(m & b->dev);
 			break;
 		default:
 			return -EINVAL;
 		}
 	}
 	return 0;
+}
+
+bool tmm_sim_uvm_pages_of(const struct tmm_sim_uvm *u, const void *ptr,
+			  size_t bytes, void **lo, size_t *len)
+{
+	const struct alloc *al = find(u, ptr, bytes);
+	uint64_t off, end;
+
+	if (!al || !bytes)
+		return false;
+	off = (uintptr_t)ptr - al->base;
+	end = off + bytes;
+	off -= off % u->page;
+	end += (u->page - end % u->page) % u->page;
+	if (end > al->bytes)
+		end = al->bytes;
+	*lo = (void *)(al->base + off);
+	*len = (size_t)(end - off);
+	return true;
 }
 
 int tmm_sim_uvm_discard(struct tmm_sim_uvm *u, const void *ptr, size_t bytes)

@@ -75,13 +75,20 @@ int tmm_sim_uvm_prefetch(struct tmm_sim_uvm *u, uint64_t *t,
 			 enum tmm_location to, uint64_t *moved,
 			 uint64_t *busy_ns);
 
-/* Applies advice to the blocks of a range.  Returns 0 or -EINVAL. */
+/* Applies advice to the big pages of a range.  Returns 0 or -EINVAL. */
 int tmm_sim_uvm_advise(struct tmm_sim_uvm *u, const void *ptr, size_t bytes,
 		       enum tmm_advice advice);
 
-/* Drops the pages of a range with no write-back.  Returns 0 or -EINVAL. */
+/* Drops the big pages a range touches, whole, with no write-back.
+ * Returns 0 or -EINVAL. */
 int tmm_sim_uvm_discard(struct tmm_sim_uvm *u, const void *ptr,
 			size_t bytes);
+
+/* The whole big pages [*lo, *lo + *len) that [ptr, ptr + bytes) touches,
+ * within its allocation: what a discard of the range drops.  False when
+ * the range is empty or not inside one managed allocation. */
+bool tmm_sim_uvm_pages_of(const struct tmm_sim_uvm *u, const void *ptr,
+			  size_t bytes, void **lo, size_t *len);
 
 /* The counters since creation. */
 void tmm_sim_uvm_stats(const struct tmm_sim_uvm *u,

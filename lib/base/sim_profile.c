@@ -39,16 +39,17 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "managed_page.h"
 #include "sim_profile.h"
 
-#define KIB (UINT64_C(1) << 10)
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)
 
-/* nvidia-uvm: UVM_VA_BLOCK_BITS 21 (uvm_va_block_types.h). */
-#define UVM_BLOCK_BYTES (2 * MIB)
-/* nvidia-uvm: UVM_MIN_BIG_PAGE_SIZE, the 64 KiB big page. */
-#define UVM_PAGE_BYTES (64 * KIB)
+/* nvidia-uvm: UVM_VA_BLOCK_BITS 21 and UVM_MIN_BIG_PAGE_SIZE, the 64 KiB
+ * big page (managed_page.h, which the runtime's managed arena aligns
+ * to). */
+#define UVM_BLOCK_BYTES ((uint64_t)TMM_MANAGED_BLOCK)
+#define UVM_PAGE_BYTES ((uint64_t)TMM_MANAGED_PAGE)
 /* nvidia-uvm: uvm_perf_fault_batch_count default 256. */
 #define UVM_FAULT_BATCH 256
 /*
