@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tensormm.h"
+#include "lib/base/managed_page.h"
 
 #define LAYERS 24
 #define STEPS 3
@@ -164,14 +165,25 @@ static void train(const char *config, uint8_t *w, struct tmm_stats *st)
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 
-/* The largest working set of one op, in pool units. */
-static uint64_t largest_op(void)
+/* `bytes` rounded up to `unit`. */
+static uint64_t in_units(uint64_t bytes, uint64_t unit)
+{
+	return (bytes + unit - 1) / unit * unit;
+}
+
+/* The largest working set of one op, each tensor rounded up to `unit`:
+ * the pool's in mode=swap (every size here is a multiple of it), a
+ * managed big page in mode=uvm. */
+static uint64_t largest_op(uint64_t unit)
 {
 	uint64_t most = 0;
 
 	for (unsigned l = 0; l < LAYERS; l++) {
-		uint64_t fwd = ACT_BYTES(l) + W_BYTES + ACT_BYTES(l + 1);
-		uint64_t bwd = ACT_BYTES(l + 1) + W_BYTES + 2 * ACT_BYTES(l);
+		uint64_t a0 = in_units(ACT_BYTES(l), unit);
+		uint64_t a1 = in_units(ACT_BYTES(l + 1), unit);
+		uint64_t w = in_units(W_BYTES, unit);
+		uint64_t fwd = a0 + w + a1;
+		uint64_t bwd = a1 + w + 2 * a0;
 
 		most = fwd > most ? fwd : most;
 		most = bwd > most ? bwd : most;
@@ -191,33 +203,43 @@ START_TEST(a_longlived_trainer_trains_wherever_its_largest_op_fits)
 	static uint8_t ref[LAYERS * W_BYTES], w[LAYERS * W_BYTES];
 	struct tmm_stats st;
 	char config[160];
-	uint64_t budgets[4], peak;
+	uint64_t budgets[4], peak[2];
 	unsigned runs = 0;
 
 	train("backend=sim,sim_memory=backed,mode=swap,policy=none", ref, &st);
-	peak = st.device_peak;
-	ck_assert_uint_gt(peak, 4 * largest_op());
-	/* Just above the largest op (its three tensors, each rounded up),
-	 * then 10%, 12% and 25% of the peak where those are larger. */
-	budgets[0] = largest_op() + 3 * 256;
-	budgets[1] = peak / 10;
-	budgets[2] = peak * 12 / 100;
-	budgets[3] = peak / 4;
-	for (size_t b = 0; b < 4; b++) {
-		if (budgets[b] < budgets[0])
-			continue;
-		for (size_t p = 0; p < 2 * N_POLICIES; p++) {
-			snprintf(config, sizeof(config),
-				 "backend=sim,sim_memory=backed,mode=%s,"
-				 "policy=%s,budget=%lluB,log=error",
-				 p < N_POLICIES ? "swap" : "uvm",
-				 policies[p % N_POLICIES],
-				 (unsigned long long)budgets[b]);
-			train(config, w, &st);
-			ck_assert_msg(memcmp(w, ref, sizeof(ref)) == 0,
-				      "%s: weights differ", config);
-			ck_assert_uint_le(st.device_peak, budgets[b]);
-			runs++;
+	peak[0] = st.device_peak;
+	ck_assert_uint_gt(peak[0], 4 * largest_op(256));
+	/* In mode=uvm every tensor here takes a whole 64 KiB page. */
+	train("backend=sim,sim_memory=backed,mode=uvm,policy=none", w, &st);
+	ck_assert_mem_eq(w, ref, sizeof(ref));
+	peak[1] = st.device_peak;
+	ck_assert_uint_gt(peak[1], 4 * largest_op(TMM_MANAGED_PAGE));
+	for (int m = 0; m < 2; m++) {
+		/* Just above the largest op (its three tensors, each
+		 * rounded up; in mode=uvm, exactly its pages), then 10%,
+		 * 12% and 25% of the peak where those are larger. */
+		budgets[0] = m ? largest_op(TMM_MANAGED_PAGE)
+			       : largest_op(256) + 3 * 256;
+		budgets[1] = peak[m] / 10;
+		budgets[2] = peak[m] * 12 / 100;
+		budgets[3] = peak[m] / 4;
+		for (size_t b = 0; b < 4; b++) {
+			if (budgets[b] < budgets[0])
+				continue;
+			for (size_t p = 0; p < N_POLICIES; p++) {
+				snprintf(config, sizeof(config),
+					 "backend=sim,sim_memory=backed,"
+					 "mode=%s,policy=%s,budget=%lluB,"
+					 "log=error", m ? "uvm" : "swap",
+					 policies[p],
+					 (unsigned long long)budgets[b]);
+				train(config, w, &st);
+				ck_assert_msg(memcmp(w, ref, sizeof(ref)) == 0,
+					      "%s: weights differ", config);
+				ck_assert_uint_le(st.device_peak,
+						  budgets[b]);
+				runs++;
+			}
 		}
 	}
 	ck_assert_uint_ge(runs, 2 * 2 * N_POLICIES);

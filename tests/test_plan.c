@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "tensormm.h"
+#include "lib/base/managed_page.h"
 #include "lib/core/context.h"
 #include "lib/exec/guide.h"
 #include "handmade_plan.h"
@@ -225,6 +226,15 @@ START_TEST(drop_plan_recomputes_the_same_bytes)
 }
 END_TEST
 
+/* `percent` of the unconstrained peak in mode=uvm, where each 16 KiB
+ * tensor takes a whole 64 KiB managed page (lib/base/managed_page.h). */
+static uint64_t uvm_budget(unsigned percent)
+{
+	uint64_t pages = (reference_st.device_peak + BYTES - 1) / BYTES;
+
+	return pages * TMM_MANAGED_PAGE * percent / 100;
+}
+
 /*
  * mode=uvm: the same plan becomes prefetches to the host and back,
  * discards with recomputation, and advice on the driver, all bit-identical
@@ -235,7 +245,7 @@ START_TEST(uvm_plan_prefetches_advises_and_discards)
 {
 	struct tmm_stats st;
 	char config[128];
-	uint64_t budget = reference_st.device_peak * 30 / 100;
+	uint64_t budget = uvm_budget(30);
 
 	snprintf(config, sizeof(config), "backend=sim,mode=uvm,budget=%lluB",
 		 (unsigned long long)budget);
@@ -266,7 +276,7 @@ START_TEST(uvm_without_a_plan_faults_and_evicts)
 {
 	struct tmm_stats st;
 	char config[128];
-	uint64_t budget = reference_st.device_peak * 30 / 100;
+	uint64_t budget = uvm_budget(30);
 	uint32_t *got = malloc(sizeof(uint32_t) * RESULT_ELEMS * ITERATIONS);
 
 	ck_assert_ptr_nonnull(got);

@@ -396,8 +396,10 @@ assert list(me)[0] == "time", me
 
 	# mode=uvm: resident is the managed bytes on the device, the same
 	# figure as dev_used; host counts the pinned copies of tensors
-	# evicted by copy (see tensormm-stat(1)).
-		"$WL" "backend=sim,mode=uvm,uvm_swap_path=copy,budget=160KiB,stats_shm=on" \
+	# evicted by copy (see tensormm-stat(1)).  The budget holds as many
+	# tensors as above: each 16 KiB tensor takes a whole 64 KiB managed
+	# page.
+		"$WL" "backend=sim,mode=uvm,uvm_swap_path=copy,budget=640KiB,stats_shm=on" \
 		1 10 "$tmp/uvm.ready" &
 	bg=$!
 	i=0

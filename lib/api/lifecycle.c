@@ -5,10 +5,14 @@
  * string > defaults), opens the backend, resolves the mode, and in
  * mode=swap takes the whole budget as one device arena for the pool (one
  * allocation up front: SuperNeurons §3.2.1) and sets up the pinned host
- * pool on the right NUMA node.  In mode=uvm tensors are managed
- * allocations of their own, and the budget bounds the device memory the
- * driver may fill with their pages (managed_limit): on the simulator a
- * small budget oversubscribes exactly like a small device would.
+ * pool on the right NUMA node.  In mode=uvm tensors are blocks of a
+ * managed arena (lib/mem/uvm_arena.h): a few large managed segments,
+ * made as the tensors need them and kept until the context is destroyed,
+ * so a program that makes and frees tensors every step makes no managed
+ * allocation after its first steps.  The budget bounds the device memory
+ * the driver may fill with their pages (managed_limit), not the arena: on
+ * the simulator a small budget oversubscribes exactly like a small device
+ * would.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,6 +35,7 @@
 #include "lib/backend/backend_open.h"
 #include "lib/backend/numa_place.h"
 #include "lib/mem/pool.h"
+#include "lib/mem/uvm_arena.h"
 #include "lib/exec/stats_shm.h"
 #include "lib/share/gpu_share.h"
 #include "lib/base/xalloc.h"
@@ -144,6 +149,8 @@ static void teardown(struct tmm_ctx *ctx)
 		tmm_hostmem_destroy(ctx->hostmem);
 	if (ctx->pool)
 		tmm_pool_destroy(ctx->pool);
+	/* After the tensors: their blocks go with the segments. */
+	tmm_uvm_arena_destroy(ctx->uvm_arena);
 	if (ctx->arena)
 		ctx->be.ops->dev_free(&ctx->be, ctx->arena, ctx->arena_bytes);
 	/* Only once the arena is gone may another process take its room. */
@@ -272,6 +279,13 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 	rc = tmm_pool_create(&ctx->pool, ctx->budget);
 	if (rc < 0) {
 		create_fail(rc, "cannot create the device pool");
+		goto fail;
+	}
+	/* Its segments come with the first tensors, not now. */
+	if (ctx->mode == TMM_MODE_UVM &&
+	    tmm_uvm_arena_create(&ctx->uvm_arena, &ctx->be, ctx->budget) < 0) {
+		rc = create_fail(-ENOMEM, "tmm_ctx_create: out of host memory "
+				 "for the managed arena");
 		goto fail;
 	}
 	node = ctx->cfg.host_numa_node >= 0 ? ctx->cfg.host_numa_node

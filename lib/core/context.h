@@ -2,8 +2,9 @@
  * context.h — the inside of a context and of a tensor (not public).
  *
  * A context owns one backend, one device pool over an arena of `budget`
- * bytes (mode=swap; in mode=uvm each tensor is a managed allocation and
- * the budget bounds the driver's resident pages), one pinned host pool,
+ * bytes (mode=swap; in mode=uvm tensors are blocks of cached managed
+ * segments, lib/mem/uvm_arena.h, and the budget bounds the driver's
+ * resident pages), one pinned host pool,
  * and a table of tensor records addressed by generation-tagged handles.
  * lib/ files share these structures; nothing outside lib/ sees them.
  */
@@ -25,6 +26,7 @@
 
 struct tmm_pool;
 struct tmm_pool_block;
+struct tmm_uvm_arena;
 struct tmm_hostmem;
 struct tmm_tracker;
 struct tmm_lineage;
@@ -99,10 +101,16 @@ struct tmm_tensor_rec {
 	 * it, for the feedback at its back-access. */
 	uint32_t pending_prefetch;
 
-	/* mode=uvm (mover_uvm.c): dev is its managed allocation, kept from
+	/* mode=uvm (mover_uvm.c): dev is its block of the managed arena
+	 * (block, a block of one of ctx->uvm_arena's segments), kept from
 	 * its first bytes to its destruction; a swap-out advised its
-	 * preferred location to the host. */
+	 * preferred location to the host; the advice a plan gave it that
+	 * is still set (mover_uvm.c's ADVISED_* bits), to be unset before
+	 * the block goes to another tensor; the host touched it last
+	 * (tmm_tensor_read/write: its pages went to the host). */
 	bool uvm_host_preferred;
+	uint8_t uvm_advised;
+	bool uvm_host_touched;
 
 	/* Made during a rehearsal (rehearse.c): it holds no memory and
 	 * goes when the rehearsal ends. */
@@ -209,6 +217,9 @@ struct tmm_ctx {
 	 * (lib/twin/trial.c), lent by tmm_ctx_create; NULL in a twin. */
 	const struct tmm_twin_ops *twin_ops;
 
+	/* mode=uvm: the managed memory of tensors and scratch, in cached
+	 * segments (lib/mem/uvm_arena.h); NULL in mode=swap. */
+	struct tmm_uvm_arena *uvm_arena;
 	/* mode=uvm: the managed ranges of the next kernels (mover_uvm.c). */
 	struct tmm_managed_range *uvm_ranges;
 	unsigned uvm_n_ranges, uvm_cap_ranges;

@@ -212,6 +212,9 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	t->dev = t->host = NULL;
 	t->block = NULL;
 	t->copy = (tmm_event){ 0 };
+	t->uvm_host_preferred = false;
+	t->uvm_advised = 0;
+	t->uvm_host_touched = false;
 	tmm_list_init(&t->on_device);
 	tmm_list_init(&t->in_flight);
 	t->last_use = ctx->use_clock;

@@ -94,8 +94,7 @@ static int mark_and_check_fits(struct tmm_ctx *ctx, const tmm_op *op,
 			continue;
 		}
 		t->op_mark = ctx->use_clock;
-		need += (t->bytes + TMM_POOL_ALIGN - 1) / TMM_POOL_ALIGN *
-			TMM_POOL_ALIGN;
+		need += tmm_mover_footprint(ctx, t->bytes);
 	}
 	if (need > ctx->largest_op_need)
 		ctx->largest_op_need = need;

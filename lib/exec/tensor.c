@@ -39,7 +39,7 @@ static int tensor_create(struct tmm_ctx *ctx, size_t bytes,
 				"tmm_tensor_create: kind %d is not a tmm_kind "
 				"(PERSISTENT, ACTIVATION, GRADIENT, SCRATCH)",
 				(int)kind);
-	if (bytes > ctx->budget)
+	if (tmm_mover_footprint(ctx, bytes) > ctx->budget)
 		return tmm_fail(ctx, -ENOMEM,
 				"tmm_tensor_create: tensor '%s' (%s) is larger "
 				"than the whole device budget (%s); raise "

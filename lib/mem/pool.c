@@ -483,6 +483,17 @@ void tmm_pool_walk(const struct tmm_pool *pool,
 		fn(arg, &rec->pub, !tmm_block_is_free(rec));
 }
 
+int tmm_pool_owns(const struct tmm_pool *pool,
+		  const struct tmm_pool_block *block)
+{
+	const struct tmm_block_rec *rec;
+
+	if (!pool || !block)
+		return 0;
+	rec = block_of((struct tmm_pool_block *)block);
+	return rec->owner == pool->tag && rec->state == TMM_BLOCK_USED;
+}
+
 /*
  * Returns 1 when a free block can hold `bytes` now, else 0 (also for 0
  * bytes or a NULL pool).  The host memory a split may need for one more

@@ -102,6 +102,11 @@ void tmm_pool_walk(const struct tmm_pool *pool,
 			      int used),
 		   void *arg);
 
+/* 1 when `block` is an allocated block of this pool, else 0 (also for
+ * NULL): which of several pools a block came from. */
+int tmm_pool_owns(const struct tmm_pool *pool,
+		  const struct tmm_pool_block *block);
+
 /* Would an allocation of `bytes` succeed now? */
 int tmm_pool_fits(const struct tmm_pool *pool, uint64_t bytes);
 

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/base/managed_page.h"
 #include "lib/mem/compact.h"
 #include "lib/record/guide_state.h"
 #include "mover.h"
@@ -291,6 +292,13 @@ int tmm_mover_place_at(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	tmm_device_hold(ctx, t, b);
 	tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 	return 0;
+}
+
+uint64_t tmm_mover_footprint(const struct tmm_ctx *ctx, uint64_t bytes)
+{
+	uint64_t unit = tmm_mover_uvm(ctx) ? TMM_MANAGED_PAGE : TMM_POOL_ALIGN;
+
+	return (bytes + unit - 1) / unit * unit;
 }
 
 int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)

@@ -96,6 +96,14 @@ void tmm_mover_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block);
  * are left, or a negative errno from a copy. */
 int tmm_mover_shrink_to(struct tmm_ctx *ctx, uint64_t limit);
 
+/*
+ * The device bytes `bytes` of a tensor take: whole pool units
+ * (TMM_POOL_ALIGN) in mode=swap, whole managed big pages
+ * (TMM_MANAGED_PAGE) in mode=uvm, where the arena hands out and the
+ * driver moves nothing smaller.  What an op needs of the budget.
+ */
+uint64_t tmm_mover_footprint(const struct tmm_ctx *ctx, uint64_t bytes);
+
 /* Marks an access: t becomes the most recently used. */
 static inline void tmm_mover_touch(struct tmm_ctx *ctx,
 				   struct tmm_tensor_rec *t)

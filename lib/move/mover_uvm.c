@@ -6,6 +6,12 @@
  * change except a drop, whose discard leaves the range undefined until the
  * recomputation writes it again (the simulator poisons it to prove that
  * nothing reads it before).
+ *
+ * The ranges are blocks of the context's managed arena (uvm_arena.h),
+ * which keeps its segments until the context goes: a tensor destroyed
+ * hands its range to the next one with its pages where they are, so
+ * before the block goes back, whatever this tensor did to the range that
+ * the next one should not inherit is undone (forget_range).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +22,7 @@
 #include "uvm_path.h"
 #include "lib/io/plan.h"
 #include "lib/mem/pool.h"
+#include "lib/mem/uvm_arena.h"
 #include "lib/record/tracker.h"
 #include "lib/base/xalloc.h"
 
@@ -34,24 +41,100 @@ static int host_node(const struct tmm_ctx *ctx)
 
 /* ---- allocations ------------------------------------------------------ */
 
+/* The plan advice a tensor holds (t->uvm_advised), unset when its range
+ * goes to another tensor. */
+#define ADVISED_PREFERRED 0x1u
+#define ADVISED_ACCESSED_BY 0x2u
+#define ADVISED_READ_MOSTLY 0x4u
+
+/* The op an allocation is for, for messages. */
+static const char *op_name(const struct tmm_ctx *ctx)
+{
+	return ctx->current_op ? ctx->current_op : "(none)";
+}
+
 int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	char label[64];
+	char label[64], why[256];
 	int rc;
 
 	if (t->dev)
 		return 0;
-	rc = ctx->be.ops->managed_alloc(&ctx->be, t->bytes, &t->dev);
+	rc = tmm_uvm_arena_alloc(ctx->uvm_arena, t->bytes, &t->block, &t->dev,
+				 why, sizeof(why));
 	if (rc < 0) {
 		t->dev = NULL;
+		t->block = NULL;
 		return tmm_fail(ctx, rc,
 				"op '%s': no managed memory for tensor %s (%zu "
-				"bytes): %s",
-				ctx->current_op ? ctx->current_op : "(none)",
+				"bytes): %s", op_name(ctx),
 				tmm_tensor_label(t, label, sizeof(label)),
-				t->bytes, ctx->be.error);
+				t->bytes, why);
 	}
 	return 0;
+}
+
+/*
+ * Whether t's pages die with it (a discard) rather than wait populated
+ * for the next tensor placed in its range:
+ *  - t is destroyed outside an iteration: nothing says a tensor will
+ *    come to take its place, and its pages would hold device memory for
+ *    no one (inside one, the program makes the same tensors again in the
+ *    next iteration, as frameworks allocate fresh buffers every step);
+ *  - t was swapped out by prefetch, or the host touched it last: its
+ *    pages are on the host, and the next tensor's first write would
+ *    fault dead bytes back (a swap-out by copy, t->host, discarded them
+ *    already);
+ *  - the arena has held more live bytes than the budget (its peak): the
+ *    program oversubscribes, the driver evicts, and dead pages left on
+ *    the device would take the room of live ones and be written back
+ *    when evicted, which costs more than the fault a discarded page
+ *    costs its next tensor.
+ * Otherwise everything has fitted so far, and the next tensor there (the
+ * same tensor of the next iteration, most often) finds the pages
+ * populated on the device and takes no fault.
+ */
+static bool pages_die(const struct tmm_ctx *ctx,
+		      const struct tmm_tensor_rec *t)
+{
+	return !ctx->in_iteration || (t->state == TMM_TS_HOST && !t->host) ||
+	       t->uvm_host_touched ||
+	       tmm_uvm_arena_peak(ctx->uvm_arena) > ctx->budget;
+}
+
+/*
+ * Before t's range goes back to the arena for another tensor: the next
+ * kernel waits for a migration of it still under way (a swap-out's or a
+ * prefetch's, t->copy, or a copy out's, t->read_by: the next tensor's
+ * writes must not race with it),
+ * the advice t was given goes (the next tensor starts with none), and its
+ * pages are discarded when they should die (pages_die).  Failures only
+ * cost time, so they are logged.
+ */
+static void forget_range(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_backend *be = &ctx->be;
+	int rc = 0;
+
+	if (t->copy.valid)
+		rc = be->ops->engine_wait(be, TMM_ENGINE_COMPUTE, &t->copy);
+	/* A copy out that a back-access let go on may still read it. */
+	if (rc == 0 && t->read_by.valid)
+		rc = be->ops->engine_wait(be, TMM_ENGINE_COMPUTE, &t->read_by);
+	if (rc == 0 && (t->uvm_host_preferred ||
+			(t->uvm_advised & ADVISED_PREFERRED)))
+		rc = be->ops->advise(be, t->dev, t->bytes,
+				     TMM_ADVISE_UNSET_PREFERRED);
+	if (rc == 0 && (t->uvm_advised & ADVISED_ACCESSED_BY))
+		rc = be->ops->advise(be, t->dev, t->bytes,
+				     TMM_ADVISE_UNSET_ACCESSED_BY);
+	if (rc == 0 && (t->uvm_advised & ADVISED_READ_MOSTLY))
+		rc = be->ops->advise(be, t->dev, t->bytes,
+				     TMM_ADVISE_UNSET_READ_MOSTLY);
+	if (rc == 0 && pages_die(ctx, t))
+		rc = be->ops->discard(be, t->dev, t->bytes);
+	if (rc < 0)
+		tmm_log(ctx, TMM_LOG_WARN, "%s", be->error);
 }
 
 void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
@@ -63,57 +146,46 @@ void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		tmm_mover_retire_failed_copy(ctx, t);
 	if (t->state == TMM_TS_SWAPPING_IN)
 		tmm_list_del(&t->in_flight);
+	if (t->dev) {
+		forget_range(ctx, t);
+		tmm_uvm_arena_free(ctx->uvm_arena, t->block);
+	}
 	/* A swap-in's event, or a swap-out's (HOST, tmm_uvm_swap_out). */
 	ctx->be.ops->event_release(&ctx->be, &t->copy);
 	ctx->be.ops->event_release(&ctx->be, &t->read_by);
 	if (t->host)
 		tmm_mover_host_give_back(ctx, t, NULL);
-	if (t->dev)
-		ctx->be.ops->managed_free(&ctx->be, t->dev, t->bytes);
 	t->dev = NULL;
+	t->block = NULL;
 	t->uvm_host_preferred = false;
+	t->uvm_advised = 0;
+	t->uvm_host_touched = false;
 	/* Retiring the record is not a life-cycle transition. */
 	t->state = TMM_TS_EMPTY;
 	tmm_uvm_sync_counters(ctx);
 }
 
-/*
- * Scratch has no tensor to remember its range, so its pool-block handle
- * carries it: offset is the address, size the length.  Only this file
- * makes or reads such blocks.
- */
+/* Scratch is a block of the arena like a tensor's; only kernels on the
+ * compute stream touch it, so it needs no forget_range. */
 int tmm_uvm_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 			  struct tmm_pool_block **block, void **ptr)
 {
-	struct tmm_pool_block *b = tmm_malloc(sizeof(*b));
+	char why[256];
 	int rc;
 
-	*block = NULL;
-	if (!b)
-		return tmm_fail(ctx, -ENOMEM, "out of host memory recording a "
-				"%zu-byte managed allocation", bytes);
-	rc = ctx->be.ops->managed_alloc(&ctx->be, bytes, ptr);
-	if (rc < 0) {
-		free(b);
+	rc = tmm_uvm_arena_alloc(ctx->uvm_arena, bytes, block, ptr, why,
+				 sizeof(why));
+	if (rc < 0)
 		return tmm_fail(ctx, rc,
 				"op '%s': no managed memory for a %zu-byte "
-				"recomputation buffer: %s",
-				ctx->current_op ? ctx->current_op : "(none)",
-				bytes, ctx->be.error);
-	}
-	b->offset = (uint64_t)(uintptr_t)*ptr;
-	b->size = bytes;
-	*block = b;
+				"recomputation buffer: %s", op_name(ctx),
+				bytes, why);
 	return 0;
 }
 
 void tmm_uvm_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block)
 {
-	if (!block)
-		return;
-	ctx->be.ops->managed_free(&ctx->be, (void *)(uintptr_t)block->offset,
-				  block->size);
-	free(block);
+	tmm_uvm_arena_free(ctx->uvm_arena, block);
 }
 
 /* ---- plan actions ----------------------------------------------------- */
@@ -309,11 +381,29 @@ int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	rc = ctx->be.ops->advise(&ctx->be, t->dev, t->bytes, map[advice]);
 	if (rc < 0)
 		return backend_error(ctx, rc);
-	/* The plan now owns the preferred location. */
-	if (advice == TMM_PLAN_ADVICE_PREFER_HOST ||
-	    advice == TMM_PLAN_ADVICE_PREFER_DEVICE ||
-	    advice == TMM_PLAN_ADVICE_UNSET_PREFERRED)
+	switch (advice) {
+	case TMM_PLAN_ADVICE_PREFER_HOST:
+	case TMM_PLAN_ADVICE_PREFER_DEVICE:
+		/* The plan now owns the preferred location. */
 		t->uvm_host_preferred = false;
+		t->uvm_advised |= ADVISED_PREFERRED;
+		break;
+	case TMM_PLAN_ADVICE_UNSET_PREFERRED:
+		t->uvm_host_preferred = false;
+		t->uvm_advised &= (uint8_t)~ADVISED_PREFERRED;
+		break;
+	case TMM_PLAN_ADVICE_READ_MOSTLY:
+		t->uvm_advised |= ADVISED_READ_MOSTLY;
+		break;
+	case TMM_PLAN_ADVICE_UNSET_READ_MOSTLY:
+		t->uvm_advised &= (uint8_t)~ADVISED_READ_MOSTLY;
+		break;
+	case TMM_PLAN_ADVICE_ACCESSED_BY_DEVICE:
+		t->uvm_advised |= ADVISED_ACCESSED_BY;
+		break;
+	default:
+		break;
+	}
 	return 0;
 }
 
@@ -367,9 +457,11 @@ int tmm_uvm_touch_op(struct tmm_ctx *ctx, struct tmm_tensor_rec *const *recs,
 		     unsigned n_inputs, unsigned n)
 {
 	tmm_uvm_access_begin(ctx);
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		tmm_uvm_access_add(ctx, recs[i]->dev, recs[i]->bytes,
 				   i >= n_inputs);
+		recs[i]->uvm_host_touched = false;
+	}
 	return tmm_uvm_access_commit(ctx);
 }
 
@@ -382,6 +474,7 @@ static int host_touch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 				       .by_host = true };
 	int rc = ctx->be.ops->managed_access(&ctx->be, &r, 1);
 
+	t->uvm_host_touched = true;
 	tmm_uvm_sync_counters(ctx);
 	return rc < 0 ? backend_error(ctx, rc) : 0;
 }

@@ -1,8 +1,9 @@
 /*
  * mover_uvm.h — the mover in mode=uvm: tensor states over managed memory.
  *
- * In mode=uvm each tensor is one managed allocation, made when it first
- * holds bytes and freed when it is destroyed; there is no device pool and
+ * In mode=uvm each tensor is a block of the context's managed arena
+ * (lib/mem/uvm_arena.h: cached managed segments carved by the pool),
+ * taken when it first holds bytes and given back when it is destroyed;
  * the runtime never evicts by itself: the driver does (on the simulator,
  * the model of sim_uvm.c, bounded by the budget).  The tensor states stay
  * as bookkeeping of what the plan asked (DESIGN.md, "Tensor states"):
@@ -35,8 +36,9 @@
 
 struct tmm_pool_block;
 
-/* Gives t its managed allocation if it has none (t->dev).  Returns 0 or
- * -ENOMEM with a message. */
+/* Gives t its block of the managed arena if it has none (t->dev,
+ * t->block).  Returns 0, or -ENOMEM or the backend's error with a
+ * message naming the op. */
 int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 
@@ -60,12 +62,15 @@ int tmm_uvm_bring_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		   uint32_t advice);
 
-/* A throwaway managed buffer for a recomputation, and its release. */
+/* A throwaway block of the managed arena for a recomputation or a
+ * workspace, and its release. */
 int tmm_uvm_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 			  struct tmm_pool_block **block, void **ptr);
 void tmm_uvm_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block);
 
-/* Frees t's managed allocation; t becomes EMPTY. */
+/* Gives t's block back to the arena, unsetting its advice first and
+ * discarding its pages if it was swapped out (the next tensor there
+ * starts clean); t becomes EMPTY. */
 void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /* Host writes and reads of a managed tensor (the host touches its pages,

@@ -1,0 +1,424 @@
+/*
+ * test_uvm_arena.c — mode=uvm on the managed arena (lib/mem/uvm_arena.h).
+ *
+ * A training loop that makes and destroys its tensors every step makes
+ * managed allocations (counted by the simulator) only in its first step,
+ * and when everything fits its later steps take no fault: their tensors
+ * land on pages the previous step populated.  Tensors are whole big pages
+ * apart, so a discard of one leaves its neighbour's bytes exact (the
+ * simulator poisons the whole pages a discard touches).  A segment the
+ * backend refuses (the device_alloc fault site) fails the op that needed
+ * it with a message naming the op and the budget, and the context goes
+ * on.  The arena alone: segments, page alignment, reuse.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensormm.h"
+#include "lib/backend/backend_sim.h"
+#include "lib/base/fault.h"
+#include "lib/base/managed_page.h"
+#include "lib/core/context.h"
+#include "lib/mem/uvm_arena.h"
+#include "lib/move/mover_uvm.h"
+#include "toy_ops.h"
+
+#define KIB 1024u
+#define MIB (1024u * 1024u)
+#define CHAIN 12
+#define STEPS 4
+
+static uint64_t managed_allocs(tmm_ctx *ctx)
+{
+	struct tmm_sim_counters c;
+
+	ck_assert_int_eq(tmm_sim_get_counters(&ctx->be, &c), 0);
+	return c.managed_allocs;
+}
+
+static struct tmm_stats stats(tmm_ctx *ctx)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	return st;
+}
+
+/* One step of a framework that allocates fresh buffers every step: a
+ * chain of CHAIN tensors made, computed from w, folded into w, and
+ * destroyed.  Nothing is read from the host between steps, which would
+ * move pages there. */
+static void step(tmm_ctx *ctx, tmm_tensor w)
+{
+	tmm_tensor t[CHAIN];
+
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	for (int i = 0; i < CHAIN; i++)
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
+						   NULL, &t[i]), 0);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &t[0], 1);
+	for (int i = 1; i < CHAIN; i++) {
+		tmm_tensor in[2] = { t[i - 1], t[i / 2] };
+
+		toy_run(ctx, "mix", TMM_OP_PURE, toy_mix, in, 2, &t[i], 1);
+	}
+	{
+		tmm_tensor in[2] = { w, t[CHAIN - 1] };
+
+		toy_run(ctx, "update", TMM_OP_BACKWARD, toy_mix, in, 2, &w, 1);
+	}
+	for (int i = 0; i < CHAIN; i++)
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, t[i]), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+}
+
+/* Trains STEPS steps under `config`; out receives w at the end, allocs[s]
+ * the managed allocations made by the end of step s, faults[s] and
+ * migrated[s] the faults and the bytes they copied. */
+static void train(const char *config, uint32_t *out, uint64_t *allocs,
+		  uint64_t *faults, uint64_t *migrated)
+{
+	uint32_t seed[ELEMS];
+	tmm_ctx *ctx;
+	tmm_tensor w;
+
+	for (uint32_t k = 0; k < ELEMS; k++)
+		seed[k] = k * 2654435761u;
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_PERSISTENT, "w",
+					   &w), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, w, 0, seed, BYTES), 0);
+	for (int s = 0; s < STEPS; s++) {
+		step(ctx, w);
+		allocs[s] = managed_allocs(ctx);
+		faults[s] = stats(ctx).uvm_faults;
+		migrated[s] = stats(ctx).uvm_fault_bytes;
+	}
+	ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, out, BYTES), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+
+/* (a) Fresh tensors every step, no managed allocation after the first:
+ * with room for everything, and with a budget that oversubscribes. */
+START_TEST(no_managed_allocation_after_the_first_step)
+{
+	static const char *const budgets[] = { "budget=64MiB",
+					       "budget=256KiB" };
+	static uint32_t ref[ELEMS], got[ELEMS];
+	uint64_t allocs[STEPS], faults[STEPS], migrated[STEPS];
+
+	train("backend=sim,sim_memory=backed,mode=swap,budget=64MiB", ref,
+	      allocs, faults, migrated);
+	for (size_t b = 0; b < 2; b++) {
+		char config[128];
+
+		snprintf(config, sizeof(config),
+			 "backend=sim,sim_memory=backed,mode=uvm,%s",
+			 budgets[b]);
+		train(config, got, allocs, faults, migrated);
+		ck_assert_msg(memcmp(got, ref, sizeof(ref)) == 0,
+			      "%s: bytes differ from mode=swap", config);
+		ck_assert_uint_ge(allocs[0], 1);
+		for (int s = 1; s < STEPS; s++)
+			ck_assert_msg(allocs[s] == allocs[0],
+				      "%s: %llu managed allocations after "
+				      "step %d, %llu after the first", config,
+				      (unsigned long long)allocs[s], s + 1,
+				      (unsigned long long)allocs[0]);
+	}
+}
+END_TEST
+
+/* When everything fits, a step's fresh tensors land on pages the step
+ * before populated on the device: only the first step faults, and no
+ * fault ever copies (a fresh page is zero-filled). */
+START_TEST(populated_pages_are_reused_without_faults)
+{
+	static uint32_t got[ELEMS];
+	uint64_t allocs[STEPS], faults[STEPS], migrated[STEPS];
+
+	train("backend=sim,sim_memory=backed,mode=uvm,budget=64MiB", got,
+	      allocs, faults, migrated);
+	/* Every tensor's page is fresh once: the chain (w was written by
+	 * the host, so its page is there: it migrates). */
+	ck_assert_uint_ge(faults[0], CHAIN);
+	ck_assert_uint_eq(migrated[0], TMM_MANAGED_PAGE);
+	for (int s = 1; s < STEPS; s++) {
+		ck_assert_msg(faults[s] == faults[0],
+			      "step %d faulted %llu pages", s + 1,
+			      (unsigned long long)(faults[s] - faults[s - 1]));
+		ck_assert_uint_eq(migrated[s], migrated[0]);
+	}
+}
+END_TEST
+
+/* A fresh page touched by a kernel costs a fault (zero-filled: no copy
+ * and no time on the copy engines), a page still populated does not: a
+ * tensor destroyed inside an iteration leaves its pages to the next one.
+ * Outside an iteration they go with it (a discard): nothing says a tensor
+ * will take their place. */
+START_TEST(a_fresh_page_faults_and_a_populated_one_does_not)
+{
+	tmm_ctx *ctx;
+	tmm_tensor a, b;
+	struct tmm_stats st;
+	void *pa, *pb;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=uvm,"
+					      "budget=16MiB"), 0);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, 3 * TMM_MANAGED_PAGE,
+					   TMM_ACTIVATION, "a", &a), 0);
+	ck_assert_int_eq(tmm_acquire(ctx, a, TMM_WRITE, &pa), 0);
+	ck_assert_int_eq(tmm_release(ctx, a), 0);
+	st = stats(ctx);
+	ck_assert_uint_eq(st.uvm_faults, 3);
+	ck_assert_uint_eq(st.uvm_fault_bytes, 0);
+	/* b takes a's range back, pages on the device: no fault. */
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, a), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, 3 * TMM_MANAGED_PAGE,
+					   TMM_ACTIVATION, "b", &b), 0);
+	ck_assert_int_eq(tmm_acquire(ctx, b, TMM_WRITE, &pb), 0);
+	ck_assert_int_eq(tmm_release(ctx, b), 0);
+	ck_assert_ptr_eq(pa, pb);
+	st = stats(ctx);
+	ck_assert_uint_eq(st.uvm_faults, 3);
+	ck_assert_uint_eq(st.device_in_use, 3 * TMM_MANAGED_PAGE);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	/* Destroyed outside an iteration: its pages go, and the next
+	 * tensor there faults them in fresh. */
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, b), 0);
+	st = stats(ctx);
+	ck_assert_uint_eq(st.device_in_use, 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, 3 * TMM_MANAGED_PAGE,
+					   TMM_ACTIVATION, "a2", &a), 0);
+	ck_assert_int_eq(tmm_acquire(ctx, a, TMM_WRITE, &pa), 0);
+	ck_assert_int_eq(tmm_release(ctx, a), 0);
+	ck_assert_ptr_eq(pa, pb);
+	ck_assert_uint_eq(stats(ctx).uvm_faults, 6);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* (b) Two tensors side by side in one VA block; a discard of the first
+ * (a drop's) leaves the second bit for bit. */
+START_TEST(a_discard_leaves_the_neighbour_intact)
+{
+	static uint8_t one[5000], two[70000], back[70000];
+	struct tmm_tensor_rec *ra, *rb;
+	tmm_ctx *ctx;
+	tmm_tensor a, b;
+	uintptr_t da, db;
+
+	for (size_t i = 0; i < sizeof(one); i++)
+		one[i] = (uint8_t)(i * 7 + 1);
+	for (size_t i = 0; i < sizeof(two); i++)
+		two[i] = (uint8_t)(i * 13 + 5);
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					      "mode=uvm,budget=16MiB"), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, sizeof(one), TMM_ACTIVATION,
+					   "a", &a), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, sizeof(two), TMM_ACTIVATION,
+					   "b", &b), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, a, 0, one, sizeof(one)), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, b, 0, two, sizeof(two)), 0);
+	ra = tmm_tensor_find(ctx, a);
+	rb = tmm_tensor_find(ctx, b);
+	ck_assert_ptr_nonnull(ra);
+	ck_assert_ptr_nonnull(rb);
+	da = (uintptr_t)ra->dev;
+	db = (uintptr_t)rb->dev;
+	/* Neighbours in one 2 MiB VA block, whole big pages apart. */
+	ck_assert_uint_lt(da > db ? da - db : db - da, TMM_MANAGED_BLOCK);
+	ck_assert_uint_eq((da > db ? da - db : db - da) % TMM_MANAGED_PAGE,
+			  0);
+	tmm_uvm_discard(ctx, ra);
+	ck_assert_int_eq(tmm_tensor_read(ctx, b, 0, back, sizeof(two)), 0);
+	ck_assert_mem_eq(back, two, sizeof(two));
+	/* The discard did happen: a's bytes are poisoned. */
+	ck_assert_int_eq(tmm_tensor_read(ctx, a, 0, back, sizeof(one)), 0);
+	for (size_t i = 0; i < sizeof(one); i++)
+		ck_assert_uint_eq(back[i], 0xDB);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* Runs fill(w) -> out; returns tmm_run's result. */
+static int fill(tmm_ctx *ctx, tmm_tensor w, tmm_tensor out)
+{
+	tmm_op op = { .name = "fill_next", .kind = TMM_OP_ELEMENTWISE,
+		      .inputs = &w, .n_inputs = 1, .outputs = &out,
+		      .n_outputs = 1, .run = toy_fill,
+		      .cost = { 4.0 * ELEMS, 12.0 * ELEMS } };
+
+	return tmm_run(ctx, &op);
+}
+
+/*
+ * (d) The segment the first tensor needs is refused: the write fails
+ * with a message naming the tensor, the arena, the budget's tunable and
+ * the fault site, and the next try works.  Then the second segment,
+ * needed once the first is full, is refused under an op: the op fails,
+ * named, the tensors of the first segment keep their bytes, and the op
+ * run again works.
+ */
+START_TEST(a_refused_segment_fails_the_op_cleanly)
+{
+	static uint32_t seed[ELEMS], back[ELEMS], want[ELEMS];
+	/* 1 MiB budget: 2 MiB segments, 32 big pages, one per tensor. */
+	enum { PER_SEGMENT = 32 };
+	tmm_tensor t[PER_SEGMENT + 2], w;
+	tmm_ctx *ctx;
+	const char *e;
+	int rc;
+
+	for (uint32_t k = 0; k < ELEMS; k++)
+		seed[k] = k ^ 0x9e3779b9u;
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					      "mode=uvm,budget=1MiB,"
+					      "fault=device_alloc@1"), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_PERSISTENT, "w",
+					   &w), 0);
+	rc = tmm_tensor_write(ctx, w, 0, seed, BYTES);
+	ck_assert_int_eq(rc, -ENOMEM);
+	e = tmm_last_error(ctx);
+	ck_assert_msg(strstr(e, "no managed memory for tensor") &&
+			      strstr(e, "managed arena") &&
+			      strstr(e, "TENSORMM_BUDGET") &&
+			      strstr(e, TMM_SITE_DEVICE_ALLOC),
+		      "%s", e);
+	ck_assert_uint_eq(managed_allocs(ctx), 0);
+	/* Usable: the next try makes the segment. */
+	ck_assert_int_eq(tmm_tensor_write(ctx, w, 0, seed, BYTES), 0);
+	ck_assert_uint_eq(managed_allocs(ctx), 1);
+	/* w and 31 outputs fill the first segment. */
+	for (int i = 0; i < PER_SEGMENT + 2; i++)
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
+						   NULL, &t[i]), 0);
+	for (int i = 0; i < PER_SEGMENT - 1; i++)
+		ck_assert_msg(fill(ctx, w, t[i]) == 0, "%s",
+			      tmm_last_error(ctx));
+	ck_assert_uint_eq(managed_allocs(ctx), 1);
+	ck_assert_int_eq(tmm_fault_set(TMM_SITE_DEVICE_ALLOC "@1"), 0);
+	rc = fill(ctx, w, t[PER_SEGMENT - 1]);
+	ck_assert_int_eq(rc, -ENOMEM);
+	e = tmm_last_error(ctx);
+	ck_assert_msg(strstr(e, "op 'fill_next'") &&
+			      strstr(e, "managed arena"), "%s", e);
+	ck_assert_uint_eq(managed_allocs(ctx), 1);
+	/* What was there is intact, and the op runs now. */
+	ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, back, BYTES), 0);
+	ck_assert_mem_eq(back, seed, BYTES);
+	ck_assert_int_eq(tmm_tensor_read(ctx, t[0], 0, want, BYTES), 0);
+	ck_assert_int_eq(fill(ctx, w, t[PER_SEGMENT - 1]), 0);
+	ck_assert_int_eq(fill(ctx, w, t[PER_SEGMENT]), 0);
+	ck_assert_uint_eq(managed_allocs(ctx), 2);
+	for (int i = 1; i <= PER_SEGMENT; i++) {
+		ck_assert_int_eq(tmm_tensor_read(ctx, t[i], 0, back, BYTES),
+				 0);
+		ck_assert_mem_eq(back, want, BYTES);
+	}
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+}
+END_TEST
+
+/* The arena alone, on the simulator's managed memory. */
+START_TEST(segments_are_kept_and_blocks_are_whole_pages)
+{
+	struct tmm_uvm_arena *a;
+	struct tmm_uvm_arena_stats st;
+	struct tmm_pool_block *b[4];
+	struct tmm_config cfg;
+	struct tmm_backend be;
+	struct tmm_sim_counters c;
+	void *p[4], *again;
+	char why[256];
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.backend = TMM_BACKEND_SIM;
+	snprintf(cfg.sim_profile, sizeof(cfg.sim_profile), "p100-pcie3-16g");
+	cfg.sim_memory = TMM_SIM_PHANTOM;
+	cfg.host_numa_node = -1;
+	memset(&be, 0, sizeof(be));
+	be.ops = &tmm_backend_sim_ops;
+	ck_assert_msg(be.ops->open(&be, &cfg) == 0, "%s", be.error);
+	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
+	/* No segment before the first block: twice 3 MiB, in VA blocks. */
+	tmm_uvm_arena_get_stats(a, &st);
+	ck_assert_uint_eq(st.segments, 0);
+	ck_assert_int_eq(tmm_uvm_arena_alloc(a, 1, &b[0], &p[0], why,
+					     sizeof(why)), 0);
+	ck_assert_int_eq(tmm_uvm_arena_alloc(a, 100 * KIB, &b[1], &p[1], why,
+					     sizeof(why)), 0);
+	tmm_uvm_arena_get_stats(a, &st);
+	ck_assert_uint_eq(st.segments, 1);
+	ck_assert_uint_eq(st.capacity, 6 * MIB);
+	ck_assert_uint_eq(st.in_use, 3 * TMM_MANAGED_PAGE);
+	ck_assert_uint_eq(((uintptr_t)p[1] > (uintptr_t)p[0]
+				   ? (uintptr_t)p[1] - (uintptr_t)p[0]
+				   : (uintptr_t)p[0] - (uintptr_t)p[1]) %
+				  TMM_MANAGED_PAGE,
+			  0);
+	/* Larger than what is free: a second segment, at least as large
+	 * as the arena so far. */
+	ck_assert_int_eq(tmm_uvm_arena_alloc(a, 7 * MIB, &b[2], &p[2], why,
+					     sizeof(why)), 0);
+	tmm_uvm_arena_get_stats(a, &st);
+	ck_assert_uint_eq(st.segments, 2);
+	ck_assert_uint_eq(st.capacity, 6 * MIB + 8 * MIB);
+	/* Freed and taken again: the same range, no new allocation. */
+	tmm_uvm_arena_free(a, b[2]);
+	ck_assert_int_eq(tmm_uvm_arena_alloc(a, 7 * MIB, &b[3], &again, why,
+					     sizeof(why)), 0);
+	ck_assert_ptr_eq(again, p[2]);
+	ck_assert_int_eq(tmm_sim_get_counters(&be, &c), 0);
+	ck_assert_uint_eq(c.managed_allocs, 2);
+	tmm_uvm_arena_get_stats(a, &st);
+	ck_assert_uint_eq(st.peak, 3 * TMM_MANAGED_PAGE + 7 * MIB);
+	/* A stranger's block, and NULL, are ignored. */
+	tmm_uvm_arena_free(a, NULL);
+	ck_assert_int_eq(tmm_uvm_arena_alloc(a, 0, &b[2], &p[2], why,
+					     sizeof(why)), -EINVAL);
+	tmm_uvm_arena_free(a, b[0]);
+	tmm_uvm_arena_free(a, b[1]);
+	tmm_uvm_arena_free(a, b[3]);
+	tmm_uvm_arena_get_stats(a, &st);
+	ck_assert_uint_eq(st.in_use, 0);
+	ck_assert_uint_eq(st.segments, 2);
+	tmm_uvm_arena_destroy(a);
+	be.ops->close(&be);
+}
+END_TEST
+
+static Suite *arena_suite(void)
+{
+	Suite *s = suite_create("uvm_arena");
+	TCase *tc = tcase_create("arena");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, no_managed_allocation_after_the_first_step);
+	tcase_add_test(tc, populated_pages_are_reused_without_faults);
+	tcase_add_test(tc, a_fresh_page_faults_and_a_populated_one_does_not);
+	tcase_add_test(tc, a_discard_leaves_the_neighbour_intact);
+	tcase_add_test(tc, a_refused_segment_fails_the_op_cleanly);
+	tcase_add_test(tc, segments_are_kept_and_blocks_are_whole_pages);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(arena_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
