@@ -312,11 +312,13 @@ int tmm_sim_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 	int rc;
 
 	(void)numa_node; /* the simulated host has one node */
-	if (!is_copy_engine(engine))
+	/* CUDA takes a prefetch on any stream; the compute stream's runs in
+	 * order with the kernels (mover_uvm.c makes fresh pages there). */
+	if ((unsigned)engine >= TMM_ENGINE_COUNT)
 		return tmm_backend_fail(be, -EINVAL,
-					"sim prefetch: engine %d is not a copy "
-					"engine (H2D %d, D2H %d)", engine,
-					TMM_ENGINE_H2D, TMM_ENGINE_D2H);
+					"sim prefetch: engine %d is not one "
+					"of the device's (0 to %d)", engine,
+					TMM_ENGINE_COUNT - 1);
 	if (to != TMM_LOC_DEVICE && to != TMM_LOC_HOST)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim prefetch: location %d is neither "

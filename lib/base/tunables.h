@@ -47,6 +47,7 @@ struct tmm_config {
 	double max_swap_rate;  /* TENSILE's MSR: share of a deficit taken */
 	bool cupti;	       /* cuda: op times from CUPTI, else events */
 	enum tmm_uvm_swap_path uvm_swap_path; /* how mode=uvm evicts */
+	enum tmm_uvm_fresh uvm_fresh; /* how it makes fresh outputs' pages */
 	bool check;	       /* poison outputs before callbacks (fill.c) */
 	enum tmm_log_level log;
 	char fault[256];       /* injected failures, for tests ("": none;

@@ -60,6 +60,13 @@ static const char *const sim_memory_choices[] = {
 
 static const char *const off_on_choices[] = { "off", "on", NULL };
 
+static const char *const uvm_fresh_choices[] = {
+	[TMM_UVM_FRESH_AUTO] = "auto",
+	[TMM_UVM_FRESH_PREFETCH] = "prefetch",
+	[TMM_UVM_FRESH_FAULT] = "fault",
+	NULL
+};
+
 static const char *const uvm_swap_path_choices[] = {
 	[TMM_UVM_PATH_AUTO] = "auto",
 	[TMM_UVM_PATH_PREFETCH] = "prefetch",
@@ -356,6 +363,20 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"trip by the rates the device measured at open",
 		.since = "0.1",
 		.choices = uvm_swap_path_choices,
+	},
+	[TMM_T_UVM_FRESH] = {
+		.name = "uvm_fresh",
+		.env = "TENSORMM_UVM_FRESH",
+		.type = TMM_TYPE_CHOICE,
+		.def = "auto",
+		.accepted = "auto, prefetch or fault",
+		.help = "mode=uvm: how the pages of an output that held "
+			"nothing are made; prefetch = by a prefetch to the "
+			"device just before its kernel, fault = by the "
+			"kernel's own page faults; auto = prefetch where the "
+			"device measured that rate at open",
+		.since = "0.1",
+		.choices = uvm_fresh_choices,
 	},
 	[TMM_T_CHECK] = {
 		.name = "check",

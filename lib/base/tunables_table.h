@@ -24,6 +24,9 @@ enum tmm_uvm_swap_path {
 	TMM_UVM_PATH_PREFETCH,
 	TMM_UVM_PATH_COPY
 };
+/* How mode=uvm makes the pages of a fresh output (mover_uvm.c). */
+enum tmm_uvm_fresh { TMM_UVM_FRESH_AUTO, TMM_UVM_FRESH_PREFETCH,
+		     TMM_UVM_FRESH_FAULT };
 enum tmm_log_level { TMM_LOG_ERROR, TMM_LOG_WARN, TMM_LOG_INFO, TMM_LOG_DEBUG };
 
 /* The tunables, in table order. */
@@ -50,6 +53,7 @@ enum tmm_tunable_id {
 	TMM_T_MAX_SWAP_RATE,
 	TMM_T_CUPTI,
 	TMM_T_UVM_SWAP_PATH,
+	TMM_T_UVM_FRESH,
 	TMM_T_CHECK,
 	TMM_T_LOG,
 	TMM_T_FAULT,

@@ -318,9 +318,15 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 	end_placing(ctx, recs, n, &placing);
 	for (i = 0; i < n; i++)
 		ptrs[i] = recs[i]->dev;
-	/* mode=uvm: the driver takes the kernels' faults now. */
+	/* mode=uvm: the driver takes the kernels' faults now, after the
+	 * fresh outputs' pages are made by a prefetch where that is
+	 * faster. */
 	if (ctx->mode == TMM_MODE_UVM) {
-		rc = tmm_uvm_touch_op(ctx, recs, op->n_inputs, n);
+		for (i = op->n_inputs; i < n && rc == 0; i++)
+			if ((flags[i] & WAS_EMPTY) && !NEEDS_DATA(op, flags, i))
+				rc = tmm_uvm_prefetch_fresh(ctx, recs[i]);
+		if (rc == 0)
+			rc = tmm_uvm_touch_op(ctx, recs, op->n_inputs, n);
 		if (rc < 0)
 			goto fail;
 	}

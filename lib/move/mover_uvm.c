@@ -453,6 +453,24 @@ int tmm_uvm_access_commit(struct tmm_ctx *ctx)
 	return rc < 0 ? backend_error(ctx, rc) : 0;
 }
 
+int tmm_uvm_prefetch_fresh(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_backend *be = &ctx->be;
+	int rc;
+
+	/* auto: without a figure the two ways cost the same (the sim's
+	 * faults of fresh pages are free where its profile has none). */
+	if (!t->dev || ctx->cfg.uvm_fresh == TMM_UVM_FRESH_FAULT ||
+	    (ctx->cfg.uvm_fresh == TMM_UVM_FRESH_AUTO &&
+	     !(be->info.uvm_fresh_gbps > 0)))
+		return 0;
+	/* On the compute stream: in order with the kernels, behind no
+	 * copy the copy engines have queued for later ops. */
+	rc = be->ops->prefetch(be, TMM_ENGINE_COMPUTE, t->dev, t->bytes,
+			       TMM_LOC_DEVICE, -1);
+	return rc < 0 ? backend_error(ctx, rc) : 0;
+}
+
 int tmm_uvm_touch_op(struct tmm_ctx *ctx, struct tmm_tensor_rec *const *recs,
 		     unsigned n_inputs, unsigned n)
 {
