@@ -470,6 +470,24 @@ START_TEST(release_cached_gives_back_pinned_buffers)
 	ck_assert_uint_eq(freed, 0);
 	ck_assert_int_eq(tmm_ctx_destroy(c), 0);
 	ck_assert_int_eq(tmm_release_cached(NULL, NULL), -EBADF);
+
+	/* mode=uvm: a segment of the managed arena with no tensor left. */
+	ck_assert_int_eq(tmm_ctx_create(&c, "backend=sim,sim_memory=backed,"
+					"mode=uvm,budget=4MiB,log=error"),
+			 0);
+	ck_assert_int_eq(tmm_tensor_create(c, 3 << 20, TMM_ACTIVATION, "a",
+					   &a), 0);
+	ck_assert_int_eq(tmm_acquire(c, a, TMM_WRITE, &p), 0);
+	ck_assert_int_eq(tmm_release(c, a), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(c, a), 0);
+	ck_assert_int_eq(tmm_release_cached(c, &freed), 0);
+	ck_assert_uint_ge(freed, 8u << 20); /* twice the budget, at least */
+	/* The arena makes a segment again when it needs one. */
+	ck_assert_int_eq(tmm_tensor_create(c, 3 << 20, TMM_ACTIVATION, "a",
+					   &a), 0);
+	ck_assert_int_eq(tmm_acquire(c, a, TMM_WRITE, &p), 0);
+	ck_assert_int_eq(tmm_release(c, a), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(c), 0);
 }
 END_TEST
 

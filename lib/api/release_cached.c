@@ -4,7 +4,8 @@
  *
  * Caches are what make steady-state swapping cheap (pinning a buffer
  * maps and locks its pages), and what a long-running program that
- * changes phase pays for: the memory stays the library's.  This hands it
+ * changes phase pays for: the memory stays the library's (pinned host
+ * buffers, and in mode=uvm the managed arena's segments).  This hands it
  * back between phases.  Only what holds nothing goes: a buffer a copy
  * still reads waits on the deferred list and is left alone.
  */
@@ -13,6 +14,7 @@
 #include "lib/core/context.h"
 #include "lib/core/guard.h"
 #include "lib/mem/hostmem.h"
+#include "lib/mem/uvm_arena.h"
 #include "lib/move/mover.h"
 
 int tmm_release_cached(tmm_ctx *ctx, uint64_t *bytes)
@@ -25,7 +27,8 @@ int tmm_release_cached(tmm_ctx *ctx, uint64_t *bytes)
 	/* Copies that have finished give their buffers to the cache
 	 * first, so that those go too. */
 	tmm_mover_progress(ctx);
-	freed = tmm_hostmem_release_cached(ctx->hostmem);
+	freed = tmm_hostmem_release_cached(ctx->hostmem) +
+		tmm_uvm_arena_release_empty(ctx->uvm_arena);
 	if (bytes)
 		*bytes = freed;
 	tmm_guard_leave(ctx, entered);

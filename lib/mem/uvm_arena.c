@@ -85,6 +85,29 @@ void tmm_uvm_arena_destroy(struct tmm_uvm_arena *a)
 	free(a);
 }
 
+uint64_t tmm_uvm_arena_release_empty(struct tmm_uvm_arena *a)
+{
+	uint64_t freed = 0;
+	size_t kept = 0;
+
+	if (!a)
+		return 0;
+	for (size_t i = 0; i < a->n; i++) {
+		struct segment *s = &a->seg[i];
+
+		if (tmm_pool_in_use(s->pool)) {
+			a->seg[kept++] = *s;
+			continue;
+		}
+		tmm_pool_destroy(s->pool);
+		a->be->ops->managed_free(a->be, s->base, s->bytes);
+		a->capacity -= s->bytes;
+		freed += s->bytes;
+	}
+	a->n = kept;
+	return freed;
+}
+
 /* Adds a segment that can hold `want` bytes (whole big pages). */
 static int add_segment(struct tmm_uvm_arena *a, uint64_t want, char *why,
 		       size_t why_len)

@@ -64,6 +64,11 @@ int tmm_uvm_arena_alloc(struct tmm_uvm_arena *a, uint64_t bytes,
  * blocks this arena did not hand out, are ignored. */
 void tmm_uvm_arena_free(struct tmm_uvm_arena *a, struct tmm_pool_block *block);
 
+/* Gives back to the backend every segment with no block handed out, and
+ * returns their bytes (tmm_release_cached).  The next allocation that
+ * finds no room makes a segment again. */
+uint64_t tmm_uvm_arena_release_empty(struct tmm_uvm_arena *a);
+
 void tmm_uvm_arena_get_stats(const struct tmm_uvm_arena *a,
 			     struct tmm_uvm_arena_stats *st);
 
