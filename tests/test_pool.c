@@ -670,6 +670,7 @@ static Suite *pool_suite(void)
 	suite_add_tcase(suite, layouts);
 
 	add_pool_model_tests(suite);
+	add_pool_map_tests(suite);
 	return suite;
 }
 

@@ -66,4 +66,8 @@ static inline struct tmm_pool_stats stats_of(const struct tmm_pool *pool)
  * (test_pool_model.c). */
 void add_pool_model_tests(Suite *suite);
 
+/* Adds the "chunks" case: the pool over mapped chunks, with a fake
+ * mapper (test_pool_map.c). */
+void add_pool_map_tests(Suite *suite);
+
 #endif /* TEST_POOL_H */

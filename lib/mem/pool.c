@@ -28,9 +28,17 @@
  *
  * An allocation takes the low end of the chosen free block; the rest, if
  * any, stays free.  Offsets and sizes are multiples of TMM_POOL_ALIGN.
+ *
+ * pool=chunks: every change of what allocated blocks cover goes to the
+ * chunk map (pool_map.c) before the records change, since mapping may
+ * fail and a failure must leave the pool as it was: alloc and extend map
+ * within the cap, alloc_at without it, free and trim give chunks back.
+ * Where blocks go is decided as for an arena; the map only says whether
+ * their chunks may be had.
  */
 #include "pool.h"
 #include "pool_index.h"
+#include "pool_map.h"
 #include "lib/base/xalloc.h"
 
 #include <errno.h>
@@ -141,6 +149,42 @@ static void unlink_block(struct tmm_block_rec *rec)
 }
 
 /* ------------------------------------------------------------------------
+ * Chunks (pool=chunks; no-ops for an arena)
+ * ---------------------------------------------------------------------- */
+
+/* Maps what [offset, offset + size) needs, within the cap if capped. */
+static int chunks_take(struct tmm_pool *pool, uint64_t offset, uint64_t size,
+		       bool capped)
+{
+	uint64_t first, end;
+
+	if (!pool->map)
+		return 0;
+	tmm_pool_map_span(offset, size, &first, &end);
+	return tmm_pool_map_take(pool->map, first, end, capped);
+}
+
+static void chunks_give(struct tmm_pool *pool, uint64_t offset, uint64_t size)
+{
+	uint64_t first, end;
+
+	if (!pool->map)
+		return;
+	tmm_pool_map_span(offset, size, &first, &end);
+	tmm_pool_map_give(pool->map, first, end);
+}
+
+/*
+ * The cap for a limit: the limit in whole chunks, plus the chunk that a
+ * block below an op's tensors may share with them, so that tensors that
+ * fit the limit fit the cap once packed (pool_map.c).
+ */
+static uint64_t cap_chunks(uint64_t limit)
+{
+	return (limit + TMM_POOL_CHUNK - 1) / TMM_POOL_CHUNK + 1;
+}
+
+/* ------------------------------------------------------------------------
  * The interface
  * ---------------------------------------------------------------------- */
 
@@ -196,12 +240,42 @@ err:
 	return -ENOMEM;
 }
 
+int tmm_pool_create_mapped(struct tmm_pool **out, uint64_t va_bytes,
+			   const struct tmm_pool_mapper *mapper)
+{
+	uint64_t chunks = va_bytes / TMM_POOL_CHUNK;
+	struct tmm_pool *pool;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (chunks == 0 || !mapper || !mapper->map || !mapper->unmap)
+		return -EINVAL;
+	rc = tmm_pool_create(&pool, chunks * TMM_POOL_CHUNK);
+	if (rc < 0)
+		return rc;
+	rc = tmm_pool_map_create(&pool->map, chunks, mapper);
+	if (rc < 0) {
+		tmm_pool_destroy(pool);
+		return rc;
+	}
+	*out = pool;
+	return 0;
+}
+
+bool tmm_pool_is_mapped(const struct tmm_pool *pool)
+{
+	return pool && pool->map;
+}
+
 void tmm_pool_destroy(struct tmm_pool *pool)
 {
 	struct tmm_record_slab *slab, *next;
 
 	if (!pool)
 		return;
+	tmm_pool_map_destroy(pool->map);
 	for (slab = pool->slabs; slab; slab = next) {
 		next = slab->next;
 		free(slab);
@@ -219,6 +293,7 @@ int tmm_pool_alloc(struct tmm_pool *pool, uint64_t bytes,
 {
 	struct tmm_block_rec *chosen, *rest;
 	uint64_t size;
+	bool top;
 
 	if (!pool || !out || bytes == 0)
 		return -EINVAL;
@@ -235,15 +310,24 @@ int tmm_pool_alloc(struct tmm_pool *pool, uint64_t bytes,
 	chosen = tmm_pool_find_best_fit(pool, size);
 	if (!chosen)
 		return -ENOMEM;
+	/* Records and chunks first, so that failure changes nothing. */
+	rest = NULL;
+	if (chosen->pub.size > size && !(rest = take_record(pool)))
+		return -ENOMEM;
+	top = rest && size >= TMM_POOL_LARGE;
+	if (chunks_take(pool, top ? chosen->pub.offset + chosen->pub.size - size
+				  : chosen->pub.offset,
+			size, true) < 0) {
+		if (rest)
+			recycle_record(pool, rest);
+		return -ENOMEM;
+	}
 
-	if (chosen->pub.size > size && size >= TMM_POOL_LARGE) {
+	if (top) {
 		/* A large block comes from the top of the hole, a small one
 		 * from the bottom: sizes that mix in one region leave small
 		 * gaps between large blocks, and a large allocation then
 		 * finds no hole although the bytes are free. */
-		rest = take_record(pool);
-		if (!rest)
-			return -ENOMEM;
 		tmm_pool_unmark_free(pool, chosen);
 		rest->pub.offset = chosen->pub.offset;
 		rest->pub.size = chosen->pub.size - size;
@@ -257,11 +341,7 @@ int tmm_pool_alloc(struct tmm_pool *pool, uint64_t bytes,
 			pool->lowest = rest;
 		chosen->prev = rest;
 		tmm_pool_mark_free(pool, rest);
-	} else if (chosen->pub.size > size) {
-		/* Get the record first so that failure changes nothing. */
-		rest = take_record(pool);
-		if (!rest)
-			return -ENOMEM;
+	} else if (rest) {
 		tmm_pool_unmark_free(pool, chosen);
 		rest->pub.offset = chosen->pub.offset + size;
 		rest->pub.size = chosen->pub.size - size;
@@ -304,6 +384,7 @@ void tmm_pool_free(struct tmm_pool *pool, struct tmm_pool_block *block)
 
 	pool->used_blocks--;
 	pool->in_use -= rec->pub.size;
+	chunks_give(pool, rec->pub.offset, rec->pub.size);
 
 	/*
 	 * Both neighbours are read before acting on either, so that the two
@@ -354,9 +435,12 @@ int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
 	/* Records first, so that failure changes nothing. */
 	if (offset > rec->pub.offset && !(lower = take_record(pool)))
 		return -ENOMEM;
-	if (end < rec_end && !(higher = take_record(pool))) {
+	if ((end < rec_end && !(higher = take_record(pool))) ||
+	    chunks_take(pool, offset, size, false) < 0) {
 		if (lower)
 			recycle_record(pool, lower);
+		if (higher)
+			recycle_record(pool, higher);
 		return -ENOMEM;
 	}
 	tmm_pool_unmark_free(pool, rec);
@@ -430,6 +514,11 @@ int tmm_pool_trim(struct tmm_pool *pool, struct tmm_pool_block *block,
 		rec->prev = freed;
 		tmm_pool_mark_free(pool, freed);
 	}
+	/* The chunks below the one the block now starts in. */
+	if (pool->map && rec->pub.offset / TMM_POOL_CHUNK <
+				 (rec->pub.offset + bytes) / TMM_POOL_CHUNK)
+		tmm_pool_map_give(pool->map, rec->pub.offset / TMM_POOL_CHUNK,
+				  (rec->pub.offset + bytes) / TMM_POOL_CHUNK);
 	rec->pub.offset += bytes;
 	rec->pub.size -= bytes;
 	pool->in_use -= bytes;
@@ -457,6 +546,17 @@ int tmm_pool_extend(struct tmm_pool *pool, struct tmm_pool_block *block,
 	higher = rec->next;
 	if (!higher || !tmm_block_is_free(higher) || higher->pub.size < size)
 		return -ENOMEM;
+	if (pool->map) {
+		/* The chunks past the one the block now ends in. */
+		uint64_t end = rec->pub.offset + rec->pub.size;
+		uint64_t first = (end + TMM_POOL_CHUNK - 1) / TMM_POOL_CHUNK;
+		uint64_t last = (end + size + TMM_POOL_CHUNK - 1) /
+				TMM_POOL_CHUNK;
+
+		if (first < last &&
+		    tmm_pool_map_take(pool->map, first, last, true) < 0)
+			return -ENOMEM;
+	}
 	tmm_pool_unmark_free(pool, higher);
 	if (higher->pub.size == size) {
 		unlink_block(higher);
@@ -515,6 +615,8 @@ void tmm_pool_set_limit(struct tmm_pool *pool, uint64_t limit)
 		return;
 	limit &= ~(uint64_t)(TMM_POOL_ALIGN - 1);
 	pool->limit = limit < pool->capacity ? limit : pool->capacity;
+	if (pool->map)
+		tmm_pool_map_set_cap(pool->map, cap_chunks(pool->limit));
 }
 
 uint64_t tmm_pool_in_use(const struct tmm_pool *pool)
@@ -550,6 +652,22 @@ void tmm_pool_get_stats(const struct tmm_pool *pool,
 	st->free_blocks = pool->free_blocks;
 	st->used_blocks = pool->used_blocks;
 	free_bytes = pool->capacity - pool->in_use;
+	if (pool->map) {
+		struct tmm_pool_map_stats ms;
+
+		tmm_pool_map_get_stats(pool->map, &ms);
+		st->mapped = ms.mapped * TMM_POOL_CHUNK;
+		st->mapped_peak = ms.mapped_peak * TMM_POOL_CHUNK;
+		st->mapped_cap = ms.cap * TMM_POOL_CHUNK;
+		st->map_failed = ms.map_failed;
+		/* The virtual range is not memory: what may be had is what
+		 * the limit leaves. */
+		free_bytes = pool->limit > pool->in_use
+				     ? pool->limit - pool->in_use
+				     : 0;
+		if (st->largest_free > free_bytes)
+			st->largest_free = free_bytes;
+	}
 	st->fragmentation = free_bytes ?
 		1.0 - (double)st->largest_free / (double)free_bytes : 0.0;
 }

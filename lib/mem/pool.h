@@ -11,14 +11,25 @@
  * in the arena, because device memory is not host-accessible.  Block
  * records are recycled, so after warm-up alloc and free do no host
  * allocation.
+ *
+ * pool=chunks (tmm_pool_create_mapped): the offsets are into a virtual
+ * range twice the size of the memory the pool may hold, and physical
+ * memory is mapped under it in TMM_POOL_CHUNK chunks only where blocks
+ * lie (pool_map.c), so that holes between blocks cost no device memory
+ * and fragmentation cannot refuse an allocation the limit has room for,
+ * once the blocks are packed (compact.c).  Allocation then also keeps
+ * the mapped chunks within a cap: the limit rounded up to a chunk, plus
+ * one chunk.
  */
 #ifndef TMM_POOL_H
 #define TMM_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "pool_block.h"
+#include "pool_map.h"
 
 /* Blocks of at least this size are carved from the top of a free hole,
  * smaller ones from its bottom, to keep the two apart. */
@@ -36,6 +47,14 @@ struct tmm_pool_stats {
 	uint64_t used_blocks;	/* number of allocated blocks */
 	double fragmentation;	/* 1 - largest_free / (capacity - in_use);
 				 * 0 when nothing is free */
+	/* pool=chunks (0 for an arena): physical bytes mapped under the
+	 * virtual range, their high-water mark, the most a capped
+	 * allocation may map, and whether the last allocation failed
+	 * because the backend refused to map a chunk.  There capacity is
+	 * the virtual range, and largest_free and fragmentation count only
+	 * the free bytes the limit allows. */
+	uint64_t mapped, mapped_peak, mapped_cap;
+	int map_failed;
 };
 
 /* Creates a pool over an arena of `capacity` bytes, rounded down to
@@ -44,10 +63,28 @@ int tmm_pool_create(struct tmm_pool **out, uint64_t capacity);
 void tmm_pool_destroy(struct tmm_pool *pool);
 
 /*
+ * Creates a pool over a virtual range of `va_bytes` (rounded down to
+ * TMM_POOL_CHUNK) under which nothing is mapped yet: mapper maps and
+ * unmaps physical chunks as blocks come and go (pool_map.h).  The limit
+ * starts at the whole range; tmm_pool_set_limit sets it, and the cap of
+ * mapped chunks with it.  Returns 0, -EINVAL (less than one chunk, or a
+ * mapper without callbacks), -ENOMEM.  tmm_pool_destroy unmaps what is
+ * mapped.
+ */
+int tmm_pool_create_mapped(struct tmm_pool **out, uint64_t va_bytes,
+			   const struct tmm_pool_mapper *mapper);
+
+/* Whether the pool maps chunks (pool=chunks) rather than owning an
+ * arena: there fragmentation costs address space, not device memory. */
+bool tmm_pool_is_mapped(const struct tmm_pool *pool);
+
+/*
  * Allocates `bytes` (> 0), rounded up to TMM_POOL_ALIGN, from the smallest
  * free block that fits (ties: lowest offset).  Returns 0 and sets *out,
- * -ENOMEM when no free block is large enough (the pool is unchanged), or
- * -EINVAL for 0 bytes.
+ * -ENOMEM when no free block is large enough, or (pool=chunks) when the
+ * chunks it needs would pass the cap after cached ones are unmapped, or
+ * the backend refuses to map one (the pool is unchanged), or -EINVAL for
+ * 0 bytes.
  */
 int tmm_pool_alloc(struct tmm_pool *pool, uint64_t bytes,
 		   struct tmm_pool_block **out);
@@ -60,7 +97,9 @@ void tmm_pool_free(struct tmm_pool *pool, struct tmm_pool_block *block);
  * Allocates exactly [offset, offset + bytes rounded up), which must lie in
  * one free block (compaction chooses where blocks go).  Returns 0 and sets
  * *out, -ENOMEM when that range is not free (the pool is unchanged), or
- * -EINVAL for 0 bytes or an unaligned offset.
+ * -EINVAL for 0 bytes or an unaligned offset.  pool=chunks: the chunks
+ * under it are mapped whatever the cap (a move holds two places for a
+ * moment; freeing the old one brings the mapped chunks back under it).
  */
 int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
 		      uint64_t bytes, struct tmm_pool_block **out);
@@ -73,6 +112,8 @@ int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
  * of bytes, not a region of the arena: a process sharing the device
  * (gpu_share.c) holds this many bytes wherever they lie.  tmm_pool_alloc_at
  * ignores it: compaction holds holes only for the moment of a move.
+ * pool=chunks: the cap of mapped chunks follows (the limit rounded up to
+ * a chunk, plus one), and cached chunks above it are unmapped.
  */
 void tmm_pool_set_limit(struct tmm_pool *pool, uint64_t limit);
 
@@ -90,7 +131,8 @@ int tmm_pool_trim(struct tmm_pool *pool, struct tmm_pool_block *block,
  * Grows an allocated block by `bytes` rounded up to TMM_POOL_ALIGN, into
  * the free space right after it; its offset stays.  Returns 0, -EINVAL,
  * or -ENOMEM when the space after it is not free or not large enough, or
- * the growth would pass the limit (the pool is unchanged).
+ * the growth would pass the limit or (pool=chunks) the cap, or a chunk
+ * cannot be mapped (the pool is unchanged).
  */
 int tmm_pool_extend(struct tmm_pool *pool, struct tmm_pool_block *block,
 		    uint64_t bytes);

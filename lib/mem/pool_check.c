@@ -15,9 +15,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "pool.h"
 #include "pool_index.h"
+#include "pool_map.h"
 
 /* An AVL tree of 2^64 nodes is under 93 levels high; deeper means a cycle. */
 #define MAX_TREE_DEPTH 128
@@ -147,6 +149,53 @@ static int check_index(const struct tmm_pool *pool, uint64_t *nodes)
 }
 
 /* Returns 0, -EINVAL for a NULL pool, -EFAULT when an invariant is broken. */
+/*
+ * pool=chunks: each chunk's count of users is the number of allocated
+ * blocks that overlap it, every used chunk is mapped, and the map's
+ * totals agree.  Counted in a scratch array; without host memory for it
+ * the check is skipped.
+ */
+static int check_chunks(const struct tmm_pool *pool)
+{
+	struct tmm_pool_map_stats ms;
+	uint64_t mapped = 0, cached = 0;
+	uint32_t *users;
+	int rc = 0;
+
+	if (!pool->map)
+		return 0;
+	tmm_pool_map_get_stats(pool->map, &ms);
+	if (ms.chunks * TMM_POOL_CHUNK != pool->capacity)
+		return -EFAULT;
+	users = calloc(ms.chunks, sizeof(*users));
+	if (!users)
+		return 0;
+	for (const struct tmm_block_rec *rec = pool->lowest; rec;
+	     rec = rec->next) {
+		uint64_t first, end;
+
+		if (tmm_block_is_free(rec))
+			continue;
+		tmm_pool_map_span(rec->pub.offset, rec->pub.size, &first, &end);
+		for (uint64_t k = first; k < end; k++)
+			users[k]++;
+	}
+	for (uint64_t k = 0; k < ms.chunks && rc == 0; k++) {
+		bool is_mapped = tmm_pool_map_is_mapped(pool->map, k);
+
+		if (users[k] != tmm_pool_map_users(pool->map, k) ||
+		    (users[k] && !is_mapped))
+			rc = -EFAULT;
+		mapped += is_mapped;
+		cached += is_mapped && !users[k];
+	}
+	if (rc == 0 && (mapped != ms.mapped || cached != ms.cached ||
+			ms.mapped_peak < ms.mapped))
+		rc = -EFAULT;
+	free(users);
+	return rc;
+}
+
 int tmm_pool_check(const struct tmm_pool *pool)
 {
 	const struct tmm_block_rec *rec, *prev = NULL;
@@ -226,5 +275,5 @@ int tmm_pool_check(const struct tmm_pool *pool)
 	}
 	if (steps + spare != pool->records_total)
 		return -EFAULT;
-	return 0;
+	return check_chunks(pool);
 }

@@ -18,6 +18,8 @@
 
 #include "pool_block.h"
 
+struct tmm_pool_map;
+
 #define TMM_POOL_CACHE_LINE 64
 
 /* The free states share TMM_BLOCK_FREE_BIT, so "is it free" is one test. */
@@ -82,6 +84,9 @@ struct tmm_pool {
 	struct tmm_block_rec *fresh;	/* never used records of the newest */
 	struct tmm_block_rec *fresh_end; /* slab, touched only when needed */
 	size_t records_total;		/* records ever handed out */
+	/* pool=chunks: the physical chunks under the virtual range
+	 * (pool_map.c); NULL for an arena, which is all device memory. */
+	struct tmm_pool_map *map;
 
 	/* The index of free blocks; the arrays follow this struct. */
 	uint32_t class_count;		/* classes up to the capacity's */
