@@ -56,6 +56,7 @@ static const struct {
 	{ TMM_T_UVM_SWAP_PATH, "copy", "prefetch" },
 	{ TMM_T_UVM_FRESH, "fault", "prefetch" },
 	{ TMM_T_CHECK, "on", "off" },
+	{ TMM_T_POOL, "chunks", "arena" },
 	{ TMM_T_LOG, "debug", "error" },
 	{ TMM_T_FAULT, "cudaMalloc@2", "cudaHostRegister@1+;x.y" },
 };
@@ -170,7 +171,7 @@ START_TEST(test_unknown_key_in_config)
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
 		"host_numa_node, pinned_pool, trace, trace_max, hints, "
 		"hints_max, stats_shm, share, max_swap_rate, cupti, "
-		"uvm_swap_path, uvm_fresh, check, "
+		"uvm_swap_path, uvm_fresh, check, pool, "
 		"log");
 	err_has("did you mean 'budget'?");
 

@@ -143,6 +143,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_CHECK:
 		cfg->check = v->choice == 1;
 		return true;
+	case TMM_T_POOL:
+		cfg->pool = (enum tmm_pool_choice)v->choice;
+		return true;
 	case TMM_T_FAULT:
 		return copy_string(cfg->fault, sizeof(cfg->fault), v->str, why,
 				   whylen);
@@ -546,6 +549,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_CHECK:
 		text_add_choice(&t, id, cfg->check ? 1 : 0);
+		break;
+	case TMM_T_POOL:
+		text_add_choice(&t, id, cfg->pool);
 		break;
 	case TMM_T_FAULT:
 		tmm_text_add(&t, "%s", cfg->fault);

@@ -49,6 +49,7 @@ struct tmm_config {
 	enum tmm_uvm_swap_path uvm_swap_path; /* how mode=uvm evicts */
 	enum tmm_uvm_fresh uvm_fresh; /* how it makes fresh outputs' pages */
 	bool check;	       /* poison outputs before callbacks (fill.c) */
+	enum tmm_pool_choice pool; /* swap mode's pool: arena or chunks */
 	enum tmm_log_level log;
 	char fault[256];       /* injected failures, for tests ("": none;
 				* lib/base/fault.h) */

@@ -74,6 +74,12 @@ static const char *const uvm_swap_path_choices[] = {
 	NULL
 };
 
+static const char *const pool_choices[] = {
+	[TMM_POOL_ARENA] = "arena",
+	[TMM_POOL_CHUNKS] = "chunks",
+	NULL
+};
+
 static const char *const log_choices[] = {
 	[TMM_LOG_ERROR] = "error",
 	[TMM_LOG_WARN] = "warn",
@@ -391,6 +397,20 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"run, not only under memory pressure",
 		.since = "0.1",
 		.choices = off_on_choices,
+	},
+	[TMM_T_POOL] = {
+		.name = "pool",
+		.env = "TENSORMM_POOL",
+		.type = TMM_TYPE_CHOICE,
+		.def = "arena",
+		.accepted = "arena or chunks",
+		.help = "mode=swap: arena = the budget taken as one device "
+			"allocation; chunks = a virtual range with 2 MiB "
+			"physical chunks mapped where tensors lie, so that "
+			"fragmentation costs no device memory (falls back to "
+			"arena where the backend cannot map)",
+		.since = "0.1",
+		.choices = pool_choices,
 	},
 	[TMM_T_LOG] = {
 		.name = "log",
