@@ -449,7 +449,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 4
+#define TMM_STATS_VERSION 5
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -462,7 +462,8 @@ enum tmm_plan_state {
  * Counters of a context.  Set `version` to TMM_STATS_VERSION before
  * calling tmm_stats_get(); fields may be added at the end in later
  * versions, and a struct of an earlier version (1: up to compute_ns; 2: up
- * to prefetch_late; 3: up to uvm_discard_bytes) is still filled up to its last field.  Times are in nanoseconds of the backend's clock: virtual
+ * to prefetch_late; 3: up to uvm_discard_bytes; 4: up to
+ * split_fallbacks) is still filled up to its last field.  Times are in nanoseconds of the backend's clock: virtual
  * nanoseconds on the simulator.
  */
 struct tmm_stats {
@@ -550,6 +551,11 @@ struct tmm_stats {
 				       * be placed below the input it was
 				       * to grow into, and was allocated
 				       * whole (correct, no saving) */
+	/* Version 5: pool=chunks (zero with pool=arena and in mode=uvm). */
+	uint64_t device_mapped;	      /* device bytes mapped under the
+				       * pool's virtual range: what it
+				       * holds of the device */
+	uint64_t device_mapped_peak;  /* high-water mark of device_mapped */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

@@ -416,11 +416,13 @@ START_TEST(stats_print_text_and_json)
 	contains(json.buf, "\"simulated\":true");
 	contains(json.buf, "\"budget\":1048576");
 	contains(json.buf, "\"plan_divergences\":0");
-	contains(json.buf, "\"version\":4");
+	contains(json.buf, "\"version\":5");
 	contains(json.buf, "\"share_reservation\":0");
 	contains(json.buf, "\"split_ops\":0");
 	contains(json.buf, "\"micro_ops\":0");
 	contains(json.buf, "\"split_fallbacks\":0");
+	contains(json.buf, "\"device_mapped\":0");
+	contains(json.buf, "\"device_mapped_peak\":0");
 	contains(json.buf, "\"plan_state\":\"measuring\"");
 	/* Balanced, and no key twice in a row without a comma. */
 	for (size_t k = 0; k < json.len; k++) {

@@ -13,6 +13,13 @@
  * the driver may fill with their pages (managed_limit), not the arena: on
  * the simulator a small budget oversubscribes exactly like a small device
  * would.
+ *
+ * With pool=chunks, swap mode reserves a virtual range instead of the
+ * arena, twice the budget rounded up to a chunk plus one, and the pool
+ * maps physical chunks under it as tensors come (lib/mem/pool_map.c);
+ * ctx->arena is the range's base, so every address the runtime forms
+ * (arena + offset) stays right.  A backend without virtual memory falls
+ * back to the arena, with a warning.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -151,7 +158,9 @@ static void teardown(struct tmm_ctx *ctx)
 		tmm_pool_destroy(ctx->pool);
 	/* After the tensors: their blocks go with the segments. */
 	tmm_uvm_arena_destroy(ctx->uvm_arena);
-	if (ctx->arena)
+	if (ctx->arena && ctx->va_bytes)
+		ctx->be.ops->va_release(&ctx->be, ctx->arena, ctx->va_bytes);
+	else if (ctx->arena)
 		ctx->be.ops->dev_free(&ctx->be, ctx->arena, ctx->arena_bytes);
 	/* Only once the arena is gone may another process take its room. */
 	tmm_share_leave(ctx);
@@ -201,6 +210,72 @@ static int resolve_mode(struct tmm_ctx *ctx)
 		return create_fail(-EINVAL, "mode %d is not auto, swap or uvm",
 				   (int)ctx->cfg.mode);
 	}
+}
+
+/* The pool's mapper with pool=chunks: chunks of the range at ctx->arena. */
+static int map_chunk(void *arg, uint64_t offset, uint64_t bytes)
+{
+	struct tmm_ctx *ctx = arg;
+
+	return ctx->be.ops->va_map(&ctx->be, (char *)ctx->arena + offset,
+				   bytes);
+}
+
+static void unmap_chunk(void *arg, uint64_t offset, uint64_t bytes)
+{
+	struct tmm_ctx *ctx = arg;
+
+	ctx->be.ops->va_unmap(&ctx->be, (char *)ctx->arena + offset, bytes);
+}
+
+/*
+ * pool=chunks in swap mode: reserves the virtual range and makes the pool
+ * over it.  Returns 0, 1 when the backend cannot (then the caller takes
+ * an arena; the warning is given here), or a negative errno with the
+ * message set.
+ */
+static int make_chunk_pool(struct tmm_ctx *ctx)
+{
+	const struct tmm_backend_ops *ops = ctx->be.ops;
+	struct tmm_pool_mapper mapper = { map_chunk, unmap_chunk, ctx };
+	uint64_t cap = (ctx->budget + TMM_POOL_CHUNK - 1) / TMM_POOL_CHUNK *
+			       TMM_POOL_CHUNK + TMM_POOL_CHUNK;
+	char b1[32];
+	int rc;
+
+	if (!ops->va_reserve || !ops->va_map || !ops->va_unmap ||
+	    !ops->va_release) {
+		tmm_log(ctx, TMM_LOG_WARN, "pool=chunks: the %s backend cannot "
+			"map memory into a reserved range; the pool is one "
+			"arena (pool=arena)", ops->name);
+		return 1;
+	}
+	/* Twice the cap: holes in the range never refuse what fits. */
+	ctx->va_bytes = 2 * cap;
+	rc = ops->va_reserve(&ctx->be, ctx->va_bytes, TMM_POOL_CHUNK,
+			     &ctx->arena);
+	if (rc == -ENOTSUP) {
+		ctx->va_bytes = 0;
+		ctx->arena = NULL;
+		tmm_log(ctx, TMM_LOG_WARN, "pool=chunks: %s; the pool is one "
+			"arena (pool=arena)", ctx->be.error);
+		return 1;
+	}
+	if (rc < 0) {
+		ctx->va_bytes = 0;
+		ctx->arena = NULL;
+		return create_fail(rc, "pool=chunks: cannot reserve %s of "
+				   "address space on %s: %s; set "
+				   "TENSORMM_POOL=arena",
+				   tmm_fmt_bytes(2 * cap, b1, sizeof(b1)),
+				   ctx->be.info.name, ctx->be.error);
+	}
+	ctx->arena_bytes = ctx->budget;
+	rc = tmm_pool_create_mapped(&ctx->pool, ctx->va_bytes, &mapper);
+	if (rc < 0)
+		return create_fail(rc, "cannot create the device pool");
+	tmm_pool_set_limit(ctx->pool, ctx->budget);
+	return 0;
 }
 
 int tmm_ctx_assemble(tmm_ctx **out, const char *config,
@@ -263,7 +338,15 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 					       sizeof(b1)));
 		goto fail;
 	}
-	if (ctx->mode == TMM_MODE_UVM)
+	rc = 1;
+	if (ctx->mode == TMM_MODE_SWAP && ctx->cfg.pool == TMM_POOL_CHUNKS) {
+		rc = make_chunk_pool(ctx);
+		if (rc < 0)
+			goto fail;
+	}
+	if (rc == 0)
+		; /* the pool maps its chunks */
+	else if (ctx->mode == TMM_MODE_UVM)
 		rc = ctx->be.ops->managed_limit(&ctx->be, ctx->budget);
 	else
 		rc = ctx->be.ops->dev_alloc(&ctx->be, ctx->budget,
@@ -276,7 +359,7 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 		goto fail;
 	}
 	ctx->arena_bytes = ctx->budget;
-	rc = tmm_pool_create(&ctx->pool, ctx->budget);
+	rc = ctx->pool ? 0 : tmm_pool_create(&ctx->pool, ctx->budget);
 	if (rc < 0) {
 		create_fail(rc, "cannot create the device pool");
 		goto fail;
@@ -364,10 +447,11 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 	ctx->created_ns = ctx->be.ops->now_ns(&ctx->be);
 	tmm_stats_shm_create(ctx);
 	tmm_log(ctx, TMM_LOG_INFO,
-		"context on %s (%s%s), mode %s, budget %s of %s",
+		"context on %s (%s%s), mode %s%s, budget %s of %s",
 		ctx->be.info.name, ctx->be.ops->name,
 		ctx->be.info.simulated ? ", simulated" : "",
 		ctx->mode == TMM_MODE_UVM ? "uvm" : "swap",
+		ctx->va_bytes ? " (pool=chunks)" : "",
 		tmm_fmt_bytes(ctx->budget, b1, sizeof(b1)),
 		tmm_fmt_bytes(ctx->be.info.capacity, b2, sizeof(b2)));
 	if (ctx->be.info.timing[0])

@@ -144,6 +144,24 @@ struct tmm_backend_ops {
 	int (*dev_alloc)(struct tmm_backend *be, size_t bytes, void **ptr);
 	void (*dev_free)(struct tmm_backend *be, void *ptr, size_t bytes);
 
+	/*
+	 * Virtual memory, for swap mode's pool=chunks (lib/mem/pool_map.c):
+	 * va_reserve takes an address range of `bytes` with no memory
+	 * behind it, aligned to `chunk`, the unit in which va_map and
+	 * va_unmap will be called; it returns -ENOTSUP when the device
+	 * cannot map memory in that unit.  va_map puts device memory
+	 * under [ptr, ptr + bytes) of a reserved range (it counts against
+	 * the device's memory as dev_alloc does; a fault site of
+	 * device_alloc), va_unmap takes it away, and va_release gives the
+	 * range back, unmapping what is still mapped.  All four NULL: not
+	 * supported (pool=chunks then falls back to one arena).
+	 */
+	int (*va_reserve)(struct tmm_backend *be, size_t bytes, size_t chunk,
+			  void **ptr);
+	int (*va_map)(struct tmm_backend *be, void *ptr, size_t bytes);
+	void (*va_unmap)(struct tmm_backend *be, void *ptr, size_t bytes);
+	void (*va_release)(struct tmm_backend *be, void *ptr, size_t bytes);
+
 	/* Managed (UVM) memory. */
 	int (*managed_alloc)(struct tmm_backend *be, size_t bytes, void **ptr);
 	void (*managed_free)(struct tmm_backend *be, void *ptr, size_t bytes);

@@ -9,6 +9,12 @@
  * silently reading garbage.  Either way the device capacity is enforced to
  * the byte.
  *
+ * Virtual memory (va_reserve and va_map, for pool=chunks) is modelled on
+ * CUDA's: a reserved range has no access rights, and mapping a chunk
+ * makes it read-write, backed by fresh pages in backed mode (its old
+ * bytes are gone, as with a new cuMemCreate), and counts against the
+ * device's capacity as dev_alloc does.
+ *
  * Managed memory goes through a model of the UVM driver (sim_uvm.c): page
  * residency, fault batches, LRU eviction, prefetch and advice, with their
  * costs on the same three timelines.
@@ -24,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "backend_sim_mem.h"
@@ -40,6 +47,7 @@ static const char *const kind_name[] = {
 	[SIM_DEV] = "device",
 	[SIM_MANAGED] = "managed",
 	[SIM_HOST] = "host",
+	[SIM_VA] = "reserved virtual",
 };
 
 /* ------------------------------------------------------------------------
@@ -62,6 +70,7 @@ static void *sim_map_region(size_t bytes, bool phantom)
 
 void tmm_sim_unmap(const struct sim_map *m)
 {
+	free(m->mapped);
 	if (m->numa)
 		tmm_numa_free(m->ptr, m->bytes);
 	else
@@ -106,7 +115,7 @@ static int sim_track(struct sim *s, void *ptr, size_t bytes,
 	i = sim_lower_bound(s, ptr);
 	memmove(&s->maps[i + 1], &s->maps[i],
 		(s->nmaps - i) * sizeof(*s->maps));
-	s->maps[i] = (struct sim_map){ ptr, bytes, kind, numa };
+	s->maps[i] = (struct sim_map){ ptr, bytes, kind, numa, 0, NULL };
 	s->nmaps++;
 	return 0;
 }
@@ -167,7 +176,7 @@ static int sim_alloc(struct tmm_backend *be, const char *call,
 					"memory (%s)", call, bytes,
 					kind_name[kind], strerror(errno));
 	if (sim_track(s, p, bytes, kind, numa) < 0) {
-		struct sim_map m = { p, bytes, kind, numa };
+		struct sim_map m = { p, bytes, kind, numa, 0, NULL };
 
 		tmm_sim_unmap(&m);
 		return tmm_backend_fail(be, -ENOMEM,
@@ -239,6 +248,193 @@ int tmm_sim_dev_alloc(struct tmm_backend *be, size_t bytes, void **ptr)
 void tmm_sim_dev_free(struct tmm_backend *be, void *ptr, size_t bytes)
 {
 	sim_release(be, "dev_free", SIM_DEV, ptr, bytes);
+}
+
+/* ------------------------------------------------------------------------
+ * Virtual memory
+ * ---------------------------------------------------------------------- */
+
+/*
+ * A range aligned to `chunk`, as cuMemAddressReserve gives one: mmap
+ * aligns only to a page, so a chunk more is reserved and the ends cut.
+ */
+int tmm_sim_va_reserve(struct tmm_backend *be, size_t bytes, size_t chunk,
+		       void **ptr)
+{
+	struct sim *s = sim_of(be);
+	size_t chunks, head;
+	uint8_t *mapped;
+	char *p;
+
+	if (!ptr)
+		return tmm_backend_fail(be, -EINVAL,
+					"sim va_reserve: ptr is NULL");
+	*ptr = NULL;
+	if (bytes == 0 || chunk == 0 || bytes % chunk ||
+	    chunk % (size_t)sysconf(_SC_PAGESIZE))
+		return tmm_backend_fail(be, -EINVAL,
+					"sim va_reserve: %zu bytes in chunks of "
+					"%zu (a nonzero multiple of the chunk, "
+					"itself of the page size, is needed)",
+					bytes, chunk);
+	p = mmap(NULL, bytes + chunk, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return tmm_backend_fail(be, -ENOMEM,
+					"sim va_reserve: cannot reserve %zu "
+					"bytes of address space (%s)", bytes,
+					strerror(errno));
+	head = (chunk - (uintptr_t)p % chunk) % chunk;
+	if (head)
+		munmap(p, head);
+	munmap(p + head + bytes, chunk - head);
+	p += head;
+	chunks = bytes / chunk;
+	mapped = tmm_calloc(chunks, 1);
+	if (!mapped || sim_track(s, p, bytes, SIM_VA, false) < 0) {
+		free(mapped);
+		munmap(p, bytes);
+		return tmm_backend_fail(be, -ENOMEM,
+					"sim va_reserve: out of memory "
+					"recording a %zu-byte range", bytes);
+	}
+	s->maps[sim_find(s, p)].chunk = chunk;
+	s->maps[sim_find(s, p)].mapped = mapped;
+	*ptr = p;
+	return 0;
+}
+
+/*
+ * The reserved range that holds [ptr, ptr + bytes) in whole chunks, and
+ * its first chunk there in *first; NULL (with be->error) when there is
+ * none.
+ */
+static struct sim_map *sim_va_find(struct tmm_backend *be, const char *call,
+				   const void *ptr, size_t bytes,
+				   size_t *first)
+{
+	struct sim *s = sim_of(be);
+	size_t i = sim_lower_bound(s, ptr);
+	struct sim_map *m;
+	uintptr_t off;
+
+	if (i == s->nmaps || s->maps[i].ptr != ptr) {
+		if (i == 0) {
+			m = NULL;
+			goto bad;
+		}
+		i--;
+	}
+	m = &s->maps[i];
+	off = (uintptr_t)ptr - (uintptr_t)m->ptr;
+	if (m->kind != SIM_VA || !bytes || off % m->chunk ||
+	    bytes % m->chunk || off > m->bytes || bytes > m->bytes - off)
+		goto bad;
+	*first = off / m->chunk;
+	return m;
+bad:
+	tmm_backend_fail(be, -EINVAL,
+			 "sim %s: [%p, +%zu) is not whole chunks of one "
+			 "reserved range", call, ptr, bytes);
+	return NULL;
+}
+
+int tmm_sim_va_map(struct tmm_backend *be, void *ptr, size_t bytes)
+{
+	struct sim *s = sim_of(be);
+	uint64_t free_bytes = s->capacity - s->c.dev_allocated;
+	struct sim_map *m;
+	size_t first, n;
+
+	m = sim_va_find(be, "va_map", ptr, bytes, &first);
+	if (!m)
+		return -EINVAL;
+	n = bytes / m->chunk;
+	for (size_t k = first; k < first + n; k++)
+		if (m->mapped[k])
+			return tmm_backend_fail(be, -EINVAL,
+						"sim va_map: chunk %zu of the "
+						"range at %p is mapped already",
+						k, m->ptr);
+	if (tmm_fault_now(TMM_SITE_DEVICE_ALLOC))
+		return tmm_backend_fail(be, -ENOMEM,
+					"sim va_map: %zu bytes of device "
+					"memory refused (an injected fault, "
+					"site %s)", bytes,
+					TMM_SITE_DEVICE_ALLOC);
+	if (bytes > free_bytes)
+		return tmm_backend_fail(be, -ENOMEM,
+					"sim va_map: %zu bytes requested, "
+					"%" PRIu64 " of %" PRIu64 " free on %s",
+					bytes, free_bytes, s->capacity,
+					s->prof->name);
+	/* Fresh pages over the range: whatever it held is gone. */
+	if (!s->phantom &&
+	    mmap(ptr, bytes, PROT_READ | PROT_WRITE,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+		 0) == MAP_FAILED)
+		return tmm_backend_fail(be, -ENOMEM,
+					"sim va_map: cannot map %zu bytes at "
+					"%p (%s)", bytes, ptr, strerror(errno));
+	memset(m->mapped + first, 1, n);
+	s->c.dev_allocated += bytes;
+	s->c.dev_peak = max_u64(s->c.dev_peak, s->c.dev_allocated);
+	return 0;
+}
+
+/* Back to no access: the pages are dropped, and a later map finds
+ * fresh ones.  A range not mapped is reported and left alone. */
+static void sim_va_drop(struct sim *s, struct sim_map *m, size_t first,
+			size_t n)
+{
+	char *p = (char *)m->ptr + first * m->chunk;
+
+	if (!s->phantom)
+		(void)mmap(p, n * m->chunk, PROT_NONE,
+			   MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS |
+				   MAP_NORESERVE,
+			   -1, 0);
+	memset(m->mapped + first, 0, n);
+	s->c.dev_allocated -= n * m->chunk;
+}
+
+void tmm_sim_va_unmap(struct tmm_backend *be, void *ptr, size_t bytes)
+{
+	struct sim_map *m;
+	size_t first, n;
+
+	if (!sim_of(be) || !ptr)
+		return;
+	m = sim_va_find(be, "va_unmap", ptr, bytes, &first);
+	if (!m)
+		return;
+	n = bytes / m->chunk;
+	for (size_t k = first; k < first + n; k++)
+		if (!m->mapped[k]) {
+			tmm_backend_fail(be, -EINVAL,
+					 "sim va_unmap: chunk %zu of the range "
+					 "at %p is not mapped", k, m->ptr);
+			return;
+		}
+	sim_va_drop(sim_of(be), m, first, n);
+}
+
+void tmm_sim_va_release(struct tmm_backend *be, void *ptr, size_t bytes)
+{
+	struct sim *s = sim_of(be);
+	long i;
+
+	if (!s || !ptr)
+		return;
+	i = sim_find(s, ptr);
+	if (i >= 0 && s->maps[i].kind == SIM_VA) {
+		struct sim_map *m = &s->maps[i];
+
+		for (size_t k = 0; k < m->bytes / m->chunk; k++)
+			if (m->mapped[k])
+				sim_va_drop(s, m, k, 1);
+	}
+	sim_release(be, "va_release", SIM_VA, ptr, bytes);
 }
 
 /*

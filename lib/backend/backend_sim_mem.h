@@ -24,7 +24,9 @@
 #include "lib/base/sim_profile.h"
 #include "sim_uvm.h"
 
-enum sim_kind { SIM_DEV, SIM_MANAGED, SIM_HOST };
+/* SIM_VA: a reserved virtual range, with device memory mapped under
+ * some of its chunks (va_reserve, va_map). */
+enum sim_kind { SIM_DEV, SIM_MANAGED, SIM_HOST, SIM_VA };
 
 /* One live allocation, remembered so close() can return it. */
 struct sim_map {
@@ -32,6 +34,9 @@ struct sim_map {
 	size_t bytes;
 	enum sim_kind kind;
 	bool numa; /* from tmm_numa_alloc (backed host memory) */
+	/* SIM_VA only: the unit of va_map, and which chunks are mapped */
+	size_t chunk;
+	uint8_t *mapped;
 };
 
 /*
@@ -79,6 +84,11 @@ void tmm_sim_unmap(const struct sim_map *m);
  */
 int tmm_sim_dev_alloc(struct tmm_backend *be, size_t bytes, void **ptr);
 void tmm_sim_dev_free(struct tmm_backend *be, void *ptr, size_t bytes);
+int tmm_sim_va_reserve(struct tmm_backend *be, size_t bytes, size_t chunk,
+		       void **ptr);
+int tmm_sim_va_map(struct tmm_backend *be, void *ptr, size_t bytes);
+void tmm_sim_va_unmap(struct tmm_backend *be, void *ptr, size_t bytes);
+void tmm_sim_va_release(struct tmm_backend *be, void *ptr, size_t bytes);
 int tmm_sim_managed_alloc(struct tmm_backend *be, size_t bytes, void **ptr);
 void tmm_sim_managed_free(struct tmm_backend *be, void *ptr, size_t bytes);
 int tmm_sim_host_alloc(struct tmm_backend *be, size_t bytes, int numa_node,

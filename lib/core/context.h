@@ -167,11 +167,15 @@ struct tmm_ctx {
 	enum tmm_mode_choice mode; /* resolved: SWAP or UVM */
 	uint64_t budget;	/* the pool's limit: the whole arena, or
 				 * this process's share of it (gpu_share.c) */
-	uint64_t arena_bytes;	/* the arena's size */
+	uint64_t arena_bytes;	/* the arena's size (pool=chunks: the
+				 * budget, the most the pool may hold) */
+	uint64_t va_bytes;	/* pool=chunks: the reserved virtual range
+				 * at `arena`; 0 for an arena */
 	uint64_t largest_op_need; /* bytes of the largest op run: the least
 				   * budget that can run every op */
 
-	void *arena;		/* the pool's device memory */
+	void *arena;		/* the pool's device memory, or with
+				 * pool=chunks its virtual range */
 	struct tmm_pool *pool;
 	struct tmm_hostmem *hostmem;
 

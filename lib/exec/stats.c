@@ -25,6 +25,7 @@ static const size_t version_size[] = {
 	[1] = offsetof(struct tmm_stats, compute_ns) + sizeof(uint64_t),
 	[2] = offsetof(struct tmm_stats, prefetch_late) + sizeof(uint64_t),
 	[3] = offsetof(struct tmm_stats, uvm_discard_bytes) + sizeof(uint64_t),
+	[4] = offsetof(struct tmm_stats, split_fallbacks) + sizeof(uint64_t),
 };
 
 int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
@@ -118,6 +119,8 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->split_ops = c->split_ops;
 	s->micro_ops = c->micro_ops;
 	s->split_fallbacks = c->split_fallbacks;
+	s->device_mapped = ps.mapped;
+	s->device_mapped_peak = ps.mapped_peak;
 	return 0;
 }
 
@@ -194,6 +197,10 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 		     100.0 * s->pool_fragmentation,
 		     (unsigned long long)s->compaction_moves,
 		     tmm_fmt_bytes(s->compaction_bytes, b, sizeof(b)));
+	if (s->device_mapped_peak)
+		emit(p, "  chunks    mapped %s, peak %s (pool=chunks)\n",
+		     tmm_fmt_bytes(s->device_mapped, a, sizeof(a)),
+		     tmm_fmt_bytes(s->device_mapped_peak, b, sizeof(b)));
 	emit(p, "  host      tensors in pinned buffers %s, pinned held %s%s\n",
 	     tmm_fmt_bytes(s->host_in_use, a, sizeof(a)),
 	     tmm_fmt_bytes(s->host_pinned, b, sizeof(b)),
@@ -294,7 +301,8 @@ static const struct {
 	U64_FIELD(uvm_remote_bytes),  U64_FIELD(uvm_discard_bytes),
 	U64_FIELD(share_reservation), U64_FIELD(share_budget_changes),
 	U64_FIELD(split_ops),	      U64_FIELD(micro_ops),
-	U64_FIELD(split_fallbacks),
+	U64_FIELD(split_fallbacks),   U64_FIELD(device_mapped),
+	U64_FIELD(device_mapped_peak),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)

@@ -27,6 +27,15 @@
  * at its top.  A tensor that moves by less than its size is copied in
  * pieces no larger than the distance, lowest first, so that no piece
  * reads bytes a piece before it wrote.
+ *
+ * pool=chunks (pool_map.c): a hole costs address space, not device
+ * memory, and the range has room for any hole, so moving tensors to make
+ * one is pointless; what can run short is chunks.  There compaction only
+ * packs, as the last resort: every movable tensor, the running op's
+ * included, slides down to the bottom of the range by the same
+ * machinery, so that the tensors share chunks and the chunks they leave
+ * come free.  The pool keeps every chunk mapped until the moves are done,
+ * since a tensor's block is freed before its bytes are copied out.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -345,11 +354,40 @@ static int slide_copy(struct tmm_ctx *ctx, char *dst, const char *src,
 }
 
 /*
- * Slides the tensors of window v down onto its free bytes, lowest first:
- * below each tensor, up to the cursor, everything is free by then, so
- * its block given back merges into one free block that holds its new
- * place.  Nothing else allocates meanwhile.
+ * Slides tensor t down to `cursor`, below which, down to its block, all
+ * is free: its block given back merges into one free block that holds
+ * its new place.  Nothing else allocates meanwhile.
  */
+static int slide_one(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		     uint64_t cursor)
+{
+	uint64_t from = t->block->offset, down = from - cursor;
+	struct tmm_pool_block *to;
+	int rc;
+
+	/* The bytes stay where they are until copied: the pool keeps
+	 * offsets, never the device's bytes (and with pool=chunks it keeps
+	 * the chunks mapped meanwhile: tmm_pool_keep_mapped). */
+	tmm_pool_free(ctx->pool, t->block);
+	if (tmm_pool_alloc_at(ctx->pool, cursor, t->bytes, &to) < 0) {
+		tmm_pool_alloc_at(ctx->pool, from, t->bytes, &t->block);
+		return tmm_fail(ctx, -EFAULT,
+				"compaction found no room below a tensor it "
+				"freed (a libtensormm bug: please report it)");
+	}
+	rc = slide_copy(ctx, (char *)ctx->arena + cursor, t->dev, t->bytes,
+			down);
+	t->block = to;
+	t->dev = (char *)ctx->arena + cursor;
+	if (rc < 0)
+		return tmm_fail(ctx, rc, "sliding a tensor on the device to "
+				"make room: %s", ctx->be.error);
+	count_move(ctx, t);
+	return 0;
+}
+
+/* Slides the tensors of window v down onto its free bytes, lowest
+ * first. */
 static int slide(struct tmm_ctx *ctx, const struct walk *w,
 		 const struct window *v)
 {
@@ -361,41 +399,75 @@ static int slide(struct tmm_ctx *ctx, const struct walk *w,
 
 	for (size_t i = v->first; i <= v->last; i++) {
 		struct tmm_tensor_rec *t = w->s[i].t;
-		struct tmm_pool_block *to;
-		uint64_t down;
 
 		if (!t)
 			continue;
-		down = t->block->offset - cursor;
-		if (down) {
-			uint64_t from = t->block->offset;
-
-			/* The bytes stay where they are until copied: the
-			 * pool keeps offsets, never the device's bytes. */
-			tmm_pool_free(ctx->pool, t->block);
-			if (tmm_pool_alloc_at(ctx->pool, cursor, t->bytes,
-					      &to) < 0) {
-				tmm_pool_alloc_at(ctx->pool, from, t->bytes,
-						  &t->block);
-				return tmm_fail(ctx, -EFAULT,
-						"compaction found no room "
-						"below a tensor it freed (a "
-						"libtensormm bug: please "
-						"report it)");
-			}
-			rc = slide_copy(ctx, (char *)ctx->arena + cursor,
-					t->dev, t->bytes, down);
-			t->block = to;
-			t->dev = (char *)ctx->arena + cursor;
+		if (t->block->offset != cursor) {
+			rc = slide_one(ctx, t, cursor);
 			if (rc < 0)
-				return tmm_fail(ctx, rc, "sliding a tensor on "
-						"the device to make room: %s",
-						ctx->be.error);
-			count_move(ctx, t);
+				return rc;
 		}
 		cursor += t->block->size;
 	}
 	return order_after_moves(ctx);
+}
+
+/*
+ * pool=chunks' last resort: slides every movable tensor down as far as
+ * the blocks that cannot move let it, lowest first, so that the tensors
+ * lie packed and share chunks.  A tensor that would move by less than
+ * 1/MAX_PIECES of its size stays (it would free almost nothing).
+ * Returns 0 when something moved, -ENOSPC when nothing could.
+ */
+static int pack(struct tmm_ctx *ctx, const struct walk *w)
+{
+	uint64_t cursor = 0;
+	bool moved = false;
+	int rc;
+
+	if (w->n == 0)
+		return -ENOSPC;
+	rc = order_before_moves(ctx, w, 0, w->n - 1);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < w->n; i++) {
+		const struct slot *s = &w->s[i];
+		uint64_t down = s->offset - cursor;
+
+		if (!s->used)
+			continue;
+		if (!s->t || down == 0 || s->size / down >= MAX_PIECES) {
+			cursor = s->offset + s->size;
+			continue;
+		}
+		rc = slide_one(ctx, s->t, cursor);
+		if (rc < 0)
+			return rc;
+		cursor += s->t->block->size;
+		moved = true;
+	}
+	if (!moved)
+		return -ENOSPC;
+	return order_after_moves(ctx);
+}
+
+/* tmm_compact_for with pool=chunks: the last resort packs; before it,
+ * no move frees a chunk that eviction would not. */
+static int compact_chunks(struct tmm_ctx *ctx, bool placing_too)
+{
+	struct walk w = { 0 };
+	int rc = -ENOSPC;
+
+	if (!placing_too)
+		return -ENOSPC;
+	tmm_pool_walk(ctx->pool, collect, &w);
+	if (!w.nomem && mark_movable(ctx, &w, true) == 0) {
+		tmm_pool_keep_mapped(ctx->pool, true);
+		rc = pack(ctx, &w);
+		tmm_pool_keep_mapped(ctx->pool, false);
+	}
+	free(w.s);
+	return rc;
 }
 
 bool tmm_compact_has_bytes(const struct tmm_ctx *ctx, size_t bytes)
@@ -420,6 +492,8 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too)
 
 	if (!tmm_compact_has_bytes(ctx, bytes))
 		return -ENOSPC; /* not enough free bytes: eviction's job */
+	if (tmm_pool_is_mapped(ctx->pool))
+		return compact_chunks(ctx, placing_too);
 	tmm_pool_walk(ctx->pool, collect, &w);
 	/* Short of host memory, compaction is skipped, not failed. */
 	if (w.nomem || mark_movable(ctx, &w, placing_too) < 0)

@@ -152,6 +152,21 @@ static void unlink_block(struct tmm_block_rec *rec)
  * Chunks (pool=chunks; no-ops for an arena)
  * ---------------------------------------------------------------------- */
 
+/* Takes chunks [first, end), noting a refused map for get_stats. */
+static int chunks_take_span(struct tmm_pool *pool, uint64_t first,
+			    uint64_t end, bool capped)
+{
+	int rc = tmm_pool_map_take(pool->map, first, end, capped);
+
+	if (rc < 0) {
+		struct tmm_pool_map_stats ms;
+
+		tmm_pool_map_get_stats(pool->map, &ms);
+		pool->map_failed = ms.map_failed;
+	}
+	return rc;
+}
+
 /* Maps what [offset, offset + size) needs, within the cap if capped. */
 static int chunks_take(struct tmm_pool *pool, uint64_t offset, uint64_t size,
 		       bool capped)
@@ -161,7 +176,7 @@ static int chunks_take(struct tmm_pool *pool, uint64_t offset, uint64_t size,
 	if (!pool->map)
 		return 0;
 	tmm_pool_map_span(offset, size, &first, &end);
-	return tmm_pool_map_take(pool->map, first, end, capped);
+	return chunks_take_span(pool, first, end, capped);
 }
 
 static void chunks_give(struct tmm_pool *pool, uint64_t offset, uint64_t size)
@@ -269,6 +284,12 @@ bool tmm_pool_is_mapped(const struct tmm_pool *pool)
 	return pool && pool->map;
 }
 
+void tmm_pool_keep_mapped(struct tmm_pool *pool, bool keep)
+{
+	if (pool)
+		tmm_pool_map_keep(pool->map, keep);
+}
+
 void tmm_pool_destroy(struct tmm_pool *pool)
 {
 	struct tmm_record_slab *slab, *next;
@@ -297,6 +318,7 @@ int tmm_pool_alloc(struct tmm_pool *pool, uint64_t bytes,
 
 	if (!pool || !out || bytes == 0)
 		return -EINVAL;
+	pool->map_failed = false;
 	/* Checked before rounding, which could otherwise wrap around. */
 	if (bytes > pool->capacity)
 		return -ENOMEM;
@@ -419,6 +441,7 @@ int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
 
 	if (!pool || !out || bytes == 0 || offset % TMM_POOL_ALIGN)
 		return -EINVAL;
+	pool->map_failed = false;
 	if (bytes > pool->capacity || offset > pool->capacity)
 		return -ENOMEM;
 	size = round_up_to_align(bytes);
@@ -537,6 +560,7 @@ int tmm_pool_extend(struct tmm_pool *pool, struct tmm_pool_block *block,
 	rec = block_of(block);
 	if (rec->owner != pool->tag || rec->state != TMM_BLOCK_USED)
 		return -EINVAL;
+	pool->map_failed = false;
 	if (bytes > pool->capacity)
 		return -ENOMEM;
 	size = round_up_to_align(bytes);
@@ -554,7 +578,7 @@ int tmm_pool_extend(struct tmm_pool *pool, struct tmm_pool_block *block,
 				TMM_POOL_CHUNK;
 
 		if (first < last &&
-		    tmm_pool_map_take(pool->map, first, last, true) < 0)
+		    chunks_take_span(pool, first, last, true) < 0)
 			return -ENOMEM;
 	}
 	tmm_pool_unmark_free(pool, higher);
@@ -659,7 +683,7 @@ void tmm_pool_get_stats(const struct tmm_pool *pool,
 		st->mapped = ms.mapped * TMM_POOL_CHUNK;
 		st->mapped_peak = ms.mapped_peak * TMM_POOL_CHUNK;
 		st->mapped_cap = ms.cap * TMM_POOL_CHUNK;
-		st->map_failed = ms.map_failed;
+		st->map_failed = pool->map_failed;
 		/* The virtual range is not memory: what may be had is what
 		 * the limit leaves. */
 		free_bytes = pool->limit > pool->in_use

@@ -79,6 +79,14 @@ int tmm_pool_create_mapped(struct tmm_pool **out, uint64_t va_bytes,
 bool tmm_pool_is_mapped(const struct tmm_pool *pool);
 
 /*
+ * pool=chunks: while `keep`, freeing a block unmaps nothing, so that a
+ * compaction may free a tensor's block and then copy its bytes out of it
+ * (an arena keeps its bytes anyway: a no-op there).  Let go, the mapped
+ * chunks come back under the cap.
+ */
+void tmm_pool_keep_mapped(struct tmm_pool *pool, bool keep);
+
+/*
  * Allocates `bytes` (> 0), rounded up to TMM_POOL_ALIGN, from the smallest
  * free block that fits (ties: lowest offset).  Returns 0 and sets *out,
  * -ENOMEM when no free block is large enough, or (pool=chunks) when the

@@ -39,6 +39,7 @@ struct tmm_pool_map {
 	uint64_t mapped_peak;
 	uint64_t cached;	/* mapped chunks with no user */
 	bool map_failed;	/* the last take failed in a map callback */
+	bool keep;		/* unmap nothing (tmm_pool_map_keep) */
 	uint32_t *users;	/* [chunks]: blocks that overlap the chunk */
 	uint8_t *is_mapped;	/* [chunks] */
 };
@@ -102,6 +103,8 @@ static uint64_t drop_cached(struct tmm_pool_map *map, uint64_t n,
 {
 	uint64_t done = 0;
 
+	if (map->keep)
+		return 0;
 	for (uint64_t k = map->chunks; k-- > 0 && done < n && map->cached;) {
 		if (!map->is_mapped[k] || map->users[k] ||
 		    (k >= first && k < end))
@@ -156,7 +159,7 @@ int tmm_pool_map_take(struct tmm_pool_map *map, uint64_t first, uint64_t end,
 		uint64_t over = map->mapped + missing - map->cap;
 
 		/* Only cached chunks outside the span may make room. */
-		if (over > map->cached - cached_inside)
+		if (map->keep || over > map->cached - cached_inside)
 			return -ENOMEM;
 		drop_cached(map, over, first, end);
 	}
@@ -194,6 +197,15 @@ void tmm_pool_map_give(struct tmm_pool_map *map, uint64_t first,
 			map->cached++;
 	}
 	if (map->mapped > map->cap)
+		drop_cached(map, map->mapped - map->cap, 0, 0);
+}
+
+void tmm_pool_map_keep(struct tmm_pool_map *map, bool keep)
+{
+	if (!map)
+		return;
+	map->keep = keep;
+	if (!keep && map->mapped > map->cap)
 		drop_cached(map, map->mapped - map->cap, 0, 0);
 }
 

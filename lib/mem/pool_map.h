@@ -69,6 +69,14 @@ int tmm_pool_map_take(struct tmm_pool_map *map, uint64_t first, uint64_t end,
 void tmm_pool_map_give(struct tmm_pool_map *map, uint64_t first,
 		       uint64_t end);
 
+/*
+ * While `keep`, nothing is unmapped, the cap waits, and capped takes that
+ * would need room from the cache fail: a compaction frees a tensor's
+ * block before it copies the bytes out of it (compact.c).  Let go, the
+ * cached chunks above the cap are unmapped.
+ */
+void tmm_pool_map_keep(struct tmm_pool_map *map, bool keep);
+
 /* Sets the cap in chunks (at most the range's), unmapping cached chunks
  * down to it when they are above. */
 void tmm_pool_map_set_cap(struct tmm_pool_map *map, uint64_t chunks);

@@ -88,6 +88,16 @@ static int no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
 			in_flight += r->bytes;
 	}
 	tmm_pool_get_stats(ctx->pool, &ps);
+	if (ps.map_failed)
+		return tmm_fail(ctx, -ENOMEM,
+				"op '%s': no room on the device for tensor %s "
+				"(%s): the device refused to map memory under "
+				"the pool (pool=chunks): %s; set "
+				"TENSORMM_POOL=arena, or free device memory",
+				ctx->current_op ? ctx->current_op : "(none)",
+				tmm_tensor_label(t, label, sizeof(label)),
+				tmm_fmt_bytes(t->bytes, b1, sizeof(b1)),
+				ctx->be.error);
 	return tmm_fail(ctx, -ENOMEM,
 			"op '%s': no room on the device for tensor %s (%s): "
 			"%s of the %s budget is held by tensors the running "
