@@ -1,8 +1,8 @@
 /*
  * test_fit_longlived.c — a trainer that creates every tensor up front and
  * keeps it, as hand-written C trainers do, trains at any budget its
- * largest op fits, under every policy, in swap and uvm mode,
- * bit-identically.
+ * largest op fits, under every policy, in swap mode (over an arena and
+ * over chunks, pool=chunks) and uvm mode, bit-identically.
  *
  * Issue #21's notes: such a program failed in swap mode at 10-12% of its
  * peak under every policy, passive included, with no room for an op that
@@ -214,15 +214,20 @@ START_TEST(a_longlived_trainer_trains_wherever_its_largest_op_fits)
 	ck_assert_mem_eq(w, ref, sizeof(ref));
 	peak[1] = st.device_peak;
 	ck_assert_uint_gt(peak[1], 4 * largest_op(TMM_MANAGED_PAGE));
-	for (int m = 0; m < 2; m++) {
+	/* Swap mode over an arena, uvm mode, swap mode over chunks. */
+	for (int m = 0; m < 3; m++) {
+		static const char *const modes[] = { "swap", "uvm",
+						     "swap,pool=chunks" };
+		const uint64_t *pk = &peak[m == 1];
+
 		/* Just above the largest op (its three tensors, each
 		 * rounded up; in mode=uvm, exactly its pages), then 10%,
 		 * 12% and 25% of the peak where those are larger. */
-		budgets[0] = m ? largest_op(TMM_MANAGED_PAGE)
-			       : largest_op(256) + 3 * 256;
-		budgets[1] = peak[m] / 10;
-		budgets[2] = peak[m] * 12 / 100;
-		budgets[3] = peak[m] / 4;
+		budgets[0] = m == 1 ? largest_op(TMM_MANAGED_PAGE)
+				    : largest_op(256) + 3 * 256;
+		budgets[1] = *pk / 10;
+		budgets[2] = *pk * 12 / 100;
+		budgets[3] = *pk / 4;
 		for (size_t b = 0; b < 4; b++) {
 			if (budgets[b] < budgets[0])
 				continue;
@@ -230,7 +235,7 @@ START_TEST(a_longlived_trainer_trains_wherever_its_largest_op_fits)
 				snprintf(config, sizeof(config),
 					 "backend=sim,sim_memory=backed,"
 					 "mode=%s,policy=%s,budget=%lluB,"
-					 "log=error", m ? "uvm" : "swap",
+					 "log=error", modes[m],
 					 policies[p],
 					 (unsigned long long)budgets[b]);
 				train(config, w, &st);
@@ -242,7 +247,7 @@ START_TEST(a_longlived_trainer_trains_wherever_its_largest_op_fits)
 			}
 		}
 	}
-	ck_assert_uint_ge(runs, 2 * 2 * N_POLICIES);
+	ck_assert_uint_ge(runs, 3 * 2 * N_POLICIES);
 }
 END_TEST
 

@@ -6,8 +6,11 @@
  * move the running op's own tensors (at a quarter of the unconstrained
  * peak on the simulated P100): Inception-V3 under tensile, ResNet-50
  * under superneurons, and at a fifth Inception-V3 under tsplit and
- * ResNet-50 under superneurons, in both modes.  scripts/fit-grid runs the whole
- * grid (every model, policy, budget 20-50% and jitter), offline.
+ * ResNet-50 under superneurons, in both modes, and in swap mode with
+ * pool=chunks, where the device memory mapped (whole chunks) stays
+ * within the budget rounded up to a chunk, plus one.  scripts/fit-grid
+ * runs the whole grid (every model, policy, budget 20-50% and jitter),
+ * offline.
  */
 #include <check.h>
 #include <stdio.h>
@@ -35,11 +38,13 @@ static void drive(const char *model, unsigned batch, const char *config,
 }
 
 /* The model trains under policy at 1/part of its unconstrained peak, in
- * swap and in uvm mode. */
+ * swap mode (over an arena, then over chunks) and in uvm mode. */
 static void trains_at(const char *model, unsigned batch, const char *policy,
 		      unsigned part)
 {
-	static const char *const modes[] = { "swap", "uvm" };
+	static const char *const modes[] = { "swap", "uvm",
+					     "swap,pool=chunks" };
+	const uint64_t chunk = 2u << 20;
 	struct drive_result r;
 	char config[256];
 	uint64_t peak;
@@ -48,7 +53,7 @@ static void trains_at(const char *model, unsigned batch, const char *policy,
 	drive(model, batch, config, &r);
 	ck_assert_msg(r.rc == 0, "%s unconstrained: %s", model, r.error);
 	peak = r.it[2].peak;
-	for (size_t k = 0; k < 2; k++) {
+	for (size_t k = 0; k < 3; k++) {
 		snprintf(config, sizeof(config),
 			 "%s,mode=%s,policy=%s,budget=%lluB%s", SIM, modes[k],
 			 policy, (unsigned long long)(peak / part),
@@ -59,6 +64,14 @@ static void trains_at(const char *model, unsigned batch, const char *policy,
 			      (unsigned long long)(peak / part), r.error);
 		ck_assert_uint_eq(r.done, 3);
 		ck_assert_uint_le(r.it[2].peak, peak / part);
+		if (k < 2) {
+			ck_assert_uint_eq(r.st.device_mapped_peak, 0);
+			continue;
+		}
+		ck_assert_uint_gt(r.st.device_mapped_peak, 0);
+		ck_assert_uint_le(r.st.device_mapped_peak,
+				  (peak / part + chunk - 1) / chunk * chunk +
+					  chunk);
 	}
 }
 

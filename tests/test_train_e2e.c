@@ -181,6 +181,25 @@ static void check_plan(int model, unsigned percent)
 	ck_assert_uint_gt(got.st.swap_out_count, got.st.passive_evictions);
 }
 
+/*
+ * Swap mode over mapped chunks (pool=chunks): the same bytes, and the
+ * device memory mapped stays within the budget rounded up to a chunk
+ * plus one (the cap), while the bytes in use stay within the budget.
+ */
+static void check_chunks_fraction(int model, unsigned percent)
+{
+	const uint64_t chunk = 2u << 20;
+	uint64_t budget = reference_of(model)->st.device_peak * percent / 100;
+	struct run got = { 0 };
+
+	check_run(model, "swap,pool=chunks", percent, NULL, &got);
+	ck_assert_uint_gt(got.st.swap_out_count, 0);
+	ck_assert_uint_gt(got.st.device_mapped_peak, 0);
+	ck_assert_uint_le(got.st.device_mapped_peak,
+			  (budget + chunk - 1) / chunk * chunk + chunk);
+	ck_assert_uint_eq(got.st.guided_iterations, STEPS - 1);
+}
+
 /* mode=uvm with policy none: the driver faults and, under 100%,
  * evicts. */
 static void check_uvm_fraction(int model, unsigned percent)
@@ -261,6 +280,10 @@ END_TEST
 START_TEST(gpt_with_a_swap_and_recompute_plan) { check_plan(1, 50); }
 END_TEST
 START_TEST(gpt_with_a_plan_at_30_percent) { check_plan(1, 30); }
+END_TEST
+START_TEST(mlp_over_chunks_at_30_percent) { check_chunks_fraction(0, 30); }
+END_TEST
+START_TEST(gpt_over_chunks_at_30_percent) { check_chunks_fraction(1, 30); }
 END_TEST
 START_TEST(mlp_uvm_at_50_percent) { check_uvm_fraction(0, 50); }
 END_TEST
@@ -428,6 +451,7 @@ int main(void)
 	tcase_add_test(mlp, mlp_at_50_percent);
 	tcase_add_test(mlp, mlp_at_30_percent);
 	tcase_add_test(mlp, mlp_with_a_swap_and_recompute_plan);
+	tcase_add_test(mlp, mlp_over_chunks_at_30_percent);
 	tcase_add_test(mlp, mlp_uvm_at_50_percent);
 	tcase_add_test(mlp, mlp_uvm_at_30_percent);
 	tcase_add_test(mlp, mlp_uvm_with_a_plan);
@@ -442,6 +466,7 @@ int main(void)
 	tcase_add_test(gpt, gpt_at_30_percent);
 	tcase_add_test(gpt, gpt_with_a_swap_and_recompute_plan);
 	tcase_add_test(gpt, gpt_with_a_plan_at_30_percent);
+	tcase_add_test(gpt, gpt_over_chunks_at_30_percent);
 	tcase_add_test(gpt, gpt_uvm_at_50_percent);
 	tcase_add_test(gpt, gpt_uvm_at_30_percent);
 	tcase_add_test(gpt, gpt_uvm_with_a_plan_at_30_percent);

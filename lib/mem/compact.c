@@ -356,7 +356,8 @@ static int slide_copy(struct tmm_ctx *ctx, char *dst, const char *src,
 /*
  * Slides tensor t down to `cursor`, below which, down to its block, all
  * is free: its block given back merges into one free block that holds
- * its new place.  Nothing else allocates meanwhile.
+ * its new place.  Nothing else allocates meanwhile.  -ENOSPC (no move)
+ * when pool=chunks cannot map the new place.
  */
 static int slide_one(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		     uint64_t cursor)
@@ -370,7 +371,13 @@ static int slide_one(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	 * the chunks mapped meanwhile: tmm_pool_keep_mapped). */
 	tmm_pool_free(ctx->pool, t->block);
 	if (tmm_pool_alloc_at(ctx->pool, cursor, t->bytes, &to) < 0) {
+		struct tmm_pool_stats ps;
+
+		tmm_pool_get_stats(ctx->pool, &ps);
+		/* Its old chunks are still mapped (kept): it goes back. */
 		tmm_pool_alloc_at(ctx->pool, from, t->bytes, &t->block);
+		if (ps.map_failed)
+			return -ENOSPC; /* pool=chunks: the device is full */
 		return tmm_fail(ctx, -EFAULT,
 				"compaction found no room below a tensor it "
 				"freed (a libtensormm bug: please report it)");
@@ -441,6 +448,8 @@ static int pack(struct tmm_ctx *ctx, const struct walk *w)
 			continue;
 		}
 		rc = slide_one(ctx, s->t, cursor);
+		if (rc == -ENOSPC)
+			break; /* the device cannot map more: so far, then */
 		if (rc < 0)
 			return rc;
 		cursor += s->t->block->size;

@@ -31,8 +31,9 @@
  *
  * pool=chunks: every change of what allocated blocks cover goes to the
  * chunk map (pool_map.c) before the records change, since mapping may
- * fail and a failure must leave the pool as it was: alloc and extend map
- * within the cap, alloc_at without it, free and trim give chunks back.
+ * fail and a failure must leave the pool as it was: alloc, extend and
+ * alloc_at map within the cap (alloc_at not while a compaction moves
+ * tensors: tmm_pool_keep_mapped), free and trim give chunks back.
  * Where blocks go is decided as for an arena; the map only says whether
  * their chunks may be had.
  */
@@ -286,8 +287,10 @@ bool tmm_pool_is_mapped(const struct tmm_pool *pool)
 
 void tmm_pool_keep_mapped(struct tmm_pool *pool, bool keep)
 {
-	if (pool)
-		tmm_pool_map_keep(pool->map, keep);
+	if (!pool)
+		return;
+	pool->moving = keep;
+	tmm_pool_map_keep(pool->map, keep);
 }
 
 void tmm_pool_destroy(struct tmm_pool *pool)
@@ -441,7 +444,6 @@ int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
 
 	if (!pool || !out || bytes == 0 || offset % TMM_POOL_ALIGN)
 		return -EINVAL;
-	pool->map_failed = false;
 	if (bytes > pool->capacity || offset > pool->capacity)
 		return -ENOMEM;
 	size = round_up_to_align(bytes);
@@ -459,7 +461,7 @@ int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
 	if (offset > rec->pub.offset && !(lower = take_record(pool)))
 		return -ENOMEM;
 	if ((end < rec_end && !(higher = take_record(pool))) ||
-	    chunks_take(pool, offset, size, false) < 0) {
+	    chunks_take(pool, offset, size, !pool->moving) < 0) {
 		if (lower)
 			recycle_record(pool, lower);
 		if (higher)

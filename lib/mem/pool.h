@@ -49,8 +49,9 @@ struct tmm_pool_stats {
 				 * 0 when nothing is free */
 	/* pool=chunks (0 for an arena): physical bytes mapped under the
 	 * virtual range, their high-water mark, the most a capped
-	 * allocation may map, and whether the last allocation failed
-	 * because the backend refused to map a chunk.  There capacity is
+	 * allocation may map, and whether the last tmm_pool_alloc or
+	 * tmm_pool_extend (or a tmm_pool_alloc_at since: a compaction's)
+	 * failed because the backend refused to map a chunk.  There capacity is
 	 * the virtual range, and largest_free and fragmentation count only
 	 * the free bytes the limit allows. */
 	uint64_t mapped, mapped_peak, mapped_cap;
@@ -79,10 +80,12 @@ int tmm_pool_create_mapped(struct tmm_pool **out, uint64_t va_bytes,
 bool tmm_pool_is_mapped(const struct tmm_pool *pool);
 
 /*
- * pool=chunks: while `keep`, freeing a block unmaps nothing, so that a
- * compaction may free a tensor's block and then copy its bytes out of it
- * (an arena keeps its bytes anyway: a no-op there).  Let go, the mapped
- * chunks come back under the cap.
+ * pool=chunks: while `keep` (a compaction moving tensors), freeing a
+ * block unmaps nothing, so that a tensor's block may be freed before its
+ * bytes are copied out of it, and tmm_pool_alloc_at maps past the cap
+ * (an arena keeps its bytes anyway: there it only marks the move).  Let
+ * go, the mapped chunks come back under the cap as far as free chunks
+ * allow.
  */
 void tmm_pool_keep_mapped(struct tmm_pool *pool, bool keep);
 
@@ -105,9 +108,11 @@ void tmm_pool_free(struct tmm_pool *pool, struct tmm_pool_block *block);
  * Allocates exactly [offset, offset + bytes rounded up), which must lie in
  * one free block (compaction chooses where blocks go).  Returns 0 and sets
  * *out, -ENOMEM when that range is not free (the pool is unchanged), or
- * -EINVAL for 0 bytes or an unaligned offset.  pool=chunks: the chunks
- * under it are mapped whatever the cap (a move holds two places for a
- * moment; freeing the old one brings the mapped chunks back under it).
+ * -EINVAL for 0 bytes or an unaligned offset.  pool=chunks: -ENOMEM too
+ * when its chunks would pass the cap, except while the pool is kept
+ * mapped (tmm_pool_keep_mapped): a compaction's move holds two places
+ * for a moment, and freeing the old one brings the mapped chunks back
+ * under the cap.
  */
 int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
 		      uint64_t bytes, struct tmm_pool_block **out);

@@ -87,8 +87,11 @@ struct tmm_pool {
 	/* pool=chunks: the physical chunks under the virtual range
 	 * (pool_map.c); NULL for an arena, which is all device memory. */
 	struct tmm_pool_map *map;
-	bool map_failed;		/* the last alloc, alloc_at or extend
-					 * failed in a map callback */
+	bool map_failed;		/* the last alloc or extend, or an
+					 * alloc_at since, failed in a map
+					 * callback */
+	bool moving;			/* tmm_pool_keep_mapped: a compaction
+					 * is under way */
 
 	/* The index of free blocks; the arrays follow this struct. */
 	uint32_t class_count;		/* classes up to the capacity's */

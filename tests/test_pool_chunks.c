@@ -1,0 +1,198 @@
+/*
+ * test_pool_chunks.c — swap mode over mapped chunks (pool=chunks) at the
+ * level of a context: an op whose tensors fit the budget but whose inputs
+ * lie scattered over the chunks the pool may map runs, by packing them,
+ * with no byte lost and no eviction; a chunk the device refuses to map
+ * fails the op with -ENOMEM and a message naming the knob, and the
+ * context goes on once the device maps again.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/base/fault.h"
+#include "tensormm.h"
+
+#define KIB 1024u
+#define MIB (1024u * KIB)
+#define CHUNK (2u * MIB)
+
+/* What the op writes into its one output: `bytes` of `value`. */
+struct fill_spec {
+	size_t bytes;
+	int value;
+};
+
+static int fill(void *const *in, void *const *out, void *user, void *stream)
+{
+	const struct fill_spec *f = user;
+
+	(void)in;
+	(void)stream;
+	memset(out[0], f->value, f->bytes);
+	return 0;
+}
+
+static void make(tmm_ctx *ctx, size_t bytes, int value, tmm_tensor *t)
+{
+	uint8_t *buf = malloc(bytes);
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, value, bytes);
+	ck_assert_int_eq(tmm_tensor_create(ctx, bytes, TMM_PERSISTENT, NULL, t),
+			 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, *t, 0, buf, bytes), 0);
+	free(buf);
+}
+
+static void holds(tmm_ctx *ctx, tmm_tensor t, size_t bytes, int value)
+{
+	uint8_t *buf = malloc(bytes);
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_msg(tmm_tensor_read(ctx, t, 0, buf, bytes) == 0, "%s",
+		      tmm_last_error(ctx));
+	for (size_t k = 0; k < bytes; k++)
+		if (buf[k] != (uint8_t)value)
+			ck_abort_msg("byte %zu is %u, not %d", k, buf[k],
+				     value);
+	free(buf);
+}
+
+static int run_fill(tmm_ctx *ctx, tmm_tensor *in, unsigned n_in,
+		    struct fill_spec *f, tmm_tensor *out)
+{
+	tmm_op op = { .name = "fill", .kind = TMM_OP_OTHER, .run = fill,
+		      .user = f, .inputs = in, .n_inputs = n_in,
+		      .outputs = out, .n_outputs = 1 };
+
+	return tmm_run(ctx, &op);
+}
+
+static struct tmm_stats stats(tmm_ctx *ctx)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	return st;
+}
+
+/*
+ * A 2 MiB budget: the pool may map 2 chunks of an 8 MiB range.  Two small
+ * inputs are placed in chunks 0 and 3 (large fillers steer them, then
+ * go), and the op's 1.85 MiB output needs a chunk of its own: three
+ * chunks, one too many, though the bytes fit.  Nothing can be evicted
+ * (the inputs are the op's), so the last resort packs the inputs at the
+ * bottom of the range, which frees chunk 3 for the output.
+ */
+START_TEST(packing_frees_the_chunks_an_op_that_fits_needs)
+{
+	struct fill_spec f = { 1850 * KIB, 0x7e };
+	tmm_tensor s[2], filler[2], out;
+	struct tmm_stats st;
+	tmm_ctx *ctx;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					"mode=swap,pool=chunks,budget=2MiB,"
+					"policy=none"), 0);
+	make(ctx, 60 * KIB, 1, &s[0]);		/* at 0: chunk 0 */
+	make(ctx, 1 * MIB, 9, &filler[0]);	/* [7, 8) MiB */
+	make(ctx, 900 * KIB, 9, &filler[1]);	/* below it */
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, filler[0]), 0);
+	make(ctx, 60 * KIB, 2, &s[1]);		/* at 7 MiB: chunk 3 */
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, filler[1]), 0);
+	st = stats(ctx);
+	ck_assert_uint_eq(st.device_in_use, 120 * KIB);
+	ck_assert_uint_eq(st.device_mapped, 2 * CHUNK);
+
+	ck_assert_int_eq(tmm_tensor_create(ctx, f.bytes, TMM_ACTIVATION, "out",
+					   &out), 0);
+	ck_assert_msg(run_fill(ctx, s, 2, &f, &out) == 0, "%s",
+		      tmm_last_error(ctx));
+	st = stats(ctx);
+	ck_assert_uint_eq(st.passive_evictions, 0);
+	ck_assert_uint_eq(st.compaction_moves, 1);
+	ck_assert_uint_le(st.device_mapped_peak, 2 * CHUNK);
+	holds(ctx, s[0], 60 * KIB, 1);
+	holds(ctx, s[1], 60 * KIB, 2);
+	holds(ctx, out, f.bytes, f.value);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/*
+ * The device refuses every mapping from some point on: the op that needs
+ * a new chunk fails with -ENOMEM, its message names pool=chunks and the
+ * knob, and once the device maps again the same op runs and every byte
+ * is where it was.
+ */
+START_TEST(a_refused_mapping_fails_the_op_clean)
+{
+	struct fill_spec f = { 3 * MIB, 0x3c };
+	tmm_tensor a, b;
+	tmm_ctx *ctx;
+	int rc;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					"mode=swap,pool=chunks,budget=8MiB,"
+					"policy=none,log=error"), 0);
+	make(ctx, 3 * MIB, 5, &a);
+	ck_assert_int_eq(tmm_tensor_create(ctx, f.bytes, TMM_ACTIVATION, "b",
+					   &b), 0);
+	ck_assert_int_eq(tmm_fault_set(TMM_SITE_DEVICE_ALLOC "@1+"), 0);
+	rc = run_fill(ctx, &a, 1, &f, &b);
+	ck_assert_int_eq(rc, -ENOMEM);
+	ck_assert_msg(strstr(tmm_last_error(ctx), "pool=chunks") &&
+			      strstr(tmm_last_error(ctx),
+				     "TENSORMM_POOL=arena") &&
+			      strstr(tmm_last_error(ctx), "injected fault"),
+		      "%s", tmm_last_error(ctx));
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_msg(run_fill(ctx, &a, 1, &f, &b) == 0, "%s",
+		      tmm_last_error(ctx));
+	holds(ctx, a, 3 * MIB, 5);
+	holds(ctx, b, f.bytes, f.value);
+	ck_assert_uint_le(stats(ctx).device_mapped_peak, 5 * CHUNK);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* pool=chunks is for swap mode: uvm ignores it, and arena is the
+ * default, with nothing mapped. */
+START_TEST(chunks_only_in_swap_mode)
+{
+	tmm_ctx *ctx;
+	tmm_tensor t;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=uvm,"
+					"pool=chunks,budget=8MiB"), 0);
+	make(ctx, 1 * MIB, 4, &t);
+	ck_assert_uint_eq(stats(ctx).device_mapped_peak, 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap,"
+					"budget=8MiB"), 0);
+	make(ctx, 1 * MIB, 4, &t);
+	ck_assert_uint_eq(stats(ctx).device_mapped_peak, 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("pool_chunks");
+	TCase *tc = tcase_create("pool_chunks");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, packing_frees_the_chunks_an_op_that_fits_needs);
+	tcase_add_test(tc, a_refused_mapping_fails_the_op_clean);
+	tcase_add_test(tc, chunks_only_in_swap_mode);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
