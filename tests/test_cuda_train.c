@@ -10,7 +10,10 @@
  * after whatever the library queued before, and checks its bytes like
  * any copy's.  Every run is compared with the double's own unconstrained
  * run (issue #20).  Every run trains: compaction may move the running
- * op's own tensors while it places them (issue #21).
+ * op's own tensors while it places them (issue #21).  Swap mode runs over
+ * an arena and over chunks mapped into a reserved range (pool=chunks, on
+ * the double's driver calls, tests/cudafake/vmm.c), and falls back to the
+ * arena on a device without virtual memory management.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -161,6 +164,7 @@ struct result {
 	uint8_t *weights;
 	size_t len;
 	uint64_t peak;
+	uint64_t mapped_peak; /* pool=chunks: device bytes mapped, at most */
 };
 
 /* Trains the small MLP under `config`; 0, or its error (message in
@@ -190,6 +194,7 @@ static int train(const char *config, struct result *out, char *why,
 		snprintf(why, len, "%s", tmm_last_error(ctx));
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
 	out->peak = st.device_peak;
+	out->mapped_peak = st.device_mapped_peak;
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 	return rc;
 }
@@ -249,6 +254,11 @@ static void every_policy(const char *mode)
 				 memcmp(r.weights, ref.weights, ref.len))
 				bad = "weights differ from the unconstrained "
 				      "run";
+			else if (strstr(mode, "pool=chunks") &&
+				 !r.mapped_peak)
+				bad = "pool=chunks mapped nothing";
+			else if (cudafake_vmm_mapped())
+				bad = "chunks left mapped after the context";
 			if (bad) {
 				failed++;
 				fprintf(stderr, "FAILED %s, seed %u: %s\n",
@@ -265,6 +275,38 @@ static void every_policy(const char *mode)
 START_TEST(swap_mode_trains_bit_identically)
 {
 	every_policy("swap");
+}
+END_TEST
+
+START_TEST(swap_mode_over_chunks_trains_bit_identically)
+{
+	every_policy("swap,pool=chunks");
+}
+END_TEST
+
+/* A device without virtual memory management: pool=chunks falls back to
+ * the arena, and the run is the same. */
+START_TEST(chunks_fall_back_to_the_arena_without_vmm)
+{
+	struct result ref = { 0 }, r = { 0 };
+	char why[512];
+	const char *cfg = "backend=cuda,mode=swap,budget=512MiB,policy=none,"
+			  "cupti=off,stats_shm=off,log=error";
+
+	cudafake_reset(1);
+	ck_assert_msg(train(cfg, &ref, why, sizeof(why)) == 0, "%s", why);
+	setenv("CUDAFAKE_VMM", "0", 1);
+	cudafake_reset(1);
+	ck_assert_msg(train("backend=cuda,mode=swap,budget=512MiB,"
+			    "policy=none,cupti=off,stats_shm=off,log=error,"
+			    "pool=chunks", &r, why, sizeof(why)) == 0,
+		      "%s", why);
+	unsetenv("CUDAFAKE_VMM");
+	ck_assert_uint_eq(r.mapped_peak, 0);
+	ck_assert_uint_eq(r.len, ref.len);
+	ck_assert(memcmp(r.weights, ref.weights, ref.len) == 0);
+	free(ref.weights);
+	free(r.weights);
 }
 END_TEST
 
@@ -290,6 +332,8 @@ static Suite *suite(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, swap_mode_trains_bit_identically);
+	tcase_add_test(tc, swap_mode_over_chunks_trains_bit_identically);
+	tcase_add_test(tc, chunks_fall_back_to_the_arena_without_vmm);
 	tcase_add_test(tc, uvm_mode_trains_bit_identically);
 	tcase_add_test(tc, uvm_mode_by_copy_trains_bit_identically);
 	suite_add_tcase(s, tc);

@@ -36,6 +36,7 @@
 #include "backend_cuda.h"
 #include "cuda_link.h"
 #include "backend_cuda_mem.h"
+#include "backend_cuda_vmm.h"
 #include "cuda_timing.h"
 #include "numa_place.h"
 #include "lib/base/tunables.h"
@@ -308,6 +309,7 @@ static void cuda_close(struct tmm_backend *be)
 	for (int i = 0; i < TMM_ENGINE_COUNT; i++)
 		if (s->stream[i])
 			cudaStreamSynchronize(s->stream[i]);
+	tmm_cuda_vmm_close(be);
 	cuda_release_all(s);
 	(void)cudaGetLastError();
 	be->state = NULL;
@@ -510,6 +512,10 @@ const struct tmm_backend_ops tmm_backend_cuda_ops = {
 	.close = cuda_close,
 	.dev_alloc = tmm_cuda_dev_alloc,
 	.dev_free = tmm_cuda_dev_free,
+	.va_reserve = tmm_cuda_va_reserve,
+	.va_map = tmm_cuda_va_map,
+	.va_unmap = tmm_cuda_va_unmap,
+	.va_release = tmm_cuda_va_release,
 	.managed_alloc = tmm_cuda_managed_alloc,
 	.managed_free = tmm_cuda_managed_free,
 	.host_alloc = tmm_cuda_host_alloc,

@@ -24,6 +24,7 @@
 #include "backend.h"
 
 struct tmm_cuda_timing;
+struct tmm_cuda_vmm;
 
 /* Released events kept for reuse: a swap records two per tensor. */
 #define CUDA_EVENT_CACHE 64
@@ -56,6 +57,9 @@ struct cuda_state {
 	/* The roofline of op_estimate_ns: peak fp32 flop/s and device
 	 * memory bytes/s, from the device's attributes (0: unknown). */
 	double peak_flops, mem_bytes_per_s;
+	/* pool=chunks: the driver's virtual memory calls and the ranges
+	 * reserved (backend_cuda_vmm.c); NULL until the first. */
+	struct tmm_cuda_vmm *vmm;
 };
 
 static inline struct cuda_state *st_of(struct tmm_backend *be)

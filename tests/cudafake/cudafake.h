@@ -66,6 +66,12 @@ unsigned long cudafake_device_syncs(void);
  * it (within the allocation), as the driver may. */
 size_t cudafake_page_size(void);
 
+/* Device bytes mapped now under reserved ranges by cuMemMap (vmm.c):
+ * pool=chunks' physical memory.  CUDAFAKE_VMM=0 makes a device without
+ * virtual memory management; CUDAFAKE_VMM_GRANULARITY sets its unit
+ * (default 2 MiB). */
+size_t cudafake_vmm_mapped(void);
+
 /*
  * CUPTI on the double (cupti.c, built where the toolkit has CUPTI): a
  * driver that refuses profiling (the default), or one that delivers

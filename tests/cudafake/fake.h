@@ -128,6 +128,19 @@ uint32_t fake_cupti_api(const struct fake_op *op);
 void fake_cupti_ran(const struct fake_op *op, double start_ms,
 		    double end_ms);
 
+/* Whether work touching [p, p + n) is queued that the host has not
+ * waited for (queue.c): memory under it may not go yet. */
+bool fake_queued_on(const void *p, size_t n);
+
+/* Device memory (runtime.c): takes `bytes` of the device's memory, false
+ * when it has not that many free; and gives them back. */
+bool fake_device_take(size_t bytes);
+void fake_device_give(size_t bytes);
+
+/* Whether an injected fault fails this call of `call`, asked by its own
+ * name and by the library's site of the same kind (runtime.c). */
+bool injected_fault(const char *call, const char *site);
+
 /* The double's clock, in ms: what events time. */
 double fake_clock_ms(void);
 

@@ -402,6 +402,18 @@ void fake_sync_all(void)
 	prune();
 }
 
+bool fake_queued_on(const void *p, size_t n)
+{
+	uintptr_t lo = (uintptr_t)p, hi = lo + n;
+
+	init();
+	for (size_t i = 0; i < q.n_log; i++)
+		if (q.log[i].a.lo < hi && lo < q.log[i].a.hi &&
+		    !vc_le(&q.log[i].vc, &q.host))
+			return true;
+	return false;
+}
+
 double fake_clock_ms(void)
 {
 	return q.clock_ms;

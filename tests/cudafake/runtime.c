@@ -112,6 +112,25 @@ static bool injected(const char *call, const char *site)
 	return by_call || by_site;
 }
 
+bool injected_fault(const char *call, const char *site)
+{
+	return injected(call, site);
+}
+
+bool fake_device_take(size_t bytes)
+{
+	init();
+	if (bytes > rt.memory - rt.in_use)
+		return false;
+	rt.in_use += bytes;
+	return true;
+}
+
+void fake_device_give(size_t bytes)
+{
+	rt.in_use -= bytes;
+}
+
 static struct alloc *find(const void *p, enum alloc_kind kind)
 {
 	uintptr_t a = (uintptr_t)p;
