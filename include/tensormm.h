@@ -463,8 +463,9 @@ enum tmm_plan_state {
  * calling tmm_stats_get(); fields may be added at the end in later
  * versions, and a struct of an earlier version (1: up to compute_ns; 2: up
  * to prefetch_late; 3: up to uvm_discard_bytes; 4: up to
- * split_fallbacks) is still filled up to its last field.  Times are in nanoseconds of the backend's clock: virtual
- * nanoseconds on the simulator.
+ * split_fallbacks) is still filled up to its last field.  Times are in
+ * nanoseconds of the backend's clock: virtual nanoseconds on the
+ * simulator.
  */
 struct tmm_stats {
 	uint32_t version;
@@ -581,9 +582,9 @@ TMM_EXPORT
 const char *tmm_version(void);
 
 /*
- * Starts device_peak again from the device bytes in use now, so that a
- * program can measure the peak of one phase (a step after warm-up, an
- * evaluation pass).  In mode=uvm the driver is looked at between calls:
+ * Starts device_peak (and device_mapped_peak) again from the device bytes
+ * in use (mapped) now, so that a program can measure the peak of one
+ * phase (a step after warm-up, an evaluation pass).  In mode=uvm the driver is looked at between calls:
  * a peak under the one before the reset that comes and goes between two
  * of the library's looks is not seen.  Returns 0, -EBADF, or -EBUSY (in
  * an op's callback, or while another thread is in the context).

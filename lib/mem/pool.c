@@ -652,8 +652,10 @@ uint64_t tmm_pool_in_use(const struct tmm_pool *pool)
 
 void tmm_pool_reset_peak(struct tmm_pool *pool)
 {
-	if (pool)
-		pool->peak = pool->in_use;
+	if (!pool)
+		return;
+	pool->peak = pool->in_use;
+	tmm_pool_map_reset_peak(pool->map);
 }
 
 /* Fills *st; all zero for a NULL pool.  O(log n) for largest_free. */

@@ -172,7 +172,8 @@ void tmm_pool_get_stats(const struct tmm_pool *pool,
  * the tracker's hot path. */
 uint64_t tmm_pool_in_use(const struct tmm_pool *pool);
 
-/* The high-water mark starts again from what is in use now. */
+/* The high-water marks (of in_use and, with pool=chunks, of mapped)
+ * start again from what is in use now. */
 void tmm_pool_reset_peak(struct tmm_pool *pool);
 
 /* Checks every internal invariant (for tests; pool_check.c); returns 0,

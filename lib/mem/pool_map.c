@@ -218,6 +218,12 @@ void tmm_pool_map_set_cap(struct tmm_pool_map *map, uint64_t chunks)
 		drop_cached(map, map->mapped - map->cap, 0, 0);
 }
 
+void tmm_pool_map_reset_peak(struct tmm_pool_map *map)
+{
+	if (map)
+		map->mapped_peak = map->mapped;
+}
+
 void tmm_pool_map_get_stats(const struct tmm_pool_map *map,
 			    struct tmm_pool_map_stats *st)
 {

@@ -81,6 +81,9 @@ void tmm_pool_map_keep(struct tmm_pool_map *map, bool keep);
  * down to it when they are above. */
 void tmm_pool_map_set_cap(struct tmm_pool_map *map, uint64_t chunks);
 
+/* mapped_peak starts again from the chunks mapped now. */
+void tmm_pool_map_reset_peak(struct tmm_pool_map *map);
+
 struct tmm_pool_map_stats {
 	uint64_t chunks;	/* in the virtual range */
 	uint64_t cap;		/* the most mapped by a capped take */
