@@ -28,6 +28,12 @@ bool tmm_compact_has_bytes(const struct tmm_ctx *ctx, size_t bytes);
  * has landed may move only once retired: the caller retires completed
  * copies first (tmm_mover_progress), which compaction, below the mover,
  * cannot call.
+ *
+ * With pool=chunks (tmm_pool_is_mapped) a hole costs no device memory:
+ * without placing_too it returns -ENOSPC at once (eviction frees chunks,
+ * moves would not), and with it, the last resort, it packs the movable
+ * tensors at the bottom of the range so that they share chunks; 0 then
+ * means something moved, and the caller tries its allocation again.
  */
 int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too);
 
