@@ -99,12 +99,14 @@ static const struct run *reference_of(int model)
 	return &reference[model];
 }
 
-/* _i runs over models x budgets x policies. */
-START_TEST(policy_on_example)
+/* i runs over models x budgets x policies; pool is "arena" or
+ * "chunks" (swap mode's pool: one arena, or chunks mapped into a virtual
+ * range, lib/mem/pool_map.c). */
+static void check_policy(int i, const char *pool)
 {
-	int model = _i / (int)(2 * N_POLICIES);
-	unsigned percent = (_i / N_POLICIES) % 2 ? 30 : 50;
-	const char *policy = policies[_i % N_POLICIES];
+	int model = i / (int)(2 * N_POLICIES);
+	unsigned percent = (i / N_POLICIES) % 2 ? 30 : 50;
+	const char *policy = policies[i % N_POLICIES];
 	const char *name = model ? "gpt" : "mlp";
 	const struct run *ref = reference_of(model);
 	uint64_t budget = ref->st.device_peak * percent / 100;
@@ -113,8 +115,8 @@ START_TEST(policy_on_example)
 
 	snprintf(config, sizeof(config),
 		 "backend=sim,sim_memory=backed,mode=swap,budget=%lluB,"
-		 "policy=%s",
-		 (unsigned long long)budget, policy);
+		 "policy=%s,pool=%s",
+		 (unsigned long long)budget, policy, pool);
 	train(model, config, &got);
 	ck_assert_uint_eq(got.len, ref->len);
 	ck_assert_msg(memcmp(got.weights, ref->weights, ref->len) == 0,
@@ -135,14 +137,27 @@ START_TEST(policy_on_example)
 			      name, policy, percent,
 			      (unsigned long long)
 				      got.st.guided_passive_evictions);
-	fprintf(stderr, "%s %-12s %u%%: fits %d, passive evictions %llu "
+	fprintf(stderr, "%s %-12s %u%% %s: fits %d, passive evictions %llu "
 		"(guided %llu), actions %llu, stall %.3f ms\n",
-		name, policy, percent, got.fits,
+		name, policy, percent, pool, got.fits,
 		(unsigned long long)got.st.passive_evictions,
 		(unsigned long long)got.st.guided_passive_evictions,
 		(unsigned long long)got.st.plan_actions,
 		(double)got.st.stall_ns / 1e6);
 	free(got.weights);
+}
+
+START_TEST(policy_on_example)
+{
+	check_policy(_i, "arena");
+}
+END_TEST
+
+/* The same over chunks: bit-identical, within the budget, and a plan
+ * that fits runs without passive evictions there too. */
+START_TEST(policy_on_example_over_chunks)
+{
+	check_policy(_i, "chunks");
 }
 END_TEST
 
@@ -261,6 +276,8 @@ int main(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, policy_on_example, 0, (int)(4 * N_POLICIES));
+	tcase_add_loop_test(tc, policy_on_example_over_chunks, 0,
+			    (int)(4 * N_POLICIES));
 	tcase_add_test(tc, hints_file_lets_a_rerun_start_guided);
 	tcase_add_test(tc, damaged_or_foreign_hints_file_is_replaced);
 	suite_add_tcase(s, tc);

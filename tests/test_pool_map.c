@@ -182,7 +182,9 @@ START_TEST(alloc_at_passes_the_cap_and_frees_bring_it_back)
 	struct tmm_pool *pool = mapped_pool(&f, 16, C);
 	struct tmm_pool_block *b[4];
 
-	/* Not during a compaction: capped like any allocation. */
+	/* Not during a compaction: within the limit, and capped like any
+	 * allocation. */
+	ck_assert_int_eq(tmm_pool_alloc_at(pool, 0, C + 4096, &b[0]), -ENOMEM);
 	ck_assert_int_eq(tmm_pool_alloc_at(pool, 0, 4096, &b[0]), 0);
 	ck_assert_int_eq(tmm_pool_alloc_at(pool, 3 * C, 4096, &b[1]), 0);
 	ck_assert_int_eq(tmm_pool_alloc_at(pool, 6 * C, 4096, &b[2]), -ENOMEM);

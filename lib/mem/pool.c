@@ -447,6 +447,11 @@ int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
 	if (bytes > pool->capacity || offset > pool->capacity)
 		return -ENOMEM;
 	size = round_up_to_align(bytes);
+	/* An arena is the budget, so no placement passes it; a virtual
+	 * range is twice that, and a placement that is not a compaction's
+	 * move (TSPLIT's, tmm_mover_place_at) must keep to the limit. */
+	if (pool->map && !pool->moving && pool->in_use + size > pool->limit)
+		return -ENOMEM;
 	end = offset + size;
 	/* A walk: this is for compaction, which is rare. */
 	for (rec = pool->lowest;

@@ -109,10 +109,10 @@ void tmm_pool_free(struct tmm_pool *pool, struct tmm_pool_block *block);
  * one free block (compaction chooses where blocks go).  Returns 0 and sets
  * *out, -ENOMEM when that range is not free (the pool is unchanged), or
  * -EINVAL for 0 bytes or an unaligned offset.  pool=chunks: -ENOMEM too
- * when its chunks would pass the cap, except while the pool is kept
- * mapped (tmm_pool_keep_mapped): a compaction's move holds two places
- * for a moment, and freeing the old one brings the mapped chunks back
- * under the cap.
+ * when its chunks would pass the cap or its bytes the limit, except while
+ * the pool is kept mapped (tmm_pool_keep_mapped): a compaction's move
+ * holds two places for a moment, and freeing the old one brings the
+ * mapped chunks back under the cap.
  */
 int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
 		      uint64_t bytes, struct tmm_pool_block **out);
@@ -126,7 +126,9 @@ int tmm_pool_alloc_at(struct tmm_pool *pool, uint64_t offset,
  * (gpu_share.c) holds this many bytes wherever they lie.  tmm_pool_alloc_at
  * ignores it: compaction holds holes only for the moment of a move.
  * pool=chunks: the cap of mapped chunks follows (the limit rounded up to
- * a chunk, plus one), and cached chunks above it are unmapped.
+ * a chunk, plus one), and cached chunks above it are unmapped; there
+ * tmm_pool_alloc_at keeps to the limit too, except in a compaction (the
+ * range is larger than the limit, where an arena is not).
  */
 void tmm_pool_set_limit(struct tmm_pool *pool, uint64_t limit);
 
