@@ -35,6 +35,9 @@ struct tmm_trial_device {
 	uint64_t capacity; /* sim capacity, bytes */
 	uint64_t budget;   /* bytes the plan must fit in */
 	bool uvm;	   /* mode=uvm, else swap */
+	bool chunks;	   /* swap mode over mapped chunks (pool=chunks),
+			    * where a plan that fits the bytes may still
+			    * want more chunks than the pool may map */
 };
 
 /* A passive eviction in a guided iteration: which tensor had to leave,

@@ -80,43 +80,44 @@ static struct tmm_stats stats(tmm_ctx *ctx)
 }
 
 /*
- * A 2 MiB budget: the pool may map 2 chunks of an 8 MiB range.  Two small
- * inputs are placed in chunks 0 and 3 (large fillers steer them, then
- * go), and the op's 1.85 MiB output needs a chunk of its own: three
- * chunks, one too many, though the bytes fit.  Nothing can be evicted
+ * An 8 MiB budget: the pool may map 5 chunks of a 20 MiB range.  Three
+ * 1.1 MiB inputs are placed a filler apart (the fillers then go), so
+ * that they hold 4 chunks, and the op's 4.6 MiB output needs 2 more:
+ * 6 chunks, one too many, though the bytes fit.  Nothing can be evicted
  * (the inputs are the op's), so the last resort packs the inputs at the
- * bottom of the range, which frees chunk 3 for the output.
+ * bottom of the range, in 2 chunks, which leaves room for the output.
  */
 START_TEST(packing_frees_the_chunks_an_op_that_fits_needs)
 {
-	struct fill_spec f = { 1850 * KIB, 0x7e };
-	tmm_tensor s[2], filler[2], out;
+	struct fill_spec f = { 4700 * KIB, 0x7e };
+	tmm_tensor in[3], filler[2], out;
 	struct tmm_stats st;
 	tmm_ctx *ctx;
 
 	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
-					"mode=swap,pool=chunks,budget=2MiB,"
+					"mode=swap,pool=chunks,budget=8MiB,"
 					"policy=none"), 0);
-	make(ctx, 60 * KIB, 1, &s[0]);		/* at 0: chunk 0 */
-	make(ctx, 1 * MIB, 9, &filler[0]);	/* [7, 8) MiB */
-	make(ctx, 900 * KIB, 9, &filler[1]);	/* below it */
-	ck_assert_int_eq(tmm_tensor_destroy(ctx, filler[0]), 0);
-	make(ctx, 60 * KIB, 2, &s[1]);		/* at 7 MiB: chunk 3 */
-	ck_assert_int_eq(tmm_tensor_destroy(ctx, filler[1]), 0);
+	for (int i = 0; i < 3; i++) {
+		make(ctx, 1126 * KIB, i + 1, &in[i]);
+		if (i < 2)
+			make(ctx, 2 * MIB, 9, &filler[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, filler[i]), 0);
 	st = stats(ctx);
-	ck_assert_uint_eq(st.device_in_use, 120 * KIB);
-	ck_assert_uint_eq(st.device_mapped, 2 * CHUNK);
+	ck_assert_uint_eq(st.device_in_use, 3 * 1126 * KIB);
+	ck_assert_uint_eq(st.device_mapped, 4 * CHUNK);
 
 	ck_assert_int_eq(tmm_tensor_create(ctx, f.bytes, TMM_ACTIVATION, "out",
 					   &out), 0);
-	ck_assert_msg(run_fill(ctx, s, 2, &f, &out) == 0, "%s",
+	ck_assert_msg(run_fill(ctx, in, 3, &f, &out) == 0, "%s",
 		      tmm_last_error(ctx));
 	st = stats(ctx);
 	ck_assert_uint_eq(st.passive_evictions, 0);
-	ck_assert_uint_eq(st.compaction_moves, 1);
-	ck_assert_uint_le(st.device_mapped_peak, 2 * CHUNK);
-	holds(ctx, s[0], 60 * KIB, 1);
-	holds(ctx, s[1], 60 * KIB, 2);
+	ck_assert_uint_eq(st.compaction_moves, 3);
+	ck_assert_uint_le(st.device_mapped, 5 * CHUNK);
+	for (int i = 0; i < 3; i++)
+		holds(ctx, in[i], 1126 * KIB, i + 1);
 	holds(ctx, out, f.bytes, f.value);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }

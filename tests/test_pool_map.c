@@ -1,8 +1,9 @@
 /*
  * test_pool_map.c — the pool over mapped chunks (pool=chunks,
  * lib/mem/pool_map.c): chunks are mapped as blocks come to overlap them,
- * stay cached when the last one goes, are unmapped only above the cap,
- * and a refused mapping leaves the pool as it was.
+ * blocks go where they need the fewest new chunks, chunks stay cached
+ * when the last block goes and are unmapped only above the cap, and a
+ * refused mapping leaves the pool as it was.
  *
  * The mapper is a fake that records which chunks it holds and can be
  * told to refuse the n-th map, so that every answer is checked against
@@ -109,14 +110,15 @@ START_TEST(chunks_are_mapped_as_blocks_come_and_cached_as_they_go)
 	agree(pool, &f);
 	ck_assert_int_eq(tmm_pool_alloc(pool, 5000, &a), 0);
 	ck_assert_uint_eq(f.maps, 1);
-	/* A large block comes from the top of the range, over whole
-	 * chunks: the range's end is a chunk boundary. */
+	/* A large block goes to the end of its hole that needs fewer new
+	 * chunks: the bottom, which shares chunk 0, needs one, the top of
+	 * the range two. */
 	ck_assert_int_eq(tmm_pool_alloc(pool, C + 1, &b), 0);
-	ck_assert_uint_eq(b->offset + b->size, 8 * C);
-	ck_assert(f.held[6] && f.held[7]);
+	ck_assert_uint_eq(b->offset, a->offset + a->size);
+	ck_assert(f.held[1] && !f.held[7]);
 	agree(pool, &f);
 	st = stats_of(pool);
-	ck_assert_uint_eq(st.mapped, 3 * C);
+	ck_assert_uint_eq(st.mapped, 2 * C);
 	ck_assert_uint_eq(st.in_use, a->size + b->size);
 	/* Capacity is the virtual range; the free bytes the limit's. */
 	ck_assert_uint_eq(st.capacity, 8 * C);
@@ -127,6 +129,34 @@ START_TEST(chunks_are_mapped_as_blocks_come_and_cached_as_they_go)
 	tmm_pool_destroy(pool);
 	ck_assert(!f.bad_call);
 	ck_assert_uint_eq(f.held_now, 0); /* destroy unmaps all */
+}
+END_TEST
+
+/* Where both ends of a hole need as many new chunks, the arena's rule
+ * holds: large blocks from the top, small ones from the bottom. */
+START_TEST(ties_keep_large_blocks_at_the_top)
+{
+	struct fake f;
+	struct tmm_pool *pool = mapped_pool(&f, 8, 6 * C);
+	struct tmm_pool_block *a, *b;
+
+	ck_assert_int_eq(tmm_pool_alloc(pool, C + 1, &a), 0);
+	ck_assert_uint_eq(a->offset + a->size, 8 * C);
+	ck_assert_int_eq(tmm_pool_alloc(pool, 4096, &b), 0);
+	/* The hole's top shares chunk 6 with a: it needs none there. */
+	ck_assert_uint_eq(b->offset + b->size, a->offset);
+	ck_assert_uint_eq(f.held_now, 2);
+	agree(pool, &f);
+	tmm_pool_free(pool, b);
+	tmm_pool_free(pool, a);
+	tmm_pool_destroy(pool);
+	/* Small, and no chunk to share at either end: the bottom. */
+	pool = mapped_pool(&f, 8, 6 * C);
+	ck_assert_int_eq(tmm_pool_alloc(pool, 4096, &b), 0);
+	ck_assert_uint_eq(b->offset, 0);
+	agree(pool, &f);
+	tmm_pool_free(pool, b);
+	tmm_pool_destroy(pool);
 }
 END_TEST
 
@@ -308,6 +338,7 @@ void add_pool_map_tests(Suite *suite)
 
 	tcase_add_test(tc,
 		       chunks_are_mapped_as_blocks_come_and_cached_as_they_go);
+	tcase_add_test(tc, ties_keep_large_blocks_at_the_top);
 	tcase_add_test(tc, the_cap_is_kept_by_unmapping_cached_chunks_first);
 	tcase_add_test(tc, alloc_at_passes_the_cap_and_frees_bring_it_back);
 	tcase_add_test(tc, a_refused_mapping_leaves_the_pool_unchanged);

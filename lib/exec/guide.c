@@ -254,6 +254,7 @@ int tmm_guide_twin_device(const struct tmm_ctx *ctx,
 	dev->capacity = ctx->be.info.capacity;
 	dev->budget = ctx->budget;
 	dev->uvm = ctx->mode == TMM_MODE_UVM;
+	dev->chunks = ctx->va_bytes != 0;
 	return 0;
 }
 

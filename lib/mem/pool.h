@@ -91,7 +91,8 @@ void tmm_pool_keep_mapped(struct tmm_pool *pool, bool keep);
 
 /*
  * Allocates `bytes` (> 0), rounded up to TMM_POOL_ALIGN, from the smallest
- * free block that fits (ties: lowest offset).  Returns 0 and sets *out,
+ * free block that fits (ties: lowest offset); pool=chunks, at the end of
+ * it that needs fewer chunks mapped.  Returns 0 and sets *out,
  * -ENOMEM when no free block is large enough, or (pool=chunks) when the
  * chunks it needs would pass the cap after cached ones are unmapped, or
  * the backend refuses to map one (the pool is unchanged), or -EINVAL for

@@ -185,6 +185,16 @@ int tmm_pool_map_take(struct tmm_pool_map *map, uint64_t first, uint64_t end,
 	return 0;
 }
 
+uint64_t tmm_pool_map_missing(const struct tmm_pool_map *map, uint64_t first,
+			      uint64_t end)
+{
+	uint64_t n = 0;
+
+	for (uint64_t k = first; map && k < end && k < map->chunks; k++)
+		n += !map->is_mapped[k];
+	return n;
+}
+
 void tmm_pool_map_give(struct tmm_pool_map *map, uint64_t first,
 		       uint64_t end)
 {

@@ -64,6 +64,10 @@ static inline void tmm_pool_map_span(uint64_t offset, uint64_t bytes,
 int tmm_pool_map_take(struct tmm_pool_map *map, uint64_t first, uint64_t end,
 		      bool capped);
 
+/* How many chunks of [first, end) are not mapped. */
+uint64_t tmm_pool_map_missing(const struct tmm_pool_map *map, uint64_t first,
+			      uint64_t end);
+
 /* One block fewer overlaps each chunk of [first, end); chunks left with
  * none stay mapped (cached) unless the mapped chunks pass the cap. */
 void tmm_pool_map_give(struct tmm_pool_map *map, uint64_t first,

@@ -51,6 +51,8 @@ static int twin_config(const struct tmm_trial_device *dev, char *buf,
 			val = "sim";
 		else if (strcmp(key, "mode") == 0)
 			val = dev->uvm ? "uvm" : "swap";
+		else if (strcmp(key, "pool") == 0)
+			val = dev->chunks ? "chunks" : "arena";
 		else if (strcmp(key, "budget") == 0 ||
 			 strcmp(key, "sim_capacity") == 0) {
 			/* With its unit: a bare budget is refused. */
