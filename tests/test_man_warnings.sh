@@ -2,7 +2,11 @@
 # test_man_warnings.sh — the man pages as installed: every page in man/
 # formats without a warning from man(1) and is installed (dist_man_MANS
 # in Makefile.am); every installed program (bin_PROGRAMS) has its page
-# in section 1, and every long option its --help prints is on that page.
+# in section 1, and every long option its --help prints is on that page;
+# every function that include/tensormm.h or include/tensormm_cudnn.h
+# exports (TMM_EXPORT) has its page man/<function>.3, itself or a
+# ".so man3/<page>.3" link to a page that names the function in NAME and
+# declares it in SYNOPSIS.
 # Skips (77) where man is not installed.  Ends with a Check-style summary
 # line for scripts/test.
 command -v man >/dev/null 2>&1 || {
@@ -35,10 +39,21 @@ am_words() {
 installed=$(am_words dist_man_MANS)
 programs=$(am_words bin_PROGRAMS)
 
-for path in "$dir"/*.[1-8]; do
+# A link page's ".so man3/x.3" is found from the current directory, as
+# man finds it from the top of its tree once installed: pages are
+# formatted from a scratch directory whose man1, man3 and man7 are man/.
+absdir=$(cd "$dir" && pwd)
+tree=$(mktemp -d) || exit 99
+trap 'rm -rf "$tree"' EXIT
+for sec in 1 3 7; do
+	ln -s "$absdir" "$tree/man$sec" || exit 99
+done
+
+for path in "$absdir"/*.[1-8]; do
 	page=${path##*/}
 	checks=$((checks + 1))
-	warnings=$(MANWIDTH=80 man --warnings -l "$path" 2>&1 >/dev/null)
+	warnings=$(cd "$tree" &&
+		   MANWIDTH=80 man --warnings -l "$path" 2>&1 >/dev/null)
 	[ -z "$warnings" ] || fail "man --warnings -l $page:
 $warnings"
 	checks=$((checks + 1))
@@ -66,6 +81,59 @@ for prog in $programs; do
 		*) fail "$name --help has $opt, man/$name.1 does not" ;;
 		esac
 	done
+done
+
+# The functions a header exports: the name on the line after each line
+# that is TMM_EXPORT alone.
+exported() {
+	awk 'export { if (match($0, /[a-z_0-9]+\(/))
+			      print substr($0, RSTART, RLENGTH - 1)
+		      export = 0 }
+	     /^TMM_EXPORT$/ { export = 1 }' "$@"
+}
+# The text of section $2 of page $1, from its .SH to the next.
+section() {
+	awk -v sec="$2" '/^\.SH/ { on = ($2 == sec || $2 == "\"" sec "\"") ; next }
+			 on' "$1"
+}
+headers=$src/include/tensormm.h
+[ -f "$src/include/tensormm_cudnn.h" ] &&
+	headers="$headers $src/include/tensormm_cudnn.h"
+functions=$(exported $headers)
+checks=$((checks + 1))
+[ "$(echo "$functions" | wc -w)" -ge 20 ] ||
+	fail "found only $(echo "$functions" | wc -w) TMM_EXPORT functions in $headers"
+for fn in $functions; do
+	checks=$((checks + 1))
+	page=$dir/$fn.3
+	if [ ! -f "$page" ]; then
+		fail "$fn is exported but has no man/$fn.3 (a page, or a" \
+		     "'.so man3/<page>.3' link to the page that documents it)"
+		continue
+	fi
+	target=$page
+	link=$(sed -n '1s/^\.so man3\/\([^ /]*\.3\)$/\1/p' "$page")
+	if [ -n "$link" ]; then
+		target=$dir/$link
+		if [ ! -f "$target" ] || grep -q '^\.so ' "$target"; then
+			fail "man/$fn.3 links to man3/$link, which is not a page"
+			continue
+		fi
+	elif grep -q '^\.so ' "$page"; then
+		fail "man/$fn.3: a link page is one line, .so man3/<page>.3"
+		continue
+	fi
+	# NAME: "a, b, c \- what they do"; the names before "\-".
+	names=$(section "$target" NAME | sed 's/\\-.*//; s/,/ /g')
+	case " $(echo $names) " in
+	*" $fn "*) ;;
+	*) fail "man/${target##*/} (the page of $fn) does not name $fn" \
+		"in NAME (it names: $(echo $names))" ;;
+	esac
+	checks=$((checks + 1))
+	section "$target" SYNOPSIS | grep -q "[ *]$fn(" ||
+		fail "man/${target##*/} (the page of $fn) does not declare" \
+		     "$fn in SYNOPSIS"
 done
 
 pct=$(( (checks - failures) * 100 / checks ))
