@@ -255,6 +255,8 @@ int tmm_guide_twin_device(const struct tmm_ctx *ctx,
 	dev->budget = ctx->budget;
 	dev->uvm = ctx->mode == TMM_MODE_UVM;
 	dev->chunks = ctx->va_bytes != 0;
+	dev->uvm_swap_path = (unsigned)ctx->cfg.uvm_swap_path;
+	dev->uvm_fresh = (unsigned)ctx->cfg.uvm_fresh;
 	return 0;
 }
 

@@ -53,6 +53,10 @@ static int twin_config(const struct tmm_trial_device *dev, char *buf,
 			val = dev->uvm ? "uvm" : "swap";
 		else if (strcmp(key, "pool") == 0)
 			val = dev->chunks ? "chunks" : "arena";
+		else if (strcmp(key, "uvm_swap_path") == 0)
+			val = tt[i].choices[dev->uvm_swap_path];
+		else if (strcmp(key, "uvm_fresh") == 0)
+			val = tt[i].choices[dev->uvm_fresh];
 		else if (strcmp(key, "budget") == 0 ||
 			 strcmp(key, "sim_capacity") == 0) {
 			/* With its unit: a bare budget is refused. */
