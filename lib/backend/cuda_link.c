@@ -22,9 +22,13 @@
 #define BIG ((size_t)32 << 20)
 #define SMALL ((size_t)4 << 10)
 
-/* The time of one copy of `bytes` on `stream`, in ms, into *ms. */
-static cudaError_t time_copy(void *dst, const void *src, size_t bytes,
-			     cudaStream_t stream, float *ms)
+/* One piece of work to time, issued on the stream it is timed on. */
+typedef cudaError_t (*issue_fn)(const void *work, cudaStream_t stream);
+
+/* The time `issue` takes on `stream`, in ms, into *ms: a pair of events
+ * around it, waited for. */
+static cudaError_t time_on(issue_fn issue, const void *work,
+			   cudaStream_t stream, float *ms)
 {
 	cudaEvent_t a = NULL, b = NULL;
 	cudaError_t e = cudaEventCreate(&a);
@@ -34,7 +38,7 @@ static cudaError_t time_copy(void *dst, const void *src, size_t bytes,
 	if (e == cudaSuccess)
 		e = cudaEventRecord(a, stream);
 	if (e == cudaSuccess)
-		e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
+		e = issue(work, stream);
 	if (e == cudaSuccess)
 		e = cudaEventRecord(b, stream);
 	if (e == cudaSuccess)
@@ -46,6 +50,29 @@ static cudaError_t time_copy(void *dst, const void *src, size_t bytes,
 	if (b)
 		(void)cudaEventDestroy(b);
 	return e;
+}
+
+struct copy_work {
+	void *dst;
+	const void *src;
+	size_t bytes;
+};
+
+static cudaError_t issue_copy(const void *work, cudaStream_t stream)
+{
+	const struct copy_work *c = work;
+
+	return cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDefault,
+			       stream);
+}
+
+/* The time of one copy of `bytes` on `stream`, in ms, into *ms. */
+static cudaError_t time_copy(void *dst, const void *src, size_t bytes,
+			     cudaStream_t stream, float *ms)
+{
+	struct copy_work c = { dst, src, bytes };
+
+	return time_on(issue_copy, &c, stream, ms);
 }
 
 /* GB/s and ns of latency of one direction, from the two copy times. */
@@ -112,31 +139,27 @@ void tmm_cuda_link_measure(struct tmm_device_info *info,
 #define prefetch_to cudaMemPrefetchAsync_v2
 #endif
 
+struct prefetch_work {
+	void *p;
+	size_t bytes;
+	struct cudaMemLocation loc;
+};
+
+static cudaError_t issue_prefetch(const void *work, cudaStream_t stream)
+{
+	const struct prefetch_work *w = work;
+
+	return prefetch_to(w->p, w->bytes, w->loc, 0, stream);
+}
+
 /* The time of one prefetch of `bytes` at p to `loc` on `stream`, in ms. */
 static cudaError_t time_prefetch(void *p, size_t bytes,
 				 struct cudaMemLocation loc,
 				 cudaStream_t stream, float *ms)
 {
-	cudaEvent_t a = NULL, b = NULL;
-	cudaError_t e = cudaEventCreate(&a);
+	struct prefetch_work w = { p, bytes, loc };
 
-	if (e == cudaSuccess)
-		e = cudaEventCreate(&b);
-	if (e == cudaSuccess)
-		e = cudaEventRecord(a, stream);
-	if (e == cudaSuccess)
-		e = prefetch_to(p, bytes, loc, 0, stream);
-	if (e == cudaSuccess)
-		e = cudaEventRecord(b, stream);
-	if (e == cudaSuccess)
-		e = cudaEventSynchronize(b);
-	if (e == cudaSuccess)
-		e = cudaEventElapsedTime(ms, a, b);
-	if (a)
-		(void)cudaEventDestroy(a);
-	if (b)
-		(void)cudaEventDestroy(b);
-	return e;
+	return time_on(issue_prefetch, &w, stream, ms);
 }
 
 /* GB/s of `bytes` moved in `ms`; 0 for a clock that says nothing. */
