@@ -38,7 +38,6 @@ static int host_node(const struct tmm_ctx *ctx)
 					    : ctx->be.info.numa_node;
 }
 
-
 /* ---- allocations ------------------------------------------------------ */
 
 /* The plan advice a tensor holds (t->uvm_advised), unset when its range
@@ -189,7 +188,6 @@ void tmm_uvm_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block)
 }
 
 /* ---- plan actions ----------------------------------------------------- */
-
 
 /* Unsets the preferred location a swap-out gave t. */
 static int unprefer_host(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
