@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/base/fault.h"
 #include "tensormm.h"
 
 #define MIB (1u << 20)
@@ -202,6 +203,41 @@ START_TEST(a_pure_accumulator_is_refused)
 }
 END_TEST
 
+/* A fill the device refuses (site copy): tmm_tensor_fill and check=on's
+ * poison fail with the call named, the tensor keeps its bytes, and the
+ * context goes on once the device does. */
+START_TEST(a_refused_fill_fails_cleanly)
+{
+	static uint8_t got[MIB];
+	tmm_tensor x, acc;
+	tmm_ctx *ctx;
+	tmm_op op;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					"mode=swap,check=on,log=error,"
+					"fault=copy@1"), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, MIB, TMM_ACTIVATION, "x", &x),
+			 0);
+	ck_assert_int_eq(tmm_tensor_fill(ctx, x, 3), -EIO);
+	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx), "fill"));
+	ck_assert_int_eq(tmm_tensor_fill(ctx, x, 3), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, MIB, TMM_GRADIENT, "acc",
+					   &acc), 0);
+	op = (tmm_op){ .name = "add", .inputs = &x, .n_inputs = 1,
+		       .outputs = &acc, .n_outputs = 1, .run = add_into };
+	/* The next fill is the poison before the callback. */
+	ck_assert_int_eq(tmm_fault_set("copy@1"), 0);
+	ck_assert_int_eq(tmm_run(ctx, &op), -EIO);
+	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx), "check=on"));
+	ck_assert_int_eq(tmm_tensor_read(ctx, x, 0, got, MIB), 0);
+	for (size_t i = 0; i < MIB; i++)
+		ck_assert_uint_eq(got[i], 3);
+	ck_assert_int_eq(tmm_run(ctx, &op), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("fill_check");
@@ -213,6 +249,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, check_shows_an_undeclared_accumulator, 0, 2);
 	tcase_add_loop_test(tc, fill_sets_every_byte, 0, 2);
 	tcase_add_test(tc, a_pure_accumulator_is_refused);
+	tcase_add_test(tc, a_refused_fill_fails_cleanly);
 	suite_add_tcase(s, tc);
 	return s;
 }

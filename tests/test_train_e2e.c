@@ -357,6 +357,24 @@ static void check_peak_budget(int model, const char *mode)
 	free(got.weights);
 }
 
+/* 1%peak is below what the MLP's largest op needs: the budget stops at
+ * that op's need (with a warning) and the training still runs, to the
+ * same bytes. */
+START_TEST(a_peak_share_below_the_largest_op_stops_there)
+{
+	const struct run *ref = reference_of(0);
+	struct run got = { 0 };
+
+	models[0]("backend=sim,sim_memory=backed,mode=swap,budget=1%peak,"
+		  "log=error", NULL, &got);
+	ck_assert_uint_eq(got.len, ref->len);
+	ck_assert(memcmp(got.weights, ref->weights, ref->len) == 0);
+	ck_assert_uint_gt(got.st.budget, ref->st.device_peak / 100);
+	ck_assert_uint_lt(got.st.budget, ref->st.device_peak);
+	free(got.weights);
+}
+END_TEST
+
 START_TEST(mlp_at_30_percent_of_its_peak) { check_peak_budget(0, "swap"); }
 END_TEST
 START_TEST(gpt_at_30_percent_of_its_peak) { check_peak_budget(1, "uvm"); }
@@ -458,6 +476,7 @@ int main(void)
 	tcase_add_test(mlp, mlp_uvm_by_copy_at_30_percent);
 	tcase_add_test(mlp, mlp_checked_at_30_percent);
 	tcase_add_test(mlp, mlp_at_30_percent_of_its_peak);
+	tcase_add_test(mlp, a_peak_share_below_the_largest_op_stops_there);
 	tcase_add_test(mlp, mlp_uvm_by_copy_with_a_plan);
 	tcase_add_test(mlp, mlp_uvm_by_copy_without_pinned_memory);
 	tcase_add_test(mlp, a_failed_training_names_its_failure);

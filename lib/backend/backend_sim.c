@@ -308,6 +308,9 @@ static int sim_fill(struct tmm_backend *be, void *dst, int byte,
 	if (!dst)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim fill: %zu bytes at NULL", bytes);
+	/* A write of device memory, as a copy on the device is. */
+	if (tmm_fault_now(TMM_SITE_COPY))
+		return sim_copy_fault(be, "fill", bytes);
 	/* The bytes change at once; the op that asked pays the time. */
 	if (!s->phantom)
 		memset(dst, byte, bytes);

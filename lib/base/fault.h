@@ -60,7 +60,7 @@ static inline bool tmm_fault_now(const char *site)
 #define TMM_SITE_HOST_ALLOC "host_alloc"     /* lib/base/xalloc.h */
 #define TMM_SITE_DEVICE_ALLOC "device_alloc" /* device or managed memory */
 #define TMM_SITE_PINNED_ALLOC "pinned_alloc" /* pinned host memory */
-#define TMM_SITE_COPY "copy"		     /* a copy or a prefetch */
+#define TMM_SITE_COPY "copy"		     /* a copy, a fill or a prefetch */
 #define TMM_SITE_FILE_WRITE "file_write"     /* the plan file, the trace */
 
 /*
