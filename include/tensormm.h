@@ -171,10 +171,38 @@ int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 		      const char *name, tmm_tensor *out);
 
 /*
+ * Creates a view: a tensor naming the `bytes` bytes of `parent` that start
+ * at `offset`, so that a program which keeps many tensors in one buffer
+ * (every layer's activations, all the weights) can hand each to its ops.
+ * The view has the parent's kind; `name` (may be NULL) is copied.  It is a
+ * tensor like any other: an op's input or output, read, written, filled,
+ * acquired and destroyed, and it is placed, moved, evicted and recomputed
+ * on its own, not with its parent.  The parent, used whole (by an op, a
+ * read, a write, a fill or an acquire), holds the bytes its views hold,
+ * and what is written to it reaches them: the library copies between the
+ * two on the device, as ops of its own, when one side is used after the
+ * other was written.  Used whole, a parent holds device memory beside its
+ * views': prefer ops on the views (tensormm(7), Views).
+ *
+ * Views of one parent may not overlap, a view of a view is refused (make
+ * it a view of the parent), and one op may not list a parent and one of
+ * its views.  Destroying a view hands its bytes back to the parent;
+ * destroying a parent that has live views is refused.  Returns 0 and sets
+ * *out, or -EBADF (a bad parent handle), -EINVAL (out NULL, an empty range
+ * or one outside the parent, an overlap, a view of a view), -ENOMEM, or
+ * -EBUSY (from a callback).
+ */
+TMM_EXPORT
+int tmm_tensor_view(tmm_ctx *ctx, tmm_tensor parent, size_t offset,
+		    size_t bytes, const char *name, tmm_tensor *out);
+
+/*
  * Destroys a tensor and returns its memory.  When a dropped tensor still
  * needs this one's bytes to be recomputed, that tensor is regenerated
  * first.  Returns 0, -EBADF for a bad handle, -EBUSY if it is acquired, or
  * the error of that regeneration (-ENOMEM; the tensor then stays).
+ * A view first hands its bytes to its parent (an op); a parent with live
+ * views is refused with -EBUSY.
  */
 TMM_EXPORT
 int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor t);

@@ -58,6 +58,9 @@ struct sim {
 	struct sim_map *maps;
 	size_t nmaps, maps_cap;
 	struct tmm_sim_uvm *uvm; /* the managed-memory driver */
+	bool in_kernel;	   /* between kernel_begin and kernel_end: a copy
+			    * on the device queued now is the op's work,
+			    * timed by its cost hint (a view's gather) */
 };
 
 static inline struct sim *sim_of(struct tmm_backend *be)

@@ -115,6 +115,22 @@ struct tmm_tensor_rec {
 	/* Made during a rehearsal (rehearse.c): it holds no memory and
 	 * goes when the rehearsal ends. */
 	bool rehearsed;
+
+	/* Views (lib/exec/view.c).  A view names bytes [view_offset,
+	 * view_offset + bytes) of view_parent (NULL: not a view) and is
+	 * linked in the parent's `views` list by view_link.  Its bytes are
+	 * its own; view_ahead: they are newer than the parent's copy of
+	 * the range; view_behind: older (the parent was written since).
+	 * A parent counts its live views in n_views; view_mark spots a
+	 * parent listed in the same op as one of its views. */
+	struct tmm_tensor_rec *view_parent;
+	size_t view_offset;
+	struct tmm_list views;
+	struct tmm_list view_link;
+	uint32_t n_views;
+	bool view_ahead;
+	bool view_behind;
+	uint64_t view_mark;
 };
 
 /* Memory that may be reused only once a copy reading or writing it has
@@ -171,6 +187,9 @@ struct tmm_ctx {
 				 * budget, the most the pool may hold) */
 	uint64_t va_bytes;	/* pool=chunks: the reserved virtual range
 				 * at `arena`; 0 for an arena */
+	uint32_t live_views;	/* views alive: 0 keeps tmm_run off view.c's
+				 * path */
+	uint64_t view_stamp;	/* view.c's op marks */
 	uint64_t largest_op_need; /* bytes of the largest op run: the least
 				   * budget that can run every op */
 

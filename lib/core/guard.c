@@ -40,6 +40,10 @@ static const struct call_rule rules[TMM_CALL_COUNT] = {
 		"tmm_tensor_create",
 		"it would add to the tensor table and the iteration's trace "
 		"in the middle of the op; create tensors before tmm_run" },
+	[TMM_CALL_TENSOR_VIEW] = {
+		"tmm_tensor_view",
+		"it would add to the tensor table and the iteration's trace "
+		"in the middle of the op; make views before tmm_run" },
 	[TMM_CALL_TENSOR_DESTROY] = {
 		"tmm_tensor_destroy",
 		"freeing a tensor may recompute or move others while the op's "

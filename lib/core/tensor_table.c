@@ -229,6 +229,13 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	t->regenerated = false;
 	t->pending_prefetch = UINT32_MAX;
 	t->rehearsed = ctx->rehearsal != NULL;
+	t->view_parent = NULL;
+	t->view_offset = 0;
+	tmm_list_init(&t->views);
+	tmm_list_init(&t->view_link);
+	t->n_views = 0;
+	t->view_ahead = t->view_behind = false;
+	t->view_mark = 0;
 	ctx->live_tensors++;
 	*out = t;
 	return 0;
@@ -241,6 +248,24 @@ void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	free(t->name);
 	t->name = NULL;
 	t->live = false;
+	/* A view leaves its parent's list; a parent freed with views still
+	 * alive (the whole table at tmm_ctx_destroy, in any order) leaves
+	 * them without a parent. */
+	if (t->view_parent) {
+		tmm_list_del(&t->view_link);
+		t->view_parent->n_views--;
+		t->view_parent = NULL;
+		ctx->live_views--;
+	}
+	while (!tmm_list_empty(&t->views)) {
+		struct tmm_tensor_rec *v = tmm_container_of(
+			t->views.next, struct tmm_tensor_rec, view_link);
+
+		tmm_list_del(&v->view_link);
+		v->view_parent = NULL;
+		ctx->live_views--;
+	}
+	t->n_views = 0;
 	ctx->live_tensors--;
 	/* Its last generation used: retired, so that the generation never
 	 * wraps back to a handle given out before. */

@@ -14,6 +14,7 @@
 
 #include "lib/core/guard.h"
 #include "run.h"
+#include "view.h"
 
 struct fill_args {
 	struct tmm_ctx *ctx;
@@ -32,21 +33,11 @@ static int fill_run(void *const *in, void *const *out, void *user,
 	return be->ops->fill(be, out[0], a->byte, a->bytes);
 }
 
-static int tensor_fill(struct tmm_ctx *ctx, tmm_tensor h, int byte)
+static int fill_op(struct tmm_ctx *ctx, struct tmm_tensor_rec *t, int byte)
 {
-	struct fill_args a = { ctx, byte, 0 };
-	struct tmm_tensor_rec *t;
-	tmm_op op;
-
-	if (byte < 0 || byte > 255)
-		return tmm_fail(ctx, -EINVAL,
-				"tmm_tensor_fill: byte %d is not 0 to 255",
-				byte);
-	t = tmm_tensor_lookup(ctx, h, "tmm_tensor_fill");
-	if (!t)
-		return -EBADF;
-	a.bytes = t->bytes;
-	op = (tmm_op){
+	struct fill_args a = { ctx, byte, t->bytes };
+	tmm_tensor h = tmm_tensor_handle(ctx, t);
+	tmm_op op = {
 		.name = "tmm_tensor_fill",
 		.kind = TMM_OP_ELEMENTWISE,
 		.outputs = &h,
@@ -56,7 +47,33 @@ static int tensor_fill(struct tmm_ctx *ctx, tmm_tensor h, int byte)
 		/* one write of every byte */
 		.cost = { .flops = 0, .bytes = (double)t->bytes },
 	};
+
 	return tmm_run_op(ctx, &op);
+}
+
+static int tensor_fill(struct tmm_ctx *ctx, tmm_tensor h, int byte)
+{
+	struct tmm_tensor_rec *t;
+	int rc;
+
+	if (byte < 0 || byte > 255)
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_tensor_fill: byte %d is not 0 to 255",
+				byte);
+	t = tmm_tensor_lookup(ctx, h, "tmm_tensor_fill");
+	if (!t)
+		return -EBADF;
+	/* Every byte is overwritten: nothing is gathered or caught up,
+	 * but a parent's views fall behind it (view.c). */
+	if (ctx->live_views) {
+		rc = tmm_view_before_use(ctx, t, false, "tmm_tensor_fill");
+		if (rc < 0)
+			return rc;
+	}
+	rc = fill_op(ctx, t, byte);
+	if (rc == 0 && ctx->live_views)
+		tmm_view_after_write(ctx, t);
+	return rc;
 }
 
 int tmm_tensor_fill(tmm_ctx *ctx, tmm_tensor h, int byte)

@@ -1,6 +1,7 @@
 /*
  * tensor.c — the tensor calls of the API: create, destroy, host read and
- * write; and retiring a record with everything it holds.
+ * write (of views and their parents too); and retiring a record with
+ * everything it holds.
  *
  * The records themselves are lib/core/tensor_table.c's; here a tensor is
  * also what the tracker records, what the mover holds memory for, and
@@ -17,6 +18,7 @@
 #include "recompute.h"
 #include "rehearse.h"
 #include "tensor.h"
+#include "view.h"
 #include "lib/record/tracker.h"
 
 static int tensor_create(struct tmm_ctx *ctx, size_t bytes,
@@ -69,6 +71,12 @@ static int tensor_destroy(struct tmm_ctx *ctx, tmm_tensor h)
 				"%u time(s); tmm_release it first",
 				tmm_tensor_label(t, label, sizeof(label)),
 				t->acquires);
+	if (t->n_views || t->view_parent) {
+		int rc = tmm_view_before_destroy(ctx, t);
+
+		if (rc < 0)
+			return rc;
+	}
 	/* A dropped tensor may need this one's bytes to be recomputed, now
 	 * or later in the iteration: the tensor stays, out of reach and
 	 * without device memory, while that lineage may need it
@@ -125,6 +133,112 @@ int tmm_tensor_host_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	return tmm_mover_read(ctx, t, offset, dst, bytes);
 }
 
+/*
+ * Host access to a parent or a view (view.c): the program sees the newest
+ * bytes of each range, wherever they are, with no copy on the device.
+ */
+/* The part of [offset, offset + bytes) of parent p that view v covers:
+ * false when none. */
+static bool overlap(const struct tmm_tensor_rec *v, size_t offset,
+		    size_t bytes, size_t *from, size_t *to)
+{
+	size_t lo = v->view_offset, hi = v->view_offset + v->bytes;
+
+	*from = offset > lo ? offset : lo;
+	*to = offset + bytes < hi ? offset + bytes : hi;
+	return *from < *to;
+}
+
+static int view_host_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			  size_t offset, void *dst, size_t bytes)
+{
+	bool any_ahead = false;
+	size_t from, to;
+	int rc;
+
+	/* A view behind its parent reads the parent's newer bytes. */
+	if (t->view_parent && t->view_behind)
+		return tmm_tensor_host_read(ctx, t->view_parent,
+					    t->view_offset + offset, dst,
+					    bytes);
+	if (!t->n_views)
+		return tmm_tensor_host_read(ctx, t, offset, dst, bytes);
+	for (struct tmm_list *n = t->views.next; n != &t->views;
+	     n = n->next) {
+		struct tmm_tensor_rec *v =
+			tmm_container_of(n, struct tmm_tensor_rec, view_link);
+
+		if (v->view_ahead && overlap(v, offset, bytes, &from, &to))
+			any_ahead = true;
+	}
+	/* A parent that never held bytes reads as zeros around views that
+	 * were written; with no such view it was never written at all. */
+	if (t->state == TMM_TS_EMPTY && any_ahead)
+		memset(dst, 0, bytes);
+	else if ((rc = tmm_tensor_host_read(ctx, t, offset, dst, bytes)) < 0)
+		return rc;
+	for (struct tmm_list *n = t->views.next; n != &t->views;
+	     n = n->next) {
+		struct tmm_tensor_rec *v =
+			tmm_container_of(n, struct tmm_tensor_rec, view_link);
+
+		if (!v->view_ahead || !overlap(v, offset, bytes, &from, &to))
+			continue;
+		rc = tmm_tensor_host_read(ctx, v, from - v->view_offset,
+					  (char *)dst + (from - offset),
+					  to - from);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int view_host_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			   size_t offset, const void *src, size_t bytes)
+{
+	size_t from, to;
+	int rc;
+
+	if (t->view_parent) {
+		/* Written in part, a view behind its parent first takes the
+		 * parent's bytes for the rest. */
+		if (t->view_behind && bytes < t->bytes) {
+			rc = tmm_view_before_use(ctx, t, true,
+						 "tmm_tensor_write");
+			if (rc < 0)
+				return rc;
+		}
+		rc = tmm_tensor_host_write(ctx, t, offset, src, bytes);
+		if (rc == 0)
+			tmm_view_after_write(ctx, t);
+		return rc;
+	}
+	rc = tmm_tensor_host_write(ctx, t, offset, src, bytes);
+	if (rc < 0)
+		return rc;
+	/* The write reaches each view it covers: a view level with the
+	 * parent or ahead of it is written too, and keeps its standing; a
+	 * view already behind, or one that never held bytes, is behind. */
+	for (struct tmm_list *n = t->views.next; n != &t->views;
+	     n = n->next) {
+		struct tmm_tensor_rec *v =
+			tmm_container_of(n, struct tmm_tensor_rec, view_link);
+
+		if (!overlap(v, offset, bytes, &from, &to))
+			continue;
+		if (v->view_behind || v->state == TMM_TS_EMPTY) {
+			v->view_behind = true;
+			continue;
+		}
+		rc = tmm_tensor_host_write(ctx, v, from - v->view_offset,
+					   (const char *)src + (from - offset),
+					   to - from);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* Checks a host access range; returns the record or NULL (error set). */
 static struct tmm_tensor_rec *io_check(struct tmm_ctx *ctx, tmm_tensor h,
 				       size_t offset, const void *buf,
@@ -174,6 +288,8 @@ static int tensor_write(struct tmm_ctx *ctx, tmm_tensor h, size_t offset,
 	 * trace, so there is nothing more to record. */
 	if (ctx->rehearsal)
 		return 0;
+	if (t->n_views || t->view_parent)
+		return view_host_write(ctx, t, offset, src, bytes);
 	return tmm_tensor_host_write(ctx, t, offset, src, bytes);
 }
 
@@ -193,6 +309,8 @@ static int tensor_read(struct tmm_ctx *ctx, tmm_tensor h, size_t offset,
 	}
 	if (ctx->rehearsal)
 		return tmm_rehearse_read(ctx, t, dst, bytes);
+	if (t->n_views || t->view_parent)
+		return view_host_read(ctx, t, offset, dst, bytes);
 	return tmm_tensor_host_read(ctx, t, offset, dst, bytes);
 }
 

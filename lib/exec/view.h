@@ -1,0 +1,42 @@
+/*
+ * view.h — keeping views and their parents coherent (view.c).
+ *
+ * Every call of the API that uses a tensor's bytes asks here first, when
+ * the context has views (ctx->live_views): tmm_run through tmm_view_run,
+ * the others through the hooks below; host reads and writes compose a
+ * parent's bytes and its views' in tensor.c.  A context without views
+ * never enters this file.
+ */
+#ifndef TMM_EXEC_VIEW_H
+#define TMM_EXEC_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/core/context.h"
+
+/* tmm_run on a context with views: the op's parents gather their views'
+ * newer bytes, its views catch up with their parents, then the op runs
+ * (tmm_run_op) and what it wrote is marked. */
+int tmm_view_run(struct tmm_ctx *ctx, const tmm_op *op);
+
+/*
+ * Before the library's own op or an acquire uses t whole: a parent first
+ * gathers the bytes its views hold newer than it; a view whose parent is
+ * newer catches up (when `reads`: its old bytes are needed).  -EBUSY for
+ * a view of a parent that is acquired (its bytes may be changing under
+ * the program's hands).  Returns 0 or the copy op's error.
+ */
+int tmm_view_before_use(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			bool reads, const char *caller);
+
+/* After t was written whole or in part on the device (an op's output, a
+ * fill, an acquire for writing): a parent's views fall behind it, a view
+ * is ahead of its parent. */
+void tmm_view_after_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Before tmm_tensor_destroy: -EBUSY for a parent with live views; a view
+ * ahead of its parent folds its bytes back into it, and leaves it. */
+int tmm_view_before_destroy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+#endif /* TMM_EXEC_VIEW_H */
