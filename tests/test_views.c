@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/base/fault.h"
 #include "tensormm.h"
 
 #define KIB 1024u
@@ -262,6 +263,78 @@ START_TEST(coherence)
 	got = read_all(ctx, src);
 	expect_bytes(got, KIB, 2 * KIB, 42, "new view read by an op");
 	free(got);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/*
+ * Each copy between a view and its parent refused by the device (site
+ * copy): the call fails naming the view and the direction, no side's
+ * bytes are lost, and the same call succeeds once the device does.
+ */
+START_TEST(refused_copies_lose_nothing)
+{
+	tmm_ctx *ctx = roomy();
+	tmm_tensor p, a, b, q;
+	uint8_t *got;
+
+	ck_assert_int_eq(tmm_tensor_create(ctx, 8 * KIB, TMM_ACTIVATION, "p",
+					   &p), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, 8 * KIB, TMM_ACTIVATION, "q",
+					   &q), 0);
+	ck_assert_int_eq(tmm_tensor_fill(ctx, p, 1), 0);
+	ck_assert_int_eq(tmm_tensor_view(ctx, p, 0, 4 * KIB, "a", &a), 0);
+	ck_assert_int_eq(tmm_tensor_view(ctx, p, 4 * KIB, 4 * KIB, "b", &b),
+			 0);
+	ck_assert_int_eq(tmm_tensor_fill(ctx, a, 7), 0); /* a ahead of p */
+
+	/* gathering a into p, for an op that reads p */
+	ck_assert_int_eq(tmm_fault_set("copy@1"), 0);
+	ck_assert_int_eq(run_add(ctx, p, q, 8 * KIB, 0), -EIO);
+	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx),
+				     "copying view 'a'"));
+	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx), "into its parent"));
+	got = read_all(ctx, p);
+	expect_bytes(got, 0, 4 * KIB, 7, "p over a, gather refused");
+	expect_bytes(got, 4 * KIB, 8 * KIB, 1, "p over b, gather refused");
+	free(got);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_int_eq(run_add(ctx, p, q, 8 * KIB, 0), 0);
+	got = read_all(ctx, q);
+	expect_bytes(got, 0, 4 * KIB, 7, "q from p over a");
+	free(got);
+
+	/* catching b up with p, for an op that reads b */
+	ck_assert_int_eq(run_add(ctx, q, p, 8 * KIB, 1), 0); /* p = 8 | 2 */
+	ck_assert_int_eq(tmm_fault_set("copy@1"), 0);
+	ck_assert_int_eq(run_add(ctx, b, a, 4 * KIB, 0), -EIO);
+	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx), "from its parent"));
+	got = read_all(ctx, b);
+	expect_bytes(got, 0, 4 * KIB, 2, "b, catch-up refused");
+	free(got);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_int_eq(run_add(ctx, b, a, 4 * KIB, 0), 0);
+	got = read_all(ctx, a);
+	expect_bytes(got, 0, 4 * KIB, 2, "a from b");
+	free(got);
+
+	/* handing a back to p as it is destroyed */
+	ck_assert_int_eq(tmm_fault_set("copy@1"), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, a), -EIO);
+	ck_assert_uint_eq(tmm_tensor_bytes(ctx, a), 4 * KIB);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, p), -EBUSY);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, a), 0);
+	got = read_all(ctx, p);
+	expect_bytes(got, 0, 4 * KIB, 2, "p keeps a's bytes");
+	free(got);
+
+	/* no host memory for the view's record */
+	ck_assert_int_eq(tmm_fault_set("host_alloc@1"), 0);
+	ck_assert_int_eq(tmm_tensor_view(ctx, p, 0, KIB, "c", &a), -ENOMEM);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, b), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, p), 0);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
@@ -612,6 +685,7 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, coherence);
+	tcase_add_test(tc, refused_copies_lose_nothing);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("trainer");
 	tcase_set_timeout(tc, 300);
