@@ -164,7 +164,10 @@ enum tmm_kind {
  * Creates a tensor of `bytes` bytes (> 0) of the given kind.  `name` (may be
  * NULL) is copied and used in messages and traces.  The tensor holds no
  * memory until it is first written or produced by an op.
- * Returns 0 and sets *out, or -EINVAL / -ENOMEM / -EBADF.
+ * A tensor larger than the budget may be made, as the parent of views
+ * (tmm_tensor_view) that are used one at a time; an op or an acquire
+ * that needs it whole fails with -ENOMEM.
+ * Returns 0 and sets *out, or -EINVAL / -ENOMEM (host memory) / -EBADF.
  */
 TMM_EXPORT
 int tmm_tensor_create(tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,

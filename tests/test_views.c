@@ -339,6 +339,52 @@ START_TEST(refused_copies_lose_nothing)
 }
 END_TEST
 
+/*
+ * A parent larger than the budget: made, its views used one at a time,
+ * destroyed one by one with their bytes handed back through the host,
+ * and refused, naming the budget, where an op needs it whole.
+ */
+START_TEST(parent_larger_than_the_budget)
+{
+	enum { N = 8, VIEW = 256 * KIB };
+	tmm_tensor p, v[N], out;
+	tmm_ctx *ctx;
+	uint8_t *got;
+
+	ck_assert_msg(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+				     "mode=swap,budget=1MiB,log=error") == 0,
+		      "%s", tmm_last_error(NULL));
+	ck_assert_int_eq(tmm_tensor_create(ctx, N * VIEW, TMM_ACTIVATION,
+					   "big", &p), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, VIEW, TMM_ACTIVATION, "out",
+					   &out), 0);
+	for (unsigned i = 0; i < N; i++) {
+		ck_assert_int_eq(tmm_tensor_view(ctx, p, i * (size_t)VIEW,
+						 VIEW, "v", &v[i]), 0);
+		ck_assert_int_eq(tmm_tensor_fill(ctx, v[i], (int)i), 0);
+		/* in place: the view is input and output */
+		ck_assert_msg(run_add(ctx, v[i], v[i], VIEW, 10) == 0, "%s",
+			      tmm_last_error(ctx));
+	}
+	/* each view read by an op, one at a time, all fitting */
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_msg(run_add(ctx, v[i], out, VIEW, 1) == 0, "%s",
+			      tmm_last_error(ctx));
+	ck_assert_int_eq(run_add(ctx, p, out, VIEW, 1), -ENOMEM);
+	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx), "TENSORMM_BUDGET"));
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_msg(tmm_tensor_destroy(ctx, v[i]) == 0, "%s",
+			      tmm_last_error(ctx));
+	got = read_all(ctx, p);
+	for (unsigned i = 0; i < N; i++)
+		expect_bytes(got, i * (size_t)VIEW, (i + 1) * (size_t)VIEW,
+			     (uint8_t)(i + 10), "a destroyed view's bytes");
+	free(got);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, p), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 /* ---- a trainer in the pre-allocated style --------------------------------- */
 
 #define LAYERS 6
@@ -686,6 +732,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, coherence);
 	tcase_add_test(tc, refused_copies_lose_nothing);
+	tcase_add_test(tc, parent_larger_than_the_budget);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("trainer");
 	tcase_set_timeout(tc, 300);

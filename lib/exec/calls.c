@@ -54,6 +54,17 @@ static int acquire(struct tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode,
 	t = tmm_tensor_lookup(ctx, h, "tmm_acquire");
 	if (!t)
 		return -EBADF;
+	if (tmm_mover_footprint(ctx, t->bytes) > ctx->budget && !ctx->share) {
+		char label[64], b1[32], b2[32];
+
+		return tmm_fail(ctx, -ENOMEM,
+				"tmm_acquire: tensor %s (%s) is larger than "
+				"the whole device budget (%s); raise "
+				"TENSORMM_BUDGET, or acquire views of it",
+				tmm_tensor_label(t, label, sizeof(label)),
+				tmm_fmt_bytes(t->bytes, b1, sizeof(b1)),
+				tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)));
+	}
 	if (ctx->rehearsal)
 		return tmm_fail(ctx, -EBUSY,
 				"tmm_acquire: a rehearsal is on and tensors "

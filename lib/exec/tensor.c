@@ -20,13 +20,13 @@
 #include "tensor.h"
 #include "view.h"
 #include "lib/record/tracker.h"
+#include "lib/base/xalloc.h"
 
 static int tensor_create(struct tmm_ctx *ctx, size_t bytes,
 			 enum tmm_kind kind, const char *name,
 			 tmm_tensor *out)
 {
 	struct tmm_tensor_rec *t = NULL;
-	char b1[32], b2[32];
 	int rc;
 
 	if (!out)
@@ -41,20 +41,50 @@ static int tensor_create(struct tmm_ctx *ctx, size_t bytes,
 				"tmm_tensor_create: kind %d is not a tmm_kind "
 				"(PERSISTENT, ACTIVATION, GRADIENT, SCRATCH)",
 				(int)kind);
-	if (tmm_mover_footprint(ctx, bytes) > ctx->budget)
-		return tmm_fail(ctx, -ENOMEM,
-				"tmm_tensor_create: tensor '%s' (%s) is larger "
-				"than the whole device budget (%s); raise "
-				"TENSORMM_BUDGET",
-				name ? name : "",
-				tmm_fmt_bytes(bytes, b1, sizeof(b1)),
-				tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)));
+	/* A tensor larger than the budget is made all the same: as the
+	 * parent of views it may never need the device whole, and an op
+	 * or an acquire that does need it says so (run.c, calls.c). */
 	rc = tmm_tensor_new(ctx, bytes, kind, name, &t);
 	if (rc < 0)
 		return rc;
 	*out = tmm_tensor_handle(ctx, t);
 	tmm_tracker_tensor_made(ctx, t);
 	return 0;
+}
+
+/* The most bytes fold_back stages on the host at once. */
+#define FOLD_CHUNK (4u << 20)
+
+/*
+ * A view about to be destroyed hands the bytes it holds newer than its
+ * parent back to it, so that nothing is lost.  Through the host, in
+ * chunks: a copy on the device would need the whole parent there, and a
+ * parent may be larger than the budget.
+ */
+static int fold_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *v)
+{
+	size_t chunk = v->bytes < FOLD_CHUNK ? v->bytes : FOLD_CHUNK;
+	void *buf;
+	int rc = 0;
+
+	if (!v->view_ahead || v->state == TMM_TS_EMPTY)
+		return 0;
+	buf = tmm_malloc(chunk);
+	if (!buf)
+		return tmm_fail(ctx, -ENOMEM, "tmm_tensor_destroy: out of host "
+				"memory handing a view's bytes back to its "
+				"parent");
+	for (size_t off = 0; off < v->bytes && rc == 0; off += chunk) {
+		size_t n = v->bytes - off < chunk ? v->bytes - off : chunk;
+
+		rc = tmm_tensor_host_read(ctx, v, off, buf, n);
+		if (rc == 0)
+			rc = tmm_tensor_host_write(ctx, v->view_parent,
+						   v->view_offset + off, buf,
+						   n);
+	}
+	free(buf);
+	return rc;
 }
 
 static int tensor_destroy(struct tmm_ctx *ctx, tmm_tensor h)
@@ -71,8 +101,14 @@ static int tensor_destroy(struct tmm_ctx *ctx, tmm_tensor h)
 				"%u time(s); tmm_release it first",
 				tmm_tensor_label(t, label, sizeof(label)),
 				t->acquires);
-	if (t->n_views || t->view_parent) {
+	if (t->n_views) {
 		int rc = tmm_view_before_destroy(ctx, t);
+
+		if (rc < 0)
+			return rc;
+	}
+	if (t->view_parent) {
+		int rc = fold_back(ctx, t);
 
 		if (rc < 0)
 			return rc;
@@ -88,6 +124,8 @@ static int tensor_destroy(struct tmm_ctx *ctx, tmm_tensor h)
 		if (rc < 0)
 			return rc;
 	}
+	if (t->view_parent)
+		tmm_view_leave_parent(ctx, t);
 	tmm_tracker_tensor_gone(ctx, t);
 	if (!t->ghost)
 		tmm_tensor_retire(ctx, t);

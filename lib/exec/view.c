@@ -288,7 +288,6 @@ int tmm_view_run(struct tmm_ctx *ctx, const tmm_op *op)
 int tmm_view_before_destroy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	char label[64];
-	int rc;
 
 	if (t->n_views)
 		return tmm_fail(ctx, -EBUSY,
@@ -296,19 +295,16 @@ int tmm_view_before_destroy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 				"view(s); destroy them first",
 				tmm_tensor_label(t, label, sizeof(label)),
 				t->n_views);
-	if (!t->view_parent)
-		return 0;
-	/* Nothing is lost: the parent keeps the view's last bytes. */
-	if (t->view_ahead) {
-		rc = copy_op(ctx, t, true, "tmm_tensor_destroy");
-		if (rc < 0)
-			return rc;
-	}
-	tmm_list_del(&t->view_link);
-	t->view_parent->n_views--;
-	t->view_parent = NULL;
-	ctx->live_views--;
 	return 0;
+}
+
+void tmm_view_leave_parent(struct tmm_ctx *ctx, struct tmm_tensor_rec *v)
+{
+	tmm_list_del(&v->view_link);
+	v->view_parent->n_views--;
+	v->view_parent = NULL;
+	v->view_ahead = v->view_behind = false;
+	ctx->live_views--;
 }
 
 static int tensor_view(struct tmm_ctx *ctx, tmm_tensor ph, size_t offset,

@@ -35,8 +35,12 @@ int tmm_view_before_use(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
  * is ahead of its parent. */
 void tmm_view_after_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
-/* Before tmm_tensor_destroy: -EBUSY for a parent with live views; a view
- * ahead of its parent folds its bytes back into it, and leaves it. */
+/* Before tmm_tensor_destroy: -EBUSY for a parent with live views. */
 int tmm_view_before_destroy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* A view destroyed leaves its parent (its bytes handed back first, by
+ * tensor.c: through the host, so that a parent larger than the budget
+ * needs no room on the device for it). */
+void tmm_view_leave_parent(struct tmm_ctx *ctx, struct tmm_tensor_rec *v);
 
 #endif /* TMM_EXEC_VIEW_H */
