@@ -1,0 +1,173 @@
+/*
+ * chargpt.c — a character-level transformer trained in the pre-allocated
+ * style (chargpt_model.h): its buffers made once, the ops run on views of
+ * them, and the whole run bit-identical under memory pressure.
+ *
+ * Like examples/gpt, it trains twice on the simulated GPU (backed memory,
+ * real bytes): once with the whole device, to learn the run's peak, then
+ * with a budget of a fraction of that peak (30% by default), and prints
+ * each step's loss, the constrained run's statistics and whether its
+ * final weights and losses are bit-identical to the unconstrained run's.
+ * --config appends tunables to the constrained run's configuration
+ * ("policy=tsplit", "mode=uvm", ...).
+ *
+ *   examples/chargpt [--fraction F] [--steps N] [--layers N] [--d-model N]
+ *                    [--seq N] [--batch N] [--accum N] [--config STR]
+ *                    [--json] [--rehearse]
+ *
+ * Times in the statistics are simulated (virtual nanoseconds on the
+ * TENSORMM_SIM_PROFILE hardware profile), not measured.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chargpt_model.h"
+#include "demo_run.h"
+#include "tensormm.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: chargpt [--fraction F] [--steps N] [--layers N] "
+		"[--d-model N] [--seq N]\n"
+		"               [--batch N] [--accum N] [--config STR] "
+		"[--json] [--rehearse]\n"
+		"  --fraction F  device budget as a fraction of the "
+		"unconstrained peak, 0 < F <= 1 (default 0.3)\n"
+		"  --steps N     training steps (default 10)\n"
+		"  --layers N    transformer blocks, at most 64 (default 2)\n"
+		"  --d-model N   model width, a multiple of the 4 heads "
+		"(default 32)\n"
+		"  --seq N       characters per window, less than the text's "
+		"%zu (default 32)\n"
+		"  --batch N     windows per micro-batch (default 4)\n"
+		"  --accum N     micro-batches per step (default 2)\n"
+		"  --config STR  tunables appended to the constrained run's "
+		"configuration\n"
+		"                (e.g. policy=tsplit)\n"
+		"  --json        print the statistics as JSON\n"
+		DEMO_REHEARSE_USAGE,
+		chargpt_text_length());
+}
+
+/* The model's trainer, typed as demo_train wants it. */
+static int train_model(tmm_ctx *ctx, const void *cfg, float *losses,
+		       uint8_t **weights, size_t *len, FILE *log)
+{
+	return chargpt_train(ctx, cfg, losses, weights, len, log);
+}
+
+/* Says which of the sizes on the command line cannot be, or returns 0. */
+static int check_sizes(const struct chargpt_config *cc)
+{
+	char v[16];
+
+	if (cc->d_model % cc->heads) {
+		snprintf(v, sizeof(v), "%u", cc->d_model);
+		return demo_bad_value("chargpt", "--d-model", v, usage);
+	}
+	if (cc->seq >= chargpt_text_length()) {
+		snprintf(v, sizeof(v), "%u", cc->seq);
+		return demo_bad_value("chargpt", "--seq", v, usage);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct chargpt_config cc;
+	double fraction = 0.3;
+	unsigned stats_opts = 0, rehearse = 0;
+	struct demo_first_step first = { 0 };
+	const char *extra = NULL;
+	uint8_t *w_free = NULL, *w_tight = NULL;
+	size_t len_free = 0, len_tight = 0;
+	unsigned long long peak_tight, budget;
+	struct tmm_stats st_free, st_tight;
+	float *loss_free = NULL, *loss_tight = NULL;
+	char config[512];
+	int rc, n, ok = 0;
+	bool identical;
+
+	chargpt_config_default(&cc);
+	{
+		const struct demo_opt opts[] = {
+			{ "--json", DEMO_FLAG, &stats_opts, TMM_STATS_JSON },
+			{ "--fraction", DEMO_FRACTION, &fraction, 0 },
+			{ "--steps", DEMO_COUNT, &cc.steps, 0 },
+			{ "--layers", DEMO_COUNT, &cc.layers, 64 },
+			{ "--d-model", DEMO_COUNT, &cc.d_model, 0 },
+			{ "--seq", DEMO_COUNT, &cc.seq, 0 },
+			{ "--batch", DEMO_COUNT, &cc.batch, 0 },
+			{ "--accum", DEMO_COUNT, &cc.accum, 0 },
+			{ "--config", DEMO_TEXT, &extra, 300 },
+			DEMO_REHEARSE_OPT(rehearse),
+		};
+		int parsed = demo_parse_args("chargpt", argc, argv, opts,
+					 sizeof(opts) / sizeof(opts[0]), usage);
+
+		if (parsed)
+			return parsed == 1 ? 0 : 2;
+		if (check_sizes(&cc))
+			return 2;
+	}
+
+	loss_free = calloc(cc.steps, sizeof(float));
+	loss_tight = calloc(cc.steps, sizeof(float));
+	if (!loss_free || !loss_tight) {
+		fprintf(stderr, "chargpt: out of memory\n");
+		goto out;
+	}
+
+	printf("libtensormm demo: a character-level transformer (%u blocks, "
+	       "d_model %u, %u heads, %u characters in its vocabulary), "
+	       "%u x %u windows of %u characters a step, on the simulated "
+	       "GPU\n\n", cc.layers, cc.d_model, cc.heads,
+	       chargpt_vocab_size(), cc.accum, cc.batch, cc.seq);
+	printf("1) unconstrained run, to measure the peak device memory\n");
+	rc = demo_train("chargpt", "backend=sim,sim_memory=backed,budget=100%",
+			train_model, &cc, NULL, loss_free, &w_free, &len_free,
+			&st_free, false, 0);
+	if (rc)
+		goto out;
+	budget = (unsigned long long)((double)st_free.device_peak * fraction);
+	printf("   peak %.2f MiB\n\n", st_free.device_peak / 1048576.0);
+
+	printf("2) the same training with a budget of %.0f%% of that peak "
+	       "(%.2f MiB)%s%s\n", 100.0 * fraction, budget / 1048576.0,
+	       extra ? ", with " : "", extra ? extra : "");
+	/* --config is at most 300 characters: it fits. */
+	n = snprintf(config, sizeof(config),
+		     "backend=sim,sim_memory=backed,budget=%lluB%s%s",
+		     budget, extra ? "," : "", extra ? extra : "");
+	if (n < 0 || (size_t)n >= sizeof(config))
+		goto out;
+	cc.rehearse = rehearse != 0;
+	cc.after_step = demo_note_first_step;
+	cc.after_step_arg = &first;
+	rc = demo_train("chargpt", config, train_model, &cc, stdout,
+			loss_tight, &w_tight, &len_tight, &st_tight, true,
+			stats_opts);
+	if (rc)
+		goto out;
+	peak_tight = st_tight.device_peak;
+
+	demo_print_first_step(&first);
+	identical = len_free == len_tight &&
+		    !memcmp(w_free, w_tight, len_free) &&
+		    !memcmp(loss_free, loss_tight, cc.steps * sizeof(float));
+	printf("\nweights and losses bit-identical to the unconstrained run: "
+	       "%s\n", identical ? "yes" : "NO");
+	printf("device peak %.2f MiB within the %.2f MiB budget: %s\n",
+	       peak_tight / 1048576.0, budget / 1048576.0,
+	       peak_tight <= budget ? "yes" : "NO");
+	ok = identical && peak_tight <= budget;
+out:
+	free(w_free);
+	free(w_tight);
+	free(loss_free);
+	free(loss_tight);
+	return ok ? 0 : 1;
+}
