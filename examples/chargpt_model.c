@@ -425,7 +425,7 @@ void chargpt_config_default(struct chargpt_config *cfg)
 {
 	*cfg = (struct chargpt_config){
 		.batch = 4, .accum = 2, .seq = 32, .d_model = 32, .heads = 4,
-		.layers = 2, .steps = 10, .lr = 3e-3f, .beta1 = 0.9f,
+		.layers = 2, .steps = 20, .lr = 3e-3f, .beta1 = 0.9f,
 		.beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
 		.seed = 1234,
 	};
