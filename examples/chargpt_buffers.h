@@ -72,7 +72,8 @@ tmm_tensor chargpt_view(const struct chargpt_buffer *b,
 			unsigned layer);
 
 /* Destroys the views, then the parent (which refuses to go while views
- * live); handles never created are skipped. */
+ * live), as far as the library lets it: what stays goes with the
+ * context.  Handles never created are skipped. */
 void chargpt_buffer_free(tmm_ctx *ctx, struct chargpt_buffer *b);
 
 #endif /* CHARGPT_BUFFERS_H */
