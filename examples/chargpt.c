@@ -38,12 +38,14 @@ static void usage(FILE *f)
 		"unconstrained peak, 0 < F <= 1 (default 0.3)\n"
 		"  --steps N     training steps (default 20)\n"
 		"  --layers N    transformer blocks, at most 64 (default 2)\n"
-		"  --d-model N   model width, a multiple of the 4 heads "
-		"(default 32)\n"
+		"  --d-model N   model width, a multiple of the 4 heads, at "
+		"most 8192 (default 32)\n"
 		"  --seq N       characters per window, less than the text's "
 		"%zu (default 32)\n"
-		"  --batch N     windows per micro-batch (default 4)\n"
-		"  --accum N     micro-batches per step (default 2)\n"
+		"  --batch N     windows per micro-batch, at most 4096 "
+		"(default 4)\n"
+		"  --accum N     micro-batches per step, at most 4096 "
+		"(default 2)\n"
 		"  --config STR  tunables appended to both runs' "
 		"configurations\n"
 		"                (e.g. mode=swap,policy=tsplit)\n"
@@ -98,10 +100,10 @@ int main(int argc, char **argv)
 			{ "--fraction", DEMO_FRACTION, &fraction, 0 },
 			{ "--steps", DEMO_COUNT, &cc.steps, 0 },
 			{ "--layers", DEMO_COUNT, &cc.layers, 64 },
-			{ "--d-model", DEMO_COUNT, &cc.d_model, 0 },
+			{ "--d-model", DEMO_COUNT, &cc.d_model, 8192 },
 			{ "--seq", DEMO_COUNT, &cc.seq, 0 },
-			{ "--batch", DEMO_COUNT, &cc.batch, 0 },
-			{ "--accum", DEMO_COUNT, &cc.accum, 0 },
+			{ "--batch", DEMO_COUNT, &cc.batch, 4096 },
+			{ "--accum", DEMO_COUNT, &cc.accum, 4096 },
 			{ "--config", DEMO_TEXT, &extra, 300 },
 			DEMO_REHEARSE_OPT(rehearse),
 		};

@@ -108,26 +108,34 @@ static size_t window_start(uint64_t seed, unsigned step, unsigned k,
 	return (size_t)(mix64(seed ^ mix64(where)) % (TEXT_LEN - seq));
 }
 
+/* ---- the shapes ------------------------------------------------------- */
 
+static bool in_unit_interval(float x) /* [0, 1): AdamW's betas */
+{
+	return x >= 0.0f && x < 1.0f;
+}
+
+/*
+ * -EINVAL for a config the model cannot be built from.  The bounds keep
+ * the largest tensor a config can ask for (the attention's probabilities,
+ * batch × heads × seq² floats) under 2^43 floats, and every buffer's
+ * bytes far inside a 64-bit size_t: a size that large fails to be
+ * allocated instead of wrapping.
+ */
 static int check_config(const struct chargpt_config *c, unsigned vocab)
 {
-	const unsigned max = 1u << 16;
+	bool sizes = c->batch && c->batch <= 4096 && c->accum &&
+		     c->accum <= 4096 && c->seq && c->seq < TEXT_LEN &&
+		     c->d_model && c->d_model <= 8192 && c->heads &&
+		     c->d_model % c->heads == 0 && c->layers &&
+		     c->layers <= 64 && c->steps < INT32_MAX && vocab >= 2;
+	bool adamw = isfinite(c->lr) && c->lr >= 0.0f &&
+		     in_unit_interval(c->beta1) &&
+		     in_unit_interval(c->beta2) && isfinite(c->eps) &&
+		     c->eps > 0.0f && isfinite(c->weight_decay) &&
+		     c->weight_decay >= 0.0f;
 
-	if (!c->batch || !c->accum || !c->seq || !c->d_model || !c->heads ||
-	    !c->layers || c->layers > 64 || c->d_model % c->heads ||
-	    c->batch > max || c->accum > max || c->d_model > max ||
-	    c->seq >= TEXT_LEN || c->steps > INT32_MAX - 1 || vocab < 2)
-		return -EINVAL;
-	if (!isfinite(c->lr) || c->lr < 0.0f || !(c->beta1 >= 0.0f) ||
-	    !(c->beta1 < 1.0f) || !(c->beta2 >= 0.0f) ||
-	    !(c->beta2 < 1.0f) || !isfinite(c->eps) || !(c->eps > 0.0f) ||
-	    !isfinite(c->weight_decay) || c->weight_decay < 0.0f)
-		return -EINVAL;
-	/* The attention's probabilities, the largest activation, must stay
-	 * far from overflowing a size_t of floats. */
-	if ((double)c->batch * c->heads * c->seq * c->seq > 0x1p36)
-		return -EINVAL;
-	return 0;
+	return sizes && adamw ? 0 : -EINVAL;
 }
 
 /* The op dimensions and the three layouts, from the config. */
