@@ -87,11 +87,8 @@ void chargpt_buffer_free(tmm_ctx *ctx, struct chargpt_buffer *b)
 {
 	/* A failed destroy is not reported: this runs on the way out,
 	 * often after the failure that stopped the training, whose message
-	 * must stay the one tmm_last_error gives.  It can fail after a
-	 * good run too: a view's destroy copies its bytes into the parent
-	 * on the device, which a budget smaller than the parent refuses
-	 * (-ENOMEM), and then the parent keeps live views (-EBUSY).  What
-	 * is left goes with the context (tmm_ctx_destroy). */
+	 * must stay the one tmm_last_error gives.  What is left goes with
+	 * the context (tmm_ctx_destroy). */
 	for (unsigned k = b->n_views; k-- > 0;)
 		tmm_tensor_destroy(ctx, b->view[k]);
 	if (b->whole.id)
