@@ -10,6 +10,8 @@
  * layer-typed policies have work; activations are freed after their last
  * use.  The budget is half the peak.  Times are real host time on this
  * machine (CLOCK_MONOTONIC), the minimum and median of several runs.
+ *
+ *   bench_planners [POLICY...]     (default: every policy)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "clock.h"
 #include "machine.h"
 #include "hints/planner.h"
+#include "lib/base/crc32.h"
 #include "tensormm.h"
 
 #define LAYERS 1250
@@ -149,12 +152,17 @@ static int by_value(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	static const char *const policies[] = {
+	static const char *const all[] = {
 		"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint",
 		"superneurons", "capuchin", "tensile", "tsplit", "auto",
 	};
+	/* The policies named on the command line, or all of them. */
+	const char *const *policies = argc > 1 ? (const char *const *)argv + 1
+					       : all;
+	size_t n_policies = argc > 1 ? (size_t)argc - 1
+				     : sizeof(all) / sizeof(all[0]);
 	struct builder b;
 	struct tmm_planner_input in;
 	struct tmm_plan p;
@@ -188,11 +196,13 @@ int main(void)
 		bench_describe_machine(machine, sizeof(machine));
 		printf("%s; host time, %d runs each\n\n", machine, RUNS);
 	}
-	printf("%-13s %10s %10s %8s %6s\n", "policy", "min ms", "median ms",
-	       "actions", "fits");
-	for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
+	/* The plan's CRC-32 tells a change that made planning faster
+	 * from one that also changed the plan. */
+	printf("%-13s %10s %10s %8s %6s %10s\n", "policy", "min ms",
+	       "median ms", "actions", "fits", "plan crc");
+	for (size_t i = 0; i < n_policies; i++) {
 		double ns[RUNS];
-		uint32_t actions = 0;
+		uint32_t actions = 0, crc = 0;
 		bool fits = false;
 
 		for (int r = 0; r < RUNS; r++) {
@@ -206,12 +216,14 @@ int main(void)
 			ns[r] = bench_now_s() - t0;
 			actions = p.n_actions;
 			fits = p.fits;
+			crc = tmm_crc32(0, p.actions,
+					sizeof(*p.actions) * p.n_actions);
 			tmm_plan_free(&p);
 		}
 		qsort(ns, RUNS, sizeof(ns[0]), by_value);
-		printf("%-13s %10.2f %10.2f %8u %6s\n", policies[i],
-		       ns[0] * 1e3, ns[RUNS / 2] * 1e3,
-		       actions, fits ? "yes" : "no");
+		printf("%-13s %10.2f %10.2f %8u %6s   %08x\n", policies[i],
+		       ns[0] * 1e3, ns[RUNS / 2] * 1e3, actions,
+		       fits ? "yes" : "no", crc);
 	}
 	tmm_trace_free(&b.t);
 	return 0;

@@ -363,16 +363,20 @@ static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
 {
 	const struct tmm_analysis *an = &ts->an;
 
-	for (uint32_t i = 0; i < ts->cs.n; i++) {
+	/* A free option (ratio 0) cannot be beaten, since options replace
+	 * the best only when strictly cheaper: the walk stops there with
+	 * the same choice it would make after asking every candidate. */
+	for (uint32_t i = 0; i < ts->cs.n && best->ratio > 0; i++) {
 		struct tmm_cand *c = &ts->cs.c[i];
 		uint64_t bytes = an->life[c->tensor].bytes;
-		struct option o = { .cand = i, .new_eviction = true };
+		struct option o;
 		double m;
 		int64_t t;
 
 		if (c->taken || bytes == 0 || an->op_end[c->evict] > k ||
 		    c->back <= k || op_uses(an, k, c->tensor))
 			continue;
+		o = (struct option){ .cand = i, .new_eviction = true };
 		m = counted(ts, k, bytes);
 		t = price_swap(ts, c->tensor, c->evict, c->back, k, false,
 			       m, best->ratio, &ts->in_trigger[i], &o);
