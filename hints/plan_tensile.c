@@ -408,27 +408,60 @@ static int schedule_swap(struct tensile *ts, uint32_t t, bool stall)
 	return rc < 0 ? rc : 1;
 }
 
-/*
- * Algorithm 1's MPT and Algorithm 2's outer loop: swaps the largest
- * tensor held at the peak whose swap fits.  Returns 1 when one was
- * taken, 0 when none fits, or -ENOMEM.
- */
-/* A tensor held at the peak, for sorting by size. */
+/* A tensor held at the peak, ordered by size. */
 struct held {
 	uint64_t bytes;
 	uint32_t tensor;
 };
 
-/* Largest first; equal sizes by index, as a scan would meet them. */
-static int by_size(const void *a, const void *b)
+/* Whether x comes before y: larger first, equal sizes by index, as a
+ * scan would meet them (a total order: no two tensors tie). */
+static bool before(const struct held *x, const struct held *y)
 {
-	const struct held *x = a, *y = b;
-
 	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	return x->tensor < y->tensor ? -1 : x->tensor > y->tensor;
+		return x->bytes > y->bytes;
+	return x->tensor < y->tensor;
 }
 
+/* Restores the heap of h[0..n) below i (the first in order on top). */
+static void sift_down(struct held *h, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, top = i;
+		struct held tmp;
+
+		if (l < n && before(&h[l], &h[top]))
+			top = l;
+		if (r < n && before(&h[r], &h[top]))
+			top = r;
+		if (top == i)
+			return;
+		tmp = h[i];
+		h[i] = h[top];
+		h[top] = tmp;
+		i = top;
+	}
+}
+
+/* Takes the first in order out of the heap h[0..*n). */
+static struct held pop_first(struct held *h, uint32_t *n)
+{
+	struct held first = h[0];
+
+	h[0] = h[--*n];
+	sift_down(h, *n, 0);
+	return first;
+}
+
+/*
+ * Algorithm 1's MPT and Algorithm 2's outer loop: swaps the largest
+ * tensor held at the peak whose swap fits.  Returns 1 when one was
+ * taken, 0 when none fits, or -ENOMEM.
+ *
+ * The tensors are tried in order of size, and most often the first
+ * fits: a heap gives them in that order at the cost of the few tried,
+ * where sorting all of them cost more than the rest of the planner.
+ */
 static int swap_one(struct tensile *ts, bool stall)
 {
 	const struct tmm_analysis *an = &ts->an;
@@ -442,13 +475,15 @@ static int swap_one(struct tensile *ts, bool stall)
 		if (refused[t] != p && held_at(ts, ts->out, t, p) &&
 		    !used_by_op_at(an, t, p))
 			ts->held[m++] = (struct held){ an->life[t].bytes, t };
-	qsort(ts->held, m, sizeof(*ts->held), by_size);
-	for (uint32_t i = 0; i < m; i++) {
-		int rc = schedule_swap(ts, ts->held[i].tensor, stall);
+	for (uint32_t i = m / 2; i-- > 0;)
+		sift_down(ts->held, m, i);
+	while (m > 0) {
+		struct held h = pop_first(ts->held, &m);
+		int rc = schedule_swap(ts, h.tensor, stall);
 
 		if (rc == 1 || rc == -ENOMEM)
 			return rc;
-		refused[ts->held[i].tensor] = p;
+		refused[h.tensor] = p;
 	}
 	return 0;
 }
