@@ -71,7 +71,8 @@ START_TEST(cupti_reports_each_ops_time)
 
 	ck_assert_int_eq(cudaStreamCreate(&s), cudaSuccess);
 	ck_assert_int_eq(cudaMalloc(&dev, 1 << 20), cudaSuccess);
-	ck_assert_int_eq(tmm_cuda_timing_open(&t, s, true, why, sizeof(why)),
+	ck_assert_int_eq(tmm_cuda_timing_open(&t, s, true, NULL, why,
+					      sizeof(why)),
 			 0);
 	ck_assert_msg(strcmp(tmm_cuda_timing_method(t), "cupti") == 0, "%s",
 		      why);
@@ -96,7 +97,8 @@ START_TEST(cupti_reports_each_ops_time)
 	ck_assert_uint_gt(cudafake_cupti_records(), records);
 	tmm_cuda_timing_close(t);
 	/* Closed, CUPTI is free for the next owner. */
-	ck_assert_int_eq(tmm_cuda_timing_open(&t, s, true, why, sizeof(why)),
+	ck_assert_int_eq(tmm_cuda_timing_open(&t, s, true, NULL, why,
+					      sizeof(why)),
 			 0);
 	ck_assert_str_eq(tmm_cuda_timing_method(t), "cupti");
 	tmm_cuda_timing_close(t);
@@ -133,7 +135,8 @@ START_TEST(work_of_other_streams_and_devices_is_not_the_ops)
 	ck_assert_uint_eq(fid, sid);
 	ck_assert_int_eq(cudaSetDevice(0), cudaSuccess);
 
-	ck_assert_int_eq(tmm_cuda_timing_open(&t, s, true, why, sizeof(why)),
+	ck_assert_int_eq(tmm_cuda_timing_open(&t, s, true, NULL, why,
+					      sizeof(why)),
 			 0);
 	ck_assert_msg(strcmp(tmm_cuda_timing_method(t), "cupti") == 0, "%s",
 		      why);
@@ -280,7 +283,8 @@ START_TEST(an_older_cupti_is_not_used_though_it_records)
 
 	ck_assert_int_eq(cudaStreamCreate(&s), cudaSuccess);
 	setenv("CUDAFAKE_CUPTI_VERSION", "18", 1);
-	ck_assert_int_eq(tmm_cuda_timing_open(&t, s, true, why, sizeof(why)),
+	ck_assert_int_eq(tmm_cuda_timing_open(&t, s, true, NULL, why,
+					      sizeof(why)),
 			 0);
 	unsetenv("CUDAFAKE_CUPTI_VERSION");
 	ck_assert_str_eq(tmm_cuda_timing_method(t), "events");

@@ -102,11 +102,13 @@ START_TEST(module_ids_and_collect)
 
 	ck_assert_int_eq(cudaStreamCreate(&s), cudaSuccess);
 	ck_assert_int_eq(cudaMalloc(&dev, FILL_BYTES), cudaSuccess);
-	ck_assert_int_eq(tmm_cuda_timing_open(&a, s, true, why, sizeof(why)),
+	ck_assert_int_eq(tmm_cuda_timing_open(&a, s, true, NULL, why,
+					      sizeof(why)),
 			 0);
 	printf("first: %s %s\n", tmm_cuda_timing_method(a), why);
 	/* CUPTI belongs to the process: a second owner gets events. */
-	ck_assert_int_eq(tmm_cuda_timing_open(&b, s, true, why, sizeof(why)),
+	ck_assert_int_eq(tmm_cuda_timing_open(&b, s, true, NULL, why,
+					      sizeof(why)),
 			 0);
 	ck_assert_str_eq(tmm_cuda_timing_method(b), "events");
 	ck_assert(why[0] != '\0');

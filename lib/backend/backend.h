@@ -120,8 +120,9 @@ struct tmm_device_info {
 	char host_pinning[160];	     /* how pinned host buffers are had when
 				      * not as asked, and why; "" when as
 				      * asked (NUMA-placed, registered) */
-	char timing[160];	     /* how op times are measured, and why
-				      * not better ("" on the sim) */
+	char timing[528];	     /* how op times are measured, and why
+				      * not better ("" on the sim): room
+				      * for a loader's message (dynlib.h) */
 	char link[160];		     /* how h2d/d2h_gbps were had ("" on the
 				      * sim: the profile's) */
 	char uvm_paths[160];	     /* how the uvm_* rates were had ("" on

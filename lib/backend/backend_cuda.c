@@ -39,6 +39,7 @@
 #include "backend_cuda_vmm.h"
 #include "cuda_timing.h"
 #include "numa_place.h"
+#include "lib/base/dynlib.h"
 #include "lib/base/tunables.h"
 #include "lib/base/xalloc.h"
 
@@ -160,7 +161,7 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	struct tmm_device_info *info = &be->info;
 	struct cudaDeviceProp prop;
 	struct cuda_state *s;
-	char bus_id[32] = "", why[128];
+	char bus_id[32] = "", why[TMM_DYNLIB_WHY];
 	size_t free_b = 0, total_b = 0, len;
 	int n = 0, attr = 0, rc;
 	cudaError_t e;
@@ -221,7 +222,8 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	}
 	/* CUPTI unless cupti=off; events where CUPTI cannot be had. */
 	rc = tmm_cuda_timing_open(&s->timing, s->stream[TMM_ENGINE_COMPUTE],
-				  cfg ? cfg->cupti : true, why, sizeof(why));
+				  cfg ? cfg->cupti : true,
+				  cfg ? cfg->dl_path : NULL, why, sizeof(why));
 	if (rc < 0) {
 		rc = tmm_backend_fail(be, rc, "cuda backend: out of memory");
 		goto err;

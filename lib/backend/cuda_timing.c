@@ -20,6 +20,8 @@
 #include <cuda_runtime_api.h>
 #ifdef TMM_HAVE_CUPTI
 #include <cupti.h>
+
+#include "cupti_lib.h"
 #endif
 
 #include "cuda_timing.h"
@@ -155,6 +157,9 @@ struct kern {
  * its own thread: what they fill is global and under the lock.
  */
 static pthread_mutex_t cupti_lock = PTHREAD_MUTEX_INITIALIZER;
+/* CUPTI's entry points, once an owner has loaded them (never unset: the
+ * library stays loaded for the process). */
+static const struct tmm_cupti *cu;
 static struct tmm_cuda_timing *cupti_owner;
 static bool cupti_registered;
 /* The owner's compute stream as CUPTI names it: its device (the runtime
@@ -170,7 +175,7 @@ static const char *cupti_string(CUptiResult r)
 {
 	const char *s = NULL;
 
-	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
+	if (cu->cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
 		s = "unknown CUPTI error";
 	return s;
 }
@@ -249,7 +254,7 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id,
 	(void)stream_id;
 	(void)size;
 	pthread_mutex_lock(&cupti_lock);
-	while (cuptiActivityGetNextRecord(buffer, valid, &rec) ==
+	while (cu->cuptiActivityGetNextRecord(buffer, valid, &rec) ==
 	       CUPTI_SUCCESS)
 		keep_record(rec);
 	pthread_mutex_unlock(&cupti_lock);
@@ -264,8 +269,10 @@ static int cmp_corr(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Takes CUPTI for t; false with the reason in why when it cannot. */
-static bool cupti_start(struct tmm_cuda_timing *t, char *why, size_t whylen)
+/* Takes CUPTI for t, loading it from dl_path's directories the first
+ * time; false with the reason in why when it cannot. */
+static bool cupti_start(struct tmm_cuda_timing *t, const char *dl_path,
+			char *why, size_t whylen)
 {
 	uint32_t version = 0;
 	CUptiResult r = CUPTI_SUCCESS;
@@ -277,11 +284,16 @@ static bool cupti_start(struct tmm_cuda_timing *t, char *why, size_t whylen)
 		snprintf(why, whylen, "CUPTI is taken by another context");
 		goto out;
 	}
+	if (!cu) {
+		cu = tmm_cupti_load(dl_path, why, whylen);
+		if (!cu)
+			goto out;
+	}
 	/* The activity records' layout is the one of the headers this was
 	 * built with: an older CUPTI loaded at run time would be misread
 	 * (cupti_version.h: compare cuptiGetVersion with
 	 * CUPTI_API_VERSION). */
-	if (cuptiGetVersion(&version) != CUPTI_SUCCESS ||
+	if (cu->cuptiGetVersion(&version) != CUPTI_SUCCESS ||
 	    version < CUPTI_API_VERSION) {
 		snprintf(why, whylen, "CUPTI API version %u is older than the "
 			 "%u this libtensormm was built with",
@@ -290,17 +302,17 @@ static bool cupti_start(struct tmm_cuda_timing *t, char *why, size_t whylen)
 	}
 	/* Called on the context's device (backend_cuda.c opens the timing
 	 * there): a NULL context is the current one. */
-	r = cuptiGetDeviceId(NULL, &own_device);
+	r = cu->cuptiGetDeviceId(NULL, &own_device);
 	if (r == CUPTI_SUCCESS)
-		r = cuptiGetStreamIdEx(NULL, (CUstream)t->stream, 0,
-				       &own_stream);
+		r = cu->cuptiGetStreamIdEx(NULL, (CUstream)t->stream, 0,
+					   &own_stream);
 	if (r != CUPTI_SUCCESS) {
 		snprintf(why, whylen, "cuptiGetStreamIdEx(compute stream): %s",
 			 cupti_string(r));
 		goto out;
 	}
 	if (!cupti_registered) {
-		r = cuptiActivityRegisterCallbacks(buffer_requested,
+		r = cu->cuptiActivityRegisterCallbacks(buffer_requested,
 						   buffer_completed);
 		if (r != CUPTI_SUCCESS) {
 			snprintf(why, whylen,
@@ -311,7 +323,7 @@ static bool cupti_start(struct tmm_cuda_timing *t, char *why, size_t whylen)
 		cupti_registered = true;
 	}
 	for (; on < N_KINDS; on++) {
-		r = cuptiActivityEnable(cupti_kinds[on]);
+		r = cu->cuptiActivityEnable(cupti_kinds[on]);
 		if (r != CUPTI_SUCCESS)
 			break;
 	}
@@ -321,7 +333,7 @@ static bool cupti_start(struct tmm_cuda_timing *t, char *why, size_t whylen)
 		snprintf(why, whylen, "cuptiActivityEnable(kind %d): %s",
 			 (int)cupti_kinds[on], cupti_string(r));
 		while (on-- > 0)
-			cuptiActivityDisable(cupti_kinds[on]);
+			cu->cuptiActivityDisable(cupti_kinds[on]);
 		goto out;
 	}
 	cupti_owner = t;
@@ -335,9 +347,9 @@ out:
 static void cupti_stop(struct tmm_cuda_timing *t)
 {
 	/* Not under the lock: a flush calls buffer_completed here. */
-	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	cu->cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	for (size_t i = 0; i < N_KINDS; i++)
-		cuptiActivityDisable(cupti_kinds[i]);
+		cu->cuptiActivityDisable(cupti_kinds[i]);
 	pthread_mutex_lock(&cupti_lock);
 	if (cupti_owner == t)
 		cupti_owner = NULL;
@@ -360,7 +372,7 @@ static int cupti_collect(struct tmm_cuda_timing *t, const uint64_t *after,
 	if (e != cudaSuccess)
 		return cuda_err(e, "cudaStreamSynchronize(compute) before "
 				"reading CUPTI's kernel records", err, errlen);
-	r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	r = cu->cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	if (r != CUPTI_SUCCESS) {
 		snprintf(err, errlen, "cuptiActivityFlushAll: %s",
 			 cupti_string(r));
@@ -537,7 +549,8 @@ static int events_collect(struct tmm_cuda_timing *t, const uint64_t *after,
  * ---------------------------------------------------------------------- */
 
 int tmm_cuda_timing_open(struct tmm_cuda_timing **out, void *stream,
-			 bool want_cupti, char *why, size_t whylen)
+			 bool want_cupti, const char *dl_path, char *why,
+			 size_t whylen)
 {
 	struct tmm_cuda_timing *t = tmm_calloc(1, sizeof(*t));
 
@@ -549,8 +562,9 @@ int tmm_cuda_timing_open(struct tmm_cuda_timing **out, void *stream,
 	t->stream = (cudaStream_t)stream;
 #ifdef TMM_HAVE_CUPTI
 	if (want_cupti)
-		t->cupti = cupti_start(t, why, whylen);
+		t->cupti = cupti_start(t, dl_path, why, whylen);
 #else
+	(void)dl_path;
 	if (want_cupti)
 		snprintf(why, whylen, "this build has no CUPTI (configure did "
 			 "not find cupti.h and libcupti)");
@@ -591,7 +605,7 @@ int tmm_cuda_timing_begin(struct tmm_cuda_timing *t, char *err,
 	t->last_id++;
 #ifdef TMM_HAVE_CUPTI
 	if (t->cupti) {
-		CUptiResult r = cuptiActivityPushExternalCorrelationId(
+		CUptiResult r = cu->cuptiActivityPushExternalCorrelationId(
 			CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, t->last_id);
 
 		if (r != CUPTI_SUCCESS) {
@@ -613,7 +627,7 @@ int tmm_cuda_timing_end(struct tmm_cuda_timing *t, char *err, size_t errlen)
 #ifdef TMM_HAVE_CUPTI
 	if (t->cupti) {
 		uint64_t id = 0;
-		CUptiResult r = cuptiActivityPopExternalCorrelationId(
+		CUptiResult r = cu->cuptiActivityPopExternalCorrelationId(
 			CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
 
 		if (r != CUPTI_SUCCESS) {

@@ -16,9 +16,11 @@
  *           the time between them (gaps included).
  *
  * CUPTI is used when the library was built with it (TMM_HAVE_CUPTI), the
- * caller asks for it (cupti=on) and the driver lets this process profile;
- * otherwise events.  CUPTI's activity callbacks are process-wide, so only
- * the first context to open takes CUPTI; the others use events.
+ * caller asks for it (cupti=on), it can be loaded (cupti_lib.h: the first
+ * open that asks loads it, for the process) and the driver lets this
+ * process profile; otherwise events.  CUPTI's activity callbacks are
+ * process-wide, so only the first context to open takes CUPTI; the
+ * others use events.
  *
  * Functions returning int return 0 or a negative errno and write a
  * message naming the failed call and CUDA's or CUPTI's description into
@@ -34,12 +36,15 @@
 struct tmm_cuda_timing;
 
 /*
- * Opens timing of ops queued on `stream` (a cudaStream_t).  *why
- * receives, when CUPTI was asked for but not used, the reason ("" else).
- * Returns 0 or -ENOMEM.
+ * Opens timing of ops queued on `stream` (a cudaStream_t), with CUPTI
+ * when want_cupti, loaded from dl_path's directories (the tunable; NULL:
+ * the dynamic linker's search) if this is the first open to want it.
+ * *why receives, when CUPTI was asked for but not used, the reason (""
+ * else).  Returns 0 or -ENOMEM.
  */
 int tmm_cuda_timing_open(struct tmm_cuda_timing **out, void *stream,
-			 bool want_cupti, char *why, size_t whylen);
+			 bool want_cupti, const char *dl_path, char *why,
+			 size_t whylen);
 
 /* Stops CUPTI (when this instance owns it) and frees everything. */
 void tmm_cuda_timing_close(struct tmm_cuda_timing *t);

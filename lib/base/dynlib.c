@@ -75,7 +75,7 @@ static void add_tried(struct tmm_text *t, const struct tmm_dynlib *lib,
 	for (size_t i = 0; lib->files[i]; i++)
 		tmm_text_add(t, "%s%s", i ? ", " : "", lib->files[i]);
 	if (dirs && *dirs)
-		tmm_text_add(t, " in dl_path's %s", dirs);
+		tmm_text_add(t, " in dl_path's %s only", dirs);
 	else
 		tmm_text_add(t, " on the dynamic linker's search path");
 	tmm_text_add(t, "; %s", lib->advice);

@@ -50,8 +50,9 @@ struct tmm_dynlib_entry {
 /* The entry that fills field f of the table type `type`. */
 #define TMM_DYNLIB_ENTRY(type, f) { #f, offsetof(type, f) },
 
-/* The longest message kept for a library that could not be loaded. */
-#define TMM_DYNLIB_WHY 640
+/* The longest message kept for a library that could not be loaded: as
+ * long as a context's error (tmm_last_error) holds. */
+#define TMM_DYNLIB_WHY 512
 
 /*
  * A library.  Its user fills the first fields and TMM_DYNLIB_UNLOADED;

@@ -134,6 +134,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_CUPTI:
 		cfg->cupti = v->choice == 1;
 		return true;
+	case TMM_T_DL_PATH:
+		return copy_string(cfg->dl_path, sizeof(cfg->dl_path), v->str,
+				   why, whylen);
 	case TMM_T_UVM_SWAP_PATH:
 		cfg->uvm_swap_path = (enum tmm_uvm_swap_path)v->choice;
 		return true;
@@ -540,6 +543,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_CUPTI:
 		text_add_choice(&t, id, cfg->cupti ? 1 : 0);
+		break;
+	case TMM_T_DL_PATH:
+		tmm_text_add(&t, "%s", cfg->dl_path);
 		break;
 	case TMM_T_UVM_SWAP_PATH:
 		text_add_choice(&t, id, cfg->uvm_swap_path);

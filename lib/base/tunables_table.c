@@ -356,6 +356,20 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.since = "0.1",
 		.choices = off_on_choices,
 	},
+	[TMM_T_DL_PATH] = {
+		.name = "dl_path",
+		.env = "TENSORMM_DL_PATH",
+		.type = TMM_TYPE_STRING,
+		.def = "",
+		.accepted = "directories separated by ':', or nothing for "
+			    "the dynamic linker's search",
+		.help = "where the libraries loaded on first use (CUPTI) "
+			"are looked for, and nowhere else; empty = the "
+			"dynamic linker's search (LD_LIBRARY_PATH, the "
+			"system's); read by the first context that needs "
+			"each",
+		.since = "0.1",
+	},
 	[TMM_T_UVM_SWAP_PATH] = {
 		.name = "uvm_swap_path",
 		.env = "TENSORMM_UVM_SWAP_PATH",

@@ -1,6 +1,10 @@
 /*
  * cupti.c — the CUPTI entry points the cuda backend calls, in one of two
- * modes (cudafake_cupti_mode, or CUDAFAKE_CUPTI=records|refuse):
+ * modes (cudafake_cupti_mode, or CUDAFAKE_CUPTI=records|refuse).  The
+ * library loads CUPTI rather than links it: it reaches these through the
+ * double's libcupti.so.N (cupti_so.c, stand_in.h), which hands each call
+ * to them through the table at the end of this file.
+ *
  *
  *   refuse   (the default) a driver that refuses profiling: registering
  *            and enabling fail with CUPTI_ERROR_NOT_SUPPORTED, so op
@@ -29,6 +33,7 @@
 #include <unistd.h>
 
 #include "fake.h"
+#include "stand_in.h"
 
 /* The record layouts of the headers' CUPTI (cuda_timing.c reads the
  * same ones). */
@@ -455,3 +460,8 @@ CUptiResult cuptiGetStreamIdEx(CUcontext context, CUstream stream,
 	*id = fake_stream_cupti_id(s);
 	return CUPTI_SUCCESS;
 }
+
+/* What the double's libcupti.so.N hands its calls to (stand_in.h). */
+const struct tmm_cupti cudafake_cupti = {
+	TMM_CUPTI_CALLS(CUDAFAKE_STAND_IN_CALL)
+};
