@@ -24,7 +24,14 @@
  * descriptor allows, or none that is deterministic with
  * TMM_CUDNN_DETERMINISTIC), -ENOMEM (not even the smallest
  * workspace fits), -EIO (another cuDNN error; the message names the call
- * and cuDNN's description).
+ * and cuDNN's description), -ENOSYS (cuDNN could not be loaded: the
+ * message names the library file, the dynamic linker's reason and what
+ * to do).
+ *
+ * libtensormm does not link cuDNN: the first call of one of these in the
+ * process loads it (dlopen), from the directories of the dl_path tunable
+ * or where the dynamic linker looks (tensormm(7)); with dl_path empty, a
+ * program linked with cuDNN gets the copy it already has.
  */
 #ifndef TENSORMM_CUDNN_H
 #define TENSORMM_CUDNN_H

@@ -1,20 +1,25 @@
 /*
- * test_cuda_dlopen.c — CUPTI, which libtensormm loads where first used
- * rather than links (lib/base/dynlib.h, the dl_path tunable), on the
- * CUDA test double and its stand-in library (tests/cudafake/stand_in.h):
- *  - loaded from dl_path's directory, it times ops;
- *  - missing (dl_path names an empty directory), or failed at its
- *    dlopen or a dlsym by the fault tunable, op times fall back to
+ * test_cuda_dlopen.c — CUPTI and cuDNN, which libtensormm loads where
+ * first used rather than links (lib/base/dynlib.h, the dl_path tunable),
+ * on the CUDA test double and its stand-in libraries
+ * (tests/cudafake/stand_in.h):
+ *  - loaded from dl_path's directory, each works;
+ *  - CUPTI missing (dl_path names an empty directory), or failed at its
+ *    dlopen or a dlsym by the fault tunable: op times fall back to
  *    cudaEvents, and the context says why at log=info: the library's
  *    file name, the dynamic linker's reason and what to do;
- *  - the outcome is the process's: a later context that could find it
- *    gets the same answer.
+ *  - cuDNN missing, failed, or of another major version: each picker
+ *    fails with -ENOSYS and that message, and the context goes on;
+ *  - the outcome is the process's: a later call that could find it gets
+ *    the same answer;
+ *  - a program that asks for neither loads neither.
  * Each test runs in a process of its own (Check's fork), so that each
  * is the process's first load.
  */
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +30,9 @@
 #include "lib/core/context.h"
 #include "scratch_dir.h"
 #include "tensormm.h"
+#ifdef TMM_HAVE_CUDNN
+#include "tensormm_cudnn.h"
+#endif
 
 /* A context on the double, with `extra` keys; asserts it is made. */
 static tmm_ctx *make_ctx(const char *extra)
@@ -147,12 +155,159 @@ END_TEST
 
 #endif /* TMM_HAVE_CUPTI */
 
-/* Whatever the build: no CUPTI is looked for where it is not wanted. */
+#ifdef TMM_HAVE_CUDNN
+
+static cudnnHandle_t h;
+static cudnnTensorDescriptor_t x, y;
+static cudnnFilterDescriptor_t w;
+static cudnnConvolutionDescriptor_t conv;
+
+/* A convolution's descriptors, made by the test as a program linked
+ * with cuDNN makes them (the double's cudnn.c). */
+static void descriptors(void)
+{
+	ck_assert_int_eq(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
+	ck_assert_int_eq(cudnnCreateTensorDescriptor(&x), 0);
+	ck_assert_int_eq(cudnnCreateTensorDescriptor(&y), 0);
+	ck_assert_int_eq(cudnnCreateFilterDescriptor(&w), 0);
+	ck_assert_int_eq(cudnnCreateConvolutionDescriptor(&conv), 0);
+	ck_assert_int_eq(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW,
+						    CUDNN_DATA_FLOAT, 1, 8, 32,
+						    32), 0);
+	ck_assert_int_eq(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW,
+						    CUDNN_DATA_FLOAT, 1, 8, 32,
+						    32), 0);
+	ck_assert_int_eq(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT,
+						    CUDNN_TENSOR_NCHW, 8, 8, 3,
+						    3), 0);
+	ck_assert_int_eq(cudnnSetConvolution2dDescriptor(
+				 conv, 1, 1, 1, 1, 1, 1,
+				 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), 0);
+}
+
+static void free_descriptors(void)
+{
+	cudnnDestroyConvolutionDescriptor(conv);
+	cudnnDestroyFilterDescriptor(w);
+	cudnnDestroyTensorDescriptor(y);
+	cudnnDestroyTensorDescriptor(x);
+	cudnnDestroy(h);
+}
+
+/* The forward picker's answer on ctx. */
+static int pick(tmm_ctx *ctx)
+{
+	cudnnConvolutionFwdAlgo_t algo;
+	void *ws = NULL;
+	size_t ws_bytes = 0;
+
+	return tmm_cudnn_conv_fwd_algo(ctx, h, x, w, conv, y, 0, &algo, &ws,
+				       &ws_bytes);
+}
+
+START_TEST(cudnn_is_loaded_from_dl_path)
+{
+	tmm_ctx *ctx = make_ctx("cupti=off,dl_path=" STAND_IN_DIR);
+
+	ck_assert_msg(pick(ctx) == 0, "%s", tmm_last_error(ctx));
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+START_TEST(missing_cudnn_fails_the_pickers_with_enosys)
+{
+	char empty[256], extra[400], first[512];
+	cudnnConvolutionBwdDataAlgo_t data;
+	cudnnConvolutionBwdFilterAlgo_t filter;
+	void *ws;
+	size_t ws_bytes;
+	tmm_ctx *ctx, *again;
+
+	scratch_dir_make(empty, sizeof(empty), "dlopen-empty");
+	snprintf(extra, sizeof(extra), "cupti=off,dl_path=%s", empty);
+	ctx = make_ctx(extra);
+	ck_assert_int_eq(pick(ctx), -ENOSYS);
+	snprintf(first, sizeof(first), "%s", tmm_last_error(ctx));
+	printf("without cuDNN: %s\n", first);
+	expect_in(first, "tmm_cudnn_conv_fwd_algo: cuDNN could not be "
+			 "loaded: ");
+	expect_in(first, TMM_CUDNN_SONAME ": cannot open shared object");
+	expect_in(first, "tried " TMM_CUDNN_SONAME ", libcudnn.so in "
+			 "dl_path's ");
+	expect_in(first, empty);
+	expect_in(first, "install cuDNN");
+	/* The other pickers, the same; the context goes on. */
+	ck_assert_int_eq(tmm_cudnn_conv_bwd_data_algo(ctx, h, w, y, conv, x,
+						      0, &data, &ws,
+						      &ws_bytes),
+			 -ENOSYS);
+	expect_in(tmm_last_error(ctx), "tmm_cudnn_conv_bwd_data_algo: cuDNN "
+				       "could not be loaded");
+	ck_assert_int_eq(tmm_cudnn_conv_bwd_filter_algo(ctx, h, x, y, conv,
+							w, 0, &filter, &ws,
+							&ws_bytes),
+			 -ENOSYS);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+
+	/* Missing for the process: where it is now is not looked at. */
+	again = make_ctx("cupti=off,dl_path=" STAND_IN_DIR);
+	ck_assert_int_eq(pick(again), -ENOSYS);
+	expect_in(tmm_last_error(again), empty);
+	ck_assert_int_eq(tmm_ctx_destroy(again), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	scratch_dir_remove(empty);
+}
+END_TEST
+
+START_TEST(a_failed_dlopen_fails_the_pickers)
+{
+	/* dlopen: the first library loaded in this process is cuDNN. */
+	tmm_ctx *ctx = make_ctx("cupti=off,fault=dlopen");
+
+	ck_assert_int_eq(pick(ctx), -ENOSYS);
+	expect_in(tmm_last_error(ctx), "cuDNN could not be loaded: injected "
+				       "failure (fault site dlopen)");
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+START_TEST(a_missing_cudnn_entry_point_is_named)
+{
+	/* The fifth of TMM_CUDNN_CALLS. */
+	tmm_ctx *ctx = make_ctx("cupti=off,fault=dlsym@5");
+
+	ck_assert_int_eq(pick(ctx), -ENOSYS);
+	expect_in(tmm_last_error(ctx), "cuDNN could not be loaded: it has no "
+				       "cudnnGetConvolutionForwardAlgorithm_v7");
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+START_TEST(another_major_version_is_not_used)
+{
+	tmm_ctx *ctx = make_ctx("cupti=off");
+
+	setenv("CUDAFAKE_CUDNN_VERSION", "8907", 1);
+	ck_assert_int_eq(pick(ctx), -ENOSYS);
+	unsetenv("CUDAFAKE_CUDNN_VERSION");
+	expect_in(tmm_last_error(ctx), "cuDNN could not be used: it is cuDNN "
+				       "8 (version 8907)");
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+#endif /* TMM_HAVE_CUDNN */
+
+/* Whatever the build: a context that wants neither library, CUPTI off
+ * and no picker called, looks for neither. */
 START_TEST(cupti_off_does_not_load_it)
 {
 	tmm_ctx *ctx = make_ctx("cupti=off,fault=dlopen@1000");
 
 	ck_assert_str_eq(ctx->be.info.timing, "events");
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
 	ck_assert_uint_eq(tmm_fault_calls("dlopen"), 0);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
@@ -162,6 +317,17 @@ static Suite *dlopen_suite(void)
 {
 	Suite *s = suite_create("cuda_dlopen");
 	TCase *tc = tcase_create("cupti");
+#ifdef TMM_HAVE_CUDNN
+	TCase *dnn = tcase_create("cudnn");
+
+	tcase_add_checked_fixture(dnn, descriptors, free_descriptors);
+	tcase_add_test(dnn, cudnn_is_loaded_from_dl_path);
+	tcase_add_test(dnn, missing_cudnn_fails_the_pickers_with_enosys);
+	tcase_add_test(dnn, a_failed_dlopen_fails_the_pickers);
+	tcase_add_test(dnn, a_missing_cudnn_entry_point_is_named);
+	tcase_add_test(dnn, another_major_version_is_not_used);
+	suite_add_tcase(s, dnn);
+#endif
 
 #ifdef TMM_HAVE_CUPTI
 	tcase_add_checked_fixture(tc, records, NULL);

@@ -363,9 +363,9 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.def = "",
 		.accepted = "directories separated by ':', or nothing for "
 			    "the dynamic linker's search",
-		.help = "where the libraries loaded on first use (CUPTI) "
-			"are looked for, and nowhere else; empty = the "
-			"dynamic linker's search (LD_LIBRARY_PATH, the "
+		.help = "where the libraries loaded on first use (CUPTI, "
+			"cuDNN) are looked for, and nowhere else; empty = "
+			"the dynamic linker's search (LD_LIBRARY_PATH, the "
 			"system's); read by the first context that needs "
 			"each",
 		.since = "0.1",

@@ -26,6 +26,10 @@
  * one.  configure finds cuDNN by cudnnGetConvolutionForwardAlgorithm_v7,
  * so a cuDNN without it builds the library without the pickers.
  *
+ * cuDNN is not linked: the first picker call loads it (cudnn_lib.h), and
+ * every call reaches it through that table, `dnn`.  A program that never
+ * calls a picker never loads it.
+ *
  * The math type.  A result's mathType is the math type the algorithm was
  * rated with (cuDNN API reference, cudnnConvolutionFwdAlgoPerf_t), and
  * the heuristics list results of other math types than the descriptor's.
@@ -45,6 +49,7 @@
 
 #include "tensormm_cudnn.h"
 
+#include "cudnn_lib.h"
 #include "lib/core/context.h"
 #include "lib/core/guard.h"
 #include "workspace.h"
@@ -77,8 +82,8 @@ static bool math_allows(cudnnMathType_t allowed, cudnnMathType_t got)
 }
 
 /* The errno for a cuDNN status, and the message naming the call. */
-static int cudnn_fail(struct tmm_ctx *ctx, cudnnStatus_t st,
-		      const char *call)
+static int cudnn_fail(struct tmm_ctx *ctx, const struct tmm_cudnn *dnn,
+		      cudnnStatus_t st, const char *call)
 {
 	int code;
 
@@ -98,7 +103,7 @@ static int cudnn_fail(struct tmm_ctx *ctx, cudnnStatus_t st,
 	}
 	return tmm_fail(ctx, code, "%s: %s (status %d); check the tensor, "
 			"filter and convolution descriptors", call,
-			cudnnGetErrorString(st), (int)st);
+			dnn->cudnnGetErrorString(st), (int)st);
 }
 
 /*
@@ -150,22 +155,33 @@ static int choose(struct tmm_ctx *ctx, const char *what, unsigned flags,
 }
 
 /*
- * Lets a picker into the context (lib/core/guard.h) and checks the
- * arguments every picker shares: what tmm_guard_enter returned, for
- * tmm_guard_leave, or a negative errno (the context is not held then).
+ * Lets a picker into the context (lib/core/guard.h), checks the
+ * arguments every picker shares and loads cuDNN into *dnn (from the
+ * context's dl_path the first time in the process): what
+ * tmm_guard_enter returned, for tmm_guard_leave, or a negative errno
+ * (the context is not held then).
  */
 static int enter(struct tmm_ctx *ctx, const char *what, cudnnHandle_t handle,
-		 const void *algo, void *const *ws, const size_t *ws_bytes)
+		 const void *algo, void *const *ws, const size_t *ws_bytes,
+		 const struct tmm_cudnn **dnn)
 {
 	int entered = tmm_guard_enter(ctx, TMM_CALL_CUDNN_ALGO);
+	char why[TMM_DYNLIB_WHY];
+	int rc = 0;
 
 	if (entered < 0)
 		return entered;
 	if (!handle || !algo || !ws || !ws_bytes) {
-		tmm_fail(ctx, -EINVAL, "%s: the handle, algo, workspace and "
-			 "workspace_bytes must not be NULL", what);
+		rc = tmm_fail(ctx, -EINVAL, "%s: the handle, algo, workspace "
+			      "and workspace_bytes must not be NULL", what);
+	} else {
+		*dnn = tmm_cudnn_load(ctx->cfg.dl_path, why, sizeof(why));
+		if (!*dnn)
+			rc = tmm_fail(ctx, -ENOSYS, "%s: %s", what, why);
+	}
+	if (rc < 0) {
 		tmm_guard_leave(ctx, entered);
-		return -EINVAL;
+		return rc;
 	}
 	return entered;
 }
@@ -187,21 +203,23 @@ static int enter(struct tmm_ctx *ctx, const char *what, cudnnHandle_t handle,
 	} while (0)
 
 /* The descriptor's math type, or the failure's errno (message set). */
-static int math_of(struct tmm_ctx *ctx, cudnnConvolutionDescriptor_t conv,
-		   cudnnMathType_t *math)
+static int math_of(struct tmm_ctx *ctx, const struct tmm_cudnn *dnn,
+		   cudnnConvolutionDescriptor_t conv, cudnnMathType_t *math)
 {
-	cudnnStatus_t st = cudnnGetConvolutionMathType(conv, math);
+	cudnnStatus_t st = dnn->cudnnGetConvolutionMathType(conv, math);
 
 	return st == CUDNN_STATUS_SUCCESS
 		       ? 0
-		       : cudnn_fail(ctx, st, "cudnnGetConvolutionMathType");
+		       : cudnn_fail(ctx, dnn, st,
+				    "cudnnGetConvolutionMathType");
 }
 
 /*
  * Chooses among the kept candidates c[0 .. n) (choose) and sets the
  * chosen one's math type on the descriptor when it is not already its.
  */
-static int finish(struct tmm_ctx *ctx, const char *what, unsigned flags,
+static int finish(struct tmm_ctx *ctx, const struct tmm_cudnn *dnn,
+		  const char *what, unsigned flags,
 		  cudnnConvolutionDescriptor_t conv, cudnnMathType_t math,
 		  const struct cand *c, int n, int *algo, void **ws,
 		  size_t *ws_bytes)
@@ -213,9 +231,9 @@ static int finish(struct tmm_ctx *ctx, const char *what, unsigned flags,
 	if (rc < 0)
 		return rc;
 	if (c[at].math != math) {
-		st = cudnnSetConvolutionMathType(conv, c[at].math);
+		st = dnn->cudnnSetConvolutionMathType(conv, c[at].math);
 		if (st != CUDNN_STATUS_SUCCESS)
-			return cudnn_fail(ctx, st,
+			return cudnn_fail(ctx, dnn, st,
 					  "cudnnSetConvolutionMathType");
 	}
 	*algo = c[at].algo;
@@ -235,25 +253,27 @@ int tmm_cudnn_conv_fwd_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 	struct cand c[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
 	int n = 0, kept = 0, a = 0, entered, rc;
 	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+	const struct tmm_cudnn *dnn = NULL;
 	cudnnStatus_t st;
 
-	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes);
+	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes,
+			&dnn);
 	if (entered < 0)
 		return entered;
-	rc = math_of(ctx, conv, &math);
+	rc = math_of(ctx, dnn, conv, &math);
 	if (rc < 0)
 		goto out;
-	st = cudnnGetConvolutionForwardAlgorithm_v7(
+	st = dnn->cudnnGetConvolutionForwardAlgorithm_v7(
 		handle, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n,
 		perf);
 	if (st != CUDNN_STATUS_SUCCESS) {
-		rc = cudnn_fail(ctx, st,
+		rc = cudnn_fail(ctx, dnn, st,
 				"cudnnGetConvolutionForwardAlgorithm_v7");
 		goto out;
 	}
 	KEEP(perf, n, flags, math, c, kept);
-	rc = finish(ctx, what, flags, conv, math, c, kept, &a, workspace,
-		    workspace_bytes);
+	rc = finish(ctx, dnn, what, flags, conv, math, c, kept, &a,
+		    workspace, workspace_bytes);
 	if (rc == 0)
 		*algo = (cudnnConvolutionFwdAlgo_t)a;
 out:
@@ -275,25 +295,28 @@ int tmm_cudnn_conv_bwd_data_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 	struct cand c[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
 	int n = 0, kept = 0, a = 0, entered, rc;
 	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+	const struct tmm_cudnn *dnn = NULL;
 	cudnnStatus_t st;
 
-	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes);
+	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes,
+			&dnn);
 	if (entered < 0)
 		return entered;
-	rc = math_of(ctx, conv, &math);
+	rc = math_of(ctx, dnn, conv, &math);
 	if (rc < 0)
 		goto out;
-	st = cudnnGetConvolutionBackwardDataAlgorithm_v7(
+	st = dnn->cudnnGetConvolutionBackwardDataAlgorithm_v7(
 		handle, w, dy, conv, dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
 		&n, perf);
 	if (st != CUDNN_STATUS_SUCCESS) {
 		rc = cudnn_fail(
-			ctx, st, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+			ctx, dnn, st,
+			"cudnnGetConvolutionBackwardDataAlgorithm_v7");
 		goto out;
 	}
 	KEEP(perf, n, flags, math, c, kept);
-	rc = finish(ctx, what, flags, conv, math, c, kept, &a, workspace,
-		    workspace_bytes);
+	rc = finish(ctx, dnn, what, flags, conv, math, c, kept, &a,
+		    workspace, workspace_bytes);
 	if (rc == 0)
 		*algo = (cudnnConvolutionBwdDataAlgo_t)a;
 out:
@@ -315,26 +338,28 @@ int tmm_cudnn_conv_bwd_filter_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 	struct cand c[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
 	int n = 0, kept = 0, a = 0, entered, rc;
 	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+	const struct tmm_cudnn *dnn = NULL;
 	cudnnStatus_t st;
 
-	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes);
+	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes,
+			&dnn);
 	if (entered < 0)
 		return entered;
-	rc = math_of(ctx, conv, &math);
+	rc = math_of(ctx, dnn, conv, &math);
 	if (rc < 0)
 		goto out;
-	st = cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+	st = dnn->cudnnGetConvolutionBackwardFilterAlgorithm_v7(
 		handle, x, dy, conv, dw,
 		CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf);
 	if (st != CUDNN_STATUS_SUCCESS) {
 		rc = cudnn_fail(
-			ctx, st,
+			ctx, dnn, st,
 			"cudnnGetConvolutionBackwardFilterAlgorithm_v7");
 		goto out;
 	}
 	KEEP(perf, n, flags, math, c, kept);
-	rc = finish(ctx, what, flags, conv, math, c, kept, &a, workspace,
-		    workspace_bytes);
+	rc = finish(ctx, dnn, what, flags, conv, math, c, kept, &a,
+		    workspace, workspace_bytes);
 	if (rc == 0)
 		*algo = (cudnnConvolutionBwdFilterAlgo_t)a;
 out:

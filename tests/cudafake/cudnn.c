@@ -1,9 +1,9 @@
 /*
- * cudnn.c — the cuDNN entry points the project calls (the handle, 4-d
- * tensor, filter and 2-d convolution descriptors, the convolution's math
- * type, and the three _v7 algorithm queries), enough for the algorithm
- * pickers (lib/exec/cudnn_algo.c) and their workspace logic; no
- * convolution runs.  The prototypes are cudnn.h's.
+ * cudnn.c — the cuDNN entry points the project calls (the version, the
+ * handle, 4-d tensor, filter and 2-d convolution descriptors, the
+ * convolution's math type, and the three _v7 algorithm queries), enough
+ * for the algorithm pickers (lib/exec/cudnn_algo.c) and their workspace
+ * logic; no convolution runs.  The prototypes are cudnn.h's.
  *
  * The queries are heuristics over the descriptors, as cuDNN's are: they
  * list algorithms fastest first, each with its status, workspace need,
@@ -20,6 +20,12 @@
  * A test may set another (cudafake_cudnn_results).  The fault tunable's
  * sites are the three query names; an injected failure answers
  * CUDNN_STATUS_INTERNAL_ERROR.
+ *
+ * A test calls the handle and descriptor functions itself, as a program
+ * linked with cuDNN does; the library, which loads cuDNN rather than
+ * links it, reaches the pickers' calls through the double's
+ * libcudnn.so.N (cudnn_so.c, stand_in.h) and the table at the end of
+ * this file.
  */
 #include <cudnn.h>
 #include <stdlib.h>
@@ -27,6 +33,7 @@
 
 #include "cudafake.h"
 #include "lib/base/fault.h"
+#include "stand_in.h"
 
 struct cudnnContext {
 	int magic;
@@ -57,6 +64,15 @@ void cudafake_cudnn_results(const struct cudafake_cudnn_result *r, int n)
 	n_given = n < 0 ? 0 : n > MAX_RESULTS ? MAX_RESULTS : n;
 	if (n_given)
 		memcpy(given, r, (size_t)n_given * sizeof(*r));
+}
+
+/* The headers' version, unless CUDAFAKE_CUDNN_VERSION names another (a
+ * cuDNN of another major version found at run time). */
+size_t cudnnGetVersion(void)
+{
+	const char *v = getenv("CUDAFAKE_CUDNN_VERSION");
+
+	return v ? (size_t)strtoul(v, NULL, 10) : CUDNN_VERSION;
 }
 
 const char *cudnnGetErrorString(cudnnStatus_t status)
@@ -283,3 +299,8 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
 		FILL(perf, cudnnConvolutionBwdFilterAlgo_t, r, *n);
 	return st;
 }
+
+/* What the double's libcudnn.so.N hands its calls to (stand_in.h). */
+const struct tmm_cudnn cudafake_cudnn = {
+	TMM_CUDNN_CALLS(CUDAFAKE_STAND_IN_CALL)
+};

@@ -29,4 +29,11 @@
 extern const struct tmm_cupti cudafake_cupti;
 #endif
 
+#ifdef TMM_HAVE_CUDNN
+#include "lib/exec/cudnn_lib.h"
+
+/* The double's cuDNN (cudnn.c), for libcudnn.so.N. */
+extern const struct tmm_cudnn cudafake_cudnn;
+#endif
+
 #endif /* CUDAFAKE_STAND_IN_H */
