@@ -1,0 +1,68 @@
+#!/bin/sh
+# test_not_linked.sh — libtensormm links neither CUPTI nor cuDNN: it
+# loads each where first used (lib/base/dynlib.h), so that a program
+# that uses neither never loads them.  The shared library has no NEEDED
+# entry for either, the static archive no undefined cupti* or cudnn*
+# symbol, and tensormm.pc gives a static link neither.  Each check runs
+# where its file was built (a --disable-shared build has no .so) and its
+# tool is installed; skips (77) when none can.  Ends with a Check-style
+# summary line for scripts/test.
+build=${top_builddir:-.}
+so=$build/lib/.libs/libtensormm.so
+archive=$build/lib/.libs/libtensormm.a
+checks=0
+failures=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+# The shared objects a library needs, one a line.
+needed() {
+	if command -v readelf >/dev/null 2>&1; then
+		readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'
+	else
+		objdump -p "$1" | awk '$1 == "NEEDED" { print $2 }'
+	fi
+}
+
+if [ -f "$so" ] && { command -v readelf || command -v objdump; } \
+	>/dev/null 2>&1; then
+	list=$(needed "$so")
+	echo "libtensormm.so needs:" $list
+	# The tool read the entries at all: the C library is one.
+	checks=$((checks + 1))
+	echo "$list" | grep -q '^libc\.so' ||
+		fail "no NEEDED entry read from $so"
+	checks=$((checks + 1))
+	lost=$(echo "$list" | grep -E '^lib(cupti|cudnn)')
+	[ -z "$lost" ] || fail "libtensormm.so needs" $lost
+fi
+
+if [ -f "$archive" ] && command -v nm >/dev/null 2>&1; then
+	# The loader is in the archive: nm read it.
+	checks=$((checks + 1))
+	nm "$archive" 2>/dev/null | grep -q ' T tmm_dynlib_load$' ||
+		fail "no tmm_dynlib_load in $archive"
+	checks=$((checks + 1))
+	lost=$(nm -u "$archive" 2>/dev/null |
+		awk '$1 == "U" && $2 ~ /^(cupti|cudnn)/ { print $2 }' |
+		sort -u)
+	[ -z "$lost" ] || fail "libtensormm.a calls" $lost "directly"
+fi
+
+if [ -f "$build/tensormm.pc" ]; then
+	checks=$((checks + 1))
+	lost=$(grep -E '^Libs' "$build/tensormm.pc" | grep -E -- '-l(cupti|cudnn)')
+	[ -z "$lost" ] || fail "tensormm.pc links them: $lost"
+fi
+
+if [ "$checks" -eq 0 ]; then
+	echo "no libtensormm.so, .a or tensormm.pc, or no readelf, objdump" \
+	     "or nm: nothing to check"
+	exit 77
+fi
+pct=$(( (checks - failures) * 100 / checks ))
+echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
+[ "$failures" -eq 0 ]
