@@ -319,7 +319,9 @@ static int load_environment(struct tmm_config *cfg, struct tmm_text *msg)
 		return -EINVAL;
 	}
 	for (i = 0; i < TMM_TUNABLE_COUNT; i++) {
-		const char *raw = getenv(table[i].env);
+		const char *raw = table[i].secure_env
+					  ? secure_getenv(table[i].env)
+					  : getenv(table[i].env);
 
 		if (!raw)
 			continue;

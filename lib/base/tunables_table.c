@@ -369,6 +369,7 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"system's); read by the first context that needs "
 			"each",
 		.since = "0.1",
+		.secure_env = true,
 	},
 	[TMM_T_UVM_SWAP_PATH] = {
 		.name = "uvm_swap_path",

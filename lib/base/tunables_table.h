@@ -97,6 +97,10 @@ struct tmm_tunable {
 	const char *const *choices; /* NULL-terminated, for CHOICE */
 	/* Extra check for STRING values (NULL: any); writes a reason. */
 	bool (*validate)(const char *value, char *why, size_t whylen);
+	/* Where the library loads code from: its environment variable is
+	 * not read in a set-user-ID or set-group-ID program (secure_getenv),
+	 * as the dynamic linker does not read LD_LIBRARY_PATH there. */
+	bool secure_env;
 };
 
 /* 2^64: the upper bound of a row whose only limit is 64 bits. */
