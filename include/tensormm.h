@@ -480,7 +480,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 5
+#define TMM_STATS_VERSION 6
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -494,7 +494,8 @@ enum tmm_plan_state {
  * calling tmm_stats_get(); fields may be added at the end in later
  * versions, and a struct of an earlier version (1: up to compute_ns; 2: up
  * to prefetch_late; 3: up to uvm_discard_bytes; 4: up to
- * split_fallbacks) is still filled up to its last field.  Times are in
+ * split_fallbacks; 5: up to device_mapped_peak) is still filled up to
+ * its last field.  Times are in
  * nanoseconds of the backend's clock: virtual nanoseconds on the
  * simulator.
  */
@@ -588,6 +589,15 @@ struct tmm_stats {
 				       * pool's virtual range: what it
 				       * holds of the device */
 	uint64_t device_mapped_peak;  /* high-water mark of device_mapped */
+	/* Version 6: mode=uvm, the library's own count (zero in swap
+	 * mode). */
+	uint64_t uvm_held;	      /* bytes of the whole 64 KiB pages of
+				       * the tensors in an on-device state
+				       * and of the recomputation buffers
+				       * and workspace (on CUDA the
+				       * driver's own use is not
+				       * reported) */
+	uint64_t uvm_held_peak;	      /* high-water mark of uvm_held */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

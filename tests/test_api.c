@@ -257,7 +257,7 @@ START_TEST(bad_arguments_say_what_is_wrong)
 		ck_assert_int_eq(tmm_stats_get(ctx, &st), -EINVAL);
 		ck_assert_int_eq(tmm_stats_get(ctx, NULL), -EINVAL);
 	}
-	/* A caller built against version 1, 2 or 3 gets its shorter struct
+	/* A caller built against version 1, 2, 3 or 5 gets its shorter struct
 	 * filled and nothing written past it. */
 	{
 		struct tmm_stats st;
@@ -283,6 +283,13 @@ START_TEST(bad_arguments_say_what_is_wrong)
 		ck_assert_uint_eq(st.version, 3);
 		ck_assert_uint_eq(st.uvm_discard_bytes, 0);
 		ck_assert_uint_eq(st.split_ops, 0xababababababababull);
+
+		memset(&st, 0xab, sizeof(st));
+		st.version = 5;
+		ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+		ck_assert_uint_eq(st.version, 5);
+		ck_assert_uint_eq(st.device_mapped_peak, 0);
+		ck_assert_uint_eq(st.uvm_held, 0xababababababababull);
 	}
 }
 END_TEST
@@ -427,13 +434,15 @@ START_TEST(stats_print_text_and_json)
 	contains(json.buf, "\"simulated\":true");
 	contains(json.buf, "\"budget\":1048576");
 	contains(json.buf, "\"plan_divergences\":0");
-	contains(json.buf, "\"version\":5");
+	contains(json.buf, "\"version\":6");
 	contains(json.buf, "\"share_reservation\":0");
 	contains(json.buf, "\"split_ops\":0");
 	contains(json.buf, "\"micro_ops\":0");
 	contains(json.buf, "\"split_fallbacks\":0");
 	contains(json.buf, "\"device_mapped\":0");
 	contains(json.buf, "\"device_mapped_peak\":0");
+	contains(json.buf, "\"uvm_held\":0");
+	contains(json.buf, "\"uvm_held_peak\":0");
 	contains(json.buf, "\"plan_state\":\"measuring\"");
 	/* Balanced, and no key twice in a row without a comma. */
 	for (size_t k = 0; k < json.len; k++) {

@@ -217,6 +217,10 @@ static void check_uvm_fraction(int model, unsigned percent)
 	ck_assert_uint_le(got.st.swap_out_count, got.st.plan_actions);
 	ck_assert_uint_eq(got.st.passive_evictions, 0);
 	ck_assert_uint_gt(got.st.stall_ns, 0);
+	/* The library counted the pages of its tensors on the device, and
+	 * nothing once they were all destroyed. */
+	ck_assert_uint_gt(got.st.uvm_held_peak, 0);
+	ck_assert_uint_eq(got.st.uvm_held, 0);
 }
 
 /* mode=uvm following a plan: prefetches, discards and recomputation. */
@@ -233,6 +237,8 @@ static void check_uvm_plan(int model, unsigned percent)
 	ck_assert_uint_gt(got.st.uvm_discard_bytes, 0);
 	ck_assert_uint_gt(got.st.uvm_prefetch_bytes, 0);
 	ck_assert_uint_eq(got.st.passive_evictions, 0);
+	/* Drops, prefetches and recomputations leave the count balanced. */
+	ck_assert_uint_eq(got.st.uvm_held, 0);
 }
 
 /*
@@ -260,6 +266,8 @@ static struct run check_uvm_by_copy(int model, unsigned percent, bool plan,
 		ck_assert_uint_gt(got.st.swap_in_count, 0);
 		ck_assert_uint_eq(got.st.plan_divergences, 0);
 	}
+	/* Copies out and back leave the count balanced. */
+	ck_assert_uint_eq(got.st.uvm_held, 0);
 	return got;
 }
 

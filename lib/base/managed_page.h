@@ -15,10 +15,20 @@
 #ifndef TMM_MANAGED_PAGE_H
 #define TMM_MANAGED_PAGE_H
 
+#include <stdint.h>
+
 /* The big page: the unit a managed block is aligned and sized to. */
 #define TMM_MANAGED_PAGE (64u * 1024u)
 
 /* The VA block: the unit a managed segment is sized to. */
 #define TMM_MANAGED_BLOCK (2u * 1024u * 1024u)
+
+/* The bytes of the whole big pages that `bytes` of a managed block
+ * take: what the arena hands out, and what the driver moves. */
+static inline uint64_t tmm_managed_pages_bytes(uint64_t bytes)
+{
+	return (bytes + TMM_MANAGED_PAGE - 1) / TMM_MANAGED_PAGE *
+	       TMM_MANAGED_PAGE;
+}
 
 #endif /* TMM_MANAGED_PAGE_H */

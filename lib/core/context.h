@@ -67,7 +67,9 @@ struct tmm_tensor_rec {
 	void *host;		/* pinned host buffer, while on the host */
 	tmm_event copy;		/* the copy in flight (SWAPPING_*) */
 
-	struct tmm_list on_device; /* ctx->device_lru, while on device */
+	struct tmm_list on_device; /* ctx->device_lru, while on device
+				    * (mode=uvm: while its pages count in
+				    * ctx->uvm_held, device_mem.h) */
 	struct tmm_list in_flight; /* ctx->swapping_out or swapping_in */
 	uint64_t last_use;	   /* ctx->use_clock at its last access */
 	uint64_t op_mark;	   /* ctx->use_clock of the op that last
@@ -252,6 +254,11 @@ struct tmm_ctx {
 	/* The driver's resident peak when tmm_stats_reset_peak was last
 	 * called (0: never): only a higher one is a peak since then. */
 	uint64_t uvm_peak_mark;
+	/* mode=uvm: the bytes of the whole pages of the tensors in an
+	 * on-device state and of the scratch blocks, the library's own
+	 * count of what it keeps on the device (device_mem.h), and its
+	 * high-water mark since creation or tmm_stats_reset_peak. */
+	uint64_t uvm_held, uvm_held_peak;
 	/* mode=uvm evicts by pinned copy, not by prefetch (uvm_path.h);
 	 * false once a pinned buffer could not be had */
 	bool uvm_copy_out;

@@ -26,6 +26,7 @@ static const size_t version_size[] = {
 	[2] = offsetof(struct tmm_stats, prefetch_late) + sizeof(uint64_t),
 	[3] = offsetof(struct tmm_stats, uvm_discard_bytes) + sizeof(uint64_t),
 	[4] = offsetof(struct tmm_stats, split_fallbacks) + sizeof(uint64_t),
+	[5] = offsetof(struct tmm_stats, device_mapped_peak) + sizeof(uint64_t),
 };
 
 int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
@@ -121,6 +122,8 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->split_fallbacks = c->split_fallbacks;
 	s->device_mapped = ps.mapped;
 	s->device_mapped_peak = ps.mapped_peak;
+	s->uvm_held = ctx->uvm_held;
+	s->uvm_held_peak = ctx->uvm_held_peak;
 	return 0;
 }
 
@@ -239,6 +242,11 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	     ms(s->plan_ns), (unsigned long long)s->prefetches,
 	     (unsigned long long)s->guided_passive_evictions);
 	if (strcmp(s->mode, "uvm") == 0)
+		emit(p, "  held      the library counts %s of pages on the "
+			"device, peak %s\n",
+		     tmm_fmt_bytes(s->uvm_held, a, sizeof(a)),
+		     tmm_fmt_bytes(s->uvm_held_peak, b, sizeof(b)));
+	if (strcmp(s->mode, "uvm") == 0)
 		emit(p, "  uvm       %llu fault batches, %llu faults "
 			"migrating %s; prefetched %s; %llu evictions "
 			"writing back %s; remote %s; discarded %s\n",
@@ -302,7 +310,8 @@ static const struct {
 	U64_FIELD(share_reservation), U64_FIELD(share_budget_changes),
 	U64_FIELD(split_ops),	      U64_FIELD(micro_ops),
 	U64_FIELD(split_fallbacks),   U64_FIELD(device_mapped),
-	U64_FIELD(device_mapped_peak),
+	U64_FIELD(device_mapped_peak), U64_FIELD(uvm_held),
+	U64_FIELD(uvm_held_peak),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)
@@ -353,6 +362,7 @@ int tmm_stats_reset_peak(tmm_ctx *ctx)
 		ctx->c.uvm_resident = st.resident;
 		ctx->c.uvm_resident_peak = st.resident;
 	}
+	ctx->uvm_held_peak = ctx->uvm_held;
 	tmm_guard_leave(ctx, entered);
 	return 0;
 }

@@ -8,6 +8,7 @@
  * engine, whose copy out in mode=uvm ends in a discard (uvm_path.h).
  */
 #include "device_mem.h"
+#include "lib/base/managed_page.h"
 #include "lib/mem/pool.h"
 
 int tmm_device_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
@@ -74,8 +75,43 @@ void tmm_uvm_sync_counters(struct tmm_ctx *ctx)
 		c->uvm_resident_peak = st.resident;
 }
 
+static void held_add(struct tmm_ctx *ctx, uint64_t bytes)
+{
+	ctx->uvm_held += bytes;
+	if (ctx->uvm_held > ctx->uvm_held_peak)
+		ctx->uvm_held_peak = ctx->uvm_held;
+}
+
+void tmm_uvm_hold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	if (tmm_list_linked(&t->on_device))
+		return;
+	held_add(ctx, tmm_managed_pages_bytes(t->bytes));
+	/* The most recently used: it is about to be touched. */
+	tmm_list_add_tail(&ctx->device_lru, &t->on_device);
+}
+
+void tmm_uvm_unhold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	if (!tmm_list_linked(&t->on_device))
+		return;
+	ctx->uvm_held -= tmm_managed_pages_bytes(t->bytes);
+	tmm_list_del(&t->on_device);
+}
+
+void tmm_uvm_hold_scratch(struct tmm_ctx *ctx, uint64_t bytes, int sign)
+{
+	if (sign > 0)
+		held_add(ctx, bytes);
+	else
+		ctx->uvm_held -= bytes;
+}
+
 void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
+	/* Its pages go: they no longer count, whatever the state the
+	 * caller gives it next. */
+	tmm_uvm_unhold(ctx, t);
 	/* A discard that fails only costs the write-back it would save:
 	 * the range is still the tensor's, to be rewritten on use. */
 	if (t->dev && ctx->be.ops->discard(&ctx->be, t->dev, t->bytes) < 0)

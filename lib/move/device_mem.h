@@ -26,6 +26,25 @@ void tmm_device_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * way's eviction, uvm_path.h: the caller changes its state). */
 void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
+/*
+ * mode=uvm: the library's count of the pages it keeps on the device,
+ * ctx->uvm_held.  A tensor counts, with the whole big pages of its
+ * bytes, from when it is given room on the device (allocated, brought
+ * back, prefetched, written by the host while it fits) to when its
+ * pages leave (swapped out by prefetch, discarded by a drop or by the
+ * end of a copy out, released), so in every on-device state: RESIDENT,
+ * SWAPPING_IN, and SWAPPING_OUT while a copy out still reads it.  While
+ * it counts it is on ctx->device_lru, least recently used first, as a
+ * tensor holding a pool block is in swap mode.  Both calls may be
+ * repeated: only a change counts.
+ */
+void tmm_uvm_hold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+void tmm_uvm_unhold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* mode=uvm: a scratch block of `bytes` (whole pages) comes into the count
+ * (+1) or leaves it (-1). */
+void tmm_uvm_hold_scratch(struct tmm_ctx *ctx, uint64_t bytes, int sign);
+
 /* Copies the backend's managed-memory counters into ctx->c. */
 void tmm_uvm_sync_counters(struct tmm_ctx *ctx);
 

@@ -311,10 +311,21 @@ uint64_t tmm_mover_footprint(const struct tmm_ctx *ctx, uint64_t bytes)
 	return (bytes + unit - 1) / unit * unit;
 }
 
+/* mode=uvm: t's block of the managed arena (kept when it has one),
+ * whose pages count from now on. */
+static int uvm_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	int rc = tmm_uvm_materialize(ctx, t);
+
+	if (rc == 0)
+		tmm_uvm_hold(ctx, t);
+	return rc;
+}
+
 int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	if (tmm_mover_uvm(ctx))
-		return tmm_uvm_materialize(ctx, t);
+		return uvm_alloc_device(ctx, t);
 	return alloc_device(ctx, t, true);
 }
 

@@ -149,6 +149,7 @@ void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		forget_range(ctx, t);
 		tmm_uvm_arena_free(ctx->uvm_arena, t->block);
 	}
+	tmm_uvm_unhold(ctx, t);
 	/* A swap-in's event, or a swap-out's (HOST, tmm_uvm_swap_out). */
 	ctx->be.ops->event_release(&ctx->be, &t->copy);
 	ctx->be.ops->event_release(&ctx->be, &t->read_by);
@@ -179,11 +180,15 @@ int tmm_uvm_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 				"op '%s': no managed memory for a %zu-byte "
 				"recomputation buffer: %s", op_name(ctx),
 				bytes, why);
+	tmm_uvm_hold_scratch(ctx, (*block)->size, +1);
 	return 0;
 }
 
 void tmm_uvm_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block)
 {
+	if (!block)
+		return;
+	tmm_uvm_hold_scratch(ctx, block->size, -1);
 	tmm_uvm_arena_free(ctx->uvm_arena, block);
 }
 
@@ -238,6 +243,7 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	 * once, and a back-access before it ends simply waits for it. */
 	tmm_tensor_set_state(t, TMM_TS_SWAPPING_OUT);
 	tmm_tensor_set_state(t, TMM_TS_HOST);
+	tmm_uvm_unhold(ctx, t);
 	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
 	ctx->c.swap_out_count++;
 	ctx->c.swap_out_bytes += t->bytes;
@@ -262,11 +268,12 @@ static int after_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return rc < 0 ? backend_error(ctx, rc) : 0;
 }
 
-/* HOST -> RESIDENT, as bookkeeping. */
-static void back_on_device(struct tmm_tensor_rec *t)
+/* HOST -> RESIDENT, as bookkeeping: its pages count from now on. */
+static void back_on_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
 	tmm_tensor_set_state(t, TMM_TS_RESIDENT);
+	tmm_uvm_hold(ctx, t);
 }
 
 int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
@@ -300,6 +307,7 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	 * compute wait for it, and the plan's feedback sees it late.
 	 */
 	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_uvm_hold(ctx, t);
 	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
 	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
 	ctx->c.swap_in_count++;
@@ -317,7 +325,7 @@ int tmm_uvm_bring_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		/* It left by copy, and its pages were discarded then. */
 		if (!need_data) {
 			tmm_mover_host_give_back(ctx, t, NULL);
-			back_on_device(t);
+			back_on_device(ctx, t);
 			return 0;
 		}
 		rc = tmm_uvm_copy_in(ctx, t);
@@ -336,7 +344,7 @@ int tmm_uvm_bring_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	/* The op overwrites it: faulting its old pages in would be waste. */
 	if (!need_data)
 		tmm_uvm_discard(ctx, t);
-	back_on_device(t);
+	back_on_device(ctx, t);
 	return 0;
 }
 
@@ -526,8 +534,10 @@ int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	}
 	if (src)
 		memcpy((char *)t->dev + offset, src, bytes);
-	if (fresh)
+	if (fresh) {
 		tmm_tensor_set_state(t, TMM_TS_RESIDENT);
+		tmm_uvm_hold(ctx, t);
+	}
 	return 0;
 }
 

@@ -59,6 +59,7 @@ int tmm_uvm_copy_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (rc < 0)
 		return rc;
 	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_uvm_hold(ctx, t);
 	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
 	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
 	ctx->c.swap_in_count++;
