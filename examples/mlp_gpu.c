@@ -22,7 +22,8 @@
  *                    [--batch N]
  *
  * In mode=uvm the CUDA driver cannot be capped (backend.h): the budget
- * bounds what the runtime plans for, not the pages the driver keeps.
+ * bounds what the runtime plans for, not the pages the driver keeps,
+ * unless uvm_cap=library has the library hold them (tensormm(7)).
  */
 #include <stdbool.h>
 #include <stdio.h>

@@ -38,10 +38,10 @@ struct tmm_trial_device {
 	bool chunks;	   /* swap mode over mapped chunks (pool=chunks),
 			    * where a plan that fits the bytes may still
 			    * want more chunks than the pool may map */
-	/* mode=uvm's ways, as the context's uvm_swap_path and uvm_fresh
-	 * tunables say them (their choice index): the twin moves tensors
-	 * the way the run does. */
-	unsigned uvm_swap_path, uvm_fresh;
+	/* mode=uvm's ways, as the context's uvm_swap_path, uvm_fresh and
+	 * uvm_cap tunables say them (their choice index): the twin moves
+	 * tensors the way the run does, and evicts where it does. */
+	unsigned uvm_swap_path, uvm_fresh, uvm_cap;
 };
 
 /* A passive eviction in a guided iteration: which tensor had to leave,

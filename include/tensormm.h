@@ -594,8 +594,9 @@ struct tmm_stats {
 	uint64_t uvm_held;	      /* bytes of the whole 64 KiB pages of
 				       * the tensors in an on-device state
 				       * and of the recomputation buffers
-				       * and workspace (on CUDA the
-				       * driver's own use is not
+				       * and workspace: what uvm_cap=library
+				       * keeps within the budget (on CUDA
+				       * the driver's own use is not
 				       * reported) */
 	uint64_t uvm_held_peak;	      /* high-water mark of uvm_held */
 };

@@ -56,6 +56,7 @@ static const struct {
 	{ TMM_T_DL_PATH, "/opt/env/lib", "/opt/a:/opt/b" },
 	{ TMM_T_UVM_SWAP_PATH, "copy", "prefetch" },
 	{ TMM_T_UVM_FRESH, "fault", "prefetch" },
+	{ TMM_T_UVM_CAP, "library", "driver" },
 	{ TMM_T_CHECK, "on", "off" },
 	{ TMM_T_POOL, "chunks", "arena" },
 	{ TMM_T_LOG, "debug", "error" },
@@ -172,7 +173,7 @@ START_TEST(test_unknown_key_in_config)
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
 		"host_numa_node, pinned_pool, trace, trace_max, hints, "
 		"hints_max, stats_shm, share, max_swap_rate, cupti, "
-		"dl_path, uvm_swap_path, uvm_fresh, check, pool, "
+		"dl_path, uvm_swap_path, uvm_fresh, uvm_cap, check, pool, "
 		"log");
 	err_has("did you mean 'budget'?");
 

@@ -10,9 +10,11 @@
  * made as the tensors need them and kept until the context is destroyed,
  * so a program that makes and frees tensors every step makes no managed
  * allocation after its first steps.  The budget bounds the device memory
- * the driver may fill with their pages (managed_limit), not the arena: on
- * the simulator a small budget oversubscribes exactly like a small device
- * would.
+ * their pages fill, not the arena: with uvm_cap=driver it is the
+ * driver's limit (managed_limit; on the simulator a small budget
+ * oversubscribes exactly like a small device would, CUDA's driver takes
+ * no limit), and with uvm_cap=library the mover's own count of pages,
+ * the driver keeping the whole device as CUDA's does.
  *
  * With pool=chunks, swap mode reserves a virtual range instead of the
  * arena, twice the budget rounded up to a chunk plus one, and the pool
@@ -347,7 +349,7 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 	if (rc == 0)
 		; /* the pool maps its chunks */
 	else if (ctx->mode == TMM_MODE_UVM)
-		rc = ctx->be.ops->managed_limit(&ctx->be, ctx->budget);
+		rc = tmm_mover_set_limit(ctx, ctx->budget);
 	else
 		rc = ctx->be.ops->dev_alloc(&ctx->be, ctx->budget,
 					    &ctx->arena);

@@ -230,9 +230,11 @@ struct tmm_backend_ops {
 			      unsigned n);
 	/*
 	 * Bounds the device memory that managed pages may occupy (the
-	 * runtime's budget in mode=uvm), so that a small budget
-	 * oversubscribes like a small device.  The simulator enforces it by
-	 * evicting; CUDA cannot cap its driver and accepts it as a no-op.
+	 * runtime's budget in mode=uvm with uvm_cap=driver), so that a small
+	 * budget oversubscribes like a small device.  The simulator enforces
+	 * it by evicting; CUDA cannot cap its driver and accepts it as a
+	 * no-op (uvm_cap=library is the library holding the budget
+	 * itself, lib/move/mover.c).
 	 */
 	int (*managed_limit)(struct tmm_backend *be, uint64_t bytes);
 	/* The driver's managed-memory counters since open(). */

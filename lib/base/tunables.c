@@ -143,6 +143,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_UVM_FRESH:
 		cfg->uvm_fresh = (enum tmm_uvm_fresh)v->choice;
 		return true;
+	case TMM_T_UVM_CAP:
+		cfg->uvm_cap = (enum tmm_uvm_cap)v->choice;
+		return true;
 	case TMM_T_CHECK:
 		cfg->check = v->choice == 1;
 		return true;
@@ -554,6 +557,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_UVM_FRESH:
 		text_add_choice(&t, id, cfg->uvm_fresh);
+		break;
+	case TMM_T_UVM_CAP:
+		text_add_choice(&t, id, cfg->uvm_cap);
 		break;
 	case TMM_T_CHECK:
 		text_add_choice(&t, id, cfg->check ? 1 : 0);

@@ -50,6 +50,7 @@ struct tmm_config {
 				* the dynamic linker's search (dynlib.h) */
 	enum tmm_uvm_swap_path uvm_swap_path; /* how mode=uvm evicts */
 	enum tmm_uvm_fresh uvm_fresh; /* how it makes fresh outputs' pages */
+	enum tmm_uvm_cap uvm_cap; /* who holds its pages within the budget */
 	bool check;	       /* poison outputs before callbacks (fill.c) */
 	enum tmm_pool_choice pool; /* swap mode's pool: arena or chunks */
 	enum tmm_log_level log;

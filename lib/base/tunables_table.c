@@ -74,6 +74,12 @@ static const char *const uvm_swap_path_choices[] = {
 	NULL
 };
 
+static const char *const uvm_cap_choices[] = {
+	[TMM_UVM_CAP_DRIVER] = "driver",
+	[TMM_UVM_CAP_LIBRARY] = "library",
+	NULL
+};
+
 static const char *const pool_choices[] = {
 	[TMM_POOL_ARENA] = "arena",
 	[TMM_POOL_CHUNKS] = "chunks",
@@ -398,6 +404,22 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"device measured that rate at open",
 		.since = "0.1",
 		.choices = uvm_fresh_choices,
+	},
+	[TMM_T_UVM_CAP] = {
+		.name = "uvm_cap",
+		.env = "TENSORMM_UVM_CAP",
+		.type = TMM_TYPE_CHOICE,
+		.def = "driver",
+		.accepted = "driver or library",
+		.help = "mode=uvm: what holds the pages on the device within "
+			"the budget; driver = the driver's limit, where the "
+			"backend has one (the simulator; on CUDA the budget "
+			"only shapes the plans); library = the library swaps "
+			"out least recently used tensors before an op's "
+			"tensors would take its count of pages past the "
+			"budget, on every backend",
+		.since = "0.1",
+		.choices = uvm_cap_choices,
 	},
 	[TMM_T_CHECK] = {
 		.name = "check",

@@ -27,6 +27,10 @@ enum tmm_uvm_swap_path {
 /* How mode=uvm makes the pages of a fresh output (mover_uvm.c). */
 enum tmm_uvm_fresh { TMM_UVM_FRESH_AUTO, TMM_UVM_FRESH_PREFETCH,
 		     TMM_UVM_FRESH_FAULT };
+/* Who holds mode=uvm's pages within the budget: the driver, where the
+ * backend can limit it (the simulator), or the library, by evicting
+ * (lib/move/mover.c). */
+enum tmm_uvm_cap { TMM_UVM_CAP_DRIVER, TMM_UVM_CAP_LIBRARY };
 /* What swap mode's device pool is made of (lib/mem/pool_map.c). */
 enum tmm_pool_choice { TMM_POOL_ARENA, TMM_POOL_CHUNKS };
 enum tmm_log_level { TMM_LOG_ERROR, TMM_LOG_WARN, TMM_LOG_INFO, TMM_LOG_DEBUG };
@@ -57,6 +61,7 @@ enum tmm_tunable_id {
 	TMM_T_DL_PATH,
 	TMM_T_UVM_SWAP_PATH,
 	TMM_T_UVM_FRESH,
+	TMM_T_UVM_CAP,
 	TMM_T_CHECK,
 	TMM_T_POOL,
 	TMM_T_LOG,

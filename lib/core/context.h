@@ -257,7 +257,8 @@ struct tmm_ctx {
 	/* mode=uvm: the bytes of the whole pages of the tensors in an
 	 * on-device state and of the scratch blocks, the library's own
 	 * count of what it keeps on the device (device_mem.h), and its
-	 * high-water mark since creation or tmm_stats_reset_peak. */
+	 * high-water mark since creation or tmm_stats_reset_peak.  With
+	 * uvm_cap=library the mover holds it within the budget. */
 	uint64_t uvm_held, uvm_held_peak;
 	/* mode=uvm evicts by pinned copy, not by prefetch (uvm_path.h);
 	 * false once a pinned buffer could not be had */

@@ -8,9 +8,10 @@
  * the whole device budget, which measures the peak, and the budget drops
  * to its share before the plan of the next iterations is made, by the
  * same way a shared device's budget moves (gpu_share.c): the pool's limit
- * (or the driver's, in uvm mode) goes down and what is over it is
- * evicted.  A share below what the largest op needs could run nothing,
- * so the budget stops there, with a warning that names the knob.
+ * (in uvm mode the driver's, or with uvm_cap=library the library's
+ * count of pages) goes down and what is over it is evicted.  A share
+ * below what the largest op needs could run nothing, so the budget stops
+ * there, with a warning that names the knob.
  */
 #include <stdio.h>
 
@@ -23,11 +24,18 @@ bool tmm_peak_budget_apply(struct tmm_ctx *ctx)
 	struct tmm_pool_stats ps;
 	uint64_t peak, target, before = ctx->budget;
 	char b1[32], b2[32], b3[32];
+	int rc;
 
 	if (!ctx->cfg.budget.of_peak || ctx->peak_budget_set)
 		return false;
 	ctx->peak_budget_set = true;
-	if (ctx->mode == TMM_MODE_UVM) {
+	/* In mode=uvm, the peak of what holds the budget: the driver's
+	 * pages, or with uvm_cap=library the library's count (CUDA's
+	 * driver reports none). */
+	if (ctx->mode == TMM_MODE_UVM &&
+	    ctx->cfg.uvm_cap == TMM_UVM_CAP_LIBRARY) {
+		peak = ctx->uvm_held_peak;
+	} else if (ctx->mode == TMM_MODE_UVM) {
 		peak = ctx->c.uvm_resident_peak;
 	} else {
 		tmm_pool_get_stats(ctx->pool, &ps);
@@ -49,15 +57,11 @@ bool tmm_peak_budget_apply(struct tmm_ctx *ctx)
 	}
 	if (target >= before || target == 0)
 		return false;
-	if (ctx->mode == TMM_MODE_UVM) {
-		if (ctx->be.ops->managed_limit(&ctx->be, target) < 0)
-			tmm_log(ctx, TMM_LOG_WARN, "%s", ctx->be.error);
-	} else {
-		tmm_pool_set_limit(ctx->pool, target);
-		/* Tensors an acquire pins stay: the pool's limit holds, and
-		 * the next allocations evict down to it. */
-		(void)tmm_mover_shrink_to(ctx, target);
-	}
+	/* Tensors an acquire pins stay (-EBUSY): the limit holds, and the
+	 * next allocations evict down to it. */
+	rc = tmm_mover_set_limit(ctx, target);
+	if (rc < 0 && rc != -EBUSY)
+		tmm_log(ctx, TMM_LOG_WARN, "%s", ctx->error);
 	ctx->budget = target;
 	tmm_log(ctx, TMM_LOG_INFO,
 		"budget=%g%%peak: the first iteration peaked at %s, so the "

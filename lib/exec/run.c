@@ -105,11 +105,16 @@ static int mark_and_check_fits(struct tmm_ctx *ctx, const tmm_op *op,
 		return 0;
 	return tmm_fail(ctx, -ENOMEM,
 			"op '%s' needs %s for its %u input(s) and %u "
-			"output(s), more than the whole device budget (%s); "
+			"output(s), more than the whole device budget (%s%s); "
 			"raise TENSORMM_BUDGET or split the op",
 			ctx->current_op, tmm_fmt_bytes(need, b1, sizeof(b1)),
 			op->n_inputs, op->n_outputs,
-			tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)));
+			tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)),
+			ctx->mode == TMM_MODE_UVM &&
+					ctx->cfg.uvm_cap == TMM_UVM_CAP_LIBRARY
+				? ", which the library holds its pages to: "
+				  "TENSORMM_UVM_CAP=library"
+				: "");
 }
 
 /* The byte the checking mode fills outputs with: 0xFF, a NaN in every

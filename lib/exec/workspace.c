@@ -24,10 +24,13 @@ static size_t free_now(struct tmm_ctx *ctx, size_t max)
 	uint64_t avail;
 
 	if (ctx->mode == TMM_MODE_UVM) {
-		/* Managed pages: what the budget has left for the driver. */
-		avail = ctx->budget > ctx->c.uvm_resident
-				? ctx->budget - ctx->c.uvm_resident
-				: 0;
+		/* Managed pages: what the budget has left for the driver,
+		 * or with uvm_cap=library under the library's count. */
+		uint64_t held = ctx->cfg.uvm_cap == TMM_UVM_CAP_LIBRARY
+					? ctx->uvm_held
+					: ctx->c.uvm_resident;
+
+		avail = ctx->budget > held ? ctx->budget - held : 0;
 	} else {
 		struct tmm_pool_stats ps;
 

@@ -34,9 +34,9 @@ void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * pages leave (swapped out by prefetch, discarded by a drop or by the
  * end of a copy out, released), so in every on-device state: RESIDENT,
  * SWAPPING_IN, and SWAPPING_OUT while a copy out still reads it.  While
- * it counts it is on ctx->device_lru, least recently used first, as a
- * tensor holding a pool block is in swap mode.  Both calls may be
- * repeated: only a change counts.
+ * it counts it is on ctx->device_lru, as a tensor holding a pool block
+ * is in swap mode, so that passive mode's choice of victim (mover.c)
+ * serves both modes.  Both calls may be repeated: only a change counts.
  */
 void tmm_uvm_hold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 void tmm_uvm_unhold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);

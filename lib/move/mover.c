@@ -16,9 +16,16 @@
  * Compute never waits for a swap-out (Capuchin §5.3): only an allocation
  * that does not fit waits, for the earliest pending swap-out, before it
  * falls back to passive eviction.
+ *
+ * In mode=uvm with uvm_cap=library, making room is the same loop with
+ * the same victims, where "fits" means the library's count of the pages
+ * it keeps on the device (device_mem.h) stays within the budget, and
+ * the pool's own ways (compaction, blocks freed under a copy) do not
+ * apply.
  */
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +76,53 @@ static struct tmm_tensor_rec *outer_placing_victim(struct tmm_ctx *ctx)
 			return t;
 	}
 	return NULL;
+}
+
+/*
+ * mode=uvm with uvm_cap=library: nothing left to swap out, and `bytes`
+ * for t (NULL: a recomputation buffer or the workspace) would take the
+ * count of pages past the budget.  Says what holds the count, and the
+ * knobs.
+ */
+static int uvm_no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
+		       size_t bytes)
+{
+	uint64_t pinned = 0, in_flight = 0, tensors = 0;
+	char label[64], what[96], b1[32], b2[32], b3[32], b4[32], b5[32];
+	struct tmm_list *n;
+
+	for (n = ctx->device_lru.next; n != &ctx->device_lru; n = n->next) {
+		const struct tmm_tensor_rec *r =
+			tmm_container_of(n, struct tmm_tensor_rec, on_device);
+		uint64_t pages = tmm_mover_footprint(ctx, r->bytes);
+
+		tensors += pages;
+		if (r->pins)
+			pinned += pages;
+		else if (r->state != TMM_TS_RESIDENT)
+			in_flight += pages;
+	}
+	if (t)
+		snprintf(what, sizeof(what), "tensor %s",
+			 tmm_tensor_label(t, label, sizeof(label)));
+	else
+		snprintf(what, sizeof(what), "a scratch buffer");
+	return tmm_fail(ctx, -ENOMEM,
+			"op '%s': no room on the device for %s (%s) under the "
+			"%s budget, which the library holds with "
+			"uvm_cap=library: of its pages there, %s are tensors "
+			"the running op or tmm_acquire pins, %s copies in "
+			"flight and %s recomputation buffers or the "
+			"workspace; raise TENSORMM_BUDGET, release acquired "
+			"tensors, or set TENSORMM_UVM_CAP=driver to leave the "
+			"pages to the driver",
+			ctx->current_op ? ctx->current_op : "(none)", what,
+			tmm_fmt_bytes(bytes, b1, sizeof(b1)),
+			tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)),
+			tmm_fmt_bytes(pinned, b3, sizeof(b3)),
+			tmm_fmt_bytes(in_flight, b4, sizeof(b4)),
+			tmm_fmt_bytes(ctx->uvm_held - tensors, b5,
+				      sizeof(b5)));
 }
 
 static int no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
@@ -128,22 +182,50 @@ static int compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too)
 }
 
 /*
+ * Whether `bytes` fit now: in swap mode a block of the pool, taken into
+ * *block; in mode=uvm room under the cap, taken by the caller
+ * (tmm_uvm_cap_fits: always with uvm_cap=driver).
+ */
+static bool room_now(struct tmm_ctx *ctx, size_t bytes,
+		     struct tmm_pool_block **block)
+{
+	if (tmm_mover_uvm(ctx))
+		return tmm_uvm_cap_fits(ctx, bytes);
+	return tmm_pool_alloc(ctx->pool, bytes, block) == 0;
+}
+
+/* A passive eviction (Capuchin §4.2) of victim, synchronous, counted. */
+static int evict_passive(struct tmm_ctx *ctx, struct tmm_tensor_rec *victim)
+{
+	int rc = tmm_mover_swap_out(ctx, victim, true);
+
+	if (rc < 0)
+		return rc;
+	ctx->c.passive_evictions++;
+	ctx->c.passive_eviction_bytes += victim->bytes;
+	tmm_tracker_event(ctx, TMM_EV_PASSIVE_EVICT, victim);
+	return 0;
+}
+
+/*
  * Takes `bytes` of device memory for t (NULL: scratch), making room as
  * tmm_mover_alloc_device describes; with !may_evict it only waits for
  * pending swap-outs and returns -ENOSPC (no message) when that is not
- * enough.
+ * enough.  In mode=uvm it only makes the room (block is not used).
  */
 static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			 size_t bytes, bool may_evict,
 			 struct tmm_pool_block **block)
 {
 	struct tmm_tensor_rec *victim;
+	/* Compaction, the pool's way out, has no place in mode=uvm. */
+	bool uvm = tmm_mover_uvm(ctx);
 	bool compacted = false; /* and nothing else freed since */
 	bool moved_placing = false;
 	int rc;
 
 	for (;;) {
-		if (tmm_pool_alloc(ctx->pool, bytes, block) == 0)
+		if (room_now(ctx, bytes, block))
 			return 0;
 		/* Decoupled swapping: a pending swap-out will free its
 		 * memory soon, so wait for the earliest one first. */
@@ -165,7 +247,8 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		/* Enough free bytes but no hole: move, don't evict.  A
 		 * compaction that did not make the hole is not tried again
 		 * until something else has freed memory. */
-		rc = compacted ? -ENOSPC : compact_for(ctx, bytes, false);
+		rc = compacted || uvm ? -ENOSPC
+				      : compact_for(ctx, bytes, false);
 		if (rc == 0) {
 			compacted = true;
 			continue;
@@ -200,7 +283,7 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		 * that an op whose tensors fit the budget finds a hole.
 		 * Prefetches (!may_evict) never get here: they must not
 		 * take the op's room. */
-		if (!victim && !moved_placing) {
+		if (!victim && !moved_placing && !uvm) {
 			rc = compact_for(ctx, bytes, true);
 			if (rc == 0) {
 				moved_placing = true;
@@ -215,6 +298,8 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			victim = outer_placing_victim(ctx);
 			moved_placing = false; /* it frees room to move in */
 		}
+		if (!victim && uvm)
+			return uvm_no_room(ctx, t, bytes);
 		if (!victim)
 			return t ? no_room(ctx, t)
 				 : tmm_fail(ctx, -ENOMEM,
@@ -224,30 +309,35 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 					    ctx->current_op ? ctx->current_op
 							    : "(none)",
 					    bytes);
-		rc = tmm_mover_swap_out(ctx, victim, true);
+		rc = evict_passive(ctx, victim);
 		if (rc < 0)
 			return rc;
-		ctx->c.passive_evictions++;
-		ctx->c.passive_eviction_bytes += victim->bytes;
 		if (tmm_guide_following(ctx))
 			ctx->c.guided_passive_evictions++;
-		tmm_tracker_event(ctx, TMM_EV_PASSIVE_EVICT, victim);
 		tmm_log(ctx, TMM_LOG_DEBUG, "passive eviction of %zu bytes",
 			victim->bytes);
 	}
 }
 
+/* What the budget bounds now: the pool's bytes in use, or in mode=uvm
+ * the library's count of the pages it keeps on the device. */
+static uint64_t held_on_device(const struct tmm_ctx *ctx)
+{
+	return tmm_mover_uvm(ctx) ? ctx->uvm_held : tmm_pool_in_use(ctx->pool);
+}
+
 /*
  * The same ways out as make_room_for, in the same order, until the pool
- * holds no more than `limit` bytes: a swap-out copies the bytes to the
- * host before their block is freed, so nothing is lost.
+ * (in mode=uvm, the count of pages) holds no more than `limit` bytes: a
+ * swap-out copies the bytes to the host before their block is freed, so
+ * nothing is lost.
  */
 int tmm_mover_shrink_to(struct tmm_ctx *ctx, uint64_t limit)
 {
 	struct tmm_tensor_rec *victim;
 	int rc;
 
-	while (tmm_pool_in_use(ctx->pool) > limit) {
+	while (held_on_device(ctx) > limit) {
 		if (!tmm_list_empty(&ctx->swapping_out)) {
 			victim = IN_FLIGHT_FIRST(&ctx->swapping_out);
 			rc = tmm_mover_host_wait(ctx, &victim->copy);
@@ -263,14 +353,24 @@ int tmm_mover_shrink_to(struct tmm_ctx *ctx, uint64_t limit)
 		victim = passive_victim(ctx);
 		if (!victim)
 			return -EBUSY; /* pinned: try again later */
-		rc = tmm_mover_swap_out(ctx, victim, true);
+		rc = evict_passive(ctx, victim);
 		if (rc < 0)
 			return rc;
-		ctx->c.passive_evictions++;
-		ctx->c.passive_eviction_bytes += victim->bytes;
-		tmm_tracker_event(ctx, TMM_EV_PASSIVE_EVICT, victim);
 	}
 	return 0;
+}
+
+int tmm_mover_set_limit(struct tmm_ctx *ctx, uint64_t limit)
+{
+	int rc;
+
+	if (tmm_mover_uvm(ctx) && ctx->cfg.uvm_cap == TMM_UVM_CAP_DRIVER) {
+		rc = ctx->be.ops->managed_limit(&ctx->be, limit);
+		return rc < 0 ? tmm_mover_backend_error(ctx, rc) : 0;
+	}
+	if (!tmm_mover_uvm(ctx))
+		tmm_pool_set_limit(ctx->pool, limit);
+	return tmm_mover_shrink_to(ctx, limit);
 }
 
 static int alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
@@ -311,12 +411,14 @@ uint64_t tmm_mover_footprint(const struct tmm_ctx *ctx, uint64_t bytes)
 	return (bytes + unit - 1) / unit * unit;
 }
 
-/* mode=uvm: t's block of the managed arena (kept when it has one),
- * whose pages count from now on. */
+/* mode=uvm: room under the cap, then t's block of the managed arena
+ * (kept when it has one), whose pages count from now on. */
 static int uvm_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	int rc = tmm_uvm_materialize(ctx, t);
+	int rc = make_room_for(ctx, t, t->bytes, true, NULL);
 
+	if (rc == 0)
+		rc = tmm_uvm_materialize(ctx, t);
 	if (rc == 0)
 		tmm_uvm_hold(ctx, t);
 	return rc;
@@ -332,14 +434,12 @@ int tmm_mover_alloc_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 			    struct tmm_pool_block **block, void **ptr)
 {
-	int rc;
-
-	if (tmm_mover_uvm(ctx))
-		return tmm_uvm_alloc_scratch(ctx, bytes, block, ptr);
-	rc = make_room_for(ctx, NULL, bytes, true, block);
+	int rc = make_room_for(ctx, NULL, bytes, true, block);
 
 	if (rc < 0)
 		return rc;
+	if (tmm_mover_uvm(ctx))
+		return tmm_uvm_alloc_scratch(ctx, bytes, block, ptr);
 	*ptr = (char *)ctx->arena + (*block)->offset;
 	return 0;
 }
@@ -403,9 +503,15 @@ int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 int tmm_mover_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	if (tmm_mover_uvm(ctx))
-		return tmm_uvm_prefetch(ctx, t);
-	return swap_in(ctx, t, false);
+	int rc = 0;
+
+	if (!tmm_mover_uvm(ctx))
+		return swap_in(ctx, t, false);
+	/* Under uvm_cap=library, only into room the cap has (or will
+	 * have, once a pending swap-out ends): a prefetch never evicts. */
+	if (t->state == TMM_TS_HOST)
+		rc = make_room_for(ctx, t, t->bytes, false, NULL);
+	return rc < 0 ? rc : tmm_uvm_prefetch(ctx, t);
 }
 
 int tmm_mover_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
@@ -452,8 +558,11 @@ int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 		return 0;
 	case TMM_TS_HOST:
-		if (tmm_mover_uvm(ctx))
-			return tmm_uvm_bring_back(ctx, t, need_data);
+		if (tmm_mover_uvm(ctx)) {
+			rc = make_room_for(ctx, t, t->bytes, true, NULL);
+			return rc < 0 ? rc
+				      : tmm_uvm_bring_back(ctx, t, need_data);
+		}
 		if (!need_data) {
 			/* The op overwrites it: its old bytes are dead. */
 			tmm_mover_host_give_back(ctx, t, NULL);

@@ -6,7 +6,9 @@
  * and both name their calls tmm_mover_.
  *
  * In mode=uvm the same entry points act on managed memory instead
- * (mover_uvm.h): same states, no pool, no passive eviction.
+ * (mover_uvm.h): same states, no pool; passive eviction only with
+ * uvm_cap=library, against the library's count of the pages on the
+ * device (device_mem.h) instead of the pool.
  *
  * Mechanism only: the mover executes evictions and swap-ins it is asked for
  * (by the runtime on an access, by a plan, or by passive mode when an
@@ -92,9 +94,22 @@ int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 void tmm_mover_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block);
 
 /* Evicts (swap-outs, waited for) until the device pool holds at most
- * `limit` bytes.  Returns 0, -EBUSY (no message) when only pinned tensors
- * are left, or a negative errno from a copy. */
+ * `limit` bytes (mode=uvm: the library's count of the pages it keeps on
+ * the device, device_mem.h).  Returns 0, -EBUSY (no message) when only
+ * pinned tensors are left, or a negative errno from a copy. */
 int tmm_mover_shrink_to(struct tmm_ctx *ctx, uint64_t limit);
+
+/*
+ * The device bytes the tensors may hold become `limit` (the budget
+ * moves: budget=N%peak, share): the pool's limit in swap mode, the
+ * driver's in mode=uvm with uvm_cap=driver, and with uvm_cap=library the
+ * library's own count of pages; in swap mode and with uvm_cap=library
+ * the tensors over it are swapped out now (tmm_mover_shrink_to).  The
+ * caller sets ctx->budget.  Returns 0, -EBUSY (no message: pinned
+ * tensors are over it, the next ops' allocations evict the rest), or a
+ * negative errno with a message.
+ */
+int tmm_mover_set_limit(struct tmm_ctx *ctx, uint64_t limit);
 
 /*
  * The device bytes `bytes` of a tensor take: whole pool units

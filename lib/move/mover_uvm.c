@@ -534,9 +534,20 @@ int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	}
 	if (src)
 		memcpy((char *)t->dev + offset, src, bytes);
-	if (fresh) {
+	if (!fresh)
+		return 0;
+	/*
+	 * Its pages are on the host now.  It counts on the device only
+	 * where uvm_cap leaves it room, as swap mode places a written
+	 * tensor on the device only where it fits without evicting
+	 * (writing weights must not push out other weights); else it
+	 * waits on the host, with no advice, for its first use.
+	 */
+	if (tmm_uvm_cap_fits(ctx, t->bytes)) {
 		tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 		tmm_uvm_hold(ctx, t);
+	} else {
+		tmm_tensor_set_state(t, TMM_TS_HOST);
 	}
 	return 0;
 }

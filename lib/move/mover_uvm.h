@@ -3,10 +3,14 @@
  *
  * In mode=uvm each tensor is a block of the context's managed arena
  * (lib/mem/uvm_arena.h: cached managed segments carved by the pool),
- * taken when it first holds bytes and given back when it is destroyed;
- * the runtime never evicts by itself: the driver does (on the simulator,
- * the model of sim_uvm.c, bounded by the budget).  The tensor states stay
- * as bookkeeping of what the plan asked (DESIGN.md, "Tensor states"):
+ * taken when it first holds bytes and given back when it is destroyed.
+ * With uvm_cap=driver the runtime never evicts by itself: the driver
+ * does (on the simulator, the model of sim_uvm.c, bounded by the
+ * budget; on CUDA only when the device is full).  With uvm_cap=library
+ * the mover also evicts as passive mode does in swap mode (mover.c),
+ * keeping its count of the pages on the device within the budget.  The
+ * tensor states stay as bookkeeping of what the plan asked (DESIGN.md,
+ * "Tensor states"):
  *
  *   evict (EVICT_SWAP)  prefetch to the host + preferred location host,
  *                       RESIDENT -> HOST; the advice is unset when the
@@ -31,10 +35,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lib/base/managed_page.h"
 #include "lib/core/context.h"
 #include "device_mem.h"
 
 struct tmm_pool_block;
+
+/*
+ * Whether `bytes` more of managed memory may come onto the device:
+ * always with uvm_cap=driver, whose driver bounds the pages itself;
+ * with uvm_cap=library, while the library's count of the pages it keeps
+ * there (ctx->uvm_held, device_mem.h) stays within the budget.
+ */
+static inline bool tmm_uvm_cap_fits(const struct tmm_ctx *ctx,
+				    uint64_t bytes)
+{
+	return ctx->cfg.uvm_cap != TMM_UVM_CAP_LIBRARY ||
+	       ctx->uvm_held + tmm_managed_pages_bytes(bytes) <= ctx->budget;
+}
 
 /* Gives t its block of the managed arena if it has none (t->dev,
  * t->block).  Returns 0, or -ENOMEM or the backend's error with a

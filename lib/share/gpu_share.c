@@ -107,14 +107,9 @@ static bool follow(struct tmm_ctx *ctx)
 		tmm_share_unlock(seg);
 	} else if (target < sh->reservation) {
 		tmm_share_unlock(seg);
-		if (ctx->mode == TMM_MODE_UVM) {
-			if (ctx->be.ops->managed_limit(&ctx->be, target) < 0)
-				return false;
-		} else {
-			tmm_pool_set_limit(ctx->pool, target);
-			if (tmm_mover_shrink_to(ctx, target) < 0)
-				return false; /* pinned: at the next op */
-		}
+		/* Pinned tensors over it (-EBUSY): at the next op. */
+		if (tmm_mover_set_limit(ctx, target) < 0)
+			return false;
 		tmm_share_lock(seg);
 		tmm_share_set_reservation(seg, sh->me, target);
 		sh->reservation = target;
@@ -126,10 +121,7 @@ static bool follow(struct tmm_ctx *ctx)
 	}
 	if (sh->reservation == before)
 		return false;
-	if (ctx->mode == TMM_MODE_UVM)
-		(void)ctx->be.ops->managed_limit(&ctx->be, sh->reservation);
-	else
-		tmm_pool_set_limit(ctx->pool, sh->reservation);
+	(void)tmm_mover_set_limit(ctx, sh->reservation);
 	ctx->budget = sh->reservation;
 	ctx->c.share_budget_changes++;
 	sh->replan_due = true;

@@ -57,6 +57,8 @@ static int twin_config(const struct tmm_trial_device *dev, char *buf,
 			val = tt[i].choices[dev->uvm_swap_path];
 		else if (strcmp(key, "uvm_fresh") == 0)
 			val = tt[i].choices[dev->uvm_fresh];
+		else if (strcmp(key, "uvm_cap") == 0)
+			val = tt[i].choices[dev->uvm_cap];
 		else if (strcmp(key, "budget") == 0 ||
 			 strcmp(key, "sim_capacity") == 0) {
 			/* With its unit: a bare budget is refused. */

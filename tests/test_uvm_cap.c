@@ -1,0 +1,342 @@
+/*
+ * test_uvm_cap.c — mode=uvm with uvm_cap=library on the simulator: the
+ * library, not the driver, keeps the pages of its tensors on the device
+ * within the budget.
+ *
+ * With uvm_cap=library the simulated driver keeps the whole device as
+ * its limit, as CUDA's driver does, so whatever stays within the budget
+ * does so because the library swapped tensors out first.  The MLP and
+ * the GPT of examples/ train at 50% and 30% of the pages an unconstrained
+ * run of theirs holds: the losses and weights must be bit-identical to
+ * that run's, the library's count of pages (uvm_held_peak) and the
+ * driver's own count of resident pages (device_peak) must stay within
+ * the budget, the driver must evict nothing (uvm_evictions), and the
+ * library's swap-outs are counted as passive evictions.  The same budget
+ * with uvm_cap=driver is the contrast: there the driver evicts and the
+ * library does not.  The errors name the knobs.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpt_model.h"
+#include "mlp_model.h"
+#include "tensormm.h"
+
+#define STEPS 4
+
+struct run {
+	float losses[STEPS];
+	uint8_t *weights;
+	size_t len;
+	struct tmm_stats st;
+};
+
+static void finish(tmm_ctx *ctx, const char *config, int rc, struct run *r)
+{
+	ck_assert_msg(rc == 0, "training under '%s' failed: %s", config,
+		      tmm_last_error(ctx));
+	r->st.version = TMM_STATS_VERSION;
+	ck_assert_int_eq(tmm_stats_get(ctx, &r->st), 0);
+	/* Every tensor is destroyed by now: nothing may stay counted. */
+	ck_assert_uint_eq(r->st.uvm_held, 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+
+static void train_mlp(const char *config, struct run *r)
+{
+	struct mlp_config mc;
+	tmm_ctx *ctx;
+
+	mlp_config_default(&mc);
+	mc.steps = STEPS;
+	mc.layers = 5;
+	mc.width = 192;
+	mc.batch = 64;
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	finish(ctx, config,
+	       mlp_train(ctx, &mc, r->losses, &r->weights, &r->len, NULL), r);
+}
+
+static void train_gpt(const char *config, struct run *r)
+{
+	struct gpt_config gc;
+	tmm_ctx *ctx;
+
+	gpt_config_default(&gc);
+	gc.steps = STEPS;
+	gc.batch = 4;
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	finish(ctx, config,
+	       gpt_train(ctx, &gc, r->losses, &r->weights, &r->len, NULL), r);
+}
+
+typedef void (*train_fn)(const char *config, struct run *r);
+
+static const train_fn models[2] = { train_mlp, train_gpt };
+static const char *const model_names[2] = { "mlp", "gpt" };
+/* Each model's unconstrained run in mode=uvm, made once. */
+static struct run reference[2];
+
+static const struct run *reference_of(int model)
+{
+	struct run *r = &reference[model];
+
+	if (!r->weights) {
+		models[model]("backend=sim,sim_memory=backed,mode=uvm,"
+			      "uvm_cap=library", r);
+		ck_assert_uint_eq(r->st.iterations, STEPS);
+		ck_assert_uint_eq(r->st.passive_evictions, 0);
+		ck_assert_uint_eq(r->st.uvm_evictions, 0);
+		ck_assert_uint_gt(r->st.uvm_held_peak, 0);
+	}
+	return r;
+}
+
+/* Trains `model` at `percent` of the reference's pages with the extra
+ * config words `extra`, and checks the bytes against the reference. */
+static void run_at(int model, unsigned percent, const char *extra,
+		   struct run *got)
+{
+	const struct run *ref = reference_of(model);
+	uint64_t budget = ref->st.uvm_held_peak * percent / 100;
+	char config[256];
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,sim_memory=backed,mode=uvm,budget=%lluB%s",
+		 (unsigned long long)budget, extra);
+	models[model](config, got);
+	ck_assert_uint_eq(got->st.iterations, STEPS);
+	ck_assert_uint_eq(got->len, ref->len);
+	ck_assert_msg(memcmp(got->weights, ref->weights, ref->len) == 0,
+		      "%s: weights differ at %u%% (%s)", model_names[model],
+		      percent, config);
+	ck_assert_msg(memcmp(got->losses, ref->losses, sizeof(ref->losses))
+			      == 0,
+		      "%s: losses differ at %u%% (%s)", model_names[model],
+		      percent, config);
+	free(got->weights);
+}
+
+/* uvm_cap=library: the library evicts, the driver never has to. */
+static void check_library(int model, unsigned percent, const char *policy)
+{
+	struct run got = { 0 };
+	char extra[96];
+
+	snprintf(extra, sizeof(extra), ",uvm_cap=library,policy=%s", policy);
+	run_at(model, percent, extra, &got);
+	ck_assert_uint_le(got.st.uvm_held_peak, got.st.budget);
+	/* The driver's own count of the pages on the device, with the
+	 * whole device as its limit. */
+	ck_assert_uint_le(got.st.device_peak, got.st.budget);
+	ck_assert_uint_eq(got.st.uvm_evictions, 0);
+	ck_assert_uint_gt(got.st.passive_evictions, 0);
+	ck_assert_uint_gt(got.st.passive_eviction_bytes, 0);
+	ck_assert_uint_ge(got.st.swap_out_count, got.st.passive_evictions);
+}
+
+/* uvm_cap=driver at the same budget: the driver evicts, the library
+ * moves only what the plan says. */
+static void check_driver(int model, unsigned percent)
+{
+	struct run got = { 0 };
+
+	run_at(model, percent, ",uvm_cap=driver,policy=passive", &got);
+	ck_assert_uint_le(got.st.device_peak, got.st.budget);
+	ck_assert_uint_gt(got.st.uvm_evictions, 0);
+	ck_assert_uint_eq(got.st.passive_evictions, 0);
+	ck_assert_uint_eq(got.st.swap_out_count, 0);
+}
+
+/*
+ * budget=30%peak: the first iteration measures the library's count of
+ * pages with the whole device, and the budget drops to 30% of it, the
+ * tensors over it swapped out there and then (tmm_mover_set_limit).
+ */
+START_TEST(mlp_at_30_percent_of_its_peak)
+{
+	const struct run *ref = reference_of(0);
+	struct run got = { 0 };
+
+	train_mlp("backend=sim,sim_memory=backed,mode=uvm,uvm_cap=library,"
+		  "budget=30%peak", &got);
+	ck_assert_uint_eq(got.len, ref->len);
+	ck_assert(memcmp(got.weights, ref->weights, ref->len) == 0);
+	ck_assert(memcmp(got.losses, ref->losses, sizeof(ref->losses)) == 0);
+	ck_assert_uint_le(got.st.budget, ref->st.uvm_held_peak * 30 / 100);
+	ck_assert_uint_ge(got.st.budget, ref->st.uvm_held_peak * 25 / 100);
+	ck_assert_uint_gt(got.st.passive_evictions, 0);
+	ck_assert_uint_eq(got.st.uvm_evictions, 0);
+	free(got.weights);
+}
+END_TEST
+
+/* ---- errors ---------------------------------------------------------- */
+
+#define KIB 1024u
+
+/* out[0] = in[0]; user: the bytes. */
+static int copy_op(void *const *in, void *const *out, void *user,
+		   void *stream)
+{
+	(void)stream;
+	memcpy(out[0], in[0], *(const size_t *)user);
+	return 0;
+}
+
+static int run_copy(tmm_ctx *ctx, tmm_tensor from, tmm_tensor to,
+		    size_t *bytes)
+{
+	tmm_op op = { .name = "copy", .inputs = &from, .n_inputs = 1,
+		      .outputs = &to, .n_outputs = 1, .run = copy_op,
+		      .user = bytes };
+
+	return tmm_run(ctx, &op);
+}
+
+static tmm_tensor written(tmm_ctx *ctx, size_t bytes, const char *name)
+{
+	static unsigned char data[1024 * KIB];
+	tmm_tensor t;
+
+	ck_assert_uint_le(bytes, sizeof(data));
+	ck_assert_int_eq(tmm_tensor_create(ctx, bytes, TMM_ACTIVATION, name,
+					   &t), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, t, 0, data, bytes), 0);
+	return t;
+}
+
+static void has(const char *text, const char *part)
+{
+	ck_assert_msg(strstr(text, part), "\"%s\" lacks \"%s\"", text,
+		      part);
+}
+
+/* An op whose pages alone are more than the budget is refused before
+ * anything moves, naming the budget and the cap. */
+START_TEST(an_op_over_the_budget_names_the_knobs)
+{
+	size_t bytes = 768 * KIB;
+	tmm_ctx *ctx;
+	tmm_tensor a, b;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=uvm,"
+					"uvm_cap=library,budget=1MiB,"
+					"log=error"), 0);
+	a = written(ctx, bytes, "a");
+	ck_assert_int_eq(tmm_tensor_create(ctx, bytes, TMM_ACTIVATION, "b",
+					   &b), 0);
+	ck_assert_int_eq(run_copy(ctx, a, b, &bytes), -ENOMEM);
+	has(tmm_last_error(ctx), "TENSORMM_BUDGET");
+	has(tmm_last_error(ctx), "TENSORMM_UVM_CAP=library");
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/*
+ * A tensor tmm_acquire pins holds its pages: an op that fits the budget
+ * but not beside it finds nothing to swap out, and the message says
+ * what holds the pages and which knobs to turn.  Released, it is the
+ * one swapped out.  With uvm_cap=driver the same op runs: the driver
+ * oversubscribes.
+ */
+START_TEST(pinned_pages_leave_no_room_and_say_so)
+{
+	static const char *const caps[] = { "library", "driver" };
+	size_t small = 256 * KIB;
+
+	for (int c = 0; c < 2; c++) {
+		struct tmm_stats st = { .version = TMM_STATS_VERSION };
+		char config[128];
+		tmm_ctx *ctx;
+		tmm_tensor big, a, b;
+		void *p;
+		int rc;
+
+		snprintf(config, sizeof(config), "backend=sim,mode=uvm,"
+			 "uvm_cap=%s,budget=1MiB,log=error", caps[c]);
+		ck_assert_int_eq(tmm_ctx_create(&ctx, config), 0);
+		big = written(ctx, 640 * KIB, "big");
+		ck_assert_int_eq(tmm_acquire(ctx, big, TMM_READ, &p), 0);
+		a = written(ctx, small, "a");
+		ck_assert_int_eq(tmm_tensor_create(ctx, small, TMM_ACTIVATION,
+						   "b", &b), 0);
+		rc = run_copy(ctx, a, b, &small);
+		if (c == 0) {
+			ck_assert_int_eq(rc, -ENOMEM);
+			has(tmm_last_error(ctx), "tensor 'b'");
+			has(tmm_last_error(ctx), "tmm_acquire pins");
+			has(tmm_last_error(ctx), "TENSORMM_BUDGET");
+			has(tmm_last_error(ctx), "TENSORMM_UVM_CAP=driver");
+			ck_assert_int_eq(tmm_release(ctx, big), 0);
+			ck_assert_int_eq(run_copy(ctx, a, b, &small), 0);
+			ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+			ck_assert_uint_eq(st.passive_evictions, 1);
+			ck_assert_uint_eq(st.passive_eviction_bytes,
+					  640 * KIB);
+			ck_assert_uint_le(st.uvm_held_peak, st.budget);
+		} else {
+			ck_assert_msg(rc == 0, "%s", tmm_last_error(ctx));
+			ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+			ck_assert_uint_eq(st.passive_evictions, 0);
+			ck_assert_int_eq(tmm_release(ctx, big), 0);
+		}
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+}
+END_TEST
+
+START_TEST(mlp_at_50_percent) { check_library(0, 50, "none"); }
+END_TEST
+START_TEST(mlp_at_30_percent) { check_library(0, 30, "none"); }
+END_TEST
+START_TEST(mlp_passive_at_30_percent) { check_library(0, 30, "passive"); }
+END_TEST
+START_TEST(mlp_driver_at_30_percent) { check_driver(0, 30); }
+END_TEST
+START_TEST(gpt_at_50_percent) { check_library(1, 50, "none"); }
+END_TEST
+START_TEST(gpt_at_30_percent) { check_library(1, 30, "none"); }
+END_TEST
+START_TEST(gpt_passive_at_30_percent) { check_library(1, 30, "passive"); }
+END_TEST
+START_TEST(gpt_driver_at_30_percent) { check_driver(1, 30); }
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("uvm_cap");
+	TCase *mlp = tcase_create("mlp"), *gpt = tcase_create("gpt");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(mlp, 300);
+	tcase_set_timeout(gpt, 300);
+	tcase_add_test(mlp, mlp_at_50_percent);
+	tcase_add_test(mlp, mlp_at_30_percent);
+	tcase_add_test(mlp, mlp_passive_at_30_percent);
+	tcase_add_test(mlp, mlp_driver_at_30_percent);
+	tcase_add_test(mlp, mlp_at_30_percent_of_its_peak);
+	tcase_add_test(mlp, an_op_over_the_budget_names_the_knobs);
+	tcase_add_test(mlp, pinned_pages_leave_no_room_and_say_so);
+	tcase_add_test(gpt, gpt_at_50_percent);
+	tcase_add_test(gpt, gpt_at_30_percent);
+	tcase_add_test(gpt, gpt_passive_at_30_percent);
+	tcase_add_test(gpt, gpt_driver_at_30_percent);
+	suite_add_tcase(s, mlp);
+	suite_add_tcase(s, gpt);
+	sr = srunner_create(s);
+	/* In-process, so the reference runs are made once per model. */
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	free(reference[0].weights);
+	free(reference[1].weights);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
