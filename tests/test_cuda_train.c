@@ -13,7 +13,11 @@
  * op's own tensors while it places them (issue #21).  Swap mode runs over
  * an arena and over chunks mapped into a reserved range (pool=chunks, on
  * the double's driver calls, tests/cudafake/vmm.c), and falls back to the
- * arena on a device without virtual memory management.
+ * arena on a device without virtual memory management.  In mode=uvm with
+ * uvm_cap=library and a budget below the working set, the library
+ * swaps tensors out itself (the double counts its prefetches to the host
+ * and its copies out of managed memory), where uvm_cap=driver leaves the
+ * pages to the driver.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -165,6 +169,7 @@ struct result {
 	size_t len;
 	uint64_t peak;
 	uint64_t mapped_peak; /* pool=chunks: device bytes mapped, at most */
+	struct tmm_stats st;
 };
 
 /* Trains the small MLP under `config`; 0, or its error (message in
@@ -195,6 +200,7 @@ static int train(const char *config, struct result *out, char *why,
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
 	out->peak = st.device_peak;
 	out->mapped_peak = st.device_mapped_peak;
+	out->st = st;
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 	return rc;
 }
@@ -325,6 +331,94 @@ START_TEST(uvm_mode_by_copy_trains_bit_identically)
 }
 END_TEST
 
+/*
+ * mode=uvm at the largest op's pages, with policy passive: the plan moves
+ * nothing, so every move to the host is the library's.  With
+ * uvm_cap=library it swaps out (by prefetch to the host, or by copy out of
+ * managed memory, as uvm_swap_path says) before its count of pages passes
+ * the budget, and the results are the unconstrained run's; with
+ * uvm_cap=driver nothing moves but by the driver, which the double
+ * leaves alone.  Opening the backend times a prefetch each way
+ * (cuda_link.c): a context that runs nothing says how many moves that
+ * takes, and they are not the library's.
+ */
+static struct cudafake_moves_out moves_of_an_empty_context(const char *cfg)
+{
+	struct cudafake_moves_out before, after;
+	tmm_ctx *ctx;
+
+	cudafake_moves_out(&before);
+	ck_assert_msg(tmm_ctx_create(&ctx, cfg) == 0, "%s",
+		      tmm_last_error(NULL));
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	cudafake_moves_out(&after);
+	after.prefetches -= before.prefetches;
+	after.copies -= before.copies;
+	return after;
+}
+
+static void library_cap(const char *path, const char *cap, unsigned seed,
+			const struct result *ref)
+{
+	struct cudafake_moves_out before, after, opening;
+	struct result r = { 0 };
+	char cfg[256], why[512];
+	unsigned long moves;
+
+	snprintf(cfg, sizeof(cfg), "backend=cuda,mode=uvm,uvm_swap_path=%s,"
+		 "uvm_cap=%s,budget=%uB,policy=passive,cupti=off,"
+		 "stats_shm=off,log=error", path, cap, UVM_LARGEST_OP);
+	cudafake_reset(seed);
+	opening = moves_of_an_empty_context(cfg);
+	cudafake_moves_out(&before);
+	ck_assert_msg(train(cfg, &r, why, sizeof(why)) == 0, "%s: %s", cfg,
+		      why);
+	cudafake_moves_out(&after);
+	ck_assert_msg(cudafake_races() == 0, "%s", cudafake_race(0));
+	ck_assert_uint_eq(r.len, ref->len);
+	ck_assert_msg(memcmp(r.weights, ref->weights, ref->len) == 0,
+		      "%s, seed %u: weights differ from the unconstrained run",
+		      cfg, seed);
+	after.prefetches -= before.prefetches + opening.prefetches;
+	after.copies -= before.copies + opening.copies;
+	moves = strcmp(path, "copy") == 0 ? after.copies : after.prefetches;
+	if (strcmp(cap, "library") == 0) {
+		ck_assert_uint_gt(r.st.passive_evictions, 0);
+		ck_assert_uint_eq(r.st.swap_out_count, r.st.passive_evictions);
+		/* One move to the host per swap-out, by the way asked. */
+		ck_assert_uint_ge(moves, r.st.passive_evictions);
+		ck_assert_uint_le(r.st.uvm_held_peak, UVM_LARGEST_OP);
+	} else {
+		ck_assert_uint_eq(r.st.passive_evictions, 0);
+		ck_assert_uint_eq(r.st.swap_out_count, 0);
+		ck_assert_uint_eq(after.prefetches, 0);
+		ck_assert_uint_eq(after.copies, 0);
+		/* The count of pages went past the budget: only the driver
+		 * could have held it. */
+		ck_assert_uint_gt(r.st.uvm_held_peak, UVM_LARGEST_OP);
+	}
+	free(r.weights);
+}
+
+START_TEST(uvm_cap_library_swaps_out_itself)
+{
+	struct result ref = { 0 };
+	char why[512];
+
+	cudafake_reset(1);
+	ck_assert_msg(train("backend=cuda,mode=swap,budget=512MiB,"
+			    "policy=none,cupti=off,stats_shm=off,log=error",
+			    &ref, why, sizeof(why)) == 0, "%s", why);
+	for (unsigned seed = 1; seed <= 5; seed++) {
+		library_cap("prefetch", "library", seed, &ref);
+		library_cap("copy", "library", seed, &ref);
+		library_cap("prefetch", "driver", seed, &ref);
+		library_cap("copy", "driver", seed, &ref);
+	}
+	free(ref.weights);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cuda_train");
@@ -336,6 +430,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, chunks_fall_back_to_the_arena_without_vmm);
 	tcase_add_test(tc, uvm_mode_trains_bit_identically);
 	tcase_add_test(tc, uvm_mode_by_copy_trains_bit_identically);
+	tcase_add_test(tc, uvm_cap_library_swaps_out_itself);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -62,6 +62,19 @@ unsigned long cudafake_legacy_ops(void);
  * every stream, the program's own included. */
 unsigned long cudafake_device_syncs(void);
 
+/*
+ * Moves of managed memory towards the host since the program began, the
+ * calls a swap-out of a managed tensor is made of: prefetches to a host
+ * location (cudaMemPrefetchAsync), and copies whose source is managed
+ * and whose destination is not (cudaMemcpyAsync), each with its bytes.
+ * A test takes the difference over the run it checks.
+ */
+struct cudafake_moves_out {
+	unsigned long prefetches, copies;
+	size_t prefetch_bytes, copy_bytes;
+};
+void cudafake_moves_out(struct cudafake_moves_out *m);
+
 /* The granularity of managed memory: a discard poisons whole pages of
  * it (within the allocation), as the driver may. */
 size_t cudafake_page_size(void);

@@ -43,6 +43,9 @@ static struct {
 	struct alloc *allocs;
 	size_t n_allocs, cap_allocs;
 	cudaError_t last;	/* for cudaGetLastError */
+	/* Moves of managed bytes to the host (cudafake.h), since the
+	 * program began. */
+	struct cudafake_moves_out moves_out;
 } rt;
 
 static size_t env_size(const char *name, size_t dflt)
@@ -364,6 +367,11 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 }
 
 static unsigned long device_syncs;
+
+void cudafake_moves_out(struct cudafake_moves_out *m)
+{
+	*m = rt.moves_out;
+}
 
 unsigned long cudafake_device_syncs(void)
 {
@@ -689,6 +697,10 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 	op->dst = dst;
 	op->src = src;
 	op->bytes = bytes;
+	if (find(src, ALLOC_MANAGED) && !find(dst, ALLOC_MANAGED)) {
+		rt.moves_out.copies++;
+		rt.moves_out.copy_bytes += bytes;
+	}
 	return fake_enqueue(op, a, 2, "cudaMemcpyAsync", SITE);
 }
 
@@ -760,7 +772,6 @@ cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t bytes,
 				 USE_MIGRATE };
 	struct fake_op *op;
 
-	(void)location;
 	init();
 	if (flags || bytes == 0 || !managed(ptr, bytes))
 		return fail(cudaErrorInvalidValue);
@@ -771,6 +782,10 @@ cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t bytes,
 		return fail(cudaErrorInvalidResourceHandle);
 	op->dst = (void *)ptr;
 	op->bytes = bytes;
+	if (location.type != cudaMemLocationTypeDevice) {
+		rt.moves_out.prefetches++;
+		rt.moves_out.prefetch_bytes += bytes;
+	}
 	return fake_enqueue(op, &a, 1, "cudaMemPrefetchAsync", SITE);
 }
 
