@@ -4,10 +4,12 @@
  *
  * Trains the MLP of examples/ for a few steps with the whole device, then
  * at 200% (room for its tensors in whole managed pages, which the peak in
- * bytes does not have), 100%, 50% and 30% of that run's peak, once in
- * mode=uvm with no plan
- * (the simulated driver faults and evicts on its own) and once in
- * mode=swap (the runtime's passive swapping).  For each it prints the
+ * bytes does not have), 100%, 50% and 30% of that run's peak, in
+ * mode=uvm with no plan (the simulated driver faults and evicts on its
+ * own), in mode=uvm with uvm_cap=library (the library swaps out before
+ * its count of pages passes the budget, the driver keeping the whole
+ * device, as CUDA's does) and in mode=swap (the runtime's passive
+ * swapping).  For each it prints the
  * simulated time of the last iteration and what moved.  Every time here is
  * SIMULATED on the profile named, not measured: it is the model's verdict
  * (docs/uvm-model.md), good for comparing the two modes, not for absolute
@@ -83,33 +85,42 @@ int main(int argc, char **argv)
 	       profile, machine);
 	printf("unconstrained peak %.2f MiB; budgets are percentages of it\n\n",
 	       mib(ref.device_peak));
-	printf("%-4s %-7s %10s %8s %8s %10s %9s %10s %12s %12s\n", "mode",
-	       "budget", "iter (ms)", "batches", "faults", "fault MiB",
-	       "evictions", "wrote MiB", "swap-out MiB", "swap-in MiB");
+	printf("%-7s %-7s %10s %8s %8s %10s %9s %10s %8s %12s %12s\n",
+	       "mode", "budget", "iter (ms)", "batches", "faults",
+	       "fault MiB", "evictions", "wrote MiB", "passive",
+	       "swap-out MiB", "swap-in MiB");
 	for (size_t i = 0; i < sizeof(percents) / sizeof(percents[0]); i++) {
 		unsigned long long budget =
 			ref.device_peak * percents[i] / 100;
 
-		for (int m = 0; m < 2; m++) {
-			const char *mode = m ? "swap" : "uvm";
+		/* uvm-lib: mode=uvm with uvm_cap=library. */
+		static const char *const modes[][2] = {
+			{ "uvm", "uvm" },
+			{ "uvm-lib", "uvm,uvm_cap=library" },
+			{ "swap", "swap" },
+		};
 
+		for (int m = 0; m < 3; m++) {
 			snprintf(config, sizeof(config),
 				 "backend=sim,sim_memory=backed,sim_profile="
-				 "%s,mode=%s,budget=%lluB", profile, mode,
-				 budget);
+				 "%s,mode=%s,budget=%lluB", profile,
+				 modes[m][1], budget);
 			train(config, &st);
-			printf("%-4s %6u%% %10.3f %8llu %8llu %10.2f %9llu "
-			       "%10.2f %12.2f %12.2f\n", mode, percents[i],
+			printf("%-7s %6u%% %10.3f %8llu %8llu %10.2f %9llu "
+			       "%10.2f %8llu %12.2f %12.2f\n", modes[m][0],
+			       percents[i],
 			       (double)st.last_iteration_ns / 1e6,
 			       (unsigned long long)st.uvm_fault_batches,
 			       (unsigned long long)st.uvm_faults,
 			       mib(st.uvm_fault_bytes),
 			       (unsigned long long)st.uvm_evictions,
 			       mib(st.uvm_eviction_bytes),
+			       (unsigned long long)st.passive_evictions,
 			       mib(st.swap_out_bytes), mib(st.swap_in_bytes));
 		}
 	}
 	printf("\niter: the last of the %u iterations; batches, faults, "
-	       "evictions and MiB are totals over the run\n", STEPS);
+	       "evictions, passive (the library's evictions) and MiB are "
+	       "totals over the run\n", STEPS);
 	return 0;
 }
