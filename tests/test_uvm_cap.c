@@ -291,6 +291,56 @@ START_TEST(pinned_pages_leave_no_room_and_say_so)
 }
 END_TEST
 
+static struct tmm_stats stats(tmm_ctx *ctx)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	return st;
+}
+
+/*
+ * A host write of a new tensor takes room on the device only where the
+ * budget has it: writing weights must not push out other weights, so the
+ * third of three half-budget tensors waits on the host, uncounted, and
+ * comes to the device when an op needs it, the least recently used
+ * tensor making room.  Its bytes are right all along.
+ */
+START_TEST(a_host_write_with_no_room_stays_on_the_host)
+{
+	static unsigned char data[512 * KIB], back[512 * KIB];
+	size_t bytes = sizeof(data);
+	tmm_ctx *ctx;
+	tmm_tensor w[3], out;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=uvm,"
+					"uvm_cap=library,budget=1MiB,"
+					"log=error"), 0);
+	for (int i = 0; i < 3; i++) {
+		memset(data, 0x10 + i, bytes);
+		ck_assert_int_eq(tmm_tensor_create(ctx, bytes, TMM_PERSISTENT,
+						   "w", &w[i]), 0);
+		ck_assert_int_eq(tmm_tensor_write(ctx, w[i], 0, data, bytes),
+				 0);
+	}
+	ck_assert_uint_eq(stats(ctx).uvm_held, 1024 * KIB);
+	ck_assert_uint_eq(stats(ctx).passive_evictions, 0);
+	ck_assert_int_eq(tmm_tensor_read(ctx, w[2], 0, back, bytes), 0);
+	ck_assert_int_eq(back[0], 0x12);
+	ck_assert_int_eq(tmm_tensor_create(ctx, bytes, TMM_ACTIVATION, "out",
+					   &out), 0);
+	ck_assert_msg(run_copy(ctx, w[2], out, &bytes) == 0, "%s",
+		      tmm_last_error(ctx));
+	ck_assert_uint_eq(stats(ctx).passive_evictions, 2);
+	ck_assert_uint_le(stats(ctx).uvm_held_peak, 1024 * KIB);
+	ck_assert_int_eq(tmm_tensor_read(ctx, out, 0, back, bytes), 0);
+	ck_assert_int_eq(back[bytes - 1], 0x12);
+	ck_assert_int_eq(tmm_tensor_read(ctx, w[0], 0, back, bytes), 0);
+	ck_assert_int_eq(back[0], 0x10);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 START_TEST(mlp_at_50_percent) { check_library(0, 50, "none"); }
 END_TEST
 START_TEST(mlp_at_30_percent) { check_library(0, 30, "none"); }
@@ -324,6 +374,7 @@ int main(void)
 	tcase_add_test(mlp, mlp_at_30_percent_of_its_peak);
 	tcase_add_test(mlp, an_op_over_the_budget_names_the_knobs);
 	tcase_add_test(mlp, pinned_pages_leave_no_room_and_say_so);
+	tcase_add_test(mlp, a_host_write_with_no_room_stays_on_the_host);
 	tcase_add_test(gpt, gpt_at_50_percent);
 	tcase_add_test(gpt, gpt_at_30_percent);
 	tcase_add_test(gpt, gpt_passive_at_30_percent);
