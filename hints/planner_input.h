@@ -103,6 +103,9 @@ struct tmm_planner_input {
 	 * trial already. */
 	const struct tmm_twin *twin;
 	enum tmm_auto_goal auto_goal; /* policy auto only */
+	unsigned auto_rungs;	      /* policy auto only: the smaller
+				       * budgets it plans for too
+				       * (plan_auto.c) */
 };
 
 #endif /* TMM_PLANNER_INPUT_H */

@@ -140,6 +140,7 @@ static void check_defaults(void)
 	ck_assert_int_eq(cfg.sim_memory, TMM_SIM_BACKED);
 	ck_assert(cfg.sim_jitter == 0);
 	ck_assert(cfg.auto_goal == TMM_AUTO_GOAL_FIT);
+	ck_assert_uint_eq(cfg.auto_rungs, 3);
 	ck_assert(cfg.replan_drift == 0.1);
 	ck_assert_uint_eq(cfg.sim_seed, 1);
 	ck_assert_int_eq(cfg.host_numa_node, -1);

@@ -28,6 +28,7 @@ struct tmm_config {
 	struct tmm_size_spec budget;
 	char policy[32];
 	enum tmm_auto_goal auto_goal; /* what policy auto optimises */
+	unsigned auto_rungs;   /* smaller budgets policy auto plans for too */
 	double replan_drift;   /* relative change of summed op latency that
 				* makes a new plan; 0: never */
 	char sim_profile[48];

@@ -164,6 +164,21 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.since = "0.1",
 		.choices = auto_goal_choices,
 	},
+	[TMM_T_AUTO_RUNGS] = {
+		.name = "auto_rungs",
+		.env = "TENSORMM_AUTO_RUNGS",
+		.type = TMM_TYPE_INT,
+		.def = "3",
+		.accepted = "an integer from 0 to 6",
+		.help = "how many budgets below the given one, each a fifth "
+			"smaller than the last, policy auto also plans for "
+			"where it can try plans (the sim backend), so that its "
+			"plan is no worse than its own for those; each costs "
+			"about one search more; 0 = the budget alone",
+		.since = "0.1",
+		.min = 0,
+		.max = 6,
+	},
 	[TMM_T_REPLAN_DRIFT] = {
 		.name = "replan_drift",
 		.env = "TENSORMM_REPLAN_DRIFT",
