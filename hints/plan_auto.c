@@ -50,7 +50,9 @@
  * smaller budget: one between two rungs has a pick of its own that this
  * one never sees, and a plan made for less room can meet passive
  * evictions with more (its tensors land elsewhere), which auto_goal=fit
- * then counts against it.
+ * then counts against it.  tests/test_auto_monotone holds the steady
+ * iteration of the GPT and ResNet-50 non-increasing over 25-60% of their
+ * peak.
  * Without a twin there are no rungs: each costs a whole search, the
  * planners' time again, which a real GPU would pay at every re-plan.
  *
