@@ -10,8 +10,9 @@
 # Libs.private has its .a here and the compiler links -static at all, the
 # program is linked fully -static too (in practice a build without CUDA:
 # the CUDA libraries it names are linked shared).
-# Skips (77) where pkg-config is not installed.  Ends with a Check-style
-# summary line for scripts/test.
+# Skips (77) where pkg-config is not installed, or where configure was
+# told --disable-static.  Ends with a Check-style summary line for
+# scripts/test.
 pkg_config=${PKG_CONFIG:-pkg-config}
 command -v "$pkg_config" >/dev/null 2>&1 || {
 	echo "$pkg_config is not installed (apt-get install pkg-config): the .pc file cannot be read"
@@ -19,6 +20,12 @@ command -v "$pkg_config" >/dev/null 2>&1 || {
 }
 src=$(cd "${srcdir:-.}" && pwd)
 build=$(cd "${top_builddir:-.}" && pwd)
+# A build configured without the archive has nothing to link; one that
+# should have it and lacks it fails below.
+if "$build/libtool" --features 2>/dev/null | grep -q 'disable static'; then
+	echo "configured with --disable-static: no libtensormm.a to link"
+	exit 77
+fi
 cc=${CC:-cc}
 checks=0
 failures=0
