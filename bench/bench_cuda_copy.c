@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_cuda_copy.c — the swap engine's copy bandwidth against the peak
  * of plain pinned cudaMemcpyAsync.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_gpu_train.c — training under a memory budget on a real GPU, every
  * policy in both modes, against the unconstrained run (issue #19).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_planners.c — planning time of every planner on a 10,000-access
  * trace (issue #4 asks for under 50 ms each).

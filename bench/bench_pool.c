@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_pool.c — how fast the device memory pool allocates and frees.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_run.c — the runtime's own cost per op (a benchmark, not a test).
  *

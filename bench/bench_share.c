@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_share.c — several processes training on one simulated GPU with
  * share on (a benchmark, not a test).

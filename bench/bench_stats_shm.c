@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_stats_shm.c — what live statistics cost the hot path (a
  * benchmark, not a test).

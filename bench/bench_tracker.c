@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_tracker.c — what recording an access costs (a benchmark, not a
  * test).

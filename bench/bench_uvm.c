@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_uvm.c — managed memory without hints against the swap engine, on
  * the simulated GPU (a benchmark, not a test).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clock.h — what the runtime benchmarks share: a wall clock and an op
  * that does nothing (so the figure is all libtensormm's overhead).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * machine.c — the machine a benchmark ran on, for its "how" line: a figure
  * without its machine cannot be compared with another.

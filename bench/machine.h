@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * machine.h — what a benchmark prints about the machine it ran on.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plot.c — tensormm-bench's charts as plain SVG (plot.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plot.h — the two SVG charts of tensormm-bench, written by hand.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * search.c — tensormm-bench's measurements: the searches for the largest
  * batch and width scale that train (at all, and at 75% / 50% of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * search.h — what tensormm-bench measures: the options that say which
  * models, profiles and policies, the figures of one (profile, model), and

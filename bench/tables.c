@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tables.c — tensormm-bench's figures for one profile: the markdown
  * tables on stdout and, with --plot, the SVG charts (drawn by plot.c).

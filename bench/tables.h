@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tables.h — tensormm-bench's figures for one profile, as markdown tables
  * and as SVG charts (tables.c).

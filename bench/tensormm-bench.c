@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tensormm-bench.c — the papers' tables, reproduced on the simulated GPU.
  *

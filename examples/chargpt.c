@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chargpt.c — a character-level transformer trained in the pre-allocated
  * style (chargpt_model.h): its buffers made once, the ops run on views of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chargpt_buffers.c — the buffers and views of chargpt_buffers.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chargpt_buffers.h — buffers carved into views, the way llm.c lays out
  * its parameters and activations: a table of named slots (one tensor, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chargpt_model.c — the character-level transformer of chargpt_model.h:
  * its text, its buffers and their views, and its steps (the forward and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chargpt_model.h — a character-level transformer trained in the
  * pre-allocated style: every buffer is made once, and the tensors an op

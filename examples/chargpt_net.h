@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chargpt_net.h — what the two halves of the character-level transformer
  * share (chargpt_model.c: the text, the buffers, the steps;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chargpt_pass.c — the forward and backward passes of the character-level
  * transformer (chargpt_net.h): gpt_ops' kernels run as ops on views of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * demo_run.c — what the example programs share (see demo_run.h).
  */

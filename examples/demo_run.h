@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * demo_run.h — what the example programs share: reading a count from the
  * command line, and one training run in a fresh context with its

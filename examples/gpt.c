@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpt.c — the demo: train a small GPT under memory pressure and show it
  * costs nothing in correctness.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpt_model.c — the GPT of gpt_model.h: data, parameters, and the training
  * loop that runs the kernels of gpt_ops.c as libtensormm ops.

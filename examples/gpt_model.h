@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpt_model.h — a small GPT (decoder-only transformer) trained through
  * libtensormm.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpt_ops.c — the kernels of gpt_ops.h.
  *

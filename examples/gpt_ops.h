@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpt_ops.h — the math of the GPT example (examples/gpt_model.c), as
  * libtensormm op callbacks.

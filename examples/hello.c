@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hello.c — the smallest complete libtensormm program (the README's first
  * program).  Each step makes four 4 MiB activations, each twice the one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp.c — the demo: train an MLP under memory pressure and show it costs
  * nothing in correctness.

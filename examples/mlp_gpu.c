@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp_gpu.c — the MLP demo on a real GPU: the training program of
  * examples/mlp.c (same model, initialisation, data, loss and steps, from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp_gpu_kernel_body.h — what one thread of each of the MLP's kernels
  * computes, written once for two compilers: nvcc builds the kernels of

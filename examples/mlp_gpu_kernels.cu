@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp_gpu_kernels.cu — the MLP's element-wise work on the GPU (see
  * mlp_gpu_kernels.h); the matrix products are cuBLAS's, in mlp_gpu.c.

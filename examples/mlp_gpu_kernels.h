@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp_gpu_kernels.h — the MLP's element-wise CUDA kernels
  * (mlp_gpu_kernels.cu), for examples/mlp_gpu.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp_gpu_train.c — the training of examples/mlp_gpu (mlp_gpu_train.h):
  * the op callbacks of mlp_model.c on the device, matrix products by

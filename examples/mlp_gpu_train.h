@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp_gpu_train.h — the training of examples/mlp_gpu on the GPU: the
  * MLP's ops as cuBLAS sgemms and the kernels of mlp_gpu_kernels.h, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp_model.c — the MLP of mlp_model.h: data, ops, and the training loop.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp_model.h — a multilayer perceptron trained through libtensormm.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * row_split.c — the helpers of row_split.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * row_split.h — what the examples share to let the runtime split their ops
  * into TSPLIT micro-ops (tmm_op.run_slice; TSPLIT §IV-B).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * analysis.c — liveness, memory curve, swap and recomputation costs.
  */

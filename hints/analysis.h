@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * analysis.h — what every planner asks of a recorded iteration.
  *

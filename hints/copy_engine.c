@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * copy_engine.c — one copy engine's booked transfers, for tsplit's
  * pricing of swaps; see copy_engine.h.

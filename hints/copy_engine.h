@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * copy_engine.h — one copy engine's chosen transfers, by start, for a
  * planner that prices swaps on one-at-a-time copy engines (tsplit, Eq. 3:

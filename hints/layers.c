@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * layers.c — the layer view of a trace (see layers.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * layers.h — the layer view of a trace, for layer-typed policies.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * msps.c — eviction candidates and MSPS recomputation (see msps.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * msps.h — eviction candidates and recomputation by memory saving per
  * second (Capuchin §4.4, Algorithm 2), shared by the planners that end

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_auto.c — `auto`: the best plan of all the planners, for this trace.
  *

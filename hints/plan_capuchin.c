@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_capuchin.c — Capuchin's hybrid policy (ASPLOS '20, §4.3–4.5).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_checkpoint.c — sqrt(n) checkpointing (Chen, Xu, Zhang, Guestrin,
  * "Training Deep Nets with Sublinear Memory Cost", arXiv:1604.06174,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_forecast.c — replaying a plan against its trace (plan_forecast.h).
  *

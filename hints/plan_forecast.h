@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_forecast.h — what a plan will cost, judged the same way for every
  * planner.

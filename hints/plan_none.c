@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_none.c — the two plans that plan nothing ahead, the baselines every
  * policy is measured against.

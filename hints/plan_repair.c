@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_repair.c — scheduling what passive mode had to do under a plan
  * (plan_repair.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_repair.h — scheduling what passive mode had to do under a plan.
  *

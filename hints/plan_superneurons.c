@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_superneurons.c — SuperNeurons (Wang et al., PPoPP 2018, §3).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_tensile.c — TENSILE's scheduling (Zhang et al., §IV-B to IV-D).
  *

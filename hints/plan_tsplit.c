@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_tsplit.c — TSPLIT's model-guided planner (Nie et al., §IV,
  * Algorithm 2).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_vdnn.c — vDNN (Rhu et al., "vDNN: Virtualized Deep Neural
  * Networks for Scalable, Memory-Efficient Neural Network Design",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * planner.c — the planners' interface: the policy by name, and the
  * unconstrained peak of an iteration.

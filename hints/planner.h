@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * planner.h — the planners' interface: choosing one by name
  * (TENSORMM_POLICY), and all that lib/ may know of hints/.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * planner_input.h — what a planner is given: one recorded iteration, the
  * budget, the device it will run on, and maybe a twin to try plans on.

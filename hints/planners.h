@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * planners.h — the planners, one plan_*.c each (passive and none share
  * plan_none.c); policies.c runs them by name.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policies.c — the planners that make a plan from the trace alone, by
  * name, and the one way each is run.

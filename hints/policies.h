@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policies.h — the planners by policy name, and the one way each is run.
  */

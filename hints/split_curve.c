@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * split_curve.c — the memory and copy model of split ops (TSPLIT Eq. 5
  * and the swap cost of Eq. 6); see split_curve.h.

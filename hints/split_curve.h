@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * split_curve.h — what splitting an op into micro-ops does to the memory
  * curve (TSPLIT §IV-B, Eq. 5), for the planners that split.

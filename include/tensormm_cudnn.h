@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tensormm_cudnn.h — cuDNN convolution algorithms that fit the budget.
  *

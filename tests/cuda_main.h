@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cuda_main.h — the main() of a GPU test: skip (exit 77, automake's
  * code) when no CUDA device answers, else run the suite in-process (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault_sweep.c — one training run with an injected failure, in a forked
  * child, judged against the reference run (fault_sweep.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault_sweep.h — failing the N-th call of a fault site (lib/base/fault.h)
  * while an example trains, for every N of a sample or of the whole run.

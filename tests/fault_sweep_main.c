@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault_sweep_main.c — the long form of the fault sweep, one case a run
  * of this program (scripts/fault-sweep runs it over the cases, optionally

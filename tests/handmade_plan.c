@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * handmade_plan.c — see handmade_plan.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * handmade_plan.h — a plan written by hand (by rule) for the tests.
  *

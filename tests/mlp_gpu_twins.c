@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp_gpu_twins.c — the launchers of examples/mlp_gpu_kernels.h for the
  * CUDA test double (tests/cudafake/): a test build of examples/mlp_gpu

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scratch_dir.c — a private directory for a test's files (see
  * scratch_dir.h).

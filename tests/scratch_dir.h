@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scratch_dir.h — a private directory for a test's files, and its removal.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * split_big_ops.c — see split_big_ops.h.
  */

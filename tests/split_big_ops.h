@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * split_big_ops.h — row ops over tensors of a megabyte, for the tests of
  * split ops whose copies must take longer than the simulator's copy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * split_fixture.h — what the tests of split ops share (test_split.c,
  * test_split_reuse.c): their configuration, running a sliced toy op, and

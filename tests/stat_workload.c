@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stat_workload.c — a small training-shaped run for the tensormm-stat
  * tests: a chain of layers forward, then backward, on a budget that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_api.c — the public API's contract: handles, errors, messages.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_auto_monotone.c — `auto` is not slower with more memory (issue
  * #23): over budgets of 25% to 60% of the program's peak (budget=N%peak),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_chargpt.c — the pre-allocated trainer (examples/chargpt_model.c)
  * under every policy, in both modes, at 25%, 30% and 50% of its peak.

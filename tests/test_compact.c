@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_compact.c — a large allocation in a fragmented pool moves tensors
  * on the device instead of evicting them, the running op's own inputs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cuda_backend.c — the CUDA backend on a real GPU.
  *

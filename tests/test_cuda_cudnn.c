@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cuda_cudnn.c — the cuDNN algorithm pickers on a real GPU.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cuda_cupti.c — op times from CUPTI's activity records, on the CUDA
  * test double in its records mode (tests/cudafake/cupti.c), where a piece

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cuda_defects.c — the cuda backend's smaller defects of issue #20,
  * one test each, on the CUDA test double (tests/cudafake/):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cuda_dlopen.c — CUPTI and cuDNN, which libtensormm loads where
  * first used rather than links (lib/base/dynlib.h, the dl_path tunable),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cuda_faults.c — the cuda backend's error paths that issue #20's
  * fixes touched, made to fail on the CUDA test double through the fault

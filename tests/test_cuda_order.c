@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cuda_order.c — the cuda backend's managed-memory moves are ordered
  * after the work that touches the same bytes, on the CUDA test double

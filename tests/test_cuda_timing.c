@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cuda_timing.c — op times on a real GPU reach the trace.
  *

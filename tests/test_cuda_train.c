@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cuda_train.c — the MLP trains bit-identically on the cuda backend
  * under memory pressure, in swap and in uvm mode, with every policy, over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cudafake.c — the CUDA test double keeps CUDA's rules and breaks
  * every order it may: within a stream in order, across streams in an

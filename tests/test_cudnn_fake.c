@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cudnn_fake.c — the cuDNN algorithm pickers (lib/exec/cudnn_algo.c)
  * on the CUDA test double's cuDNN (tests/cudafake/cudnn.c), whose

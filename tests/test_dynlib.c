@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dynlib.c — libraries loaded on first use (lib/base/dynlib.h), on
  * the C library's libm, which every machine has:

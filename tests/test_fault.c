@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fault.c — the fault tunable's grammar and counting
  * (lib/base/fault.h): which call of which site fails, the armed flag that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fault_sweep.c — no crash under failure (issue #21): the short form
  * of the fault sweep (fault_sweep.h; the long form, every N, is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_files.c — the files a context reads and writes, seen from the API
  * (tensormm(7), RELIABILITY, Files): the plan file (hints), its size

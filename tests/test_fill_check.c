@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fill_check.c — tmm_tensor_fill, an output declared accumulated
  * (tmm_op.accumulate), and the checking mode (check=on) that makes a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fit_longlived.c — a trainer that creates every tensor up front and
  * keeps it, as hand-written C trainers do, trains at any budget its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fit_zoo.c — issue #21's goal on a sample of the model zoo: an op
  * whose own tensors fit the budget is never refused for want of a hole.

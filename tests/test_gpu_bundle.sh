@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_gpu_bundle.sh — the folder that scripts/gpu-check makes for a GPU
 # machine (gpu-bundle/), made here from the programs this build holds
 # (`gpu-check --bundle`: what --prepare does after building, without

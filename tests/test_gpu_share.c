@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_gpu_share.c — Check suite for several processes on one GPU
  * (lib/share/gpu_share.c, lib/share/share_split.c): the split rule as a pure

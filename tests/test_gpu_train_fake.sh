@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_gpu_train_fake.sh — bench/bench_gpu_train's table, run on the CUDA
 # test double: tests/bench_gpu_train_fake is the same program with
 # examples/mlp_gpu's own ops (mlp_gpu_train.c), linked with the double's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_hello.sh — the README's first program (examples/hello.c) builds
 # against the public header and library alone, and trains to the answer
 # it prints, and is the program the README shows.  Ends with a Check-style summary line for scripts/test.

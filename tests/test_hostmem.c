@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_hostmem.c — the pinned host buffer pool and NUMA placement.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_layers.sh — the tree keeps its layers: scripts/check-layers over
 # the sources and the built objects, with the debts still to be paid off
 # listed in tests/layer_debts.txt.  First the checker itself is held to a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_man.c — Check suite holding tensormm(7) to the descriptor table:
  * every tunable of tmm_tunables() has an entry in the page with its

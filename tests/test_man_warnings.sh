@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_man_warnings.sh — the man pages as installed: every page in man/
 # formats without a warning from man(1) and is installed (dist_man_MANS
 # in Makefile.am); every installed program (bin_PROGRAMS) has its page

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_misuse.c — Check suite for the calls a context refuses
  * (lib/core/guard.c): from inside an op's callback, every call that would

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_mlp_gpu_fake.c — examples/mlp_gpu's own training code on the CUDA
  * test double (tests/cudafake/): its cuBLAS calls answered by the

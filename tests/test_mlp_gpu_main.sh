@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_mlp_gpu_main.sh — examples/mlp_gpu whole (its main, its output,
 # its own bit-identity check) on the CUDA test double: tests/mlp_gpu_fake
 # is examples/mlp_gpu.c linked with the double's cuBLAS and the kernels'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_model_zoo.c — the benchmark's model zoo (bench/models/).
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_not_linked.sh — libtensormm links neither CUPTI nor cuDNN: it
 # loads each where first used (lib/base/dynlib.h), so that a program
 # that uses neither never loads them.  The shared library has no NEEDED

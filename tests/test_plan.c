@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_plan.c — plans, guided execution, and recomputation.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_plan.h — what the two files of the plan suite share (test_plan.c,
  * test_plan_rules.c): making a context.

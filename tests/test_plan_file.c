@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_plan_file.c — Check suite for the plan file (lib/io/plan_encode.c,
  * lib/io/plan_decode.c and lib/io/plan_file.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_plan_file.h — what the two files of the plan file suite share
  * (test_plan_file.c, test_plan_file_damage.c): the assertion macros, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_plan_file_damage.c — the "damage" case of the plan file suite
  * (test_plan_file.c): the decoder (lib/io/plan_decode.c) against texts

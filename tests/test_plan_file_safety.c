@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_plan_file_safety.c — the "safety" case of the plan file suite
  * (test_plan_file.c): how tmm_plan_file_write (lib/io/plan_file.c) treats

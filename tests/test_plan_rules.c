@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_plan_rules.c — the "rules" case of the plan suite (test_plan.c):
  * plans the guide must refuse, and recomputation driven directly.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_planners.c — the planners on small hand-made traces with known
  * answers: the sqrt(n) checkpoints of a linear chain, Capuchin's choice

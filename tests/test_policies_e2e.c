@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_policies_e2e.c — every planner on the example programs.
  *

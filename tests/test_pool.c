@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pool.c — Check suite for the device memory pool (lib/mem/pool.c).
  *

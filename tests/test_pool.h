@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pool.h — what the two files of the pool suite share (test_pool.c,
  * test_pool_model.c): the unit, a REQUIRE cheap in long loops, the

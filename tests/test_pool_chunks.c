@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pool_chunks.c — swap mode over mapped chunks (pool=chunks) at the
  * level of a context: an op whose tensors fit the budget but whose inputs

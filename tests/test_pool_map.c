@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pool_map.c — the pool over mapped chunks (pool=chunks,
  * lib/mem/pool_map.c): chunks are mapped as blocks come to overlap them,

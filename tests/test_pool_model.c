@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pool_model.c — the "reference model" case of the pool suite
  * (test_pool.c): the device memory pool (lib/mem/pool.c and its index of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_recompute_error.c — a failure while recomputing names both ops:
  * the one re-run and the one the program ran, which needed its output

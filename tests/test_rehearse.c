@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_rehearse.c — the first plan from a rehearsed step
  * (tmm_rehearsal_begin/end, lib/exec/rehearse.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_replan.c — re-planning when op latencies drift (TENSILE §IV-E):
  * the EWMA and the drift on hand-made traces, the retimed trace, and the

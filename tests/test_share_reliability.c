@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_share_reliability.c — Check suite for what a crash or another user
  * can leave at the share segment's name, and what the members make of it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_sim.c — the simulated GPU: profiles, clock, memory, events, jitter.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_sim.h — what the two files of the simulator suite share
  * (test_sim.c, test_sim_engines.c): the size units, and opening a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_sim_engines.c — the "engines" and "jitter" cases of the simulator
  * suite (test_sim.c): the simulated GPU's clock, its compute and copy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_sim_h100.c — the simulator reproduces what a real H100 measured
  * (issue #19 §4).

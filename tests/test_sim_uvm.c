@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_sim_uvm.c — the simulated UVM driver on small hand-made cases.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_slices.c — the examples' TSPLIT micro-ops give the whole ops' bytes.
  *

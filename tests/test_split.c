@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_split.c — running ops as micro-ops (TSPLIT, lib/exec/split.c).
  *

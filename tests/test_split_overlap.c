@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_split_overlap.c — a split op's swapped input copied to the host
  * beside the op's later parts (lib/exec/split.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_split_reuse.c — a split op's output reusing its input's rows
  * (TSPLIT Eq. 5, lib/exec/split.c).

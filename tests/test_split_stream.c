@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_split_stream.c — a split op's output streamed to the host as its
  * rows are written (lib/exec/split_stream.c), alone and with its input's rows

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_stat_cli.sh — tensormm-stat end to end: the list, the scrolling
 # table, --json and --csv, column selection (-o) and timestamps (-t),
 # report, plot and export (Chrome/Perfetto JSON) on a trace recorded by

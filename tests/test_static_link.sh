@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_static_link.sh — a program links libtensormm.a with the flags that
 # the installed tensormm.pc gives (issue #23): the build is installed into
 # a temporary DESTDIR, examples/hello.c is compiled with `pkg-config

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_stats_shm.c — Check suite for the live statistics segments
  * (lib/exec/stats_shm.c): the seqlock under a concurrent writer, the life of a

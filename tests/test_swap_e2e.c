@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_swap_e2e.c — the swap engine end to end, on backed simulated memory.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tensor_state.c — the tensor life cycle.
  *

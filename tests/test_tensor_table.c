@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tensor_table.c — the table of tensor records and their handles
  * (lib/core/tensor_table.c): a stale handle stays stale however often its

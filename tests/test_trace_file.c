@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_trace_file.c — Check suite for the trace file (lib/io/trace_write.c
  * and lib/io/trace_read.c) and the trace helpers (lib/io/trace.c).

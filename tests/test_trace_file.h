@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_trace_file.h — what the two files of the trace file suite share
  * (test_trace_file.c, test_trace_file_io.c): the layout documented in

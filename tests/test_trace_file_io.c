@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_trace_file_io.c — the "files" case of the trace file suite
  * (test_trace_file.c): the writer (lib/io/trace_write.c) and the reader

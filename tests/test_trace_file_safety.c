@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_trace_file_safety.c — the "safety" case of the trace file suite
  * (test_trace_file.c): what the writer (lib/io/trace_write.c) opens.

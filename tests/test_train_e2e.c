@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_train_e2e.c — real training runs under memory pressure.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_trial.c — a plan tried on a twin of the device (lib/twin/trial.h) does
  * what it does in the real run: the MLP example trains on the simulator

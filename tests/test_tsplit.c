@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tsplit.c — the tsplit planner (TSPLIT §IV) on small hand-made
  * traces with known answers: an op whose input and output do not fit

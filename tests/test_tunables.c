@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tunables.c — Check tests of the tunables table and its parser.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tunables.h — what the two files of the tunables suite share
  * (test_tunables.c, test_tunables_table.c): the size units, the config

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tunables_table.c — the "precedence", "keys" and "table" cases of
  * the tunables suite (test_tunables.c): where each tunable's value comes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_uvm_arena.c — mode=uvm on the managed arena (lib/mem/uvm_arena.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_uvm_cap.c — mode=uvm with uvm_cap=library on the simulator: the
  * library, not the driver, keeps the pages of its tensors on the device

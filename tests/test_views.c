@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_views.c — tensor views (tmm_tensor_view, issue #23).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_workspace.c — tmm_workspace on the simulator.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * toy_ops.c — see toy_ops.h.
  */

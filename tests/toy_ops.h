@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * toy_ops.h — small ops on 16 KiB tensors of uint32, shared by the tests
  * of the tracker and of plans.

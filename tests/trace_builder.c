@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace_builder.c — hand-made traces for the planner tests; see
  * trace_builder.h.

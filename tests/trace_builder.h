@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace_builder.h — small hand-made traces for the planner tests: ops are
  * appended with their tensors, each taking a given ideal time, so a test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stat.c — what the commands of tensormm-stat share: the error message
  * on stderr, opening a trace file with a failure explained, JSON strings

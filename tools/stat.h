@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stat.h — the pieces of tensormm-stat, one file per concept: live
  * segments (stat_live.c), trace reports (stat_report.c), timelines as SVG

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stat_columns.c — which columns a text table of tensormm-stat prints
  * (-o LIST), and its header lines.

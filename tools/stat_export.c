@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stat_export.c — `tensormm-stat export TRACE`: a trace file as the
  * Chrome/Perfetto JSON trace format ("Trace Event Format"), so that a

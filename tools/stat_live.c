@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stat_live.c — tensormm-stat's view of running processes: the list of
  * contexts and the scrolling table, read from the segments that

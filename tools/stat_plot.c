@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stat_plot.c — `tensormm-stat plot TRACE -o OUT.svg`: one iteration's
  * device memory over time, stacked by tensor kind, with the budget and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stat_report.c — `tensormm-stat report TRACE`: what happened in each
  * recorded iteration, and which tensors cost the most, by bytes swapped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tensormm-stat — watch the processes that use libtensormm, and read the
  * trace files they write.

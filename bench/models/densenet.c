@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * densenet.c — DenseNet-121.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drive.c — running a zoo graph through the real runtime (drive.h).
  */

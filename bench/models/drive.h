@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drive.h — running a zoo graph through the real runtime.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * graph.c — the model zoo's graph IR: tensors, ops, the backward pass and
  * the optimizer steps (graph.h); the layer helpers are in layers.c.

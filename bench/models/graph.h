@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * graph.h — the model zoo's graph IR: one training iteration as an op list.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * inception.c — Inception-V3 and Inception-V4.
  *

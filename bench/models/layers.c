@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * layers.c — the layer helpers of the model zoo's graph IR (graph.h).
  *

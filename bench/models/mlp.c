@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mlp.c — the multilayer perceptrons of examples/mlp_gpu.
  *

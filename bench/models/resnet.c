@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * resnet.c — ResNet-50, ResNet-101 and ResNet-152.
  *

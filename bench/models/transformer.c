@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transformer.c — BERT, GPT-2 and the Transformer of TSPLIT.
  *

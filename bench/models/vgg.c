@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vgg.c — VGG-16.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * zoo.c — the model zoo by name (zoo.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * zoo.h — the model zoo: graph builders of one training iteration each,
  * by name.

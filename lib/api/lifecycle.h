@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lifecycle.h — assembling a context from its layers, and taking it apart.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * release_cached.c — giving back the memory a context keeps for reuse
  * (tmm_release_cached in tensormm.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * version.c — the library's version, as the header it was built with
  * says it (tmm_version in tensormm.h).

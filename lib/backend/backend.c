@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend.c — what every backend implementation shares: the message a
  * failed call leaves in be->error.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_cuda.c — the backend on a real GPU, through the CUDA runtime:
  * the device, its streams and events, op timing, and the ops table.

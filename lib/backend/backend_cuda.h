@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_cuda.h — the backend on a real GPU, through the CUDA runtime.
  *

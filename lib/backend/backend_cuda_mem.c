@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_cuda_mem.c — the CUDA backend's memory: device, managed and
  * pinned host allocations, copies, managed ranges; and how a failed CUDA

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_cuda_mem.h — the CUDA backend's memory, as backend_cuda.c sees
  * it, the errors both halves report, and the backend's state.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_cuda_vmm.c — virtual memory on CUDA, for swap mode's
  * pool=chunks (lib/mem/pool_map.c): an address range reserved once, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_cuda_vmm.h — the cuda backend's virtual memory ops (backend.h:
  * va_reserve, va_map, va_unmap, va_release) for swap mode's pool=chunks,

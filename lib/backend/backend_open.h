@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_open.h — choosing, opening and closing a backend.
  *

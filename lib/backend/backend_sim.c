@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_sim.c — the simulated GPU: its engines and their clocks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_sim.h — what only the simulated GPU can tell.
  *

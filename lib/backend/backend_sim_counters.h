@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_sim_counters.h — the simulator's counters.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_sim_mem.c — the simulated GPU's memory.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backend_sim_mem.h — the simulated GPU's memory, as backend_sim.c sees
  * it, and the simulator's state.

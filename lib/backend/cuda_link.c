@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cuda_link.c — the host link's speed, measured when the cuda backend
  * opens, for the planners' swap times (issue #20: it was fixed at 12 GB/s,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cuda_link.h — measuring the host link when the cuda backend opens
  * (cuda_link.c).

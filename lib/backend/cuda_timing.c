@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cuda_timing.c — op durations on a real GPU (see cuda_timing.h).
  *

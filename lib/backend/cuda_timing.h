@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cuda_timing.h — how long each op's kernels ran on a real GPU.
  *

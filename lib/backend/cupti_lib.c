@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cupti_lib.c — CUPTI loaded where first used (see cupti_lib.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cupti_lib.h — CUPTI's entry points, loaded by the first op timing that
  * asks for CUPTI (cuda_timing.c) rather than linked, so that a program

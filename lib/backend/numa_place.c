@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * numa_place.c — placing host memory on a NUMA node.
  *

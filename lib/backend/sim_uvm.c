@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sim_uvm.c — the simulated managed-memory driver (see sim_uvm.h and
  * docs/uvm-model.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sim_uvm.h — the simulated GPU's managed-memory driver.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crc32.h — the CRC-32 that guards trace and plan files.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dynlib.c — a shared library loaded on first use (see dynlib.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dynlib.h — a shared library loaded the first time it is needed, its
  * entry points resolved into a table of function pointers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault.c — injected failures (see fault.h): the parsed list and its
  * counts, behind one lock, since any thread may reach a failure point.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault.h — injected failures, for tests: the calls that the `fault`
  * tunable (TENSORMM_FAULT) names fail.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * grow.c — see grow.h.
  */

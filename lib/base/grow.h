@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * grow.h — growing an array that keeps its capacity between uses.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * list.h — an intrusive, circular, doubly-linked list.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * managed_page.h — the granularity of managed (UVM) memory.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * number_text.c — decimals and sizes read from text, and doubles and
  * sizes written back, the same in every locale.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * number_text.h — numbers read from text and written back as text, the
  * same in every locale.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * path_pattern.c — see path_pattern.h.
  *

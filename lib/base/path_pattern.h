@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * path_pattern.h — a file path that names the process and the context it
  * is written by: "%p" and "%n" in it, as the trace tunable takes them, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sim_profile.h — hardware profiles of the simulated GPU.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tensor_state.c — the legal transitions of a tensor's life cycle.
  *

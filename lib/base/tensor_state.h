@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tensor_state.h — the life cycle of a tensor's bytes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * text.c — a bounded appender for messages, and ASCII character classes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * text.h — text that means the same in every locale: a bounded appender
  * for messages, and ASCII character classes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tunables.c — a configuration loaded from the tunables' sources, and
  * read back as text.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tunables.h — the configuration of a context.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tunables_table.c — the descriptor table of every tunable.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tunables_table.h — the descriptor table of the tunables: one row per
  * tunable, and the words its choices are spelt with.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tunables_value.c — one tunable's value read from text by its row: the
  * row's type says how to read it, its range, choices and validator what

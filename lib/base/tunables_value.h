@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tunables_value.h — one tunable's value, read from text by its row of
  * the table (tunables_table.h), before the loader (tunables.c) stores it.

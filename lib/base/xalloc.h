@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xalloc.h — the host allocations of lib/ and hints/, each a failure
  * point: the fault site host_alloc (fault.h, the `fault` tunable).

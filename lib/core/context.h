@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * context.h — the inside of a context and of a tensor (not public).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guard.c — what a call may do when the context is already in a call
  * (guard.h): the table of the calls allowed inside a callback, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guard.h — who may call into a context now: one thread at a time, and,
  * from inside a user callback, only the calls that read.

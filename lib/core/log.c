@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * log.c — diagnostics on stderr, filtered by TENSORMM_LOG.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * split_op.h — what splitting means for one op (TSPLIT): which of its
  * tensors it cuts into rows, and how the plan evicts its first tensor at

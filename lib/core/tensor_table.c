@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tensor_table.c — the table of tensor records, and their handles.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * calls.c — the public calls around ops: tmm_run, direct access
  * (tmm_acquire, tmm_release) and the iteration markers.

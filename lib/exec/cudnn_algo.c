@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cudnn_algo.c — the fastest convolution algorithm that fits right now
  * (tensormm_cudnn.h).

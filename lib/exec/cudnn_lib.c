@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cudnn_lib.c — cuDNN loaded where first used (see cudnn_lib.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cudnn_lib.h — cuDNN's entry points that the algorithm pickers call,
  * loaded by the first picker call (cudnn_algo.c) rather than linked, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fill.c — setting every byte of a tensor without a callback
  * (tmm_tensor_fill in tensormm.h).

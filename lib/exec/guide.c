@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guide.c — firing a plan's actions at their trigger accesses.
  *

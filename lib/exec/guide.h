@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guide.h — executing a plan (guided execution, Capuchin §4.2).
  *

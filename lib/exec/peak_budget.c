@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peak_budget.c — budget=N%peak: a budget that is a share of what the
  * program needs, not of the device (see peak_budget.h).

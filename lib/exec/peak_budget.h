@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * peak_budget.h — a budget given as a percentage of the program's own
  * peak (budget=40%peak), set when the first iteration has measured that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * placing.c — the pins of an op placing its tensors (see placing.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * placing.h — the pins of an op placing its tensors.
  *

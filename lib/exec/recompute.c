@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * recompute.c — recomputation (see recompute.h): re-running a dropped
  * tensor's producer, the ghosts kept for it, and the readers settled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * recompute.h — recomputation (Capuchin §4.4, §5.3); the lineage and the
  * drop itself are lib/move/drop.h's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rehearse.c — a rehearsal: the first plan from predicted op latencies
  * (see rehearse.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rehearse.h — a rehearsal: the first plan from predicted op latencies.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replan.c — EWMA of op latencies and the retimed trace (see replan.h).
  */

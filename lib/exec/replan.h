@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replan.h — when a plan is out of date (TENSILE §IV-E).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run.c — running an op: the mechanism under tmm_run (calls.c), the
  * library's own ops (fill.c, view.c) and recomputation's re-runs.

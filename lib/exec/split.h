@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * split.h — running an op as micro-ops (TSPLIT §IV-B).
  *

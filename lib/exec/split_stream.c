@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * split_stream.c — a split op's output streamed to the host; see
  * split_stream.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * split_stream.h — a split op's output leaving for the host as its rows
  * are written (TSPLIT §IV-B: "swaps out finished output slices early").

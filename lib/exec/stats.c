@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats.c — a context's counters, as a struct and as text or JSON.
  *

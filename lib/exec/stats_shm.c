@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats_shm.c — publishing a context's counters in shared memory, and
  * reading them back (tensormm-stat).

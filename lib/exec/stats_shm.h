@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats_shm.h — live counters in POSIX shared memory, for tensormm-stat.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tensor.c — the tensor calls of the API: create, destroy, host read and
  * write (of views and their parents too); and retiring a record with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tensor.h — host access to a tensor wherever it is, dropped included
  * (tensor.c); the tensor calls themselves are declared in tensormm.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view.c — tensor views: a tensor naming a byte range of another
  * (tmm_tensor_view in tensormm.h), and the coherence of the two.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view.h — keeping views and their parents coherent (view.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * workspace.c — tmm_workspace: scratch of a size chosen by what is free.
  *

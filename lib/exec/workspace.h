@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * workspace.h — the user's workspace, for the library's own callers.
  *

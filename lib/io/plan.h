@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan.h — what a planner decides: actions keyed by access index.
  *

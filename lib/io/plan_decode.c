@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_decode.c — the text of a plan file made back into a plan
  * (docs/plan-format.md).  The text is spelt through plan_syntax.h, the

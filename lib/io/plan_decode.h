@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_decode.h — the text of a plan file made back into a plan, every
  * line checked.  What the file is, how its keys are made portable and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_encode.c — a plan made into the text of a plan file
  * (docs/plan-format.md), after a check that the decoder (plan_decode.c)

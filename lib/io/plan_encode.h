@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_encode.h — a plan made into the text of a plan file.  What the
  * file is, how its keys are made portable and the error codes are in

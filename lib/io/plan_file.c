@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_file.c — plan files on disk (docs/plan-format.md): a plan written
  * atomically through a private temporary, so a crash never leaves half a

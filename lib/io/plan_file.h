@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_file.h — the plan file: a plan (plan.h) saved as versioned text,
  * so that a rerun can start guided by the plan an earlier run measured.

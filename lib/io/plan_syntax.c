@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_syntax.c — the names of the advices in a plan file (plan_syntax.h),
  * held to the plan vocabulary of plan.h by the asserts below.

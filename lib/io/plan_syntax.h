@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plan_syntax.h — the text of a plan file as its encoder (plan_encode.c)
  * and its decoder (plan_decode.c) both spell it; docs/plan-format.md has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace.c — freeing, copying and checking a struct tmm_trace.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace.h — one recorded training iteration, as planners and tools see it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace_file.h — the trace file: a header saying what recorded it, then
  * one record per training iteration (struct tmm_trace).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace_layout.c — the fields of the six arrays of a trace record, and
  * one element of them written and read field by field (trace_layout.h).

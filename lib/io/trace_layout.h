@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace_layout.h — the bytes of a trace file, laid out the same for its
  * writer (trace_write.c) and its reader (trace_read.c); the layout, byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace_read.c — reading trace files (docs/trace-format.md): one record
  * decoded into an iteration, and the reader that takes records from a

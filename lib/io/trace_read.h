@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace_read.h — reading trace files: the one reader that planners and
  * tensormm-stat take iterations from, and the decoding of one record on

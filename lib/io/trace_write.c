@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace_write.c — writing trace files (docs/trace-format.md): one
  * iteration encoded as a record, and the writer that appends records to

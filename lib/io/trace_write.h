@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace_write.h — writing trace files: the writer the runtime appends one
  * record per iteration with, and the encoding of one record on its own.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compact.c — making a hole in the device pool by moving tensors.
  *

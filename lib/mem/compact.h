@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compact.h — making a hole in the device pool by moving tensors (see
  * compact.c for the method).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hostmem.c — the pinned host buffer pool.
  *

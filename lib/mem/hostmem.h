@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hostmem.h — the pinned host buffer pool.
  *

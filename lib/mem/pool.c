@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool.c — the device memory pool: best fit with coalescing, over offsets.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool_block.h — a block of the device pool: where it lies in the arena,
  * how large it is (both multiples of TMM_POOL_ALIGN, pool_align.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool_check.c — the device pool's invariant checker, for the tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool_index.c — the device pool's index of free blocks: a size class
  * per size, an AVL tree per class, and bitmaps of the classes in use.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool_index.h — the inside of the device pool: its block records, the
  * pool itself, and the index of free blocks by size class.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool_map.c — physical chunks under a pool's virtual range.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool_map.h — which chunks of a pool's virtual range hold physical
  * memory (pool=chunks, swap mode; see pool_map.c for the method).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uvm_arena.c — managed segments sub-allocated by the pool (see
  * uvm_arena.h).

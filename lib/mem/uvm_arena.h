@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uvm_arena.h — the managed memory of mode=uvm: a few large managed
  * segments, cached for the context's life and sub-allocated by the pool.

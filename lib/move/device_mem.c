@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * device_mem.c — a tensor's device memory: a block of the pool in swap
  * mode, its managed pages in uvm mode (mover_uvm.c), and the counters of

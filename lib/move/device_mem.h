@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * device_mem.h — a tensor's device memory (see device_mem.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drop.c — dropping a tensor to recompute it later (Capuchin §4.4): the
  * lineage that makes a drop safe, and the drop itself (see drop.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drop.h — dropping a tensor to recompute it later (Capuchin §4.4, §5.3),
  * and the lineage that makes it safe.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mover.c — residency: making room (passive mode, compaction, shedding),
  * bringing tensors back, host access.  The copies are swap_engine.c's.

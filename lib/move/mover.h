@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mover.h — where a tensor's bytes are, and bringing them where they are
  * needed: making room (choosing what to evict), swapping in, host access.

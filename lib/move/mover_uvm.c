@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mover_uvm.c — the mover in mode=uvm (see mover_uvm.h).
  *

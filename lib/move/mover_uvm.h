@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mover_uvm.h — the mover in mode=uvm: tensor states over managed memory.
  *

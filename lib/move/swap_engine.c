@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swap_engine.c — the swap engine: copies between device and host, queued
  * after the compute work issued so far, and retired when their events

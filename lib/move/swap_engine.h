@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swap_engine.h — the swap engine: copies between device and host, their
  * queue, and their completion (see swap_engine.c).

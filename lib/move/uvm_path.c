@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uvm_path.c — mode=uvm's copy way out and back (see uvm_path.h).
  *

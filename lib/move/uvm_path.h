@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uvm_path.h — which way mode=uvm moves an evicted tensor, and the copy
  * way itself (uvm_path.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guide_state.c — answering what the plan being followed says (see
  * guide_state.h): reads of the guide's state, which guide.c changes.

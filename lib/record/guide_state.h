@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guide_state.h — the plan a context follows, and what the code below the
  * guide may ask of it.

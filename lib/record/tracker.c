@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tracker.c — recording one iteration (see tracker.h).
  *

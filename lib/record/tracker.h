@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tracker.h — the access tracker (Capuchin §5.2's TAT).
  *

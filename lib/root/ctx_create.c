@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ctx_create.c — tmm_ctx_create: where the layers are wired together.
  *

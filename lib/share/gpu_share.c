@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_share.c — the shared segment of the processes on one GPU, and how a
  * context follows its part of it (the protocol is in gpu_share.h).

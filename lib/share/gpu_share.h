@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_share.h — several processes on one GPU (TENSILE §III–IV).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * share_segment.c — the share segment as a file and a lock: making or
  * opening it, the liveness of its members, and the changes made under its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * share_segment.h — the share segment's layout, and what is done to it as
  * a file and under its lock (share_segment.c).  Private to lib/share/:

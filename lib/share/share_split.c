@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * share_split.c — how the device is split among the processes that share
  * it (the rule is stated in share_split.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * share_split.h — how the device is split among the processes that share
  * it (gpu_share.h): a pure function of their claims.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trial.c — replaying an iteration on a virtual twin of the device
  * (trial.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trial.h — trying a plan on a virtual twin of the device.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cublas.c — the cuBLAS entry points the project calls (examples/mlp_gpu:
  * the handle, its stream, workspace, atomics and math modes, sgemm and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cudafake.h — the CUDA test double: what a test may ask of it beyond the
  * CUDA runtime's own entry points (which it implements on host memory,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cudnn.c — the cuDNN entry points the project calls (the version, the
  * handle, 4-d tensor, filter and 2-d convolution descriptors, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cudnn_so.c — the double's libcudnn.so.N (stand_in.h): the cuDNN entry
  * points libtensormm looks up (TMM_CUDNN_CALLS), each handing its call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cupti.c — the CUPTI entry points the cuda backend calls, in one of two
  * modes (cudafake_cupti_mode, or CUDAFAKE_CUPTI=records|refuse).  The

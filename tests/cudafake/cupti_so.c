@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cupti_so.c — the double's libcupti.so.N (stand_in.h): the CUPTI entry
  * points libtensormm looks up (TMM_CUPTI_CALLS), each handing its call

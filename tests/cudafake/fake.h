@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake.h — the inside of the CUDA test double, shared by its files:
  * queue.c (streams, events, the seeded scheduler, the race detector) and

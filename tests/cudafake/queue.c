@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * queue.c — the double's streams and events: queues of work run in a
  * seeded order within CUDA's rules, and the race detector.

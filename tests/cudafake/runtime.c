@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runtime.c — the CUDA runtime entry points the project calls, on host
  * memory, with the real prototypes (cuda_runtime_api.h is included, so

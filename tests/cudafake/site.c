@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * site.c — naming a call site in a race report: the function that holds
  * an address, from the running program's own symbol table.

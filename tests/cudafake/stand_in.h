@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stand_in.h — the double's stand-ins for the libraries libtensormm
  * loads where it first uses them rather than links (lib/base/dynlib.h):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vmm.c — the driver's virtual memory management calls the cuda backend
  * makes for pool=chunks (lib/backend/backend_cuda_vmm.c), and
