@@ -319,7 +319,12 @@ START_TEST(refused_copies_lose_nothing)
 	expect_bytes(got, 0, 4 * KIB, 2, "a from b");
 	free(got);
 
-	/* handing a back to p as it is destroyed */
+	/* handing a back to p as it is destroyed: no host memory to stage
+	 * its bytes in, then a refused copy */
+	ck_assert_int_eq(tmm_fault_set("host_alloc@1"), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, a), -ENOMEM);
+	ck_assert_ptr_nonnull(strstr(tmm_last_error(ctx), "back to its parent"));
+	ck_assert_uint_eq(tmm_tensor_bytes(ctx, a), 4 * KIB);
 	ck_assert_int_eq(tmm_fault_set("copy@1"), 0);
 	ck_assert_int_eq(tmm_tensor_destroy(ctx, a), -EIO);
 	ck_assert_uint_eq(tmm_tensor_bytes(ctx, a), 4 * KIB);

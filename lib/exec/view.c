@@ -268,8 +268,11 @@ int tmm_view_run(struct tmm_ctx *ctx, const tmm_op *op)
 			ctx, input ? op->inputs[i]
 				   : op->outputs[i - op->n_inputs]);
 
-		if (!t)
-			continue; /* tmm_run_op names the bad handle */
+		/* A bad handle is tmm_run_op's to name; a tensor that is
+		 * neither a view nor a parent has nothing to bring up to
+		 * date (and output_reads' scan is spared). */
+		if (!t || (!t->n_views && !t->view_parent))
+			continue;
 		rc = tmm_view_before_use(
 			ctx, t, input || output_reads(op, i - op->n_inputs),
 			name);
