@@ -176,18 +176,6 @@ int tmm_tensor_host_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
  * Host access to a parent or a view (view.c): the program sees the newest
  * bytes of each range, wherever they are, with no copy on the device.
  */
-/* The part of [offset, offset + bytes) of parent p that view v covers:
- * false when none. */
-static bool overlap(const struct tmm_tensor_rec *v, size_t offset,
-		    size_t bytes, size_t *from, size_t *to)
-{
-	size_t lo = v->view_offset, hi = v->view_offset + v->bytes;
-
-	*from = offset > lo ? offset : lo;
-	*to = offset + bytes < hi ? offset + bytes : hi;
-	return *from < *to;
-}
-
 static int view_host_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			  size_t offset, void *dst, size_t bytes)
 {
@@ -207,7 +195,8 @@ static int view_host_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		struct tmm_tensor_rec *v =
 			tmm_container_of(n, struct tmm_tensor_rec, view_link);
 
-		if (v->view_ahead && overlap(v, offset, bytes, &from, &to))
+		if (v->view_ahead &&
+		    tmm_view_overlap(v, offset, bytes, &from, &to))
 			any_ahead = true;
 	}
 	/* A parent that never held bytes reads as zeros around views that
@@ -221,7 +210,8 @@ static int view_host_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		struct tmm_tensor_rec *v =
 			tmm_container_of(n, struct tmm_tensor_rec, view_link);
 
-		if (!v->view_ahead || !overlap(v, offset, bytes, &from, &to))
+		if (!v->view_ahead ||
+		    !tmm_view_overlap(v, offset, bytes, &from, &to))
 			continue;
 		rc = tmm_tensor_host_read(ctx, v, from - v->view_offset,
 					  (char *)dst + (from - offset),
@@ -263,7 +253,7 @@ static int view_host_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		struct tmm_tensor_rec *v =
 			tmm_container_of(n, struct tmm_tensor_rec, view_link);
 
-		if (!overlap(v, offset, bytes, &from, &to))
+		if (!tmm_view_overlap(v, offset, bytes, &from, &to))
 			continue;
 		if (v->view_behind || v->state == TMM_TS_EMPTY) {
 			v->view_behind = true;

@@ -343,9 +343,9 @@ static int tensor_view(struct tmm_ctx *ctx, tmm_tensor ph, size_t offset,
 	     n = n->next) {
 		struct tmm_tensor_rec *o =
 			tmm_container_of(n, struct tmm_tensor_rec, view_link);
+		size_t from, to;
 
-		if (offset < o->view_offset + o->bytes &&
-		    o->view_offset < offset + bytes)
+		if (tmm_view_overlap(o, offset, bytes, &from, &to))
 			return tmm_fail(ctx, -EINVAL,
 					"tmm_tensor_view: range [%zu, %zu) of "
 					"%s overlaps its view %s at [%zu, "

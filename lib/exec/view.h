@@ -44,4 +44,17 @@ int tmm_view_before_destroy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * needs no room on the device for it). */
 void tmm_view_leave_parent(struct tmm_ctx *ctx, struct tmm_tensor_rec *v);
 
+/* The part [*from, *to) of the parent's range [offset, offset + bytes)
+ * that view v covers: false when they do not overlap. */
+static inline bool tmm_view_overlap(const struct tmm_tensor_rec *v,
+				    size_t offset, size_t bytes, size_t *from,
+				    size_t *to)
+{
+	size_t lo = v->view_offset, hi = v->view_offset + v->bytes;
+
+	*from = offset > lo ? offset : lo;
+	*to = offset + bytes < hi ? offset + bytes : hi;
+	return *from < *to;
+}
+
 #endif /* TMM_EXEC_VIEW_H */
