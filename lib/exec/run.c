@@ -293,7 +293,7 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 		 * grow into, before anything else takes the place. */
 		if (i == op->n_inputs &&
 		    evicts_first != TMM_SPLIT_KEEPS_INPUT) {
-			tmm_split_place_output(ctx, op, recs, parts,
+			tmm_split_place_output(ctx, op, recs, &parts,
 					       evicts_first, &reuse);
 			/* Placed just below the input, the output grows
 			 * into it: neither may move from here on. */
