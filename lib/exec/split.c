@@ -149,6 +149,39 @@ static uint64_t output_lead(const struct tmm_split_reuse *r, uint64_t extent,
 	return align_up(lead);
 }
 
+uint64_t tmm_split_need_less(struct tmm_ctx *ctx, const tmm_op *op,
+			     struct tmm_tensor_rec *const *recs,
+			     uint32_t parts, enum tmm_split_evict how)
+{
+	struct tmm_split_reuse r = { 0 };
+	struct tmm_tensor_rec *out = NULL;
+	uint64_t whole, need = 0, lead;
+
+	if (op->slice_extent < 2 || !op->n_inputs || !tmm_split_sliced(op, 0) ||
+	    ctx->mode == TMM_MODE_UVM)
+		return 0;
+	for (unsigned i = op->n_inputs; !out && i < op->n_inputs + op->n_outputs;
+	     i++)
+		if (tmm_split_sliced(op, i) && recs[i] != recs[0])
+			out = recs[i];
+	if (!out)
+		return 0;
+	whole = tmm_mover_footprint(ctx, out->bytes);
+	if (ctx->rehearsal) {
+		/* The op's tensors together, less what brings them to the
+		 * budget. */
+		for (unsigned i = 0; i < op->n_inputs + op->n_outputs; i++)
+			need += tmm_mover_footprint(ctx, recs[i]->bytes);
+		return need > ctx->budget ? need - ctx->budget : 0;
+	}
+	if (parts < 2 || how == TMM_SPLIT_KEEPS_INPUT)
+		return 0;
+	r.in_row = recs[0]->bytes / op->slice_extent;
+	r.out_row = out->bytes / op->slice_extent;
+	lead = output_lead(&r, op->slice_extent, parts);
+	return whole > lead ? whole - lead : 0;
+}
+
 void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 			    struct tmm_tensor_rec *const *recs,
 			    uint32_t *parts, enum tmm_split_evict how,

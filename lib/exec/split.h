@@ -69,6 +69,21 @@ uint32_t tmm_split_parts(struct tmm_ctx *ctx, const tmm_op *op,
 			 const struct tmm_tensor_rec *first,
 			 enum tmm_split_evict *evicts_first);
 
+/*
+ * What the op needs less than all its tensors together (tmm_run's check
+ * that an op fits the budget) when it runs as `parts` micro-ops whose
+ * output grows into the rows its first tensor gives back (`how` not
+ * TMM_SPLIT_KEEPS_INPUT, swap mode): its first sliced output's bytes
+ * less the lead D below the input (one part's output rows).  In a
+ * rehearsal (nothing runs, no plan yet) an op that could reuse so is
+ * taken to need no more than the budget, so that the planner sees it and
+ * can split it (TSPLIT: an op larger than the device trains split).
+ * 0 otherwise.
+ */
+uint64_t tmm_split_need_less(struct tmm_ctx *ctx, const tmm_op *op,
+			     struct tmm_tensor_rec *const *recs,
+			     uint32_t parts, enum tmm_split_evict how);
+
 /* A swapped input's copy of bytes [.., end) to the host, not yet
  * known to be complete. */
 struct tmm_split_copy {
