@@ -19,6 +19,43 @@
  *   host is complete (lib/exec/split.c), and the model (split_curve.h) credits
  *   both.
  *
+ * Where ours differs from the paper, and why:
+ * - Micro-tensors.  TSPLIT (§V-A, §V-C) gives every micro-tensor its own
+ *   allocation and merges them when an op needs the whole tensor.  Ours
+ *   runs micro-ops over row ranges of whole tensors: the op's sliced
+ *   input gives its rows back from the front as each micro-op finishes
+ *   with them, and its output grows into them from just below
+ *   (lib/exec/split.c), so each micro-tensor of the input is freed, or
+ *   swapped out, as soon as its micro-op is done, and no merge is ever
+ *   copied.  Only the op's first tensor and first sliced output trade
+ *   (tmm_split_pair); ops that hold weights or several big inputs save
+ *   on those two.  The output needs the room of one part right below the
+ *   input: where the free space there is smaller, the runtime cuts the
+ *   op into more parts until one part's rows fit (up to
+ *   TMM_SPLIT_MAX_PARTS), rather than falling back to a whole output.
+ * - Split dimension: the sample (row) dimension only, the outermost of
+ *   the op's sliced tensors; the paper's parameter split has no
+ *   counterpart in our op descriptors.
+ * - Recomputation.  The paper recomputes memory-centrically (§V-D: the
+ *   chain again from a checkpoint for each backward layer, O(1) extra
+ *   memory, with an LRU that keeps what fits).  Our runtime regenerates
+ *   a dropped tensor by running its producer once over tensors on the
+ *   device, and a source that is out of the device there is brought
+ *   back outside the plan (a chain held whole, or an unplanned swap-in):
+ *   at ResNet-50's batch 1024 on a 24 GB card that put 9 GiB more on the
+ *   device than the plan said.  So a tensor is recomputed only from
+ *   sources the plan keeps on the device at its back-access, and a
+ *   source of a chosen recomputation is not evicted over that
+ *   back-access (short_chain, needed_within).  Eq. 4's set I is then
+ *   the producer and the tensors the program freed between (ghosts,
+ *   hints/msps.c).
+ * - Termination.  Algorithm 2 stops when the bottlenecks are gone or
+ *   nothing is left to move.  Recomputations keep their sources on the
+ *   device, which the greedy ΔT/ΔM choice cannot see coming, and can
+ *   leave a later bottleneck with nothing to move; where the walk leaves
+ *   one, it is run again with swaps and splits only, and the plan that
+ *   fits (or else the lower) is kept (tmm_plan_tsplit).
+ *
  * Choices where the paper is vague, and ours:
  * - ΔM is the saving that counts at this bottleneck: at most what the op
  *   is over the target.  Saving more there buys nothing there, so among
@@ -33,14 +70,8 @@
  *   prefetch's trigger is Capuchin's (tmm_in_trigger), moved later while
  *   bringing the tensor back early would put the curve over the target
  *   (Eq. 3's M_k + size(s_j) < M).
- * - Recompute cost (Eq. 4) is MSPS's (hints/msps.c): the producer chain's
- *   time, grown by the recomputations already chosen (Capuchin's
- *   Algorithm 2 updates, which are Eq. 4's set I).
- * - Recomputation chains stop at one op: a tensor whose producer reads a
- *   tensor already chosen for recomputation is not recomputed itself.
- *   The runtime holds every tensor of a chain on the device while it
- *   regenerates the chain, and long chains under a budget that does not
- *   fit left no room between them (the MLP example at 30%).
+ * - Recompute cost (Eq. 4) is MSPS's (hints/msps.c): the producer's
+ *   time, and that of the freed tensors it is recomputed through.
  * - Split cost (Eq. 6): the swap or recomputation of the whole input plus
  *   one launch overhead per micro-op; the paper's split/merge copies do
  *   not exist here (micro-ops work in place on row ranges).  A swapped
@@ -65,8 +96,9 @@
  *   access) is swapped out with no back-access, as liveness does: its
  *   cost is the copy, and the split saves as with any swap at the op.
  * - A bottleneck no choice can lower is left: the walk goes on, and the
- *   plan says it does not fit.  A final full curve (with the collective
- *   recomputations the incremental one leaves out) sets predicted_peak.
+ *   plan says it does not fit (then the second try, above).  A final
+ *   full curve (with the collective recomputations the incremental one
+ *   leaves out) sets predicted_peak.
  */
 #include <errno.h>
 #include <math.h>
@@ -80,13 +112,27 @@
 #include "split_curve.h"
 #include "lib/base/xalloc.h"
 
+/* One entry of a per-tensor list (see struct tsplit's links). */
+struct link {
+	uint32_t a, b; /* a gap (evict, back), or a need (a: the access) */
+	uint32_t next; /* the next of the tensor's list, or TMM_TRACE_NONE */
+};
+
 struct tsplit {
 	struct tmm_analysis an;
 	struct tmm_cands cs;
 	struct tmm_eviction_set chosen;
 	struct tmm_fit fit;	  /* the curve under `chosen`, whole tensors */
 	uint64_t *split_saving;	  /* per access: lowered by splits */
-	bool *dropped;		  /* per trace tensor: chosen for recomputation */
+	/* Per trace tensor, lists in `links`: the gaps it is chosen out
+	 * of the device (gap_head), and the back-accesses of the chosen
+	 * recomputations that read it (need_head).  A recomputation runs
+	 * over sources that are on the device, so the two must not meet:
+	 * no source is out at a back-access that needs it. */
+	uint32_t *gap_head, *need_head;
+	struct link *links;
+	uint32_t n_links, cap_links;
+	bool no_recompute;	  /* the second try: swaps and splits only */
 	uint32_t *in_trigger;	  /* per candidate: tmm_in_trigger, once
 				   * asked (it depends on the gap only) */
 	struct tmm_split *splits;
@@ -259,17 +305,67 @@ static int64_t price_swap(const struct tsplit *ts, uint32_t t,
 	return (int64_t)swap_cost(ts, k, sliced, o);
 }
 
-/* Whether candidate c may be recomputed: from tensors that are not
- * recomputed themselves. */
+static int link_add(struct tsplit *ts, uint32_t *head, uint32_t a, uint32_t b)
+{
+	if (ts->n_links == ts->cap_links) {
+		uint32_t cap = ts->cap_links ? 2 * ts->cap_links : 256;
+		void *p = tmm_realloc(ts->links, sizeof(struct link) * cap);
+
+		if (!p)
+			return -ENOMEM;
+		ts->links = p;
+		ts->cap_links = cap;
+	}
+	ts->links[ts->n_links] = (struct link){ a, b, *head };
+	*head = ts->n_links++;
+	return 0;
+}
+
+/* Eviction e's gap, in t's list. */
+static int note_gap(struct tsplit *ts, const struct tmm_eviction *e)
+{
+	return link_add(ts, &ts->gap_head[e->tensor],
+			e->evict == TMM_TRACE_NONE ? 0 : e->evict,
+			e->back == TMM_TRACE_NONE ? UINT32_MAX : e->back);
+}
+
+/* Whether a chosen recomputation reads tensor t between accesses
+ * `evict` and `back` (t out of the device there would have to come back
+ * for it, outside the plan). */
+static bool needed_within(const struct tsplit *ts, uint32_t t, uint32_t evict,
+			  uint32_t back)
+{
+	for (uint32_t l = ts->need_head[t]; l != TMM_TRACE_NONE;
+	     l = ts->links[l].next)
+		if (ts->links[l].a > evict && ts->links[l].a < back)
+			return true;
+	return false;
+}
+
+/* Whether tensor t is chosen out of the device across access k. */
+static bool out_at(const struct tsplit *ts, uint32_t t, uint32_t k)
+{
+	for (uint32_t l = ts->gap_head[t]; l != TMM_TRACE_NONE;
+	     l = ts->links[l].next)
+		if (ts->links[l].a < k && k < ts->links[l].b)
+			return true;
+	return false;
+}
+
+/*
+ * Whether candidate c may be recomputed: from sources (its producer's
+ * inputs, through the tensors the program has freed by its back-access)
+ * none of which is out of the device at its back-access, and c's tensor
+ * not read by another recomputation inside c's gap.  So a recomputation
+ * is one producer run over resident tensors, never a chain.
+ */
 static bool short_chain(const struct tsplit *ts, const struct tmm_cand *c)
 {
-	const struct tmm_trace *tr = ts->an.trace;
-	const struct tmm_trace_op *o = &tr->ops[c->op];
-
-	if (!c->recomputable)
+	if (!c->recomputable || ts->no_recompute ||
+	    needed_within(ts, c->tensor, c->evict, c->back))
 		return false;
-	for (uint32_t i = 0; i < o->n_inputs; i++)
-		if (ts->dropped[tr->op_tensors[o->first + i]])
+	for (uint32_t i = 0; i < c->n_srcs; i++)
+		if (out_at(ts, c->srcs[i], c->back))
 			return false;
 	return true;
 }
@@ -375,7 +471,8 @@ static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
 		int64_t t;
 
 		if (c->taken || bytes == 0 || an->op_end[c->evict] > k ||
-		    c->back <= k || op_uses(an, k, c->tensor))
+		    c->back <= k || op_uses(an, k, c->tensor) ||
+		    needed_within(ts, c->tensor, c->evict, c->back))
 			continue;
 		o = (struct option){ .cand = i, .new_eviction = true };
 		m = counted(ts, k, bytes);
@@ -434,6 +531,9 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 	if (!tmm_split_pair(an, first, &s.input, &s.output))
 		return;
 	around_op(an, first, s.input, &at, &next);
+	if (needed_within(ts, s.input, at,
+			  next == TMM_TRACE_NONE ? UINT32_MAX : next))
+		return; /* a recomputation reads it there */
 	if (tmm_split_evicts_input(an, &s, ts->chosen.ev, ts->chosen.n))
 		evict.new_eviction = false; /* paid for already */
 	/* The gap's candidate, retired when the split takes it; a
@@ -529,8 +629,10 @@ static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 		tmm_cands_retire_gap(&ts->cs, c);
 		c->taken = true;
 		if (o->ev.drop) {
-			ts->dropped[o->ev.tensor] = true;
-			rc = tmm_msps_choose(&ts->cs, (uint32_t)o->cand);
+			for (uint32_t i = 0; rc == 0 && i < c->n_srcs; i++)
+				rc = link_add(ts, &ts->need_head[c->srcs[i]],
+					      c->back, 0);
+			c->is_recomp = true;
 		}
 	}
 	if (rc == 0 && o->new_eviction && !o->ev.drop) {
@@ -542,7 +644,9 @@ static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 					 tmm_swap_ns(an, bytes, true));
 	}
 	if (rc == 0 && o->new_eviction) {
-		rc = tmm_eviction_add(&ts->chosen, o->ev);
+		rc = note_gap(ts, &o->ev);
+		if (rc == 0)
+			rc = tmm_eviction_add(&ts->chosen, o->ev);
 		if (rc == 0)
 			tmm_fit_add(an, &ts->fit, &o->ev);
 	}
@@ -582,10 +686,10 @@ static int walk(struct tsplit *ts)
 	return 0;
 }
 
-int tmm_plan_tsplit(const struct tmm_planner_input *in,
-		    struct tmm_plan *out)
+static int plan_once(const struct tmm_planner_input *in, bool no_recompute,
+		     struct tmm_plan *out)
 {
-	struct tsplit ts = { 0 };
+	struct tsplit ts = { .no_recompute = no_recompute };
 	int rc = tmm_plan_init(out, in->trace, "tsplit");
 
 	if (rc == 0)
@@ -594,9 +698,19 @@ int tmm_plan_tsplit(const struct tmm_planner_input *in,
 		return rc;
 	ts.split_saving = tmm_calloc(in->trace->n_accesses + 1,
 				      sizeof(uint64_t));
-	ts.dropped = tmm_calloc(in->trace->n_tensors + 1, sizeof(bool));
-	rc = ts.split_saving && ts.dropped ? tmm_liveness(&ts.an, &ts.chosen)
-					   : -ENOMEM;
+	ts.gap_head = tmm_malloc(sizeof(uint32_t) * (in->trace->n_tensors + 1));
+	ts.need_head = tmm_malloc(sizeof(uint32_t) * (in->trace->n_tensors + 1));
+	rc = ts.split_saving && ts.gap_head && ts.need_head
+		     ? tmm_liveness(&ts.an, &ts.chosen)
+		     : -ENOMEM;
+	if (rc == 0) {
+		memset(ts.gap_head, 0xff,
+		       sizeof(uint32_t) * (in->trace->n_tensors + 1));
+		memset(ts.need_head, 0xff,
+		       sizeof(uint32_t) * (in->trace->n_tensors + 1));
+	}
+	for (uint32_t i = 0; rc == 0 && i < ts.chosen.n; i++)
+		rc = note_gap(&ts, &ts.chosen.ev[i]);
 	if (rc == 0)
 		rc = tmm_fit_init(&ts.an, &ts.fit, &ts.chosen);
 	if (rc == 0)
@@ -616,10 +730,41 @@ int tmm_plan_tsplit(const struct tmm_planner_input *in,
 	tmm_eviction_set_free(&ts.chosen);
 	tmm_analysis_free(&ts.an);
 	free(ts.split_saving);
-	free(ts.dropped);
+	free(ts.gap_head);
+	free(ts.need_head);
+	free(ts.links);
 	free(ts.in_trigger);
 	free(ts.splits);
 	tmm_copy_engine_free(&ts.d2h);
 	tmm_copy_engine_free(&ts.h2d);
 	return rc;
+}
+
+/*
+ * Algorithm 2 with every option, and where that leaves a bottleneck, again
+ * with swaps and splits only: a recomputation keeps its sources on the
+ * device at its back-access, which can leave a later bottleneck with
+ * nothing left to move (the greedy choice does not see it coming).  The
+ * plan that fits, or else the lower, is kept.
+ */
+int tmm_plan_tsplit(const struct tmm_planner_input *in,
+		    struct tmm_plan *out)
+{
+	struct tmm_plan other;
+	int rc = plan_once(in, false, out);
+
+	if (rc < 0 || out->fits)
+		return rc;
+	rc = plan_once(in, true, &other);
+	if (rc < 0) {
+		tmm_plan_free(out);
+		return rc;
+	}
+	if (other.fits || other.predicted_peak < out->predicted_peak) {
+		tmm_plan_free(out);
+		*out = other;
+	} else {
+		tmm_plan_free(&other);
+	}
+	return 0;
 }

@@ -8,7 +8,9 @@
  * bytes in use are noted by the op's own callbacks, so the test sees what
  * the device holds while the op runs: lower by the input less one output
  * part when there is room below the input, unchanged (and counted) when
- * there is not, and the bytes of every iteration are the unsplit one's.
+ * there is not, and the bytes of every iteration are the unsplit one's;
+ * where the room below holds the lead of more parts than the plan's
+ * only, the op runs as that many.
  * A swapped input is on the host, whole and exact, once the op is over,
  * and each of its slices' copies was waited for when its rows were
  * needed.
@@ -70,11 +72,15 @@ static int rows_slice_noting_peak(void *const *in, void *const *out,
 	return toy_rows_slice(in, out, begin, end, user, stream);
 }
 
+/* pad's bytes: as x's, unless a test makes the room below x smaller. */
+static uint64_t pad_bytes = BYTES;
+
 /*
  * pad = fill(w); x = fill(w); y = rows(x); u = mix(y, x).  With
  * `room_below`, pad is gone before rows runs, so the pool has room just
  * below x (small blocks are carved from the bottom of a hole: x sits
- * right above pad); without, pad holds it.  Appends x, y, u.
+ * right above pad), pad_bytes of it; without, pad holds it.  Appends x,
+ * y, u.
  */
 static void reuse_iteration(tmm_ctx *ctx, tmm_tensor w, bool room_below,
 			    uint32_t *out)
@@ -82,8 +88,8 @@ static void reuse_iteration(tmm_ctx *ctx, tmm_tensor w, bool room_below,
 	tmm_tensor pad, t[3];
 
 	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
-	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "pad",
-					   &pad), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, pad_bytes, TMM_ACTIVATION,
+					   "pad", &pad), 0);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
 						   NULL, &t[i]), 0);
@@ -235,6 +241,24 @@ START_TEST(split_without_room_below_falls_back)
 	split = reuse_run(4, false, DROP_X, &whole, &st);
 	ck_assert_uint_eq(st.split_fallbacks, 2);
 	ck_assert_uint_eq(split, whole);
+}
+END_TEST
+
+/* The room below the input holds an eighth of it: not the lead of the
+ * plan's 2 parts (half the output), but that of 8.  The op runs as 8
+ * micro-ops, the output grows into the input's rows all the same, and the
+ * device holds the input and an eighth of the output; same bytes. */
+START_TEST(small_room_below_takes_more_parts)
+{
+	uint64_t whole, split;
+	struct tmm_stats st;
+
+	pad_bytes = BYTES / 8;
+	split = reuse_run(2, true, DROP_X, &whole, &st);
+	pad_bytes = BYTES;
+	ck_assert_uint_eq(st.split_fallbacks, 0);
+	ck_assert_uint_eq(st.micro_ops, 8 * (RUNS - 1));
+	ck_assert_uint_eq(whole - split, BYTES - BYTES / 8);
 }
 END_TEST
 
@@ -423,6 +447,7 @@ int main(void)
 	tcase_add_loop_test(reuse, split_output_reuses_the_input_rows, 0,
 			    SPLIT_PART_COUNTS);
 	tcase_add_test(reuse, split_without_room_below_falls_back);
+	tcase_add_test(reuse, small_room_below_takes_more_parts);
 	tcase_add_test(reuse, drop_without_split_is_whole);
 	tcase_add_loop_test(reuse, split_swaps_the_input_out_row_by_row, 0,
 			    SPLIT_PART_COUNTS);

@@ -10,7 +10,8 @@
  * op, which is when the runtime lets its rows go slice by slice
  * (lib/exec/split.c); and an op is split to stream out an output that must
  * leave right after it, where that is cheaper than its swap after the op
- * (lib/exec/split_stream.c).
+ * (lib/exec/split_stream.c); and a recomputation's sources are on the
+ * device at its back-access (no chains).
  */
 #include <check.h>
 #include <errno.h>
@@ -382,6 +383,105 @@ START_TEST(split_input_copies_wait_as_the_runtime_does)
 }
 END_TEST
 
+/*
+ * A chain of DEEP pure layers, 2 MiB each, and its backward pass: layer
+ * i's gradient op reads h[i-1] and g[i].  Swaps are slow next to the
+ * layers (gbps), so the greedy walk recomputes where it can.  The
+ * runtime recomputes a dropped tensor by running its producer once
+ * (lib/exec/recompute.c), which needs the producer's inputs on the device
+ * at the back-access: tsplit never drops a tensor whose source it has
+ * out of the device there, nor evicts a source over the back-access of a
+ * tensor dropped for it (a chain the runtime would have to bring back
+ * outside the plan).
+ */
+#define DEEP 12
+
+static void deep_chain(struct builder *b, uint64_t op_ns, uint32_t *h)
+{
+	uint32_t g[DEEP + 1];
+
+	b_init(b);
+	h[0] = b_tensor(b, 2 * MiB, false);
+	for (int i = 1; i <= DEEP; i++) {
+		h[i] = b_tensor(b, 2 * MiB, true);
+		b_op(b, TMM_OP_PURE, op_ns, &h[i - 1], 1, &h[i], 1);
+	}
+	g[DEEP] = b_tensor(b, 2 * MiB, true);
+	b_op(b, TMM_OP_BACKWARD, op_ns, &h[DEEP], 1, &g[DEEP], 1);
+	for (int i = DEEP; i >= 1; i--) {
+		uint32_t in[2] = { h[i - 1], g[i] };
+
+		g[i - 1] = b_tensor(b, 2 * MiB, true);
+		b_op(b, TMM_OP_BACKWARD, op_ns, in, 2, &g[i - 1], 1);
+	}
+	b_free_after_last_use(b);
+}
+
+/* Whether plan p has tensor t (key) out of the device across access k:
+ * evicted at or before k with its back-access after k. */
+static bool out_across(const struct tmm_plan *p, uint64_t key, uint32_t k)
+{
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		const struct tmm_plan_action *a = &p->actions[i];
+
+		if ((a->type == TMM_ACT_EVICT_DROP ||
+		     a->type == TMM_ACT_EVICT_SWAP) && a->key == key &&
+		    a->trigger < k &&
+		    (a->back_access == TMM_PLAN_NONE || a->back_access > k))
+			return true;
+	}
+	return false;
+}
+
+START_TEST(recomputed_tensors_find_their_sources_on_the_device)
+{
+	static const double gbps[] = { 0.5, 2, 8 };
+	unsigned drops = 0;
+
+	for (size_t c = 0; c < sizeof(gbps) / sizeof(gbps[0]); c++) {
+		for (uint64_t budget = 10; budget <= 20; budget += 2) {
+			struct builder b;
+			struct tmm_planner_input in;
+			struct tmm_plan p;
+			uint32_t h[DEEP + 1];
+			char err[256];
+
+			deep_chain(&b, 200000, h);
+			in = input(&b, budget * MiB, gbps[c]);
+			ck_assert_int_eq(tmm_planner_make("tsplit", &in, &p,
+							  err, sizeof(err)),
+					 0);
+			for (uint32_t i = 0; i < p.n_actions; i++) {
+				const struct tmm_plan_action *a =
+					&p.actions[i];
+				int layer = -1;
+
+				if (a->type != TMM_ACT_EVICT_DROP)
+					continue;
+				drops++;
+				for (int l = 1; l <= DEEP; l++)
+					if (b.tensors[h[l]].key == a->key)
+						layer = l;
+				ck_assert_int_gt(layer, 0);
+				ck_assert_msg(!out_across(&p,
+						b.tensors[h[layer - 1]].key,
+						a->back_access),
+					      "%.1f GB/s, %llu MiB: h[%d] is "
+					      "recomputed at access %u from "
+					      "h[%d], out of the device there",
+					      gbps[c],
+					      (unsigned long long)budget,
+					      layer, a->back_access,
+					      layer - 1);
+			}
+			tmm_plan_free(&p);
+		}
+	}
+	/* The rule was put to work. */
+	ck_assert_uint_gt(drops, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tsplit");
@@ -397,6 +497,7 @@ int main(void)
 	tcase_add_test(tc, split_swaps_an_input_it_cannot_recompute);
 	tcase_add_test(tc, split_to_stream_an_output_out);
 	tcase_add_test(tc, split_input_copies_wait_as_the_runtime_does);
+	tcase_add_test(tc, recomputed_tensors_find_their_sources_on_the_device);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -78,9 +78,10 @@ static void end_placing(struct tmm_ctx *ctx, struct tmm_tensor_rec **recs,
  */
 static int mark_and_check_fits(struct tmm_ctx *ctx, const tmm_op *op,
 			       struct tmm_tensor_rec **recs, uint8_t *flags,
-			       unsigned n)
+			       unsigned n, uint32_t parts,
+			       enum tmm_split_evict evicts_first)
 {
-	uint64_t need = 0;
+	uint64_t need = 0, less;
 	char b1[32], b2[32];
 
 	for (unsigned i = 0; i < n; i++) {
@@ -99,6 +100,10 @@ static int mark_and_check_fits(struct tmm_ctx *ctx, const tmm_op *op,
 	}
 	if (need > ctx->largest_op_need)
 		ctx->largest_op_need = need;
+	/* TSPLIT: a split op whose output grows into its input's rows
+	 * needs less than all of both (split.h). */
+	less = tmm_split_need_less(ctx, op, recs, parts, evicts_first);
+	need = need > less ? need - less : 0;
 	if (need <= ctx->budget)
 		return 0;
 	/* Sharing the GPU, the budget is a part of it that may grow. */
@@ -268,7 +273,8 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 			return rc;
 	}
 	ctx->use_clock++;
-	rc = mark_and_check_fits(ctx, op, recs, flags, n);
+	rc = mark_and_check_fits(ctx, op, recs, flags, n, parts,
+				 evicts_first);
 	if (rc < 0)
 		return rc;
 	/* A rehearsal records the op with a predicted time; nothing runs,
@@ -293,7 +299,7 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 		 * grow into, before anything else takes the place. */
 		if (i == op->n_inputs &&
 		    evicts_first != TMM_SPLIT_KEEPS_INPUT) {
-			tmm_split_place_output(ctx, op, recs, parts,
+			tmm_split_place_output(ctx, op, recs, &parts,
 					       evicts_first, &reuse);
 			/* Placed just below the input, the output grows
 			 * into it: neither may move from here on. */

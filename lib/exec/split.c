@@ -149,17 +149,51 @@ static uint64_t output_lead(const struct tmm_split_reuse *r, uint64_t extent,
 	return align_up(lead);
 }
 
+uint64_t tmm_split_need_less(struct tmm_ctx *ctx, const tmm_op *op,
+			     struct tmm_tensor_rec *const *recs,
+			     uint32_t parts, enum tmm_split_evict how)
+{
+	struct tmm_split_reuse r = { 0 };
+	struct tmm_tensor_rec *out = NULL;
+	uint64_t whole, need = 0, lead;
+
+	if (op->slice_extent < 2 || !op->n_inputs || !tmm_split_sliced(op, 0) ||
+	    ctx->mode == TMM_MODE_UVM)
+		return 0;
+	for (unsigned i = op->n_inputs; !out && i < op->n_inputs + op->n_outputs;
+	     i++)
+		if (tmm_split_sliced(op, i) && recs[i] != recs[0])
+			out = recs[i];
+	if (!out)
+		return 0;
+	whole = tmm_mover_footprint(ctx, out->bytes);
+	if (ctx->rehearsal) {
+		/* The op's tensors together, less what brings them to the
+		 * budget. */
+		for (unsigned i = 0; i < op->n_inputs + op->n_outputs; i++)
+			need += tmm_mover_footprint(ctx, recs[i]->bytes);
+		return need > ctx->budget ? need - ctx->budget : 0;
+	}
+	if (parts < 2 || how == TMM_SPLIT_KEEPS_INPUT)
+		return 0;
+	r.in_row = recs[0]->bytes / op->slice_extent;
+	r.out_row = out->bytes / op->slice_extent;
+	lead = output_lead(&r, op->slice_extent, parts);
+	return whole > lead ? whole - lead : 0;
+}
+
 void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 			    struct tmm_tensor_rec *const *recs,
-			    uint32_t parts, enum tmm_split_evict how,
+			    uint32_t *parts, enum tmm_split_evict how,
 			    struct tmm_split_reuse *r)
 {
+	uint32_t planned = *parts;
 	struct tmm_tensor_rec *in = recs[0], *out = NULL;
 	unsigned n = op->n_inputs + op->n_outputs;
 	uint64_t offset;
 
 	memset(r, 0, sizeof(*r));
-	if (parts < 2 || how == TMM_SPLIT_KEEPS_INPUT ||
+	if (*parts < 2 || how == TMM_SPLIT_KEEPS_INPUT ||
 	    ctx->mode == TMM_MODE_UVM || !op->n_inputs ||
 	    !tmm_split_sliced(op, 0) || in->state != TMM_TS_RESIDENT ||
 	    in->pins != 1 || in->acquires || !in->block)
@@ -181,12 +215,27 @@ void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 		return;
 	r->in_row = in->bytes / op->slice_extent;
 	r->out_row = out->bytes / op->slice_extent;
-	r->lead = output_lead(r, op->slice_extent, parts);
 	offset = in->block->offset;
-	if (offset < r->lead ||
-	    tmm_mover_place_at(ctx, out, offset - r->lead, r->lead) < 0) {
+	/* The free space right below the input may hold the lead of more
+	 * parts than the plan asked for, not of as many: the smaller
+	 * micro-ops cost launches, a fallback costs the whole output. */
+	for (;;) {
+		r->lead = output_lead(r, op->slice_extent, *parts);
+		if (offset >= r->lead &&
+		    tmm_mover_place_at(ctx, out, offset - r->lead, r->lead) == 0)
+			break;
+		if (*parts >= TMM_SPLIT_MAX_PARTS ||
+		    2 * (uint64_t)*parts > op->slice_extent ||
+		    r->lead <= TMM_POOL_ALIGN) {
+			r->lead = 0;
+			break;
+		}
+		*parts *= 2;
+	}
+	if (!r->lead) {
 		/* The space below the input is taken: the output goes
 		 * wherever tmm_run puts it, whole. */
+		*parts = planned;
 		if (how == TMM_SPLIT_SWAPS_INPUT)
 			tmm_mover_swap_out_cancel(ctx, in);
 		ctx->c.split_fallbacks++;
@@ -197,7 +246,7 @@ void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 	r->how = how;
 	/* Without room to note the copies, each is waited for at once. */
 	if (how == TMM_SPLIT_SWAPS_INPUT)
-		r->copies = tmm_calloc(parts, sizeof(*r->copies));
+		r->copies = tmm_calloc(*parts, sizeof(*r->copies));
 }
 
 /* The input gives back its whole aligned rows below `bytes`. */

@@ -69,6 +69,21 @@ uint32_t tmm_split_parts(struct tmm_ctx *ctx, const tmm_op *op,
 			 const struct tmm_tensor_rec *first,
 			 enum tmm_split_evict *evicts_first);
 
+/*
+ * What the op needs less than all its tensors together (tmm_run's check
+ * that an op fits the budget) when it runs as `parts` micro-ops whose
+ * output grows into the rows its first tensor gives back (`how` not
+ * TMM_SPLIT_KEEPS_INPUT, swap mode): its first sliced output's bytes
+ * less the lead D below the input (one part's output rows).  In a
+ * rehearsal (nothing runs, no plan yet) an op that could reuse so is
+ * taken to need no more than the budget, so that the planner sees it and
+ * can split it (TSPLIT: an op larger than the device trains split).
+ * 0 otherwise.
+ */
+uint64_t tmm_split_need_less(struct tmm_ctx *ctx, const tmm_op *op,
+			     struct tmm_tensor_rec *const *recs,
+			     uint32_t parts, enum tmm_split_evict how);
+
 /* A swapped input's copy of bytes [.., end) to the host, not yet
  * known to be complete. */
 struct tmm_split_copy {
@@ -92,6 +107,11 @@ struct tmm_split_reuse {
 	uint32_t n_copies, waited;
 };
 
+/* The most micro-ops tmm_split_place_output cuts an op into when the
+ * plan's parts leave a lead larger than the free space below the input
+ * (each one more launch; a power of two, as the plans' parts are). */
+#define TMM_SPLIT_MAX_PARTS 4096u
+
 /*
  * Called by tmm_run once the inputs are resident and before the outputs
  * are (recs as in tmm_run): sets up *r when the op qualifies for reuse
@@ -99,11 +119,16 @@ struct tmm_split_reuse {
  * says and that nothing else holds, every output empty; a dropped input
  * recomputable, a swapped one with its host buffer taken), placing the
  * first sliced output below the input; otherwise leaves r->in NULL,
- * counting a fallback when only the place was missing.
+ * counting a fallback when only the place was missing.  Where the free
+ * space right below the input is smaller than the lead of *parts parts,
+ * *parts is doubled (up to TMM_SPLIT_MAX_PARTS and the op's rows) until
+ * the lead fits: the op then runs as that many micro-ops (TSPLIT's
+ * micro-tensors each take their own memory, §IV-B; ours share the
+ * input's block, so the rows ahead are what must find room).
  */
 void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 			    struct tmm_tensor_rec *const *recs,
-			    uint32_t parts, enum tmm_split_evict how,
+			    uint32_t *parts, enum tmm_split_evict how,
 			    struct tmm_split_reuse *r);
 
 /*
