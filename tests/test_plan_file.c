@@ -223,9 +223,10 @@ START_TEST(test_split_round_trip_is_format_2)
 }
 END_TEST
 
-/* A layer-synchronous action (vDNN) is written as format 3 with the word
- * "sync", read back with its flag, and encoded again to the same bytes;
- * without it the same plan is format 1 again, for older readers. */
+/* A layer-synchronous action (vDNN) and a kept drop (Chen) are written
+ * as format 3 with the words "sync" and "keep", read back with their
+ * flags, and encoded again to the same bytes; without them the same plan
+ * is format 1 again, for older readers. */
 START_TEST(test_sync_round_trip_is_format_3)
 {
 	struct tmm_plan p, q;
@@ -238,16 +239,17 @@ START_TEST(test_sync_round_trip_is_format_3)
 	ck_assert_uint_eq(p.actions[3].type, TMM_ACT_PREFETCH);
 	p.actions[0].flags = TMM_ACT_SYNC;
 	p.actions[3].flags = TMM_ACT_SYNC;
+	p.actions[1].flags = TMM_ACT_KEEP;
 	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), 0);
 	ck_assert_ptr_nonnull(strstr(text, "tensormm-plan 3\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nEVICT_SWAP 0 p:0x1000001 4 - "
 					   "sync\n"));
-	ck_assert_ptr_nonnull(strstr(text, "\nEVICT_DROP 1 i:0 3 -\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nEVICT_DROP 1 i:0 3 - keep\n"));
 	ck_assert_int_eq(tmm_plan_text_decode(text, len, &q, 1, err,
 					      sizeof(err)), 0);
 	require_same_plan(&q, &p);
 	ck_assert_uint_eq(q.actions[0].flags, TMM_ACT_SYNC);
-	ck_assert_uint_eq(q.actions[1].flags, 0);
+	ck_assert_uint_eq(q.actions[1].flags, TMM_ACT_KEEP);
 	ck_assert_uint_eq(q.actions[3].flags, TMM_ACT_SYNC);
 	ck_assert_int_eq(tmm_plan_text_encode(&q, 1, &again, &len2), 0);
 	ck_assert_uint_eq(len2, len);
@@ -255,15 +257,17 @@ START_TEST(test_sync_round_trip_is_format_3)
 	free(again);
 	free(text);
 	tmm_plan_free(&q);
-	p.actions[0].flags = p.actions[3].flags = 0;
+	p.actions[0].flags = p.actions[1].flags = p.actions[3].flags = 0;
 	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), 0);
 	ck_assert_ptr_nonnull(strstr(text, "tensormm-plan 1\n"));
 	free(text);
-	/* Only swaps and prefetches wait at a layer's end; no unknown
-	 * flag is written. */
+	/* Only swaps and prefetches wait at a layer's end, only drops
+	 * keep; no unknown flag is written. */
 	p.actions[1].flags = TMM_ACT_SYNC;
 	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), -EINVAL);
 	p.actions[1].flags = 0;
+	p.actions[0].flags = TMM_ACT_KEEP;
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), -EINVAL);
 	p.actions[0].flags = 2;
 	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), -EINVAL);
 	tmm_plan_free(&p);

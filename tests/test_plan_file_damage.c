@@ -235,14 +235,18 @@ static const struct {
 	{ HEAD2 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 2\n", "",
 	  "only ADVISE takes an advice, but this EVICT_SWAP has \"2\"" },
 	{ HEAD2 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - sync\n", "",
-	  "line 10: action 0: the last word \"sync\" is not 'sync' on an "
-	  "EVICT_SWAP or PREFETCH in a file of version 3 or later (this one "
-	  "is version 2)" },
+	  "line 10: action 0: the last word \"sync\" is neither 'sync' on an "
+	  "EVICT_SWAP or PREFETCH nor 'keep' on an EVICT_DROP in a file of "
+	  "version 3 or later (this one is version 2)" },
 	{ HEAD3 "actions 1\nEVICT_DROP 1 i:0 3 - sync\n", "",
-	  "action 0: the last word \"sync\" is not 'sync' on an EVICT_SWAP "
-	  "or PREFETCH" },
+	  "action 0: the last word \"sync\" is neither 'sync' on an "
+	  "EVICT_SWAP or PREFETCH nor 'keep' on an EVICT_DROP" },
+	{ HEAD3 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - keep\n", "",
+	  "action 0: the last word \"keep\" is neither" },
+	{ HEAD2 "actions 1\nEVICT_DROP 1 i:0 3 - keep\n", "",
+	  "action 0: the last word \"keep\" is neither" },
 	{ HEAD3 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - syn\n", "",
-	  "action 0: the last word \"syn\" is not 'sync'" },
+	  "action 0: the last word \"syn\" is neither" },
 	{ HEAD3 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - sync sync\n", "",
 	  "line 10: expected an action as" },
 	{ "tensormm-plan 01\n", "", "line 1: expected a format version" },

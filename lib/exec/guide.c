@@ -577,6 +577,11 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 		case TMM_ACT_EVICT_DROP:
 			if (t->state == TMM_TS_RESIDENT)
 				rc = tmm_recompute_drop(ctx, t);
+			/* Chen's segments: regenerated, it stays until its
+			 * back-access (plan.h). */
+			if (rc == 0)
+				t->keep_regenerated =
+					(a->flags & TMM_ACT_KEEP) != 0;
 			break;
 		case TMM_ACT_PREFETCH:
 			if (t->state == TMM_TS_HOST)

@@ -392,6 +392,7 @@ ran:
 	for (i = 0; i < n; i++) {
 		tmm_mover_touch(ctx, recs[i]);
 		recs[i]->regenerated = false; /* used: an ordinary tensor */
+		recs[i]->keep_regenerated = false;
 	}
 	if (!ctx->in_iteration) {
 		/* Nothing is recorded or planned outside iterations; the

@@ -322,6 +322,10 @@ int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
 		    a->type != TMM_ACT_PREFETCH)
 			return bad(err, errlen, p, i, "only a swap-out or a "
 				   "prefetch can be layer-synchronous");
+		if ((a->flags & TMM_ACT_KEEP) &&
+		    a->type != TMM_ACT_EVICT_DROP)
+			return bad(err, errlen, p, i, "only a drop can keep "
+				   "what is regenerated");
 		tensor = tensor_of_key(t, a->key);
 		if (tensor == TMM_TRACE_NONE)
 			return bad(err, errlen, p, i,

@@ -46,6 +46,13 @@
  * (Capuchin §5.3, decoupled).  Feedback does not move a SYNC prefetch: its
  * layer is the policy's.
  *
+ * Segment recomputation (Chen et al., arXiv:1604.06174, §4.1): an
+ * EVICT_DROP flagged TMM_ACT_KEEP, once a recomputation for another
+ * tensor has regenerated it, stays on the device until its next access;
+ * without the flag such a tensor is the first to be dropped again when
+ * memory runs short (Capuchin §5.3's collective recomputation), and
+ * recomputed again when needed.
+ *
  * Plans are plain data: planners (hints/) build them as pure functions of
  * a trace, tests write them by hand, and lib/exec/guide.c executes them.
  */
@@ -83,7 +90,9 @@ enum tmm_plan_advice {
 /* Action flags (tmm_plan_action.flags). */
 #define TMM_ACT_SYNC 1u	/* EVICT_SWAP, PREFETCH: layer-synchronous
 			 * (see above) */
-#define TMM_ACT_FLAGS_KNOWN TMM_ACT_SYNC
+#define TMM_ACT_KEEP 2u	/* EVICT_DROP: once regenerated, kept until
+			 * its back-access (see above) */
+#define TMM_ACT_FLAGS_KNOWN (TMM_ACT_SYNC | TMM_ACT_KEEP)
 
 struct tmm_plan_action {
 	uint32_t type;	      /* enum tmm_action_type */

@@ -154,6 +154,11 @@ int tmm_plan_text_check(const struct tmm_plan *p, uint16_t serial, char *err,
 			return refuse_action(err, errlen, p, i, "only a "
 					     "swap-out or a prefetch can be "
 					     "layer-synchronous");
+		if ((a->flags & TMM_ACT_KEEP) &&
+		    (a->type != TMM_ACT_EVICT_DROP ||
+		     (a->flags & TMM_ACT_SYNC)))
+			return refuse_action(err, errlen, p, i, "only a drop "
+					     "can keep what is regenerated");
 		/* The file spells a non-ADVISE advice "-", read back as 0. */
 		if (a->type != TMM_ACT_ADVISE && a->advice != 0)
 			return refuse_action(err, errlen, p, i, "advice %"
@@ -231,7 +236,7 @@ static unsigned version_for(const struct tmm_plan *p)
 	unsigned v = 1;
 
 	for (uint32_t i = 0; i < p->n_actions; i++) {
-		if (p->actions[i].flags & TMM_ACT_SYNC)
+		if (p->actions[i].flags & (TMM_ACT_SYNC | TMM_ACT_KEEP))
 			return TMM_PLAN_FORMAT_SYNC;
 		if (p->actions[i].type == TMM_ACT_SPLIT)
 			v = TMM_PLAN_FORMAT_SPLIT;
@@ -278,7 +283,9 @@ int tmm_plan_text_encode(const struct tmm_plan *p, uint16_t serial,
 		else
 			put(&o, " %s", a->type == TMM_ACT_ADVISE
 			    ? tmm_plan_advice_names[a->advice] : "-");
-		put(&o, "%s\n", a->flags & TMM_ACT_SYNC ? " " SYNC_WORD : "");
+		put(&o, "%s\n", a->flags & TMM_ACT_SYNC   ? " " SYNC_WORD
+				 : a->flags & TMM_ACT_KEEP ? " " KEEP_WORD
+							   : "");
 	}
 	if (!o.failed)
 		put(&o, END_PREFIX "%08" PRIx32 "\n",
