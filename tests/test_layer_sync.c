@@ -14,7 +14,8 @@
  *  - x1's prefetch runs beside b3 and b2 does not start before it ends;
  *  - every byte is the unconstrained run's (policy none).
  * The same plan without the flags (Capuchin's decoupled swap) lets f3
- * start when f2 ends.
+ * start when f2 ends.  Short of room, a SYNC prefetch evicts to make it
+ * where a decoupled one is skipped.
  */
 #include <check.h>
 #include <stdint.h>
@@ -142,7 +143,7 @@ static void iteration(struct net *n, struct seen *s)
 
 static void net_open(struct net *n, const char *policy)
 {
-	char cfg[160];
+	char cfg[200];
 
 	snprintf(cfg, sizeof(cfg), CONFIG "%s", policy);
 	ck_assert_msg(tmm_ctx_create(&n->ctx, cfg) == 0, "%s",
@@ -275,6 +276,71 @@ START_TEST(without_sync_the_swap_is_decoupled)
 }
 END_TEST
 
+/* One guided iteration under vdnn-all at `budget`, its plan's flags kept
+ * or taken off: the iteration's statistics, and every byte after it. */
+static void guided_at(const char *budget, bool sync, struct tmm_stats *d,
+		      uint32_t **bytes)
+{
+	struct tmm_stats a = { .version = TMM_STATS_VERSION }, b = a;
+	struct tmm_plan plan;
+	char policy[80];
+	struct net n;
+	struct seen s;
+
+	snprintf(policy, sizeof(policy), "vdnn-all,budget=%s,log=error",
+		 budget);
+	net_open(&n, policy);
+	iteration(&n, &s);
+	ck_assert_int_eq(tmm_plan_copy(&plan, tmm_guide_plan(n.ctx)), 0);
+	for (uint32_t i = 0; i < plan.n_actions && !sync; i++)
+		plan.actions[i].flags = 0;
+	ck_assert_int_eq(tmm_guide_install(n.ctx, &plan), 0);
+	tmm_plan_free(&plan);
+	ck_assert_int_eq(tmm_stats_get(n.ctx, &a), 0);
+	iteration(&n, &s);
+	ck_assert_int_eq(tmm_stats_get(n.ctx, &b), 0);
+	d->passive_evictions = b.passive_evictions - a.passive_evictions;
+	d->plan_actions_skipped =
+		b.plan_actions_skipped - a.plan_actions_skipped;
+	d->prefetches = b.prefetches - a.prefetches;
+	*bytes = net_bytes(&n);
+	tmm_ctx_destroy(n.ctx);
+}
+
+/*
+ * vDNN allocates its prefetch like any buffer: short of room, a SYNC
+ * prefetch evicts (a passive eviction, so the plan does not fit), where
+ * a decoupled one is skipped and its back-access brings the tensor in.
+ * 32 MiB holds the net's working set but not every prefetch early.
+ */
+START_TEST(a_sync_prefetch_is_not_skipped_for_want_of_room)
+{
+	struct tmm_stats sync = { 0 }, plain = { 0 };
+	uint32_t *got_sync, *got_plain, *want;
+	struct net ref;
+	struct seen s;
+
+	guided_at("32MiB", true, &sync, &got_sync);
+	guided_at("32MiB", false, &plain, &got_plain);
+	ck_assert_uint_eq(sync.prefetches, 3);
+	ck_assert_uint_eq(sync.plan_actions_skipped, 0);
+	ck_assert_uint_gt(plain.plan_actions_skipped, 0);
+	ck_assert_uint_lt(plain.prefetches, 3);
+	ck_assert_uint_gt(sync.passive_evictions, plain.passive_evictions);
+	net_open(&ref, "none");
+	for (int it = 0; it < 2; it++)
+		iteration(&ref, &s);
+	want = net_bytes(&ref);
+	ck_assert_mem_eq(got_sync, want, (size_t)2 * (LAYERS + 1) * ELEMS * 4);
+	ck_assert_mem_eq(got_plain, want,
+			 (size_t)2 * (LAYERS + 1) * ELEMS * 4);
+	free(got_sync);
+	free(got_plain);
+	free(want);
+	tmm_ctx_destroy(ref.ctx);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("layer_sync");
@@ -285,6 +351,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, vdnn_offload_and_prefetch_are_layer_synchronous);
 	tcase_add_test(tc, without_sync_the_swap_is_decoupled);
+	tcase_add_test(tc, a_sync_prefetch_is_not_skipped_for_want_of_room);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

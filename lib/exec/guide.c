@@ -584,7 +584,13 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 					(a->flags & TMM_ACT_KEEP) != 0;
 			break;
 		case TMM_ACT_PREFETCH:
-			if (t->state == TMM_TS_HOST)
+			/* vDNN's prefetch takes its memory as any
+			 * allocation does, evicting when there is no room:
+			 * it is not an optional head start. */
+			if (t->state == TMM_TS_HOST &&
+			    (a->flags & TMM_ACT_SYNC) && !tmm_mover_uvm(ctx))
+				rc = tmm_mover_swap_in(ctx, t);
+			else if (t->state == TMM_TS_HOST)
 				rc = tmm_mover_prefetch(ctx, t);
 			else if (t->state == TMM_TS_SWAPPING_OUT)
 				/* Needed again before it has left: keep

@@ -19,7 +19,9 @@
  *    the tensor, holds it more than once, or mode=uvm) is copied after the
  *    op and waited for all the same.
  *  - A SYNC PREFETCH fired after an op runs beside the op after it, and
- *    compute waits for it when that op is done.
+ *    compute waits for it when that op is done.  Its memory is taken as
+ *    an allocation's (guide.c: tmm_mover_swap_in, which may evict): vDNN
+ *    allocates the prefetched maps; it has no prefetch to skip.
  *
  * Each wait is a compute-engine wait on the copy's event (CUDA:
  * cudaStreamWaitEvent), counted in stall_ns; the simulator charges the

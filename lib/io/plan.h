@@ -40,7 +40,9 @@
  * (started before that op when the op only reads the tensor, else after
  * it), and the op after that one does not start before the copy ends: the
  * device memory is free at that boundary.  A SYNC PREFETCH's copy runs
- * beside the op after its trigger, and the op after that one waits for it.
+ * beside the op after its trigger, and the op after that one waits for it;
+ * it takes its device memory as an allocation does, evicting when short,
+ * where a plain prefetch only uses free room and is skipped without it.
  * The wait is a stall, counted as one.  Without the flag, compute never
  * waits for a swap-out and waits for a prefetch only at its back-access
  * (Capuchin §5.3, decoupled).  Feedback does not move a SYNC prefetch: its
