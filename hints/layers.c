@@ -67,3 +67,12 @@ uint32_t tmm_layer_ahead(const struct tmm_analysis *an, uint32_t evict,
 	}
 	return evict;
 }
+
+uint32_t tmm_layer_ahead_beside(const struct tmm_analysis *an,
+				uint32_t evict, uint32_t back, uint32_t kinds)
+{
+	uint32_t k = tmm_layer_ahead(an, evict, back, kinds);
+
+	/* tmm_layer_ahead returns evict, or an access after it. */
+	return k > evict ? k - 1 : evict;
+}

@@ -41,4 +41,13 @@ uint32_t tmm_first_writer_op(const struct tmm_analysis *an, uint32_t t);
 uint32_t tmm_layer_ahead(const struct tmm_analysis *an, uint32_t evict,
 			 uint32_t back, uint32_t kinds);
 
+/*
+ * vDNN's prefetch trigger: the access after which the layer ahead of
+ * tmm_layer_ahead starts (the last access of the op before it), so that a
+ * prefetch fired there runs beside that layer; `evict` when no such layer
+ * lies between.
+ */
+uint32_t tmm_layer_ahead_beside(const struct tmm_analysis *an,
+				uint32_t evict, uint32_t back, uint32_t kinds);
+
 #endif /* TMM_LAYERS_H */

@@ -2,21 +2,36 @@
 /*
  * plan_checkpoint.c — sqrt(n) checkpointing (Chen, Xu, Zhang, Guestrin,
  * "Training Deep Nets with Sublinear Memory Cost", arXiv:1604.06174,
- * 2016).
+ * 2016), with the checkpoints chosen as OpenAI's gradient-checkpointing
+ * "memory" mode chooses them (the implementation Capuchin compared with).
  *
- * The forward pass is cut into about sqrt(n) segments of about sqrt(n)
- * layers.  The feature map at each cut (a checkpoint) is kept; every other
- * feature map is dropped after its last forward use and recomputed from
- * the checkpoint before it when the backward pass needs it.  The runtime's
- * collective recomputation keeps what one backward step regenerates for
- * the next ones, as Chen's segment-at-a-time recomputation does.
+ * From Chen et al. (§4.1, Algorithm 1 and its sqrt(n) strategy): the n
+ * layers of the forward pass are cut into about sqrt(n) segments; only
+ * the output at each cut (a checkpoint) is kept, every other feature map
+ * is dropped after its last forward use; in the backward pass each
+ * segment's forward is computed again from the checkpoint before it, once,
+ * and what it computes is kept until the segment's backward has used it
+ * (one extra forward pass in all).  Like Chen's method the plan ignores
+ * the budget; it says whether it fits.
  *
- * Cuts may only be made at articulation points: a feature map that is the
- * only one the rest of the forward pass reads from what came before it
- * (the output of a residual block, not a tensor inside one).  n is the
- * number of articulation points; the checkpoints are every
- * round(sqrt(n))-th of them.  Like Chen's method the plan ignores the
- * budget; it says whether it fits.
+ * From OpenAI's "memory" mode: on a graph that is not a chain, a cut may
+ * only be made at an articulation point (a tensor that alone carries the
+ * forward pass from what came before it to what comes after: the output
+ * of a residual block, not a tensor inside one).  When there are no more
+ * articulation points than about sqrt(n), all of them are checkpoints;
+ * otherwise every step-th from the step-th on, step = ceil(#points /
+ * sqrt(n)).
+ *
+ * Our choices:
+ *  - n is the number of forward ops (Chen's layers; OpenAI counts the
+ *    forward graph's tensors, about one per op in our traces).
+ *  - The segment recomputation is the runtime's: a dropped map's
+ *    back-access regenerates it and, collectively, the dropped maps it is
+ *    made from back to the checkpoint.  Each drop is flagged
+ *    TMM_ACT_KEEP (plan.h), so those stay until their own back-access as
+ *    in Chen's segments, rather than being dropped again and recomputed
+ *    once more when memory is short (which would be the memory-centric
+ *    recomputation of SuperNeurons, not Chen's).
  */
 #include <errno.h>
 #include <math.h>
@@ -89,13 +104,27 @@ static int articulation(const struct tmm_analysis *an, uint32_t n_fwd,
 	return 0;
 }
 
+/*
+ * Every step-th articulation point is a checkpoint (1: all of them):
+ * OpenAI's rule, which keeps them all when there are no more than about
+ * sqrt(n), n the forward ops, and else about sqrt(n) evenly spaced.
+ */
+static uint32_t checkpoint_step(uint32_t n_points, uint32_t n_ops)
+{
+	double root = sqrt((double)n_ops);
+
+	if (n_points == 0 || (double)n_points <= ceil(root))
+		return 1;
+	return (uint32_t)ceil((double)n_points / root);
+}
+
 int tmm_plan_checkpoint(const struct tmm_planner_input *in,
 			struct tmm_plan *out)
 {
 	const struct tmm_trace *tr = in->trace;
 	struct tmm_analysis an;
 	struct tmm_eviction_set set = { 0 };
-	uint32_t last_fwd = forward_ops(tr), n_fwd, n_cuts = 0, every;
+	uint32_t last_fwd = forward_ops(tr), n_fwd, n_cuts = 0, step;
 	uint32_t *cut = NULL;
 	bool *keep = NULL;
 	int rc = tmm_plan_init(out, tr, "checkpoint");
@@ -114,14 +143,13 @@ int tmm_plan_checkpoint(const struct tmm_planner_input *in,
 	}
 	for (uint32_t o = 0; o < n_fwd; o++)
 		n_cuts += cut[o] != TMM_TRACE_NONE;
-	every = (uint32_t)lround(sqrt((double)n_cuts));
-	if (every < 1)
-		every = 1;
+	step = checkpoint_step(n_cuts, n_fwd);
 	for (uint32_t o = 0, seen = 0; o < n_fwd; o++) {
 		if (cut[o] == TMM_TRACE_NONE)
 			continue;
-		if (++seen % every == 0)
+		if (seen >= step - 1 && (seen + 1) % step == 0)
 			keep[cut[o]] = true;
+		seen++;
 	}
 	for (uint32_t t = 0; t < tr->n_tensors && rc == 0; t++) {
 		uint32_t back, evict = tmm_feature_map(&an, t, &back);
@@ -135,6 +163,10 @@ int tmm_plan_checkpoint(const struct tmm_planner_input *in,
 	}
 	if (rc == 0)
 		rc = tmm_emit(&an, set.ev, set.n, out);
+	/* Chen's segments keep what their recomputation made (plan.h). */
+	for (uint32_t i = 0; rc == 0 && i < out->n_actions; i++)
+		if (out->actions[i].type == TMM_ACT_EVICT_DROP)
+			out->actions[i].flags |= TMM_ACT_KEEP;
 out:
 	free(cut);
 	free(keep);

@@ -4,30 +4,77 @@
  * Networks for Scalable, Memory-Efficient Neural Network Design",
  * MICRO 2016).
  *
- * vDNN is static: in the forward pass it offloads the input feature maps
- * of every convolution (vDNN_conv) or of every layer (vDNN_all) once the
- * layer has used them, and in the backward pass it prefetches the feature
- * maps of the layer before the one running ("one layer ahead").  It does
- * not look at the budget; the plan says whether it fits.
+ * From the paper (§III; its paper is not in the tree, this is from its
+ * text as we know it):
+ *  - vDNN is static: vDNN_all offloads the input feature maps of every
+ *    layer, vDNN_conv those of the convolution layers only.  It does not
+ *    look at the budget; the plan says whether it fits.
+ *  - The offload of a layer's input maps runs on a memory stream while
+ *    the layer's forward computes, and the two synchronise at the end of
+ *    the layer: the next layer does not start before the offload is done,
+ *    and the maps' device memory is released then.  The transfer time the
+ *    layer's compute does not cover is a stall.
+ *  - In the backward pass, while a layer's backward computes, vDNN
+ *    prefetches the maps of the nearest earlier layer that it offloaded
+ *    (searching no further back than the next convolution layer), and the
+ *    layer's end waits for that prefetch too.
  *
- * Our choices: a feature map is offloaded after its last forward access
- * (a map read by several forward layers stays until the last one), and
- * the prefetch of a map fires at the first access of the nearest earlier
- * backward layer of the policy's kind.
+ * Both copies are plan actions flagged TMM_ACT_SYNC (plan.h), which the
+ * runtime executes layer-synchronously (lib/exec/layer_sync.h).
+ *
+ * Our choices:
+ *  - A layer is one op of the trace, its type the op's kind.
+ *  - An "input feature map" is a feature map (layers.h) read by a forward
+ *    op of the policy's kind; one that the forward pass only writes (the
+ *    statistics a norm layer saves) is no layer's input and stays.
+ *  - A map read by several forward layers (a non-linear net: vDNN's
+ *    networks were linear) is offloaded beside the last of them.
+ *  - The layer a prefetch runs beside is the nearest backward op of the
+ *    policy's kind before the backward op that reads the map: with
+ *    vDNN_all the op right before it, with vDNN_conv the convolution
+ *    backward before it, which on a chain is the layer the paper's search
+ *    stops at.
+ *  - The swap-outs that liveness adds (a tensor the program frees long
+ *    after its last use, analysis.h) are ours, not vDNN's: they stay
+ *    decoupled.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "analysis.h"
 #include "layers.h"
 #include "planners.h"
 #include "tensormm.h"
+#include "lib/base/xalloc.h"
+
+/* Flags SYNC the plan's swap-out and prefetch of each eviction in ev. */
+static void make_sync(const struct tmm_trace *tr, const struct tmm_eviction *ev,
+		      uint32_t n, struct tmm_plan *out, uint32_t *back_of)
+{
+	for (uint32_t t = 0; t < tr->n_tensors; t++)
+		back_of[t] = TMM_TRACE_NONE;
+	for (uint32_t i = 0; i < n; i++)
+		back_of[ev[i].tensor] = ev[i].back;
+	for (uint32_t i = 0; i < out->n_actions; i++) {
+		struct tmm_plan_action *a = &out->actions[i];
+
+		if ((a->type != TMM_ACT_EVICT_SWAP &&
+		     a->type != TMM_ACT_PREFETCH) ||
+		    a->back_access >= tr->n_accesses)
+			continue;
+		if (back_of[tr->accesses[a->back_access].tensor] ==
+		    a->back_access)
+			a->flags |= TMM_ACT_SYNC;
+	}
+}
 
 static int vdnn(const struct tmm_planner_input *in, struct tmm_plan *out,
 		const char *name, uint32_t kinds)
 {
 	const struct tmm_trace *tr = in->trace;
 	struct tmm_analysis an;
-	struct tmm_eviction_set set = { 0 };
+	struct tmm_eviction_set set = { 0 }, layer = { 0 };
+	uint32_t *back_of = NULL;
 	int rc = tmm_plan_init(out, tr, name);
 
 	if (rc == 0)
@@ -37,7 +84,7 @@ static int vdnn(const struct tmm_planner_input *in, struct tmm_plan *out,
 	rc = tmm_liveness(&an, &set);
 	for (uint32_t t = 0; t < tr->n_tensors && rc == 0; t++) {
 		uint32_t back, evict = tmm_feature_map(&an, t, &back);
-		bool input_of_layer = kinds == TMM_KINDS_ALL;
+		bool input_of_layer = false;
 
 		if (evict == TMM_TRACE_NONE)
 			continue;
@@ -55,13 +102,26 @@ static int vdnn(const struct tmm_planner_input *in, struct tmm_plan *out,
 		}
 		if (!input_of_layer)
 			continue;
-		rc = tmm_eviction_add(&set, (struct tmm_eviction){
+		rc = tmm_eviction_add(&layer, (struct tmm_eviction){
 			.tensor = t, .evict = evict, .back = back,
-			.in_trigger = tmm_layer_ahead(&an, evict, back, kinds),
+			.in_trigger = tmm_layer_ahead_beside(&an, evict, back,
+							     kinds),
 		});
 	}
+	for (uint32_t i = 0; i < layer.n && rc == 0; i++)
+		rc = tmm_eviction_add(&set, layer.ev[i]);
 	if (rc == 0)
 		rc = tmm_emit(&an, set.ev, set.n, out);
+	if (rc == 0) {
+		back_of = tmm_malloc(sizeof(uint32_t) *
+				     (tr->n_tensors + 1));
+		if (back_of)
+			make_sync(tr, layer.ev, layer.n, out, back_of);
+		else
+			rc = -ENOMEM;
+	}
+	free(back_of);
+	tmm_eviction_set_free(&layer);
 	tmm_eviction_set_free(&set);
 	tmm_analysis_free(&an);
 	return rc;

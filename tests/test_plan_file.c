@@ -100,7 +100,8 @@ static void require_same_plan(const struct tmm_plan *got,
 
 		REQUIRE(g->type == w->type && g->trigger == w->trigger &&
 			g->key == w->key && g->back_access == w->back_access &&
-			g->advice == w->advice && g->parts == w->parts,
+			g->advice == w->advice && g->parts == w->parts &&
+			g->flags == w->flags,
 			"action %u differs", i);
 		REQUIRE(g->late == 0 && g->skipped == 0,
 			"action %u: feedback was saved", i);
@@ -218,6 +219,57 @@ START_TEST(test_split_round_trip_is_format_2)
 	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), 0);
 	ck_assert_ptr_nonnull(strstr(text, "tensormm-plan 1\n"));
 	free(text);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/* A layer-synchronous action (vDNN) and a kept drop (Chen) are written
+ * as format 3 with the words "sync" and "keep", read back with their
+ * flags, and encoded again to the same bytes; without them the same plan
+ * is format 1 again, for older readers. */
+START_TEST(test_sync_round_trip_is_format_3)
+{
+	struct tmm_plan p, q;
+	char *text, *again;
+	size_t len, len2;
+	char err[512];
+
+	make_doc_plan(&p, 1);
+	ck_assert_uint_eq(p.actions[0].type, TMM_ACT_EVICT_SWAP);
+	ck_assert_uint_eq(p.actions[3].type, TMM_ACT_PREFETCH);
+	p.actions[0].flags = TMM_ACT_SYNC;
+	p.actions[3].flags = TMM_ACT_SYNC;
+	p.actions[1].flags = TMM_ACT_KEEP;
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), 0);
+	ck_assert_ptr_nonnull(strstr(text, "tensormm-plan 3\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nEVICT_SWAP 0 p:0x1000001 4 - "
+					   "sync\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nEVICT_DROP 1 i:0 3 - keep\n"));
+	ck_assert_int_eq(tmm_plan_text_decode(text, len, &q, 1, err,
+					      sizeof(err)), 0);
+	require_same_plan(&q, &p);
+	ck_assert_uint_eq(q.actions[0].flags, TMM_ACT_SYNC);
+	ck_assert_uint_eq(q.actions[1].flags, TMM_ACT_KEEP);
+	ck_assert_uint_eq(q.actions[3].flags, TMM_ACT_SYNC);
+	ck_assert_int_eq(tmm_plan_text_encode(&q, 1, &again, &len2), 0);
+	ck_assert_uint_eq(len2, len);
+	ck_assert_str_eq(again, text);
+	free(again);
+	free(text);
+	tmm_plan_free(&q);
+	p.actions[0].flags = p.actions[1].flags = p.actions[3].flags = 0;
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), 0);
+	ck_assert_ptr_nonnull(strstr(text, "tensormm-plan 1\n"));
+	free(text);
+	/* Only swaps and prefetches wait at a layer's end, only drops
+	 * keep; no unknown flag is written. */
+	p.actions[1].flags = TMM_ACT_SYNC;
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), -EINVAL);
+	p.actions[1].flags = 0;
+	p.actions[0].flags = TMM_ACT_KEEP;
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), -EINVAL);
+	p.actions[0].flags = 2;
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), -EINVAL);
 	tmm_plan_free(&p);
 }
 END_TEST
@@ -647,6 +699,7 @@ static Suite *plan_file_suite(void)
 
 	tcase_add_test(text, test_round_trip_every_type_and_advice);
 	tcase_add_test(text, test_split_round_trip_is_format_2);
+	tcase_add_test(text, test_sync_round_trip_is_format_3);
 	tcase_add_test(text, test_encoder_refuses_a_bad_split);
 	tcase_add_test(text, test_empty_plan_round_trip);
 	tcase_add_test(text, test_text_is_the_documented_example);

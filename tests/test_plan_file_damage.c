@@ -110,11 +110,11 @@ END_TEST
 START_TEST(test_future_version)
 {
 	char err[512];
-	char *text = seal("tensormm-plan 3\npolicy x\nsomething new\n");
+	char *text = seal("tensormm-plan 4\npolicy x\nsomething new\n");
 
 	decode_fails(text, strlen(text), err, sizeof(err));
-	HAS(err, "line 1: the file has plan format version 3");
-	HAS(err, "reads versions 1 to 2");
+	HAS(err, "line 1: the file has plan format version 4");
+	HAS(err, "reads versions 1 to 3");
 	HAS(err, "newer build");
 	free(text);
 	/* A version past 32 bits is damage, not the future. */
@@ -146,6 +146,11 @@ END_TEST
 /* The head of doc_example, up to its actions. */
 #define HEAD                                                              \
 	"tensormm-plan 1\npolicy capuchin\naccesses 5\n0 p:0x1000001\n"     \
+	"1 i:0\n2 i:1\n3 i:0\n4 p:0x1000001\n"
+
+/* The same, as format 3, which may flag an action "sync". */
+#define HEAD3                                                             \
+	"tensormm-plan 3\npolicy vdnn-all\naccesses 5\n0 p:0x1000001\n"    \
 	"1 i:0\n2 i:1\n3 i:0\n4 p:0x1000001\n"
 
 /* The same, as format 2, which may hold a SPLIT. */
@@ -229,6 +234,21 @@ static const struct {
 	  "a SPLIT has no back-access, but this one has 4" },
 	{ HEAD2 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 2\n", "",
 	  "only ADVISE takes an advice, but this EVICT_SWAP has \"2\"" },
+	{ HEAD2 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - sync\n", "",
+	  "line 10: action 0: the last word \"sync\" is neither 'sync' on an "
+	  "EVICT_SWAP or PREFETCH nor 'keep' on an EVICT_DROP in a file of "
+	  "version 3 or later (this one is version 2)" },
+	{ HEAD3 "actions 1\nEVICT_DROP 1 i:0 3 - sync\n", "",
+	  "action 0: the last word \"sync\" is neither 'sync' on an "
+	  "EVICT_SWAP or PREFETCH nor 'keep' on an EVICT_DROP" },
+	{ HEAD3 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - keep\n", "",
+	  "action 0: the last word \"keep\" is neither" },
+	{ HEAD2 "actions 1\nEVICT_DROP 1 i:0 3 - keep\n", "",
+	  "action 0: the last word \"keep\" is neither" },
+	{ HEAD3 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - syn\n", "",
+	  "action 0: the last word \"syn\" is neither" },
+	{ HEAD3 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - sync sync\n", "",
+	  "line 10: expected an action as" },
 	{ "tensormm-plan 01\n", "", "line 1: expected a format version" },
 	{ "tensormm-plan 1 \n", "", "line 1: expected a format version" },
 	{ HEAD "actions 0\n", "more", "line 11: there is more after the "

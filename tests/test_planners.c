@@ -25,9 +25,11 @@
 /*
  * A linear chain of 16 layers: f_i reads T_{i-1} and writes T_i; the
  * backward step of layer i reads T_{i-1} and T_i.  T_1 .. T_15 are the
- * articulation points (T_16 feeds no later forward layer), so Chen's
- * segments are round(sqrt(15)) = 4 long: T_4, T_8 and T_12 are kept and
- * every other feature map is dropped after its forward use.
+ * articulation points (T_16 feeds no later forward layer), more than
+ * sqrt(16) = 4, so every ceil(15 / 4) = 4th is a checkpoint: T_4, T_8
+ * and T_12 are kept (Chen's segments of about sqrt(n) layers) and every
+ * other feature map is dropped after its forward use, its drop flagged
+ * to keep what the segment's recomputation makes.
  */
 START_TEST(checkpoint_of_a_linear_chain)
 {
@@ -63,6 +65,68 @@ START_TEST(checkpoint_of_a_linear_chain)
 			      count(&p, &b, TMM_ACT_EVICT_DROP, t[i]));
 	}
 	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_DROP, t[0]), 0);
+	for (uint32_t i = 0; i < p.n_actions; i++)
+		if (p.actions[i].type == TMM_ACT_EVICT_DROP)
+			ck_assert_uint_eq(p.actions[i].flags, TMM_ACT_KEEP);
+	ck_assert_int_eq(tmm_plan_validate(&p, &b.t, err, sizeof(err)), 0);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/*
+ * A stem y_0 = s(x) and four residual blocks, y_k = g(f(y_{k-1})) +
+ * y_{k-1}: inside a block two tensors cross each boundary, so only y_0 ..
+ * y_3 are articulation points (y_4 feeds no later forward op).  Four is
+ * no more than ceil(sqrt(13 forward ops)) = 4: OpenAI's memory mode keeps
+ * all of them, and drops every tensor inside a block.
+ */
+START_TEST(checkpoint_at_articulation_points_of_residual_blocks)
+{
+	struct builder b;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	uint32_t x, y[5], a[5], g[5];
+	char err[256];
+
+	b_init(&b);
+	x = b_tensor(&b, 1024, false);
+	b.tensors[x].producer = TMM_TRACE_NONE;
+	y[0] = b_tensor(&b, 1024, true);
+	b_op(&b, TMM_OP_PURE, 100, &x, 1, &y[0], 1);
+	for (int k = 1; k <= 4; k++) {
+		uint32_t sum[2];
+
+		a[k] = b_tensor(&b, 1024, true);
+		g[k] = b_tensor(&b, 1024, true);
+		y[k] = b_tensor(&b, 1024, true);
+		sum[0] = g[k];
+		sum[1] = y[k - 1];
+		b_op(&b, TMM_OP_PURE, 100, &y[k - 1], 1, &a[k], 1);
+		b_op(&b, TMM_OP_PURE, 100, &a[k], 1, &g[k], 1);
+		b_op(&b, TMM_OP_PURE, 100, sum, 2, &y[k], 1);
+	}
+	for (int k = 4; k >= 1; k--) {
+		b_op(&b, TMM_OP_BACKWARD, 100, &g[k], 1, NULL, 0);
+		b_op(&b, TMM_OP_BACKWARD, 100, &a[k], 1, NULL, 0);
+		b_op(&b, TMM_OP_BACKWARD, 100, &y[k - 1], 1, NULL, 0);
+	}
+	b_free_after_last_use(&b);
+	ck_assert_int_eq(tmm_trace_validate(&b.t, err, sizeof(err)), 0);
+
+	in = input(&b, 1ull << 30, 10);
+	ck_assert_int_eq(tmm_plan_checkpoint(&in, &p), 0);
+	for (int k = 0; k <= 4; k++) {
+		if (k < 4)
+			ck_assert_msg(count(&p, &b, TMM_ACT_EVICT_DROP,
+					    y[k]) == 0,
+				      "y%d is a checkpoint, yet dropped", k);
+		if (k == 0)
+			continue;
+		ck_assert_msg(count(&p, &b, TMM_ACT_EVICT_DROP, a[k]) == 1,
+			      "a%d is not dropped", k);
+		ck_assert_msg(count(&p, &b, TMM_ACT_EVICT_DROP, g[k]) == 1,
+			      "g%d is not dropped", k);
+	}
 	ck_assert_int_eq(tmm_plan_validate(&p, &b.t, err, sizeof(err)), 0);
 	tmm_plan_free(&p);
 }
@@ -761,6 +825,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, checkpoint_of_a_linear_chain);
+	tcase_add_test(tc, checkpoint_at_articulation_points_of_residual_blocks);
 	tcase_add_test(tc, capuchin_swaps_the_largest_free_time_first);
 	tcase_add_test(tc, capuchin_recomputes_by_msps);
 	tcase_add_test(tc, curve_under_evictions);

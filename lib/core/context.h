@@ -99,6 +99,9 @@ struct tmm_tensor_rec {
 	bool regenerated;	   /* made again by a recomputation that was
 				    * for another tensor: the first to go
 				    * when memory runs short (§5.3) */
+	bool keep_regenerated;	   /* dropped by a plan's TMM_ACT_KEEP:
+				    * regenerated, it stays until used
+				    * (Chen's segment recomputation) */
 
 	/* Plan execution (guide.c): the PREFETCH action in flight for
 	 * it, for the feedback at its back-access. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "guide.h"
+#include "layer_sync.h"
 #include "lib/move/mover.h"
 #include "lib/io/plan_file.h"
 #include "hints/planner.h"
@@ -146,6 +147,7 @@ void tmm_guide_iteration_begin(struct tmm_ctx *ctx)
 	g->following = g->installed;
 	g->diverged = false;
 	g->next = 0;
+	tmm_layer_sync_abandon(ctx, true);
 	if (g->following && g->plan.fits)
 		evict_for_entry_prefetches(ctx);
 }
@@ -155,6 +157,7 @@ static void diverge(struct tmm_ctx *ctx, uint32_t access)
 	struct tmm_guide *g = ctx->guide;
 
 	g->diverged = true;
+	tmm_layer_sync_abandon(ctx, true);
 	ctx->c.plan_divergences++;
 	tmm_tracker_event(ctx, TMM_EV_DIVERGED, NULL);
 	tmm_log(ctx, TMM_LOG_INFO,
@@ -401,7 +404,10 @@ static void move_late_prefetches(struct tmm_ctx *ctx)
 		uint64_t swap_ns, at, when;
 		uint32_t k, floor;
 
-		if (a->type != TMM_ACT_PREFETCH || a->late <= a->moved)
+		/* A layer-synchronous prefetch runs beside the layer its
+		 * policy chose (vDNN): late, it is a stall of that policy. */
+		if (a->type != TMM_ACT_PREFETCH || a->late <= a->moved ||
+		    (a->flags & TMM_ACT_SYNC))
 			continue;
 		a->moved = a->late;
 		t = tmm_tracker_tensor_of_key(ctx, a->key);
@@ -433,6 +439,7 @@ void tmm_guide_iteration_end(struct tmm_ctx *ctx)
 	struct tmm_guide *g = ctx->guide;
 	uint32_t seen = tmm_tracker_current(ctx)->n_accesses;
 
+	tmm_layer_sync_abandon(ctx, true);
 	if (g->following) {
 		/* Ending early is leaving the plan too. */
 		if (!g->diverged && seen != g->plan.n_accesses)
@@ -552,15 +559,38 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 	else if (t && !t->pins) {
 		switch ((enum tmm_action_type)a->type) {
 		case TMM_ACT_EVICT_SWAP:
-			if (t->state == TMM_TS_RESIDENT)
+			/* Its copy may have started before the op that
+			 * read it last (layer_sync.h). */
+			if (tmm_layer_sync_take(ctx, t))
+				rc = 0;
+			else if (t->state == TMM_TS_RESIDENT)
 				rc = tmm_mover_swap_out(ctx, t, false);
+			if (rc == 0 && (a->flags & TMM_ACT_SYNC)) {
+				int wrc = tmm_layer_sync_wait_out(ctx, t);
+
+				if (wrc < 0) {
+					ctx->c.plan_actions++;
+					return wrc;
+				}
+			}
 			break;
 		case TMM_ACT_EVICT_DROP:
 			if (t->state == TMM_TS_RESIDENT)
 				rc = tmm_recompute_drop(ctx, t);
+			/* Chen's segments: regenerated, it stays until its
+			 * back-access (plan.h). */
+			if (rc == 0)
+				t->keep_regenerated =
+					(a->flags & TMM_ACT_KEEP) != 0;
 			break;
 		case TMM_ACT_PREFETCH:
-			if (t->state == TMM_TS_HOST)
+			/* vDNN's prefetch takes its memory as any
+			 * allocation does, evicting when there is no room:
+			 * it is not an optional head start. */
+			if (t->state == TMM_TS_HOST &&
+			    (a->flags & TMM_ACT_SYNC) && !tmm_mover_uvm(ctx))
+				rc = tmm_mover_swap_in(ctx, t);
+			else if (t->state == TMM_TS_HOST)
 				rc = tmm_mover_prefetch(ctx, t);
 			else if (t->state == TMM_TS_SWAPPING_OUT)
 				/* Needed again before it has left: keep
@@ -569,6 +599,8 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 			if (rc == 0) {
 				t->pending_prefetch = index;
 				ctx->c.prefetches++;
+				if (a->flags & TMM_ACT_SYNC)
+					tmm_layer_sync_prefetched(ctx, t);
 			}
 			break;
 		case TMM_ACT_ADVISE:
@@ -599,6 +631,7 @@ int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)
 	struct tmm_guide *g = ctx->guide;
 	const struct tmm_trace *t;
 	uint32_t end = first + n;
+	int rc;
 
 	if (!g->following || g->diverged || !n)
 		return 0;
@@ -611,12 +644,12 @@ int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)
 			return 0;
 		}
 	}
-	while (g->next < g->plan.n_actions &&
-	       g->plan.actions[g->next].trigger < end) {
-		int rc = fire(ctx, g->next++);
-
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
+	/* The layer boundary: the op just run waits no more for what ran
+	 * beside it (layer_sync.h). */
+	rc = tmm_layer_sync_after_op(ctx);
+	while (rc == 0 && g->next < g->plan.n_actions &&
+	       g->plan.actions[g->next].trigger < end)
+		rc = fire(ctx, g->next++);
+	tmm_layer_sync_abandon(ctx, rc < 0);
+	return rc;
 }

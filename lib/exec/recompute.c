@@ -130,8 +130,9 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 		rc = tmm_recompute_make_resident(ctx, in[i], true);
 		if (rc < 0)
 			goto unpin;
+		/* Kept by the plan (TMM_ACT_KEEP): not the first to go. */
 		if (was_dropped)
-			in[i]->regenerated = true;
+			in[i]->regenerated = !in[i]->keep_regenerated;
 	}
 	/* A deeper recomputation short of room may have swapped out an
 	 * input placed before it (placing.h): back it comes. */
@@ -243,7 +244,7 @@ unplace:
 		tmm_lineage_count_readers(ctx, op, -1);
 		tmm_tensor_set_state(o, TMM_TS_RESIDENT);
 		o->producer = op_index;
-		o->regenerated = o != want;
+		o->regenerated = o != want && !o->keep_regenerated;
 		ctx->ghosts_back |= o->ghost;
 		ctx->c.recomputed_bytes += o->bytes;
 		tmm_tracker_event(ctx, TMM_EV_RECOMPUTE, o);

@@ -19,6 +19,7 @@
 #include "lib/core/guard.h"
 #include "lib/share/gpu_share.h"
 #include "guide.h"
+#include "layer_sync.h"
 #include "lib/move/mover.h"
 #include "lib/move/mover_uvm.h"
 #include "lib/mem/pool.h"
@@ -343,6 +344,9 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 			goto fail;
 	}
 
+	/* vDNN's offload runs beside the layer that reads the map last. */
+	if (ctx->in_iteration && !parts)
+		tmm_layer_sync_begin(ctx, op, recs, flags, n);
 	start_ns = ctx->in_iteration ? be->ops->now_ns(be) : 0;
 	tmm_tracker_op_kernels(ctx);
 	if (parts) {
@@ -394,6 +398,7 @@ ran:
 	for (i = 0; i < n; i++) {
 		tmm_mover_touch(ctx, recs[i]);
 		recs[i]->regenerated = false; /* used: an ordinary tensor */
+		recs[i]->keep_regenerated = false;
 	}
 	if (!ctx->in_iteration) {
 		/* Nothing is recorded or planned outside iterations; the
@@ -434,6 +439,7 @@ fail:
 	/* The copies into the streamed output's host buffer end first:
 	 * the output may be released below. */
 	tmm_split_stream_finish(ctx, &stream, false);
+	tmm_layer_sync_abandon(ctx, false);
 	/* An output that held nothing before holds nothing now; tensors
 	 * that held bytes keep them where they are. */
 	end_placing(ctx, recs, pinned, &placing);

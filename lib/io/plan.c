@@ -314,6 +314,18 @@ int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
 			return bad(err, errlen, p, i,
 				   "the trigger is past the iteration's %" PRIu32
 				   " accesses", t->n_accesses);
+		if (a->flags & ~TMM_ACT_FLAGS_KNOWN)
+			return bad(err, errlen, p, i, "unknown flags %#x",
+				   a->flags & ~TMM_ACT_FLAGS_KNOWN);
+		if ((a->flags & TMM_ACT_SYNC) &&
+		    a->type != TMM_ACT_EVICT_SWAP &&
+		    a->type != TMM_ACT_PREFETCH)
+			return bad(err, errlen, p, i, "only a swap-out or a "
+				   "prefetch can be layer-synchronous");
+		if ((a->flags & TMM_ACT_KEEP) &&
+		    a->type != TMM_ACT_EVICT_DROP)
+			return bad(err, errlen, p, i, "only a drop can keep "
+				   "what is regenerated");
 		tensor = tensor_of_key(t, a->key);
 		if (tensor == TMM_TRACE_NONE)
 			return bad(err, errlen, p, i,

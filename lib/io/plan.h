@@ -33,6 +33,28 @@
  * (TSPLIT Eq. 5).  The rest of the plan sees whole tensors: after the op
  * each such tensor is evicted as if the action had fired after it.
  *
+ * Layer-synchronous copies (vDNN, Rhu et al. MICRO 2016, §III): an
+ * EVICT_SWAP or PREFETCH flagged TMM_ACT_SYNC makes compute wait for its
+ * copy at an op boundary, as vDNN synchronises each layer's transfer with
+ * the layer.  A SYNC EVICT_SWAP's copy runs beside the op of its trigger
+ * (started before that op when the op only reads the tensor, else after
+ * it), and the op after that one does not start before the copy ends: the
+ * device memory is free at that boundary.  A SYNC PREFETCH's copy runs
+ * beside the op after its trigger, and the op after that one waits for it;
+ * it takes its device memory as an allocation does, evicting when short,
+ * where a plain prefetch only uses free room and is skipped without it.
+ * The wait is a stall, counted as one.  Without the flag, compute never
+ * waits for a swap-out and waits for a prefetch only at its back-access
+ * (Capuchin §5.3, decoupled).  Feedback does not move a SYNC prefetch: its
+ * layer is the policy's.
+ *
+ * Segment recomputation (Chen et al., arXiv:1604.06174, §4.1): an
+ * EVICT_DROP flagged TMM_ACT_KEEP, once a recomputation for another
+ * tensor has regenerated it, stays on the device until its next access;
+ * without the flag such a tensor is the first to be dropped again when
+ * memory runs short (Capuchin §5.3's collective recomputation), and
+ * recomputed again when needed.
+ *
  * Plans are plain data: planners (hints/) build them as pure functions of
  * a trace, tests write them by hand, and lib/exec/guide.c executes them.
  */
@@ -67,6 +89,13 @@ enum tmm_plan_advice {
 
 #define TMM_PLAN_NONE UINT32_MAX
 
+/* Action flags (tmm_plan_action.flags). */
+#define TMM_ACT_SYNC 1u	/* EVICT_SWAP, PREFETCH: layer-synchronous
+			 * (see above) */
+#define TMM_ACT_KEEP 2u	/* EVICT_DROP: once regenerated, kept until
+			 * its back-access (see above) */
+#define TMM_ACT_FLAGS_KNOWN (TMM_ACT_SYNC | TMM_ACT_KEEP)
+
 struct tmm_plan_action {
 	uint32_t type;	      /* enum tmm_action_type */
 	uint32_t trigger;     /* fires after this access index */
@@ -78,6 +107,7 @@ struct tmm_plan_action {
 			       * the iteration, its bytes kept) */
 	uint32_t advice;      /* enum tmm_plan_advice, for ADVISE */
 	uint32_t parts;	      /* SPLIT: micro-ops, >= 2; else 0 */
+	uint32_t flags;	      /* TMM_ACT_SYNC, or 0 */
 	/* Feedback the runtime writes while executing the plan: */
 	uint32_t late;	      /* PREFETCH: back-accesses that found the
 			       * tensor still arriving */

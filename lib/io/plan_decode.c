@@ -403,21 +403,42 @@ static int parse_action(struct dec *d, struct tmm_plan *p, const char *s,
 			const char *e)
 {
 	char q[80];
-	struct word w[5];
+	struct word w[6];
 	struct tmm_plan_action a = { .back_access = TMM_PLAN_NONE };
 	uint32_t i = p->n_actions, last = p->n_accesses - 1;
 	const char *why;
 	enum num r;
+	int n_words = split(s, e, w, 6);
 
-	if (split(s, e, w, 5) != 5)
+	if (n_words != 5 && n_words != 6)
 		return fail(d, d->line, "expected an action as '<type> "
 			    "<trigger> <key> <back-access or -> <advice or "
-			    "->', found %s; " ADVICE_INVALID,
-			    shown(q, sizeof(q), s, e));
+			    "->' and from version %u an optional '"
+			    SYNC_WORD "' or '" KEEP_WORD "', found %s; "
+			    ADVICE_INVALID,
+			    TMM_PLAN_FORMAT_SYNC, shown(q, sizeof(q), s, e));
 	for (a.type = 0; a.type < TMM_ACT_TYPE_COUNT; a.type++)
 		if (is(&w[0], tmm_action_name(a.type)))
 			break;
 	/* The caller checked the type name. */
+	if (n_words == 6) {
+		bool sync = is(&w[5], SYNC_WORD), keep = is(&w[5], KEEP_WORD);
+
+		if (d->version < TMM_PLAN_FORMAT_SYNC ||
+		    !((sync && (a.type == TMM_ACT_EVICT_SWAP ||
+				a.type == TMM_ACT_PREFETCH)) ||
+		      (keep && a.type == TMM_ACT_EVICT_DROP)))
+			return fail(d, d->line, "action %" PRIu32 ": the last "
+				    "word %s is neither '" SYNC_WORD "' on an "
+				    "EVICT_SWAP or PREFETCH nor '" KEEP_WORD
+				    "' on an EVICT_DROP in a file of version "
+				    "%u or later (this one is version %" PRIu32
+				    "); " ADVICE_INVALID, i,
+				    shown(q, sizeof(q), w[5].s,
+					  w[5].s + w[5].n),
+				    TMM_PLAN_FORMAT_SYNC, d->version);
+		a.flags = sync ? TMM_ACT_SYNC : TMM_ACT_KEEP;
+	}
 	r = p->n_accesses ? parse_dec(&w[1], last, &a.trigger) : NUM_RANGE;
 	if (r != NUM_OK)
 		return fail(d, d->line, "action %" PRIu32 ": the trigger %s is "

@@ -144,6 +144,21 @@ int tmm_plan_text_check(const struct tmm_plan *p, uint16_t serial, char *err,
 			return refuse_action(err, errlen, p, i,
 					     "unknown advice %" PRIu32,
 					     a->advice);
+		if (a->flags & ~TMM_ACT_FLAGS_KNOWN)
+			return refuse_action(err, errlen, p, i, "unknown "
+					     "flags %#" PRIx32,
+					     a->flags & ~TMM_ACT_FLAGS_KNOWN);
+		if ((a->flags & TMM_ACT_SYNC) &&
+		    a->type != TMM_ACT_EVICT_SWAP &&
+		    a->type != TMM_ACT_PREFETCH)
+			return refuse_action(err, errlen, p, i, "only a "
+					     "swap-out or a prefetch can be "
+					     "layer-synchronous");
+		if ((a->flags & TMM_ACT_KEEP) &&
+		    (a->type != TMM_ACT_EVICT_DROP ||
+		     (a->flags & TMM_ACT_SYNC)))
+			return refuse_action(err, errlen, p, i, "only a drop "
+					     "can keep what is regenerated");
 		/* The file spells a non-ADVISE advice "-", read back as 0. */
 		if (a->type != TMM_ACT_ADVISE && a->advice != 0)
 			return refuse_action(err, errlen, p, i, "advice %"
@@ -218,10 +233,15 @@ static void put_key(struct out *o, uint64_t key)
  * reading every plan that does not need what they lack. */
 static unsigned version_for(const struct tmm_plan *p)
 {
-	for (uint32_t i = 0; i < p->n_actions; i++)
+	unsigned v = 1;
+
+	for (uint32_t i = 0; i < p->n_actions; i++) {
+		if (p->actions[i].flags & (TMM_ACT_SYNC | TMM_ACT_KEEP))
+			return TMM_PLAN_FORMAT_SYNC;
 		if (p->actions[i].type == TMM_ACT_SPLIT)
-			return TMM_PLAN_FORMAT_SPLIT;
-	return 1;
+			v = TMM_PLAN_FORMAT_SPLIT;
+	}
+	return v;
 }
 
 int tmm_plan_text_encode(const struct tmm_plan *p, uint16_t serial,
@@ -259,10 +279,13 @@ int tmm_plan_text_encode(const struct tmm_plan *p, uint16_t serial,
 		else
 			put(&o, " %" PRIu32, a->back_access);
 		if (a->type == TMM_ACT_SPLIT)
-			put(&o, " %" PRIu32 "\n", a->parts);
+			put(&o, " %" PRIu32, a->parts);
 		else
-			put(&o, " %s\n", a->type == TMM_ACT_ADVISE
+			put(&o, " %s", a->type == TMM_ACT_ADVISE
 			    ? tmm_plan_advice_names[a->advice] : "-");
+		put(&o, "%s\n", a->flags & TMM_ACT_SYNC   ? " " SYNC_WORD
+				 : a->flags & TMM_ACT_KEEP ? " " KEEP_WORD
+							   : "");
 	}
 	if (!o.failed)
 		put(&o, END_PREFIX "%08" PRIx32 "\n",

@@ -30,10 +30,15 @@
 #include "plan.h"
 
 /* The newest format version this build reads and writes.  A plan with a
- * SPLIT is written as version 2, which added it; any other plan as
- * version 1, so that builds from before SPLIT still read it. */
-#define TMM_PLAN_FORMAT_VERSION 2u
+ * layer-synchronous action or a kept drop is written as version 3,
+ * which added the words "sync" and "keep"; one with a SPLIT (and no sync) as version 2, which added
+ * SPLIT; any other plan as version 1, so that older builds still read
+ * every plan that does not need what they lack. */
+#define TMM_PLAN_FORMAT_VERSION 3u
 #define TMM_PLAN_FORMAT_SPLIT 2u /* the first version with SPLIT */
+#define TMM_PLAN_FORMAT_SYNC 3u	 /* the first version with "sync" */
+#define SYNC_WORD "sync"	 /* an action's flag TMM_ACT_SYNC */
+#define KEEP_WORD "keep"	 /* ... TMM_ACT_KEEP, also from version 3 */
 
 /*
  * The most accesses and actions a plan file may hold.  A damaged count is

@@ -80,7 +80,8 @@ uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
 	return parts;
 }
 
-bool tmm_guide_swaps_at_op(struct tmm_ctx *ctx, unsigned nth)
+/* The plan's EVICT_SWAP at the op's nth access, with all of `flags`. */
+static bool swap_at_op(struct tmm_ctx *ctx, unsigned nth, uint32_t flags)
 {
 	struct tmm_guide *g = ctx->guide;
 	uint32_t at;
@@ -95,8 +96,19 @@ bool tmm_guide_swaps_at_op(struct tmm_ctx *ctx, unsigned nth)
 		const struct tmm_plan_action *a = &g->plan.actions[i];
 
 		if (a->trigger == at && a->type == TMM_ACT_EVICT_SWAP &&
-		    a->key == g->plan.access_keys[at])
+		    a->key == g->plan.access_keys[at] &&
+		    (a->flags & flags) == flags)
 			return true;
 	}
 	return false;
+}
+
+bool tmm_guide_swaps_at_op(struct tmm_ctx *ctx, unsigned nth)
+{
+	return swap_at_op(ctx, nth, 0);
+}
+
+bool tmm_guide_sync_swap_at_op(struct tmm_ctx *ctx, unsigned nth)
+{
+	return swap_at_op(ctx, nth, TMM_ACT_SYNC);
 }

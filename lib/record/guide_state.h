@@ -22,6 +22,17 @@
 
 struct tmm_replan;
 
+/* Layer-synchronous copies a guide tracks at once (layer_sync.h); more
+ * swap-outs at one op are copied after it, more prefetches are waited
+ * for only by their back-access. */
+#define TMM_SYNC_MAX 32
+
+/* A swap-out started before the op that reads its tensor. */
+struct tmm_sync_copy {
+	struct tmm_tensor_rec *t;
+	tmm_event ev; /* the copy */
+};
+
 /* The guide's state, one per context (ctx->guide). */
 struct tmm_guide {
 	struct tmm_plan plan;
@@ -45,6 +56,13 @@ struct tmm_guide {
 	uint64_t unfit_warned_budget;
 	uint64_t unconstrained_peak; /* the first trace's, under liveness
 				      * alone (0: not known yet) */
+	/* Layer-synchronous copies (lib/exec/layer_sync.h): swap-outs
+	 * started before the op running, and the keys of SYNC prefetches
+	 * that compute waits for after the next op. */
+	struct tmm_sync_copy beside[TMM_SYNC_MAX];
+	uint32_t n_beside;
+	uint64_t sync_prefetch[TMM_SYNC_MAX];
+	uint32_t n_sync_prefetch;
 };
 
 /* Does the plan's lineage need t after the program frees it (a source
@@ -82,5 +100,9 @@ uint32_t tmm_guide_split_parts(struct tmm_ctx *ctx,
  * out while the op runs.  False when no plan is followed.
  */
 bool tmm_guide_swaps_at_op(struct tmm_ctx *ctx, unsigned nth);
+
+/* The same, for a layer-synchronous swap-out (TMM_ACT_SYNC) of the
+ * tensor the op about to run will access `nth`, whoever wrote it. */
+bool tmm_guide_sync_swap_at_op(struct tmm_ctx *ctx, unsigned nth);
 
 #endif /* TMM_GUIDE_STATE_H */
