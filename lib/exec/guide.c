@@ -146,6 +146,7 @@ void tmm_guide_iteration_begin(struct tmm_ctx *ctx)
 	g->following = g->installed;
 	g->diverged = false;
 	g->next = 0;
+	g->at = 0;
 	if (g->following && g->plan.fits)
 		evict_for_entry_prefetches(ctx);
 }
@@ -611,6 +612,7 @@ int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)
 			return 0;
 		}
 	}
+	g->at = end;
 	while (g->next < g->plan.n_actions &&
 	       g->plan.actions[g->next].trigger < end) {
 		int rc = fire(ctx, g->next++);
