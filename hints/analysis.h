@@ -83,6 +83,16 @@ int tmm_analysis_init(struct tmm_analysis *an,
 		      const struct tmm_planner_input *in);
 void tmm_analysis_free(struct tmm_analysis *an);
 
+/*
+ * The target with one margin only: the budget less TARGET_MARGIN (12%) of
+ * it, or the budget itself when the iteration fits as it is, without the
+ * larger margin tmm_analysis_init takes where one tensor is a large part
+ * of the budget.  For a planner whose runtime makes its holes (capuchin:
+ * a guided iteration moves even the running op's tensors to make one,
+ * lib/move/mover.c), that second margin only stacks on the first.
+ */
+void tmm_analysis_one_margin(struct tmm_analysis *an);
+
 /* The access index of the k-th access of trace tensor t. */
 static inline uint32_t tmm_access_of(const struct tmm_analysis *an,
 				     uint32_t t, uint32_t k)

@@ -172,8 +172,32 @@ void tmm_cands_free(struct tmm_cands *cs)
 	memset(cs, 0, sizeof(*cs));
 }
 
-int64_t tmm_msps_best(const struct tmm_analysis *an, const uint64_t *curve,
-		      struct tmm_cands *cs)
+void tmm_cands_backward_only(const struct tmm_analysis *an,
+			     struct tmm_cands *cs)
+{
+	const struct tmm_trace *tr = an->trace;
+	bool flagged = false;
+
+	for (uint32_t o = 0; o < tr->n_ops && !flagged; o++)
+		flagged = tmm_op_is_backward(tr, o);
+	if (!flagged)
+		return;
+	for (uint32_t i = 0; i < cs->n; i++)
+		if (!tmm_op_is_backward(tr, tr->accesses[cs->c[i].back].op))
+			cs->c[i].recomputable = false;
+}
+
+void tmm_cands_new_round(struct tmm_cands *cs)
+{
+	for (uint32_t i = 0; i < cs->n; i++)
+		cs->c[i].over_at = 0;
+}
+
+int64_t tmm_msps_best_if(const struct tmm_analysis *an,
+			 const uint64_t *curve, struct tmm_cands *cs,
+			 bool (*ok)(void *arg, const struct tmm_cands *cs,
+				    uint32_t i),
+			 void *arg)
 {
 	int64_t best = -1;
 	double best_v = 0;
@@ -188,18 +212,24 @@ int64_t tmm_msps_best(const struct tmm_analysis *an, const uint64_t *curve,
 			continue;
 		while (k < c->back && curve[k] <= an->target)
 			k++;
-		if (k >= c->back) {
-			c->taken = true; /* would not lower the peak */
-			continue;
-		}
 		c->over_at = k;
+		if (k >= c->back)
+			continue; /* would not lower the peak this round */
 		v = tmm_msps(an, c);
-		if (best < 0 || v > best_v) {
-			best = i;
-			best_v = v;
-		}
+		if (best >= 0 && v <= best_v)
+			continue;
+		if (ok && !ok(arg, cs, i))
+			continue;
+		best = i;
+		best_v = v;
 	}
 	return best;
+}
+
+int64_t tmm_msps_best(const struct tmm_analysis *an, const uint64_t *curve,
+		      struct tmm_cands *cs)
+{
+	return tmm_msps_best_if(an, curve, cs, NULL, NULL);
 }
 
 int tmm_msps_choose(struct tmm_cands *cs, uint32_t ti)

@@ -22,17 +22,20 @@
 struct tmm_cand {
 	uint32_t tensor, evict, back;
 	int64_t ft;		/* free time of a swap in this gap */
-	bool taken;		/* chosen, or no longer worth choosing */
-	bool no_swap;		/* a swap in it would not lower the peak */
+	bool taken;		/* chosen, or its gap taken by another choice:
+				 * for good */
 	/* Recomputation, when recomputable: */
 	bool recomputable;
 	uint32_t op;		/* its producer */
 	uint32_t *srcs, n_srcs, cap_srcs; /* tensors it is recomputed from */
 	double rp_time, ext_time;
 	bool is_recomp;		/* chosen for recomputation */
-	uint32_t over_at;	/* an access of the gap found over the target
-				 * (0: none looked for yet); the curve only
-				 * comes down, so the next look starts there */
+	uint32_t over_at;	/* the first access of the gap found over the
+				 * target, `back` when none was (0: not looked
+				 * for yet).  The accesses before it were not
+				 * over; while the curve only comes down that
+				 * stays true, so the next look starts there.
+				 * tmm_cands_new_round forgets it. */
 };
 
 struct tmm_cands {
@@ -55,16 +58,43 @@ int tmm_cands_find(const struct tmm_analysis *an, const uint64_t *curve,
 		   struct tmm_cands *cs);
 void tmm_cands_free(struct tmm_cands *cs);
 
+/*
+ * Capuchin recomputes in the backward pass only (§4.4: the recomputation
+ * serves a back-access of the backward propagation, from tensors the
+ * forward pass left): candidates whose back-access is in the forward pass
+ * are no longer recomputable.  A trace that flags no op TMM_OP_BACKWARD
+ * (a program that does not say) is left as it is.
+ */
+void tmm_cands_backward_only(const struct tmm_analysis *an,
+			     struct tmm_cands *cs);
+
+/*
+ * A new round: the curve may have gone up since the candidates last
+ * looked at it (a full tmm_curve counts what tmm_fit_add leaves out), so
+ * what they learnt of it (over_at) is forgotten.  Their choices (taken,
+ * is_recomp) stay.
+ */
+void tmm_cands_new_round(struct tmm_cands *cs);
+
 /* Memory saving per second of recomputing candidate c. */
 double tmm_msps(const struct tmm_analysis *an, const struct tmm_cand *c);
 
 /*
  * The index of the recomputable candidate of largest MSPS whose gap still
- * holds an access over the target in curve (the others are marked taken:
- * they would not lower the peak), or -1 when none is left.
+ * holds an access over the target in curve, or -1 when none is left.  A
+ * candidate that would not lower the peak is passed over, not retired:
+ * after tmm_cands_new_round it is looked at again.
  */
 int64_t tmm_msps_best(const struct tmm_analysis *an, const uint64_t *curve,
 		      struct tmm_cands *cs);
+
+/* The same, among the candidates for which ok(arg, cs, i) holds too (asked
+ * only of a candidate that would be the best so far). */
+int64_t tmm_msps_best_if(const struct tmm_analysis *an,
+			 const uint64_t *curve, struct tmm_cands *cs,
+			 bool (*ok)(void *arg, const struct tmm_cands *cs,
+				    uint32_t i),
+			 void *arg);
 
 /*
  * Algorithm 2, lines 5-34: candidate i is chosen for recomputation; the

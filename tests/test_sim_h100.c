@@ -13,7 +13,11 @@
  *
  * The cells held are the ones the model reproduces today; the others,
  * and why, are listed in docs/gpu-h100.md ("The simulator against the
- * GPU").  A cell that drifts out of the band fails here, so a change to
+ * GPU").  Capuchin's mlp_compute cells (148.8 ms swap, 819 ms uvm) are
+ * not held: the GPU ran the plan of before issue #22, whose
+ * recomputations swapped their sources back in; today's plan does not
+ * (2.20x -> 1.68x of the unconstrained step on the sim, swap) and has
+ * not been measured on the GPU.  A cell that drifts out of the band fails here, so a change to
  * the model that loses the GPU's shape is seen at once.
  */
 #include <check.h>
@@ -45,13 +49,11 @@ static const struct cell cells[] = {
 	/* compute-bound: --width 4096 --layers 12 --batch 2048, 40% */
 	{ "mlp_compute", 2048, 0.4, "swap", "none", 128.0 / 55.0 },
 	{ "mlp_compute", 2048, 0.4, "swap", "passive", 177.5 / 55.0 },
-	{ "mlp_compute", 2048, 0.4, "swap", "capuchin", 148.8 / 55.0 },
 	{ "mlp_compute", 2048, 0.4, "swap", "vdnn-all", 133.4 / 55.0 },
 	{ "mlp_compute", 2048, 0.4, "swap", "checkpoint", 163.1 / 55.0 },
 	{ "mlp_compute", 2048, 0.4, "swap", "superneurons", 133.5 / 55.0 },
 	{ "mlp_compute", 2048, 0.4, "swap", "tsplit", 143.3 / 55.0 },
 	{ "mlp_compute", 2048, 0.4, "uvm", "none", 627.0 / 55.0 },
-	{ "mlp_compute", 2048, 0.4, "uvm", "capuchin", 819.0 / 55.0 },
 	{ "mlp_compute", 2048, 0.4, "uvm", "superneurons", 702.0 / 55.0 },
 	/* uvm tsplit (839.0 / 55.0) is not held: the GPU ran the tsplit
 	 * planner of then, whose plan this one no longer makes

@@ -315,9 +315,11 @@ static struct tmm_trial_result try_planner(const struct seen *s,
  */
 START_TEST(auto_meets_its_goal)
 {
-	/* Percentages of the peak; at 62 the fastest plan leaves
-	 * work to passive mode (on this simulated MLP). */
-	static const unsigned pcts[] = { 35, 50, 59, 62, 80 };
+	/* Percentages of the peak; at 54 the fastest plan leaves
+	 * work to passive mode (on this simulated MLP).  It was 62 until
+	 * guided iterations made their holes by moving the running op's
+	 * tensors: the fastest plan there now trains. */
+	static const unsigned pcts[] = { 35, 50, 54, 59, 80 };
 	uint64_t peak = unconstrained_peak();
 	bool differed = false;
 

@@ -147,6 +147,7 @@ void tmm_guide_iteration_begin(struct tmm_ctx *ctx)
 	g->following = g->installed;
 	g->diverged = false;
 	g->next = 0;
+	g->at = 0;
 	tmm_layer_sync_abandon(ctx, true);
 	if (g->following && g->plan.fits)
 		evict_for_entry_prefetches(ctx);
@@ -644,6 +645,7 @@ int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)
 			return 0;
 		}
 	}
+	g->at = end;
 	/* The layer boundary: the op just run waits no more for what ran
 	 * beside it (layer_sync.h). */
 	rc = tmm_layer_sync_after_op(ctx);

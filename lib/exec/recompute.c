@@ -335,7 +335,8 @@ void tmm_recompute_reap(struct tmm_ctx *ctx, bool all)
 				continue;
 			}
 			if (g->dropped_dependents ||
-			    (!all && g->state == TMM_TS_DROPPED))
+			    (!all && g->state == TMM_TS_DROPPED &&
+			     tmm_guide_keeps(ctx, g)))
 				continue; /* kept, for drops to come */
 			tmm_tensor_retire(ctx, g);
 			freed = true;

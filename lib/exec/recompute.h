@@ -70,8 +70,11 @@ bool tmm_recompute_ghost(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 /*
  * Ghosts that a recomputation brought back are dropped again when they
  * still can be, and freed when they cannot and no dropped tensor needs
- * them; with `all`, every ghost no dropped tensor needs is freed (the
- * lineage is ending).  Called after each op (never between an op's
+ * them; a dropped ghost no dropped tensor needs stays only while a drop
+ * the plan has still to make may (tmm_guide_keeps), so that the sources
+ * it holds are let go once the iteration is past those drops; with
+ * `all`, every ghost no dropped tensor needs is freed (the lineage is
+ * ending).  Called after each op (never between an op's
  * settling of its outputs' readers and its run) and when an iteration
  * begins.
  */

@@ -394,7 +394,8 @@ int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
 struct kept {
 	const struct tmm_trace *t;
 	const uint32_t *last; /* per tensor: its last access */
-	uint64_t *keys;
+	uint32_t trigger;     /* of the drop being listed */
+	struct tmm_kept_source *keys;
 	uint32_t n, cap;
 };
 
@@ -420,14 +421,15 @@ static int keep_sources(struct kept *k, uint32_t tensor, uint32_t after,
 			continue; /* alive at the back-access */
 		if (k->n == k->cap) {
 			uint32_t cap = k->cap ? 2 * k->cap : 64;
-			void *p = tmm_realloc(k->keys, sizeof(uint64_t) * cap);
+			void *p = tmm_realloc(k->keys, sizeof(*k->keys) * cap);
 
 			if (!p)
 				return -ENOMEM;
 			k->keys = p;
 			k->cap = cap;
 		}
-		k->keys[k->n++] = t->tensors[x].key;
+		k->keys[k->n++] = (struct tmm_kept_source){
+			.key = t->tensors[x].key, .until = k->trigger };
 		if (keep_sources(k, x, k->last[x], back, depth + 1) < 0)
 			return -ENOMEM;
 	}
@@ -436,13 +438,13 @@ static int keep_sources(struct kept *k, uint32_t tensor, uint32_t after,
 
 static int by_key(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	const struct tmm_kept_source *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	return x->key < y->key ? -1 : x->key > y->key;
 }
 
 int tmm_plan_kept_sources(const struct tmm_plan *p, const struct tmm_trace *t,
-			  uint64_t **keys, uint32_t *n)
+			  struct tmm_kept_source **keys, uint32_t *n)
 {
 	struct kept k = { .t = t };
 	uint32_t *last = tmm_calloc(t->n_tensors + 1, sizeof(uint32_t));
@@ -462,6 +464,7 @@ int tmm_plan_kept_sources(const struct tmm_plan *p, const struct tmm_trace *t,
 		if (a->type != TMM_ACT_EVICT_DROP)
 			continue;
 		tensor = tensor_of_key(t, a->key);
+		k.trigger = a->trigger;
 		if (tensor != TMM_TRACE_NONE &&
 		    keep_sources(&k, tensor, a->trigger, a->back_access, 0) <
 			    0) {
@@ -472,10 +475,15 @@ int tmm_plan_kept_sources(const struct tmm_plan *p, const struct tmm_trace *t,
 	}
 	free(last);
 	if (k.n)
-		qsort(k.keys, k.n, sizeof(uint64_t), by_key);
-	for (uint32_t i = 0; i < k.n; i++)
-		if (!m || k.keys[m - 1] != k.keys[i])
-			k.keys[m++] = k.keys[i];
+		qsort(k.keys, k.n, sizeof(*k.keys), by_key);
+	for (uint32_t i = 0; i < k.n; i++) {
+		if (m && k.keys[m - 1].key == k.keys[i].key) {
+			if (k.keys[m - 1].until < k.keys[i].until)
+				k.keys[m - 1].until = k.keys[i].until;
+			continue;
+		}
+		k.keys[m++] = k.keys[i];
+	}
 	*keys = k.keys;
 	*n = m;
 	return 0;

@@ -180,16 +180,25 @@ enum tmm_drop_verdict tmm_plan_droppable(const struct tmm_trace *t,
 int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
 		      char *err, size_t errlen);
 
+/* A tensor the plan's drops need after the program frees it: its key,
+ * and the trigger of the last drop that needs it (after that access no
+ * drop to come reads it; a drop already made counts on its own). */
+struct tmm_kept_source {
+	uint64_t key;
+	uint32_t until;
+};
+
 /*
  * The tensors the program frees in the iteration that the plan's drops
  * will still need, to recompute through them (Capuchin §4.4's T3, gone
  * after its last use, through which T4 is recomputed from T2): for each
  * EVICT_DROP, the sources of its producer that are freed before its
- * back-access, and theirs in turn.  *keys (from malloc, sorted, no
- * repeats; NULL when *n is 0) receives their keys.  Returns 0 or -ENOMEM.
+ * back-access, and theirs in turn.  *kept (from malloc, sorted by key,
+ * one entry per key; NULL when *n is 0) receives them.  Returns 0 or
+ * -ENOMEM.
  */
 int tmm_plan_kept_sources(const struct tmm_plan *p, const struct tmm_trace *t,
-			  uint64_t **keys, uint32_t *n);
+			  struct tmm_kept_source **kept, uint32_t *n);
 
 /* A deep copy of src into *dst.  Returns 0 or -ENOMEM. */
 int tmm_plan_copy(struct tmm_plan *dst, const struct tmm_plan *src);

@@ -256,6 +256,23 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		}
 		if (rc != -ENOSPC)
 			return rc;
+		/* Following a plan, enough free bytes but no hole even so:
+		 * move the running op's own tensors too, rather than evict.
+		 * The plan's curve counts bytes, and a plan that fits on it
+		 * should not leave passive mode the work of a hole; passive
+		 * mode alone keeps its order (moves last).  With pool=chunks
+		 * a hole costs no memory: nothing to do here. */
+		if (may_evict && !moved_placing && !uvm &&
+		    !tmm_pool_is_mapped(ctx->pool) &&
+		    tmm_guide_following(ctx)) {
+			rc = compact_for(ctx, bytes, true);
+			if (rc == 0) {
+				moved_placing = true;
+				continue;
+			}
+			if (rc != -ENOSPC)
+				return rc;
+		}
 		compacted = false;
 		if (!may_evict)
 			return -ENOSPC;

@@ -20,12 +20,15 @@ bool tmm_guide_keeps(const struct tmm_ctx *ctx,
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (g->kept[mid] < key)
+		if (g->kept[mid].key < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < g->n_kept && g->kept[lo] == key;
+	if (lo >= g->n_kept || g->kept[lo].key != key)
+		return false;
+	/* A diverged iteration no longer knows where it is in the plan. */
+	return !g->following || g->diverged || g->kept[lo].until >= g->at;
 }
 
 const struct tmm_plan *tmm_guide_plan(const struct tmm_ctx *ctx)

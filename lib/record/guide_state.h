@@ -44,10 +44,11 @@ struct tmm_guide {
 			  * to be checked against a measured iteration */
 	bool diverged_once; /* the first iteration left a plan from file */
 	uint32_t next;	 /* the next action to fire */
-	/* Keys of tensors the program frees that the plan's drops need to
-	 * recompute through (tmm_plan_kept_sources), sorted. */
-	uint64_t *kept;
+	/* Tensors the program frees that the plan's drops need to
+	 * recompute through (tmm_plan_kept_sources), sorted by key. */
+	struct tmm_kept_source *kept;
 	uint32_t n_kept;
+	uint32_t at;	 /* accesses of this iteration seen so far */
 	struct tmm_replan *replan; /* latencies since the plan was made */
 	uint64_t plan_budget;	 /* the budget the plan was made for */
 	/* The budget of the last plan that did not fit, 0: none yet.  A
@@ -66,7 +67,10 @@ struct tmm_guide {
 };
 
 /* Does the plan's lineage need t after the program frees it (a source
- * of a planned drop's recomputation)?  Then it is kept as a ghost. */
+ * of the recomputation of a drop the plan has still to make)?  Then it
+ * is kept as a ghost.  Once the iteration is past the last such drop,
+ * no: what a drop made needs, its dropped tensor says (recompute.c's
+ * dropped_dependents). */
 bool tmm_guide_keeps(const struct tmm_ctx *ctx,
 		     const struct tmm_tensor_rec *t);
 
