@@ -7,7 +7,10 @@
  * once (outside iterations) and gives them their first bytes, then for
  * each iteration creates every activation and gradient just before the op
  * that produces it, runs the ops with tmm_run in order, and destroys each
- * tensor right after its last use.
+ * tensor right after its last use (drive_opts.keep_all: when the
+ * iteration ends).  A convolution's workspace is a tensor it creates
+ * just before the op, at the size of the algorithm the framework it
+ * plays picks (enum drive_ws), and destroys right after it.
  */
 #ifndef ZOO_DRIVE_H
 #define ZOO_DRIVE_H

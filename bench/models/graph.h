@@ -44,8 +44,9 @@ typedef uint32_t zg_t;
  * workspace and takes `time` times as long as the fastest.  The last
  * needs none, and the op's cost hint is its time (the roofline of the
  * op's FLOPs, as the zoo timed every convolution before workspaces were
- * modelled): a faster algorithm takes its time over the last's.  The op has one more output for it, a SCRATCH tensor (zg_op.ws)
- * of the fastest's need, so that the tracker and every plan see the
+ * modelled): a faster algorithm takes its time over the last's.  The op
+ * has one more output for it, a SCRATCH tensor (zg_op.ws) of the
+ * fastest's need, so that the tracker and every plan see the
  * memory; the driver sizes it for the algorithm it picks (drive.h:
  * drive_ws) and destroys it after the op.
  */
