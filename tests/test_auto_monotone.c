@@ -100,12 +100,9 @@ static void resnet_run(const char *mode, unsigned percent, struct outcome *o)
 	const struct zoo_model *m = zoo_find("resnet50");
 	struct zoo_args a = { 199, 1 };
 	char config[240];
-	/* The convolutions' workspaces at a size the graph fixes: the
-	 * default, TensorFlow's, takes one only when it is free at run
-	 * time, which the trace that auto's twin replays cannot know. */
 	struct drive_opts d = { .config = config, .iterations = 3,
 				.after_iteration = zoo_after_iteration,
-				.after_arg = o, .ws = DRIVE_WS_NONE };
+				.after_arg = o };
 	struct drive_result r;
 	struct zgraph g;
 
