@@ -229,6 +229,12 @@ START_TEST(superneurons_shrinks_the_workspace_under_pressure)
 		 "budget=%lluB", 20ull << 20);
 	drive(&g, config, DRIVE_WS_BY_POLICY, &u, &pas);
 	ck_assert_uint_eq(pas.it[1].ws_bytes, 0);
+	/* the environment's policy wins over the program's, as in the
+	 * library */
+	ck_assert_int_eq(setenv("TENSORMM_POLICY", "superneurons", 1), 0);
+	drive(&g, config, DRIVE_WS_BY_POLICY, &u, &pas);
+	ck_assert_int_eq(unsetenv("TENSORMM_POLICY"), 0);
+	ck_assert_uint_eq(pas.it[1].ws_bytes, dyn.it[1].ws_bytes);
 
 	o.config = config;
 	ck_assert_int_eq(zoo_drive(&g, &o, &fast), -ENOMEM);

@@ -42,8 +42,7 @@ static bool policy_in(const char *conf, char *out, size_t len)
 }
 
 /* DRIVE_WS_BY_POLICY resolved as the library resolves the policy: the
- * environment (TENSORMM_POLICY, then TENSORMM_CONF) over the program's
- * config string. */
+ * environment (TENSORMM_POLICY) over the program's config string. */
 static enum drive_ws resolve_ws(const struct drive_opts *o)
 {
 	const char *env = getenv("TENSORMM_POLICY");
@@ -53,7 +52,7 @@ static enum drive_ws resolve_ws(const struct drive_opts *o)
 		return o->ws;
 	if (env && *env)
 		snprintf(policy, sizeof(policy), "%s", env);
-	else if (!policy_in(getenv("TENSORMM_CONF"), policy, sizeof(policy)))
+	else
 		policy_in(o->config, policy, sizeof(policy));
 	return strcmp(policy, "superneurons") == 0 ? DRIVE_WS_DYNAMIC
 						   : DRIVE_WS_FALLBACK;

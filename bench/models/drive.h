@@ -38,8 +38,8 @@ enum drive_stop {
  */
 enum drive_ws {
 	/* DRIVE_WS_DYNAMIC under policy superneurons (TENSORMM_POLICY,
-	 * else the config string's policy=), DRIVE_WS_FALLBACK under any
-	 * other: each paper's framework. */
+	 * else the config string's policy=, as the library takes it),
+	 * DRIVE_WS_FALLBACK under any other: each paper's framework. */
 	DRIVE_WS_BY_POLICY = 0,
 	/* TensorFlow 1.x: the fastest algorithm within its workspace
 	 * limit when its workspace can be had, else the fastest that
