@@ -185,6 +185,14 @@ START_TEST(ops_over_the_samples_split_into_them)
 		const struct zg_tensor *a = &g.t[t], *b = &twice.t[t];
 		bool samples = b->bytes != a->bytes;
 
+		/* A convolution's workspace grows with the batch, not in
+		 * proportion to it (the filters' transforms do not), and
+		 * is never cut: each micro-op takes it whole. */
+		if (a->kind == TMM_SCRATCH) {
+			ck_assert_uint_eq(a->rows, 0);
+			continue;
+		}
+
 		ck_assert_msg(samples ? b->bytes == 2 * a->bytes &&
 						a->rows >= batch &&
 						a->rows % batch == 0 &&

@@ -17,7 +17,46 @@ struct run {
 	tmm_tensor *io;	 /* one op's inputs then outputs */
 	struct drive_result *r;
 	bool weight_bytes; /* drive_opts.weight_bytes */
+	bool keep_all;	   /* drive_opts.keep_all, or g->destroy_at_end */
+	enum drive_ws ws;  /* resolved: never DRIVE_WS_BY_POLICY */
+	struct drive_iteration *it; /* the one running */
 };
+
+/* The value of the last "policy=" in a tunables string, into out. */
+static bool policy_in(const char *conf, char *out, size_t len)
+{
+	const char *p = NULL, *q;
+	size_t n;
+
+	for (q = conf; q && (q = strstr(q, "policy=")) != NULL; q++)
+		if (q == conf || q[-1] == ',' || q[-1] == ' ')
+			p = q + strlen("policy=");
+	if (!p)
+		return false;
+	n = strcspn(p, ", ");
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return true;
+}
+
+/* DRIVE_WS_BY_POLICY resolved as the library resolves the policy: the
+ * environment (TENSORMM_POLICY) over the program's config string. */
+static enum drive_ws resolve_ws(const struct drive_opts *o)
+{
+	const char *env = getenv("TENSORMM_POLICY");
+	char policy[32] = "";
+
+	if (o->ws != DRIVE_WS_BY_POLICY)
+		return o->ws;
+	if (env && *env)
+		snprintf(policy, sizeof(policy), "%s", env);
+	else
+		policy_in(o->config, policy, sizeof(policy));
+	return strcmp(policy, "superneurons") == 0 ? DRIVE_WS_DYNAMIC
+						   : DRIVE_WS_FALLBACK;
+}
 
 /* With weight_bytes the device is backed, where an op needs a callback:
  * these touch nothing, so the only bytes that matter, the persistent
@@ -137,6 +176,62 @@ static int make_persistent(struct run *x)
 	return 0;
 }
 
+/*
+ * Picks op i's convolution algorithm (x->ws) and creates its workspace
+ * tensor of that algorithm's size; returns the algorithm's index, or a
+ * negative errno.
+ */
+static int take_ws(struct run *x, uint32_t i)
+{
+	const struct zg_op *op = &x->g->op[i];
+	const zg_t *out = zg_outputs(x->g, i);
+	struct tmm_stats s = { .version = TMM_STATS_VERSION };
+	uint64_t room, need = 0, ws;
+	unsigned a = 0, last = op->n_algo - 1;
+	int rc;
+
+	tmm_stats_get(x->ctx, &s);
+	room = s.budget > s.device_in_use ? s.budget - s.device_in_use : 0;
+	if (strcmp(s.mode, "swap") == 0 && s.pool_largest_free < room)
+		room = s.pool_largest_free;
+	/* the op's other outputs are placed before it runs */
+	for (uint32_t k = 0; k < op->n_out; k++)
+		if (out[k] != op->ws && !x->h[out[k]].id)
+			need += x->g->t[out[k]].bytes;
+	room = room > need ? room - need : 0;
+	switch (x->ws) {
+	case DRIVE_WS_FALLBACK:
+		/* At every launch, as TensorFlow's: the autotuned
+		 * fastest when its scratch can be allocated, else the
+		 * one that needs none.  (Keeping the first iteration's
+		 * choice instead takes room a plan's prefetches were
+		 * counting on: Inception-V4 under tensile at a quarter of
+		 * its peak then met 1101 guided passive evictions.) */
+		a = op->algo[0].ws <= room ? 0 : last;
+		break;
+	case DRIVE_WS_DYNAMIC:
+		while (a < last && op->algo[a].ws > room)
+			a++;
+		break;
+	case DRIVE_WS_NONE:
+		a = last;
+		break;
+	default: /* DRIVE_WS_FASTEST */
+		break;
+	}
+	ws = op->algo[a].ws > ZG_WS_MIN ? op->algo[a].ws : ZG_WS_MIN;
+	rc = tmm_tensor_create(x->ctx, ws, TMM_SCRATCH, x->g->t[op->ws].name,
+			       &x->h[op->ws]);
+	if (rc < 0)
+		return fail(x, rc, "tmm_tensor_create of a workspace");
+	x->it->ws_bytes += op->algo[a].ws;
+	x->it->ws_fastest_bytes += op->algo[0].ws;
+	if (op->algo[a].ws > x->it->ws_largest)
+		x->it->ws_largest = op->algo[a].ws;
+	x->it->ws_slower_ops += a > 0;
+	return (int)a;
+}
+
 static int run_op(struct run *x, uint32_t i)
 {
 	const struct zg_op *op = &x->g->op[i];
@@ -156,6 +251,15 @@ static int run_op(struct run *x, uint32_t i)
 			o.run_slice = touch_no_slice;
 	}
 
+	if (op->ws != ZG_NONE && op->n_algo) {
+		rc = take_ws(x, i);
+		if (rc < 0)
+			return rc;
+		/* the algorithm's time: the hint is the time of the one
+		 * that needs no workspace (graph.h: zg_algo) */
+		o.cost.flops *= op->algo[rc].time /
+				op->algo[op->n_algo - 1].time;
+	}
 	for (uint32_t k = 0; k < op->n_out; k++) {
 		rc = create(x, out[k]);
 		if (rc < 0)
@@ -175,14 +279,21 @@ static int run_op(struct run *x, uint32_t i)
 	return 0;
 }
 
-/* Destroys op i's tensors whose last use it was (every one of the
- * iteration's after its last op, with destroy_at_end). */
+/* Destroys op i's tensors whose last use it was (with keep_all, its
+ * workspace only, and every one of the iteration's after its last op). */
 static int retire(struct run *x, uint32_t i)
 {
 	const struct zg_op *op = &x->g->op[i];
 	const zg_t *ids = x->g->ids + op->in_at;
 
-	if (x->g->destroy_at_end) {
+	if (x->keep_all) {
+		if (op->ws != ZG_NONE && x->h[op->ws].id) {
+			int rc = tmm_tensor_destroy(x->ctx, x->h[op->ws]);
+
+			if (rc < 0)
+				return fail(x, rc, "tmm_tensor_destroy");
+			x->h[op->ws] = TMM_TENSOR_NULL;
+		}
 		if (i + 1 < x->g->nop)
 			return 0;
 		for (zg_t id = 0; id < x->g->nt; id++) {
@@ -246,6 +357,7 @@ static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
 		return fail(x, rc, "tmm_iteration_begin");
 	double t0 = bench_now_s();
 
+	x->it = it;
 	tmm_stats_get(x->ctx, &a);
 	for (uint32_t i = 0; i < x->g->nop && rc == 0; i++) {
 		rc = run_op(x, i);
@@ -283,7 +395,9 @@ static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
 int zoo_drive(const struct zgraph *g, const struct drive_opts *o,
 	      struct drive_result *r)
 {
-	struct run x = { .g = g, .r = r, .weight_bytes = o->weight_bytes };
+	struct run x = { .g = g, .r = r, .weight_bytes = o->weight_bytes,
+			 .keep_all = o->keep_all || g->destroy_at_end,
+			 .ws = resolve_ws(o) };
 	uint32_t most = 0;
 	double t0;
 	int rc;

@@ -7,7 +7,10 @@
  * once (outside iterations) and gives them their first bytes, then for
  * each iteration creates every activation and gradient just before the op
  * that produces it, runs the ops with tmm_run in order, and destroys each
- * tensor right after its last use.
+ * tensor right after its last use (drive_opts.keep_all: when the
+ * iteration ends).  A convolution's workspace is a tensor it creates
+ * just before the op, at the size of the algorithm the framework it
+ * plays picks (enum drive_ws), and destroys right after it.
  */
 #ifndef ZOO_DRIVE_H
 #define ZOO_DRIVE_H
@@ -25,6 +28,37 @@ enum drive_stop {
 	DRIVE_RUN_ALL = 0,	       /* run every iteration to the end */
 	DRIVE_STOP_ON_EVICTION,	       /* at the first passive eviction */
 	DRIVE_STOP_ON_GUIDED_EVICTION, /* ... inside a guided iteration */
+};
+
+/*
+ * How the framework the driver plays picks a convolution's algorithm, and
+ * so its workspace (graph.h: zg_algo; a zoo convolution op carries the
+ * list).  "Free" is what the budget has left before the op's outputs are
+ * placed: taking it evicts nothing.
+ */
+enum drive_ws {
+	/* DRIVE_WS_DYNAMIC under policy superneurons (TENSORMM_POLICY,
+	 * else the config string's policy=, as the library takes it),
+	 * DRIVE_WS_FALLBACK under any other: each paper's framework. */
+	DRIVE_WS_BY_POLICY = 0,
+	/* TensorFlow 1.x: the fastest algorithm within its workspace
+	 * limit when its workspace can be had, else the fastest that
+	 * needs none (conv_ops.cc's algorithm_no_scratch: its scratch
+	 * allocator fails without retrying, and the op falls back).  So
+	 * the workspace costs time, never a batch; Capuchin §6.3.2 saw
+	 * VGG-16's convolutions "fall back to slower convolution
+	 * algorithms due to memory limit at a larger batch size".  Asked
+	 * at every launch, as TensorFlow does. */
+	DRIVE_WS_FALLBACK,
+	/* SuperNeurons §3.5: the fastest algorithm whose workspace fits
+	 * in what is free at that step. */
+	DRIVE_WS_DYNAMIC,
+	/* Always the fastest's workspace, evicting for it if need be (a
+	 * framework that reserves it, for tests and comparisons). */
+	DRIVE_WS_FASTEST,
+	/* Never a workspace: the slowest algorithms (the zoo before
+	 * workspaces were modelled, vDNN's memory-optimal setting). */
+	DRIVE_WS_NONE,
 };
 
 struct drive_opts {
@@ -49,6 +83,13 @@ struct drive_opts {
 	 * into r->weights, so a run can be checked byte for byte.  The ops
 	 * are cost-only, so the bytes must come back as written. */
 	bool weight_bytes;
+	enum drive_ws ws;	 /* the convolutions' workspaces */
+	/* Keep every tensor of an iteration until it ends, as a framework
+	 * that "store[s] all the feature maps and parameters during the
+	 * training process" (TSPLIT §VI-A, its baseline Base): nothing is
+	 * destroyed after its last use; the workspaces still are, after
+	 * their op (a framework frees its scratch). */
+	bool keep_all;
 };
 
 struct drive_iteration {
@@ -60,6 +101,10 @@ struct drive_iteration {
 	uint64_t passive_evictions;  /* during this iteration */
 	uint64_t swap_out_bytes, swap_in_bytes, recomputations;
 	uint64_t accesses;	     /* tensor accesses recorded */
+	/* Convolution workspaces: bytes taken (the sum over the ops), what
+	 * the fastest algorithms would have taken, the largest one taken,
+	 * and the ops that ran a slower algorithm for want of room. */
+	uint64_t ws_bytes, ws_fastest_bytes, ws_largest, ws_slower_ops;
 	uint64_t host_ns;	     /* real wall time on this machine */
 };
 

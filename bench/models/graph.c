@@ -20,6 +20,8 @@ struct zg_tape_entry {
 	unsigned save_in, save_out;
 	double bwd_flops;
 	bool passthrough, seed;
+	struct zg_algo bwd_algo[ZG_MAX_ALGOS];
+	unsigned n_bwd_algo;
 };
 
 void zg_fail(struct zgraph *g, int err, const char *fmt, ...)
@@ -167,10 +169,50 @@ static uint32_t emit(struct zgraph *g, const char *name, const char *suffix,
 	}
 	op->flops = flops;
 	op->bytes = bytes;
+	op->ws = ZG_NONE;
 	op->slice_extent = slice_extent(g, g->ids + op->in_at, n_in + n_out);
 	for (uint64_t k = op->in_at; k < g->nids; k++)
 		g->sliced[k] = op->slice_extent && g->t[g->ids[k]].rows;
 	return g->nop++;
+}
+
+/*
+ * Gives op `i`, the last emitted, its workspace: a SCRATCH output of the
+ * fastest algorithm's need, after its other outputs.  Its bytes are left
+ * out of the op's cost hint: the algorithm's time says what it costs.
+ */
+static void attach_ws(struct zgraph *g, uint32_t i, const struct zg_algo *a,
+		      unsigned n)
+{
+	struct zg_op *op;
+	char name[sizeof(g->op->name)];
+	zg_t ws;
+
+	if (g->err || !n || i == UINT32_MAX)
+		return;
+	if (n > ZG_MAX_ALGOS) {
+		zg_fail(g, -EINVAL, "op %s: %u algorithms, at most %u",
+			g->op[i].name, n, ZG_MAX_ALGOS);
+		return;
+	}
+	/* a copy: new_tensor may move g->t, not g->op */
+	snprintf(name, sizeof(name), "%s", g->op[i].name);
+	ws = new_tensor(g, a[0].ws > ZG_WS_MIN ? a[0].ws : ZG_WS_MIN,
+			TMM_SCRATCH, 0, name, ".ws");
+	if (ws == ZG_NONE ||
+	    !grow(g, (void **)&g->ids, &g->cids, g->nids + 1,
+		  sizeof(*g->ids)) ||
+	    !grow(g, (void **)&g->sliced, &g->csliced, g->nids + 1,
+		  sizeof(*g->sliced)))
+		return;
+	op = &g->op[i];
+	g->ids[g->nids] = ws;
+	g->sliced[g->nids++] = 0; /* not cut: each micro-op has it whole */
+	op->n_out++;
+	op->ws = ws;
+	for (unsigned k = 0; k < n; k++)
+		op->algo[k] = a[k];
+	op->n_algo = n;
 }
 
 zg_t zg_param(struct zgraph *g, const char *name, uint64_t elems)
@@ -236,6 +278,9 @@ zg_t zg_layer(struct zgraph *g, struct zg_layer *l)
 		  l->n_in + l->n_param, l->out, l->n_out, l->flops);
 	if (op == UINT32_MAX)
 		return ZG_NONE;
+	attach_ws(g, op, l->algo, l->n_algo);
+	if (g->err)
+		return ZG_NONE;
 	if (grad || l->seed) {
 		struct zg_tape_entry *e;
 
@@ -256,6 +301,9 @@ zg_t zg_layer(struct zgraph *g, struct zg_layer *l)
 		e->bwd_flops = l->bwd_flops > 0 ? l->bwd_flops : l->flops;
 		e->passthrough = l->passthrough;
 		e->seed = l->seed;
+		memcpy(e->bwd_algo, l->bwd_algo, sizeof(e->bwd_algo));
+		e->n_bwd_algo = l->n_bwd_algo <= ZG_MAX_ALGOS
+					? l->n_bwd_algo : ZG_MAX_ALGOS;
 	}
 	return l->out[0];
 }
@@ -342,9 +390,10 @@ static void backward_of(struct zgraph *g, const struct zg_tape_entry *e)
 		return;
 	/* a copy: emit may move g->op */
 	snprintf(name, sizeof(name), "%s", g->op[e->fwd_op].name);
-	emit(g, name, "_bwd", g->op[e->fwd_op].kind,
-	     TMM_OP_PURE | TMM_OP_BACKWARD, in, n_in, out, n_out,
-	     e->bwd_flops);
+	attach_ws(g, emit(g, name, "_bwd", g->op[e->fwd_op].kind,
+			  TMM_OP_PURE | TMM_OP_BACKWARD, in, n_in, out, n_out,
+			  e->bwd_flops),
+		  e->bwd_algo, e->n_bwd_algo);
 	n_out = 0;
 	for (unsigned i = 0; i < e->n_in; i++)
 		if (dx[i] != ZG_NONE)

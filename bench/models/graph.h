@@ -37,6 +37,53 @@ typedef uint32_t zg_t;
 /* The most inputs (or outputs) one layer helper takes. */
 #define ZG_MAX_IO 8
 
+/*
+ * cuDNN-like convolution workspaces (conv_algo.c).  A convolution op (the
+ * forward, and the backward with its data and filter gradients) may run
+ * with any of a few algorithms, fastest first: each needs `ws` bytes of
+ * workspace and takes `time` times as long as the fastest.  The last
+ * needs none, and the op's cost hint is its time (the roofline of the
+ * op's FLOPs, as the zoo timed every convolution before workspaces were
+ * modelled): a faster algorithm takes its time over the last's.  The op
+ * has one more output for it, a SCRATCH tensor (zg_op.ws) of the
+ * fastest's need, so that the tracker and every plan see the
+ * memory; the driver sizes it for the algorithm it picks (drive.h:
+ * drive_ws) and destroys it after the op.
+ */
+#define ZG_MAX_ALGOS 4
+#define ZG_WS_MIN 256 /* the tensor of an algorithm needing none: a
+		       * tensor cannot be empty, and each iteration must
+		       * make the same tensors for plans to follow */
+
+struct zg_algo {
+	uint64_t ws;  /* workspace bytes */
+	double time;  /* duration relative to the fastest (1.0) */
+};
+
+struct zg_conv_shape {
+	uint64_t n, c, h, w;	 /* input */
+	uint64_t k, ho, wo;	 /* output channels and extent */
+	unsigned kh, kw, stride;
+};
+
+/* The algorithms for a convolution of shape s, fastest first, into a
+ * (ZG_MAX_ALGOS); returns how many (at least one). */
+unsigned zg_conv_algos(const struct zg_conv_shape *s, struct zg_algo *a);
+
+/*
+ * Whose buffers the layer helpers model.  FUSED: one op per layer with
+ * the tensors its backward needs (graph.h above), no dropout.  TF1:
+ * TensorFlow 1.x running BERT's own code (google-research/bert,
+ * modeling.py), op by op: each elementwise step of GELU and layer norm a
+ * TensorFlow op whose gradient keeps its inputs, dropout keeping a fp32
+ * mask, the attention heads transposed into copies (layers.c says which
+ * buffer models what).
+ */
+enum zg_framework {
+	ZG_FW_FUSED = 0,
+	ZG_FW_TF1 = 1,
+};
+
 enum zg_optimizer {
 	ZG_SGD_MOMENTUM = 0, /* one state tensor (velocity) per weight */
 	ZG_ADAM = 1,	     /* two state tensors (m, v) per weight */
@@ -65,6 +112,10 @@ struct zg_op {
 	uint32_t n_in, n_out;
 	double flops, bytes;	 /* the cost hint */
 	uint64_t slice_extent;	 /* TSPLIT rows; 0: it does not split */
+	zg_t ws;		 /* its workspace (SCRATCH, its last output),
+				  * or ZG_NONE */
+	struct zg_algo algo[ZG_MAX_ALGOS]; /* with ws: fastest first */
+	unsigned n_algo;
 };
 
 struct zg_tape_entry;
@@ -91,6 +142,11 @@ struct zgraph {
 	 * their last use (examples/mlp_model.c: the dead ones are the
 	 * plan's to drop, by liveness). */
 	bool destroy_at_end;
+	enum zg_framework framework;
+	/* Dropout's probability is not modelled, its memory is: the bytes
+	 * of the mask an element keeps for the backward (0: no dropout
+	 * ops; 4 with TF1, a fp32 mask). */
+	unsigned dropout_mask_bytes;
 	uint32_t n_forward; /* ops before the first backward op */
 	bool finished;
 	int err; /* sticky: the first error (-ENOMEM, -EINVAL) */
@@ -149,6 +205,10 @@ struct zg_layer {
 	double flops;	   /* forward */
 	double bwd_flops;  /* backward (0: same as forward) */
 	bool passthrough, seed;
+	/* A convolution: the algorithms of its forward and of its backward
+	 * (0: no workspace). */
+	struct zg_algo algo[ZG_MAX_ALGOS], bwd_algo[ZG_MAX_ALGOS];
+	unsigned n_algo, n_bwd_algo;
 	zg_t out[ZG_MAX_IO]; /* filled by zg_layer */
 };
 
@@ -207,6 +267,11 @@ struct zg_mat zg_gelu(struct zgraph *g, const char *name, struct zg_mat x);
 struct zg_mat zg_mrelu(struct zgraph *g, const char *name, struct zg_mat x);
 struct zg_mat zg_madd(struct zgraph *g, const char *name, struct zg_mat a,
 		      struct zg_mat b);
+/*
+ * Dropout (training): y and the mask its backward reads, of
+ * g->dropout_mask_bytes an element; with 0, x itself (no op).
+ */
+struct zg_mat zg_dropout(struct zgraph *g, const char *name, struct zg_mat x);
 /* Flattens a feature map into n × (c h w) rows (a view: no op). */
 struct zg_mat zg_flatten(struct zg_fm x);
 

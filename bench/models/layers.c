@@ -7,8 +7,11 @@
  * convolution or a linear layer keeps its input, ReLU its output, batch
  * and layer norm their input and the per-channel statistics, max pooling
  * its input and output, softmax its output; sums, average pooling and
- * concatenation keep nothing.  Dropout is left out: it would only add a
- * mask per layer.
+ * concatenation keep nothing.  That is a framework that fuses each layer
+ * (graph.h: ZG_FW_FUSED), with no dropout; ZG_FW_TF1 adds the buffers
+ * TensorFlow 1.x held running BERT's code op by op, each helper saying
+ * which.  A convolution carries cuDNN's algorithms and their workspaces
+ * (conv_algo.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,6 +54,13 @@ struct zg_fm zg_conv(struct zgraph *g, const char *name, struct zg_fm x,
 		l.param[l.n_param++] = zg_param(g, pn, cout);
 	}
 	l.out_bytes[0] = fm_elems(y) * F32;
+	{
+		struct zg_conv_shape cs = { x.n, x.c, x.h, x.w, cout, y.h,
+					    y.w, kh, kw, s };
+
+		l.n_algo = zg_conv_algos(&cs, l.algo);
+		l.n_bwd_algo = zg_conv_algos(&cs, l.bwd_algo);
+	}
 	macs = (double)fm_elems(y) * (double)x.c * kh * kw;
 	l.flops = 2 * macs;
 	/* dgrad and wgrad; the first conv of a net has no dgrad */
@@ -232,6 +242,15 @@ struct zg_mat zg_layernorm(struct zgraph *g, const char *name,
 			      .save_in = 1, .save_out = 2, .rows = x.rows,
 			      .flops = 8 * n, .bwd_flops = 12 * n };
 
+	/* TF1: tf.contrib.layers.layer_norm is nn.moments and
+	 * nn.batch_normalization, op by op: `inv = rsqrt(var + eps) *
+	 * gamma` broadcasts the per-row scale to rows × cols, and the
+	 * gradients of `x * inv` and `mean * inv` keep it to the
+	 * backward, with x and the row statistics. */
+	if (g->framework == ZG_FW_TF1) {
+		l.out_bytes[l.n_out++] = x.rows * x.cols * F32;
+		l.save_out |= 4;
+	}
 	snprintf(pn, sizeof(pn), "%s.gb", name);
 	l.param[l.n_param++] = zg_param(g, pn, 2 * x.cols);
 	x.t = zg_layer(g, &l);
@@ -250,6 +269,16 @@ static struct zg_mat mat_act(struct zgraph *g, const char *name,
 			      .save_in = gelu ? 1 : 0, .save_out = gelu ? 0 : 1,
 			      .rows = x.rows, .flops = gelu ? 10 * n : n };
 
+	/* TF1: BERT's gelu is `cdf = 0.5 * (1.0 + tf.erf(x /
+	 * tf.sqrt(2.0))); return x * cdf` (modeling.py as released, for
+	 * TensorFlow 1.11).  Erf's gradient keeps its input x/√2, the
+	 * product's keeps x and cdf; the sum and the halving run in place
+	 * (TensorFlow forwards a buffer no one else reads). */
+	if (gelu && g->framework == ZG_FW_TF1) {
+		l.out_bytes[l.n_out++] = x.rows * x.cols * F32; /* x/√2 */
+		l.out_bytes[l.n_out++] = x.rows * x.cols * F32; /* cdf */
+		l.save_out = 6;
+	}
 	x.t = zg_layer(g, &l);
 	return x;
 }
@@ -282,6 +311,55 @@ struct zg_mat zg_flatten(struct zg_fm x)
 	return m;
 }
 
+struct zg_mat zg_dropout(struct zgraph *g, const char *name, struct zg_mat x)
+{
+	uint64_t n = x.rows * x.cols;
+	/* TF1's nn.dropout: `floor(keep + uniform)` is the mask (the sum
+	 * and the floor run in place on the uniform draw), `x / keep *
+	 * mask` the output (in place on the quotient); Mul's gradient
+	 * keeps the mask.  The quotient's own gradient is never asked
+	 * for, so x is not kept for it. */
+	struct zg_layer l = { .name = name, .kind = TMM_OP_ELEMENTWISE,
+			      .in = { x.t }, .n_in = 1, .n_out = 2,
+			      .out_bytes = { n * F32,
+					     n * g->dropout_mask_bytes },
+			      .save_out = 2, .rows = x.rows,
+			      .flops = 4.0 * (double)n,
+			      .bwd_flops = (double)n };
+
+	if (!g->dropout_mask_bytes)
+		return x;
+	x.t = zg_layer(g, &l);
+	return x;
+}
+
+/* TF1: a copy of x with its heads moved (transpose_for_scores, and back
+ * for the context); x is not kept for it. */
+static struct zg_mat heads_copy(struct zgraph *g, const char *name,
+				struct zg_mat x)
+{
+	struct zg_layer l = { .name = name, .kind = TMM_OP_OTHER,
+			      .in = { x.t }, .n_in = 1, .n_out = 1,
+			      .out_bytes = { x.rows * x.cols * F32 },
+			      .rows = x.rows,
+			      .flops = (double)(x.rows * x.cols) };
+
+	if (g->framework != ZG_FW_TF1)
+		return x;
+	x.t = zg_layer(g, &l);
+	return x;
+}
+
+/*
+ * With TF1 (BERT's attention_layer in modeling.py): the query, key and
+ * value projections are transposed into [batch, heads, seq, width/heads]
+ * copies that the two batched products keep; the scaling and the mask
+ * add run in place on the scores; the softmax's output is kept for its
+ * gradient, dropout keeps its mask and its output (the context product's
+ * input); the context is transposed back into a copy that the output
+ * projection keeps.  So three score-sized tensors per layer live until
+ * the backward, where the fused model keeps one.
+ */
 struct zg_mat zg_attention(struct zgraph *g, const char *name,
 			   struct zg_mat q, struct zg_mat kv, uint64_t batch,
 			   unsigned heads, bool causal)
@@ -290,19 +368,25 @@ struct zg_mat zg_attention(struct zgraph *g, const char *name,
 	double mm = 2.0 * (double)batch * (double)sq * (double)skv *
 		    (double)width;
 	uint64_t score_elems = batch * heads * sq * skv;
-	struct zg_mat qp, kvp, ctx;
+	struct zg_mat qp, kvp, ctx, probs;
 	struct zg_layer l;
-	zg_t scores, probs;
+	zg_t scores;
 	char n[48];
 
 	if (q.t == kv.t) {
 		snprintf(n, sizeof(n), "%s.qkv", name);
-		qp = kvp = zg_linear(g, n, q, 3 * width, true);
+		qp = zg_linear(g, n, q, 3 * width, true);
+		snprintf(n, sizeof(n), "%s.qkv.heads", name);
+		qp = kvp = heads_copy(g, n, qp);
 	} else {
 		snprintf(n, sizeof(n), "%s.q", name);
 		qp = zg_linear(g, n, q, width, true);
+		snprintf(n, sizeof(n), "%s.q.heads", name);
+		qp = heads_copy(g, n, qp);
 		snprintf(n, sizeof(n), "%s.kv", name);
 		kvp = zg_linear(g, n, kv, 2 * width, true);
+		snprintf(n, sizeof(n), "%s.kv.heads", name);
+		kvp = heads_copy(g, n, kvp);
 	}
 	/* scores = Q Kᵀ / sqrt(d), per head */
 	snprintf(n, sizeof(n), "%s.scores", name);
@@ -321,17 +405,24 @@ struct zg_mat zg_attention(struct zgraph *g, const char *name,
 			       .save_out = 1, .rows = batch,
 			       .flops = (causal ? 6.0 : 5.0) *
 					(double)score_elems };
-	probs = zg_layer(g, &l);
+	probs.t = zg_layer(g, &l);
+	probs.rows = batch;
+	probs.cols = score_elems / (batch ? batch : 1);
+	snprintf(n, sizeof(n), "%s.probs.drop", name);
+	probs = zg_dropout(g, n, probs);
 	/* context = P V */
 	snprintf(n, sizeof(n), "%s.context", name);
 	l = (struct zg_layer){ .name = n, .kind = TMM_OP_MATMUL,
-			       .in = { probs, kvp.t }, .n_in = 2, .n_out = 1,
+			       .in = { probs.t, kvp.t }, .n_in = 2,
+			       .n_out = 1,
 			       .out_bytes = { q.rows * width * F32 },
 			       .save_in = 3, .rows = q.rows, .flops = mm,
 			       .bwd_flops = 2 * mm };
 	ctx.t = zg_layer(g, &l);
 	ctx.rows = q.rows;
 	ctx.cols = width;
+	snprintf(n, sizeof(n), "%s.context.heads", name);
+	ctx = heads_copy(g, n, ctx);
 	snprintf(n, sizeof(n), "%s.proj", name);
 	return zg_linear(g, n, ctx, width, true);
 }

@@ -27,7 +27,16 @@
  *
  * All are trained with Adam (two state tensors per weight).  The width
  * scale multiplies the hidden and feed-forward sizes; heads stay fixed.
- * Dropout is left out (see graph.c).
+ *
+ * BERT's buffers are TensorFlow 1.x's (graph.h: ZG_FW_TF1), the
+ * framework of Google's release and of Capuchin's baseline (TF 1.11,
+ * Capuchin §6.1): dropout 0.1 on the embeddings, the attention
+ * probabilities and each sublayer's output before its residual
+ * (hidden_dropout_prob, attention_probs_dropout_prob in bert_config.json),
+ * each keeping a fp32 mask; GELU and layer norm op by op; the heads
+ * transposed into copies (layers.c).  GPT-2 and the Transformer keep the
+ * fused model without dropout.  What that gives against the public
+ * figures: docs/model-zoo.md.
  */
 #include <stdio.h>
 
@@ -76,6 +85,8 @@ static struct zg_mat post_ln(struct tnet *t, const char *name,
 {
 	char n[48];
 
+	snprintf(n, sizeof(n), "%s.drop", name);
+	fx = zg_dropout(t->g, n, fx);
 	snprintf(n, sizeof(n), "%s.res", name);
 	x = zg_madd(t->g, n, x, fx);
 	snprintf(n, sizeof(n), "%s.ln", name);
@@ -143,6 +154,7 @@ static struct zg_mat bert(struct tnet *t, const struct tcfg *c)
 	x = zg_add_table(g, "segment", x, 2);
 	x = zg_add_table(g, "position", x, c->positions);
 	x = zg_layernorm(g, "emb.ln", x);
+	x = zg_dropout(g, "emb.drop", x);
 	for (unsigned i = 0; i < c->layers; i++) {
 		snprintf(n, sizeof(n), "l%u", i + 1);
 		x = encoder_layer(t, n, x, true);
@@ -230,6 +242,8 @@ int zoo_build_transformer(struct zgraph *g, const struct zoo_model *m,
 
 	switch (c->arch) {
 	case BERT:
+		g->framework = ZG_FW_TF1;
+		g->dropout_mask_bytes = 4; /* TF1's fp32 mask */
 		logits = bert(&t, c);
 		break;
 	case GPT:
