@@ -32,8 +32,9 @@
  * a plan made for less memory fits in more, so more memory only adds
  * choices.  Without them auto ran the GPT example in uvm mode twice as
  * slow at 55% of its peak as at 50% (issue #23).
- * On a real GPU there is no twin, and the forecast (plan_forecast.h)
- * judges every plan alike:
+ * On a real GPU there is no twin (nor on the simulator with the tunable
+ * auto_twin=off, which lends none: lib/exec/guide.c), and the forecast
+ * (plan_forecast.h) judges every plan alike:
  *   1. a plan whose forecast fits the budget beats one that does not, and
  *      a planner's own claim to fit is required too (its model knows
  *      things the forecast does not, such as the margin it keeps for
@@ -60,8 +61,8 @@
  * The candidates are every planner except `passive` (no plan is never
  * better than `none`'s liveness) and `auto` itself.  The chosen plan keeps
  * its maker's name after "auto+" in plan.policy, for the log and for plan
- * files.  Planning costs the candidates' times and their trials, on a
- * twin once per rung (with three rungs, four to nine times the trials of
+ * files.  Planning costs the candidates' times (made at once, one
+ * thread per CPU: make_all) and their trials, on a twin once per rung (with three rungs, four to nine times the trials of
  * the budget alone on the zoo), paid once per plan (and per re-plan).
  */
 #include <errno.h>
