@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auto_honest.h"
 #include "plot.h"
 #include "tables.h"
 #include "lib/base/sim_profile.h"
@@ -21,7 +22,7 @@ static void table_head(const struct opts *o, const char *first)
 {
 	printf("| %s |", first);
 	for (size_t k = 0; k < o->n_policies; k++)
-		printf(" %s |", o->policies[k]);
+		printf(" %s |", honest_policy_label(o->policies[k]));
 	printf("\n|---|");
 	for (size_t k = 0; k < o->n_policies; k++)
 		printf("---:|");
@@ -114,7 +115,7 @@ void print_profile(const struct opts *o, const struct tmm_sim_profile *prof,
 			       o->models[i]->title, r->ref_batch,
 			       (double)r->vmp / 1073741824.0,
 			       (double)r->budget / 1073741824.0,
-			       o->policies[k]);
+			       honest_policy_label(o->policies[k]));
 			if (c->budget_rc < 0) {
 				printf(" failed: %s | | | | | | |\n",
 				       c->budget_op_too_big

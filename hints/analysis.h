@@ -220,11 +220,18 @@ void tmm_eviction_set_free(struct tmm_eviction_set *s);
  * collective-recomputation effect of tmm_curve (an evicted source brought
  * back with a dropped tensor), which only raises the curve: so when the
  * incremental curve fits, tmm_fit_check recomputes it in full before
- * saying so.
+ * saying so.  Planners read curve[] and never write it: the maxima of its
+ * blocks of TMM_FIT_BLOCK accesses are kept beside it, so that whether it
+ * is over the target anywhere is a look at the blocks, and an eviction
+ * spanning a whole block lowers its maximum by its bytes, with no
+ * per-access comparison (issue #22: that comparison was a quarter of the
+ * planners' time).
  */
+#define TMM_FIT_BLOCK 64
 struct tmm_fit {
 	uint64_t *curve;
-	uint32_t over;	/* accesses above the target */
+	uint64_t *block_max; /* per TMM_FIT_BLOCK accesses of curve */
+	uint32_t n_blocks;
 };
 
 /* The curve of set->ev into fit.  Returns 0 or -ENOMEM. */

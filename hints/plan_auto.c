@@ -32,8 +32,9 @@
  * a plan made for less memory fits in more, so more memory only adds
  * choices.  Without them auto ran the GPT example in uvm mode twice as
  * slow at 55% of its peak as at 50% (issue #23).
- * On a real GPU there is no twin, and the forecast (plan_forecast.h)
- * judges every plan alike:
+ * On a real GPU there is no twin (nor on the simulator with the tunable
+ * auto_twin=off, which lends none: lib/exec/guide.c), and the forecast
+ * (plan_forecast.h) judges every plan alike:
  *   1. a plan whose forecast fits the budget beats one that does not, and
  *      a planner's own claim to fit is required too (its model knows
  *      things the forecast does not, such as the margin it keeps for
@@ -60,13 +61,17 @@
  * The candidates are every planner except `passive` (no plan is never
  * better than `none`'s liveness) and `auto` itself.  The chosen plan keeps
  * its maker's name after "auto+" in plan.policy, for the log and for plan
- * files.  Planning costs the candidates' times and their trials, on a
- * twin once per rung (with three rungs, four to nine times the trials of
- * the budget alone on the zoo), paid once per plan (and per re-plan).
+ * files.  Planning costs the candidates' times (made at once, one
+ * thread per CPU: make_all) and their trials, on a twin once per rung
+ * (with three rungs, four to nine times the trials of the budget alone
+ * on the zoo), paid once per plan (and per re-plan).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "plan_forecast.h"
@@ -157,11 +162,11 @@ static void candidate_free(struct candidate *c)
 	tmm_trial_result_free(&c->trial);
 }
 
-/* Makes candidate `name`'s plan for `in`, forecasts it and, on a twin,
- * tries it.  c->plan.policy is left empty when the planner failed.
- * Returns 0 or -ENOMEM. */
-static int make_candidate(const char *name, const struct tmm_planner_input *in,
-			  const struct tmm_analysis *an, struct candidate *c)
+/* Makes candidate `name`'s plan for `in` and forecasts it; no trial.
+ * c->plan.policy is left empty when the planner failed.  Returns 0 or
+ * -ENOMEM.  Touches nothing but *c: several run at once (make_all). */
+static int make_forecast(const char *name, const struct tmm_planner_input *in,
+			 const struct tmm_analysis *an, struct candidate *c)
 {
 	char err[200];
 	int rc = tmm_policy_make(name, in, &c->plan, err, sizeof(err));
@@ -175,10 +180,89 @@ static int make_candidate(const char *name, const struct tmm_planner_input *in,
 		memset(&c->plan, 0, sizeof(c->plan));
 		return 0;
 	}
-	rc = tmm_forecast_plan(an, &c->plan, &c->f);
-	if (rc < 0)
-		return rc;
-	try_plan(in, c);
+	return tmm_forecast_plan(an, &c->plan, &c->f);
+}
+
+/* make_forecast, then, on a twin, the trial. */
+static int make_candidate(const char *name, const struct tmm_planner_input *in,
+			  const struct tmm_analysis *an, struct candidate *c)
+{
+	int rc = make_forecast(name, in, an, c);
+
+	if (rc == 0 && c->plan.policy[0])
+		try_plan(in, c);
+	return rc;
+}
+
+/*
+ * The candidates' plans are made at once, on in->auto_threads threads
+ * (0: one per online CPU), because each planner is a pure function of
+ * the trace, the budget and the device, and auto's time was their sum
+ * (issue #22: 80 ms on bench_planners' 10k-access trace, against a goal
+ * of 50).  Each thread takes the next candidate not yet taken, from the
+ * end of the list, where the costly planners are (tsplit, tensile), so
+ * that the cheap ones fill in behind them.  Each writes only its own
+ * candidate, and the plans are the ones a single thread makes: the
+ * choice between them is made after every thread is joined, in the
+ * list's order, as before.  Trials stay on the caller's thread: a twin
+ * is a whole context of the runtime.
+ */
+struct maker {
+	const struct tmm_planner_input *in;
+	const struct tmm_analysis *an;
+	struct candidate *c;
+	int rc[N_CANDIDATES];
+	atomic_uint next; /* jobs taken: candidate N_CANDIDATES - 1 - next */
+};
+
+static void *make_some(void *arg)
+{
+	struct maker *m = arg;
+	unsigned j;
+
+	while ((j = atomic_fetch_add_explicit(&m->next, 1,
+					      memory_order_relaxed)) <
+	       N_CANDIDATES) {
+		size_t i = N_CANDIDATES - 1 - j;
+
+		m->rc[i] = make_forecast(candidates[i], m->in, m->an,
+					 &m->c[i]);
+	}
+	return NULL;
+}
+
+/* How many threads make the candidates' plans, the caller's included. */
+static unsigned threads_for(const struct tmm_planner_input *in)
+{
+	long n = in->auto_threads;
+
+	if (n == 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	return n < (long)N_CANDIDATES ? (unsigned)n : (unsigned)N_CANDIDATES;
+}
+
+/* Makes and forecasts every candidate into c[] (no trials).  A thread
+ * that cannot be started leaves its share to the others.  Returns 0 or
+ * the first candidate's error (-ENOMEM). */
+static int make_all(const struct tmm_planner_input *in,
+		    const struct tmm_analysis *an, struct candidate *c)
+{
+	struct maker m = { .in = in, .an = an, .c = c };
+	pthread_t t[N_CANDIDATES];
+	unsigned n = threads_for(in), started = 0;
+
+	atomic_init(&m.next, 0);
+	while (started + 1 < n &&
+	       pthread_create(&t[started], NULL, make_some, &m) == 0)
+		started++;
+	make_some(&m);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	for (size_t i = 0; i < N_CANDIDATES; i++)
+		if (m.rc[i] < 0)
+			return m.rc[i];
 	return 0;
 }
 
@@ -339,10 +423,12 @@ static int gather(const struct tmm_planner_input *in,
 	uint64_t best_trained = UINT64_MAX;
 	int rc;
 
+	rc = make_all(in, an, c);
+	if (rc < 0)
+		return rc;
 	for (size_t i = 0; i < N_CANDIDATES; i++) {
-		rc = make_candidate(candidates[i], in, an, &c[i]);
-		if (rc < 0)
-			return rc;
+		if (c[i].plan.policy[0])
+			try_plan(in, &c[i]);
 		note_trained(&c[i], &best_trained);
 	}
 	for (size_t i = 0; in->twin && i < N_CANDIDATES; i++) {

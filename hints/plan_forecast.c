@@ -69,52 +69,103 @@ static uint32_t tensor_of(const struct key_index *ki, uint64_t key)
 	return TMM_TRACE_NONE;
 }
 
-/* The prefetch of `key` for back-access `back`, or NULL. */
-static const struct tmm_plan_action *
-prefetch_for(const struct tmm_plan *p, uint64_t key, uint32_t back)
-{
-	for (uint32_t i = 0; i < p->n_actions; i++) {
-		const struct tmm_plan_action *a = &p->actions[i];
+/*
+ * The plan's actions grouped by key, each group in plan order, so that
+ * pairing an action with the others of its tensor looks at those alone:
+ * a scan of the whole plan for each action made the forecast quadratic
+ * in the plan's length (8 M steps for a plan of 2,800 actions, issue #22).
+ */
+struct by_key {
+	uint64_t key;
+	uint32_t action;
+};
 
-		if (a->type == TMM_ACT_PREFETCH && a->key == key &&
-		    a->back_access == back)
+struct action_index {
+	struct by_key *a;
+	uint32_t n;
+};
+
+static int cmp_by_key(const void *x, const void *y)
+{
+	const struct by_key *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->action < b->action ? -1 : a->action > b->action;
+}
+
+static int action_index_init(struct action_index *ai,
+			     const struct tmm_plan *p)
+{
+	ai->n = p->n_actions;
+	ai->a = tmm_malloc(sizeof(*ai->a) * (ai->n ? ai->n : 1));
+	if (!ai->a)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ai->n; i++)
+		ai->a[i] = (struct by_key){ p->actions[i].key, i };
+	qsort(ai->a, ai->n, sizeof(*ai->a), cmp_by_key);
+	return 0;
+}
+
+/* The first entry of `key`'s group (ai->n when it has none). */
+static uint32_t group_of(const struct action_index *ai, uint64_t key)
+{
+	uint32_t lo = 0, hi = ai->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ai->a[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first action of `key`, in plan order, that `want` accepts for
+ * `back`, or NULL. */
+static const struct tmm_plan_action *
+first_of(const struct tmm_plan *p, const struct action_index *ai,
+	 uint64_t key, uint32_t back,
+	 bool (*want)(const struct tmm_plan_action *, uint32_t))
+{
+	for (uint32_t g = group_of(ai, key); g < ai->n && ai->a[g].key == key;
+	     g++) {
+		const struct tmm_plan_action *a = &p->actions[ai->a[g].action];
+
+		if (want(a, back))
 			return a;
 	}
 	return NULL;
 }
 
-/* Whether a swap-out or drop of `key` prepares for back-access `back`. */
-static bool evicted_for(const struct tmm_plan *p, uint64_t key,
-			uint32_t back)
+/* A prefetch for back-access `back`. */
+static bool is_prefetch_for(const struct tmm_plan_action *a, uint32_t back)
 {
-	for (uint32_t i = 0; i < p->n_actions; i++) {
-		const struct tmm_plan_action *a = &p->actions[i];
-
-		if ((a->type == TMM_ACT_EVICT_SWAP ||
-		     a->type == TMM_ACT_EVICT_DROP) &&
-		    a->key == key && a->back_access == back)
-			return true;
-	}
-	return false;
+	return a->type == TMM_ACT_PREFETCH && a->back_access == back;
 }
 
-/* The wrap-around prefetch of `key` (plan.h), or NULL. */
-static const struct tmm_plan_action *
-wrap_prefetch(const struct tmm_plan *p, uint64_t key)
+/* A swap-out or drop that prepares for back-access `back`. */
+static bool is_eviction_for(const struct tmm_plan_action *a, uint32_t back)
 {
-	for (uint32_t i = 0; i < p->n_actions; i++) {
-		const struct tmm_plan_action *a = &p->actions[i];
+	return (a->type == TMM_ACT_EVICT_SWAP ||
+		a->type == TMM_ACT_EVICT_DROP) &&
+	       a->back_access == back;
+}
 
-		if (a->type == TMM_ACT_PREFETCH && a->key == key &&
-		    a->back_access != TMM_PLAN_NONE &&
-		    a->back_access <= a->trigger)
-			return a;
-	}
-	return NULL;
+/* A wrap-around prefetch (plan.h); `back` is not looked at. */
+static bool is_wrap_prefetch(const struct tmm_plan_action *a, uint32_t back)
+{
+	(void)back;
+	return a->type == TMM_ACT_PREFETCH &&
+	       a->back_access != TMM_PLAN_NONE &&
+	       a->back_access <= a->trigger;
 }
 
 static struct tmm_eviction pair(const struct tmm_analysis *an,
 				const struct tmm_plan *p,
+				const struct action_index *ai,
 				const struct tmm_plan_action *a, uint32_t t)
 {
 	struct tmm_eviction e = { .tensor = t, .evict = a->trigger,
@@ -125,7 +176,7 @@ static struct tmm_eviction pair(const struct tmm_analysis *an,
 	if (e.drop)
 		return e;
 	if (e.back == TMM_PLAN_NONE) {
-		pf = wrap_prefetch(p, a->key);
+		pf = first_of(p, ai, a->key, 0, is_wrap_prefetch);
 		if (pf) {
 			e.back = pf->back_access;
 			e.in_trigger = pf->trigger;
@@ -134,7 +185,7 @@ static struct tmm_eviction pair(const struct tmm_analysis *an,
 		}
 		return e;
 	}
-	pf = prefetch_for(p, a->key, e.back);
+	pf = first_of(p, ai, a->key, e.back, is_prefetch_for);
 	/* No prefetch: it comes back on demand, as its back-access's op
 	 * starts, which is where the last access before that op ends. */
 	if (pf)
@@ -151,15 +202,20 @@ static int evictions(const struct tmm_analysis *an, const struct tmm_plan *p,
 		     const struct key_index *ki, struct tmm_eviction **ev,
 		     uint32_t *n)
 {
+	struct action_index ai;
 	uint32_t m = 0;
 
 	*ev = NULL;
 	*n = 0;
 	if (!p->n_actions)
 		return 0;
-	*ev = tmm_malloc(sizeof(**ev) * p->n_actions);
-	if (!*ev)
+	if (action_index_init(&ai, p) < 0)
 		return -ENOMEM;
+	*ev = tmm_malloc(sizeof(**ev) * p->n_actions);
+	if (!*ev) {
+		free(ai.a);
+		return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < p->n_actions; i++) {
 		const struct tmm_plan_action *a = &p->actions[i];
 		uint32_t t = tensor_of(ki, a->key);
@@ -168,11 +224,12 @@ static int evictions(const struct tmm_analysis *an, const struct tmm_plan *p,
 			continue;
 		if (a->type == TMM_ACT_EVICT_SWAP ||
 		    a->type == TMM_ACT_EVICT_DROP)
-			(*ev)[m++] = pair(an, p, a, t);
+			(*ev)[m++] = pair(an, p, &ai, a, t);
 		else if (a->type == TMM_ACT_PREFETCH &&
 			 a->back_access != TMM_PLAN_NONE &&
 			 a->back_access > a->trigger &&
-			 !evicted_for(p, a->key, a->back_access))
+			 !first_of(p, &ai, a->key, a->back_access,
+					  is_eviction_for))
 			/* Across iterations: out since the iteration
 			 * began. */
 			(*ev)[m++] = (struct tmm_eviction){
@@ -181,6 +238,7 @@ static int evictions(const struct tmm_analysis *an, const struct tmm_plan *p,
 				.in_trigger = a->trigger,
 			};
 	}
+	free(ai.a);
 	*n = m;
 	if (!m) {
 		free(*ev);

@@ -107,6 +107,10 @@ struct tmm_planner_input {
 	unsigned auto_rungs;	      /* policy auto only: the smaller
 				       * budgets it plans for too
 				       * (plan_auto.c) */
+	unsigned auto_threads;	      /* policy auto only: threads that
+				       * make the candidates' plans at
+				       * once; 0 = one per online CPU, 1 =
+				       * none but the caller's (plan_auto.c) */
 };
 
 #endif /* TMM_PLANNER_INPUT_H */

@@ -90,6 +90,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_AUTO_RUNGS:
 		cfg->auto_rungs = (unsigned)v->i;
 		return true;
+	case TMM_T_AUTO_TWIN:
+		cfg->auto_twin = v->choice == 1;
+		return true;
 	case TMM_T_REPLAN_DRIFT:
 		cfg->replan_drift = v->d;
 		return true;
@@ -507,6 +510,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_AUTO_RUNGS:
 		tmm_text_add(&t, "%u", cfg->auto_rungs);
+		break;
+	case TMM_T_AUTO_TWIN:
+		text_add_choice(&t, id, cfg->auto_twin ? 1 : 0);
 		break;
 	case TMM_T_REPLAN_DRIFT:
 		tmm_text_add_double(&t, cfg->replan_drift);

@@ -180,6 +180,20 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.min = 0,
 		.max = 6,
 	},
+	[TMM_T_AUTO_TWIN] = {
+		.name = "auto_twin",
+		.env = "TENSORMM_AUTO_TWIN",
+		.type = TMM_TYPE_CHOICE,
+		.def = "on",
+		.accepted = "on or off",
+		.help = "on the sim backend, policy auto tries every plan on a "
+			"twin of the device and picks by the trials; off = it "
+			"picks by the forecast alone, with no trial, as on a "
+			"real GPU (to see what auto does where there is no "
+			"twin)",
+		.since = "0.1",
+		.choices = off_on_choices,
+	},
 	[TMM_T_REPLAN_DRIFT] = {
 		.name = "replan_drift",
 		.env = "TENSORMM_REPLAN_DRIFT",

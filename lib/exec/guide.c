@@ -291,7 +291,9 @@ static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 	char err[400];
 	int rc;
 
-	if (twin.ops && tmm_guide_twin_device(ctx, &twin.device) == 0)
+	/* auto_twin=off: auto plans as on a real GPU, by the forecast. */
+	if (twin.ops && ctx->cfg.auto_twin &&
+	    tmm_guide_twin_device(ctx, &twin.device) == 0)
 		in.twin = &twin;
 	g->planned = true;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
