@@ -681,17 +681,21 @@ void tmm_fit_add(const struct tmm_analysis *an, struct tmm_fit *fit,
 	}
 }
 
-bool tmm_fit_check(const struct tmm_analysis *an, struct tmm_fit *fit,
-		   const struct tmm_eviction_set *set)
+bool tmm_fit_over(const struct tmm_analysis *an, const struct tmm_fit *fit)
 {
 	for (uint32_t b = 0; b < fit->n_blocks; b++)
 		if (fit->block_max[b] > an->target)
-			return false;
+			return true;
+	return false;
+}
+
+bool tmm_fit_check(const struct tmm_analysis *an, struct tmm_fit *fit,
+		   const struct tmm_eviction_set *set)
+{
+	if (tmm_fit_over(an, fit))
+		return false;
 	fit_compute(an, fit, set);
-	for (uint32_t b = 0; b < fit->n_blocks; b++)
-		if (fit->block_max[b] > an->target)
-			return false;
-	return true;
+	return !tmm_fit_over(an, fit);
 }
 
 void tmm_fit_free(struct tmm_fit *fit)

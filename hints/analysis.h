@@ -240,6 +240,8 @@ int tmm_fit_init(const struct tmm_analysis *an, struct tmm_fit *fit,
 /* Takes eviction e off the curve over its own span. */
 void tmm_fit_add(const struct tmm_analysis *an, struct tmm_fit *fit,
 		 const struct tmm_eviction *e);
+/* Whether the running curve is over the target anywhere. */
+bool tmm_fit_over(const struct tmm_analysis *an, const struct tmm_fit *fit);
 /* Whether the curve of `set` is within the target everywhere; when the
  * incremental curve says so, the full curve decides (and replaces it). */
 bool tmm_fit_check(const struct tmm_analysis *an, struct tmm_fit *fit,

@@ -211,7 +211,7 @@ static int hybrid(struct capuchin *cp)
 		/* With nothing over the target on the running curve, the
 		 * check counts the whole curve again, which can be higher:
 		 * a new round for what the candidates learnt of it. */
-		bool full = cp->fit.over == 0;
+		bool full = !tmm_fit_over(&cp->an, &cp->fit);
 		uint32_t trigger = 0;
 		uint64_t s_over = 0;
 		int64_t s, r = -1;
