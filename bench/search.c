@@ -9,6 +9,17 @@
  * the plan, not passive mode, made it fit.  Policy `none` makes no plan;
  * for it, a batch trains when nothing is ever evicted.
  *
+ * How the first iteration starts (--start, struct opts.start): measured in
+ * passive mode, or rehearsed (tmm_rehearsal_begin: the policy plans from
+ * predicted op times and all 3 iterations are guided), or either (the
+ * default): measured, and rehearsed where the measured start fails, so
+ * that a batch whose passive first iteration cannot run is not lost to
+ * it.  A program may start either way; the static planners of the papers
+ * (vDNN, checkpointing, SuperNeurons) plan from the graph before any
+ * step, which is what a rehearsal gives them.
+ *
+ * How the searches look (--search, struct opts.search): see search().
+ *
  * `auto` runs with its default goal (auto_goal=fit: a plan that trains
  * first) in the searches, and with auto_goal=speed at the fixed budget,
  * where the figure is how fast it runs.
@@ -22,6 +33,7 @@
 
 #include "clock.h"
 #include "drive.h"
+#include "op_bound.h"
 #include "search.h"
 #include "lib/base/sim_profile.h"
 #include "tensormm.h"
@@ -73,6 +85,12 @@ struct probe {
 	unsigned batch, scale; /* the one not searched */
 	double min_ratio;      /* throughput criterion, 0: none */
 	bool search_scale;
+	/* more of the config string (NULL: none), and a change to each
+	 * graph before it runs (NULL: none): struct bench_run */
+	const char *extra;
+	graph_prepare_fn prepare;
+	uint64_t capacity;     /* the profile's, for the single-op bound */
+	unsigned probes;       /* runs so far */
 };
 
 struct sampler {
@@ -102,13 +120,28 @@ static void sample(void *arg, uint32_t op, uint64_t in_use)
  * Builds the model and runs it.  Returns the driver's result code; a graph
  * that cannot be built is fatal (a bug in the zoo, not a measurement).
  */
+static int run_graph(const struct zoo_model *m, unsigned batch,
+		     unsigned scale, const char *cfg, enum drive_stop stop,
+		     struct sampler *smp, bool no_peak, bool rehearse,
+		     graph_prepare_fn prepare, struct drive_result *r);
+
 static int run(const struct zoo_model *m, unsigned batch, unsigned scale,
 	       const char *cfg, enum drive_stop stop, struct sampler *smp,
 	       bool no_peak, struct drive_result *r)
 {
+	return run_graph(m, batch, scale, cfg, stop, smp, no_peak, false,
+			 NULL, r);
+}
+
+static int run_graph(const struct zoo_model *m, unsigned batch,
+		     unsigned scale, const char *cfg, enum drive_stop stop,
+		     struct sampler *smp, bool no_peak, bool rehearse,
+		     graph_prepare_fn prepare, struct drive_result *r)
+{
 	struct zoo_args a = { batch, scale };
 	struct drive_opts d = { .config = cfg, .iterations = ITERATIONS,
-				.stop = stop, .no_peak = no_peak };
+				.stop = stop, .no_peak = no_peak,
+				.rehearse = rehearse };
 	struct zgraph g;
 	int rc = zoo_build(m, &a, &g);
 
@@ -117,6 +150,8 @@ static int run(const struct zoo_model *m, unsigned batch, unsigned scale,
 			"scale %u: %s\n", m->name, batch, scale, g.errmsg);
 		exit(1);
 	}
+	if (prepare)
+		prepare(&g);
 	if (smp) {
 		free(smp->y);
 		smp->y = calloc(g.nop, sizeof(*smp->y));
@@ -139,72 +174,297 @@ static int run(const struct zoo_model *m, unsigned batch, unsigned scale,
 	return rc;
 }
 
-/* Whether the probe's configuration trains (see the file comment). */
-static bool trains(const struct probe *p, unsigned x)
+/* What one probe found. */
+enum verdict {
+	FAILS = 0,
+	TRAINS,
+	OP_TOO_BIG, /* the runtime refused an op whose own tensors exceed
+		     * the device: so will it at every larger x */
+};
+
+/* One start of the probe's configuration at (batch, scale); see the file
+ * comment for what trains. */
+static enum verdict try_start(struct probe *p, unsigned batch,
+			      unsigned scale, bool rehearse)
 {
-	unsigned batch = p->search_scale ? p->batch : x;
-	unsigned scale = p->search_scale ? x : p->scale;
 	bool none = strcmp(p->policy, "none") == 0;
 	struct drive_result r, u;
-	char cfg[256];
+	char cfg[512];
+	size_t len;
 	int rc;
 
 	config(cfg, sizeof(cfg), p->profile, p->policy, 0, 0);
-	rc = run(p->model, batch, scale, cfg,
-		 none ? DRIVE_STOP_ON_EVICTION : DRIVE_STOP_ON_GUIDED_EVICTION,
-		 NULL, false, &r);
+	len = strlen(cfg);
+	if (p->extra && *p->extra)
+		snprintf(cfg + len, sizeof(cfg) - len, ",%s", p->extra);
+	p->probes++;
+	rc = run_graph(p->model, batch, scale, cfg,
+		       none ? DRIVE_STOP_ON_EVICTION
+			    : DRIVE_STOP_ON_GUIDED_EVICTION,
+		       NULL, false, rehearse, p->prepare, &r);
+	if (rc == -ENOMEM && op_too_big(r.error))
+		return OP_TOO_BIG;
 	if (rc == -ENOSPC || rc == -ENOMEM)
-		return false;
+		return FAILS;
 	if (rc < 0) {
 		fprintf(stderr, "tensormm-bench: %s, %s, %s, batch %u, "
 			"scale %u: %s\n", p->model->name, p->profile,
 			p->policy, batch, scale, r.error);
-		return false;
+		return FAILS;
 	}
 	if (none ? r.st.passive_evictions != 0
 		 : r.st.guided_passive_evictions != 0 ||
 			   r.st.plan_divergences != 0)
-		return false;
+		return FAILS;
 	if (p->min_ratio <= 0)
-		return true;
+		return TRAINS;
 	config(cfg, sizeof(cfg), p->profile, "none", UNLIMITED, 0);
-	if (run(p->model, batch, scale, cfg, DRIVE_RUN_ALL, NULL, false,
-		&u) < 0)
-		return false;
+	if (run_graph(p->model, batch, scale, cfg, DRIVE_RUN_ALL, NULL,
+		      false, false, p->prepare, &u) < 0)
+		return FAILS;
 	return (double)u.it[ITERATIONS - 1].ns >=
-	       p->min_ratio * (double)r.it[ITERATIONS - 1].ns;
+			       p->min_ratio * (double)r.it[ITERATIONS - 1].ns
+		       ? TRAINS
+		       : FAILS;
 }
 
-/* The largest x in [1, cap] that trains (0 if none does), assuming that
- * once x fails every larger x fails too. */
-static long search(const struct probe *p, unsigned cap)
+/* Whether the probe's configuration trains at x, started as o->start
+ * says (see the file comment).  `passive` and `none` plan nothing, so
+ * there is nothing for a rehearsal to start: they are measured. */
+static enum verdict probe_at(struct probe *p, unsigned x)
 {
-	unsigned lo, hi, x;
+	unsigned batch = p->search_scale ? p->batch : x;
+	unsigned scale = p->search_scale ? x : p->scale;
+	bool plain = strcmp(p->policy, "none") == 0 ||
+		     strcmp(p->policy, "passive") == 0;
+	enum verdict v;
 
-	if (cap < 1 || !trains(p, 1))
-		return 0;
-	lo = 1;
-	for (x = 2;; x *= 2) {
-		if (x >= cap) {
-			if (trains(p, cap))
-				return cap;
-			hi = cap;
-			break;
-		}
-		if (!trains(p, x)) {
-			hi = x;
-			break;
-		}
-		lo = x;
+	if (plain || p->o->start != START_REHEARSED) {
+		v = try_start(p, batch, scale, false);
+		if (plain || v != FAILS || p->o->start == START_MEASURED)
+			return v;
 	}
+	return try_start(p, batch, scale, true);
+}
+
+/* Whether the probe's configuration runs all its iterations at x, however
+ * much passive mode it takes: nonzero unless an op was refused or another
+ * error stopped it (0).  It tells whether the single-op bound holds. */
+static int runs_at_all(struct probe *p, unsigned x)
+{
+	struct drive_result r;
+	char cfg[512];
+	size_t len;
+
+	config(cfg, sizeof(cfg), p->profile, p->policy, 0, 0);
+	len = strlen(cfg);
+	if (p->extra && *p->extra)
+		snprintf(cfg + len, sizeof(cfg) - len, ",%s", p->extra);
+	p->probes++;
+	return run_graph(p->model, p->search_scale ? p->batch : x,
+			 p->search_scale ? x : p->scale, cfg, DRIVE_RUN_ALL,
+			 NULL, true, false, p->prepare, &r) == 0;
+}
+
+static bool trains(struct probe *p, unsigned x)
+{
+	return probe_at(p, x) == TRAINS;
+}
+
+/*
+ * The grid of the scan above the first failure: each step 1/16 of the
+ * batch (6.25%; at least 1).  The calibration judges a gain within
+ * +-35%, so a step is under a fifth of the tolerance, and the largest
+ * grid point that trains is refined by bisection to the next one.
+ * Geometric, so the scan costs the same per doubling of the batch
+ * (about 11 probes) whatever the model: 30 to 40 probes from a first
+ * failure near 200 to a single-op bound near 2,000.  A batch that trains
+ * only strictly between two grid points above the first failure can be
+ * missed; the tables' captions say so.
+ */
+#define SCAN_STEPS 16
+
+static unsigned scan_step(unsigned x)
+{
+	return x / SCAN_STEPS > 1 ? x / SCAN_STEPS : 1;
+}
+
+/* bisect(): the largest x in (lo, hi) that trains, lo if none, given that
+ * lo trains and hi does not, assuming monotonicity between them. */
+static unsigned bisect(struct probe *p, unsigned lo, unsigned hi)
+{
 	while (hi - lo > 1) {
-		x = lo + (hi - lo) / 2;
+		unsigned x = lo + (hi - lo) / 2;
+
 		if (trains(p, x))
 			lo = x;
 		else
 			hi = x;
 	}
 	return lo;
+}
+
+/*
+ * Scans (from, to] on the grid; returns the largest x there that trains,
+ * refined by bisection towards the next grid point, or `best` if none.
+ * *refused: the scan met an op the runtime refuses (nothing larger can
+ * train), and stopped there.
+ */
+static unsigned scan(struct probe *p, unsigned from, unsigned to,
+		     unsigned best, bool *refused)
+{
+	unsigned pass = 0, next = 0;
+
+	*refused = false;
+	for (unsigned x = from; x < to;) {
+		unsigned nx = x + scan_step(x);
+		enum verdict v;
+
+		if (nx > to)
+			nx = to;
+		v = probe_at(p, nx);
+		if (v == OP_TOO_BIG) {
+			*refused = true;
+			if (pass && !next)
+				next = nx;
+			break;
+		}
+		if (v == TRAINS) {
+			pass = nx;
+			next = 0;
+		} else if (pass && !next) {
+			next = nx;
+		}
+		x = nx;
+	}
+	if (!pass)
+		return best;
+	return next ? bisect(p, pass, next) : pass;
+}
+
+/*
+ * The largest x in [1, cap] that trains (0 if none does), by o->search:
+ *
+ * SEARCH_BISECT (the rule before issue #22): doubling from 1, then
+ * bisection, assuming that once x fails every larger x fails too.
+ *
+ * SEARCH_SCAN (the default): the same doubling and bisection up to the
+ * single-op bound (op_bound.h) or cap, whichever is lower, find the first
+ * failure; then, since max batch is not monotone here (a plan made for a
+ * larger batch can fit where a smaller one's did not), the grid of
+ * scan_step() is scanned above it up to that limit.  Where the single-op
+ * bound is below cap, one probe at the bound checks that the runtime does
+ * refuse it for this policy; if not (a policy that splits the op), the
+ * scan goes on to cap.  *bound_out (NULL: not wanted): the single-op
+ * bound, cap + 1 where there is none up to cap (or with SEARCH_BISECT).
+ */
+static long search_ex(struct probe *p, unsigned cap, unsigned *bound_out)
+{
+	unsigned lo, hi, x, bound, top, ignored;
+	bool refused;
+
+	if (!bound_out)
+		bound_out = &ignored;
+	*bound_out = cap + 1;
+	if (p->o->search == SEARCH_BISECT) {
+		if (cap < 1 || !trains(p, 1))
+			return 0;
+		lo = 1;
+		for (x = 2;; x *= 2) {
+			if (x >= cap) {
+				if (trains(p, cap))
+					return cap;
+				hi = cap;
+				break;
+			}
+			if (!trains(p, x)) {
+				hi = x;
+				break;
+			}
+			lo = x;
+		}
+		return bisect(p, lo, hi);
+	}
+	if (cap < 1)
+		return 0;
+	bound = p->capacity
+			? op_bound(p->model, p->search_scale,
+				   p->search_scale ? p->batch : p->scale,
+				   p->capacity, cap, p->prepare)
+			: cap + 1;
+	*bound_out = bound;
+	top = bound - 1 < cap ? bound - 1 : cap;
+	lo = 0;
+	hi = top + 1;
+	for (x = 1; x <= top; x = x * 2 > top && x < top ? top : x * 2) {
+		if (!trains(p, x)) {
+			hi = x;
+			break;
+		}
+		lo = x;
+	}
+	if (lo && hi <= top)
+		lo = bisect(p, lo, hi);
+	/* lo + 1 is the first failure (or lo is top) */
+	lo = scan(p, lo + 1, top, lo, &refused);
+	if (refused || bound > cap || runs_at_all(p, bound) == 0)
+		return lo;
+	/* This policy runs an op the graph says is too big: the bound
+	 * does not hold for it. */
+	*bound_out = cap + 1;
+	if (trains(p, bound))
+		lo = bound;
+	return scan(p, bound, cap, lo, &refused);
+}
+
+static long search(struct probe *p, unsigned cap)
+{
+	return search_ex(p, cap, NULL);
+}
+
+long search_max_batch(const struct opts *o,
+		      const struct tmm_sim_profile *prof,
+		      const struct zoo_model *m, const struct bench_run *how,
+		      unsigned *bound, unsigned *probes)
+{
+	struct probe p = { .o = o, .model = m, .profile = prof->name,
+			   .policy = how->policy, .batch = 16, .scale = 1,
+			   .extra = how->config, .prepare = how->prepare,
+			   .capacity = prof->capacity };
+	long best = search_ex(&p, o->max_batch, bound);
+
+	if (probes)
+		*probes = p.probes;
+	return best;
+}
+
+const char *search_caption(const struct opts *o)
+{
+	if (o->search == SEARCH_BISECT)
+		return "doubling then bisection up to --max-batch, "
+		       "assuming that a batch above one that fails fails "
+		       "too (--search=bisect)";
+	return "doubling then bisection to the first failure, then "
+	       "a scan above it on a 1/16 geometric grid up to the "
+	       "single-op bound (the batch at which one op's own tensors "
+	       "exceed the device) or --max-batch, whichever is lower, "
+	       "the last batch that trains refined by bisection; a batch "
+	       "that trains only between two grid points may be missed "
+	       "(--search=scan)";
+}
+
+const char *start_caption(const struct opts *o)
+{
+	switch (o->start) {
+	case START_MEASURED:
+		return "measured in passive mode (--start=measured)";
+	case START_REHEARSED:
+		return "rehearsed, so that all three are guided "
+		       "(--start=rehearsed)";
+	default:
+		return "measured in passive mode, rehearsed where that "
+		       "fails (--start=either)";
+	}
 }
 
 /* ---- the measurements ---------------------------------------------------- */
@@ -227,8 +487,9 @@ void measure_searches(const struct opts *o,
 {
 	for (size_t k = 0; k < o->n_policies; k++) {
 		struct cell *c = &row->cells[k];
-		struct probe p = { o, m, prof->name, o->policies[k], 16, 1,
-				   0, false };
+		struct probe p = { .o = o, .model = m, .profile = prof->name,
+				   .policy = o->policies[k], .batch = 16,
+				   .scale = 1, .capacity = prof->capacity };
 		double t0 = bench_now_s();
 
 		c->max_batch = c->batch75 = c->batch50 = c->max_scale = -1;
@@ -279,7 +540,9 @@ void skip_searches(const struct opts *o, struct row *row)
 void measure_budget(const struct opts *o, const struct tmm_sim_profile *prof,
 		    const struct zoo_model *m, struct row *row)
 {
-	struct probe p = { o, m, prof->name, "none", 16, 1, 0, false };
+	struct probe p = { .o = o, .model = m, .profile = prof->name,
+			   .policy = "none", .batch = 16, .scale = 1,
+			   .capacity = prof->capacity };
 	struct sampler smp = { 0 };
 	struct drive_result u, r;
 	char cfg[256];

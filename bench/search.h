@@ -20,6 +20,22 @@ struct zoo_model;
 /* Per run: the first iteration measured, the rest guided by its plan. */
 #define ITERATIONS 3
 
+/* How the searches look above the first failure (--search; search.c's
+ * search_ex says what each does). */
+enum search_rule {
+	SEARCH_SCAN = 0, /* scan above it to the single-op bound */
+	SEARCH_BISECT,	 /* none: max batch taken as monotone (the rule
+			  * before issue #22, for before/after figures) */
+};
+
+/* How a probe's first iteration starts (--start; search.c's file
+ * comment). */
+enum start_rule {
+	START_EITHER = 0, /* measured; rehearsed where measured fails */
+	START_MEASURED,	  /* measured in passive mode (before #22) */
+	START_REHEARSED,  /* rehearsed: every iteration guided */
+};
+
 /* What to run, from the command line (tensormm-bench.c). */
 struct opts {
 	const struct zoo_model *models[MAX_LIST];
@@ -34,6 +50,23 @@ struct opts {
 	unsigned max_batch, max_scale, width_batch;
 	bool quick;
 	bool budget_only; /* --budget-only: no searches */
+	enum search_rule search;
+	enum start_rule start;
+	/* --calibrate: 0 off, 1 every covered cell, 2 the faithful ones
+	 * (calibrate.h) */
+	int calibrate;
+	double tolerance; /* --tolerance: a gain within this fraction of
+			   * the paper's is "within" (default 0.35) */
+};
+
+/* One way to run a model: its policy, more tunables for its config
+ * string ("name=value,..."; NULL or "": none), and a change to each graph
+ * before it runs (NULL: the model as built). */
+struct zgraph;
+struct bench_run {
+	const char *policy;
+	const char *config;
+	void (*prepare)(struct zgraph *g);
 };
 
 /* What one (profile, model, policy) measured; -1: not measured. */
@@ -77,6 +110,22 @@ extern FILE *csv;
 void measure_searches(const struct opts *o,
 		      const struct tmm_sim_profile *prof,
 		      const struct zoo_model *m, struct row *row);
+
+/* The largest batch at which `how` trains m on prof at width 1, searched
+ * by o's rules.  *bound (NULL: not wanted): the single-op bound, the
+ * smallest batch the runtime refuses because one op's own tensors exceed
+ * the device (op_bound.h); o->max_batch + 1 where none is up to it or
+ * o->search does not look for one.  *probes (NULL: not wanted): the runs
+ * the search took. */
+long search_max_batch(const struct opts *o,
+		      const struct tmm_sim_profile *prof,
+		      const struct zoo_model *m, const struct bench_run *how,
+		      unsigned *bound, unsigned *probes);
+
+/* One sentence each, for the tables' captions: the search o runs, and how
+ * its probes start. */
+const char *search_caption(const struct opts *o);
+const char *start_caption(const struct opts *o);
 
 /* --budget-only: instead of measure_searches, marks every search figure
  * not measured. */

@@ -51,6 +51,8 @@ void print_profile(const struct opts *o, const struct tmm_sim_profile *prof,
 		       na);
 	printf("### Largest batch that trains (Capuchin Table 2, TSPLIT "
 	       "Table IV)\n\n");
+	printf("Search: %s.  First iteration: %s.\n\n", search_caption(o),
+	       start_caption(o));
 	table_head(o, "model");
 	for (size_t i = 0; i < o->n_models; i++) {
 		printf("| %s |", o->models[i]->title);
@@ -64,6 +66,7 @@ void print_profile(const struct opts *o, const struct tmm_sim_profile *prof,
 	}
 	printf("\n### Largest batch at >= 75%% / >= 50%% of the unconstrained "
 	       "throughput, simulated (TSPLIT Fig. 14a)\n\n");
+	printf("The same search, up to the largest batch that trains.\n\n");
 	table_head(o, "model");
 	for (size_t i = 0; i < o->n_models; i++) {
 		printf("| %s |", o->models[i]->title);
@@ -79,6 +82,10 @@ void print_profile(const struct opts *o, const struct tmm_sim_profile *prof,
 	}
 	printf("\n### Largest width scale at batch %u (TSPLIT Table V)\n\n",
 	       o->width_batch);
+	printf("The same search over the width scale, up to %s.\n\n",
+	       o->search == SEARCH_BISECT ? "--max-scale"
+					  : "its single-op bound or "
+					    "--max-scale");
 	table_head(o, "model");
 	for (size_t i = 0; i < o->n_models; i++) {
 		printf("| %s |", o->models[i]->title);

@@ -392,6 +392,25 @@ static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
 	return 0;
 }
 
+/* drive_opts.rehearse: the iteration's very calls inside a rehearsal,
+ * with no statistics read and no stop (nothing is on the device). */
+static int rehearse(struct run *x)
+{
+	struct drive_opts quiet = { .no_peak = true };
+	int rc = tmm_rehearsal_begin(x->ctx);
+
+	if (rc < 0)
+		return fail(x, rc, "tmm_rehearsal_begin");
+	rc = iteration(x, &quiet, 1);
+	memset(&x->r->it[0], 0, sizeof(x->r->it[0]));
+	if (rc < 0) {
+		tmm_rehearsal_end(x->ctx);
+		return rc;
+	}
+	rc = tmm_rehearsal_end(x->ctx);
+	return rc < 0 ? fail(x, rc, "tmm_rehearsal_end") : 0;
+}
+
 int zoo_drive(const struct zgraph *g, const struct drive_opts *o,
 	      struct drive_result *r)
 {
@@ -433,6 +452,8 @@ int zoo_drive(const struct zgraph *g, const struct drive_opts *o,
 		goto out;
 	}
 	rc = make_persistent(&x);
+	if (rc == 0 && o->rehearse)
+		rc = rehearse(&x);
 	t0 = bench_now_s();
 	for (unsigned n = 1; rc == 0 && n <= o->iterations; n++) {
 		rc = iteration(&x, o, n);

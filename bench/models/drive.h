@@ -70,6 +70,11 @@ struct drive_opts {
 	void *sample_arg;
 	unsigned sample_iteration;
 	enum drive_stop stop;	 /* a stop returns -ENOSPC */
+	/* Rehearse one step (tmm_rehearsal_begin/end) before the first
+	 * iteration, so that the policy plans from predicted op times and
+	 * iteration 1 is already guided, instead of being measured in
+	 * passive mode (which a batch too large for passive mode fails). */
+	bool rehearse;
 	bool no_peak;		 /* skip the per-op statistics (for timing
 				  * the runtime alone; no peak, no stops) */
 	/* Called after iteration n (1-based) ends, with the context, for a

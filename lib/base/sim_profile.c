@@ -17,7 +17,8 @@
  * Host<->device link figures: the P100's are measured (Microway,
  * "Tesla P100 PCI-E 16GB up close", bandwidthTest, pinned, 32 MiB), and
  * so are the H100 SXM5's, with its managed-memory paths, on the machine
- * this project was run on (docs/gpu-h100.md).  The other PCIe 3.0 x16
+ * this project was run on (docs/gpu-h100.md), and the K40's (Microway,
+ * bandwidthTest, below).  The other PCIe 3.0 x16
  * boards are given the same figures; PCIe 4.0 and 5.0
  * double the signalling rate per generation with the same 128b/130b
  * encoding, so those links get 2x and 4x the P100 measurement — estimates,
@@ -252,6 +253,45 @@ static const struct tmm_sim_profile profiles[] = {
 		 * The GPU's passive uvm run suggests it was faster there
 		 * (docs/gpu-h100.md); no figure says by how much. */
 		.uvm_evict_gbps = 8.7,
+	},
+	{
+		/*
+		 * SuperNeurons' GPU (PPoPP'18, Tables 4 and 5: "a 12GB
+		 * NVIDIA K40", a K40c in its abstract; the K40c and the
+		 * K40m are the same GK110B board, actively and passively
+		 * cooled).  Kepler has no fp16 arithmetic, so fp16 runs at
+		 * the fp32 rate; nor has it demand paging (its unified
+		 * memory moves every managed page at each kernel launch),
+		 * so mode=uvm on this profile imitates a driver the K40
+		 * never had, with the estimates every profile shares.
+		 */
+		.name = "k40-pcie3-12g",
+		.description = "NVIDIA Tesla K40 12 GB",
+		/* 12 GB GDDR5 (NVIDIA Tesla K40 board specification
+		 * BD-06902-001_v05), as 12 GiB; with ECC on, as the board
+		 * ships, ~11.25 GB of it is usable (same document): a
+		 * budget, not the profile, takes that off */
+		.capacity = 12 * GIB,
+		/* measured: Microway, "NVIDIA Tesla K40 Atlas GPU
+		 * Accelerator (Kepler GK110b) Up Close", bandwidthTest,
+		 * pinned, 32 MiB, on a K40m: 10038.7 and 10046.7 MB/s, read
+		 * as GB/s the way PCIE3_* reads Microway's P100 figures */
+		.h2d_gbps = 10.04,
+		.d2h_gbps = 10.05,
+		/* 4.29 TFLOPS fp32 at the 745 MHz base clock the boards
+		 * ship at: 2880 cores x 2 flop x 745 MHz (board
+		 * specification BD-06902-001_v05; 4.29 also in NVIDIA's
+		 * launch figures via geektopia.es).  No fp16 units: the
+		 * fp32 rate. */
+		.fp32_tflops = 4.29,
+		.fp16_tflops = 4.29,
+		/* 288 GB/s GDDR5, 384-bit (Microway, same article) */
+		.hbm_gbps = 288.0,
+		SHARED_FIGURES,
+		/* estimate: half the pinned rate */
+		.uvm_fault_gbps = 10.04 / 2,
+		/* estimate: see UVM_REMOTE_FRACTION */
+		.uvm_remote_gbps = 10.04 * UVM_REMOTE_FRACTION,
 	},
 };
 
