@@ -37,7 +37,8 @@ cat >"$tmp/good.md.in" <<EOF
 # Title
 Some prose.
 @run text printf 'plain output\n'
-@run md printf '| a | b |\n|---|---|\n| 1 | 2 |\n'
+## Section
+@run md printf '# Out\n| a | b |\n|---|---|\n| 1 | 2 |\n'
 @run text echo "env:\${TENSORMM_BUDGET:-unset}"
 @include $tmp/other.md ## Wanted
 End.
@@ -54,6 +55,8 @@ check "text output is preformatted under its command" \
 check "the command is shown" grep -qx "    \$ printf 'plain output\\\\n'" \
 	"$tmp/page.md"
 check "md output is copied as markdown" grep -qx '| 1 | 2 |' "$tmp/page.md"
+check "md output's headings go below the template's" \
+	grep -qx '### Out' "$tmp/page.md"
 check "the caller's TENSORMM_* variables do not reach a command" \
 	grep -qx '    env:unset' "$tmp/page.md"
 check "an include copies its section" grep -qx 'kept line' "$tmp/page.md"
