@@ -91,7 +91,7 @@ static void iteration(struct net *n, struct seen *s)
 {
 	static uint32_t seed[ELEMS];
 	struct tmm_sim_counters c;
-	char name[8];
+	char name[16]; /* "b" and any int, for -Wformat-truncation */
 
 	for (uint32_t k = 0; k < ELEMS; k++)
 		seed[k] = k * 40503u + 17u;
