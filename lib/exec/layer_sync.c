@@ -16,19 +16,6 @@
 #include "lib/record/guide_state.h"
 #include "lib/record/tracker.h"
 
-/* The access of the op's i-th tensor among the op's accesses, or -1 when
- * it was listed before (as split_stream.c counts them). */
-static int access_of(const uint8_t *flags, unsigned i)
-{
-	int distinct = 0;
-
-	if (flags[i] & TMM_TRACK_REPEAT)
-		return -1;
-	for (unsigned j = 0; j < i; j++)
-		distinct += !(flags[j] & TMM_TRACK_REPEAT);
-	return distinct;
-}
-
 /* Whether the op lists t among its tensors other than as its i-th. */
 static bool listed_again(const tmm_op *op, struct tmm_tensor_rec *const *recs,
 			 unsigned i)
@@ -50,7 +37,7 @@ void tmm_layer_sync_begin(struct tmm_ctx *ctx, const tmm_op *op,
 	for (unsigned i = 0; i < op->n_inputs && i < n; i++) {
 		struct tmm_tensor_rec *t = recs[i];
 		struct tmm_sync_copy c = { .t = t };
-		int nth = access_of(flags, i);
+		int nth = tmm_track_access_of(flags, i);
 
 		/* Read once by this op alone: a copy beside it sees the
 		 * bytes the op reads, and nothing else moves them. */

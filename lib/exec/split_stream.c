@@ -20,20 +20,6 @@
 #include "split_stream.h"
 #include "lib/record/tracker.h"
 
-/* The access of the op's i-th tensor among the op's accesses (a tensor
- * listed twice has one), or -1 when it was listed before: its access is
- * an earlier tensor's.  flags[] marks repeats as tmm_run found them. */
-static int access_of(const uint8_t *flags, unsigned i)
-{
-	int distinct = 0;
-
-	if (flags[i] & TMM_TRACK_REPEAT)
-		return -1;
-	for (unsigned j = 0; j < i; j++)
-		distinct += !(flags[j] & TMM_TRACK_REPEAT);
-	return distinct;
-}
-
 void tmm_split_stream_begin(struct tmm_ctx *ctx, const tmm_op *op,
 			    struct tmm_tensor_rec *const *recs,
 			    const uint8_t *flags, uint32_t parts,
@@ -50,7 +36,7 @@ void tmm_split_stream_begin(struct tmm_ctx *ctx, const tmm_op *op,
 
 		if (!tmm_split_sliced(op, i))
 			continue;
-		nth = access_of(flags, i);
+		nth = tmm_track_access_of(flags, i);
 		/* Held by this op alone: nothing else may see its rows
 		 * leave, nor its state change after the op. */
 		if (nth < 0 || t->state != TMM_TS_RESIDENT || t->pins != 1 ||

@@ -50,6 +50,20 @@ void tmm_tracker_tensor_gone(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * (tmm_op.accumulate): one access, read and written. */
 #define TMM_TRACK_ACCUMULATE 0x4u
 
+/* The access of an op's i-th tensor among the op's accesses (a tensor
+ * listed twice has one), or -1 when it was listed before: its access is
+ * an earlier tensor's.  flags[] marks repeats as tmm_run found them. */
+static inline int tmm_track_access_of(const uint8_t *flags, unsigned i)
+{
+	int distinct = 0;
+
+	if (flags[i] & TMM_TRACK_REPEAT)
+		return -1;
+	for (unsigned j = 0; j < i; j++)
+		distinct += !(flags[j] & TMM_TRACK_REPEAT);
+	return distinct;
+}
+
 /*
  * Records one op that ran: its tensors recs[0 .. n) (inputs, then
  * outputs; flags[i] as above), its measured start on the backend clock, its duration and the
