@@ -750,13 +750,17 @@ static int plan_once(const struct tmm_planner_input *in, bool no_recompute,
 int tmm_plan_tsplit(const struct tmm_planner_input *in,
 		    struct tmm_plan *out)
 {
-	struct tmm_plan other;
+	struct tmm_plan other = { 0 };
 	int rc = plan_once(in, false, out);
 
 	if (rc < 0 || out->fits)
 		return rc;
 	rc = plan_once(in, true, &other);
 	if (rc < 0) {
+		/* What the failed try made (tmm_plan_init succeeds before
+		 * the analysis can fail) is ours to free; *out is the
+		 * caller's (policies.c frees it on an error). */
+		tmm_plan_free(&other);
 		tmm_plan_free(out);
 		return rc;
 	}
