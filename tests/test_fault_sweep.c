@@ -5,7 +5,8 @@
  * scripts/fault-sweep).
  *
  * For the MLP and a zoo model, in mode swap and uvm, under policies auto,
- * capuchin and checkpoint (a case), each of the library's fault sites
+ * capuchin, checkpoint and vdnn-all (for its layer-synchronous copies)
+ * (a case), each of the library's fault sites
  * fails at a sample of its calls in a constrained run: the first and the
  * last, a stride over the run, a few at random (a fixed seed) and some
  * from-then-on failures.  Every run must finish with the unconstrained
@@ -34,7 +35,8 @@
 
 static const enum sweep_model models[] = { SWEEP_MLP, SWEEP_ZOO };
 static const char *const modes[] = { "swap", "uvm" };
-static const char *const policies[] = { "auto", "capuchin", "checkpoint" };
+static const char *const policies[] = { "auto", "capuchin", "checkpoint",
+					 "vdnn-all" };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 #define N_CASES (N_OF(models) * N_OF(modes) * N_OF(policies))
