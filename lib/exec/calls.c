@@ -190,6 +190,10 @@ static int iteration_end(struct tmm_ctx *ctx)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_iteration_end: no iteration has begun");
 	tmm_workspace_drop(ctx);
+	/* The guide judges drift by these times: on CUDA they are read
+	 * from the GPU here, and were zeros before (every guided iteration
+	 * then looked 30% off its plan and re-planned). */
+	tmm_tracker_settle_op_times(ctx);
 	tmm_guide_iteration_end(ctx);
 	tmm_tracker_iteration_end(ctx);
 	ctx->in_iteration = false;

@@ -35,6 +35,7 @@ struct tmm_tracker {
 	uint64_t begin_ns;	/* backend clock when it began */
 	uint64_t stall_begin;	/* ctx->c.stall_ns when it began */
 	bool incomplete;	/* ran out of memory while recording */
+	bool times_settled;	/* this iteration's op times are read */
 	uint64_t grows;		/* array reallocations, ever */
 
 	tmm_tensor *made;	/* tensors made in the iteration, by order */
@@ -186,6 +187,7 @@ void tmm_tracker_iteration_begin(struct tmm_ctx *ctx)
 	tr->begin_ns = clock_ns(ctx);
 	tr->stall_begin = ctx->c.stall_ns;
 	tr->incomplete = false;
+	tr->times_settled = false;
 	tr->n_made = 0;
 	t->iteration = tr->epoch;
 	t->duration_ns = t->stall_ns = 0;
@@ -225,15 +227,24 @@ static void patch_op_times(struct tmm_ctx *ctx)
 	}
 }
 
+void tmm_tracker_settle_op_times(struct tmm_ctx *ctx)
+{
+	struct tmm_tracker *tr = ctx->tracker;
+
+	/* A rehearsal's times are predictions: no kernel ran to time.
+	 * Once only: the backend's records are emptied when read. */
+	if (!tr->incomplete && !ctx->rehearsal && !tr->times_settled)
+		patch_op_times(ctx);
+	tr->times_settled = true;
+}
+
 void tmm_tracker_iteration_end(struct tmm_ctx *ctx)
 {
 	struct tmm_tracker *tr = ctx->tracker;
 	struct tmm_trace *t = &tr->cur;
 	char err[768];
 
-	/* A rehearsal's times are predictions: no kernel ran to time. */
-	if (!tr->incomplete && !ctx->rehearsal)
-		patch_op_times(ctx);
+	tmm_tracker_settle_op_times(ctx);
 	t->duration_ns = clock_ns(ctx) - tr->begin_ns;
 	t->stall_ns = ctx->c.stall_ns - tr->stall_begin;
 	tr->epoch = 0;

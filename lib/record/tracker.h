@@ -36,6 +36,15 @@ void tmm_tracker_destroy(struct tmm_ctx *ctx);
 void tmm_tracker_iteration_begin(struct tmm_ctx *ctx);
 void tmm_tracker_iteration_end(struct tmm_ctx *ctx);
 
+/*
+ * Makes the current trace's op times the measured ones, where the backend
+ * times kernels after they are queued (CUDA): until then an op lasts 0 ns
+ * in the trace.  Called by tmm_iteration_end before anything reads the
+ * iteration's times (the guide's drift check), and by
+ * tmm_tracker_iteration_end; the second call does nothing.
+ */
+void tmm_tracker_settle_op_times(struct tmm_ctx *ctx);
+
 /* Is an iteration being recorded? */
 bool tmm_tracker_recording(const struct tmm_ctx *ctx);
 
