@@ -510,7 +510,9 @@ struct tmm_stats {
 	uint64_t device_capacity;   /* bytes */
 	uint64_t budget;	    /* bytes the runtime may use */
 	uint64_t device_in_use;	    /* bytes held by tensors (mode=uvm:
-				     * managed pages on the device) */
+				     * managed pages on the device; on
+				     * CUDA, whose driver does not say,
+				     * the library's count, uvm_held) */
 	uint64_t device_peak;	    /* high-water mark of device_in_use */
 	uint64_t pool_largest_free; /* largest free block in the device pool */
 	double pool_fragmentation;  /* 1 - largest_free / total_free */

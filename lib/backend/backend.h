@@ -98,6 +98,10 @@ struct tmm_device_info {
 	bool phantom;		     /* sizes only: no bytes are kept */
 	bool concurrent_managed;     /* managed memory may be prefetched /
 				      * advised while kernels run */
+	bool managed_resident;	     /* managed_stats counts the pages on
+				      * the device (the sim); false where
+				      * the driver keeps that to itself
+				      * (CUDA) */
 	int numa_node;		     /* the device's NUMA node, -1 unknown */
 	/* The host link, as planners see it (swap time = latency + bytes /
 	 * bandwidth): the profile's figures on the sim, an estimate on

@@ -364,6 +364,10 @@ int tmm_stats_reset_peak(tmm_ctx *ctx)
 		ctx->c.uvm_resident_peak = st.resident;
 	}
 	ctx->uvm_held_peak = ctx->uvm_held;
+	if (ctx->mode == TMM_MODE_UVM && !ctx->be.info.managed_resident) {
+		ctx->c.uvm_resident = ctx->uvm_held; /* device_mem.c */
+		ctx->c.uvm_resident_peak = ctx->uvm_held;
+	}
 	tmm_guard_leave(ctx, entered);
 	return 0;
 }

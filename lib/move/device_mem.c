@@ -50,6 +50,21 @@ void tmm_device_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 /* ---- mode=uvm: a tensor's managed pages -------------------------- */
 
+/*
+ * Where the backend cannot say which managed pages are on the device
+ * (CUDA's driver keeps that to itself), the library's own count of them,
+ * uvm_held, is the device use it reports: what its tensors' states say
+ * is there.  The driver may have moved pages the library does not know
+ * of, so it is a count of intent, not a reading.
+ */
+static void mirror_held(struct tmm_ctx *ctx)
+{
+	if (ctx->be.info.managed_resident)
+		return;
+	ctx->c.uvm_resident = ctx->uvm_held;
+	ctx->c.uvm_resident_peak = ctx->uvm_held_peak;
+}
+
 void tmm_uvm_sync_counters(struct tmm_ctx *ctx)
 {
 	struct tmm_managed_stats st;
@@ -74,6 +89,7 @@ void tmm_uvm_sync_counters(struct tmm_ctx *ctx)
 		c->uvm_resident_peak = st.resident_peak;
 	else if (st.resident > c->uvm_resident_peak)
 		c->uvm_resident_peak = st.resident;
+	mirror_held(ctx);
 }
 
 static void held_add(struct tmm_ctx *ctx, uint64_t bytes)
@@ -81,6 +97,7 @@ static void held_add(struct tmm_ctx *ctx, uint64_t bytes)
 	ctx->uvm_held += bytes;
 	if (ctx->uvm_held > ctx->uvm_held_peak)
 		ctx->uvm_held_peak = ctx->uvm_held;
+	mirror_held(ctx);
 }
 
 void tmm_uvm_hold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
@@ -98,14 +115,17 @@ void tmm_uvm_unhold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		return;
 	ctx->uvm_held -= tmm_managed_pages_bytes(t->bytes);
 	tmm_list_del(&t->on_device);
+	mirror_held(ctx);
 }
 
 void tmm_uvm_hold_scratch(struct tmm_ctx *ctx, uint64_t bytes, int sign)
 {
-	if (sign > 0)
+	if (sign > 0) {
 		held_add(ctx, bytes);
-	else
+	} else {
 		ctx->uvm_held -= bytes;
+		mirror_held(ctx);
+	}
 }
 
 void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
