@@ -190,6 +190,7 @@ START_TEST(the_link_is_measured)
 	ck_assert_msg(i->copy_latency_ns > 1900 && i->copy_latency_ns < 2100,
 		      "%s", i->link);
 	ck_assert_ptr_nonnull(strstr(i->link, "measured"));
+	ck_assert_ptr_nonnull(strstr(i->link, "best of 3"));
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
