@@ -157,6 +157,10 @@ struct tmm_counters {
 	uint64_t passive_evictions, passive_eviction_bytes;
 	uint64_t on_demand_swap_ins;
 	uint64_t swap_out_waits;
+	uint64_t swap_out_early; /* retired before their copies ended, the
+				  * compute engine waiting for them rather
+				  * than the host (swap_engine.h); not in
+				  * tmm_stats: a test's window on it */
 	uint64_t stall_ns;
 	uint64_t ops, accesses;
 	uint64_t iterations, last_iteration_ns;

@@ -195,11 +195,16 @@ static bool room_now(struct tmm_ctx *ctx, size_t bytes,
 	return tmm_pool_alloc(ctx->pool, bytes, block) == 0;
 }
 
-/* A passive eviction (Capuchin §4.2) of victim, synchronous, counted. */
+/* A passive eviction (Capuchin §4.2) of victim, synchronous for the
+ * device, and for the host where it may not retire the copy early. */
 static int evict_passive(struct tmm_ctx *ctx, struct tmm_tensor_rec *victim)
 {
-	int rc = tmm_mover_swap_out(ctx, victim, true);
+	int rc = tmm_mover_swap_out(ctx, victim, false);
 
+	if (rc == 0)
+		rc = tmm_mover_may_retire_early(ctx, victim)
+			     ? tmm_mover_retire_early(ctx, victim)
+			     : tmm_mover_settle(ctx, victim);
 	if (rc < 0)
 		return rc;
 	ctx->c.passive_evictions++;
@@ -232,9 +237,16 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		 * memory soon, so wait for the earliest one first. */
 		if (!tmm_list_empty(&ctx->swapping_out)) {
 			victim = IN_FLIGHT_FIRST(&ctx->swapping_out);
-			rc = tmm_mover_host_wait(ctx, &victim->copy);
-			if (rc < 0)
-				return tmm_mover_backend_error(ctx, rc);
+			if (tmm_mover_may_retire_early(ctx, victim)) {
+				rc = tmm_mover_retire_early(ctx, victim);
+				if (rc < 0)
+					return rc;
+			} else {
+				rc = tmm_mover_host_wait(ctx, &victim->copy);
+				if (rc < 0)
+					return tmm_mover_backend_error(ctx,
+								       rc);
+			}
 			ctx->c.swap_out_waits++;
 			tmm_mover_progress(ctx);
 			compacted = false;

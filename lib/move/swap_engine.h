@@ -92,8 +92,34 @@ void tmm_mover_device_give_back(struct tmm_ctx *ctx,
  * deferred buffer whose copy has ended; false when no block waits. */
 bool tmm_mover_wait_deferred_block(struct tmm_ctx *ctx);
 
-/* Waits for t's copy in flight, if any, and completes its transition. */
+/* Waits for t's copy in flight, if any, and completes its transition;
+ * for a HOST tensor retired early (below), waits for its host buffer to
+ * be filled. */
 int tmm_mover_settle(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * Whether t's swap-out (in swap mode) may be retired before its copy has
+ * ended: not where the pool maps its memory (pool=chunks), whose unmaps
+ * the host must order after every copy that reads the bytes.
+ */
+bool tmm_mover_may_retire_early(const struct tmm_ctx *ctx,
+				const struct tmm_tensor_rec *t);
+
+/*
+ * Retires SWAPPING_OUT tensor t now that its memory is needed, without
+ * the host waiting for the copy: the compute engine waits for it instead
+ * and t's block is given back at once.  Whatever may write device memory
+ * later is ordered after the compute engine (kernels run on it, copies
+ * are queued after it, host copies run on it), so nothing writes the
+ * block under the copy; and the host keeps queueing work ahead of the
+ * device, where a host wait would let the device run dry (on the H200,
+ * passive evictions that waited on the host cost swap mode about a third
+ * of its step time).  t becomes HOST with t->copy still valid until the
+ * host buffer is filled: tmm_mover_settle waits for it before the host
+ * touches the buffer, and giving the buffer back defers it.  Use where
+ * tmm_mover_may_retire_early says.  Returns 0 or the error.
+ */
+int tmm_mover_retire_early(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /*
  * A copy the device cannot report on (its event failed): completes t's
