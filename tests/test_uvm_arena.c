@@ -397,6 +397,54 @@ START_TEST(segments_are_kept_and_blocks_are_whole_pages)
 }
 END_TEST
 
+/* What the arena knows of where its pages are: a big page at a time,
+ * nothing at first, nothing outside its segments. */
+START_TEST(the_arena_notes_pages_on_the_device)
+{
+	struct tmm_uvm_arena *a;
+	struct tmm_pool_block *b[2];
+	struct tmm_config cfg;
+	struct tmm_backend be;
+	char why[256], outside[16];
+	void *p[2];
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.backend = TMM_BACKEND_SIM;
+	snprintf(cfg.sim_profile, sizeof(cfg.sim_profile), "p100-pcie3-16g");
+	cfg.sim_memory = TMM_SIM_PHANTOM;
+	cfg.host_numa_node = -1;
+	memset(&be, 0, sizeof(be));
+	be.ops = &tmm_backend_sim_ops;
+	ck_assert_msg(be.ops->open(&be, &cfg) == 0, "%s", be.error);
+	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
+	ck_assert_int_eq(tmm_uvm_arena_alloc(a, 3 * TMM_MANAGED_PAGE, &b[0],
+					     &p[0], why, sizeof(why)), 0);
+	ck_assert_int_eq(tmm_uvm_arena_alloc(a, TMM_MANAGED_PAGE, &b[1],
+					     &p[1], why, sizeof(why)), 0);
+	/* A new segment knows nothing. */
+	ck_assert(!tmm_uvm_arena_on_device(a, p[0], 3 * TMM_MANAGED_PAGE));
+	tmm_uvm_arena_note(a, p[0], 3 * TMM_MANAGED_PAGE, true);
+	ck_assert(tmm_uvm_arena_on_device(a, p[0], 3 * TMM_MANAGED_PAGE));
+	ck_assert(tmm_uvm_arena_on_device(a, (char *)p[0] + 5, 1));
+	/* The neighbour's page is its own. */
+	ck_assert(!tmm_uvm_arena_on_device(a, p[1], TMM_MANAGED_PAGE));
+	/* A byte taken off the device takes its whole page, and only it. */
+	tmm_uvm_arena_note(a, (char *)p[0] + TMM_MANAGED_PAGE + 7, 1, false);
+	ck_assert(!tmm_uvm_arena_on_device(a, p[0], 3 * TMM_MANAGED_PAGE));
+	ck_assert(tmm_uvm_arena_on_device(a, p[0], TMM_MANAGED_PAGE));
+	ck_assert(tmm_uvm_arena_on_device(
+		a, (char *)p[0] + 2 * TMM_MANAGED_PAGE, TMM_MANAGED_PAGE));
+	/* Memory that is not the arena's is never known, nor noted. */
+	tmm_uvm_arena_note(a, outside, sizeof(outside), true);
+	ck_assert(!tmm_uvm_arena_on_device(a, outside, sizeof(outside)));
+	ck_assert(!tmm_uvm_arena_on_device(NULL, p[0], 1));
+	tmm_uvm_arena_free(a, b[0]);
+	tmm_uvm_arena_free(a, b[1]);
+	tmm_uvm_arena_destroy(a);
+	be.ops->close(&be);
+}
+END_TEST
+
 static Suite *arena_suite(void)
 {
 	Suite *s = suite_create("uvm_arena");
@@ -409,6 +457,7 @@ static Suite *arena_suite(void)
 	tcase_add_test(tc, a_discard_leaves_the_neighbour_intact);
 	tcase_add_test(tc, a_refused_segment_fails_the_op_cleanly);
 	tcase_add_test(tc, segments_are_kept_and_blocks_are_whole_pages);
+	tcase_add_test(tc, the_arena_notes_pages_on_the_device);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -131,8 +131,10 @@ static void forget_range(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (rc == 0 && (t->uvm_advised & ADVISED_READ_MOSTLY))
 		rc = be->ops->advise(be, t->dev, t->bytes,
 				     TMM_ADVISE_UNSET_READ_MOSTLY);
-	if (rc == 0 && pages_die(ctx, t))
+	if (rc == 0 && pages_die(ctx, t)) {
+		tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
 		rc = be->ops->discard(be, t->dev, t->bytes);
+	}
 	if (rc < 0)
 		tmm_log(ctx, TMM_LOG_WARN, "%s", be->error);
 }
@@ -226,6 +228,7 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 			"now on (slower where a prefetch to the host is); "
 			"raise pinned_pool or free host memory");
 	}
+	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
 	rc = be->ops->advise(be, t->dev, t->bytes, TMM_ADVISE_PREFERRED_HOST);
 	if (rc == 0)
 		rc = be->ops->prefetch(be, TMM_ENGINE_D2H, t->dev, t->bytes,
@@ -385,6 +388,9 @@ int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 				"read-mostly advice refused for tensor %s: "
 				"the iteration writes it",
 				tmm_tensor_label(t, label, sizeof(label)));
+	/* Advice may keep the pages off the device (remote mappings, read
+	 * duplicates): what the arena knew of them no longer holds. */
+	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
 	rc = ctx->be.ops->advise(&ctx->be, t->dev, t->bytes, map[advice]);
 	if (rc < 0)
 		return backend_error(ctx, rc);
@@ -460,6 +466,21 @@ int tmm_uvm_access_commit(struct tmm_ctx *ctx)
 	return rc < 0 ? backend_error(ctx, rc) : 0;
 }
 
+/*
+ * Whether t's range is known to be on the device still: the arena noted
+ * its pages there (a kernel touched them, a prefetch brought them) and
+ * nothing since took them off, and no more bytes than the budget have
+ * ever been live, so the driver had no cause to evict them (with
+ * uvm_cap=driver it may still, where the device itself runs out: then a
+ * hint skipped costs a fault, never a byte).
+ */
+static bool known_on_device(const struct tmm_ctx *ctx,
+			    const struct tmm_tensor_rec *t)
+{
+	return tmm_uvm_arena_peak(ctx->uvm_arena) <= ctx->budget &&
+	       tmm_uvm_arena_on_device(ctx->uvm_arena, t->dev, t->bytes);
+}
+
 int tmm_uvm_prefetch_fresh(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_backend *be = &ctx->be;
@@ -471,23 +492,40 @@ int tmm_uvm_prefetch_fresh(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	    (ctx->cfg.uvm_fresh == TMM_UVM_FRESH_AUTO &&
 	     !(be->info.uvm_fresh_gbps > 0)))
 		return 0;
+	/* The range's last tensor left its pages on the device (the arena
+	 * keeps them, pages_die): nothing is fresh, and a prefetch would
+	 * only cost the driver call and its ordering, every step. */
+	if (known_on_device(ctx, t))
+		return 0;
 	/* On the compute stream: in order with the kernels, behind no
 	 * copy the copy engines have queued for later ops. */
 	rc = be->ops->prefetch(be, TMM_ENGINE_COMPUTE, t->dev, t->bytes,
 			       TMM_LOC_DEVICE, -1);
-	return rc < 0 ? backend_error(ctx, rc) : 0;
+	if (rc < 0)
+		return backend_error(ctx, rc);
+	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, true);
+	return 0;
 }
 
 int tmm_uvm_touch_op(struct tmm_ctx *ctx, struct tmm_tensor_rec *const *recs,
 		     unsigned n_inputs, unsigned n)
 {
+	int rc;
+
 	tmm_uvm_access_begin(ctx);
 	for (unsigned i = 0; i < n; i++) {
 		tmm_uvm_access_add(ctx, recs[i]->dev, recs[i]->bytes,
 				   i >= n_inputs);
 		recs[i]->uvm_host_touched = false;
 	}
-	return tmm_uvm_access_commit(ctx);
+	rc = tmm_uvm_access_commit(ctx);
+	/* The kernels' faults bring the pages to the device, unless advice
+	 * keeps them elsewhere (a preferred location, read duplicates). */
+	for (unsigned i = 0; i < n && rc == 0; i++)
+		if (!recs[i]->uvm_advised && !recs[i]->uvm_host_preferred)
+			tmm_uvm_arena_note(ctx->uvm_arena, recs[i]->dev,
+					   recs[i]->bytes, true);
+	return rc;
 }
 
 /* The host touches [offset, offset + bytes) of t. */
@@ -499,6 +537,8 @@ static int host_touch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 				       .by_host = true };
 	int rc = ctx->be.ops->managed_access(&ctx->be, &r, 1);
 
+	/* The host's access migrates (or maps) those pages to it. */
+	tmm_uvm_arena_note(ctx->uvm_arena, r.ptr, bytes, false);
 	t->uvm_host_touched = true;
 	tmm_uvm_sync_counters(ctx);
 	return rc < 0 ? backend_error(ctx, rc) : 0;
