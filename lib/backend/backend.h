@@ -98,6 +98,10 @@ struct tmm_device_info {
 	bool phantom;		     /* sizes only: no bytes are kept */
 	bool concurrent_managed;     /* managed memory may be prefetched /
 				      * advised while kernels run */
+	bool managed_limit_binds;    /* the driver evicts managed pages at
+				      * the managed_limit given (the sim);
+				      * false: only where the device is
+				      * full (CUDA) */
 	int numa_node;		     /* the device's NUMA node, -1 unknown */
 	/* The host link, as planners see it (swap time = latency + bytes /
 	 * bandwidth): the profile's figures on the sim, an estimate on

@@ -75,6 +75,24 @@ int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 }
 
 /*
+ * The live managed bytes beyond which the driver evicts: the budget,
+ * where the driver is held to it (uvm_cap=driver on a backend whose
+ * managed_limit binds, the simulator) or the library holds it
+ * (uvm_cap=library); else the device's free memory at open, since a
+ * driver that cannot be capped (CUDA's) evicts only where the device is
+ * full (issue #19: at 40% of the peak on an H200, every tensor's pages
+ * died each step and the next step's outputs were made afresh, 27-50 ms
+ * a step with no byte moved).
+ */
+static uint64_t driver_room(const struct tmm_ctx *ctx)
+{
+	if (ctx->cfg.uvm_cap == TMM_UVM_CAP_DRIVER &&
+	    !ctx->be.info.managed_limit_binds)
+		return ctx->be.info.free_at_open;
+	return ctx->budget;
+}
+
+/*
  * Whether t's pages die with it (a discard) rather than wait populated
  * for the next tensor placed in its range:
  *  - t is destroyed outside an iteration: nothing says a tensor will
@@ -85,7 +103,8 @@ int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
  *    pages are on the host, and the next tensor's first write would
  *    fault dead bytes back (a swap-out by copy, t->host, discarded them
  *    already);
- *  - the arena has held more live bytes than the budget (its peak): the
+ *  - the arena has held more live bytes than the driver keeps on the
+ *    device (its peak over driver_room): the
  *    program oversubscribes, the driver evicts, and dead pages left on
  *    the device would take the room of live ones and be written back
  *    when evicted, which costs more than the fault a discarded page
@@ -99,7 +118,7 @@ static bool pages_die(const struct tmm_ctx *ctx,
 {
 	return !ctx->in_iteration || (t->state == TMM_TS_HOST && !t->host) ||
 	       t->uvm_host_touched ||
-	       tmm_uvm_arena_peak(ctx->uvm_arena) > ctx->budget;
+	       tmm_uvm_arena_peak(ctx->uvm_arena) > driver_room(ctx);
 }
 
 /*
@@ -469,15 +488,16 @@ int tmm_uvm_access_commit(struct tmm_ctx *ctx)
 /*
  * Whether t's range is known to be on the device still: the arena noted
  * its pages there (a kernel touched them, a prefetch brought them) and
- * nothing since took them off, and no more bytes than the budget have
- * ever been live, so the driver had no cause to evict them (with
- * uvm_cap=driver it may still, where the device itself runs out: then a
- * hint skipped costs a fault, never a byte).
+ * nothing since took them off, and no more bytes than driver_room have
+ * ever been live, so the driver had no cause to evict them (a driver
+ * that cannot be capped may still, where the device itself runs out of
+ * memory taken by others: then a hint skipped costs a fault, never a
+ * byte).
  */
 static bool known_on_device(const struct tmm_ctx *ctx,
 			    const struct tmm_tensor_rec *t)
 {
-	return tmm_uvm_arena_peak(ctx->uvm_arena) <= ctx->budget &&
+	return tmm_uvm_arena_peak(ctx->uvm_arena) <= driver_room(ctx) &&
 	       tmm_uvm_arena_on_device(ctx->uvm_arena, t->dev, t->bytes);
 }
 
@@ -544,6 +564,52 @@ static int host_touch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	return rc < 0 ? backend_error(ctx, rc) : 0;
 }
 
+/*
+ * Whether the host's write to t may go by a copy on the compute stream,
+ * as in swap mode, rather than by touching the managed pages: t's pages
+ * are known on the device (known_on_device) and t is resident, with no
+ * migration of its own under way.  A host touch would first wait for
+ * every stream and then migrate the pages to the host, and the next
+ * kernel would fault them back (issue #19: a 32 MiB input written every
+ * step crossed the link twice by faults); a copy moves only the bytes
+ * written and leaves the pages where the kernels want them.  Reads still
+ * touch: a read is most often a small result (the loss), and a touch
+ * gives the first iteration the residency its peak (budget=N%peak) was
+ * measured with (a read by copy kept pages on the device, raised that
+ * peak and moved the budgets auto plans for: test_auto_monotone).
+ */
+static bool host_copy_ok(const struct tmm_ctx *ctx,
+			 const struct tmm_tensor_rec *t)
+{
+	return t->state == TMM_TS_RESIDENT && !t->host && !t->copy.valid &&
+	       known_on_device(ctx, t);
+}
+
+/*
+ * A fresh tensor written whole, into a range whose pages are known on
+ * the device (the same tensor of the previous step, most often): by a
+ * copy, as swap mode writes one, where uvm_cap leaves it room.  The
+ * range's last tensor's readers and migrations were waited for by the
+ * compute stream when it went (forget_range), and the copy runs there.
+ * Returns 1 when done, 0 when the caller must touch the pages instead,
+ * or a negative errno.
+ */
+static int write_fresh_by_copy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			       const void *src, size_t bytes)
+{
+	int rc;
+
+	if (!src || bytes != t->bytes || !known_on_device(ctx, t) ||
+	    !tmm_uvm_cap_fits(ctx, t->bytes))
+		return 0;
+	rc = ctx->be.ops->copy_sync(&ctx->be, t->dev, src, bytes, true);
+	if (rc < 0)
+		return backend_error(ctx, rc);
+	tmm_tensor_set_state(t, TMM_TS_RESIDENT);
+	tmm_uvm_hold(ctx, t);
+	return 1;
+}
+
 int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		  size_t offset, const void *src, size_t bytes)
 {
@@ -559,6 +625,20 @@ int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		if (src)
 			memcpy((char *)t->host + offset, src, bytes);
 		return 0;
+	}
+	if (fresh) {
+		rc = write_fresh_by_copy(ctx, t, src, bytes);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+	} else if (src && host_copy_ok(ctx, t)) {
+		/* Not under a copy out that a back-access let go on, as
+		 * swap mode writes a resident tensor. */
+		rc = tmm_tensor_wait_readers(ctx, t);
+		if (rc == 0)
+			rc = ctx->be.ops->copy_sync(&ctx->be,
+						    (char *)t->dev + offset,
+						    src, bytes, true);
+		return rc < 0 ? backend_error(ctx, rc) : 0;
 	}
 	if (fresh && (offset != 0 || bytes != t->bytes)) {
 		/* The rest of a fresh tensor reads as zeros, as in swap
