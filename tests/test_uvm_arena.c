@@ -158,6 +158,80 @@ START_TEST(populated_pages_are_reused_without_faults)
 }
 END_TEST
 
+/*
+ * One step that writes its input from the host, whole, into a fresh
+ * tensor (as a training loop writes each batch), folds it into w and
+ * destroys it; *faults and *migrated receive the uvm fault counters
+ * after the step.
+ */
+static void input_step(tmm_ctx *ctx, tmm_tensor w, uint32_t s,
+		       uint64_t *faults, uint64_t *migrated)
+{
+	uint32_t batch[ELEMS];
+	tmm_tensor x;
+
+	for (uint32_t k = 0; k < ELEMS; k++)
+		batch[k] = (k + 1) * (s + 7) * 40503u;
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "x",
+					   &x), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, x, 0, batch, BYTES), 0);
+	{
+		tmm_tensor in[2] = { w, x };
+
+		toy_run(ctx, "update", TMM_OP_BACKWARD, toy_mix, in, 2, &w, 1);
+	}
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, x), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	*faults = stats(ctx).uvm_faults;
+	*migrated = stats(ctx).uvm_fault_bytes;
+}
+
+/*
+ * Issue #19: an input written whole every step into a range whose pages
+ * the device holds goes by a copy, as in swap mode, so its pages stay on
+ * the device: after the first step no kernel faults.  (A host touch
+ * would migrate them to the host, and the kernel would fault them back:
+ * on an H200 a 32 MiB batch crossed the link twice a step by faults.)
+ * The bytes are swap mode's.
+ */
+START_TEST(an_input_written_each_step_stays_on_the_device)
+{
+	static const char *const modes[] = { "swap", "uvm" };
+	static uint32_t got[2][ELEMS];
+	uint64_t faults[STEPS], migrated[STEPS];
+
+	for (int m = 0; m < 2; m++) {
+		char config[128];
+		tmm_ctx *ctx;
+		tmm_tensor w;
+
+		snprintf(config, sizeof(config), "backend=sim,sim_memory="
+			 "backed,mode=%s,budget=64MiB", modes[m]);
+		ck_assert_int_eq(tmm_ctx_create(&ctx, config), 0);
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_PERSISTENT,
+						   "w", &w), 0);
+		ck_assert_int_eq(tmm_tensor_write(ctx, w, 0, got[m], BYTES),
+				 0);
+		for (uint32_t s = 0; s < STEPS; s++)
+			input_step(ctx, w, s, &faults[s], &migrated[s]);
+		ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, got[m], BYTES),
+				 0);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+	ck_assert_mem_eq(got[0], got[1], sizeof(got[0]));
+	ck_assert_uint_gt(faults[0], 0);
+	for (int s = 1; s < STEPS; s++)
+		ck_assert_msg(faults[s] == faults[0] &&
+				      migrated[s] == migrated[0],
+			      "step %d faulted %llu pages (%llu bytes copied)",
+			      s + 1,
+			      (unsigned long long)(faults[s] - faults[s - 1]),
+			      (unsigned long long)(migrated[s] -
+						   migrated[s - 1]));
+}
+END_TEST
+
 /* A fresh page touched by a kernel costs a fault (zero-filled: no copy
  * and no time on the copy engines), a page still populated does not: a
  * tensor destroyed inside an iteration leaves its pages to the next one.
@@ -397,6 +471,54 @@ START_TEST(segments_are_kept_and_blocks_are_whole_pages)
 }
 END_TEST
 
+/* What the arena knows of where its pages are: a big page at a time,
+ * nothing at first, nothing outside its segments. */
+START_TEST(the_arena_notes_pages_on_the_device)
+{
+	struct tmm_uvm_arena *a;
+	struct tmm_pool_block *b[2];
+	struct tmm_config cfg;
+	struct tmm_backend be;
+	char why[256], outside[16];
+	void *p[2];
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.backend = TMM_BACKEND_SIM;
+	snprintf(cfg.sim_profile, sizeof(cfg.sim_profile), "p100-pcie3-16g");
+	cfg.sim_memory = TMM_SIM_PHANTOM;
+	cfg.host_numa_node = -1;
+	memset(&be, 0, sizeof(be));
+	be.ops = &tmm_backend_sim_ops;
+	ck_assert_msg(be.ops->open(&be, &cfg) == 0, "%s", be.error);
+	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
+	ck_assert_int_eq(tmm_uvm_arena_alloc(a, 3 * TMM_MANAGED_PAGE, &b[0],
+					     &p[0], why, sizeof(why)), 0);
+	ck_assert_int_eq(tmm_uvm_arena_alloc(a, TMM_MANAGED_PAGE, &b[1],
+					     &p[1], why, sizeof(why)), 0);
+	/* A new segment knows nothing. */
+	ck_assert(!tmm_uvm_arena_on_device(a, p[0], 3 * TMM_MANAGED_PAGE));
+	tmm_uvm_arena_note(a, p[0], 3 * TMM_MANAGED_PAGE, true);
+	ck_assert(tmm_uvm_arena_on_device(a, p[0], 3 * TMM_MANAGED_PAGE));
+	ck_assert(tmm_uvm_arena_on_device(a, (char *)p[0] + 5, 1));
+	/* The neighbour's page is its own. */
+	ck_assert(!tmm_uvm_arena_on_device(a, p[1], TMM_MANAGED_PAGE));
+	/* A byte taken off the device takes its whole page, and only it. */
+	tmm_uvm_arena_note(a, (char *)p[0] + TMM_MANAGED_PAGE + 7, 1, false);
+	ck_assert(!tmm_uvm_arena_on_device(a, p[0], 3 * TMM_MANAGED_PAGE));
+	ck_assert(tmm_uvm_arena_on_device(a, p[0], TMM_MANAGED_PAGE));
+	ck_assert(tmm_uvm_arena_on_device(
+		a, (char *)p[0] + 2 * TMM_MANAGED_PAGE, TMM_MANAGED_PAGE));
+	/* Memory that is not the arena's is never known, nor noted. */
+	tmm_uvm_arena_note(a, outside, sizeof(outside), true);
+	ck_assert(!tmm_uvm_arena_on_device(a, outside, sizeof(outside)));
+	ck_assert(!tmm_uvm_arena_on_device(NULL, p[0], 1));
+	tmm_uvm_arena_free(a, b[0]);
+	tmm_uvm_arena_free(a, b[1]);
+	tmm_uvm_arena_destroy(a);
+	be.ops->close(&be);
+}
+END_TEST
+
 static Suite *arena_suite(void)
 {
 	Suite *s = suite_create("uvm_arena");
@@ -409,6 +531,8 @@ static Suite *arena_suite(void)
 	tcase_add_test(tc, a_discard_leaves_the_neighbour_intact);
 	tcase_add_test(tc, a_refused_segment_fails_the_op_cleanly);
 	tcase_add_test(tc, segments_are_kept_and_blocks_are_whole_pages);
+	tcase_add_test(tc, the_arena_notes_pages_on_the_device);
+	tcase_add_test(tc, an_input_written_each_step_stays_on_the_device);
 	suite_add_tcase(s, tc);
 	return s;
 }

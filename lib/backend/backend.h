@@ -102,6 +102,10 @@ struct tmm_device_info {
 				      * the device (the sim); false where
 				      * the driver keeps that to itself
 				      * (CUDA) */
+	bool managed_limit_binds;    /* the driver evicts managed pages at
+				      * the managed_limit given (the sim);
+				      * false: only where the device is
+				      * full (CUDA) */
 	int numa_node;		     /* the device's NUMA node, -1 unknown */
 	/* The host link, as planners see it (swap time = latency + bytes /
 	 * bandwidth): the profile's figures on the sim, an estimate on

@@ -213,6 +213,7 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	}
 
 	for (int i = 0; i < TMM_ENGINE_COUNT; i++) {
+		s->queued[i] = 1; /* unknown work: wait for it once */
 		e = cudaStreamCreateWithFlags(&s->stream[i],
 					      cudaStreamNonBlocking);
 		if (e != cudaSuccess) {

@@ -282,6 +282,7 @@ int tmm_cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 					"engine", (int)engine);
 	if (bytes == 0)
 		return 0;
+	s->queued[engine]++;
 	/* Default: unified addressing tells the direction from the pointers. */
 	e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
 			    s->stream[engine]);
@@ -405,8 +406,14 @@ static struct cudaMemLocation loc_host(const struct cuda_state *s, int node)
  * reached when it was asked for, as the swap engine's copies do and as the
  * simulator's prefetches do (sim_uvm.c starts them after compute).  The
  * waits are the GPU's; the host goes on.  The events go back to the spares
- * at once: a wait keeps the point it captured.  On failure *call names
- * the CUDA call that failed, for the message.
+ * at once: a wait keeps the point it captured.  A copy stream with no work
+ * queued by this backend since `engine` last waited for it here is
+ * skipped: `engine` is ordered after all of it already (issue #19: two
+ * event records and two waits for every prefetch of every op, with
+ * nothing on the copy streams, were host time in every step).  The
+ * compute stream is never skipped: the op callbacks queue kernels there
+ * that the backend does not see.  On failure *call names the CUDA call
+ * that failed, for the message.
  */
 static cudaError_t after_other_streams(struct cuda_state *s,
 				       enum tmm_engine engine,
@@ -417,6 +424,9 @@ static cudaError_t after_other_streams(struct cuda_state *s,
 		cudaError_t e;
 
 		if (i == (int)engine)
+			continue;
+		if (i != TMM_ENGINE_COMPUTE &&
+		    s->waited[engine][i] == s->queued[i])
 			continue;
 		if (s->nspare > 0) {
 			ev = s->spare[--s->nspare];
@@ -439,6 +449,7 @@ static cudaError_t after_other_streams(struct cuda_state *s,
 			(void)cudaEventDestroy(ev);
 		if (e != cudaSuccess)
 			return e;
+		s->waited[engine][i] = s->queued[i];
 	}
 	return cudaSuccess;
 }
@@ -469,6 +480,7 @@ int tmm_cuda_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 		return tmm_cuda_fail(be, e, "%s, ordering a prefetch (%p, %zu "
 				     "bytes) after the other streams", call,
 				     ptr, bytes);
+	s->queued[engine]++;
 #if CUDA_MEMLOC
 	struct cudaMemLocation l = to == TMM_LOC_DEVICE
 					   ? loc_device(s)
@@ -635,9 +647,17 @@ int tmm_cuda_managed_access(struct tmm_backend *be,
 		if (!be->info.concurrent_managed) {
 			e = cudaDeviceSynchronize();
 		} else {
+			/* A copy stream with nothing queued since the host
+			 * last waited for it here has nothing to wait for. */
 			for (int k = 0; k < TMM_ENGINE_COUNT &&
-					e == cudaSuccess; k++)
+					e == cudaSuccess; k++) {
+				if (k != TMM_ENGINE_COMPUTE &&
+				    s->synced[k] == s->queued[k])
+					continue;
 				e = cudaStreamSynchronize(s->stream[k]);
+				if (e == cudaSuccess)
+					s->synced[k] = s->queued[k];
+			}
 		}
 		if (e != cudaSuccess)
 			return tmm_cuda_fail(be, e, "waiting for the device "

@@ -61,6 +61,16 @@ struct cuda_state {
 	/* pool=chunks: the driver's virtual memory calls and the ranges
 	 * reserved (backend_cuda_vmm.c); NULL until the first. */
 	struct tmm_cuda_vmm *vmm;
+	/* Work queued on each copy stream by this backend (copies and
+	 * prefetches), and, per stream, the count of each other stream's
+	 * work it last waited for (after_other_streams): a stream already
+	 * ordered after all of another's work needs no second event.
+	 * Queued counts start at 1, as the streams start unwaited. */
+	unsigned long queued[TMM_ENGINE_COUNT];
+	unsigned long waited[TMM_ENGINE_COUNT][TMM_ENGINE_COUNT];
+	/* The count of each stream's work the host last waited for
+	 * (tmm_cuda_managed_access). */
+	unsigned long synced[TMM_ENGINE_COUNT];
 };
 
 static inline struct cuda_state *st_of(struct tmm_backend *be)

@@ -40,7 +40,15 @@ struct segment {
 	char *base;
 	uint64_t bytes;
 	struct tmm_pool *pool;
+	/* One bit a big page: the library knows the page populated on the
+	 * device (tmm_uvm_arena_note); NULL when host memory for it was
+	 * refused, which only means nothing is known. */
+	uint8_t *on_dev;
 };
+
+/* The largest residency bitmap a segment gets (2^27 bits: 8 TiB of big
+ * pages); a larger segment simply knows nothing. */
+#define ON_DEV_MAX_BITS ((uint64_t)1 << 27)
 
 struct tmm_uvm_arena {
 	struct tmm_backend *be;
@@ -81,6 +89,7 @@ void tmm_uvm_arena_destroy(struct tmm_uvm_arena *a)
 		tmm_pool_destroy(a->seg[i].pool);
 		a->be->ops->managed_free(a->be, a->seg[i].base,
 					 a->seg[i].bytes);
+		free(a->seg[i].on_dev);
 	}
 	free(a->seg);
 	free(a);
@@ -102,6 +111,7 @@ uint64_t tmm_uvm_arena_release_empty(struct tmm_uvm_arena *a)
 		}
 		tmm_pool_destroy(s->pool);
 		a->be->ops->managed_free(a->be, s->base, s->bytes);
+		free(s->on_dev);
 		a->capacity -= s->bytes;
 		freed += s->bytes;
 	}
@@ -151,9 +161,13 @@ static int add_segment(struct tmm_uvm_arena *a, uint64_t want, char *why,
 		return rc;
 	}
 	s = (struct segment){ .base = base, .bytes = bytes };
+	if (bytes / TMM_MANAGED_PAGE <= ON_DEV_MAX_BITS)
+		s.on_dev = tmm_calloc(1, (size_t)(bytes / TMM_MANAGED_PAGE +
+						  7) / 8);
 	rc = tmm_pool_create(&s.pool, bytes);
 	if (rc < 0) {
 		a->be->ops->managed_free(a->be, base, (size_t)bytes);
+		free(s.on_dev);
 		snprintf(why, why_len, "out of host memory for the pool of "
 			 "a managed segment");
 		return rc;
@@ -236,4 +250,63 @@ void tmm_uvm_arena_get_stats(const struct tmm_uvm_arena *a,
 	st->capacity = a->capacity;
 	st->in_use = a->in_use;
 	st->peak = a->peak;
+}
+
+/*
+ * The segment holding [ptr, ptr + bytes) and the range's big pages in
+ * it, [*first, *last]; NULL when no segment holds it all or the segment
+ * keeps no bitmap.
+ */
+static struct segment *pages_of(const struct tmm_uvm_arena *a,
+				const void *ptr, uint64_t bytes,
+				uint64_t *first, uint64_t *last)
+{
+	const char *p = ptr;
+
+	if (!a || !p || !bytes)
+		return NULL;
+	for (size_t i = 0; i < a->n; i++) {
+		struct segment *s = &a->seg[i];
+		uint64_t off;
+
+		if (p < s->base || (uint64_t)(p - s->base) >= s->bytes)
+			continue;
+		off = (uint64_t)(p - s->base);
+		if (!s->on_dev || bytes > s->bytes - off)
+			return NULL;
+		*first = off / TMM_MANAGED_PAGE;
+		*last = (off + bytes - 1) / TMM_MANAGED_PAGE;
+		return s;
+	}
+	return NULL;
+}
+
+void tmm_uvm_arena_note(struct tmm_uvm_arena *a, const void *ptr,
+			uint64_t bytes, bool on_device)
+{
+	uint64_t first, last;
+	struct segment *s = pages_of(a, ptr, bytes, &first, &last);
+
+	if (!s)
+		return;
+	for (uint64_t b = first; b <= last; b++) {
+		if (on_device)
+			s->on_dev[b / 8] |= (uint8_t)(1u << (b % 8));
+		else
+			s->on_dev[b / 8] &= (uint8_t)~(1u << (b % 8));
+	}
+}
+
+bool tmm_uvm_arena_on_device(const struct tmm_uvm_arena *a, const void *ptr,
+			     uint64_t bytes)
+{
+	uint64_t first, last;
+	const struct segment *s = pages_of(a, ptr, bytes, &first, &last);
+
+	if (!s)
+		return false;
+	for (uint64_t b = first; b <= last; b++)
+		if (!(s->on_dev[b / 8] & (1u << (b % 8))))
+			return false;
+	return true;
 }

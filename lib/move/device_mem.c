@@ -11,6 +11,7 @@
 #include "device_mem.h"
 #include "lib/base/managed_page.h"
 #include "lib/mem/pool.h"
+#include "lib/mem/uvm_arena.h"
 
 int tmm_device_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
@@ -133,6 +134,7 @@ void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	/* Its pages go: they no longer count, whatever the state the
 	 * caller gives it next. */
 	tmm_uvm_unhold(ctx, t);
+	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
 	/* A discard that fails only costs the write-back it would save:
 	 * the range is still the tensor's, to be rewritten on use. */
 	if (t->dev && ctx->be.ops->discard(&ctx->be, t->dev, t->bytes) < 0)

@@ -75,6 +75,24 @@ int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 }
 
 /*
+ * The live managed bytes beyond which the driver evicts: the budget,
+ * where the driver is held to it (uvm_cap=driver on a backend whose
+ * managed_limit binds, the simulator) or the library holds it
+ * (uvm_cap=library); else the device's free memory at open, since a
+ * driver that cannot be capped (CUDA's) evicts only where the device is
+ * full (issue #19: at 40% of the peak on an H200, every tensor's pages
+ * died each step and the next step's outputs were made afresh, 27-50 ms
+ * a step with no byte moved).
+ */
+static uint64_t driver_room(const struct tmm_ctx *ctx)
+{
+	if (ctx->cfg.uvm_cap == TMM_UVM_CAP_DRIVER &&
+	    !ctx->be.info.managed_limit_binds)
+		return ctx->be.info.free_at_open;
+	return ctx->budget;
+}
+
+/*
  * Whether t's pages die with it (a discard) rather than wait populated
  * for the next tensor placed in its range:
  *  - t is destroyed outside an iteration: nothing says a tensor will
@@ -85,7 +103,8 @@ int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
  *    pages are on the host, and the next tensor's first write would
  *    fault dead bytes back (a swap-out by copy, t->host, discarded them
  *    already);
- *  - the arena has held more live bytes than the budget (its peak): the
+ *  - the arena has held more live bytes than the driver keeps on the
+ *    device (its peak over driver_room): the
  *    program oversubscribes, the driver evicts, and dead pages left on
  *    the device would take the room of live ones and be written back
  *    when evicted, which costs more than the fault a discarded page
@@ -99,7 +118,7 @@ static bool pages_die(const struct tmm_ctx *ctx,
 {
 	return !ctx->in_iteration || (t->state == TMM_TS_HOST && !t->host) ||
 	       t->uvm_host_touched ||
-	       tmm_uvm_arena_peak(ctx->uvm_arena) > ctx->budget;
+	       tmm_uvm_arena_peak(ctx->uvm_arena) > driver_room(ctx);
 }
 
 /*
@@ -131,8 +150,10 @@ static void forget_range(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (rc == 0 && (t->uvm_advised & ADVISED_READ_MOSTLY))
 		rc = be->ops->advise(be, t->dev, t->bytes,
 				     TMM_ADVISE_UNSET_READ_MOSTLY);
-	if (rc == 0 && pages_die(ctx, t))
+	if (rc == 0 && pages_die(ctx, t)) {
+		tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
 		rc = be->ops->discard(be, t->dev, t->bytes);
+	}
 	if (rc < 0)
 		tmm_log(ctx, TMM_LOG_WARN, "%s", be->error);
 }
@@ -226,6 +247,7 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 			"now on (slower where a prefetch to the host is); "
 			"raise pinned_pool or free host memory");
 	}
+	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
 	rc = be->ops->advise(be, t->dev, t->bytes, TMM_ADVISE_PREFERRED_HOST);
 	if (rc == 0)
 		rc = be->ops->prefetch(be, TMM_ENGINE_D2H, t->dev, t->bytes,
@@ -385,6 +407,9 @@ int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 				"read-mostly advice refused for tensor %s: "
 				"the iteration writes it",
 				tmm_tensor_label(t, label, sizeof(label)));
+	/* Advice may keep the pages off the device (remote mappings, read
+	 * duplicates): what the arena knew of them no longer holds. */
+	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
 	rc = ctx->be.ops->advise(&ctx->be, t->dev, t->bytes, map[advice]);
 	if (rc < 0)
 		return backend_error(ctx, rc);
@@ -460,6 +485,22 @@ int tmm_uvm_access_commit(struct tmm_ctx *ctx)
 	return rc < 0 ? backend_error(ctx, rc) : 0;
 }
 
+/*
+ * Whether t's range is known to be on the device still: the arena noted
+ * its pages there (a kernel touched them, a prefetch brought them) and
+ * nothing since took them off, and no more bytes than driver_room have
+ * ever been live, so the driver had no cause to evict them (a driver
+ * that cannot be capped may still, where the device itself runs out of
+ * memory taken by others: then a hint skipped costs a fault, never a
+ * byte).
+ */
+static bool known_on_device(const struct tmm_ctx *ctx,
+			    const struct tmm_tensor_rec *t)
+{
+	return tmm_uvm_arena_peak(ctx->uvm_arena) <= driver_room(ctx) &&
+	       tmm_uvm_arena_on_device(ctx->uvm_arena, t->dev, t->bytes);
+}
+
 int tmm_uvm_prefetch_fresh(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_backend *be = &ctx->be;
@@ -471,23 +512,40 @@ int tmm_uvm_prefetch_fresh(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	    (ctx->cfg.uvm_fresh == TMM_UVM_FRESH_AUTO &&
 	     !(be->info.uvm_fresh_gbps > 0)))
 		return 0;
+	/* The range's last tensor left its pages on the device (the arena
+	 * keeps them, pages_die): nothing is fresh, and a prefetch would
+	 * only cost the driver call and its ordering, every step. */
+	if (known_on_device(ctx, t))
+		return 0;
 	/* On the compute stream: in order with the kernels, behind no
 	 * copy the copy engines have queued for later ops. */
 	rc = be->ops->prefetch(be, TMM_ENGINE_COMPUTE, t->dev, t->bytes,
 			       TMM_LOC_DEVICE, -1);
-	return rc < 0 ? backend_error(ctx, rc) : 0;
+	if (rc < 0)
+		return backend_error(ctx, rc);
+	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, true);
+	return 0;
 }
 
 int tmm_uvm_touch_op(struct tmm_ctx *ctx, struct tmm_tensor_rec *const *recs,
 		     unsigned n_inputs, unsigned n)
 {
+	int rc;
+
 	tmm_uvm_access_begin(ctx);
 	for (unsigned i = 0; i < n; i++) {
 		tmm_uvm_access_add(ctx, recs[i]->dev, recs[i]->bytes,
 				   i >= n_inputs);
 		recs[i]->uvm_host_touched = false;
 	}
-	return tmm_uvm_access_commit(ctx);
+	rc = tmm_uvm_access_commit(ctx);
+	/* The kernels' faults bring the pages to the device, unless advice
+	 * keeps them elsewhere (a preferred location, read duplicates). */
+	for (unsigned i = 0; i < n && rc == 0; i++)
+		if (!recs[i]->uvm_advised && !recs[i]->uvm_host_preferred)
+			tmm_uvm_arena_note(ctx->uvm_arena, recs[i]->dev,
+					   recs[i]->bytes, true);
+	return rc;
 }
 
 /* The host touches [offset, offset + bytes) of t. */
@@ -499,9 +557,57 @@ static int host_touch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 				       .by_host = true };
 	int rc = ctx->be.ops->managed_access(&ctx->be, &r, 1);
 
+	/* The host's access migrates (or maps) those pages to it. */
+	tmm_uvm_arena_note(ctx->uvm_arena, r.ptr, bytes, false);
 	t->uvm_host_touched = true;
 	tmm_uvm_sync_counters(ctx);
 	return rc < 0 ? backend_error(ctx, rc) : 0;
+}
+
+/*
+ * Whether the host's write to t may go by a copy on the compute stream,
+ * as in swap mode, rather than by touching the managed pages: t's pages
+ * are known on the device (known_on_device) and t is resident, with no
+ * migration of its own under way.  A host touch would first wait for
+ * every stream and then migrate the pages to the host, and the next
+ * kernel would fault them back (issue #19: a 32 MiB input written every
+ * step crossed the link twice by faults); a copy moves only the bytes
+ * written and leaves the pages where the kernels want them.  Reads still
+ * touch: a read is most often a small result (the loss), and a touch
+ * gives the first iteration the residency its peak (budget=N%peak) was
+ * measured with (a read by copy kept pages on the device, raised that
+ * peak and moved the budgets auto plans for: test_auto_monotone).
+ */
+static bool host_copy_ok(const struct tmm_ctx *ctx,
+			 const struct tmm_tensor_rec *t)
+{
+	return t->state == TMM_TS_RESIDENT && !t->host && !t->copy.valid &&
+	       known_on_device(ctx, t);
+}
+
+/*
+ * A fresh tensor written whole, into a range whose pages are known on
+ * the device (the same tensor of the previous step, most often): by a
+ * copy, as swap mode writes one, where uvm_cap leaves it room.  The
+ * range's last tensor's readers and migrations were waited for by the
+ * compute stream when it went (forget_range), and the copy runs there.
+ * Returns 1 when done, 0 when the caller must touch the pages instead,
+ * or a negative errno.
+ */
+static int write_fresh_by_copy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			       const void *src, size_t bytes)
+{
+	int rc;
+
+	if (!src || bytes != t->bytes || !known_on_device(ctx, t) ||
+	    !tmm_uvm_cap_fits(ctx, t->bytes))
+		return 0;
+	rc = ctx->be.ops->copy_sync(&ctx->be, t->dev, src, bytes, true);
+	if (rc < 0)
+		return backend_error(ctx, rc);
+	tmm_tensor_set_state(t, TMM_TS_RESIDENT);
+	tmm_uvm_hold(ctx, t);
+	return 1;
 }
 
 int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
@@ -519,6 +625,20 @@ int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		if (src)
 			memcpy((char *)t->host + offset, src, bytes);
 		return 0;
+	}
+	if (fresh) {
+		rc = write_fresh_by_copy(ctx, t, src, bytes);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+	} else if (src && host_copy_ok(ctx, t)) {
+		/* Not under a copy out that a back-access let go on, as
+		 * swap mode writes a resident tensor. */
+		rc = tmm_tensor_wait_readers(ctx, t);
+		if (rc == 0)
+			rc = ctx->be.ops->copy_sync(&ctx->be,
+						    (char *)t->dev + offset,
+						    src, bytes, true);
+		return rc < 0 ? backend_error(ctx, rc) : 0;
 	}
 	if (fresh && (offset != 0 || bytes != t->bytes)) {
 		/* The rest of a fresh tensor reads as zeros, as in swap

@@ -76,6 +76,21 @@ struct cudafake_moves_out {
 };
 void cudafake_moves_out(struct cudafake_moves_out *m);
 
+/*
+ * Calls of the runtime entry points a training step may make, since the
+ * program began (failed calls included): what a test counts to hold the
+ * library's per-op and per-step driver work to what it needs (mode=uvm
+ * with nothing to move making no more calls than it must).  cudaMemcpy
+ * and cudaMemcpyAsync count together as copies.
+ */
+struct cudafake_calls {
+	unsigned long event_records, stream_waits, event_queries, event_syncs;
+	unsigned long stream_syncs, device_syncs;
+	unsigned long prefetches, advises, discards;
+	unsigned long copies, memsets, mem_get_info;
+};
+void cudafake_calls(struct cudafake_calls *c);
+
 /* The granularity of managed memory: a discard poisons whole pages of
  * it (within the allocation), as the driver may. */
 size_t cudafake_page_size(void);

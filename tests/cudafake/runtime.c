@@ -47,6 +47,9 @@ static struct {
 	/* Moves of managed bytes to the host (cudafake.h), since the
 	 * program began. */
 	struct cudafake_moves_out moves_out;
+	/* Calls of the entry points the library's hot path makes
+	 * (cudafake.h), since the program began. */
+	struct cudafake_calls calls;
 } rt;
 
 static size_t env_size(const char *name, size_t dflt)
@@ -359,6 +362,7 @@ cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device)
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
+	rt.calls.mem_get_info++;
 	init();
 	if (!free_bytes || !total)
 		return fail(cudaErrorInvalidValue);
@@ -374,6 +378,11 @@ void cudafake_moves_out(struct cudafake_moves_out *m)
 	*m = rt.moves_out;
 }
 
+void cudafake_calls(struct cudafake_calls *c)
+{
+	*c = rt.calls;
+}
+
 unsigned long cudafake_device_syncs(void)
 {
 	return device_syncs;
@@ -382,6 +391,7 @@ unsigned long cudafake_device_syncs(void)
 cudaError_t cudaDeviceSynchronize(void)
 {
 	device_syncs++;
+	rt.calls.device_syncs++;
 	fake_sync_all();
 	return cudaSuccess;
 }
@@ -569,6 +579,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
 	struct CUstream_st *s = fake_stream(stream);
 
+	rt.calls.stream_syncs++;
 	if (!s)
 		return fail(cudaErrorInvalidResourceHandle);
 	fake_sync_stream(s);
@@ -609,6 +620,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
 	struct fake_op *op;
 
+	rt.calls.event_records++;
 	if (!event || !event->live)
 		return fail(cudaErrorInvalidResourceHandle);
 	/* An injected failure answers one of the errors the Runtime API
@@ -633,6 +645,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
 {
 	struct fake_op *op;
 
+	rt.calls.stream_waits++;
 	(void)flags;
 	if (!event || !event->live)
 		return fail(cudaErrorInvalidResourceHandle);
@@ -647,6 +660,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
 
 cudaError_t cudaEventQuery(cudaEvent_t event)
 {
+	rt.calls.event_queries++;
 	if (!event || !event->live)
 		return fail(cudaErrorInvalidResourceHandle);
 	/* Not ready is no error: cudaGetLastError does not report it. */
@@ -655,6 +669,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
+	rt.calls.event_syncs++;
 	if (!event || !event->live)
 		return fail(cudaErrorInvalidResourceHandle);
 	fake_sync_event(event);
@@ -685,6 +700,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 	};
 	struct fake_op *op;
 
+	rt.calls.copies++;
 	(void)kind;
 	if (bytes == 0)
 		return cudaSuccess;
@@ -715,6 +731,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
 	struct fake_op *op;
 	cudaError_t e;
 
+	rt.calls.copies++;
 	(void)kind;
 	if (bytes == 0)
 		return cudaSuccess;
@@ -740,6 +757,7 @@ cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes,
 				 USE_WRITE };
 	struct fake_op *op;
 
+	rt.calls.memsets++;
 	if (bytes == 0)
 		return cudaSuccess;
 	if (!dst)
@@ -773,6 +791,7 @@ cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t bytes,
 				 USE_MIGRATE };
 	struct fake_op *op;
 
+	rt.calls.prefetches++;
 	init();
 	if (flags || bytes == 0 || !managed(ptr, bytes))
 		return fail(cudaErrorInvalidValue);
@@ -794,6 +813,7 @@ cudaError_t cudaMemAdvise(const void *ptr, size_t bytes,
 			  enum cudaMemoryAdvise advice,
 			  struct cudaMemLocation location)
 {
+	rt.calls.advises++;
 	(void)advice;
 	(void)location;
 	init();
@@ -808,6 +828,7 @@ cudaError_t cudaMemDiscardBatchAsync(void **ptrs, size_t *sizes, size_t count,
 				     unsigned long long flags,
 				     cudaStream_t stream)
 {
+	rt.calls.discards++;
 	init();
 	/* Runtime API, cudaMemDiscardBatchAsync: flags must be zero, the
 	 * stream must not be the legacy NULL stream, every range managed;
