@@ -634,9 +634,11 @@ void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		tmm_uvm_release(ctx, t);
 		return;
 	}
-	/* A copy may still read or write the memory: wait for it.  A backend
-	 * error here leaves nothing better to do than to free. */
-	if (tmm_mover_settle(ctx, t) < 0)
+	/* A copy may still read or write the memory: the compute engine
+	 * waits for it where it may (swap_engine.h), else the host.  A
+	 * backend error here leaves nothing better to do than to free. */
+	if (tmm_mover_abandon_copy(ctx, t) < 0 &&
+	    tmm_mover_settle(ctx, t) < 0)
 		tmm_mover_retire_failed_copy(ctx, t);
 	if (t->block)
 		tmm_mover_device_give_back(ctx, t);

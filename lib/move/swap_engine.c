@@ -294,6 +294,31 @@ int tmm_mover_retire_early(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return 0;
 }
 
+int tmm_mover_abandon_copy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	bool in_flight = t->state == TMM_TS_SWAPPING_OUT ||
+			 t->state == TMM_TS_SWAPPING_IN;
+	int rc;
+
+	if (!t->copy.valid)
+		return in_flight ? -EAGAIN : 0;
+	if (tmm_mover_uvm(ctx) || tmm_pool_is_mapped(ctx->pool) ||
+	    !(in_flight || t->state == TMM_TS_HOST))
+		return -EAGAIN;
+	/* Retired early, t's block was ordered after its copy then. */
+	rc = in_flight ? tmm_mover_compute_wait(ctx, &t->copy) : 0;
+	if (rc < 0)
+		return rc;
+	if (in_flight)
+		tmm_list_del(&t->in_flight);
+	if (t->host)
+		tmm_mover_host_give_back(ctx, t, &t->copy);
+	else
+		ctx->be.ops->event_release(&ctx->be, &t->copy);
+	ctx->c.swap_out_early++;
+	return 0;
+}
+
 /*
  * The device could not say whether t's copy finished (a backend error).
  * Complete the transition anyway, so the tensor leaves its in-flight list;

@@ -122,6 +122,19 @@ bool tmm_mover_may_retire_early(const struct tmm_ctx *ctx,
 int tmm_mover_retire_early(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /*
+ * t is going away with a copy in flight, or a HOST tensor retired early
+ * whose buffer is still being filled: where tmm_mover_may_retire_early
+ * allows (a copy back too), the compute engine waits for the copy, t
+ * leaves its in-flight list, and its host buffer, given back, waits on
+ * the deferred list; t keeps its block for the caller to give back.  So
+ * destroying a tensor never has the host wait for its copy (the H200 run
+ * had it, once per tensor its plan moved and the step then freed).
+ * Returns 0 (nothing left in flight), or -EAGAIN where it may not, or the
+ * error (the caller then settles t on the host).
+ */
+int tmm_mover_abandon_copy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
  * A copy the device cannot report on (its event failed): completes t's
  * transition anyway, so it leaves its in-flight list.  Only where t or
  * the context is going away.
