@@ -4,7 +4,8 @@
  * every order it may: within a stream in order, across streams in an
  * order the seed chooses, after an awaited event, the legacy stream with
  * the blocking ones; unordered accesses to the same bytes are reported
- * with both call sites; a discard poisons whole managed pages.
+ * with both call sites; a discard poisons whole managed pages; with
+ * CUDAFAKE_LAG the device falls behind the host until it waits.
  */
 #include <check.h>
 #include <stdint.h>
@@ -252,6 +253,54 @@ START_TEST(a_kernel_runs_its_host_twin)
 }
 END_TEST
 
+/* CUDAFAKE_LAG: a device that lags leaves queued work queued until the
+ * host waits, where one that keeps up runs some at every call. */
+static unsigned ops_done_before_a_wait(uint8_t *dev, const char *lag)
+{
+	cudaStream_t a = stream(cudaStreamNonBlocking);
+	unsigned done = 0;
+
+	if (lag)
+		ck_assert_int_eq(setenv("CUDAFAKE_LAG", lag, 1), 0);
+	else
+		ck_assert_int_eq(unsetenv("CUDAFAKE_LAG"), 0);
+	cudafake_reset(5);
+	for (unsigned k = 0; k < 32; k++) {
+		cudaEvent_t e;
+
+		ck_assert_int_eq(cudaEventCreate(&e), cudaSuccess);
+		ck_assert_int_eq(cudaMemsetAsync(dev + k, 1, 1, a),
+				 cudaSuccess);
+		ck_assert_int_eq(cudaEventRecord(e, a), cudaSuccess);
+		/* A stream's own work runs in order: an event done says
+		 * every memset before it is. */
+		if (cudaEventQuery(e) == cudaSuccess)
+			done = k + 1;
+		ck_assert_int_eq(cudaEventDestroy(e), cudaSuccess);
+	}
+	ck_assert_int_eq(cudaStreamSynchronize(a), cudaSuccess);
+	for (unsigned k = 0; k < 32; k++)
+		ck_assert_uint_eq(dev[k], 1);
+	ck_assert_int_eq(unsetenv("CUDAFAKE_LAG"), 0);
+	ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+	memset(dev, 0, 32);
+	return done;
+}
+
+START_TEST(a_lagging_device_runs_only_when_waited_for)
+{
+	uint8_t *dev;
+
+	ck_assert_int_eq(cudaMallocManaged((void **)&dev, 32,
+					   cudaMemAttachGlobal),
+			 cudaSuccess);
+	memset(dev, 0, 32);
+	ck_assert_uint_gt(ops_done_before_a_wait(dev, NULL), 0);
+	ck_assert_uint_eq(ops_done_before_a_wait(dev, "1000000"), 0);
+	ck_assert_int_eq(cudaFree(dev), cudaSuccess);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cudafake");
@@ -264,6 +313,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, the_legacy_stream_orders_blocking_streams_only);
 	tcase_add_test(tc, a_discard_poisons_whole_pages);
 	tcase_add_test(tc, a_kernel_runs_its_host_twin);
+	tcase_add_test(tc, a_lagging_device_runs_only_when_waited_for);
 	suite_add_tcase(s, tc);
 	return s;
 }

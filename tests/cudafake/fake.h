@@ -147,5 +147,9 @@ double fake_clock_ms(void);
 
 /* The environment, read once. */
 unsigned fake_env_seed(void);
+/* CUDAFAKE_LAG, read at every call: 1 in this many calls that queue
+ * work lets queued work run at once (queue.c); 1, the default, is every
+ * call. */
+unsigned fake_env_lag(void);
 
 #endif /* CUDAFAKE_FAKE_H */

@@ -330,6 +330,7 @@ cudaError_t fake_enqueue(struct fake_op *op, const struct fake_access *a,
 {
 	struct CUstream_st *s = op->s;
 	struct vclock *vc;
+	unsigned lag;
 
 	init();
 	vc_max(&s->vc, &q.host);
@@ -360,7 +361,17 @@ cudaError_t fake_enqueue(struct fake_op *op, const struct fake_access *a,
 	else
 		s->head = op;
 	s->tail = op;
-	/* Adversarial progress: some queued work may run right away. */
+	/*
+	 * Adversarial progress: some queued work may run right away.  With
+	 * CUDAFAKE_LAG=N only one call in N (on average) lets any run, so
+	 * the device falls behind the host by whole ops, as a real GPU does
+	 * when each kernel takes milliseconds: copies and migrations are
+	 * then still in flight when the host next looks at their events,
+	 * and only a wait brings the device up to date.
+	 */
+	lag = fake_env_lag();
+	if (lag > 1 && next_rand() % lag)
+		return cudaSuccess;
 	for (unsigned k = next_rand() % 3; k > 0 && step(); k--)
 		;
 	return cudaSuccess;

@@ -79,6 +79,15 @@ unsigned fake_env_seed(void)
 	return rt.seed;
 }
 
+/* Read at every call, as CUDAFAKE_CONCURRENT_MANAGED is, so that one
+ * test program can run a device that keeps up and one that lags. */
+unsigned fake_env_lag(void)
+{
+	size_t lag = env_size("CUDAFAKE_LAG", 1);
+
+	return lag < 1 ? 1 : lag > UINT32_MAX ? UINT32_MAX : (unsigned)lag;
+}
+
 size_t cudafake_page_size(void)
 {
 	init();
