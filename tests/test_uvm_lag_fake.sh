@@ -10,7 +10,11 @@
 # (whose plan at that budget is tsplit's) at 30%, both ways out of the
 # device (uvm_swap_path copy and prefetch), over three seeds, with
 # CUDAFAKE_LAG=20 (tests/cudafake/README.md) so that queued work runs
-# mostly when the host waits, and the first race aborting the program.
+# mostly when the host waits, CUDAFAKE_KERNEL_COST=8 so that the plans
+# are made from op times where compute costs as much as the copies (as
+# on the H200, whose compute shape this is; by default the double's
+# kernels are all but free, and its plans recompute rather than swap),
+# and the first race aborting the program.
 # Every row must be bit-identical to the unconstrained run: the losses of
 # every step and the final weights read back by tmm_tensor_read.  The
 # shape keeps the compute shape's proportions (weights twice an
@@ -36,7 +40,8 @@ fail() {
 for path in copy prefetch; do
 	for seed in 1 2 3; do
 		checks=$((checks + 1))
-		CUDAFAKE_LAG=20 CUDAFAKE_SEED=$seed CUDAFAKE_RACES=abort \
+		CUDAFAKE_LAG=20 CUDAFAKE_KERNEL_COST=8 CUDAFAKE_SEED=$seed \
+			CUDAFAKE_RACES=abort \
 			TENSORMM_UVM_SWAP_PATH=$path TENSORMM_LOG=error \
 			"$prog" --shape 128x12x64 --modes uvm \
 			--policies tsplit,auto --budgets 0.3 --steps 6 \

@@ -313,7 +313,7 @@ static bool step(void)
 		break;
 	}
 	/* Time enough to tell events apart: a microsecond an operation and
-	 * 10 GB/s for its bytes. */
+	 * 10 GB/s for its bytes (a kernel's: fake_kernel_cost's). */
 	q.clock_ms += 0.001 + (double)op->bytes / 1e7;
 #ifdef TMM_HAVE_CUPTI
 	fake_cupti_ran(op, start_ms, q.clock_ms);
@@ -375,6 +375,15 @@ cudaError_t fake_enqueue(struct fake_op *op, const struct fake_access *a,
 	for (unsigned k = next_rand() % 3; k > 0 && step(); k--)
 		;
 	return cudaSuccess;
+}
+
+size_t fake_kernel_cost(const struct fake_access *a, unsigned n)
+{
+	size_t factor = fake_env_size("CUDAFAKE_KERNEL_COST", 0), sum = 0;
+
+	for (unsigned k = 0; k < n; k++)
+		sum += a[k].hi - a[k].lo;
+	return factor * sum;
 }
 
 void fake_sync_stream(struct CUstream_st *s)
@@ -492,5 +501,6 @@ cudaError_t cudafake_launch(cudaStream_t stream, void (*fn)(void *),
 		a[i].hi = a[i].lo + r[i].bytes;
 		a[i].use = r[i].write ? USE_WRITE : USE_READ;
 	}
+	op->bytes = fake_kernel_cost(a, n);
 	return fake_enqueue(op, a, n, "kernel", __builtin_return_address(0));
 }
