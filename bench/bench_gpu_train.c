@@ -289,10 +289,57 @@ static double in_bytes(const struct run *r)
 	return PER_STEP(r, swap_in_bytes) + PER_STEP(r, uvm_fault_bytes);
 }
 
+/*
+ * Which final weights differ, into buf: how many of the model's tensors,
+ * and the first (in mlp_model.c's order, W then b of each layer from the
+ * input's) with how many of its floats.  A run on a real GPU cannot be
+ * repeated at will, so the one that goes wrong says where.
+ */
+static void weights_differ(const struct run *ref, const struct run *r,
+			   const struct shape *sh, char *buf, size_t len)
+{
+	struct mlp_config mc;
+	const float *a = (const float *)ref->weights;
+	const float *b = (const float *)r->weights;
+	size_t at = 0, first_n = 0, first_diff = 0;
+	unsigned tensors = 0;
+	char first[16] = "";
+
+	mlp_config_default(&mc);
+	for (unsigned l = 0; l <= sh->layers; l++) {
+		size_t in = l == 0 ? mc.inputs : sh->width;
+		size_t out = l == sh->layers ? mc.classes : sh->width;
+		size_t n[2] = { in * out, out };
+
+		for (unsigned k = 0; k < 2; k++) {
+			size_t diff = 0;
+
+			for (size_t i = 0; i < n[k] &&
+					   (at + i + 1) * sizeof(float) <= r->len;
+			     i++)
+				diff += memcmp(&a[at + i], &b[at + i],
+					       sizeof(float)) != 0;
+			if (diff && !tensors++) {
+				snprintf(first, sizeof(first), "%s%u",
+					 k ? "b" : "W", l);
+				first_n = n[k];
+				first_diff = diff;
+			}
+			at += n[k];
+		}
+	}
+	if (!tensors || at * sizeof(float) != r->len) {
+		snprintf(buf, len, "NO: final weights");
+		return;
+	}
+	snprintf(buf, len, "NO: final weights (%u tensors; %s: %zu of %zu "
+		 "floats)", tensors, first, first_diff, first_n);
+}
+
 /* Writes "yes" into buf, or what differs from the reference; returns
  * whether they are bit-identical. */
-static bool compare(const struct run *ref, const struct run *r, char *buf,
-		    size_t len)
+static bool compare(const struct run *ref, const struct run *r,
+		    const struct shape *sh, char *buf, size_t len)
 {
 	for (unsigned s = 0; s < r->steps; s++)
 		if (memcmp(&ref->losses[s], &r->losses[s], sizeof(float))) {
@@ -300,7 +347,7 @@ static bool compare(const struct run *ref, const struct run *r, char *buf,
 			return false;
 		}
 	if (ref->len != r->len || memcmp(ref->weights, r->weights, r->len)) {
-		snprintf(buf, len, "NO: final weights");
+		weights_differ(ref, r, sh, buf, len);
 		return false;
 	}
 	snprintf(buf, len, "yes");
@@ -390,7 +437,7 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 {
 	const struct options *o = b->o;
 	struct run *ref = calloc(1, sizeof(*ref)), *r = calloc(1, sizeof(*r));
-	char config[192], budget_text[64], why[300], verdict[64];
+	char config[192], budget_text[64], why[300], verdict[128];
 	double compute_ms;
 	int rc = -1;
 
@@ -476,7 +523,7 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 					run_free(r);
 					continue;
 				}
-				if (!compare(ref, r, verdict,
+				if (!compare(ref, r, sh, verdict,
 					     sizeof(verdict)))
 					b->failed++;
 				if (!uvm && r->end.device_peak > budget) {

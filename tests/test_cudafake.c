@@ -4,7 +4,9 @@
  * every order it may: within a stream in order, across streams in an
  * order the seed chooses, after an awaited event, the legacy stream with
  * the blocking ones; unordered accesses to the same bytes are reported
- * with both call sites; a discard poisons whole managed pages.
+ * with both call sites; a discard poisons whole managed pages; with
+ * CUDAFAKE_LAG the device falls behind the host until it waits, and
+ * with CUDAFAKE_KERNEL_COST a kernel takes time by its bytes.
  */
 #include <check.h>
 #include <stdint.h>
@@ -252,6 +254,99 @@ START_TEST(a_kernel_runs_its_host_twin)
 }
 END_TEST
 
+/* The time a kernel over `bytes` takes on the double's clock, in ms, with
+ * CUDAFAKE_KERNEL_COST set to cost (NULL: unset). */
+static float kernel_ms(uint8_t *x, size_t bytes, const char *cost)
+{
+	cudaStream_t a = stream(cudaStreamNonBlocking);
+	cudaEvent_t before, after;
+	struct twin t = { x, 1 };
+	struct cudafake_range r = { x, bytes, true };
+	float ms = -1;
+
+	if (cost)
+		ck_assert_int_eq(setenv("CUDAFAKE_KERNEL_COST", cost, 1), 0);
+	ck_assert_int_eq(cudaEventCreate(&before), cudaSuccess);
+	ck_assert_int_eq(cudaEventCreate(&after), cudaSuccess);
+	ck_assert_int_eq(cudaEventRecord(before, a), cudaSuccess);
+	ck_assert_int_eq(cudafake_launch(a, kernel, &t, &r, 1), cudaSuccess);
+	ck_assert_int_eq(cudaEventRecord(after, a), cudaSuccess);
+	ck_assert_int_eq(cudaEventSynchronize(after), cudaSuccess);
+	ck_assert_int_eq(cudaEventElapsedTime(&ms, before, after),
+			 cudaSuccess);
+	ck_assert_int_eq(unsetenv("CUDAFAKE_KERNEL_COST"), 0);
+	ck_assert_int_eq(cudaEventDestroy(before), cudaSuccess);
+	ck_assert_int_eq(cudaEventDestroy(after), cudaSuccess);
+	ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+	return ms;
+}
+
+/* CUDAFAKE_KERNEL_COST: a kernel takes as long as a copy of that many
+ * times its bytes (10 GB/s), so that plans made from the double's times
+ * see compute as a real GPU's do; unset, a microsecond. */
+START_TEST(a_kernel_costs_what_its_bytes_say)
+{
+	size_t bytes = (size_t)1 << 20;
+	uint8_t *x;
+
+	ck_assert_int_eq(cudaMalloc((void **)&x, bytes), cudaSuccess);
+	cudafake_reset(4);
+	ck_assert_float_lt(kernel_ms(x, bytes, NULL), 0.01f);
+	/* 8 MiB at 10 GB/s: 0.84 ms, and the events' microseconds. */
+	ck_assert_float_gt(kernel_ms(x, bytes, "8"), 0.83f);
+	ck_assert_float_lt(kernel_ms(x, bytes, "8"), 0.86f);
+	ck_assert_int_eq(cudaFree(x), cudaSuccess);
+}
+END_TEST
+
+/* CUDAFAKE_LAG: a device that lags leaves queued work queued until the
+ * host waits, where one that keeps up runs some at every call. */
+static unsigned ops_done_before_a_wait(uint8_t *dev, const char *lag)
+{
+	cudaStream_t a = stream(cudaStreamNonBlocking);
+	unsigned done = 0;
+
+	if (lag)
+		ck_assert_int_eq(setenv("CUDAFAKE_LAG", lag, 1), 0);
+	else
+		ck_assert_int_eq(unsetenv("CUDAFAKE_LAG"), 0);
+	cudafake_reset(5);
+	for (unsigned k = 0; k < 32; k++) {
+		cudaEvent_t e;
+
+		ck_assert_int_eq(cudaEventCreate(&e), cudaSuccess);
+		ck_assert_int_eq(cudaMemsetAsync(dev + k, 1, 1, a),
+				 cudaSuccess);
+		ck_assert_int_eq(cudaEventRecord(e, a), cudaSuccess);
+		/* A stream's own work runs in order: an event done says
+		 * every memset before it is. */
+		if (cudaEventQuery(e) == cudaSuccess)
+			done = k + 1;
+		ck_assert_int_eq(cudaEventDestroy(e), cudaSuccess);
+	}
+	ck_assert_int_eq(cudaStreamSynchronize(a), cudaSuccess);
+	for (unsigned k = 0; k < 32; k++)
+		ck_assert_uint_eq(dev[k], 1);
+	ck_assert_int_eq(unsetenv("CUDAFAKE_LAG"), 0);
+	ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+	memset(dev, 0, 32);
+	return done;
+}
+
+START_TEST(a_lagging_device_runs_only_when_waited_for)
+{
+	uint8_t *dev;
+
+	ck_assert_int_eq(cudaMallocManaged((void **)&dev, 32,
+					   cudaMemAttachGlobal),
+			 cudaSuccess);
+	memset(dev, 0, 32);
+	ck_assert_uint_gt(ops_done_before_a_wait(dev, NULL), 0);
+	ck_assert_uint_eq(ops_done_before_a_wait(dev, "1000000"), 0);
+	ck_assert_int_eq(cudaFree(dev), cudaSuccess);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cudafake");
@@ -264,6 +359,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, the_legacy_stream_orders_blocking_streams_only);
 	tcase_add_test(tc, a_discard_poisons_whole_pages);
 	tcase_add_test(tc, a_kernel_runs_its_host_twin);
+	tcase_add_test(tc, a_lagging_device_runs_only_when_waited_for);
+	tcase_add_test(tc, a_kernel_costs_what_its_bytes_say);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -292,6 +292,9 @@ cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
 	}
 	op->fn = sgemm_run;
 	op->arg = g;
+	/* Timed by its matrices: the workspace, last, is scratch. */
+	op->bytes = fake_kernel_cost(acc, handle->workspace ? n_acc - 1
+							   : n_acc);
 	return fake_enqueue(op, acc, n_acc, "cublasSgemm",
 			    __builtin_return_address(0)) == cudaSuccess
 		       ? CUBLAS_STATUS_SUCCESS

@@ -147,5 +147,16 @@ double fake_clock_ms(void);
 
 /* The environment, read once. */
 unsigned fake_env_seed(void);
+/* CUDAFAKE_LAG, read at every call: 1 in this many calls that queue
+ * work lets queued work run at once (queue.c); 1, the default, is every
+ * call. */
+unsigned fake_env_lag(void);
+/* A decimal environment variable, or dflt when unset or not a number;
+ * read at every call. */
+size_t fake_env_size(const char *name, size_t dflt);
+/* A kernel's time, as the bytes a copy of that time moves: with
+ * CUDAFAKE_KERNEL_COST=N, N times the bytes of its n accesses (0, the
+ * default: a kernel takes only the microsecond every operation takes). */
+size_t fake_kernel_cost(const struct fake_access *a, unsigned n);
 
 #endif /* CUDAFAKE_FAKE_H */

@@ -313,7 +313,7 @@ static bool step(void)
 		break;
 	}
 	/* Time enough to tell events apart: a microsecond an operation and
-	 * 10 GB/s for its bytes. */
+	 * 10 GB/s for its bytes (a kernel's: fake_kernel_cost's). */
 	q.clock_ms += 0.001 + (double)op->bytes / 1e7;
 #ifdef TMM_HAVE_CUPTI
 	fake_cupti_ran(op, start_ms, q.clock_ms);
@@ -330,6 +330,7 @@ cudaError_t fake_enqueue(struct fake_op *op, const struct fake_access *a,
 {
 	struct CUstream_st *s = op->s;
 	struct vclock *vc;
+	unsigned lag;
 
 	init();
 	vc_max(&s->vc, &q.host);
@@ -360,10 +361,29 @@ cudaError_t fake_enqueue(struct fake_op *op, const struct fake_access *a,
 	else
 		s->head = op;
 	s->tail = op;
-	/* Adversarial progress: some queued work may run right away. */
+	/*
+	 * Adversarial progress: some queued work may run right away.  With
+	 * CUDAFAKE_LAG=N only one call in N (on average) lets any run, so
+	 * the device falls behind the host by whole ops, as a real GPU does
+	 * when each kernel takes milliseconds: copies and migrations are
+	 * then still in flight when the host next looks at their events,
+	 * and only a wait brings the device up to date.
+	 */
+	lag = fake_env_lag();
+	if (lag > 1 && next_rand() % lag)
+		return cudaSuccess;
 	for (unsigned k = next_rand() % 3; k > 0 && step(); k--)
 		;
 	return cudaSuccess;
+}
+
+size_t fake_kernel_cost(const struct fake_access *a, unsigned n)
+{
+	size_t factor = fake_env_size("CUDAFAKE_KERNEL_COST", 0), sum = 0;
+
+	for (unsigned k = 0; k < n; k++)
+		sum += a[k].hi - a[k].lo;
+	return factor * sum;
 }
 
 void fake_sync_stream(struct CUstream_st *s)
@@ -481,5 +501,6 @@ cudaError_t cudafake_launch(cudaStream_t stream, void (*fn)(void *),
 		a[i].hi = a[i].lo + r[i].bytes;
 		a[i].use = r[i].write ? USE_WRITE : USE_READ;
 	}
+	op->bytes = fake_kernel_cost(a, n);
 	return fake_enqueue(op, a, n, "kernel", __builtin_return_address(0));
 }

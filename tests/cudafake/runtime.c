@@ -52,7 +52,7 @@ static struct {
 	struct cudafake_calls calls;
 } rt;
 
-static size_t env_size(const char *name, size_t dflt)
+size_t fake_env_size(const char *name, size_t dflt)
 {
 	const char *v = getenv(name);
 	char *end;
@@ -69,17 +69,26 @@ static void init(void)
 	if (rt.ready)
 		return;
 	rt.ready = true;
-	rt.seed = (unsigned)env_size("CUDAFAKE_SEED", 1);
-	rt.memory = env_size("CUDAFAKE_MEMORY", (size_t)1 << 30);
+	rt.seed = (unsigned)fake_env_size("CUDAFAKE_SEED", 1);
+	rt.memory = fake_env_size("CUDAFAKE_MEMORY", (size_t)1 << 30);
 	/* The UVM driver's big pages (64 KiB) are the unit it migrates
 	 * and, for this double, discards. */
-	rt.page = env_size("CUDAFAKE_PAGE", (size_t)64 << 10);
+	rt.page = fake_env_size("CUDAFAKE_PAGE", (size_t)64 << 10);
 }
 
 unsigned fake_env_seed(void)
 {
 	init();
 	return rt.seed;
+}
+
+/* Read at every call, as CUDAFAKE_CONCURRENT_MANAGED is, so that one
+ * test program can run a device that keeps up and one that lags. */
+unsigned fake_env_lag(void)
+{
+	size_t lag = fake_env_size("CUDAFAKE_LAG", 1);
+
+	return lag < 1 ? 1 : lag > UINT32_MAX ? UINT32_MAX : (unsigned)lag;
 }
 
 size_t cudafake_page_size(void)
@@ -234,7 +243,7 @@ const char *cudaGetErrorString(cudaError_t e)
  * one test program can try several. */
 static int devices(void)
 {
-	size_t n = env_size("CUDAFAKE_DEVICES", 1);
+	size_t n = fake_env_size("CUDAFAKE_DEVICES", 1);
 
 	return n >= 1 && n <= 16 ? (int)n : 1;
 }
@@ -342,7 +351,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 		/* No node (the host is one) unless CUDAFAKE_NUMA_NODE names
 		 * one, which need not exist: the GPU's node may be outside
 		 * the process's cpuset. */
-		*value = (int)env_size("CUDAFAKE_NUMA_NODE", (size_t)-1);
+		*value = (int)fake_env_size("CUDAFAKE_NUMA_NODE", (size_t)-1);
 		return cudaSuccess;
 	default:
 		return fail(cudaErrorInvalidValue);
