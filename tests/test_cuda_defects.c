@@ -178,6 +178,21 @@ END_TEST
 /* The double moves 10 GB/s (1e7 bytes a ms) and an operation costs a
  * microsecond (tests/cudafake/queue.c): the two event records and the
  * copy make 2 us a copy. */
+/* mode=uvm's way out on a real GPU: by prefetch unless copy is asked
+ * for, since the copy way gave a wrong result on the H200
+ * (lib/move/uvm_path.c). */
+START_TEST(uvm_evicts_by_prefetch_unless_asked_to_copy)
+{
+	tmm_ctx *ctx = make_ctx("uvm");
+
+	ck_assert(!ctx->uvm_copy_out);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ctx = make_ctx("uvm,uvm_swap_path=copy");
+	ck_assert(ctx->uvm_copy_out);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 START_TEST(the_link_is_measured)
 {
 	tmm_ctx *ctx = make_ctx("swap");
@@ -284,6 +299,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_refused_host_register_falls_back);
 	tcase_add_test(tc, a_forbidden_numa_node_falls_back);
 	tcase_add_test(tc, the_link_is_measured);
+	tcase_add_test(tc, uvm_evicts_by_prefetch_unless_asked_to_copy);
 	tcase_add_test(tc, another_threads_device_is_kept);
 	tcase_add_test(tc, an_older_cupti_is_not_used);
 	suite_add_tcase(s, tc);
