@@ -404,25 +404,33 @@ START_TEST(a_refused_segment_fails_the_op_cleanly)
 END_TEST
 
 /* The arena alone, on the simulator's managed memory. */
-START_TEST(segments_are_kept_and_blocks_are_whole_pages)
+/* A simulated P100 with phantom memory, for the arena tests that need a
+ * backend of their own. */
+static void open_phantom_p100(struct tmm_backend *be)
 {
-	struct tmm_uvm_arena *a;
-	struct tmm_uvm_arena_stats st;
-	struct tmm_pool_block *b[4];
 	struct tmm_config cfg;
-	struct tmm_backend be;
-	struct tmm_sim_counters c;
-	void *p[4], *again;
-	char why[256];
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.backend = TMM_BACKEND_SIM;
 	snprintf(cfg.sim_profile, sizeof(cfg.sim_profile), "p100-pcie3-16g");
 	cfg.sim_memory = TMM_SIM_PHANTOM;
 	cfg.host_numa_node = -1;
-	memset(&be, 0, sizeof(be));
-	be.ops = &tmm_backend_sim_ops;
-	ck_assert_msg(be.ops->open(&be, &cfg) == 0, "%s", be.error);
+	memset(be, 0, sizeof(*be));
+	be->ops = &tmm_backend_sim_ops;
+	ck_assert_msg(be->ops->open(be, &cfg) == 0, "%s", be->error);
+}
+
+START_TEST(segments_are_kept_and_blocks_are_whole_pages)
+{
+	struct tmm_uvm_arena *a;
+	struct tmm_uvm_arena_stats st;
+	struct tmm_pool_block *b[4];
+	struct tmm_backend be;
+	struct tmm_sim_counters c;
+	void *p[4], *again;
+	char why[256];
+
+	open_phantom_p100(&be);
 	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
 	/* No segment before the first block: twice 3 MiB, in VA blocks. */
 	tmm_uvm_arena_get_stats(a, &st);
@@ -477,19 +485,11 @@ START_TEST(the_arena_notes_pages_on_the_device)
 {
 	struct tmm_uvm_arena *a;
 	struct tmm_pool_block *b[2];
-	struct tmm_config cfg;
 	struct tmm_backend be;
 	char why[256], outside[16];
 	void *p[2];
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.backend = TMM_BACKEND_SIM;
-	snprintf(cfg.sim_profile, sizeof(cfg.sim_profile), "p100-pcie3-16g");
-	cfg.sim_memory = TMM_SIM_PHANTOM;
-	cfg.host_numa_node = -1;
-	memset(&be, 0, sizeof(be));
-	be.ops = &tmm_backend_sim_ops;
-	ck_assert_msg(be.ops->open(&be, &cfg) == 0, "%s", be.error);
+	open_phantom_p100(&be);
 	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
 	ck_assert_int_eq(tmm_uvm_arena_alloc(a, 3 * TMM_MANAGED_PAGE, &b[0],
 					     &p[0], why, sizeof(why)), 0);

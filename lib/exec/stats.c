@@ -19,6 +19,7 @@
 #include "guide.h"
 #include "lib/mem/hostmem.h"
 #include "lib/mem/pool.h"
+#include "lib/move/device_mem.h"
 #include "stats.h"
 
 /* The size of struct tmm_stats in each earlier version. */
@@ -364,10 +365,10 @@ int tmm_stats_reset_peak(tmm_ctx *ctx)
 		ctx->c.uvm_resident_peak = st.resident;
 	}
 	ctx->uvm_held_peak = ctx->uvm_held;
-	if (ctx->mode == TMM_MODE_UVM && !ctx->be.info.managed_resident) {
-		ctx->c.uvm_resident = ctx->uvm_held; /* device_mem.c */
-		ctx->c.uvm_resident_peak = ctx->uvm_held;
-	}
+	/* Where the driver does not count pages, the library's count stands
+	 * in (device_mem.c): from the mark just set. */
+	if (ctx->mode == TMM_MODE_UVM)
+		tmm_uvm_sync_counters(ctx);
 	tmm_guard_leave(ctx, entered);
 	return 0;
 }
