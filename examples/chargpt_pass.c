@@ -20,7 +20,7 @@ int chargpt_run(struct chargpt_net *m, tmm_op *op, double flops,
 		bytes += (double)tmm_tensor_bytes(m->ctx, op->inputs[k]);
 	for (unsigned k = 0; k < op->n_outputs; k++)
 		bytes += (double)tmm_tensor_bytes(m->ctx, op->outputs[k]);
-	op->cost = (struct tmm_cost){ flops, bytes };
+	op->cost = (struct tmm_cost){ .flops = flops, .bytes = bytes };
 	row_split_describe(op, split);
 	return tmm_run(m->ctx, op);
 }

@@ -261,6 +261,15 @@ enum tmm_op_kind {
 	TMM_OP_ELEMENTWISE,
 	TMM_OP_LOSS,
 	TMM_OP_OPTIMIZER,
+	/*
+	 * A collective across ranks (an all-reduce of gradients, an
+	 * all-gather of parameters): its callback talks to other processes,
+	 * through MPI on host memory or NCCL on the compute stream.  Its
+	 * inputs and outputs are tensors like any other, resident and never
+	 * evicted while it runs.  cost.net_bytes is what it moves on the
+	 * network link.  Never pure: its result depends on other ranks.
+	 */
+	TMM_OP_COLLECTIVE,
 	TMM_OP_KIND_COUNT
 };
 
@@ -305,6 +314,10 @@ typedef int (*tmm_run_slice_fn)(void *const *in, void *const *out,
 struct tmm_cost {
 	double flops; /* floating-point operations */
 	double bytes; /* bytes of device memory read + written */
+	double net_bytes; /* bytes this rank sends on the network link (a
+			   * TMM_OP_COLLECTIVE; 0 for any other op): a
+			   * ring all-reduce of B bytes over N ranks sends
+			   * 2(N-1)/N x B */
 };
 
 /*

@@ -246,6 +246,32 @@ START_TEST(bad_arguments_say_what_is_wrong)
 		ck_assert_int_eq(tmm_run(ctx, &op), -EINVAL);
 		contains(tmm_last_error(ctx), "at most");
 	}
+	{
+		/* A collective is never pure, and only a collective moves
+		 * bytes on the network. */
+		tmm_op op = { .name = "allreduce", .kind = TMM_OP_COLLECTIVE,
+			      .flags = TMM_OP_PURE, .inputs = &t,
+			      .n_inputs = 1, .outputs = &t, .n_outputs = 1,
+			      .run = copy_in0 };
+
+		ck_assert_int_eq(tmm_run(ctx, &op), -EINVAL);
+		contains(tmm_last_error(ctx), "drop TMM_OP_PURE");
+		op.flags = 0;
+		op.cost.net_bytes = -1;
+		ck_assert_int_eq(tmm_run(ctx, &op), -EINVAL);
+		contains(tmm_last_error(ctx), "net_bytes");
+		op.kind = TMM_OP_MATMUL;
+		op.cost.net_bytes = 64;
+		ck_assert_int_eq(tmm_run(ctx, &op), -EINVAL);
+		contains(tmm_last_error(ctx), "only a TMM_OP_COLLECTIVE");
+		op.kind = TMM_OP_KIND_COUNT;
+		op.cost.net_bytes = 0;
+		ck_assert_int_eq(tmm_run(ctx, &op), -EINVAL);
+		contains(tmm_last_error(ctx), "unknown kind");
+		op.kind = TMM_OP_COLLECTIVE;
+		op.cost.net_bytes = 64;
+		ck_assert_int_eq(tmm_run(ctx, &op), 0);
+	}
 	/* Unbalanced iteration markers. */
 	ck_assert_int_eq(tmm_iteration_end(ctx), -EINVAL);
 	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);

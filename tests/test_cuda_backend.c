@@ -88,8 +88,8 @@ START_TEST(test_open_info)
 	 * takes longer than a tenth of one on any GPU of today). */
 	ck_assert_ptr_nonnull(strstr(info->op_estimate, "estimate"));
 	{
-		struct tmm_cost none = { 0, 0 }, tenth = { 1e11, 0 },
-				whole = { 1e12, 0 };
+		struct tmm_cost none = { .flops = 0 }, tenth = { .flops = 1e11 },
+				whole = { .flops = 1e12 };
 		uint64_t t0 = be.ops->op_estimate_ns(&be, &none);
 		uint64_t t1 = be.ops->op_estimate_ns(&be, &tenth);
 		uint64_t t2 = be.ops->op_estimate_ns(&be, &whole);

@@ -254,7 +254,7 @@ START_TEST(op_times_are_predictions)
 	static uint32_t saw[ELEMS];
 	tmm_ctx *ctx;
 	const struct tmm_trace *tr;
-	struct tmm_cost cost = { 4.0 * ELEMS, 12.0 * ELEMS };
+	struct tmm_cost cost = { .flops = 4.0 * ELEMS, .bytes = 12.0 * ELEMS };
 	uint64_t predicted;
 
 	/* With jitter, measured times miss the roofline; predicted ones
@@ -318,7 +318,7 @@ START_TEST(drift_replans_from_the_rehearsed_trace)
 	tmm_tensor w;
 	const struct tmm_trace *tr;
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
-	struct tmm_cost small = { 1e8, 12.0 * ELEMS };
+	struct tmm_cost small = { .flops = 1e8, .bytes = 12.0 * ELEMS };
 	uint64_t predicted;
 
 	ck_assert_msg(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"

@@ -56,7 +56,7 @@ static const char *const track_names[] = {
 
 static const char *const op_kinds[TMM_OP_KIND_COUNT] = {
 	"other", "conv", "matmul", "pool", "act", "norm", "elementwise",
-	"loss", "optimizer",
+	"loss", "optimizer", "collective",
 };
 
 static const char *const tensor_kinds[TMM_KIND_COUNT] = {

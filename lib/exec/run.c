@@ -200,6 +200,19 @@ static int check_op(struct tmm_ctx *ctx, const tmm_op *op)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_run: op '%s' has an unknown kind %d",
 				ctx->current_op, (int)op->kind);
+	if (op->kind == TMM_OP_COLLECTIVE && (op->flags & TMM_OP_PURE))
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' is a TMM_OP_COLLECTIVE "
+				"declared TMM_OP_PURE: its result depends on "
+				"other ranks, so it cannot be recomputed; drop "
+				"TMM_OP_PURE", ctx->current_op);
+	if (op->cost.net_bytes < 0 ||
+	    (op->cost.net_bytes > 0 && op->kind != TMM_OP_COLLECTIVE))
+		return tmm_fail(ctx, -EINVAL,
+				"tmm_run: op '%s' has cost.net_bytes %.0f: "
+				"only a TMM_OP_COLLECTIVE moves bytes on the "
+				"network, and never a negative count",
+				ctx->current_op, op->cost.net_bytes);
 	return 0;
 }
 

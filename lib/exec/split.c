@@ -455,8 +455,8 @@ int tmm_split_run(struct tmm_ctx *ctx, const tmm_op *op, void *const *ptrs,
 				return rc;
 		}
 		share = (double)(end - begin) / (double)op->slice_extent;
-		cost = (struct tmm_cost){ op->cost.flops * share,
-					  op->cost.bytes * share };
+		cost = (struct tmm_cost){ .flops = op->cost.flops * share,
+					  .bytes = op->cost.bytes * share };
 		rc = be->ops->kernel_begin(be, &cost);
 		if (rc < 0)
 			return tmm_fail(ctx, rc, "%s", be->error);
