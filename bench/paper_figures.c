@@ -361,7 +361,7 @@ struct cell_note {
 	"TSPLIT's Base holds 5.1x TF-ori's memory a sample on VGG-16 (67 on "  \
 	"24 GB; Capuchin Table 2: 228 on 16 GB) but 3.7x on ResNet-50 (76; "   \
 	"190) and Inception-V4 (36; 88); ours, every tensor kept to the "      \
-	"iteration's end, is 3.6-3.7x our passive on all three: TSPLIT does "  \
+	"iteration's end, is 3.5-3.7x our passive on all three: TSPLIT does "  \
 	"not say what more its Base keeps on VGG-16 (VI-A)"
 #define OVER_VGG_BASE                                                      \
 	"a gain over our VGG-16 Base, 1.55x the paper's 67 (its reason); our " \
