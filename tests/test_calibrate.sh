@@ -3,9 +3,10 @@
 # test_calibrate.sh — the short calibration: every cell marked faithful
 # in bench/paper_figures.c keeps its gain within +-35% of its paper's
 # (tensormm-bench --calibrate=short exits 0 and reports each table's
-# faithful cells all within), and the assertion bites: with the searches
-# capped far below the papers' batches (--max-batch 48, a drift of every
-# cell) it exits 1 and names a cell.  Bad arguments exit 2.  Ends with a
+# faithful cells all within, none with a reason why not), and the
+# assertion bites: with the searches capped far below the papers'
+# batches (--max-batch 48, a drift of every cell) it exits 1 and names a
+# cell.  Bad arguments exit 2.  Ends with a
 # Check-style summary line for scripts/test.
 B=${top_builddir:-.}
 BENCH=$B/bench/tensormm-bench
@@ -48,9 +49,19 @@ all_within() {
 		     END { exit bad }'
 }
 
+# A cell marked faithful holds the paper's gain, so it carries no reason
+# why not (paper_figures.c's notes could set both).
+faithful_without_reason() {
+	awk -F'|' '/^\| / && $2 !~ /^ model/ {
+			rows++
+			if ($12 ~ /yes/ && $13 ~ /[^ ]/) bad = 1 }
+		   END { exit bad || !rows }' "$tmp/out"
+}
+
 check "short calibration passes" run 0 --calibrate=short
 check "every faithful cell within" all_within
 check "no cell reported outside" sh -c "! grep -q '\*\*no\*\*' '$tmp/out'"
+check "no faithful cell gives a reason why not" faithful_without_reason
 
 check "a drift fails" run 1 --calibrate=short --max-batch 48
 check "the drifted cell is named" \
