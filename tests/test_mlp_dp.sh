@@ -44,7 +44,8 @@ fi
 # without frame pointers: the fast unwinder stops at their first frame
 # ("<unknown module>"), so the slow one records the frames the
 # suppressions name.  Nothing reads these without a sanitizer.
-LSAN_OPTIONS="suppressions=$src/tests/lsan-mpi.supp:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+mpi_lsan="suppressions=$src/tests/lsan-mpi.supp:fast_unwind_on_malloc=0"
+LSAN_OPTIONS="$mpi_lsan${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export LSAN_OPTIONS
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
