@@ -283,13 +283,24 @@ struct model {
 	unsigned samples;
 };
 
-/* Four batches of synthetic data, labelled by a random linear teacher. */
+/* Micro-batches per step, and data shards (mlp_config): 0 counts as 1. */
+static unsigned micro_of(const struct mlp_config *c)
+{
+	return c->micro ? c->micro : 1;
+}
+
+static unsigned shards_of(const struct mlp_config *c)
+{
+	return c->shards ? c->shards : 1;
+}
+
+/* Four steps of synthetic data, labelled by a random linear teacher. */
 static int make_data(struct model *m, uint64_t *rng)
 {
 	const struct mlp_config *c = m->cfg;
 	float *teacher;
 
-	m->samples = 4 * c->batch;
+	m->samples = 4 * c->batch * micro_of(c) * shards_of(c);
 	m->x_host = malloc(sizeof(float) * m->samples * c->inputs);
 	m->y_host = malloc(sizeof(int32_t) * m->samples);
 	teacher = malloc(sizeof(float) * c->inputs * c->classes);
@@ -367,8 +378,12 @@ static int make_layers(struct model *m, uint64_t *rng)
 					   0 };
 		if ((rc = make_param(m, (size_t)ly->in * ly->out, "W", l,
 				     scale, rng, &ly->w)) ||
-		    (rc = make_param(m, ly->out, "b", l, 0.0f, rng, &ly->b)) ||
-		    (rc = make_param(m, (size_t)ly->in * ly->out, "vW", l,
+		    (rc = make_param(m, ly->out, "b", l, 0.0f, rng, &ly->b)))
+			return rc;
+		/* An outside optimizer (after_backward) keeps its own state. */
+		if (c->after_backward)
+			continue;
+		if ((rc = make_param(m, (size_t)ly->in * ly->out, "vW", l,
 				     0.0f, rng, &ly->vw)) ||
 		    (rc = make_param(m, ly->out, "vb", l, 0.0f, rng, &ly->vb)))
 			return rc;
@@ -434,7 +449,9 @@ static int run(struct model *m, const char *name, enum tmm_op_kind kind,
 	return tmm_run(m->ctx, &op);
 }
 
-/* Every tensor one step creates, destroyed at its end. */
+/* Every tensor one step creates, destroyed at its end.  dw and db hold
+ * each layer's gradients of every micro-batch: layer l's of micro-batch k
+ * at l x micro + k. */
 struct step_tensors {
 	tmm_tensor x, y, loss, dlogits;
 	tmm_tensor *z, *a, *dz, *da, *dw, *db;
@@ -456,27 +473,20 @@ static int fresh(struct model *m, struct step_tensors *st, size_t bytes,
 	return rc;
 }
 
-static int one_step(struct model *m, unsigned step, float *loss_out)
+/* Micro-batch k of a step: its forward, loss and backward (and, without
+ * after_backward, each layer's update); its loss into *loss_out. */
+static int one_pass(struct model *m, struct step_tensors *sp, unsigned step,
+		    unsigned k, float *loss_out)
 {
 	const struct mlp_config *c = m->cfg;
 	tmm_ctx *ctx = m->ctx;
-	unsigned n = m->n, first = (step % 4) * c->batch;
+	unsigned n = m->n, mb = micro_of(c);
+	unsigned first = (step % 4) * c->batch * mb * shards_of(c) +
+			 (c->shard * mb + k) * c->batch;
 	size_t act_bytes;
-	struct step_tensors st = { 0 };
-	tmm_tensor buf[6 * 64 + 8];
+	struct step_tensors st = *sp;
 	int rc;
 
-	if (n > 64)
-		return -EINVAL;
-	st.z = buf, st.a = st.z + n, st.dz = st.a + n, st.da = st.dz + n;
-	st.dw = st.da + n, st.db = st.dw + n;
-	st.all = malloc(sizeof(tmm_tensor) * (6 * n + 4));
-	if (!st.all)
-		return -ENOMEM;
-
-	rc = tmm_iteration_begin(ctx);
-	if (rc)
-		goto out;
 	if ((rc = fresh(m, &st, sizeof(float) * c->batch * c->inputs,
 			TMM_ACTIVATION, "x", 0, &st.x)) ||
 	    (rc = fresh(m, &st, sizeof(int32_t) * c->batch, TMM_ACTIVATION,
@@ -538,18 +548,19 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 	 * is ready (as frameworks do, so gradients die early). */
 	for (unsigned l = n; l-- > 0;) {
 		struct layer *ly = &m->layer[l];
+		unsigned g = l * mb + k; /* this layer's gradients here */
 		tmm_tensor dz = l == n - 1 ? st.dlogits : st.dz[l];
 		tmm_tensor bin[3] = { l == 0 ? st.x : st.a[l - 1], ly->w, dz };
 		tmm_tensor bout[3];
 		tmm_tensor uw_in[3], uw_out[2], ub_in[3], ub_out[2];
 
 		if ((rc = fresh(m, &st, sizeof(float) * ly->in * ly->out,
-				TMM_GRADIENT, "dW", l, &st.dw[l])) ||
+				TMM_GRADIENT, "dW", l, &st.dw[g])) ||
 		    (rc = fresh(m, &st, sizeof(float) * ly->out, TMM_GRADIENT,
-				"db", l, &st.db[l])))
+				"db", l, &st.db[g])))
 			goto out;
-		bout[0] = st.dw[l];
-		bout[1] = st.db[l];
+		bout[0] = st.dw[g];
+		bout[1] = st.db[g];
 		if (l > 0 &&
 		    (rc = fresh(m, &st, sizeof(float) * c->batch * ly->in,
 				TMM_GRADIENT, "da", l - 1, &st.da[l - 1])))
@@ -564,20 +575,34 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 			      2.0 * fc_bytes(&ly->fc))))
 			goto out;
 
-		uw_in[0] = ly->w, uw_in[1] = ly->vw, uw_in[2] = st.dw[l];
-		uw_out[0] = ly->w, uw_out[1] = ly->vw;
-		ub_in[0] = ly->b, ub_in[1] = ly->vb, ub_in[2] = st.db[l];
-		ub_out[0] = ly->b, ub_out[1] = ly->vb;
-		if ((rc = run(m, "sgd_w", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
-			      m->k->sgd_momentum, NULL, &ly->upd_w, uw_in, 3,
-			      uw_out, 2,
-			      3.0 * ly->in * ly->out,
-			      20.0 * ly->in * ly->out)) ||
-		    (rc = run(m, "sgd_b", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD,
-			      m->k->sgd_momentum, NULL, &ly->upd_b, ub_in, 3,
-			      ub_out, 2,
-			      3.0 * ly->out, 20.0 * ly->out)))
-			goto out;
+		if (c->after_backward) {
+			/* The hook reduces and updates (mlp_dp.c). */
+			struct mlp_layer_grads lg = {
+				.layer = l, .micro = k, .w = ly->w, .b = ly->b,
+				.dw = &st.dw[l * mb], .db = &st.db[l * mb],
+			};
+
+			rc = c->after_backward(ctx, &lg, c->after_backward_arg);
+			if (rc)
+				goto out;
+		} else {
+			uw_in[0] = ly->w, uw_in[1] = ly->vw;
+			uw_in[2] = st.dw[g];
+			uw_out[0] = ly->w, uw_out[1] = ly->vw;
+			ub_in[0] = ly->b, ub_in[1] = ly->vb;
+			ub_in[2] = st.db[g];
+			ub_out[0] = ly->b, ub_out[1] = ly->vb;
+			if ((rc = run(m, "sgd_w", TMM_OP_OPTIMIZER,
+				      TMM_OP_BACKWARD, m->k->sgd_momentum, NULL,
+				      &ly->upd_w, uw_in, 3, uw_out, 2,
+				      3.0 * ly->in * ly->out,
+				      20.0 * ly->in * ly->out)) ||
+			    (rc = run(m, "sgd_b", TMM_OP_OPTIMIZER,
+				      TMM_OP_BACKWARD, m->k->sgd_momentum, NULL,
+				      &ly->upd_b, ub_in, 3, ub_out, 2,
+				      3.0 * ly->out, 20.0 * ly->out)))
+				goto out;
+		}
 
 		if (l == 0)
 			break;
@@ -599,9 +624,39 @@ static int one_step(struct model *m, unsigned step, float *loss_out)
 	}
 	rc = tmm_tensor_read(ctx, st.loss, 0, loss_out, sizeof(float));
 out:
+	sp->n_all = st.n_all;
+	return rc;
+}
+
+/* One step: every micro-batch's pass; the loss is micro-batch 0's. */
+static int one_step(struct model *m, unsigned step, float *loss_out)
+{
+	tmm_ctx *ctx = m->ctx;
+	unsigned n = m->n, mb = micro_of(m->cfg);
+	struct step_tensors st = { 0 };
+	tmm_tensor buf[4 * 64];
+	float loss;
+	int rc;
+
+	if (n > 64)
+		return -EINVAL;
+	st.z = buf, st.a = st.z + n, st.dz = st.a + n, st.da = st.dz + n;
+	st.all = malloc(sizeof(tmm_tensor) * (6 * n + 4) * mb);
+	st.dw = calloc((size_t)2 * n * mb, sizeof(tmm_tensor));
+	if (!st.all || !st.dw) {
+		free(st.all);
+		free(st.dw);
+		return -ENOMEM;
+	}
+	st.db = st.dw + n * mb;
+
+	rc = tmm_iteration_begin(ctx);
+	for (unsigned k = 0; rc == 0 && k < mb; k++)
+		rc = one_pass(m, &st, step, k, k == 0 ? loss_out : &loss);
 	for (unsigned k = 0; k < st.n_all; k++)
 		tmm_tensor_destroy(ctx, st.all[k]);
 	free(st.all);
+	free(st.dw);
 	if (rc == 0)
 		rc = tmm_iteration_end(ctx);
 	return rc;

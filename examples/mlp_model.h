@@ -41,6 +41,20 @@ struct mlp_kernels {
 	tmm_run_fn fc_backward, sgd_momentum;
 };
 
+/*
+ * One layer's gradients, as the backward pass leaves them (for data
+ * parallelism, examples/mlp_dp.c): after the backward of `layer` in
+ * micro-batch `micro`, dw[k] and db[k] are that layer's gradients of
+ * micro-batches k = 0 .. micro, each summed over its own samples only
+ * (and divided by mlp_config.batch, as the loss is), kept until the step
+ * ends.  w and b are the layer's parameters.
+ */
+struct mlp_layer_grads {
+	unsigned layer, micro;
+	tmm_tensor w, b;
+	const tmm_tensor *dw, *db;
+};
+
 struct mlp_config {
 	unsigned batch;	  /* samples per step */
 	unsigned inputs;  /* features per sample */
@@ -64,6 +78,23 @@ struct mlp_config {
 	 * training: the plan comes from predicted op times and the first
 	 * real step is already guided. */
 	bool rehearse;
+	/*
+	 * Data parallelism and gradient accumulation (examples/mlp_dp.c).
+	 * micro: micro-batches of `batch` samples per step (0 counts as 1),
+	 * each through forward, loss and backward in turn, their gradients
+	 * kept apart.  shards, shard: the data set is that of a step of
+	 * batch x micro x shards samples, of which this context trains part
+	 * `shard` (0 .. shards-1; 0 and 0 count as one shard, the whole).
+	 */
+	unsigned micro, shards, shard;
+	/* When not NULL, the model runs no optimizer and makes no momentum:
+	 * after each layer's backward (last layer first, micro-batch by
+	 * micro-batch) it calls this, which reduces the gradients and
+	 * updates the parameters when it will; a nonzero return stops the
+	 * training with that value. */
+	int (*after_backward)(tmm_ctx *ctx, const struct mlp_layer_grads *g,
+			      void *arg);
+	void *after_backward_arg;
 };
 
 /* A small default that still needs several MiB of device memory. */

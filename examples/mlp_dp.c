@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mlp_dp.c — data-parallel training of the MLP of mlp_model.h: one
+ * process per rank, each in its own context under its own budget.
+ *
+ *   mpirun -np N examples/mlp_dp [--batch B] [--accumulate M] [--zero 1]
+ *                                [--steps S] [--layers L] [--width W]
+ *                                [--bucket-kib K]
+ *
+ * Each of the N ranks trains B/N samples of every step (in M
+ * micro-batches of B/(N x M) with --accumulate M); after the backward of
+ * each bucket of layers, its gradients are reduced across ranks by one
+ * TMM_OP_COLLECTIVE op and its parameters updated (dp_grads.h).  The
+ * reduction sums in rank order, so `mpirun -np N mlp_dp --batch B` and
+ * `mlp_dp --batch B --accumulate N` (one process, no MPI) end with the
+ * same weights, bit for bit, under any policy, mode and budget.  The last
+ * line is "weights digest: <16 hex digits>", over every parameter.
+ *
+ * The context of each rank takes the TENSORMM_* tunables as usual
+ * (tensormm(7)), on top of "sim_memory=backed": on the sim the
+ * collectives run MPI on host memory.  On the cuda backend, a build
+ * with NCCL runs them with NCCL on the compute stream (dp_nccl.c).
+ * docs/scaling.md says how to launch it and what crosses which link.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demo_run.h"
+#include "dp_comm.h"
+#include "dp_grads.h"
+#include "dp_nccl.h"
+#include "mlp_model.h"
+#include "tensormm.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: [mpirun -np N] mlp_dp [--batch B] [--accumulate M] "
+		"[--zero 0|1]\n"
+		"              [--steps S] [--layers L] [--width W] "
+		"[--bucket-kib K]\n"
+		"  --batch B       samples per step over all ranks; a multiple"
+		" of N x M\n"
+		"                  (default 64)\n"
+		"  --accumulate M  micro-batches per rank and step, their "
+		"gradients summed\n"
+		"                  in order (default 1): one process with "
+		"--accumulate N\n"
+		"                  gives the weights of N ranks\n"
+		"  --zero 0|1      1: ZeRO stage 1, each rank keeps the "
+		"optimizer state of\n"
+		"                  1/N of the parameters (default 0); same "
+		"weights\n"
+		"  --steps S       training steps (default 4)\n"
+		"  --layers L      hidden layers, 1 to 63 (default 3)\n"
+		"  --width W       units per hidden layer (default 64)\n"
+		"  --bucket-kib K  gradients per all-reduce, in KiB: a bucket "
+		"closes at K\n"
+		"                  (default 64)\n"
+		"Each rank's context takes the TENSORMM_* tunables "
+		"(tensormm(7)).  The last\n"
+		"line is \"weights digest: <16 hex digits>\" over every "
+		"parameter.\n");
+}
+
+/* FNV-1a, 64 bits: a short name for the weights' bytes. */
+static unsigned long long digest(const uint8_t *p, size_t len)
+{
+	unsigned long long h = 0xcbf29ce484222325ull;
+
+	for (size_t k = 0; k < len; k++)
+		h = (h ^ p[k]) * 0x100000001b3ull;
+	return h;
+}
+
+struct dp_args {
+	unsigned batch, accumulate, steps, layers, width, bucket_kib;
+	const char *zero;
+};
+
+/* Checks the flags against the world; says what to change.  0 or 2. */
+static int check_args(const struct dp_args *a, const struct dp_comm *c)
+{
+	unsigned parts = (unsigned)c->size * a->accumulate;
+
+	if (strcmp(a->zero, "0") && strcmp(a->zero, "1")) {
+		fprintf(stderr, "mlp_dp: --zero takes 0 or 1, not '%s'\n",
+			a->zero);
+		return 2;
+	}
+	if (a->batch % parts) {
+		fprintf(stderr,
+			"mlp_dp: --batch %u does not split into %d rank(s) x "
+			"%u micro-batch(es): give a --batch that is a "
+			"multiple of %u, or change -np or --accumulate\n",
+			a->batch, c->size, a->accumulate, parts);
+		return 2;
+	}
+	return 0;
+}
+
+/* One rank's figures, gathered to rank 0's report. */
+struct rank_figures {
+	unsigned long long peak, budget, swap_outs, passive, net;
+	unsigned long long digest;
+};
+
+static void report(const struct dp_comm *c, const struct rank_figures *mine,
+		   bool simulated)
+{
+	struct rank_figures *all = calloc((size_t)c->size, sizeof(*all));
+
+	if (!all || dp_comm_allgather(c, mine, sizeof(*mine), all)) {
+		fprintf(stderr, "mlp_dp: rank %d: cannot gather the figures\n",
+			c->rank);
+		free(all);
+		dp_comm_abort(c, 1);
+		return;
+	}
+	for (int r = 0; c->rank == 0 && r < c->size; r++)
+		printf("rank %d: device peak %.2f MiB, budget %.2f MiB, "
+		       "%llu swap-out(s), %llu passive eviction(s), "
+		       "%.2f MiB declared on the network%s\n", r,
+		       all[r].peak / 1048576.0, all[r].budget / 1048576.0,
+		       all[r].swap_outs, all[r].passive,
+		       all[r].net / 1048576.0,
+		       simulated ? " (simulated)" : "");
+	free(all);
+}
+
+/* Trains in ctx as rank c->rank; fills *fig.  0, or 1 with the reason
+ * on stderr. */
+static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
+		 const struct dp_args *a, struct rank_figures *fig)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	struct dp_setup s = {
+		.comm = c, .model = mc, .kernels = mlp_cpu_kernels(),
+		.transport = dp_host_transport(),
+		.bucket_bytes = (size_t)a->bucket_kib * 1024,
+		.zero = !strcmp(a->zero, "1"),
+	};
+	struct dp_trainer *t = NULL;
+	uint8_t *w = NULL;
+	size_t len = 0;
+	int rc;
+
+	tmm_stats_get(ctx, &st);
+	if (!strcmp(st.backend, "cuda") &&
+	    (rc = dp_nccl_setup(c, mc, &s))) {
+		fprintf(stderr, "mlp_dp: rank %d: %s\n", c->rank,
+			dp_nccl_why(rc));
+		return 1;
+	}
+	rc = dp_trainer_open(ctx, &s, &t);
+	mc->after_backward = dp_after_backward;
+	mc->after_backward_arg = t;
+	if (rc == 0)
+		rc = mlp_train(ctx, mc, NULL, &w, &len,
+			       c->rank == 0 ? stdout : NULL);
+	if (rc) {
+		fprintf(stderr, "mlp_dp: rank %d: training failed: %s (%s)\n",
+			c->rank, tmm_last_error(ctx), tmm_strerror(rc));
+		dp_trainer_close(ctx, t);
+		dp_nccl_close(&s);
+		return 1;
+	}
+	if (c->rank == 0)
+		printf("%u bucket(s) of gradients a step\n",
+		       dp_trainer_buckets(t));
+	fig->net = (unsigned long long)dp_trainer_net_bytes(t);
+	dp_trainer_close(ctx, t);
+	dp_nccl_close(&s);
+	st.version = TMM_STATS_VERSION;
+	tmm_stats_get(ctx, &st);
+	fig->peak = st.device_peak;
+	fig->budget = st.budget;
+	fig->swap_outs = st.swap_out_count;
+	fig->passive = st.passive_evictions;
+	fig->digest = digest(w, len);
+	free(w);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct dp_args a = { .batch = 64, .accumulate = 1, .steps = 4,
+			     .layers = 3, .width = 64, .bucket_kib = 64,
+			     .zero = "0" };
+	const struct demo_opt opts[] = {
+		{ "--batch", DEMO_COUNT, &a.batch, 0 },
+		{ "--accumulate", DEMO_COUNT, &a.accumulate, 1024 },
+		{ "--zero", DEMO_TEXT, &a.zero, 1 },
+		{ "--steps", DEMO_COUNT, &a.steps, 0 },
+		{ "--layers", DEMO_COUNT, &a.layers, 63 },
+		{ "--width", DEMO_COUNT, &a.width, 0 },
+		{ "--bucket-kib", DEMO_COUNT, &a.bucket_kib, 1u << 20 },
+	};
+	struct rank_figures fig = { 0 };
+	struct mlp_config mc;
+	struct dp_comm c;
+	tmm_ctx *ctx;
+	bool same;
+	int rc;
+
+	rc = demo_parse_args("mlp_dp", argc, argv, opts,
+			     sizeof(opts) / sizeof(opts[0]), usage);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (dp_comm_open(&c, &argc, &argv))
+		return 1;
+	if ((rc = check_args(&a, &c))) {
+		dp_comm_close(&c);
+		return rc;
+	}
+
+	mlp_config_default(&mc);
+	mc.batch = a.batch / ((unsigned)c.size * a.accumulate);
+	mc.micro = a.accumulate;
+	mc.shards = (unsigned)c.size;
+	mc.shard = (unsigned)c.rank;
+	mc.steps = a.steps;
+	mc.layers = a.layers;
+	mc.width = a.width;
+	if (c.rank == 0)
+		printf("mlp_dp: %d rank(s) x %u micro-batch(es) of %u "
+		       "samples (batch %u), %u hidden layers of %u, ZeRO-1 "
+		       "%s\n", c.size, a.accumulate, mc.batch, a.batch,
+		       a.layers, a.width, strcmp(a.zero, "1") ? "off" : "on");
+
+	if (tmm_ctx_create(&ctx, "sim_memory=backed")) {
+		fprintf(stderr, "mlp_dp: rank %d: cannot create a context: "
+			"%s\n", c.rank, tmm_last_error(NULL));
+		dp_comm_abort(&c, 1);
+	}
+	/* A rank that fails stops them all: the others would wait in the
+	 * next collective for ever. */
+	if (train(ctx, &c, &mc, &a, &fig))
+		dp_comm_abort(&c, 1);
+	{
+		struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+		tmm_stats_get(ctx, &st);
+		report(&c, &fig, st.simulated != 0);
+	}
+	tmm_ctx_destroy(ctx);
+	if (dp_comm_same(&c, fig.digest, &same) || !same) {
+		fprintf(stderr, "mlp_dp: rank %d: the ranks' weights differ "
+			"(a bug in the reduction)\n", c.rank);
+		dp_comm_abort(&c, 1);
+	}
+	if (c.rank == 0) {
+		printf("weights digest: %016llx\n", fig.digest);
+		fflush(stdout);
+	}
+	dp_comm_close(&c);
+	return 0;
+}
