@@ -168,6 +168,7 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	snprintf(be->info.op_estimate, sizeof(be->info.op_estimate),
 		 "the roofline of profile %s (simulated)", prof->name);
 	be->info.launch_ns = prof->launch_ns;
+	be->info.net_shares_link = prof->net_over_pcie;
 	be->info.pci_bus_id[0] = '\0';
 	return 0;
 }
