@@ -190,6 +190,12 @@ check "report counts collectives" \
 check "report without collectives" run 0 report "$trace" -o iter,coll
 check "report counts no collectives" \
 	awk '/^ +2 / { found = $2 == 0 } END { exit !found }' "$tmp/out"
+check "plot collectives" run 0 plot "$netted" -o "$tmp/net.svg"
+check "plot has a network lane" grep -q '>network<' "$tmp/net.svg"
+check "plot draws each collective" \
+	test "$(grep -c 'class="collective"' "$tmp/net.svg")" -eq 6
+check "plot without collectives has no network lane" \
+	sh -c "! grep -q '>network<' '$svg'"
 check "export collectives" run 0 export "$netted" -o "$tmp/net.json"
 check "export has a network track" \
 	grep -q '"tid":6,"name":"thread_name","args":{"name":"network"}' \
