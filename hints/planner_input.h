@@ -28,6 +28,9 @@ struct tmm_planner_device {
 	uint64_t copy_latency_ns;  /* fixed cost of one copy */
 	uint64_t launch_ns;	   /* fixed cost of one op launch: what
 				    * each micro-op of a split adds */
+	bool net_shares_link;	   /* collectives cross the host link that
+				    * swaps use (PCIe), so a copy beside
+				    * one is slowed (hints/link_share.c) */
 };
 
 /* The device a trial runs on: a copy of the context's simulated one. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "link_share.h"
 #include "policies.h"
 
 static const struct {
@@ -44,6 +45,13 @@ int tmm_policy_run(tmm_planner_fn *make, const char *policy,
 		snprintf(err, errlen, "planner '%s': %s", policy,
 			 rc == -ENOMEM ? "out of memory"
 				       : "could not make a plan");
+		return rc;
+	}
+	/* Every policy's copies keep off a link a collective holds. */
+	rc = tmm_link_share_avoid(in, out);
+	if (rc < 0) {
+		tmm_plan_free(out);
+		snprintf(err, errlen, "planner '%s': out of memory", policy);
 		return rc;
 	}
 	tmm_plan_sort(out);

@@ -5,8 +5,13 @@
  * forces swapping, so its trace and its live segment have something to
  * show.
  *
- *   stat_workload [--handmade] CONFIG ITERATIONS [HOLD_S|crash READY_FILE]
+ *   stat_workload [--handmade|--collective] CONFIG ITERATIONS
+ *                 [HOLD_S|crash READY_FILE]
  *
+ * With --collective, each gradient is all-reduced (an op of kind
+ * TMM_OP_COLLECTIVE, 1 MiB on the network; one rank, so its callback
+ * leaves the bytes as they are) right after the backward that made it,
+ * so the trace has collectives for tensormm-stat to show.
  * With --handmade, a plan made here by rule is installed after the first
  * iteration: each activation is evicted after its forward use until its
  * backward use, alternately dropped (recomputed when needed) and swapped
@@ -59,6 +64,35 @@ static int layer_bwd(void *const *in, void *const *out, void *user,
 	return 0;
 }
 
+/* One rank's all-reduce: its own sum, the bytes as they are. */
+static int allreduce_self(void *const *in, void *const *out, void *user,
+			  void *stream)
+{
+	(void)in;
+	(void)out;
+	(void)user;
+	(void)stream;
+	return 0;
+}
+
+static bool collectives; /* --collective */
+
+static int allreduce(tmm_ctx *ctx, const char *name, tmm_tensor g)
+{
+	tmm_op op = {
+		.name = name, .kind = TMM_OP_COLLECTIVE,
+		.inputs = &g, .n_inputs = 1, .outputs = &g, .n_outputs = 1,
+		.run = allreduce_self,
+		.cost = { .bytes = 2.0 * ELEMS * 4, .net_bytes = 1 << 20 },
+	};
+	int rc = tmm_run(ctx, &op);
+
+	if (rc < 0)
+		fprintf(stderr, "stat_workload: %s: %s\n", name,
+			tmm_last_error(ctx));
+	return rc;
+}
+
 static int run(tmm_ctx *ctx, const char *name, unsigned flags,
 	       tmm_run_fn fn, tmm_tensor a, tmm_tensor b, tmm_tensor out)
 {
@@ -101,6 +135,9 @@ static int iteration(tmm_ctx *ctx, const tmm_tensor *w, tmm_tensor input)
 		if (!rc)
 			rc = run(ctx, name, TMM_OP_BACKWARD, layer_bwd,
 				 g[l + 1], x[l], g[l]);
+		snprintf(name, sizeof(name), "allreduce%d", l);
+		if (!rc && collectives)
+			rc = allreduce(ctx, name, g[l]);
 	}
 	for (int l = 1; l <= LAYERS; l++)
 		tmm_tensor_destroy(ctx, x[l]);
@@ -163,13 +200,15 @@ int main(int argc, char **argv)
 
 	bool handmade = argc > 1 && !strcmp(argv[1], "--handmade");
 
-	if (handmade) {
+	collectives = argc > 1 && !strcmp(argv[1], "--collective");
+	if (handmade || collectives) {
 		argc--;
 		argv++;
 	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: stat_workload [--handmade] CONFIG "
-			"ITERATIONS [HOLD_S|crash READY_FILE]\n");
+		fprintf(stderr, "usage: stat_workload [--handmade|"
+			"--collective] CONFIG ITERATIONS [HOLD_S|crash "
+			"READY_FILE]\n");
 		return 2;
 	}
 	iterations = atoi(argv[2]);

@@ -312,6 +312,159 @@ START_TEST(test_bad_engine_and_advice)
 END_TEST
 
 /* ------------------------------------------------------------------------
+ * The network engine (sim_network.c)
+ * ---------------------------------------------------------------------- */
+
+/* p100: the network is EDR through PCIe 3.0 at 11.69 GB/s, 20 us a
+ * collective: 1 GiB = 20000 + 2^30 / 11.69 = 20000 + 91851310.86 */
+#define P100_NET_GIB UINT64_C(91871311)
+/* ... 256 MiB = 20000 + 2^28 / 11.69 = 20000 + 22962827.72 */
+#define P100_NET_QUARTER UINT64_C(22982828)
+/* h100-sxm5: NVLink 4 at 450 GB/s, 10 us: 1 GiB = 10000 + 2386092.94 */
+#define SXM5_NET_GIB UINT64_C(2396093)
+/* h100-sxm5: 1 GiB H2D = 10000 + 2^30 / 52.1 = 10000 + 20609248.06 */
+#define SXM5_H2D_GIB UINT64_C(20619248)
+#define LAUNCH UINT64_C(5000)
+
+/* Runs one op with this cost hint; returns its time. */
+static uint64_t run_op(struct tmm_backend *be, double net_bytes)
+{
+	struct tmm_cost cost = { .net_bytes = net_bytes };
+	uint64_t ns = 0;
+
+	ck_assert_int_eq(be->ops->kernel_begin(be, &cost), 0);
+	ck_assert_int_eq(be->ops->kernel_end(be, &cost, &ns), 0);
+	return ns;
+}
+
+/* What the planners are told an op with these bytes takes. */
+static uint64_t estimate(struct tmm_backend *be, double net_bytes)
+{
+	struct tmm_cost cost = { .net_bytes = net_bytes };
+
+	return be->ops->op_estimate_ns(be, &cost);
+}
+
+START_TEST(test_collective_time)
+{
+	struct tmm_backend be;
+	struct tmm_sim_counters c;
+
+	/* latency + bytes / bandwidth, after the op's roofline (a launch
+	 * here: no flops), and the host waits for it. */
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	ck_assert_uint_eq(run_op(&be, (double)GIB), LAUNCH + P100_NET_GIB);
+	ck_assert_uint_eq(estimate(&be, (double)GIB), LAUNCH + P100_NET_GIB);
+	ck_assert_uint_eq(be.ops->now_ns(&be), LAUNCH + P100_NET_GIB);
+	ck_assert_uint_eq(run_op(&be, (double)GIB / 4),
+			  LAUNCH + P100_NET_QUARTER);
+	/* An op with no network bytes is compute alone. */
+	ck_assert_uint_eq(run_op(&be, 0), LAUNCH);
+	c = counters(&be);
+	ck_assert_uint_eq(c.collectives, 2);
+	ck_assert_uint_eq(c.net_busy_ns, P100_NET_GIB + P100_NET_QUARTER);
+	ck_assert(c.net_bytes == (double)GIB * 5 / 4);
+	be.ops->close(&be);
+
+	open_sim(&be, "h100-sxm5-pcie5-80g", TMM_SIM_PHANTOM);
+	ck_assert_uint_eq(run_op(&be, (double)GIB), LAUNCH + SXM5_NET_GIB);
+	be.ops->close(&be);
+}
+END_TEST
+
+/*
+ * On a PCIe profile a copy in flight and a collective split the link
+ * while both run: each ends later than alone, the shorter at twice its
+ * time from the collective's start, the longer at the sum of both; an
+ * event recorded on the copy before the collective moves with it.
+ */
+START_TEST(test_collective_shares_pcie)
+{
+	struct tmm_backend be;
+	tmm_event ev;
+	uint64_t rest;
+	void *h, *d;
+
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	ck_assert_int_eq(be.ops->host_alloc(&be, GIB, -1, &h), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d), 0);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h, GIB),
+			 0);
+	ck_assert_int_eq(be.ops->event_record(&be, TMM_ENGINE_H2D, &ev), 0);
+	ck_assert_uint_eq(ev.t_ns, P100_H2D_GIB);
+	/* The collective reaches the link after its launch; the copy has
+	 * P100_H2D_GIB - LAUNCH left, more than the collective's part. */
+	rest = P100_H2D_GIB - LAUNCH;
+	ck_assert_uint_eq(run_op(&be, (double)GIB / 4),
+			  LAUNCH + 2 * P100_NET_QUARTER);
+	/* The planners' estimate is the collective alone. */
+	ck_assert_uint_eq(estimate(&be, (double)GIB / 4),
+			  LAUNCH + P100_NET_QUARTER);
+	ck_assert_uint_eq(be.ops->now_ns(&be), LAUNCH + 2 * P100_NET_QUARTER);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D),
+			  LAUNCH + P100_NET_QUARTER + rest);
+	ck_assert_uint_gt(event_at(&be, TMM_ENGINE_H2D), P100_H2D_GIB);
+	/* The event recorded before is the copy's new end. */
+	ck_assert_int_eq(be.ops->event_query(&be, &ev), 0);
+	ck_assert_int_eq(be.ops->event_sync(&be, &ev), 0);
+	ck_assert_uint_eq(be.ops->now_ns(&be),
+			  LAUNCH + P100_NET_QUARTER + rest);
+	be.ops->close(&be);
+
+	/* A collective longer than the copy: the copy ends at twice its
+	 * rest, the collective at the sum. */
+	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	ck_assert_int_eq(be.ops->host_alloc(&be, GIB, -1, &h), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d), 0);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h, GIB),
+			 0);
+	ck_assert_uint_eq(run_op(&be, 2.0 * (double)GIB),
+			  LAUNCH + (2 * P100_NET_GIB - 20000) + rest);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D), LAUNCH + 2 * rest);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* On NVLink the collective does not touch PCIe: the copy keeps its time
+ * and the collective its own. */
+START_TEST(test_collective_nvlink_apart)
+{
+	struct tmm_backend be;
+	void *h, *d;
+
+	open_sim(&be, "h100-sxm5-pcie5-80g", TMM_SIM_PHANTOM);
+	ck_assert_int_eq(be.ops->host_alloc(&be, GIB, -1, &h), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d), 0);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h, GIB),
+			 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D), SXM5_H2D_GIB);
+	ck_assert_uint_eq(run_op(&be, (double)GIB), LAUNCH + SXM5_NET_GIB);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D), SXM5_H2D_GIB);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* Every profile names its network, with a rate and a latency. */
+START_TEST(test_every_profile_has_network)
+{
+	const struct tmm_sim_profile *p;
+	size_t n, i;
+
+	p = tmm_sim_profiles(&n);
+	for (i = 0; i < n; i++) {
+		ck_assert_msg(p[i].net_link && p[i].net_link[0], "%s",
+			      p[i].name);
+		ck_assert_msg(p[i].net_gbps > 0, "%s", p[i].name);
+		ck_assert_msg(p[i].net_latency_ns > 0, "%s", p[i].name);
+		/* Through PCIe, never faster than the PCIe link. */
+		if (p[i].net_over_pcie)
+			ck_assert_msg(p[i].net_gbps <= p[i].h2d_gbps, "%s",
+				      p[i].name);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
  * Jitter
  * ---------------------------------------------------------------------- */
 
@@ -414,6 +567,10 @@ void add_sim_engine_tests(Suite *s)
 	tcase_add_test(tc, test_engine_wait);
 	tcase_add_test(tc, test_prefetch_timed_like_copy);
 	tcase_add_test(tc, test_bad_engine_and_advice);
+	tcase_add_test(tc, test_collective_time);
+	tcase_add_test(tc, test_collective_shares_pcie);
+	tcase_add_test(tc, test_collective_nvlink_apart);
+	tcase_add_test(tc, test_every_profile_has_network);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("jitter");

@@ -178,6 +178,32 @@ check "plot marks recomputations" \
 check "plot draws every kind" \
 	test "$(grep -c '<path fill="#' "$svg")" -eq 4
 
+# Collectives: counted in the report, on a network track in the export.
+netted=$tmp/net.trace
+check "workload with collectives" "$WL" --collective \
+	"backend=sim,mode=swap,budget=160KiB,stats_shm=off,trace=$netted" 2
+check "report collectives" run 0 report "$netted" -o iter,coll,coll_time,net
+check "report collectives header" out_has "^# *iter *coll *coll_time *net$"
+check "report counts collectives" \
+	awk '/^ +2 / { found = $2 == 6 && $3 > 0 && $4 == 6 }
+	     END { exit !found }' "$tmp/out"
+check "report without collectives" run 0 report "$trace" -o iter,coll
+check "report counts no collectives" \
+	awk '/^ +2 / { found = $2 == 0 } END { exit !found }' "$tmp/out"
+check "plot collectives" run 0 plot "$netted" -o "$tmp/net.svg"
+check "plot has a network lane" grep -q '>network<' "$tmp/net.svg"
+check "plot draws each collective" \
+	test "$(grep -c 'class="collective"' "$tmp/net.svg")" -eq 6
+check "plot without collectives has no network lane" \
+	sh -c "! grep -q '>network<' '$svg'"
+check "export collectives" run 0 export "$netted" -o "$tmp/net.json"
+check "export has a network track" \
+	grep -q '"tid":6,"name":"thread_name","args":{"name":"network"}' \
+	"$tmp/net.json"
+check "export puts collectives on it" \
+	grep -q '"ph":"X","pid":1,"tid":6,.*"cat":"collective","name":"allreduce0"' \
+	"$tmp/net.json"
+
 # ---------------------------------------------------------------- export
 json=$tmp/run.json
 check "export" run 0 export "$trace" -o "$json"
@@ -199,7 +225,8 @@ for e in ev:
         assert e["dur"] >= 0 and isinstance(e["name"], str), e
 names = {e["args"]["name"]: e["tid"] for e in ev
          if e["ph"] == "M" and e["name"] == "thread_name"}
-assert set(names) == {"iterations", "compute", "H2D", "D2H", "runtime"}, names
+assert set(names) == {"iterations", "compute", "H2D", "D2H", "runtime",
+                      "network"}, names
 its = [e for e in ev if e["ph"] == "X" and e["tid"] == names["iterations"]]
 assert [e["args"]["iteration"] for e in its] == [1, 2, 3], its
 # laid end to end, each where the one before ended

@@ -75,9 +75,9 @@ void make_trace(struct tmm_trace *t, uint64_t iter)
 	};
 	struct tmm_trace_op ops[] = {
 		{ N_CONV, TMM_OP_CONV, TMM_OP_PURE, 0, 2, 1, 100, 200, 0,
-		  1.5e9, 3.25e6 },
+		  1.5e9, 3.25e6, 0 },
 		{ N_RELU, TMM_OP_ACT, TMM_OP_PURE | TMM_OP_BACKWARD, 3, 1, 1,
-		  300, 400, 77, 0.1, 16384.0 },
+		  300, 400, 77, 0.1, 16384.0, 0 },
 	};
 
 	memset(t, 0, sizeof(*t));
@@ -150,6 +150,8 @@ void assert_trace_eq(const struct tmm_trace *a,
 		/* Bit for bit: doubles travel as their IEEE bits. */
 		ck_assert(memcmp(&x->flops, &y->flops, sizeof(double)) == 0);
 		ck_assert(memcmp(&x->bytes, &y->bytes, sizeof(double)) == 0);
+		ck_assert(memcmp(&x->net_bytes, &y->net_bytes,
+				 sizeof(double)) == 0);
 	}
 	for (uint32_t i = 0; i < a->n_op_tensors; i++)
 		ck_assert_uint_eq(a->op_tensors[i], b->op_tensors[i]);
@@ -241,6 +243,7 @@ static void bad_okind(struct tmm_trace *t)
 static void bad_oflags(struct tmm_trace *t) { t->ops[0].flags = 0x8; }
 static void bad_otime(struct tmm_trace *t) { t->ops[1].begin_ns = 401; }
 static void bad_oname(struct tmm_trace *t) { t->ops[0].name = 1000; }
+static void bad_onet(struct tmm_trace *t) { t->ops[1].net_bytes = 64; }
 static void bad_optensor(struct tmm_trace *t) { t->op_tensors[4] = 4; }
 static void bad_atensor(struct tmm_trace *t) { t->accesses[3].tensor = 9; }
 static void bad_aop(struct tmm_trace *t) { t->accesses[0].op = 2; }
@@ -276,6 +279,7 @@ static const struct mutation mutations[] = {
 	{ "op 0 (\"conv1\"): flags 0x8", bad_oflags },
 	{ "op 1 (\"relu1\"): begins at 401", bad_otime },
 	{ "op 0: name offset 1000", bad_oname },
+	{ "op 1 (\"relu1\"): net_bytes 64, but only a collective", bad_onet },
 	{ "op_tensors[4] is 4", bad_optensor },
 	{ "access 3: tensor 9", bad_atensor },
 	{ "access 0: op 2", bad_aop },
@@ -438,9 +442,10 @@ START_TEST(test_extreme_values_round_trip)
 		UINT64_MAX - 2, UINT64_MAX - 3,
 	};
 	struct tmm_trace_op op = {
-		TMM_TRACE_NONE, TMM_OP_OPTIMIZER, 0x3, 0, 300, 1,
+		TMM_TRACE_NONE, TMM_OP_COLLECTIVE, 0x3, 0, 300, 1,
 		0x0123456789abcdefull, UINT64_MAX, 0xfedcba9876543210ull,
 		-0.0, 1e308, /* -0.0: the sign bit alone must survive */
+		4.9e-324, /* the least denormal: the low bit alone */
 	};
 	struct tmm_trace_access access = {
 		0, TMM_TRACE_NONE, 1, 1, UINT64_MAX, 0x3, 0,

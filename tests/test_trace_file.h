@@ -20,7 +20,8 @@
 #define REC_HEAD 12
 #define PAY_FIXED 48
 #define TENSOR_LEN 48
-#define OP_LEN 56
+#define OP_LEN 64 /* version 2: net_bytes at 56 */
+#define OP_LEN_V1 56
 #define ACCESS_LEN 40
 #define EVENT_LEN 24
 #define PAY_COUNTS 24 /* payload offset of n_tensors */

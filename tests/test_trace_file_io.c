@@ -163,7 +163,7 @@ START_TEST(test_file_round_trip)
 	data = write_trace_file(path, 3, &size, bounds);
 	ck_assert_uint_eq(size, bounds[2]);
 	ck_assert(memcmp(data, "TMMTRACE", 8) == 0);
-	ck_assert_uint_eq(le(data + 8, 4), 1);
+	ck_assert_uint_eq(le(data + 8, 4), 2);
 	ck_assert_uint_eq(le(data + 12, 4), HDR_LEN);
 	ck_assert_uint_eq(le(data + HDR_LEN - 4, 4),
 			  ref_crc32(data, HDR_LEN - 4));
@@ -315,15 +315,15 @@ START_TEST(test_header_problems)
 	HAS(err, path);
 
 	/* A newer version, properly checksummed. */
-	set_le(data + 8, 2, 4);
+	set_le(data + 8, 3, 4);
 	fix_header_crc(data, HDR_LEN);
 	put_file(path, data, size);
 	ck_assert_int_eq(read_trace_file(path, &records, err, sizeof(err)),
 			 -ENOTSUP);
-	HAS(err, "version 2");
-	HAS(err, "reads versions 1 to 1");
+	HAS(err, "version 3");
+	HAS(err, "reads versions 1 to 2");
 	HAS(err, path);
-	set_le(data + 8, 1, 4);
+	set_le(data + 8, 2, 4);
 	fix_header_crc(data, HDR_LEN);
 
 	/* A header from a later version with 8 more bytes of fields. */
@@ -519,6 +519,73 @@ START_TEST(test_failed_append_sticks_and_keeps_the_prefix)
 }
 END_TEST
 
+/*
+ * A version-1 file (written before ops had net_bytes) still reads: the
+ * file this build writes, rewritten as version 1 wrote it (ops 8 bytes
+ * shorter, the version 1, lengths and checksums fixed), reads back as the
+ * same iterations with net_bytes 0.
+ */
+START_TEST(test_reads_version_1)
+{
+	struct tmm_trace_file_info info;
+	struct tmm_trace_reader *r;
+	struct tmm_trace t, want;
+	char path[512], err[1024];
+	size_t size, at, out = HDR_LEN;
+	uint8_t *data, *v1;
+
+	temp_path(path, sizeof(path));
+	data = write_trace_file(path, 2, &size, NULL);
+	v1 = malloc(size);
+	ck_assert_ptr_nonnull(v1);
+	memcpy(v1, data, HDR_LEN);
+	set_le(v1 + 8, 1, 4);
+	fix_header_crc(v1, HDR_LEN);
+	for (at = HDR_LEN; at < size;) {
+		const uint8_t *pay = data + at + REC_HEAD;
+		uint64_t plen = le(data + at + 4, 8);
+		uint64_t nt = le(pay + PAY_COUNTS, 4), no = le(pay + 28, 4);
+		size_t ops = PAY_FIXED + nt * TENSOR_LEN;
+		size_t rest = plen - ops - no * OP_LEN;
+		uint8_t *o = v1 + out, *q = o + REC_HEAD;
+
+		memcpy(o, data + at, REC_HEAD);
+		memcpy(q, pay, ops);
+		q += ops;
+		for (uint64_t k = 0; k < no; k++, q += OP_LEN_V1)
+			memcpy(q, pay + ops + k * OP_LEN, OP_LEN_V1);
+		memcpy(q, pay + ops + no * OP_LEN, rest);
+		q += rest;
+		set_le(o + 4, plen - no * (OP_LEN - OP_LEN_V1), 8);
+		set_le(q, ref_crc32(o + REC_HEAD, (size_t)(q - o - REC_HEAD)),
+		       4);
+		out = (size_t)(q + 4 - v1);
+		at += REC_HEAD + plen + 4;
+	}
+	put_file(path, v1, out);
+
+	ck_assert_int_eq(tmm_trace_reader_open(path, &r, &info, err,
+					       sizeof(err)), 0);
+	ck_assert_uint_eq(info.version, 1);
+	for (uint64_t i = 1; i <= 2; i++) {
+		ck_assert_msg(tmm_trace_reader_next(r, &t, err,
+						    sizeof(err)) == 1,
+			      "%s", err);
+		make_trace(&want, i);
+		assert_trace_eq(&want, &t);
+		for (uint32_t k = 0; k < t.n_ops; k++)
+			ck_assert(t.ops[k].net_bytes == 0);
+		tmm_trace_free(&want);
+		tmm_trace_free(&t);
+	}
+	ck_assert_int_eq(tmm_trace_reader_next(r, &t, err, sizeof(err)), 0);
+	tmm_trace_reader_close(r);
+	free(v1);
+	free(data);
+	unlink(path);
+}
+END_TEST
+
 void add_trace_file_io_tests(Suite *suite)
 {
 	TCase *files = tcase_create("files");
@@ -529,6 +596,7 @@ void add_trace_file_io_tests(Suite *suite)
 	tcase_add_test(files, test_truncation_at_every_length);
 	tcase_add_test(files, test_byte_flips_in_a_file_are_rejected);
 	tcase_add_test(files, test_header_problems);
+	tcase_add_test(files, test_reads_version_1);
 	tcase_add_test(files, test_info_strings_are_cut_to_fit);
 	tcase_add_test(files, test_writer_refuses_invalid_trace);
 	tcase_add_test(files, test_writer_reports_open_and_write_errors);

@@ -146,6 +146,46 @@ START_TEST(records_accesses_ops_and_lineage)
 }
 END_TEST
 
+/*
+ * A collective is recorded with its kind and network bytes, and on the
+ * simulator its time is its roofline plus the profile's network latency
+ * and bytes / bandwidth: on the P100's EDR through PCIe 3.0 (11.69 GB/s,
+ * 20 us), 64 MiB take 20000 + 2^26 / 11.69 = 20000 + 5740706.93 ns on the
+ * network, after a 5 us launch (the op has no flops or bytes).
+ */
+START_TEST(collectives_carry_net_bytes)
+{
+	tmm_ctx *ctx;
+	tmm_tensor w, g;
+	const struct tmm_trace *t;
+	tmm_op op;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap,"
+					"sim_profile=p100-pcie3-16g"), 0);
+	w = toy_weight(ctx, 0);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_GRADIENT, "g",
+					   &g), 0);
+	toy_run(ctx, "grad", TMM_OP_PURE, toy_fill, &w, 1, &g, 1);
+	op = (tmm_op){ .name = "allreduce", .kind = TMM_OP_COLLECTIVE,
+		       .inputs = &g, .n_inputs = 1, .outputs = &g,
+		       .n_outputs = 1, .run = toy_bump,
+		       .cost = { .net_bytes = 64.0 * 1024 * 1024 } };
+	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s", tmm_last_error(ctx));
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, g), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	t = tmm_tracker_first(ctx);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->n_ops, 2);
+	ck_assert_uint_eq(t->ops[1].kind, TMM_OP_COLLECTIVE);
+	ck_assert(t->ops[1].net_bytes == 64.0 * 1024 * 1024);
+	ck_assert(t->ops[0].net_bytes == 0);
+	ck_assert_uint_eq(t->ops[1].end_ns - t->ops[1].begin_ns,
+			  5000 + 20000 + 5740707);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 /* The sequence of keys of a trace's accesses. */
 static uint64_t *access_keys(const struct tmm_trace *t)
 {
@@ -505,6 +545,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, records_accesses_ops_and_lineage);
+	tcase_add_test(tc, collectives_carry_net_bytes);
 	tcase_add_test(tc, keys_are_stable_and_arrays_stop_growing);
 	tcase_add_test(tc, nothing_is_recorded_outside_iterations);
 	tcase_add_test(tc, ideal_times_take_the_stall_out);

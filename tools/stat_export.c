@@ -17,6 +17,10 @@
  *               would be made up
  *   runtime     passive evictions, drops, recomputations, a divergence
  *               from the plan
+ *   network     each collective (TMM_OP_COLLECTIVE) as a complete event,
+ *               with the bytes it sent: it holds the network link, and a
+ *               track of its own shows what overlaps it; the compute
+ *               stream waits for it all the same (docs/sim-network.md)
  *
  * and two counters: the runtime's device bytes in use after each access,
  * and the budget.  Times are microseconds, as the format wants.
@@ -46,12 +50,13 @@ enum track {
 	TR_H2D,
 	TR_D2H,
 	TR_RUNTIME,
+	TR_NETWORK, /* last, so that the older tracks keep their ids */
 };
 
 static const char *const track_names[] = {
 	[TR_ITERATIONS] = "iterations", [TR_COMPUTE] = "compute",
 	[TR_H2D] = "H2D",		[TR_D2H] = "D2H",
-	[TR_RUNTIME] = "runtime",
+	[TR_RUNTIME] = "runtime",	[TR_NETWORK] = "network",
 };
 
 static const char *const op_kinds[TMM_OP_KIND_COUNT] = {
@@ -123,7 +128,7 @@ static void header(struct out *o, const char *path,
 		 "policy %.32s%s", info->backend, info->device, info->mode,
 		 info->policy, info->simulated ? " (SIMULATED times)" : "");
 	metadata(o, "process_name", 0, "name", name, 0);
-	for (int t = TR_ITERATIONS; t <= TR_RUNTIME; t++) {
+	for (int t = TR_ITERATIONS; t <= TR_NETWORK; t++) {
 		metadata(o, "thread_name", t, "name", track_names[t], 0);
 		metadata(o, "thread_sort_index", t, "sort_index", NULL, t);
 	}
@@ -146,21 +151,24 @@ static void op_event(struct out *o, const struct tmm_trace *t, uint32_t i,
 		     double start_us)
 {
 	const struct tmm_trace_op *op = &t->ops[i];
+	bool net = op->kind == TMM_OP_COLLECTIVE;
 
-	begin_event(o, "X", TR_COMPUTE, start_us);
-	fprintf(o->f, ",\"dur\":%.3f,\"cat\":\"op\",\"name\":",
-		(double)(op->end_ns - op->begin_ns) / 1e3);
+	begin_event(o, "X", net ? TR_NETWORK : TR_COMPUTE, start_us);
+	fprintf(o->f, ",\"dur\":%.3f,\"cat\":\"%s\",\"name\":",
+		(double)(op->end_ns - op->begin_ns) / 1e3,
+		net ? "collective" : "op");
 	stat_json_string(o->f, tmm_trace_str(t, op->name), SIZE_MAX);
 	fprintf(o->f, ",\"args\":{\"op\":%" PRIu32 ",\"kind\":\"%s\","
 		"\"stall_us\":%.3f,\"backward\":%s,\"recomputable\":%s,"
 		"\"split\":%s,\"inputs\":%u,\"outputs\":%u,\"flops\":%.17g,"
-		"\"bytes\":%.17g}}", i,
+		"\"bytes\":%.17g,\"net_bytes\":%.17g}}", i,
 		op->kind < TMM_OP_KIND_COUNT ? op_kinds[op->kind] : "?",
 		(double)op->stall_ns / 1e3,
 		op->flags & TMM_OP_BACKWARD ? "true" : "false",
 		op->flags & TMM_OP_PURE ? "true" : "false",
 		op->flags & TMM_TRACE_OP_SPLIT ? "true" : "false",
-		op->n_inputs, op->n_outputs, op->flops, op->bytes);
+		op->n_inputs, op->n_outputs, op->flops, op->bytes,
+		op->net_bytes);
 }
 
 static void runtime_event(struct out *o, const struct tmm_trace *t,

@@ -373,7 +373,48 @@ static void marks(FILE *f, const struct frame *fr, const struct tmm_trace *t,
 	fprintf(f, "</g>\n");
 }
 
-static void legend(FILE *f, uint64_t budget)
+/* The collectives' lane, above the three, only in a trace that has
+ * some (TMM_OP_COLLECTIVE): each as a bar over its time on the network,
+ * the link it holds. */
+#define NET_COLOR "#f1a340"
+#define NET_LABEL "network"
+
+static bool has_collectives(const struct tmm_trace *t)
+{
+	for (uint32_t o = 0; o < t->n_ops; o++)
+		if (t->ops[o].kind == TMM_OP_COLLECTIVE)
+			return true;
+	return false;
+}
+
+static void network_lane(FILE *f, const struct frame *fr,
+			 const struct tmm_trace *t)
+{
+	double y = TOP - 10 - 3.0 * LANE;
+
+	fprintf(f, "<g font-family=\"sans-serif\" font-size=\"11\">\n"
+		   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" "
+		   "fill=\"%s\">%s</text>\n", LEFT - 6, y + 4, NET_COLOR,
+		NET_LABEL);
+	fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+		   "stroke=\"#eee\"/>\n", LEFT, y, LEFT + PW, y);
+	for (uint32_t o = 0; o < t->n_ops; o++) {
+		const struct tmm_trace_op *op = &t->ops[o];
+		double x0, x1;
+
+		if (op->kind != TMM_OP_COLLECTIVE)
+			continue;
+		x0 = px(fr, (double)op->begin_ns);
+		x1 = px(fr, (double)op->end_ns);
+		fprintf(f, "<rect class=\"collective\" x=\"%.1f\" "
+			   "y=\"%.1f\" width=\"%.1f\" height=\"8\" "
+			   "fill=\"%s\"/>\n", x0, y - 4,
+			x1 - x0 > 1 ? x1 - x0 : 1, NET_COLOR);
+	}
+	fprintf(f, "</g>\n");
+}
+
+static void legend(FILE *f, uint64_t budget, bool network)
 {
 	double div;
 	const char *unit;
@@ -408,6 +449,10 @@ static void legend(FILE *f, uint64_t budget)
 			l == 0 ? "\xe2\x96\xbc" : l == 1 ? "\xe2\x96\xb2" :
 							   "\xe2\x97\x86",
 			lanes[l].label);
+	if (network)
+		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">"
+			   "\xe2\x96\xac %s (collectives)</text>\n", x, y + 12,
+			NET_COLOR, NET_LABEL);
 	fprintf(f, "</g>\n");
 }
 
@@ -479,7 +524,9 @@ static int draw(FILE *f, const char *path,
 		LEFT, py(&fr, (double)info->budget), LEFT + PW,
 		py(&fr, (double)info->budget));
 	marks(f, &fr, t, t_end);
-	legend(f, info->budget);
+	if (has_collectives(t))
+		network_lane(f, &fr, t);
+	legend(f, info->budget, has_collectives(t));
 	fprintf(f, "</svg>\n");
 	free(stack);
 	return 0;

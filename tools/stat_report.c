@@ -108,7 +108,7 @@ static double mib(double bytes)
 enum report_col {
 	RC_ITER, RC_DURATION, RC_STALL, RC_OPS, RC_ACCESSES, RC_PEAK,
 	RC_SWAP_OUT, RC_OUT, RC_SWAP_IN, RC_IN, RC_PASSIVE, RC_DROPS,
-	RC_RECOMP, RC_DIVERGED, RC_COUNT
+	RC_RECOMP, RC_DIVERGED, RC_COLL, RC_COLL_MS, RC_NET, RC_COUNT
 };
 
 static const struct stat_column report_cols[RC_COUNT] = {
@@ -139,11 +139,19 @@ static const struct stat_column report_cols[RC_COUNT] = {
 			{ NULL, NULL } },
 	[RC_DIVERGED] = { "diverged", "", 8, "whether it left its plan",
 			  NULL, 0, { NULL, NULL } },
+	[RC_COLL] = { "coll", "n", 5, "collectives run (TMM_OP_COLLECTIVE)",
+		      NULL, 0, { NULL, NULL } },
+	[RC_COLL_MS] = { "coll_time", "ms", 9,
+			 "time in collectives, which the compute stream "
+			 "waits for", NULL, 0, { NULL, NULL } },
+	[RC_NET] = { "net", "MiB", 8, "bytes the collectives sent on the "
+		     "network", NULL, 0, { NULL, NULL } },
 };
 
+/* The collective columns come last, so the others keep their places. */
 static const char report_defaults[] =
 	"iter,duration,stall,ops,accesses,peak,swap_out,out,swap_in,in,"
-	"passive,drops,recomp,diverged";
+	"passive,drops,recomp,diverged,coll,coll_time";
 
 int stat_report_check_columns(const char *list)
 {
@@ -168,9 +176,19 @@ static int add_iteration(const struct tmm_trace *t, struct costs *c,
 {
 	char cell[RC_COUNT][32];
 	uint64_t n_ev[TMM_EV_KIND_COUNT] = { 0 }, out_b = 0, in_b = 0;
-	uint64_t peak = 0;
-	uint32_t *op_at = NULL;
+	uint64_t peak = 0, coll_ns = 0;
+	uint32_t *op_at = NULL, n_coll = 0;
+	double net_b = 0;
 	int rc = 0;
+
+	/* Collectives: the compute stream waits for each, so their time is
+	 * part of the iteration's and is worth its own column. */
+	for (uint32_t i = 0; i < t->n_ops; i++)
+		if (t->ops[i].kind == TMM_OP_COLLECTIVE) {
+			n_coll++;
+			coll_ns += t->ops[i].end_ns - t->ops[i].begin_ns;
+			net_b += t->ops[i].net_bytes;
+		}
 
 	/* op_at[a]: the op whose first access is access a. */
 	if (t->n_accesses) {
@@ -264,6 +282,9 @@ static int add_iteration(const struct tmm_trace *t, struct costs *c,
 	CELL(RC_DROPS, "%" PRIu64, n_ev[TMM_EV_DROP]);
 	CELL(RC_RECOMP, "%" PRIu64, n_ev[TMM_EV_RECOMPUTE]);
 	CELL(RC_DIVERGED, "%s", n_ev[TMM_EV_DIVERGED] ? "yes" : "no");
+	CELL(RC_COLL, "%u", n_coll);
+	CELL(RC_COLL_MS, "%.3f", (double)coll_ns / 1e6);
+	CELL(RC_NET, "%.3f", mib(net_b));
 #undef CELL
 	putchar(' ');
 	for (size_t i = 0; i < sel->n; i++)

@@ -139,8 +139,9 @@ static const struct command export_cmd = {
 	"usage: tensormm-stat export TRACE [-o OUT.json] [--iteration N]\n",
 	"A trace as Chrome/Perfetto JSON (ui.perfetto.dev, "
 	"chrome://tracing):\n"
-	"ops on a compute track, swaps on H2D and D2H tracks, device bytes\n"
-	"in use as a counter, iterations laid end to end.\n"
+	"ops on a compute track, collectives on a network track, swaps on\n"
+	"H2D and D2H tracks, device bytes in use as a counter, iterations\n"
+	"laid end to end.\n"
 	"\n"
 	"  -o, --output FILE      where the JSON goes (default: stdout)\n"
 	"      --iteration N      only that iteration (default: all)\n",

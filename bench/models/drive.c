@@ -239,7 +239,8 @@ static int run_op(struct run *x, uint32_t i)
 	tmm_op o = { .name = op->name, .kind = op->kind, .flags = op->flags,
 		     .inputs = x->io, .n_inputs = op->n_in,
 		     .outputs = x->io + op->n_in, .n_outputs = op->n_out,
-		     .cost = { op->flops, op->bytes },
+		     .cost = { .flops = op->flops, .bytes = op->bytes,
+			       .net_bytes = op->net_bytes },
 		     /* cost-only: the runtime splits it with no callback */
 		     .slice_extent = op->slice_extent,
 		     .sliced = x->g->sliced + op->in_at };

@@ -111,6 +111,9 @@ struct zg_op {
 	uint64_t in_at, out_at;	 /* offsets into zgraph.ids */
 	uint32_t n_in, n_out;
 	double flops, bytes;	 /* the cost hint */
+	double net_bytes;	 /* ... a collective's network bytes (0:
+				  * none; bench/bench_scaling.c adds
+				  * collectives) */
 	uint64_t slice_extent;	 /* TSPLIT rows; 0: it does not split */
 	zg_t ws;		 /* its workspace (SCRATCH, its last output),
 				  * or ZG_NONE */

@@ -123,6 +123,10 @@ struct tmm_device_info {
 	 * per micro-op (TSPLIT Eq. 6): the profile's on the sim, an
 	 * estimate on CUDA. */
 	uint64_t launch_ns;
+	/* Collectives (TMM_OP_COLLECTIVE) cross the host link, so they and
+	 * the swap copies share it: the profile's on the sim
+	 * (net_over_pcie); false on CUDA, which cannot tell. */
+	bool net_shares_link;
 	char pci_bus_id[32];	     /* "0000:3b:00.0", "" if none */
 	char uuid[48];		     /* "GPU-…" as nvidia-smi prints it: one
 				      * per MIG instance too; "" if none */

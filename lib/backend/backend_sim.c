@@ -31,6 +31,7 @@
 #include "backend_sim.h"
 #include "backend_sim_mem.h"
 #include "lib/base/sim_profile.h"
+#include "sim_network.h"
 #include "sim_uvm.h"
 #include "lib/base/tunables.h"
 #include "lib/base/fault.h"
@@ -167,6 +168,7 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	snprintf(be->info.op_estimate, sizeof(be->info.op_estimate),
 		 "the roofline of profile %s (simulated)", prof->name);
 	be->info.launch_ns = prof->launch_ns;
+	be->info.net_shares_link = prof->net_over_pcie;
 	be->info.pci_bus_id[0] = '\0';
 	return 0;
 }
@@ -183,6 +185,7 @@ static void sim_close(struct tmm_backend *be)
 		tmm_sim_unmap(&s->maps[i]);
 	free(s->maps);
 	tmm_sim_uvm_destroy(s->uvm);
+	tmm_sim_net_free(&s->net);
 	s->magic = 0;
 	free(s);
 	be->state = NULL;
@@ -200,15 +203,19 @@ static bool is_engine(enum tmm_engine e)
 /*
  * Queues `bytes` on copy engine e: it starts when both the engine is free
  * and the host has issued it (the compute engine's time), and holds the
- * engine until it ends.
+ * engine until it ends, later where it shares PCIe with a collective
+ * (sim_network.c).
  */
 static void sim_queue_copy(struct sim *s, enum tmm_engine e, uint64_t bytes,
 			   bool to_device)
 {
-	uint64_t d = tmm_sim_copy_ns(s->prof, bytes, to_device);
 	uint64_t start = max_u64(s->t[e], s->t[TMM_ENGINE_COMPUTE]);
+	uint64_t end = tmm_sim_net_copy_end(&s->net, s->prof, start,
+					    tmm_sim_copy_ns(s->prof, bytes,
+							    to_device));
+	uint64_t d = end - start;
 
-	s->t[e] = start + d;
+	s->t[e] = end;
 	s->c.busy_ns[e] += d;
 	if (to_device) {
 		s->c.bytes_h2d += bytes;
@@ -345,6 +352,15 @@ static int sim_event_record(struct tmm_backend *be, enum tmm_engine engine,
 	return 0;
 }
 
+/* An event's time now: on a copy engine, collectives that shared the
+ * link since it was recorded may have moved it (sim_network.h). */
+static uint64_t event_time(const struct sim *s, const tmm_event *ev)
+{
+	if (is_copy_engine(ev->engine))
+		return tmm_sim_net_revise(&s->net, ev->t_ns);
+	return ev->t_ns;
+}
+
 /* The host's now is compute time: an event is done once that passes it. */
 static int sim_event_query(struct tmm_backend *be, const tmm_event *ev)
 {
@@ -353,7 +369,8 @@ static int sim_event_query(struct tmm_backend *be, const tmm_event *ev)
 					"sim event_query: event is NULL");
 	if (!ev->valid)
 		return 1;
-	return ev->t_ns <= sim_of(be)->t[TMM_ENGINE_COMPUTE];
+	return event_time(sim_of(be), ev) <=
+	       sim_of(be)->t[TMM_ENGINE_COMPUTE];
 }
 
 /* Moves `engine` forward to the event; compute waiting is a stall. */
@@ -372,7 +389,8 @@ static int sim_event_sync(struct tmm_backend *be, const tmm_event *ev)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim event_sync: event is NULL");
 	if (ev->valid)
-		sim_wait_until(sim_of(be), TMM_ENGINE_COMPUTE, ev->t_ns);
+		sim_wait_until(sim_of(be), TMM_ENGINE_COMPUTE,
+			       event_time(sim_of(be), ev));
 	return 0;
 }
 
@@ -387,7 +405,8 @@ static int sim_engine_wait(struct tmm_backend *be, enum tmm_engine engine,
 		return tmm_backend_fail(be, -EINVAL,
 					"sim engine_wait: event is NULL");
 	if (ev->valid)
-		sim_wait_until(sim_of(be), engine, ev->t_ns);
+		sim_wait_until(sim_of(be), engine,
+			       event_time(sim_of(be), ev));
 	return 0;
 }
 
@@ -411,12 +430,42 @@ static int sim_kernel_begin(struct tmm_backend *be,
 	return 0;
 }
 
+/*
+ * A collective (cost.net_bytes > 0) runs on the network engine, and the
+ * compute stream waits for it, as for NCCL or MPI called on that stream:
+ * its time is from the op's issue to the network part's end, which may
+ * wait for an earlier collective and share PCIe with copies in flight.
+ */
+static int sim_collective(struct tmm_backend *be, struct sim *s,
+			  uint64_t op_ns, double net_bytes, uint64_t *d)
+{
+	uint64_t at = s->t[TMM_ENGINE_COMPUTE], end;
+	uint64_t copies[2] = { s->t[TMM_ENGINE_H2D], s->t[TMM_ENGINE_D2H] };
+	int rc;
+
+	tmm_sim_net_forget(&s->net, at);
+	rc = tmm_sim_net_collective(&s->net, s->prof, at, op_ns, net_bytes,
+				    copies, &end);
+	if (rc < 0)
+		return tmm_backend_fail(be, rc, "sim kernel_end: out of host "
+					"memory for the network engine's "
+					"bookings");
+	/* Copies in flight on a shared link now end later. */
+	s->c.busy_ns[TMM_ENGINE_H2D] += copies[0] - s->t[TMM_ENGINE_H2D];
+	s->c.busy_ns[TMM_ENGINE_D2H] += copies[1] - s->t[TMM_ENGINE_D2H];
+	s->t[TMM_ENGINE_H2D] = copies[0];
+	s->t[TMM_ENGINE_D2H] = copies[1];
+	*d = end - at;
+	return 0;
+}
+
 static int sim_kernel_end(struct tmm_backend *be, const struct tmm_cost *cost,
 			  uint64_t *ns)
 {
 	struct sim *s = sim_of(be);
 	double scale;
 	uint64_t d;
+	int rc;
 
 	s->in_kernel = false;
 	/* An op without a cost hint still pays its launch. */
@@ -427,6 +476,11 @@ static int sim_kernel_end(struct tmm_backend *be, const struct tmm_cost *cost,
 		if (scale < SIM_JITTER_FLOOR)
 			scale = SIM_JITTER_FLOOR;
 		d = (uint64_t)llround((double)d * scale);
+	}
+	if (cost && cost->net_bytes > 0) {
+		rc = sim_collective(be, s, d, cost->net_bytes, &d);
+		if (rc < 0)
+			return rc;
 	}
 	s->t[TMM_ENGINE_COMPUTE] += d;
 	s->c.busy_ns[TMM_ENGINE_COMPUTE] += d;
@@ -441,8 +495,11 @@ static int sim_kernel_end(struct tmm_backend *be, const struct tmm_cost *cost,
 static uint64_t sim_op_estimate_ns(struct tmm_backend *be,
 				   const struct tmm_cost *cost)
 {
-	return tmm_sim_op_ns(sim_of(be)->prof, cost ? cost->flops : 0,
-			     cost ? cost->bytes : 0);
+	const struct tmm_sim_profile *p = sim_of(be)->prof;
+
+	return tmm_sim_op_ns(p, cost ? cost->flops : 0,
+			     cost ? cost->bytes : 0) +
+	       tmm_sim_net_ns(p, cost ? cost->net_bytes : 0);
 }
 
 static void *sim_compute_stream(struct tmm_backend *be)
@@ -510,5 +567,8 @@ int tmm_sim_get_counters(const struct tmm_backend *be,
 		return -EINVAL;
 	*c = s->c;
 	memcpy(c->engine_ns, s->t, sizeof(c->engine_ns));
+	c->collectives = s->net.collectives;
+	c->net_busy_ns = s->net.busy_ns;
+	c->net_bytes = s->net.bytes;
 	return 0;
 }

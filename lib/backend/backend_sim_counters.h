@@ -26,6 +26,10 @@ struct tmm_sim_counters {
 	uint64_t kernels;		      /* kernel_end calls */
 	uint64_t managed_allocs;	      /* managed_alloc calls that
 					       * succeeded */
+	/* The network engine (sim_network.c): collectives run (ops with
+	 * cost.net_bytes), the time they held the link, and their bytes. */
+	uint64_t collectives, net_busy_ns;
+	double net_bytes;
 };
 
 #endif /* TMM_BACKEND_SIM_COUNTERS_H */

@@ -23,6 +23,7 @@
 #include "backend.h"
 #include "backend_sim_counters.h"
 #include "lib/base/sim_profile.h"
+#include "sim_network.h"
 #include "sim_uvm.h"
 
 /* SIM_VA: a reserved virtual range, with device memory mapped under
@@ -59,6 +60,7 @@ struct sim {
 	struct sim_map *maps;
 	size_t nmaps, maps_cap;
 	struct tmm_sim_uvm *uvm; /* the managed-memory driver */
+	struct tmm_sim_net net;	 /* the network engine (sim_network.c) */
 	bool in_kernel;	   /* between kernel_begin and kernel_end: a copy
 			    * on the device queued now is the op's work,
 			    * timed by its cost hint (a view's gather) */

@@ -35,6 +35,17 @@
  * over the bus, not migrated): kernels read host memory in small,
  * scattered transactions that reach well under the DMA engines' rate.
  * docs/uvm-model.md describes how the simulator uses each figure.
+ *
+ * Network (issue 26): each profile names the link its collectives cross
+ * and the rate one rank sends at (net_gbps).  A PCIe board's collectives
+ * leave through PCIe, to a NIC or, between the GPUs of one host, to a
+ * peer, so their rate is the lower of the NIC's and the PCIe link's, and
+ * they share that link with the swap engine's copies (net_over_pcie).
+ * An SXM board talks to its peers over NVLink, apart from PCIe.  NIC
+ * rates are the InfiniBand generations' per-port signalling rates, read
+ * as bytes (1 Gb/s = 0.125 GB/s); the fixed cost of one collective has
+ * no published figure that fits a profile and is an estimate
+ * (NET_LATENCY_*).  docs/sim-network.md says how sim_network.c uses them.
  */
 #include <math.h>
 #include <stddef.h>
@@ -96,6 +107,25 @@
 	.uvm_batch_ns = UVM_BATCH_NS,              \
 	.uvm_fault_ns = UVM_FAULT_NS
 
+/*
+ * estimate: the fixed cost of one collective: its launch, the ring's
+ * handshakes and the first hop's latency.  Through a NIC, 20 us; between
+ * the GPUs of one NVLink node, 10 us.  Per collective, not per ring step:
+ * the op's cost hint does not say how many ranks take part.
+ */
+#define NET_LATENCY_NIC_NS 20000
+#define NET_LATENCY_NVLINK_NS 10000
+/* InfiniBand per-port rates as GB/s: FDR 4x 56 Gb/s signalling, 54.5 Gb/s
+ * of data after 64b/66b (Mellanox ConnectX-3 product brief); EDR 100 Gb/s
+ * (ConnectX-4); HDR 200 Gb/s (ConnectX-6); NDR 400 Gb/s (NVIDIA
+ * ConnectX-7 product brief). */
+#define IB_FDR_GBPS (54.54 / 8)
+#define IB_EDR_GBPS (100.0 / 8)
+#define IB_HDR_GBPS (200.0 / 8)
+#define IB_NDR_GBPS (400.0 / 8)
+/* The slower of a NIC and the PCIe link in front of it. */
+#define NET_MIN(a, b) ((a) < (b) ? (a) : (b))
+
 /* Microway bandwidthTest on a P100 PCIe 16GB, pinned, 32 MiB. */
 #define PCIE3_H2D_GBPS 11.69
 #define PCIE3_D2H_GBPS 12.9
@@ -115,6 +145,13 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 732 GB/s HBM2 (NVIDIA P100 datasheet via Microway) */
 		.hbm_gbps = 732.0,
 		SHARED_FIGURES,
+		/* a PCIe node with one InfiniBand EDR NIC, the fabric of
+		 * the P100's day: EDR's 12.5 GB/s is above PCIe 3.0's
+		 * measured 11.69, so PCIe bounds it */
+		.net_link = "InfiniBand EDR through PCIe 3.0",
+		.net_gbps = NET_MIN(IB_EDR_GBPS, PCIE3_H2D_GBPS),
+		.net_latency_ns = NET_LATENCY_NIC_NS,
+		.net_over_pcie = true,
 		/* estimate: fault-driven migration at half the pinned rate */
 		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
 		/* estimate: see UVM_REMOTE_FRACTION */
@@ -137,6 +174,12 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 900 GB/s HBM2 (NVIDIA V100 datasheet; 897 per sysrqmts) */
 		.hbm_gbps = 900.0,
 		SHARED_FIGURES,
+		/* the PCIe V100 has no NVLink: as the P100, EDR through
+		 * PCIe 3.0, bound by PCIe */
+		.net_link = "InfiniBand EDR through PCIe 3.0",
+		.net_gbps = NET_MIN(IB_EDR_GBPS, PCIE3_H2D_GBPS),
+		.net_latency_ns = NET_LATENCY_NIC_NS,
+		.net_over_pcie = true,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
 		/* estimate: see UVM_REMOTE_FRACTION */
@@ -159,6 +202,13 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 672 GB/s, 384-bit GDDR6 at 14 Gbps (Tom's Hardware) */
 		.hbm_gbps = 672.0,
 		SHARED_FIGURES,
+		/* a workstation's cards reduce peer to peer over PCIe 3.0
+		 * (its NVLink bridge pairs two cards only, so a 4- or
+		 * 8-card box goes through PCIe): the PCIe figure */
+		.net_link = "PCIe 3.0 peer to peer",
+		.net_gbps = PCIE3_H2D_GBPS,
+		.net_latency_ns = NET_LATENCY_NIC_NS,
+		.net_over_pcie = true,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
 		/* estimate: see UVM_REMOTE_FRACTION */
@@ -181,6 +231,12 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 1555 GB/s HBM2 (NVIDIA A100 datasheet via PC2 wiki) */
 		.hbm_gbps = 1555.0,
 		SHARED_FIGURES,
+		/* the PCIe A100's NIC of its day is HDR (25 GB/s), above
+		 * PCIe 4.0's estimated 23.4: PCIe bounds it */
+		.net_link = "InfiniBand HDR through PCIe 4.0",
+		.net_gbps = NET_MIN(IB_HDR_GBPS, 2 * PCIE3_H2D_GBPS),
+		.net_latency_ns = NET_LATENCY_NIC_NS,
+		.net_over_pcie = true,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = 2 * PCIE3_H2D_GBPS / 2,
 		/* estimate: see UVM_REMOTE_FRACTION */
@@ -203,6 +259,12 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 2000 GB/s HBM2e (NVIDIA H100 PCIe product brief) */
 		.hbm_gbps = 2000.0,
 		SHARED_FIGURES,
+		/* NDR, 400 Gb/s per port (50 GB/s), above PCIe 5.0's
+		 * estimated 46.8: PCIe bounds it */
+		.net_link = "InfiniBand NDR through PCIe 5.0",
+		.net_gbps = NET_MIN(IB_NDR_GBPS, 4 * PCIE3_H2D_GBPS),
+		.net_latency_ns = NET_LATENCY_NIC_NS,
+		.net_over_pcie = true,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = 4 * PCIE3_H2D_GBPS / 2,
 		/* estimate: see UVM_REMOTE_FRACTION */
@@ -232,6 +294,15 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 3.35 TB/s HBM3 (NVIDIA H100 datasheet, SXM5 column) */
 		.hbm_gbps = 3350.0,
 		SHARED_FIGURES,
+		/* NVLink 4: 900 GB/s bidirectional per GPU (NVIDIA H100
+		 * datasheet, SXM5 column), 450 each way, to the 8 GPUs of
+		 * an HGX node through NVSwitch; apart from PCIe.  Ranks
+		 * beyond one node would cross NDR (50 GB/s), which this
+		 * profile does not model */
+		.net_link = "NVLink 4 through NVSwitch",
+		.net_gbps = 450.0,
+		.net_latency_ns = NET_LATENCY_NVLINK_NS,
+		.net_over_pcie = false,
 		/* measured: a kernel faulting 1 GiB in from the host moves
 		 * 8.1 GB/s, 133 ms; less 16,384 faults and 64 batches
 		 * (17.7 ms) leaves 115 ms of transfer */
@@ -288,6 +359,13 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 288 GB/s GDDR5, 384-bit (Microway, same article) */
 		.hbm_gbps = 288.0,
 		SHARED_FIGURES,
+		/* FDR InfiniBand, the K40's contemporary: 54.5 Gb/s of
+		 * data (6.8 GB/s), below its measured PCIe rate: the NIC
+		 * bounds it, and the collective still crosses PCIe */
+		.net_link = "InfiniBand FDR through PCIe 3.0",
+		.net_gbps = NET_MIN(IB_FDR_GBPS, 10.04),
+		.net_latency_ns = NET_LATENCY_NIC_NS,
+		.net_over_pcie = true,
 		/* estimate: half the pinned rate */
 		.uvm_fault_gbps = 10.04 / 2,
 		/* estimate: see UVM_REMOTE_FRACTION */
@@ -348,6 +426,14 @@ uint64_t tmm_sim_op_ns(const struct tmm_sim_profile *p, double flops,
 	ns = compute_ns > memory_ns ? compute_ns : memory_ns;
 	eff = p->efficiency > 0 && p->efficiency <= 1 ? p->efficiency : 1;
 	return ns_round(ns / eff) + p->launch_ns;
+}
+
+uint64_t tmm_sim_net_ns(const struct tmm_sim_profile *p, double net_bytes)
+{
+	if (!p || !(net_bytes > 0) || !(p->net_gbps > 0))
+		return 0;
+	/* B / (GB/s) = ns, as for copies */
+	return p->net_latency_ns + ns_round(net_bytes / p->net_gbps);
 }
 
 uint64_t tmm_sim_copy_ns(const struct tmm_sim_profile *p, uint64_t bytes,

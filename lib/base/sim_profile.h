@@ -10,6 +10,7 @@
 #ifndef TMM_SIM_PROFILE_H
 #define TMM_SIM_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,16 @@ struct tmm_sim_profile {
 	double uvm_evict_gbps;		  /* the driver writing back device
 					   * pages it evicts for room
 					   * (0: d2h_gbps) */
+	/*
+	 * The network a collective (TMM_OP_COLLECTIVE) crosses, as one rank
+	 * sees it (issue 26; sim_network.c charges it).
+	 */
+	const char *net_link;	  /* which link, in words */
+	double net_gbps;	  /* bytes one rank sends per second, GB/s */
+	uint64_t net_latency_ns;  /* fixed cost of one collective */
+	bool net_over_pcie;	  /* the collective crosses the PCIe link
+				   * that the swap copies use, and shares
+				   * it with them */
 };
 
 /* The profile called `name`, or NULL. */
@@ -68,5 +79,9 @@ uint64_t tmm_sim_op_ns(const struct tmm_sim_profile *p, double flops,
 /* Duration of one copy of `bytes` in ns: latency + bytes / bandwidth. */
 uint64_t tmm_sim_copy_ns(const struct tmm_sim_profile *p, uint64_t bytes,
 			 int to_device);
+
+/* Duration of a collective's network part in ns: latency + net_bytes /
+ * net bandwidth (0 bytes: 0, no collective on the network). */
+uint64_t tmm_sim_net_ns(const struct tmm_sim_profile *p, double net_bytes);
 
 #endif /* TMM_SIM_PROFILE_H */

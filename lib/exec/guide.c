@@ -283,7 +283,8 @@ static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 			    .h2d_gbps = ctx->be.info.h2d_gbps,
 			    .d2h_gbps = ctx->be.info.d2h_gbps,
 			    .copy_latency_ns = ctx->be.info.copy_latency_ns,
-			    .launch_ns = ctx->be.info.launch_ns },
+			    .launch_ns = ctx->be.info.launch_ns,
+			    .net_shares_link = ctx->be.info.net_shares_link },
 	};
 	struct tmm_twin twin = { .ops = ctx->twin_ops };
 	struct tmm_plan plan;
@@ -495,7 +496,8 @@ uint64_t tmm_guide_demand(struct tmm_ctx *ctx)
 		.device = { .capacity = ctx->be.info.capacity,
 			    .h2d_gbps = ctx->be.info.h2d_gbps,
 			    .d2h_gbps = ctx->be.info.d2h_gbps,
-			    .copy_latency_ns = ctx->be.info.copy_latency_ns },
+			    .copy_latency_ns = ctx->be.info.copy_latency_ns,
+			    .net_shares_link = ctx->be.info.net_shares_link },
 	};
 
 	if (!first)

@@ -224,6 +224,16 @@ static int check_ops(const struct tmm_trace *t, char *err, size_t errlen)
 				       tmm_trace_str(t, o->name),
 				       (unsigned long long)o->begin_ns,
 				       (unsigned long long)o->end_ns);
+		/* As tmm_run refuses: planners read it as link time. */
+		if (o->net_bytes < 0 || o->net_bytes != o->net_bytes ||
+		    (o->net_bytes > 0 && o->kind != TMM_OP_COLLECTIVE))
+			return invalid(err, errlen,
+				       "op %u (\"%s\"): net_bytes %g, but "
+				       "only a collective (kind %d) moves "
+				       "bytes on the network, never a "
+				       "negative count", i,
+				       tmm_trace_str(t, o->name), o->net_bytes,
+				       TMM_OP_COLLECTIVE);
 	}
 	for (uint32_t i = 0; i < t->n_op_tensors; i++)
 		if (t->op_tensors[i] >= t->n_tensors)

@@ -71,6 +71,8 @@ struct tmm_trace_op {
 	uint64_t begin_ns, end_ns; /* ideal; end - begin = its duration */
 	uint64_t stall_ns; /* waiting for copies before it could start */
 	double flops, bytes; /* its cost hint */
+	double net_bytes;    /* ... and its network bytes, a collective's
+			      * (format version 1 reads 0) */
 };
 
 /* trace op flags: TMM_OP_PURE and TMM_OP_BACKWARD as the op gave them,

@@ -26,8 +26,9 @@
 
 #include <stdint.h>
 
-/* The format version this build writes and the newest it reads. */
-#define TMM_TRACE_FORMAT_VERSION 1u
+/* The format version this build writes and the newest it reads; it reads
+ * every older one too (version 2 added an op's net_bytes). */
+#define TMM_TRACE_FORMAT_VERSION 2u
 
 /* What recorded a trace file (its header). */
 struct tmm_trace_file_info {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace_layout.c — the fields of the six arrays of a trace record, and
+ * trace_layout.c — the fields of the six arrays of a trace record (as
+ * this build writes them, and as each older version laid them out), and
  * one element of them written and read field by field (trace_layout.h).
  * The writer and the reader go through these same tables, so the two
  * cannot disagree about where a field is.
@@ -44,6 +45,12 @@ static const struct tmm_trace_field tensor_fields[] = {
 static const struct tmm_trace_field op_fields[] = {
 	OF(name), OF(kind), OF(flags), OF(first), OF(n_inputs),
 	OF(n_outputs), OF(begin_ns), OF(end_ns), OF(stall_ns), OF(flops),
+	OF(bytes), OF(net_bytes),
+};
+/* Version 1's op had no net_bytes: it reads as 0, no collective. */
+static const struct tmm_trace_field op_fields_v1[] = {
+	OF(name), OF(kind), OF(flags), OF(first), OF(n_inputs),
+	OF(n_outputs), OF(begin_ns), OF(end_ns), OF(stall_ns), OF(flops),
 	OF(bytes),
 };
 /* Reserved fields are written as 0, so a later version may give them a
@@ -59,19 +66,31 @@ static const struct tmm_trace_field event_fields[] = {
 static const struct tmm_trace_field u32_field[] = { { 0, 4, 0 } };
 static const struct tmm_trace_field byte_field[] = { { 0, 1, 0 } };
 
-const struct tmm_trace_array tmm_trace_arrays[6] = {
 #define ARRAY(count, type, wire, f)                                       \
 	{ count, sizeof(type), wire, f, sizeof(f) / sizeof((f)[0]) }
-	ARRAY("n_tensors", struct tmm_trace_tensor, TENSOR_LEN,
-	      tensor_fields),
-	ARRAY("n_ops", struct tmm_trace_op, OP_LEN, op_fields),
-	ARRAY("n_op_tensors", uint32_t, OPT_LEN, u32_field),
-	ARRAY("n_accesses", struct tmm_trace_access, ACCESS_LEN,
-	      access_fields),
-	ARRAY("n_events", struct tmm_trace_event, EVENT_LEN, event_fields),
-	ARRAY("strings_len", char, 1, byte_field),
+#define ARRAYS(ops, op_len)                                               \
+	{                                                                 \
+		ARRAY("n_tensors", struct tmm_trace_tensor, TENSOR_LEN,   \
+		      tensor_fields),                                     \
+		ARRAY("n_ops", struct tmm_trace_op, op_len, ops),         \
+		ARRAY("n_op_tensors", uint32_t, OPT_LEN, u32_field),      \
+		ARRAY("n_accesses", struct tmm_trace_access, ACCESS_LEN,  \
+		      access_fields),                                     \
+		ARRAY("n_events", struct tmm_trace_event, EVENT_LEN,      \
+		      event_fields),                                      \
+		ARRAY("strings_len", char, 1, byte_field),                \
+	}
+const struct tmm_trace_array tmm_trace_arrays[6] =
+	ARRAYS(op_fields, OP_LEN);
+static const struct tmm_trace_array arrays_v1[6] =
+	ARRAYS(op_fields_v1, OP_LEN_V1);
+#undef ARRAYS
 #undef ARRAY
-};
+
+const struct tmm_trace_array *tmm_trace_arrays_of(uint32_t version)
+{
+	return version == 1 ? arrays_v1 : tmm_trace_arrays;
+}
 
 /* Every member is in its table, so no padding means wire == sizeof. */
 _Static_assert(sizeof(struct tmm_trace_tensor) == TENSOR_LEN, "padding");
@@ -133,14 +152,15 @@ const uint8_t *tmm_trace_get_elem(const uint8_t *p, void *elem,
  * Sizes, with overflow checked rather than assumed away
  * ---------------------------------------------------------------------- */
 
-int tmm_trace_payload_size(const uint32_t c[6], uint64_t *out)
+int tmm_trace_payload_size(const struct tmm_trace_array *arrays,
+			   const uint32_t c[6], uint64_t *out)
 {
 	uint64_t n = PAY_FIXED;
 
 	for (int i = 0; i < 6; i++) {
-		if (c[i] > (UINT64_MAX - n) / tmm_trace_arrays[i].wire)
+		if (c[i] > (UINT64_MAX - n) / arrays[i].wire)
 			return -1;
-		n += (uint64_t)c[i] * tmm_trace_arrays[i].wire;
+		n += (uint64_t)c[i] * arrays[i].wire;
 	}
 	*out = n;
 	return 0;

@@ -40,7 +40,8 @@
 #define REC_CRC 4
 #define PAY_FIXED 48	   /* iteration, times, the six counts */
 #define TENSOR_LEN 48
-#define OP_LEN 56
+#define OP_LEN 64	   /* version 2: net_bytes added */
+#define OP_LEN_V1 56
 #define OPT_LEN 4
 #define ACCESS_LEN 40
 #define EVENT_LEN 24
@@ -83,8 +84,12 @@ struct tmm_trace_array {
 	size_t nfields;
 };
 
-/* The arrays of a record, in payload order. */
+/* The arrays of a record, in payload order, as this build writes them. */
 extern const struct tmm_trace_array tmm_trace_arrays[6];
+
+/* The arrays of a record of format `version` (1 up to
+ * TMM_TRACE_FORMAT_VERSION), as a reader reads them. */
+const struct tmm_trace_array *tmm_trace_arrays_of(uint32_t version);
 
 /* Writes the element at `elem` of array *a at p, field by field; returns
  * the byte after it. */
@@ -96,9 +101,11 @@ uint8_t *tmm_trace_put_elem(uint8_t *p, const void *elem,
 const uint8_t *tmm_trace_get_elem(const uint8_t *p, void *elem,
 				  const struct tmm_trace_array *a);
 
-/* The payload length for the six counts c[] (in payload order), or -1
- * if it would pass 2^64: each step checks n + c * wire <= UINT64_MAX. */
-int tmm_trace_payload_size(const uint32_t c[6], uint64_t *out);
+/* The payload length for the six counts c[] (in payload order) of arrays
+ * laid out as `arrays` says, or -1 if it would pass 2^64: each step checks
+ * n + c * wire <= UINT64_MAX. */
+int tmm_trace_payload_size(const struct tmm_trace_array *arrays,
+			   const uint32_t c[6], uint64_t *out);
 
 /* Writes a failing call's message into err, which may be NULL. */
 __attribute__((format(printf, 3, 4)))

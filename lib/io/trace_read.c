@@ -47,6 +47,7 @@ struct tmm_trace_reader {
 	uint64_t offset;	 /* of the next record */
 	uint64_t records;	 /* read */
 	uint64_t last_iteration; /* of the last record read */
+	uint32_t version;	 /* the file's format version */
 	uint8_t *buf;		 /* the record being read */
 	size_t cap;
 	int at_end;
@@ -64,6 +65,7 @@ struct tmm_trace_reader {
  * the payload length and counts, or -EBADMSG with a message.
  */
 static int check_lengths(const uint8_t *buf, size_t len, uint64_t base,
+			 const struct tmm_trace_array *arrays,
 			 uint64_t *plen_out, uint32_t c[6], char *err,
 			 size_t errlen)
 {
@@ -105,12 +107,12 @@ static int check_lengths(const uint8_t *buf, size_t len, uint64_t base,
 			say(err, errlen, "at byte %llu: %s is %u, more than "
 			    "the %u a trace may hold; " ADVICE_CORRUPT,
 			    (unsigned long long)base + REC_HEAD + 24 + 4 * i,
-			    tmm_trace_arrays[i].count, c[i],
+			    arrays[i].count, c[i],
 			    TMM_TRACE_MAX_ELEMS);
 			return -EBADMSG;
 		}
 	}
-	if (tmm_trace_payload_size(c, &need) < 0 || need != plen) {
+	if (tmm_trace_payload_size(arrays, c, &need) < 0 || need != plen) {
 		say(err, errlen, "at byte %llu: the counts (%u tensors, %u "
 		    "ops, %u op tensors, %u accesses, %u events, %u string "
 		    "bytes) need a %llu-byte payload but the record header "
@@ -124,11 +126,13 @@ static int check_lengths(const uint8_t *buf, size_t len, uint64_t base,
 	return 0;
 }
 
-/* tmm_trace_decode, with byte offsets in messages counted from `base`. */
+/* tmm_trace_decode of a record of format `version`, with byte offsets in
+ * messages counted from `base`. */
 static int decode_at(const uint8_t *buf, size_t len, uint64_t base,
-		     struct tmm_trace *t, size_t *used, char *err,
-		     size_t errlen)
+		     uint32_t version, struct tmm_trace *t, size_t *used,
+		     char *err, size_t errlen)
 {
+	const struct tmm_trace_array *arrays = tmm_trace_arrays_of(version);
 	const uint8_t *p;
 	void *arr[6];
 	uint32_t c[6], want, got;
@@ -137,7 +141,7 @@ static int decode_at(const uint8_t *buf, size_t len, uint64_t base,
 	int ok = 1, ret;
 
 	memset(t, 0, sizeof(*t));
-	ret = check_lengths(buf, len, base, &plen, c, err, errlen);
+	ret = check_lengths(buf, len, base, arrays, &plen, c, err, errlen);
 	if (ret < 0)
 		return ret;
 	want = get32(buf + REC_HEAD + plen);
@@ -157,7 +161,7 @@ static int decode_at(const uint8_t *buf, size_t len, uint64_t base,
 	t->stall_ns = get64(p + 16);
 	p += PAY_FIXED;
 	for (int a = 0; a < 6; a++) {
-		const struct tmm_trace_array *ta = &tmm_trace_arrays[a];
+		const struct tmm_trace_array *ta = &arrays[a];
 
 		arr[a] = c[a] ? tmm_calloc(c[a], ta->size) : NULL;
 		if (c[a] && !arr[a])
@@ -207,7 +211,8 @@ int tmm_trace_decode(const uint8_t *buf, size_t len, struct tmm_trace *t,
 		say(err, errlen, "tmm_trace_decode: no trace or no buffer");
 		return -EINVAL;
 	}
-	return decode_at(buf, len, 0, t, used ? used : &dummy, err, errlen);
+	return decode_at(buf, len, 0, TMM_TRACE_FORMAT_VERSION, t,
+			 used ? used : &dummy, err, errlen);
 }
 
 /* ------------------------------------------------------------------------
@@ -377,12 +382,14 @@ int tmm_trace_reader_open(const char *path, struct tmm_trace_reader **out,
 		tmm_trace_reader_close(r);
 		return ret;
 	}
-	ret = read_header(r->f, path, info ? info : &dummy, &r->offset, err,
-			  errlen);
+	if (!info)
+		info = &dummy;
+	ret = read_header(r->f, path, info, &r->offset, err, errlen);
 	if (ret < 0) {
 		tmm_trace_reader_close(r);
 		return ret;
 	}
+	r->version = info->version;
 	*out = r;
 	return 0;
 }
@@ -492,7 +499,8 @@ int tmm_trace_reader_next(struct tmm_trace_reader *r, struct tmm_trace *t,
 			goto fail;
 		return 0;
 	}
-	ret = decode_at(r->buf, len, r->offset, t, &used, why, sizeof(why));
+	ret = decode_at(r->buf, len, r->offset, r->version, t, &used, why,
+			sizeof(why));
 	if (ret < 0) {
 		reader_fail(r, ret, "%s", why);
 		goto fail;

@@ -103,7 +103,7 @@ static int encode_valid(const struct tmm_trace *t, uint8_t **buf, size_t *len)
 	for (uint32_t i = 0; i < t->n_events; i++)
 		c[4] += !freed_event(&t->events[i]);
 	/* Validated counts cannot overflow 64 bits, but size_t may be 32. */
-	if (tmm_trace_payload_size(c, &plen) < 0 ||
+	if (tmm_trace_payload_size(tmm_trace_arrays, c, &plen) < 0 ||
 	    plen > SIZE_MAX - REC_HEAD - REC_CRC)
 		return -ENOMEM;
 	out = tmm_malloc((size_t)plen + REC_HEAD + REC_CRC);

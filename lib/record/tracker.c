@@ -486,6 +486,7 @@ void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 		.stall_ns = stall_ns,
 		.flops = op->cost.flops,
 		.bytes = op->cost.bytes,
+		.net_bytes = op->cost.net_bytes,
 	};
 	first = t->n_accesses;
 	for (unsigned i = 0; i < n; i++) {

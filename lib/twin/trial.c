@@ -349,7 +349,8 @@ static int replay_op(struct replay *x, uint32_t k, uint32_t *next_ordinal)
 		.flags = o->flags & (TMM_OP_PURE | TMM_OP_BACKWARD),
 		.inputs = x->io, .n_inputs = o->n_inputs,
 		.outputs = x->io + o->n_inputs, .n_outputs = o->n_outputs,
-		.cost = { o->flops, o->bytes },
+		.cost = { .flops = o->flops, .bytes = o->bytes,
+			  .net_bytes = o->net_bytes },
 		.slice_extent = tmm_trace_op_slices(t, k),
 	};
 
