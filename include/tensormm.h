@@ -494,7 +494,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 6
+#define TMM_STATS_VERSION 7
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -508,7 +508,8 @@ enum tmm_plan_state {
  * calling tmm_stats_get(); fields may be added at the end in later
  * versions, and a struct of an earlier version (1: up to compute_ns; 2: up
  * to prefetch_late; 3: up to uvm_discard_bytes; 4: up to
- * split_fallbacks; 5: up to device_mapped_peak) is still filled up to
+ * split_fallbacks; 5: up to device_mapped_peak; 6: up to
+ * uvm_held_peak) is still filled up to
  * its last field.  Times are in
  * nanoseconds of the backend's clock: virtual nanoseconds on the
  * simulator.
@@ -615,6 +616,10 @@ struct tmm_stats {
 				       * the driver's own use is not
 				       * reported) */
 	uint64_t uvm_held_peak;	      /* high-water mark of uvm_held */
+	/* Version 7: which device (the `device` tunable). */
+	int32_t device_index;	      /* CUDA's ordinal, or the simulator's
+				       * virtual device (0 to 63) */
+	uint32_t reserved7;	      /* zero */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */
