@@ -4,8 +4,11 @@
  * memory, with the real prototypes (cuda_runtime_api.h is included, so
  * the compiler holds every definition to its declaration).
  *
- * One device.  Device memory is host memory the double counts against
- * CUDAFAKE_MEMORY, and it has concurrent managed access unless
+ * CUDAFAKE_DEVICES devices (default 1, at most FAKE_DEVICES), each
+ * with a UUID and PCI bus id of its own.  Device memory is host memory
+ * the double counts against each device's CUDAFAKE_MEMORY (on the
+ * calling thread's current device, which every allocation records:
+ * cudafake_device_of), and a device has concurrent managed access unless
  * CUDAFAKE_CONCURRENT_MANAGED=0; managed memory is host memory in whole
  * pages, so a
  * discard can poison whole pages without touching another allocation;
@@ -33,13 +36,15 @@ enum alloc_kind { ALLOC_DEVICE, ALLOC_MANAGED, ALLOC_PINNED, ALLOC_REGISTERED };
 struct alloc {
 	uintptr_t lo, hi;
 	enum alloc_kind kind;
+	int device;		/* the current device when it was made */
 };
 
 static struct {
 	bool ready;
 	unsigned seed;
 	size_t memory;		/* the device's bytes */
-	size_t in_use;		/* cudaMalloc'd */
+	size_t in_use[FAKE_DEVICES]; /* cudaMalloc'd and cuMemCreate'd,
+				      * per device */
 	size_t page;
 	struct alloc *allocs;
 	size_t n_allocs, cap_allocs;
@@ -133,18 +138,23 @@ bool injected_fault(const char *call, const char *site)
 	return injected(call, site);
 }
 
-bool fake_device_take(size_t bytes)
+bool fake_device_take(int device, size_t bytes)
 {
 	init();
-	if (bytes > rt.memory - rt.in_use)
+	if (bytes > rt.memory - rt.in_use[device])
 		return false;
-	rt.in_use += bytes;
+	rt.in_use[device] += bytes;
 	return true;
 }
 
-void fake_device_give(size_t bytes)
+void fake_device_give(int device, size_t bytes)
 {
-	rt.in_use -= bytes;
+	rt.in_use[device] -= bytes;
+}
+
+size_t cudafake_device_in_use(int device)
+{
+	return device >= 0 && device < FAKE_DEVICES ? rt.in_use[device] : 0;
 }
 
 static struct alloc *find(const void *p, enum alloc_kind kind)
@@ -170,12 +180,27 @@ static bool track(void *p, size_t bytes, enum alloc_kind kind)
 		rt.cap_allocs = cap;
 	}
 	rt.allocs[rt.n_allocs++] = (struct alloc){ (uintptr_t)p,
-						   (uintptr_t)p + bytes, kind };
+						   (uintptr_t)p + bytes, kind,
+						   fake_current_device() };
 	return true;
 }
 
-/* Forgets the allocation that starts at p; false when there is none. */
-static bool untrack(void *p, enum alloc_kind kind, size_t *bytes)
+int cudafake_device_of(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	for (size_t i = 0; i < rt.n_allocs; i++)
+		if ((rt.allocs[i].kind == ALLOC_DEVICE ||
+		     rt.allocs[i].kind == ALLOC_MANAGED) &&
+		    a >= rt.allocs[i].lo && a < rt.allocs[i].hi)
+			return rt.allocs[i].device;
+	return -1;
+}
+
+/* Forgets the allocation that starts at p; false when there is none.
+ * *device receives the device it was made on. */
+static bool untrack(void *p, enum alloc_kind kind, size_t *bytes,
+		    int *device)
 {
 	for (size_t i = 0; i < rt.n_allocs; i++) {
 		struct alloc *a = &rt.allocs[i];
@@ -184,6 +209,8 @@ static bool untrack(void *p, enum alloc_kind kind, size_t *bytes)
 			continue;
 		if (bytes)
 			*bytes = a->hi - a->lo;
+		if (device)
+			*device = a->device;
 		*a = rt.allocs[--rt.n_allocs];
 		return true;
 	}
@@ -245,7 +272,12 @@ static int devices(void)
 {
 	size_t n = fake_env_size("CUDAFAKE_DEVICES", 1);
 
-	return n >= 1 && n <= 16 ? (int)n : 1;
+	return n >= 1 && n <= FAKE_DEVICES ? (int)n : 1;
+}
+
+int fake_devices(void)
+{
+	return devices();
 }
 
 static _Thread_local int current;
@@ -323,8 +355,11 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 	prop->multiProcessorCount = 1;
 	prop->managedMemory = 1;
 	prop->concurrentManagedAccess = concurrent_managed();
+	/* GPU-c0c1c2c3-c4c5-c6c7-c8c9-cacbcccdcecf on device 0, its last
+	 * byte one more on each next device. */
 	for (unsigned i = 0; i < sizeof(prop->uuid.bytes); i++)
 		prop->uuid.bytes[i] = (char)(0xc0 + i);
+	prop->uuid.bytes[15] = (char)(0xcf + device);
 	return cudaSuccess;
 }
 
@@ -365,7 +400,7 @@ cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device)
 		return fail(cudaErrorInvalidValue);
 	if (no_device(device))
 		return fail(cudaErrorInvalidDevice);
-	snprintf(id, (size_t)len, "0000:00:00.0");
+	snprintf(id, (size_t)len, "0000:%02x:00.0", (unsigned)device);
 	return cudaSuccess;
 }
 
@@ -376,7 +411,7 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 	if (!free_bytes || !total)
 		return fail(cudaErrorInvalidValue);
 	*total = rt.memory;
-	*free_bytes = rt.memory - rt.in_use;
+	*free_bytes = rt.memory - rt.in_use[current];
 	return cudaSuccess;
 }
 
@@ -421,7 +456,7 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
 	*ptr = NULL;
 	if (bytes == 0)
 		return cudaSuccess; /* NULL, as the runtime gives */
-	if (bytes > rt.memory - rt.in_use ||
+	if (bytes > rt.memory - rt.in_use[current] ||
 	    injected("cudaMalloc", TMM_SITE_DEVICE_ALLOC))
 		return fail(cudaErrorMemoryAllocation);
 	*ptr = malloc(bytes);
@@ -430,13 +465,14 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
 		*ptr = NULL;
 		return fail(cudaErrorMemoryAllocation);
 	}
-	rt.in_use += bytes;
+	rt.in_use[current] += bytes;
 	return cudaSuccess;
 }
 
 cudaError_t cudaFree(void *ptr)
 {
 	size_t bytes;
+	int device;
 
 	init();
 	if (!ptr)
@@ -444,12 +480,12 @@ cudaError_t cudaFree(void *ptr)
 	/* cudaFree synchronises the device (Runtime API, "API
 	 * synchronization behavior"). */
 	fake_sync_all();
-	if (untrack(ptr, ALLOC_DEVICE, &bytes)) {
-		rt.in_use -= bytes;
+	if (untrack(ptr, ALLOC_DEVICE, &bytes, &device)) {
+		rt.in_use[device] -= bytes;
 		free(ptr);
 		return cudaSuccess;
 	}
-	if (untrack(ptr, ALLOC_MANAGED, NULL)) {
+	if (untrack(ptr, ALLOC_MANAGED, NULL, NULL)) {
 		free(ptr);
 		return cudaSuccess;
 	}
@@ -500,7 +536,7 @@ cudaError_t cudaFreeHost(void *ptr)
 	if (!ptr)
 		return cudaSuccess;
 	fake_sync_all();
-	if (!untrack(ptr, ALLOC_PINNED, NULL))
+	if (!untrack(ptr, ALLOC_PINNED, NULL, NULL))
 		return fail(cudaErrorInvalidValue);
 	free(ptr);
 	return cudaSuccess;
@@ -525,7 +561,7 @@ cudaError_t cudaHostRegister(void *ptr, size_t bytes, unsigned int flags)
 cudaError_t cudaHostUnregister(void *ptr)
 {
 	init();
-	return untrack(ptr, ALLOC_REGISTERED, NULL)
+	return untrack(ptr, ALLOC_REGISTERED, NULL, NULL)
 		       ? cudaSuccess
 		       : fail(cudaErrorHostMemoryNotRegistered);
 }
