@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fake.h — the inside of the CUDA test double, shared by its files:
- * queue.c (streams, events, the seeded scheduler, the race detector) and
- * runtime.c (the CUDA runtime's entry points).
+ * queue.c (streams, events, the seeded scheduler, the race detector),
+ * device.c (the devices) and runtime.c (the CUDA runtime's other entry
+ * points).
  */
 #ifndef CUDAFAKE_FAKE_H
 #define CUDAFAKE_FAKE_H
@@ -107,7 +108,7 @@ bool fake_event_done(struct CUevent_st *e);
 struct CUstream_st *fake_stream_new(bool blocking, int device);
 
 /* The calling thread's current device, and how many there are
- * (CUDAFAKE_DEVICES) (runtime.c). */
+ * (CUDAFAKE_DEVICES) (device.c). */
 int fake_current_device(void);
 int fake_devices(void);
 void fake_stream_free(struct CUstream_st *s);
@@ -136,6 +137,11 @@ void fake_cupti_ran(const struct fake_op *op, double start_ms,
 /* Whether work touching [p, p + n) is queued that the host has not
  * waited for (queue.c): memory under it may not go yet. */
 bool fake_queued_on(const void *p, size_t n);
+
+/* A failed call (runtime.c): what cudaGetLastError reports next. */
+cudaError_t fake_fail(cudaError_t e);
+/* Each device's bytes (CUDAFAKE_MEMORY) (runtime.c). */
+size_t fake_memory(void);
 
 /* Device memory (runtime.c): takes `bytes` of `device`'s memory, false
  * when it has not that many free; and gives them back. */

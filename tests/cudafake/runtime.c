@@ -4,14 +4,11 @@
  * memory, with the real prototypes (cuda_runtime_api.h is included, so
  * the compiler holds every definition to its declaration).
  *
- * CUDAFAKE_DEVICES devices (default 1, at most FAKE_DEVICES), each
- * with a UUID and PCI bus id of its own.  Device memory is host memory
- * the double counts against each device's CUDAFAKE_MEMORY (on the
- * calling thread's current device, which every allocation records:
- * cudafake_device_of), and a device has concurrent managed access unless
- * CUDAFAKE_CONCURRENT_MANAGED=0; managed memory is host memory in whole
- * pages, so a
- * discard can poison whole pages without touching another allocation;
+ * The devices themselves (how many, which is current, what they report)
+ * are device.c's.  Device memory is host memory the double counts
+ * against each device's CUDAFAKE_MEMORY (on the calling thread's current
+ * device, which every allocation records: cudafake_device_of); managed
+ * memory is host memory in whole pages, so a discard can poison whole pages without touching another allocation;
  * pinned and registered host memory is plain memory.  Every asynchronous
  * call is queued on its stream (queue.c) with the bytes it reads and
  * writes.  Where the double's behaviour is an assumption about CUDA, the
@@ -102,21 +99,22 @@ size_t cudafake_page_size(void)
 	return rt.page;
 }
 
-/* Whether the device has concurrent managed access: yes, unless
- * CUDAFAKE_CONCURRENT_MANAGED=0 (read at every call, so that one test
- * program can try both devices). */
-static int concurrent_managed(void)
-{
-	const char *v = getenv("CUDAFAKE_CONCURRENT_MANAGED");
-
-	return !(v && strcmp(v, "0") == 0);
-}
-
 /* Every failure goes through here: it is what cudaGetLastError reports. */
 static cudaError_t fail(cudaError_t e)
 {
 	rt.last = e;
 	return e;
+}
+
+cudaError_t fake_fail(cudaError_t e)
+{
+	return fail(e);
+}
+
+size_t fake_memory(void)
+{
+	init();
+	return rt.memory;
 }
 
 /*
@@ -266,144 +264,6 @@ const char *cudaGetErrorString(cudaError_t e)
 	}
 }
 
-/* The devices: CUDAFAKE_DEVICES (default 1), read at every call so that
- * one test program can try several. */
-static int devices(void)
-{
-	size_t n = fake_env_size("CUDAFAKE_DEVICES", 1);
-
-	return n >= 1 && n <= FAKE_DEVICES ? (int)n : 1;
-}
-
-int fake_devices(void)
-{
-	return devices();
-}
-
-static _Thread_local int current;
-
-int fake_current_device(void)
-{
-	return current;
-}
-
-static bool no_device(int device)
-{
-	return device < 0 || device >= devices();
-}
-
-cudaError_t cudaGetDeviceCount(int *count)
-{
-	init();
-	if (!count)
-		return fail(cudaErrorInvalidValue);
-	*count = devices();
-	return cudaSuccess;
-}
-
-/* The versions of the toolkit the double was built against, as a driver
- * that runs it would report them. */
-cudaError_t cudaDriverGetVersion(int *version)
-{
-	init();
-	if (!version)
-		return fail(cudaErrorInvalidValue);
-	*version = CUDART_VERSION;
-	return cudaSuccess;
-}
-
-cudaError_t cudaRuntimeGetVersion(int *version)
-{
-	init();
-	if (!version)
-		return fail(cudaErrorInvalidValue);
-	*version = CUDART_VERSION;
-	return cudaSuccess;
-}
-
-/* Each thread has its own current device, 0 until it sets one (Runtime
- * API, cudaSetDevice). */
-cudaError_t cudaSetDevice(int device)
-{
-	init();
-	if (no_device(device))
-		return fail(cudaErrorInvalidDevice);
-	current = device;
-	return cudaSuccess;
-}
-
-cudaError_t cudaGetDevice(int *device)
-{
-	if (!device)
-		return fail(cudaErrorInvalidValue);
-	*device = current;
-	return cudaSuccess;
-}
-
-cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
-{
-	init();
-	if (!prop)
-		return fail(cudaErrorInvalidValue);
-	if (no_device(device))
-		return fail(cudaErrorInvalidDevice);
-	memset(prop, 0, sizeof(*prop));
-	snprintf(prop->name, sizeof(prop->name), "cudafake (test double)");
-	prop->totalGlobalMem = rt.memory;
-	prop->major = 9;
-	prop->minor = 0;
-	prop->multiProcessorCount = 1;
-	prop->managedMemory = 1;
-	prop->concurrentManagedAccess = concurrent_managed();
-	/* GPU-c0c1c2c3-c4c5-c6c7-c8c9-cacbcccdcecf on device 0, its last
-	 * byte one more on each next device. */
-	for (unsigned i = 0; i < sizeof(prop->uuid.bytes); i++)
-		prop->uuid.bytes[i] = (char)(0xc0 + i);
-	prop->uuid.bytes[15] = (char)(0xcf + device);
-	return cudaSuccess;
-}
-
-cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
-				   int device)
-{
-	init();
-	if (!value)
-		return fail(cudaErrorInvalidValue);
-	if (no_device(device))
-		return fail(cudaErrorInvalidDevice);
-	switch (attr) {
-	case cudaDevAttrClockRate:
-	case cudaDevAttrMemoryClockRate:
-		*value = 1000000; /* kHz: 1 GHz */
-		return cudaSuccess;
-	case cudaDevAttrGlobalMemoryBusWidth:
-		*value = 1024;
-		return cudaSuccess;
-	case cudaDevAttrConcurrentManagedAccess:
-		*value = concurrent_managed();
-		return cudaSuccess;
-	case cudaDevAttrHostNumaId:
-		/* No node (the host is one) unless CUDAFAKE_NUMA_NODE names
-		 * one, which need not exist: the GPU's node may be outside
-		 * the process's cpuset. */
-		*value = (int)fake_env_size("CUDAFAKE_NUMA_NODE", (size_t)-1);
-		return cudaSuccess;
-	default:
-		return fail(cudaErrorInvalidValue);
-	}
-}
-
-cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device)
-{
-	init();
-	if (!id || len <= 0)
-		return fail(cudaErrorInvalidValue);
-	if (no_device(device))
-		return fail(cudaErrorInvalidDevice);
-	snprintf(id, (size_t)len, "0000:%02x:00.0", (unsigned)device);
-	return cudaSuccess;
-}
-
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
 	rt.calls.mem_get_info++;
@@ -411,7 +271,7 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 	if (!free_bytes || !total)
 		return fail(cudaErrorInvalidValue);
 	*total = rt.memory;
-	*free_bytes = rt.memory - rt.in_use[current];
+	*free_bytes = rt.memory - rt.in_use[fake_current_device()];
 	return cudaSuccess;
 }
 
@@ -456,7 +316,7 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
 	*ptr = NULL;
 	if (bytes == 0)
 		return cudaSuccess; /* NULL, as the runtime gives */
-	if (bytes > rt.memory - rt.in_use[current] ||
+	if (bytes > rt.memory - rt.in_use[fake_current_device()] ||
 	    injected("cudaMalloc", TMM_SITE_DEVICE_ALLOC))
 		return fail(cudaErrorMemoryAllocation);
 	*ptr = malloc(bytes);
@@ -465,7 +325,7 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
 		*ptr = NULL;
 		return fail(cudaErrorMemoryAllocation);
 	}
-	rt.in_use[current] += bytes;
+	rt.in_use[fake_current_device()] += bytes;
 	return cudaSuccess;
 }
 
@@ -601,7 +461,8 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
 {
 	if (!stream)
 		return fail(cudaErrorInvalidValue);
-	*stream = fake_stream_new(!(flags & cudaStreamNonBlocking), current);
+	*stream = fake_stream_new(!(flags & cudaStreamNonBlocking),
+				  fake_current_device());
 	return *stream ? cudaSuccess : fail(cudaErrorMemoryAllocation);
 }
 
@@ -639,7 +500,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 	if (!*event)
 		return fail(cudaErrorMemoryAllocation);
 	(*event)->live = true;
-	(*event)->device = current;
+	(*event)->device = fake_current_device();
 	(*event)->timing = !(flags & cudaEventDisableTiming);
 	return cudaSuccess;
 }
