@@ -203,7 +203,7 @@ START_TEST(a_device_this_machine_lacks_is_refused)
 					"device=2"),
 			 -ENODEV);
 	ck_assert_ptr_null(ctx);
-	error_has("device=2: there are 2 CUDA devices (0 to 1)");
+	error_has("device=2: this process sees 2 CUDA devices (0 to 1;");
 	error_has("TENSORMM_DEVICE");
 	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=cuda,stats_shm=off,"
 					"device=GPU-c0c1c2c3-c4c5-c6c7-c8c9-"
@@ -216,7 +216,7 @@ START_TEST(a_device_this_machine_lacks_is_refused)
 	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=auto,stats_shm=off,"
 					"device=5"),
 			 -ENODEV);
-	error_has("backend=auto: device=5: there are 2 CUDA devices");
+	error_has("backend=auto: device=5: this process sees 2 CUDA devices");
 	ck_assert_int_eq(current_device(), 0);
 	one_device();
 }

@@ -191,13 +191,11 @@ static int resolve_device(struct tmm_backend *be,
 	case TMM_DEVICE_INDEX:
 		if (d.index >= n)
 			return tmm_backend_fail(be, -ENODEV,
-						"device=%d: there %s %d CUDA "
-						"device%s (0 to %d) where "
-						"CUDA_VISIBLE_DEVICES lets "
-						"this process see; set "
-						"TENSORMM_DEVICE to one of "
-						"them", d.index,
-						n == 1 ? "is" : "are", n,
+						"device=%d: this process sees "
+						"%d CUDA device%s (0 to %d; "
+						"CUDA_VISIBLE_DEVICES chooses "
+						"which); set TENSORMM_DEVICE "
+						"to one of them", d.index, n,
 						n == 1 ? "" : "s", n - 1);
 		*out = d.index;
 		return 0;
