@@ -110,7 +110,8 @@ typedef struct tmm_tensor {
  * the program can change what it asks for without rebuilding it.
  *
  * Returns 0 and sets *out, or a negative errno: -EINVAL for an unknown key
- * or invalid value, -ENODEV when the requested backend is not available,
+ * or invalid value, -ENODEV when the requested backend or device
+ * (TENSORMM_DEVICE) is not available,
  * -ENOMEM, or the error of creating the TENSORMM_TRACE file: among them
  * -ELOOP (a symbolic link), -ENXIO or -EINVAL (not a regular file) and
  * -EBUSY (another live context of this process writes that file; %n in
