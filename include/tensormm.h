@@ -110,7 +110,8 @@ typedef struct tmm_tensor {
  * the program can change what it asks for without rebuilding it.
  *
  * Returns 0 and sets *out, or a negative errno: -EINVAL for an unknown key
- * or invalid value, -ENODEV when the requested backend is not available,
+ * or invalid value, -ENODEV when the requested backend or device
+ * (TENSORMM_DEVICE) is not available,
  * -ENOMEM, or the error of creating the TENSORMM_TRACE file: among them
  * -ELOOP (a symbolic link), -ENXIO or -EINVAL (not a regular file) and
  * -EBUSY (another live context of this process writes that file; %n in
@@ -494,7 +495,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 6
+#define TMM_STATS_VERSION 7
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -508,7 +509,8 @@ enum tmm_plan_state {
  * calling tmm_stats_get(); fields may be added at the end in later
  * versions, and a struct of an earlier version (1: up to compute_ns; 2: up
  * to prefetch_late; 3: up to uvm_discard_bytes; 4: up to
- * split_fallbacks; 5: up to device_mapped_peak) is still filled up to
+ * split_fallbacks; 5: up to device_mapped_peak; 6: up to
+ * uvm_held_peak) is still filled up to
  * its last field.  Times are in
  * nanoseconds of the backend's clock: virtual nanoseconds on the
  * simulator.
@@ -615,6 +617,10 @@ struct tmm_stats {
 				       * the driver's own use is not
 				       * reported) */
 	uint64_t uvm_held_peak;	      /* high-water mark of uvm_held */
+	/* Version 7: which device (the `device` tunable). */
+	int32_t device_index;	      /* CUDA's ordinal, or the simulator's
+				       * virtual device (0 to 63) */
+	uint32_t reserved7;	      /* zero */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

@@ -449,7 +449,7 @@ START_TEST(stats_print_text_and_json)
 
 	ck_assert_int_eq(tmm_stats_print(ctx, to_sink, &text, 0), 0);
 	contains(text.buf, "SIMULATED");
-	contains(text.buf, "p100-pcie3-16g");
+	contains(text.buf, "p100-pcie3-16g device 0");
 	contains(text.buf, "swap out");
 	contains(text.buf, "recompute");
 	contains(text.buf, "iterations guided");
@@ -461,7 +461,8 @@ START_TEST(stats_print_text_and_json)
 	contains(json.buf, "\"simulated\":true");
 	contains(json.buf, "\"budget\":1048576");
 	contains(json.buf, "\"plan_divergences\":0");
-	contains(json.buf, "\"version\":6");
+	contains(json.buf, "\"version\":7");
+	contains(json.buf, "\"device_index\":0,");
 	contains(json.buf, "\"share_reservation\":0");
 	contains(json.buf, "\"split_ops\":0");
 	contains(json.buf, "\"micro_ops\":0");

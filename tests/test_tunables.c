@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/base/device_spec.h"
 #include "lib/base/sim_profile.h"
 #include "lib/base/tunables.h"
 #include "test_tunables.h"
@@ -319,6 +320,39 @@ START_TEST(test_numeric_values)
 }
 END_TEST
 
+/* The three spellings of a device, and a UUID kept as nvidia-smi
+ * writes it (lower case) whatever case it was given in. */
+START_TEST(test_device_values)
+{
+	struct tmm_device_spec d;
+	char why[256];
+
+	load_ok("");
+	ck_assert_str_eq(cfg.device, "current");
+	ck_assert_int_eq(cfg.source[TMM_T_DEVICE], TMM_SRC_DEFAULT);
+	load_ok("device=7");
+	ck_assert_str_eq(cfg.device, "7");
+	ck_assert_int_eq(cfg.source[TMM_T_DEVICE], TMM_SRC_CONFIG);
+
+	ck_assert(tmm_device_spec_parse("current", &d, why, sizeof(why)));
+	ck_assert_int_eq(d.kind, TMM_DEVICE_CURRENT);
+	ck_assert(tmm_device_spec_parse("0", &d, why, sizeof(why)));
+	ck_assert_int_eq(d.kind, TMM_DEVICE_INDEX);
+	ck_assert_int_eq(d.index, 0);
+	ck_assert(tmm_device_spec_parse("4095", &d, why, sizeof(why)));
+	ck_assert_int_eq(d.index, 4095);
+	ck_assert(tmm_device_spec_parse("007", &d, why, sizeof(why)));
+	ck_assert_int_eq(d.index, 7);
+	ck_assert(tmm_device_spec_parse(
+		"GPU-0123ABCD-4567-89Ef-0123-456789abcdef", &d, why,
+		sizeof(why)));
+	ck_assert_int_eq(d.kind, TMM_DEVICE_UUID);
+	ck_assert_str_eq(d.uuid, "GPU-0123abcd-4567-89ef-0123-456789abcdef");
+	ck_assert(!tmm_device_spec_parse("4096", &d, why, sizeof(why)));
+	ck_assert(!tmm_device_spec_parse("Current", &d, why, sizeof(why)));
+}
+END_TEST
+
 START_TEST(test_trace_values)
 {
 	char config[4200];
@@ -448,6 +482,21 @@ static const struct bad_value bad_values[] = {
 	{ "pinned_pool=", "empty value" },
 	{ "auto_goal=fastest", "not one of the choices" },
 	{ "log=verbose", "not one of the choices" },
+	{ "device=", "not a device; TENSORMM_DEVICE (device=) takes" },
+	{ "device=-1", "not a device; TENSORMM_DEVICE" },
+	{ "device=+1", "not a device; TENSORMM_DEVICE" },
+	{ "device=1.5", "not a device; TENSORMM_DEVICE" },
+	{ "device=0x1", "not a device; TENSORMM_DEVICE" },
+	{ "device=4096", "an index above 4095; TENSORMM_DEVICE" },
+	{ "device=99999999999999999999", "an index above 4095" },
+	{ "device=cuda:0", "not a device; TENSORMM_DEVICE" },
+	{ "device=GPU-0123", "not a whole device UUID" },
+	{ "device=GPU-0123abcd-4567-89ef-0123-456789abcdeg",
+	  "not a whole device UUID" },
+	{ "device=GPU-0123abcd-4567-89ef-0123-456789abcdef0",
+	  "not a whole device UUID" },
+	{ "device=GPU-0123abcd_4567-89ef-0123-456789abcdef",
+	  "not a whole device UUID" },
 	{ "log=", "empty value" },
 };
 
@@ -635,6 +684,7 @@ static Suite *tunables_suite(void)
 	tcase_add_test(tc, test_budget_values);
 	tcase_add_test(tc, test_sim_profile_values);
 	tcase_add_test(tc, test_numeric_values);
+	tcase_add_test(tc, test_device_values);
 	tcase_add_test(tc, test_trace_values);
 
 	tc = new_case(s, "bad values");

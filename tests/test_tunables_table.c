@@ -34,6 +34,7 @@ static const struct {
 	const char *config_value;
 } two_values[] = {
 	{ TMM_T_BACKEND, "sim", "cuda" },
+	{ TMM_T_DEVICE, "3", "GPU-0123abcd-4567-89ef-0123-456789abcdef" },
 	{ TMM_T_MODE, "swap", "uvm" },
 	{ TMM_T_BUDGET, "4GiB", "50%" },
 	{ TMM_T_POLICY, "tensile", "none" },
@@ -170,7 +171,7 @@ START_TEST(test_unknown_key_in_config)
 {
 	load_fails("budgte=6GiB");
 	err_has("unknown tunable 'budgte' in the config string; known "
-		"tunables: backend, mode, budget, policy, auto_goal, "
+		"tunables: backend, device, mode, budget, policy, auto_goal, "
 		"auto_rungs, auto_twin, replan_drift, "
 		"sim_profile, "
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
@@ -200,8 +201,8 @@ START_TEST(test_unknown_key_in_env)
 	ck_assert_int_eq(setenv("TENSORMM_BUDGTE", "6GiB", 1), 0);
 	load_fails(NULL);
 	err_has("unknown tunable 'TENSORMM_BUDGTE' in the environment; "
-		"known tunables: TENSORMM_BACKEND, TENSORMM_MODE, "
-		"TENSORMM_BUDGET,");
+		"known tunables: TENSORMM_BACKEND, TENSORMM_DEVICE, "
+		"TENSORMM_MODE, TENSORMM_BUDGET,");
 	err_has("did you mean 'TENSORMM_BUDGET'?");
 	/* A correct config string does not excuse a typo in the shell. */
 	load_fails("budget=6GiB");

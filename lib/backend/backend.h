@@ -90,6 +90,9 @@ struct tmm_managed_stats {
 /* What the runtime needs to know about the device. */
 struct tmm_device_info {
 	char name[48];		     /* profile or device name */
+	int index;		     /* the device's index: CUDA's ordinal,
+				      * or the simulator's virtual device
+				      * (the `device` tunable) */
 	uint64_t capacity;	     /* device memory, bytes */
 	uint64_t free_at_open;	     /* free device memory when opened */
 	bool simulated;		     /* figures are virtual */

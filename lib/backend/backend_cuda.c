@@ -14,8 +14,14 @@
  *
  * Errors: every failed call is turned into a negative errno and a message
  * in be->error naming the call, its arguments and CUDA's own description
- * (tmm_cuda_fail, backend_cuda_mem.c).  Device 0 is used;
- * CUDA_VISIBLE_DEVICES chooses which GPU that is.
+ * (tmm_cuda_fail, backend_cuda_mem.c).
+ *
+ * The device is the `device` tunable's (an index, after
+ * CUDA_VISIBLE_DEVICES, or a UUID; current: the calling thread's current
+ * device), resolved once at open.  Every entry point that calls CUDA
+ * makes it current on the calling thread and gives the thread's own back
+ * when it returns (CUDA_ON_DEVICE, backend_cuda_mem.h), open and close
+ * included, so that one thread may drive contexts on several devices.
  *
  * Memory, copies and managed ranges are backend_cuda_mem.c's.  This file
  * holds the ops table, so it calls into backend_cuda_mem.c and never the
@@ -40,6 +46,7 @@
 #include "backend_cuda_vmm.h"
 #include "cuda_timing.h"
 #include "numa_place.h"
+#include "lib/base/device_spec.h"
 #include "lib/base/dynlib.h"
 #include "lib/base/tunables.h"
 #include "lib/base/xalloc.h"
@@ -157,14 +164,89 @@ static uint64_t cuda_op_estimate_ns(struct tmm_backend *be,
 	       (uint64_t)(1e9 * (compute_s > memory_s ? compute_s : memory_s));
 }
 
+/*
+ * The ordinal `device=` names among the n devices there are, into *out;
+ * -EINVAL or -ENODEV with a message naming TENSORMM_DEVICE otherwise.
+ */
+static int resolve_device(struct tmm_backend *be,
+			  const struct tmm_config *cfg, int n, int *out)
+{
+	struct tmm_device_spec d = { .kind = TMM_DEVICE_CURRENT };
+	char why[256], uuid[48];
+	cudaError_t e;
+
+	/* A configuration not loaded from the table (zeroed, as a test
+	 * may make) has no device: current, the default. */
+	if (cfg && cfg->device[0] &&
+	    !tmm_device_spec_parse(cfg->device, &d, why, sizeof(why)))
+		return tmm_backend_fail(be, -EINVAL, "device=%s: %s",
+					cfg->device, why);
+	switch (d.kind) {
+	case TMM_DEVICE_CURRENT:
+		e = cudaGetDevice(out);
+		if (e != cudaSuccess)
+			return tmm_cuda_fail(be, e, "cudaGetDevice (device="
+					     "current)");
+		return 0;
+	case TMM_DEVICE_INDEX:
+		if (d.index >= n)
+			return tmm_backend_fail(be, -ENODEV,
+						"device=%d: this process sees "
+						"%d CUDA device%s (0 to %d; "
+						"CUDA_VISIBLE_DEVICES chooses "
+						"which); set TENSORMM_DEVICE "
+						"to one of them", d.index, n,
+						n == 1 ? "" : "s", n - 1);
+		*out = d.index;
+		return 0;
+	case TMM_DEVICE_UUID:
+		for (int i = 0; i < n; i++) {
+			struct cudaDeviceProp prop;
+
+			e = cudaGetDeviceProperties(&prop, i);
+			if (e != cudaSuccess)
+				return tmm_cuda_fail(be, e,
+						     "cudaGetDeviceProperties"
+						     "(%d) (device=%s)", i,
+						     d.uuid);
+			uuid_format(uuid, sizeof(uuid), prop.uuid.bytes);
+			if (strcmp(uuid, d.uuid) == 0) {
+				*out = i;
+				return 0;
+			}
+		}
+		return tmm_backend_fail(be, -ENODEV,
+					"device=%s: none of the %d CUDA "
+					"device%s this process sees has that "
+					"UUID (nvidia-smi -L lists them; "
+					"CUDA_VISIBLE_DEVICES may hide it); "
+					"set TENSORMM_DEVICE to one of them",
+					d.uuid, n, n == 1 ? "" : "s");
+	}
+	return tmm_backend_fail(be, -EINVAL, "device=%s", cfg->device);
+}
+
+int tmm_cuda_device_count(void)
+{
+	int n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return 0;
+	}
+	return n;
+}
+
+static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
+			struct cuda_state *s);
+
+/* Resolves the device, then opens it with it current, and gives the
+ * caller's current device back. */
 static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 {
 	struct tmm_device_info *info = &be->info;
-	struct cudaDeviceProp prop;
 	struct cuda_state *s;
-	char bus_id[32] = "", why[TMM_DYNLIB_WHY];
-	size_t free_b = 0, total_b = 0, len;
-	int n = 0, attr = 0, rc;
+	int n = 0, device = 0, prev, rc;
 	cudaError_t e;
 
 	be->state = NULL;
@@ -179,15 +261,38 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 		return tmm_backend_fail(be, -ENODEV, "no CUDA device: %s",
 					cudaGetErrorString(e));
 	}
+	rc = resolve_device(be, cfg, n, &device);
+	if (rc < 0) {
+		(void)cudaGetLastError();
+		return rc;
+	}
 
 	s = tmm_calloc(1, sizeof(*s));
 	if (!s)
 		return tmm_backend_fail(be, -ENOMEM,
 					"cuda backend: out of memory");
-	s->device = 0;
+	s->device = device;
 	s->host_numa_ok = true;
 	s->kernel_caller_device = -1;
+	info->index = device;
 
+	prev = tmm_cuda_device_enter(s);
+	rc = cuda_open_on(be, cfg, s);
+	tmm_cuda_device_leave(&prev);
+	return rc;
+}
+
+static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
+			struct cuda_state *s)
+{
+	struct tmm_device_info *info = &be->info;
+	struct cudaDeviceProp prop;
+	char bus_id[32] = "", why[TMM_DYNLIB_WHY];
+	size_t free_b = 0, total_b = 0, len;
+	int attr = 0, rc;
+	cudaError_t e;
+
+	/* tmm_cuda_device_enter does not report a failure: this does. */
 	e = cudaSetDevice(s->device);
 	if (e != cudaSuccess) {
 		rc = tmm_cuda_fail(be, e, "cudaSetDevice(%d)", s->device);
@@ -302,9 +407,11 @@ err:
 static void cuda_close(struct tmm_backend *be)
 {
 	struct cuda_state *s = st_of(be);
+	int prev;
 
 	if (!s)
 		return;
+	prev = tmm_cuda_device_enter(s);
 	/*
 	 * Only our streams are waited for and no cudaDeviceReset(): the
 	 * CUDA context is shared with the rest of the process (the user's
@@ -317,6 +424,7 @@ static void cuda_close(struct tmm_backend *be)
 	cuda_release_all(s);
 	(void)cudaGetLastError();
 	be->state = NULL;
+	tmm_cuda_device_leave(&prev);
 }
 
 /* ------------------------------------------------------------------------

@@ -25,6 +25,11 @@ extern const struct tmm_backend_ops tmm_backend_cuda_ops;
  * or loaded.
  */
 uint64_t tmm_cuda_host_ns(void);
+
+/* The CUDA devices this process sees (0 when CUDA answers none): the
+ * chooser's test for whether a device= that cuda refused names a GPU
+ * this machine lacks, or there is no GPU at all. */
+int tmm_cuda_device_count(void);
 #endif
 
 #endif /* TMM_BACKEND_CUDA_H */

@@ -6,7 +6,8 @@
  * library was built with CUDA and a device answers, else the simulator.
  * Asking for cuda explicitly on a machine without one is an error rather
  * than a silent fallback, so a benchmark never reports simulated figures
- * as if they were measured.
+ * as if they were measured; so is a `device` that names a GPU the
+ * machine's GPUs do not include (an index past them, a UUID none has).
  *
  * The one module that names the implementations (backend_sim.h,
  * backend_cuda.h); they know only backend.h, so none of them depends
@@ -57,6 +58,14 @@ int tmm_backend_open(struct tmm_backend *be, const struct tmm_config *cfg,
 		rc = open_one(be, &tmm_backend_cuda_ops, cfg);
 		if (rc == 0)
 			return 0;
+		/* A device this machine's GPUs lack was asked for: the
+		 * simulator standing in would hide it. */
+		if ((rc == -ENODEV || rc == -EINVAL) &&
+		    cfg->device[0] && strcmp(cfg->device, "current") != 0 &&
+		    tmm_cuda_device_count() > 0) {
+			snprintf(err, errlen, "backend=auto: %s", be->error);
+			return rc;
+		}
 		/* No usable GPU here: the simulator stands in. */
 #endif
 		break;

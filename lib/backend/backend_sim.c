@@ -30,6 +30,7 @@
 #include "backend.h"
 #include "backend_sim.h"
 #include "backend_sim_mem.h"
+#include "lib/base/device_spec.h"
 #include "lib/base/sim_profile.h"
 #include "sim_network.h"
 #include "sim_uvm.h"
@@ -100,10 +101,51 @@ static int sim_unknown_profile(struct tmm_backend *be, const char *name)
 				"known profiles: %s", name, list);
 }
 
+/*
+ * The virtual device `device=` names: an index from 0 to 63 (current is
+ * 0).  Each context is a device of its own whatever the index; the index
+ * only names it, for the share segment's key and the statistics, so that
+ * ranks can be put on several simulated devices.
+ */
+static int sim_device_index(struct tmm_backend *be,
+			    const struct tmm_config *cfg, int *index)
+{
+	struct tmm_device_spec d;
+	char why[256];
+
+	*index = 0;
+	/* A configuration not loaded from the table (zeroed) has none:
+	 * current, the default. */
+	if (!cfg->device[0])
+		return 0;
+	if (!tmm_device_spec_parse(cfg->device, &d, why, sizeof(why)))
+		return tmm_backend_fail(be, -EINVAL, "sim open: device=%s: %s",
+					cfg->device, why);
+	if (d.kind == TMM_DEVICE_UUID)
+		return tmm_backend_fail(be, -ENODEV,
+					"sim open: device=%s: the simulator "
+					"has no device of that UUID: its %d "
+					"virtual devices are named by index, "
+					"0 to %d; set TENSORMM_DEVICE to one, "
+					"or backend=cuda", d.uuid,
+					TMM_SIM_DEVICES, TMM_SIM_DEVICES - 1);
+	if (d.kind == TMM_DEVICE_INDEX && d.index >= TMM_SIM_DEVICES)
+		return tmm_backend_fail(be, -ENODEV,
+					"sim open: device=%d: the simulator "
+					"has %d virtual devices, 0 to %d; set "
+					"TENSORMM_DEVICE to one of them",
+					d.index, TMM_SIM_DEVICES,
+					TMM_SIM_DEVICES - 1);
+	if (d.kind == TMM_DEVICE_INDEX)
+		*index = d.index;
+	return 0;
+}
+
 static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 {
 	const struct tmm_sim_profile *prof;
 	struct sim *s;
+	int index, rc;
 
 	be->state = NULL;
 	if (!cfg)
@@ -120,6 +162,9 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim open: sim_jitter %g is outside "
 					"0..1", cfg->sim_jitter);
+	rc = sim_device_index(be, cfg, &index);
+	if (rc < 0)
+		return rc;
 	s = tmm_calloc(1, sizeof(*s));
 	if (!s)
 		return tmm_backend_fail(be, -ENOMEM,
@@ -143,6 +188,7 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 
 	memset(&be->info, 0, sizeof(be->info));
 	snprintf(be->info.name, sizeof(be->info.name), "%s", prof->name);
+	be->info.index = index;
 	be->info.capacity = s->capacity;
 	be->info.free_at_open = s->capacity;
 	be->info.simulated = true;

@@ -132,6 +132,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_STATS_SHM:
 		cfg->stats_shm = v->choice == 1;
 		return true;
+	case TMM_T_DEVICE:
+		return copy_string(cfg->device, sizeof(cfg->device), v->str,
+				   why, whylen);
 	case TMM_T_SHARE:
 		return copy_string(cfg->share, sizeof(cfg->share), v->str, why,
 				   whylen);
@@ -552,6 +555,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_STATS_SHM:
 		text_add_choice(&t, id, cfg->stats_shm ? 1 : 0);
+		break;
+	case TMM_T_DEVICE:
+		tmm_text_add(&t, "%s", cfg->device);
 		break;
 	case TMM_T_SHARE:
 		tmm_text_add(&t, "%s", cfg->share);

@@ -25,6 +25,8 @@ enum tmm_source { TMM_SRC_DEFAULT, TMM_SRC_ENV, TMM_SRC_CONFIG };
 /* A parsed configuration. */
 struct tmm_config {
 	enum tmm_backend_choice backend;
+	char device[48];       /* "current", an index or a UUID
+				* (device_spec.h) */
 	enum tmm_mode_choice mode;
 	struct tmm_size_spec budget;
 	char policy[32];

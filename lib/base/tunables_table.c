@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "device_spec.h"
 #include "fault.h"
 #include "path_pattern.h"
 #include "sim_profile.h"
@@ -106,6 +107,24 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"when built with CUDA and a GPU answers, else sim",
 		.since = "0.1",
 		.choices = backend_choices,
+	},
+	[TMM_T_DEVICE] = {
+		.name = "device",
+		.env = "TENSORMM_DEVICE",
+		.type = TMM_TYPE_STRING,
+		.def = "current",
+		.accepted = "current, a device index such as 0 or 1, or a "
+			    "CUDA UUID such as "
+			    "GPU-8c2b1f4e-0a1d-4c3b-9e2f-5d6a7b8c9d0e",
+		.help = "which device the context runs on: cuda = CUDA's "
+			"device of that index (after CUDA_VISIBLE_DEVICES) "
+			"or UUID, current = the calling thread's current "
+			"device when the context is made; sim = virtual "
+			"device 0 to 63 (current = 0), so that ranks can be "
+			"put on several simulated devices; share is keyed by "
+			"it",
+		.since = "0.1",
+		.validate = tmm_device_spec_valid,
 	},
 	[TMM_T_MODE] = {
 		.name = "mode",
@@ -363,8 +382,10 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.accepted = "off, auto, or a group name of 1 to 32 letters, "
 			    "digits, '_', '-' or '.'",
 		.help = "split the device budget with the other processes "
-			"of the same GPU (or group) through a shared-memory "
-			"segment; auto = on for cuda, keyed by the device",
+			"of the same device (and group) through a shared-"
+			"memory segment keyed by the device (cuda: its UUID; "
+			"sim: the profile and the device tunable's index); "
+			"auto = all processes of the device",
 		.since = "0.1",
 		.validate = share_group_valid,
 	},

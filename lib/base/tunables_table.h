@@ -39,6 +39,7 @@ enum tmm_log_level { TMM_LOG_ERROR, TMM_LOG_WARN, TMM_LOG_INFO, TMM_LOG_DEBUG };
 /* The tunables, in table order. */
 enum tmm_tunable_id {
 	TMM_T_BACKEND,
+	TMM_T_DEVICE,
 	TMM_T_MODE,
 	TMM_T_BUDGET,
 	TMM_T_POLICY,

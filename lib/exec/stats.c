@@ -29,6 +29,7 @@ static const size_t version_size[] = {
 	[3] = offsetof(struct tmm_stats, uvm_discard_bytes) + sizeof(uint64_t),
 	[4] = offsetof(struct tmm_stats, split_fallbacks) + sizeof(uint64_t),
 	[5] = offsetof(struct tmm_stats, device_mapped_peak) + sizeof(uint64_t),
+	[6] = offsetof(struct tmm_stats, uvm_held_peak) + sizeof(uint64_t),
 };
 
 int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
@@ -62,6 +63,7 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->simulated = ctx->be.info.simulated;
 	snprintf(s->backend, sizeof(s->backend), "%s", ctx->be.ops->name);
 	snprintf(s->device, sizeof(s->device), "%s", ctx->be.info.name);
+	s->device_index = ctx->be.info.index;
 	snprintf(s->mode, sizeof(s->mode), "%s",
 		 ctx->mode == TMM_MODE_UVM ? "uvm" : "swap");
 	s->device_capacity = ctx->be.info.capacity;
@@ -182,8 +184,9 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	char a[32], b[32], c[32], d[32], e[32];
 	const char *time_kind = s->simulated ? "simulated" : "measured";
 
-	emit(p, "tensormm statistics — %s backend, %s%s, mode %s\n",
-	     s->backend, s->device,
+	emit(p, "tensormm statistics — %s backend, %s device %d%s, mode "
+		"%s\n",
+	     s->backend, s->device, (int)s->device_index,
 	     s->simulated ? " (SIMULATED: virtual times on this profile)" : "",
 	     s->mode);
 	emit(p, "  device    capacity %s, budget %s, in use %s, peak %s\n",
@@ -321,10 +324,11 @@ static void print_json(struct printer *p, const struct tmm_stats *s)
 	/* Names and values come from the library, never from users, and
 	 * hold no characters that JSON would need escaped. */
 	emit(p, "{\"version\":%u,\"simulated\":%s,\"backend\":\"%s\","
-		"\"device\":\"%s\",\"mode\":\"%s\","
+		"\"device\":\"%s\",\"device_index\":%d,\"mode\":\"%s\","
 		"\"plan_state\":\"%s\",\"pool_fragmentation\":%.6f",
 	     s->version, s->simulated ? "true" : "false", s->backend,
-	     s->device, s->mode, tmm_plan_state_name(s->plan_state),
+	     s->device, (int)s->device_index, s->mode,
+	     tmm_plan_state_name(s->plan_state),
 	     s->pool_fragmentation);
 	for (size_t i = 0; i < sizeof(json_u64_fields) /
 				       sizeof(json_u64_fields[0]);

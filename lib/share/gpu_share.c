@@ -45,30 +45,43 @@ struct tmm_share {
 	char name[TMM_SHARE_NAME_MAX];
 };
 
+/*
+ * The device's key: ranks on one device share one budget, ranks on two
+ * do not.  On CUDA the UUID, not the PCI bus id, which the MIG instances
+ * of one GPU share, nor the index, which CUDA_VISIBLE_DEVICES makes
+ * differ between processes; on the simulator the profile and the virtual
+ * device's index (the `device` tunable), which every process that
+ * simulates that device gives.  "" when the device has none.
+ */
+static void device_key(const char *backend,
+		       const struct tmm_device_info *info, char *buf,
+		       size_t len)
+{
+	if (strcmp(backend, "sim") == 0)
+		snprintf(buf, len, "%s.%d", info->name, info->index);
+	else
+		snprintf(buf, len, "%s",
+			 info->uuid[0] ? info->uuid : info->pci_bus_id);
+}
+
 void tmm_share_name(const struct tmm_config *cfg, const char *backend,
 		    const struct tmm_device_info *info, char *buf, size_t len)
 {
 	const char *group = cfg->share;
+	char key[96];
 
 	buf[0] = '\0';
 	if (strcmp(group, "off") == 0)
 		return;
-	if (strcmp(group, "auto") == 0) {
-		/* Only a real device has a key that every process agrees
-		 * on; simulated GPUs are private unless grouped.  The UUID,
-		 * not the PCI bus id, which the MIG instances of one GPU
-		 * share. */
-		const char *key = info->uuid[0] ? info->uuid
-						: info->pci_bus_id;
-
-		if (strcmp(backend, "cuda") != 0 || !key[0])
-			return;
-		snprintf(buf, len, "/tensormm.share.%u.cuda.%s",
-			 (unsigned)getuid(), key);
-	} else {
+	device_key(backend, info, key, sizeof(key));
+	if (!key[0])
+		return;
+	if (strcmp(group, "auto") == 0)
+		snprintf(buf, len, "/tensormm.share.%u.%s.%s",
+			 (unsigned)getuid(), backend, key);
+	else
 		snprintf(buf, len, "/tensormm.share.%u.%s.%s.%s",
-			 (unsigned)getuid(), backend, info->name, group);
-	}
+			 (unsigned)getuid(), backend, key, group);
 	for (char *p = buf + 1; *p; p++)
 		if (*p == '/' || *p == ':' || *p == ' ')
 			*p = '_';

@@ -69,8 +69,10 @@ struct tmm_config;
 struct tmm_device_info;
 
 /*
- * The segment name for this configuration and device into buf; "" when
- * share is off (or auto on a backend that has no device key).
+ * The segment name for this configuration and device into buf, keyed by
+ * the device (a CUDA device's UUID; the simulator's profile and virtual
+ * device index) and the group; "" when share is off, or the device has
+ * no key (a CUDA device that reports neither UUID nor PCI bus id).
  */
 void tmm_share_name(const struct tmm_config *cfg, const char *backend,
 		    const struct tmm_device_info *info, char *buf,

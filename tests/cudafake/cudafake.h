@@ -13,7 +13,8 @@
  * of those rules orders, are a race, reported with both call sites.
  *
  * The environment sets it up for programs that do not call it:
- * CUDAFAKE_SEED (the order; default 1), CUDAFAKE_MEMORY (the device's
+ * CUDAFAKE_SEED (the order; default 1), CUDAFAKE_DEVICES (how many
+ * devices, 1 to 16; default 1), CUDAFAKE_MEMORY (each device's
  * bytes; default 1 GiB), CUDAFAKE_PAGE (managed memory's page; default
  * 64 KiB), CUDAFAKE_CONCURRENT_MANAGED=0 (a device without concurrent
  * managed access), CUDAFAKE_NUMA_NODE (the GPU's host node; default
@@ -58,6 +59,18 @@ const char *cudafake_race(unsigned i);
 /* Operations queued on the legacy default stream since the last reset:
  * each serialises with every blocking stream. */
 unsigned long cudafake_legacy_ops(void);
+
+/*
+ * Which device did what, for programs that drive several
+ * (CUDAFAKE_DEVICES): the device an allocation of device or managed
+ * memory holding ptr was made on (the current one at cudaMalloc or
+ * cudaMallocManaged; -1: none holds it); the device memory in use on a
+ * device (cudaMalloc and cuMemCreate); and the kernels queued on a
+ * device's streams since the program began.
+ */
+int cudafake_device_of(const void *ptr);
+size_t cudafake_device_in_use(int device);
+unsigned long cudafake_kernels_on(int device);
 
 /* cudaDeviceSynchronize calls since the program began: each waits for
  * every stream, the program's own included. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fake.h — the inside of the CUDA test double, shared by its files:
- * queue.c (streams, events, the seeded scheduler, the race detector) and
- * runtime.c (the CUDA runtime's entry points).
+ * queue.c (streams, events, the seeded scheduler, the race detector),
+ * device.c (the devices) and runtime.c (the CUDA runtime's other entry
+ * points).
  */
 #ifndef CUDAFAKE_FAKE_H
 #define CUDAFAKE_FAKE_H
@@ -18,6 +19,8 @@
 #define FAKE_STREAMS 64
 #define FAKE_LEGACY 0
 #define FAKE_PER_THREAD 1
+/* The most devices CUDAFAKE_DEVICES may give. */
+#define FAKE_DEVICES 16
 
 /* A vector clock: one count of queued operations per stream. */
 struct vclock {
@@ -104,8 +107,10 @@ bool fake_event_done(struct CUevent_st *e);
 /* A new stream on `device`, or NULL when all slots are taken. */
 struct CUstream_st *fake_stream_new(bool blocking, int device);
 
-/* The calling thread's current device (runtime.c). */
+/* The calling thread's current device, and how many there are
+ * (CUDAFAKE_DEVICES) (device.c). */
 int fake_current_device(void);
+int fake_devices(void);
 void fake_stream_free(struct CUstream_st *s);
 
 /* Managed memory (runtime.c): poisons the whole pages of [p, p + n)
@@ -133,10 +138,15 @@ void fake_cupti_ran(const struct fake_op *op, double start_ms,
  * waited for (queue.c): memory under it may not go yet. */
 bool fake_queued_on(const void *p, size_t n);
 
-/* Device memory (runtime.c): takes `bytes` of the device's memory, false
+/* A failed call (runtime.c): what cudaGetLastError reports next. */
+cudaError_t fake_fail(cudaError_t e);
+/* Each device's bytes (CUDAFAKE_MEMORY) (runtime.c). */
+size_t fake_memory(void);
+
+/* Device memory (runtime.c): takes `bytes` of `device`'s memory, false
  * when it has not that many free; and gives them back. */
-bool fake_device_take(size_t bytes);
-void fake_device_give(size_t bytes);
+bool fake_device_take(int device, size_t bytes);
+void fake_device_give(int device, size_t bytes);
 
 /* Whether an injected fault fails this call of `call`, asked by its own
  * name and by the library's site of the same kind (runtime.c). */

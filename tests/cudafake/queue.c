@@ -54,6 +54,7 @@ static struct {
 	char *races[MAX_RACES];
 	unsigned n_races;
 	unsigned long legacy_ops;
+	unsigned long kernels_on[FAKE_DEVICES]; /* kernels queued, per device */
 	bool abort_on_race;
 } q;
 
@@ -352,6 +353,9 @@ cudaError_t fake_enqueue(struct fake_op *op, const struct fake_access *a,
 		op->ev->vc = s->vc;
 	}
 	check_and_log(vc, s->slot, a, n, what, site);
+	if (op->kind == OP_KERNEL && op->device >= 0 &&
+	    op->device < FAKE_DEVICES)
+		q.kernels_on[op->device]++;
 #ifdef TMM_HAVE_CUPTI
 	op->corr = fake_cupti_api(op);
 #endif
@@ -475,6 +479,12 @@ const char *cudafake_race(unsigned i)
 unsigned long cudafake_legacy_ops(void)
 {
 	return q.legacy_ops;
+}
+
+unsigned long cudafake_kernels_on(int device)
+{
+	return device >= 0 && device < FAKE_DEVICES ? q.kernels_on[device]
+						    : 0;
 }
 
 cudaError_t cudafake_launch(cudaStream_t stream, void (*fn)(void *),

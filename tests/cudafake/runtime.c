@@ -4,11 +4,11 @@
  * memory, with the real prototypes (cuda_runtime_api.h is included, so
  * the compiler holds every definition to its declaration).
  *
- * One device.  Device memory is host memory the double counts against
- * CUDAFAKE_MEMORY, and it has concurrent managed access unless
- * CUDAFAKE_CONCURRENT_MANAGED=0; managed memory is host memory in whole
- * pages, so a
- * discard can poison whole pages without touching another allocation;
+ * The devices themselves (how many, which is current, what they report)
+ * are device.c's.  Device memory is host memory the double counts
+ * against each device's CUDAFAKE_MEMORY (on the calling thread's current
+ * device, which every allocation records: cudafake_device_of); managed
+ * memory is host memory in whole pages, so a discard can poison whole pages without touching another allocation;
  * pinned and registered host memory is plain memory.  Every asynchronous
  * call is queued on its stream (queue.c) with the bytes it reads and
  * writes.  Where the double's behaviour is an assumption about CUDA, the
@@ -33,13 +33,15 @@ enum alloc_kind { ALLOC_DEVICE, ALLOC_MANAGED, ALLOC_PINNED, ALLOC_REGISTERED };
 struct alloc {
 	uintptr_t lo, hi;
 	enum alloc_kind kind;
+	int device;		/* the current device when it was made */
 };
 
 static struct {
 	bool ready;
 	unsigned seed;
 	size_t memory;		/* the device's bytes */
-	size_t in_use;		/* cudaMalloc'd */
+	size_t in_use[FAKE_DEVICES]; /* cudaMalloc'd and cuMemCreate'd,
+				      * per device */
 	size_t page;
 	struct alloc *allocs;
 	size_t n_allocs, cap_allocs;
@@ -97,21 +99,22 @@ size_t cudafake_page_size(void)
 	return rt.page;
 }
 
-/* Whether the device has concurrent managed access: yes, unless
- * CUDAFAKE_CONCURRENT_MANAGED=0 (read at every call, so that one test
- * program can try both devices). */
-static int concurrent_managed(void)
-{
-	const char *v = getenv("CUDAFAKE_CONCURRENT_MANAGED");
-
-	return !(v && strcmp(v, "0") == 0);
-}
-
 /* Every failure goes through here: it is what cudaGetLastError reports. */
 static cudaError_t fail(cudaError_t e)
 {
 	rt.last = e;
 	return e;
+}
+
+cudaError_t fake_fail(cudaError_t e)
+{
+	return fail(e);
+}
+
+size_t fake_memory(void)
+{
+	init();
+	return rt.memory;
 }
 
 /*
@@ -133,18 +136,23 @@ bool injected_fault(const char *call, const char *site)
 	return injected(call, site);
 }
 
-bool fake_device_take(size_t bytes)
+bool fake_device_take(int device, size_t bytes)
 {
 	init();
-	if (bytes > rt.memory - rt.in_use)
+	if (bytes > rt.memory - rt.in_use[device])
 		return false;
-	rt.in_use += bytes;
+	rt.in_use[device] += bytes;
 	return true;
 }
 
-void fake_device_give(size_t bytes)
+void fake_device_give(int device, size_t bytes)
 {
-	rt.in_use -= bytes;
+	rt.in_use[device] -= bytes;
+}
+
+size_t cudafake_device_in_use(int device)
+{
+	return device >= 0 && device < FAKE_DEVICES ? rt.in_use[device] : 0;
 }
 
 static struct alloc *find(const void *p, enum alloc_kind kind)
@@ -170,12 +178,27 @@ static bool track(void *p, size_t bytes, enum alloc_kind kind)
 		rt.cap_allocs = cap;
 	}
 	rt.allocs[rt.n_allocs++] = (struct alloc){ (uintptr_t)p,
-						   (uintptr_t)p + bytes, kind };
+						   (uintptr_t)p + bytes, kind,
+						   fake_current_device() };
 	return true;
 }
 
-/* Forgets the allocation that starts at p; false when there is none. */
-static bool untrack(void *p, enum alloc_kind kind, size_t *bytes)
+int cudafake_device_of(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	for (size_t i = 0; i < rt.n_allocs; i++)
+		if ((rt.allocs[i].kind == ALLOC_DEVICE ||
+		     rt.allocs[i].kind == ALLOC_MANAGED) &&
+		    a >= rt.allocs[i].lo && a < rt.allocs[i].hi)
+			return rt.allocs[i].device;
+	return -1;
+}
+
+/* Forgets the allocation that starts at p; false when there is none.
+ * *device receives the device it was made on. */
+static bool untrack(void *p, enum alloc_kind kind, size_t *bytes,
+		    int *device)
 {
 	for (size_t i = 0; i < rt.n_allocs; i++) {
 		struct alloc *a = &rt.allocs[i];
@@ -184,6 +207,8 @@ static bool untrack(void *p, enum alloc_kind kind, size_t *bytes)
 			continue;
 		if (bytes)
 			*bytes = a->hi - a->lo;
+		if (device)
+			*device = a->device;
 		*a = rt.allocs[--rt.n_allocs];
 		return true;
 	}
@@ -239,136 +264,6 @@ const char *cudaGetErrorString(cudaError_t e)
 	}
 }
 
-/* The devices: CUDAFAKE_DEVICES (default 1), read at every call so that
- * one test program can try several. */
-static int devices(void)
-{
-	size_t n = fake_env_size("CUDAFAKE_DEVICES", 1);
-
-	return n >= 1 && n <= 16 ? (int)n : 1;
-}
-
-static _Thread_local int current;
-
-int fake_current_device(void)
-{
-	return current;
-}
-
-static bool no_device(int device)
-{
-	return device < 0 || device >= devices();
-}
-
-cudaError_t cudaGetDeviceCount(int *count)
-{
-	init();
-	if (!count)
-		return fail(cudaErrorInvalidValue);
-	*count = devices();
-	return cudaSuccess;
-}
-
-/* The versions of the toolkit the double was built against, as a driver
- * that runs it would report them. */
-cudaError_t cudaDriverGetVersion(int *version)
-{
-	init();
-	if (!version)
-		return fail(cudaErrorInvalidValue);
-	*version = CUDART_VERSION;
-	return cudaSuccess;
-}
-
-cudaError_t cudaRuntimeGetVersion(int *version)
-{
-	init();
-	if (!version)
-		return fail(cudaErrorInvalidValue);
-	*version = CUDART_VERSION;
-	return cudaSuccess;
-}
-
-/* Each thread has its own current device, 0 until it sets one (Runtime
- * API, cudaSetDevice). */
-cudaError_t cudaSetDevice(int device)
-{
-	init();
-	if (no_device(device))
-		return fail(cudaErrorInvalidDevice);
-	current = device;
-	return cudaSuccess;
-}
-
-cudaError_t cudaGetDevice(int *device)
-{
-	if (!device)
-		return fail(cudaErrorInvalidValue);
-	*device = current;
-	return cudaSuccess;
-}
-
-cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
-{
-	init();
-	if (!prop)
-		return fail(cudaErrorInvalidValue);
-	if (no_device(device))
-		return fail(cudaErrorInvalidDevice);
-	memset(prop, 0, sizeof(*prop));
-	snprintf(prop->name, sizeof(prop->name), "cudafake (test double)");
-	prop->totalGlobalMem = rt.memory;
-	prop->major = 9;
-	prop->minor = 0;
-	prop->multiProcessorCount = 1;
-	prop->managedMemory = 1;
-	prop->concurrentManagedAccess = concurrent_managed();
-	for (unsigned i = 0; i < sizeof(prop->uuid.bytes); i++)
-		prop->uuid.bytes[i] = (char)(0xc0 + i);
-	return cudaSuccess;
-}
-
-cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
-				   int device)
-{
-	init();
-	if (!value)
-		return fail(cudaErrorInvalidValue);
-	if (no_device(device))
-		return fail(cudaErrorInvalidDevice);
-	switch (attr) {
-	case cudaDevAttrClockRate:
-	case cudaDevAttrMemoryClockRate:
-		*value = 1000000; /* kHz: 1 GHz */
-		return cudaSuccess;
-	case cudaDevAttrGlobalMemoryBusWidth:
-		*value = 1024;
-		return cudaSuccess;
-	case cudaDevAttrConcurrentManagedAccess:
-		*value = concurrent_managed();
-		return cudaSuccess;
-	case cudaDevAttrHostNumaId:
-		/* No node (the host is one) unless CUDAFAKE_NUMA_NODE names
-		 * one, which need not exist: the GPU's node may be outside
-		 * the process's cpuset. */
-		*value = (int)fake_env_size("CUDAFAKE_NUMA_NODE", (size_t)-1);
-		return cudaSuccess;
-	default:
-		return fail(cudaErrorInvalidValue);
-	}
-}
-
-cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device)
-{
-	init();
-	if (!id || len <= 0)
-		return fail(cudaErrorInvalidValue);
-	if (no_device(device))
-		return fail(cudaErrorInvalidDevice);
-	snprintf(id, (size_t)len, "0000:00:00.0");
-	return cudaSuccess;
-}
-
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
 	rt.calls.mem_get_info++;
@@ -376,7 +271,7 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 	if (!free_bytes || !total)
 		return fail(cudaErrorInvalidValue);
 	*total = rt.memory;
-	*free_bytes = rt.memory - rt.in_use;
+	*free_bytes = rt.memory - rt.in_use[fake_current_device()];
 	return cudaSuccess;
 }
 
@@ -421,7 +316,7 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
 	*ptr = NULL;
 	if (bytes == 0)
 		return cudaSuccess; /* NULL, as the runtime gives */
-	if (bytes > rt.memory - rt.in_use ||
+	if (bytes > rt.memory - rt.in_use[fake_current_device()] ||
 	    injected("cudaMalloc", TMM_SITE_DEVICE_ALLOC))
 		return fail(cudaErrorMemoryAllocation);
 	*ptr = malloc(bytes);
@@ -430,13 +325,14 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
 		*ptr = NULL;
 		return fail(cudaErrorMemoryAllocation);
 	}
-	rt.in_use += bytes;
+	rt.in_use[fake_current_device()] += bytes;
 	return cudaSuccess;
 }
 
 cudaError_t cudaFree(void *ptr)
 {
 	size_t bytes;
+	int device;
 
 	init();
 	if (!ptr)
@@ -444,12 +340,12 @@ cudaError_t cudaFree(void *ptr)
 	/* cudaFree synchronises the device (Runtime API, "API
 	 * synchronization behavior"). */
 	fake_sync_all();
-	if (untrack(ptr, ALLOC_DEVICE, &bytes)) {
-		rt.in_use -= bytes;
+	if (untrack(ptr, ALLOC_DEVICE, &bytes, &device)) {
+		rt.in_use[device] -= bytes;
 		free(ptr);
 		return cudaSuccess;
 	}
-	if (untrack(ptr, ALLOC_MANAGED, NULL)) {
+	if (untrack(ptr, ALLOC_MANAGED, NULL, NULL)) {
 		free(ptr);
 		return cudaSuccess;
 	}
@@ -500,7 +396,7 @@ cudaError_t cudaFreeHost(void *ptr)
 	if (!ptr)
 		return cudaSuccess;
 	fake_sync_all();
-	if (!untrack(ptr, ALLOC_PINNED, NULL))
+	if (!untrack(ptr, ALLOC_PINNED, NULL, NULL))
 		return fail(cudaErrorInvalidValue);
 	free(ptr);
 	return cudaSuccess;
@@ -525,7 +421,7 @@ cudaError_t cudaHostRegister(void *ptr, size_t bytes, unsigned int flags)
 cudaError_t cudaHostUnregister(void *ptr)
 {
 	init();
-	return untrack(ptr, ALLOC_REGISTERED, NULL)
+	return untrack(ptr, ALLOC_REGISTERED, NULL, NULL)
 		       ? cudaSuccess
 		       : fail(cudaErrorHostMemoryNotRegistered);
 }
@@ -565,7 +461,8 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
 {
 	if (!stream)
 		return fail(cudaErrorInvalidValue);
-	*stream = fake_stream_new(!(flags & cudaStreamNonBlocking), current);
+	*stream = fake_stream_new(!(flags & cudaStreamNonBlocking),
+				  fake_current_device());
 	return *stream ? cudaSuccess : fail(cudaErrorMemoryAllocation);
 }
 
@@ -603,7 +500,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 	if (!*event)
 		return fail(cudaErrorMemoryAllocation);
 	(*event)->live = true;
-	(*event)->device = current;
+	(*event)->device = fake_current_device();
 	(*event)->timing = !(flags & cudaEventDisableTiming);
 	return cudaSuccess;
 }

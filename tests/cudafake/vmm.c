@@ -36,6 +36,7 @@
 /* An allocation of cuMemCreate. */
 struct fake_handle {
 	size_t bytes;
+	int device;		/* whose memory it is */
 	bool released, mapped;
 };
 
@@ -61,16 +62,16 @@ static size_t granularity(void)
 static void free_if_done(struct fake_handle *h)
 {
 	if (h->released && !h->mapped) {
-		fake_device_give(h->bytes);
+		fake_device_give(h->device, h->bytes);
 		free(h);
 	}
 }
 
 static CUresult fake_device_get(CUdevice *dev, int ordinal)
 {
-	if (!dev || ordinal != 0)
+	if (!dev || ordinal < 0 || ordinal >= fake_devices())
 		return CUDA_ERROR_INVALID_DEVICE;
-	*dev = 0;
+	*dev = ordinal;
 	return CUDA_SUCCESS;
 }
 
@@ -79,7 +80,7 @@ static CUresult fake_device_attr(int *value, CUdevice_attribute attr,
 {
 	const char *v = getenv("CUDAFAKE_VMM");
 
-	if (!value || dev != 0)
+	if (!value || dev < 0 || dev >= fake_devices())
 		return CUDA_ERROR_INVALID_VALUE;
 	if (attr != CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -149,16 +150,18 @@ static CUresult fake_create(CUmemGenericAllocationHandle *out, size_t bytes,
 
 	if (!out || !prop || flags || !bytes || bytes % granularity() ||
 	    prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
-	    prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+	    prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    prop->location.id < 0 || prop->location.id >= fake_devices())
 		return CUDA_ERROR_INVALID_VALUE;
-	if (fault || !fake_device_take(bytes))
+	if (fault || !fake_device_take(prop->location.id, bytes))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	h = calloc(1, sizeof(*h));
 	if (!h) {
-		fake_device_give(bytes);
+		fake_device_give(prop->location.id, bytes);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	h->bytes = bytes;
+	h->device = prop->location.id;
 	*out = (CUmemGenericAllocationHandle)(uintptr_t)h;
 	return CUDA_SUCCESS;
 }
