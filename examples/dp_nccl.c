@@ -34,6 +34,7 @@ enum {
 	NCCL_NO_BLAS,	/* mlp_gpu_blas_open failed */
 	NCCL_NO_COMM,	/* ncclGetUniqueId, the broadcast or the init */
 	NCCL_NO_MEMORY,
+	NCCL_NO_DEVICE, /* cudaSetDevice failed */
 };
 
 struct nccl_state {
@@ -266,7 +267,7 @@ static const struct dp_transport nccl_transport = {
 };
 
 int dp_nccl_setup(const struct dp_comm *c, struct mlp_config *mc,
-		  struct dp_setup *s)
+		  int device, struct dp_setup *s)
 {
 	struct nccl_state *ns = calloc(1, sizeof(*ns));
 	ncclUniqueId id;
@@ -274,12 +275,19 @@ int dp_nccl_setup(const struct dp_comm *c, struct mlp_config *mc,
 
 	if (!ns)
 		return NCCL_NO_MEMORY;
+	/* tmm_ctx_create leaves the caller's device current, not the
+	 * context's (tensormm(7), TENSORMM_DEVICE). */
+	if (cudaSetDevice(device) != cudaSuccess) {
+		fprintf(stderr, "mlp_dp: rank %d: cudaSetDevice(%d) failed\n",
+			c->rank, device);
+		free(ns);
+		return NCCL_NO_DEVICE;
+	}
 	if (mlp_gpu_blas_open()) {
 		free(ns);
 		return NCCL_NO_BLAS;
 	}
-	/* The context's device is the current one (TENSORMM_DEVICE picks
-	 * it): the communicator joins there. */
+	/* The communicator joins the context's device, current now. */
 	if (c->rank == 0)
 		rc = nccl_failed("ncclGetUniqueId", ncclGetUniqueId(&id));
 	if (rc == 0)
@@ -331,6 +339,9 @@ const char *dp_nccl_why(int code)
 		       "(TENSORMM_DEVICE)?";
 	case NCCL_NO_MEMORY:
 		return "out of host memory";
+	case NCCL_NO_DEVICE:
+		return "cannot make the context's device current (see the "
+		       "message above)";
 	default:
 		return "cannot set up the cuda backend";
 	}

@@ -13,10 +13,13 @@
 #include "dp_grads.h"
 #include "mlp_model.h"
 
-/* Sets s (and mc's kernels) up for the cuda backend.  Returns 0 or a
- * nonzero code for dp_nccl_why. */
+/* Sets s (and mc's kernels) up for the cuda backend, on CUDA device
+ * `device`: the rank's context's (tmm_stats.device_index), made current
+ * here so that the communicator and the cuBLAS handle join the device
+ * the context's tensors live on, whatever TENSORMM_DEVICE chose.
+ * Returns 0 or a nonzero code for dp_nccl_why. */
 int dp_nccl_setup(const struct dp_comm *c, struct mlp_config *mc,
-		  struct dp_setup *s);
+		  int device, struct dp_setup *s);
 
 /* Ends what dp_nccl_setup made, if anything. */
 void dp_nccl_close(struct dp_setup *s);

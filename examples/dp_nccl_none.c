@@ -6,10 +6,11 @@
 #include "dp_nccl.h"
 
 int dp_nccl_setup(const struct dp_comm *c, struct mlp_config *mc,
-		  struct dp_setup *s)
+		  int device, struct dp_setup *s)
 {
 	(void)c;
 	(void)mc;
+	(void)device;
 	(void)s;
 	return 1;
 }

@@ -149,7 +149,7 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 
 	tmm_stats_get(ctx, &st);
 	if (!strcmp(st.backend, "cuda") &&
-	    (rc = dp_nccl_setup(c, mc, &s))) {
+	    (rc = dp_nccl_setup(c, mc, st.device_index, &s))) {
 		fprintf(stderr, "mlp_dp: rank %d: %s\n", c->rank,
 			dp_nccl_why(rc));
 		return 1;
