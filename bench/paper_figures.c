@@ -278,10 +278,11 @@ struct cell_note {
  * -101 and -152 land within +-35% of both tables (679 / 520, 300 / 330,
  * 1024 / 783, 657 / 783), VGG-16 does not move, Inception-V4 (TSPLIT)
  * goes from 913 to 704 and stays within.  Neither paper says how its vDNN
- * treats such a map: this is inferred from their figures.  Capuchin's
- * ResNet-152 falling to 0.63x its ResNet-50 fits it too (more blocks
- * kept); TSPLIT's ResNet-101 at exactly ResNet-50's 783 does not (ours:
- * 0.64x), and stays within +-35% only by the band.
+ * treats such a map: this is inferred from their figures.  Depth tells
+ * the two apart less well: Capuchin's ResNet-152 trains 0.63x its
+ * ResNet-50 (ours now 0.44x, before 0.98x), TSPLIT's ResNet-101 exactly
+ * its ResNet-50's 783 (ours now 0.64x, before 0.99x); both cells stay
+ * within +-35%, the second near the band's edge (0.78).
  */
 /*
  * Capuchin measured its vDNN at its largest Inception-V3 batch, 400:
