@@ -27,8 +27,17 @@
  *  - An "input feature map" is a feature map (layers.h) read by a forward
  *    op of the policy's kind; one that the forward pass only writes (the
  *    statistics a norm layer saves) is no layer's input and stays.
- *  - A map read by several forward layers (a non-linear net: vDNN's
- *    networks were linear) is offloaded beside the last of them.
+ *  - A map that several forward ops read (a residual block's input,
+ *    which its first convolution and its sum read; a transformer's
+ *    residual stream) stays on the device: it is no single layer's
+ *    input.  That is an inference from the two papers that ran vDNN on
+ *    ResNets, not their text: neither says how its vDNN treats such a
+ *    map.  Offloading it beside its last reader, as this planner did
+ *    before, trains twice their batches on ResNet-50 (1050 on the P100
+ *    against Capuchin Table 2's 520, 1585 on the TITAN RTX against
+ *    TSPLIT Table IV's 783), where VGG-16, which has no such map, lands
+ *    on both papers' figures; keeping it lands ResNet-50, -101 and -152
+ *    within 35% of both tables (bench/paper_figures.c).
  *  - The layer a prefetch runs beside is the nearest backward op of the
  *    policy's kind before the backward op that reads the map: with
  *    vDNN_all the op right before it, with vDNN_conv the convolution
@@ -85,10 +94,12 @@ static int vdnn(const struct tmm_planner_input *in, struct tmm_plan *out,
 	for (uint32_t t = 0; t < tr->n_tensors && rc == 0; t++) {
 		uint32_t back, evict = tmm_feature_map(&an, t, &back);
 		bool input_of_layer = false;
+		uint32_t readers = 0, last_reader = TMM_TRACE_NONE;
 
 		if (evict == TMM_TRACE_NONE)
 			continue;
-		/* Is it read by a forward layer of the policy's kind? */
+		/* Is it read by a forward layer of the policy's kind, and
+		 * by how many forward ops? */
 		for (uint32_t k = 0; k < an.life[t].n_acc; k++) {
 			uint32_t a = tmm_access_of(&an, t, k);
 			uint32_t op = tr->accesses[a].op;
@@ -96,11 +107,17 @@ static int vdnn(const struct tmm_planner_input *in, struct tmm_plan *out,
 			if (a > evict)
 				break;
 			if ((tr->accesses[a].flags & TMM_TA_READ) &&
+			    op != last_reader) {
+				readers++;
+				last_reader = op;
+			}
+			if ((tr->accesses[a].flags & TMM_TA_READ) &&
 			    op < tr->n_ops &&
 			    (kinds & (1u << tr->ops[op].kind)))
 				input_of_layer = true;
 		}
-		if (!input_of_layer)
+		/* Read by several forward ops: it stays (header). */
+		if (!input_of_layer || readers > 1)
 			continue;
 		rc = tmm_eviction_add(&layer, (struct tmm_eviction){
 			.tensor = t, .evict = evict, .back = back,

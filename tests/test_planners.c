@@ -74,7 +74,42 @@ END_TEST
 
 /*
  * A stem y_0 = s(x) and four residual blocks, y_k = g(f(y_{k-1})) +
- * y_{k-1}: inside a block two tensors cross each boundary, so only y_0 ..
+ * y_{k-1}, with a backward pass reading g_k, a_k and y_{k-1}.
+ */
+static void residual_blocks(struct builder *b, uint32_t y[5], uint32_t a[5],
+			    uint32_t g[5])
+{
+	uint32_t x;
+	char err[256];
+
+	b_init(b);
+	x = b_tensor(b, 1024, false);
+	b->tensors[x].producer = TMM_TRACE_NONE;
+	y[0] = b_tensor(b, 1024, true);
+	b_op(b, TMM_OP_PURE, 100, &x, 1, &y[0], 1);
+	for (int k = 1; k <= 4; k++) {
+		uint32_t sum[2];
+
+		a[k] = b_tensor(b, 1024, true);
+		g[k] = b_tensor(b, 1024, true);
+		y[k] = b_tensor(b, 1024, true);
+		sum[0] = g[k];
+		sum[1] = y[k - 1];
+		b_op(b, TMM_OP_PURE, 100, &y[k - 1], 1, &a[k], 1);
+		b_op(b, TMM_OP_PURE, 100, &a[k], 1, &g[k], 1);
+		b_op(b, TMM_OP_PURE, 100, sum, 2, &y[k], 1);
+	}
+	for (int k = 4; k >= 1; k--) {
+		b_op(b, TMM_OP_BACKWARD, 100, &g[k], 1, NULL, 0);
+		b_op(b, TMM_OP_BACKWARD, 100, &a[k], 1, NULL, 0);
+		b_op(b, TMM_OP_BACKWARD, 100, &y[k - 1], 1, NULL, 0);
+	}
+	b_free_after_last_use(b);
+	ck_assert_int_eq(tmm_trace_validate(&b->t, err, sizeof(err)), 0);
+}
+
+/*
+ * The residual blocks above: inside a block two tensors cross each boundary, so only y_0 ..
  * y_3 are articulation points (y_4 feeds no later forward op).  Four is
  * no more than ceil(sqrt(13 forward ops)) = 4: OpenAI's memory mode keeps
  * all of them, and drops every tensor inside a block.
@@ -84,34 +119,10 @@ START_TEST(checkpoint_at_articulation_points_of_residual_blocks)
 	struct builder b;
 	struct tmm_plan p;
 	struct tmm_planner_input in;
-	uint32_t x, y[5], a[5], g[5];
+	uint32_t y[5], a[5], g[5];
 	char err[256];
 
-	b_init(&b);
-	x = b_tensor(&b, 1024, false);
-	b.tensors[x].producer = TMM_TRACE_NONE;
-	y[0] = b_tensor(&b, 1024, true);
-	b_op(&b, TMM_OP_PURE, 100, &x, 1, &y[0], 1);
-	for (int k = 1; k <= 4; k++) {
-		uint32_t sum[2];
-
-		a[k] = b_tensor(&b, 1024, true);
-		g[k] = b_tensor(&b, 1024, true);
-		y[k] = b_tensor(&b, 1024, true);
-		sum[0] = g[k];
-		sum[1] = y[k - 1];
-		b_op(&b, TMM_OP_PURE, 100, &y[k - 1], 1, &a[k], 1);
-		b_op(&b, TMM_OP_PURE, 100, &a[k], 1, &g[k], 1);
-		b_op(&b, TMM_OP_PURE, 100, sum, 2, &y[k], 1);
-	}
-	for (int k = 4; k >= 1; k--) {
-		b_op(&b, TMM_OP_BACKWARD, 100, &g[k], 1, NULL, 0);
-		b_op(&b, TMM_OP_BACKWARD, 100, &a[k], 1, NULL, 0);
-		b_op(&b, TMM_OP_BACKWARD, 100, &y[k - 1], 1, NULL, 0);
-	}
-	b_free_after_last_use(&b);
-	ck_assert_int_eq(tmm_trace_validate(&b.t, err, sizeof(err)), 0);
-
+	residual_blocks(&b, y, a, g);
 	in = input(&b, 1ull << 30, 10);
 	ck_assert_int_eq(tmm_plan_checkpoint(&in, &p), 0);
 	for (int k = 0; k <= 4; k++) {
@@ -127,6 +138,38 @@ START_TEST(checkpoint_at_articulation_points_of_residual_blocks)
 			      "g%d is not dropped", k);
 	}
 	ck_assert_int_eq(tmm_plan_validate(&p, &b.t, err, sizeof(err)), 0);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/*
+ * vDNN on the residual blocks: a_k and g_k, each read by one forward op,
+ * are offloaded; y_0 .. y_3, which the next block's f and its sum both
+ * read, stay (hints/plan_vdnn.c: a map several forward ops read is no
+ * single layer's input).
+ */
+START_TEST(vdnn_keeps_a_residual_input)
+{
+	struct builder b;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	uint32_t y[5], a[5], g[5];
+	char err[256];
+
+	residual_blocks(&b, y, a, g);
+	in = input(&b, 1ull << 30, 10);
+	ck_assert_int_eq(tmm_plan_vdnn_all(&in, &p), 0);
+	tmm_plan_sort(&p); /* as tmm_policy_make does */
+	for (int k = 0; k <= 3; k++)
+		ck_assert_msg(count(&p, &b, TMM_ACT_EVICT_SWAP, y[k]) == 0,
+			      "y%d, read by two forward ops, is offloaded", k);
+	for (int k = 1; k <= 4; k++) {
+		ck_assert_msg(count(&p, &b, TMM_ACT_EVICT_SWAP, a[k]) == 1,
+			      "a%d is not offloaded", k);
+		ck_assert_msg(count(&p, &b, TMM_ACT_EVICT_SWAP, g[k]) == 1,
+			      "g%d is not offloaded", k);
+	}
+	ck_assert_msg(tmm_plan_validate(&p, &b.t, err, sizeof(err)) == 0, "%s", err);
 	tmm_plan_free(&p);
 }
 END_TEST
@@ -546,6 +589,7 @@ int main(void)
 
 	tcase_add_test(tc, checkpoint_of_a_linear_chain);
 	tcase_add_test(tc, checkpoint_at_articulation_points_of_residual_blocks);
+	tcase_add_test(tc, vdnn_keeps_a_residual_input);
 	tcase_add_test(tc, capuchin_swaps_the_largest_free_time_first);
 	tcase_add_test(tc, capuchin_recomputes_by_msps);
 	tcase_add_test(tc, curve_under_evictions);
