@@ -93,12 +93,13 @@ START_TEST(ops_wait_only_for_their_tensors)
 END_TEST
 
 /* An eviction's copy of its tensor waits on the copy engine; compute
- * goes on. */
+ * goes on, until an op reads the tensor. */
 START_TEST(eviction_copy_waits)
 {
 	struct scene s;
 	struct tmm_sim_counters c;
 	struct tmm_tensor_rec *t;
+	tmm_tensor z;
 
 	set_up(&s);
 	t = tmm_tensor_lookup(s.ctx, s.g, "test");
@@ -107,6 +108,13 @@ START_TEST(eviction_copy_waits)
 	ck_assert_int_eq(tmm_sim_get_counters(&s.ctx->be, &c), 0);
 	ck_assert_uint_gt(c.engine_ns[TMM_ENGINE_D2H], s.net_end);
 	ck_assert_uint_eq(now(s.ctx), s.t0 + LAUNCH);
+	/* Read again before the copy ends, it stays on the device: the
+	 * reader still waits for the collective. */
+	ck_assert_int_eq(tmm_tensor_create(s.ctx, BYTES, TMM_ACTIVATION, "z",
+					   &z), 0);
+	toy_run(s.ctx, "reader", 0, toy_fill, &s.g, 1, &z, 1);
+	ck_assert_uint_ge(now(s.ctx), s.net_end + LAUNCH);
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, z), 0);
 	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, s.g), 0);
 	tear_down(&s);
 }

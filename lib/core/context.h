@@ -411,8 +411,8 @@ int tmm_tensor_mark_net(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * (t->net_by), and that of the tensor t is a view of: the compute engine
  * before an op or a move, the device-to-host engine before a swap-out's
  * copy.  Once the compute engine or the host (host true: the host waits)
- * has waited, or a copy engine's copy of all of t is queued after the
- * wait, the event is forgotten: later work on t is ordered after that.
+ * has waited, the event is forgotten: later work on t is ordered after
+ * that; a copy engine's wait keeps it, for the compute engine's.
  * Returns 0, or a backend error with its message in ctx->be.error.
  */
 int tmm_tensor_wait_net(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,

@@ -317,9 +317,14 @@ static int wait_net_one(struct tmm_backend *be, struct tmm_tensor_rec *t,
 	if (rc == 0)
 		rc = host ? be->ops->event_sync(be, &t->net_by)
 			  : be->ops->engine_wait(be, engine, &t->net_by);
+	/* A copy engine's wait orders only its own later work: the
+	 * compute stream still has to wait, should the copy not be
+	 * queued or the tensor stay (a back-access during a swap-out). */
+	if (rc < 0 || (!host && engine != TMM_ENGINE_COMPUTE))
+		return rc < 0 ? rc : 0;
 	be->ops->event_release(be, &t->net_by);
 	t->net_by = (tmm_event){ 0 };
-	return rc < 0 ? rc : 0;
+	return 0;
 }
 
 int tmm_tensor_wait_net(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
