@@ -284,7 +284,6 @@ void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 int tmm_tensor_mark_net(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_backend *be = &ctx->be;
-
 	int rc;
 
 	if (t->net_by.valid)
