@@ -32,11 +32,11 @@
  *   peak      the most device bytes one rank held
  *
  * Not modelled: congestion across nodes (every rank has the profile's
- * per-rank bandwidth whatever N), stragglers (every rank is this one),
- * and collectives overlapping compute: the collective runs on the
- * compute stream (NCCL or MPI called there), so it is all exposed unless
- * swaps are what it displaced.  The profile's network and its sources
- * are in docs/sim-network.md.
+ * per-rank bandwidth whatever N) and stragglers (every rank is this one).
+ * A collective's network part runs beside the later backward ops, as
+ * DDP's all-reduce does; what reads its gradients waits for it
+ * (docs/sim-network.md, which has the profile's network and its
+ * sources).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -345,8 +345,8 @@ static int bench_model(const struct opts *o, const char *model)
 	       "policy %s, buckets of %.0f MiB: SIMULATED\n", model,
 	       o->batch, p->name, p->net_link, p->net_gbps, o->policy,
 	       o->bucket_mib);
-	printf("# not modelled: congestion across nodes, stragglers, "
-	       "collectives overlapping compute\n");
+	printf("# not modelled: congestion across nodes, stragglers; "
+	       "collectives overlap the backward ops after them\n");
 	printf("# %5s %6s %11s %10s %10s %6s %6s %8s %10s\n", "ranks",
 	       "budget", "step_ms", "coll_ms", "exposed_ms", "eff", "ideal",
 	       "of_ideal", "peak_MiB");

@@ -337,6 +337,18 @@ static uint64_t run_op(struct tmm_backend *be, double net_bytes)
 	return ns;
 }
 
+/* When the op run last ends, its network part included (the event the
+ * runtime hands its tensors). */
+static uint64_t collective_end(struct tmm_backend *be)
+{
+	tmm_event ev = { 0 };
+
+	ck_assert_int_eq(be->ops->collective_event(be, &ev), 0);
+	ck_assert(ev.valid);
+	ck_assert_int_eq(ev.engine, TMM_ENGINE_NET);
+	return ev.t_ns;
+}
+
 /* What the planners are told an op with these bytes takes. */
 static uint64_t estimate(struct tmm_backend *be, double net_bytes)
 {
@@ -351,15 +363,23 @@ START_TEST(test_collective_time)
 	struct tmm_sim_counters c;
 
 	/* latency + bytes / bandwidth, after the op's roofline (a launch
-	 * here: no flops), and the host waits for it. */
+	 * here: no flops), on the network engine: the compute stream and
+	 * the host pay the roofline alone and go on. */
 	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
-	ck_assert_uint_eq(run_op(&be, (double)GIB), LAUNCH + P100_NET_GIB);
+	ck_assert_uint_eq(run_op(&be, (double)GIB), LAUNCH);
+	ck_assert_uint_eq(collective_end(&be), LAUNCH + P100_NET_GIB);
 	ck_assert_uint_eq(estimate(&be, (double)GIB), LAUNCH + P100_NET_GIB);
-	ck_assert_uint_eq(be.ops->now_ns(&be), LAUNCH + P100_NET_GIB);
-	ck_assert_uint_eq(run_op(&be, (double)GIB / 4),
-			  LAUNCH + P100_NET_QUARTER);
-	/* An op with no network bytes is compute alone. */
+	ck_assert_uint_eq(be.ops->now_ns(&be), LAUNCH);
+	/* The next collective waits for the network engine. */
+	ck_assert_uint_eq(run_op(&be, (double)GIB / 4), LAUNCH);
+	ck_assert_uint_eq(collective_end(&be), LAUNCH + P100_NET_GIB +
+						       LAUNCH +
+						       P100_NET_QUARTER);
+	ck_assert_uint_eq(be.ops->now_ns(&be), 2 * LAUNCH);
+	/* An op with no network bytes is compute alone, and ends with
+	 * its roofline. */
 	ck_assert_uint_eq(run_op(&be, 0), LAUNCH);
+	ck_assert_uint_eq(collective_end(&be), 3 * LAUNCH);
 	c = counters(&be);
 	ck_assert_uint_eq(c.collectives, 2);
 	ck_assert_uint_eq(c.net_busy_ns, P100_NET_GIB + P100_NET_QUARTER);
@@ -367,7 +387,8 @@ START_TEST(test_collective_time)
 	be.ops->close(&be);
 
 	open_sim(&be, "h100-sxm5-pcie5-80g", TMM_SIM_PHANTOM);
-	ck_assert_uint_eq(run_op(&be, (double)GIB), LAUNCH + SXM5_NET_GIB);
+	ck_assert_uint_eq(run_op(&be, (double)GIB), LAUNCH);
+	ck_assert_uint_eq(collective_end(&be), LAUNCH + SXM5_NET_GIB);
 	be.ops->close(&be);
 }
 END_TEST
@@ -395,12 +416,12 @@ START_TEST(test_collective_shares_pcie)
 	/* The collective reaches the link after its launch; the copy has
 	 * P100_H2D_GIB - LAUNCH left, more than the collective's part. */
 	rest = P100_H2D_GIB - LAUNCH;
-	ck_assert_uint_eq(run_op(&be, (double)GIB / 4),
-			  LAUNCH + 2 * P100_NET_QUARTER);
+	ck_assert_uint_eq(run_op(&be, (double)GIB / 4), LAUNCH);
+	ck_assert_uint_eq(collective_end(&be), LAUNCH + 2 * P100_NET_QUARTER);
 	/* The planners' estimate is the collective alone. */
 	ck_assert_uint_eq(estimate(&be, (double)GIB / 4),
 			  LAUNCH + P100_NET_QUARTER);
-	ck_assert_uint_eq(be.ops->now_ns(&be), LAUNCH + 2 * P100_NET_QUARTER);
+	ck_assert_uint_eq(be.ops->now_ns(&be), LAUNCH);
 	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D),
 			  LAUNCH + P100_NET_QUARTER + rest);
 	ck_assert_uint_gt(event_at(&be, TMM_ENGINE_H2D), P100_H2D_GIB);
@@ -418,7 +439,8 @@ START_TEST(test_collective_shares_pcie)
 	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d), 0);
 	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h, GIB),
 			 0);
-	ck_assert_uint_eq(run_op(&be, 2.0 * (double)GIB),
+	ck_assert_uint_eq(run_op(&be, 2.0 * (double)GIB), LAUNCH);
+	ck_assert_uint_eq(collective_end(&be),
 			  LAUNCH + (2 * P100_NET_GIB - 20000) + rest);
 	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D), LAUNCH + 2 * rest);
 	be.ops->close(&be);
@@ -438,7 +460,8 @@ START_TEST(test_collective_nvlink_apart)
 	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h, GIB),
 			 0);
 	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D), SXM5_H2D_GIB);
-	ck_assert_uint_eq(run_op(&be, (double)GIB), LAUNCH + SXM5_NET_GIB);
+	ck_assert_uint_eq(run_op(&be, (double)GIB), LAUNCH);
+	ck_assert_uint_eq(collective_end(&be), LAUNCH + SXM5_NET_GIB);
 	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D), SXM5_H2D_GIB);
 	be.ops->close(&be);
 }

@@ -28,7 +28,11 @@ enum tmm_engine {
 	TMM_ENGINE_COMPUTE = 0,
 	TMM_ENGINE_H2D = 1, /* host-to-device copy engine */
 	TMM_ENGINE_D2H = 2, /* device-to-host copy engine */
-	TMM_ENGINE_COUNT
+	TMM_ENGINE_COUNT,
+	/* Not a queue the runtime puts work on: the engine of a
+	 * collective's event (collective_event below), which no engine's
+	 * own order covers, so every engine that waits for it waits. */
+	TMM_ENGINE_NET = TMM_ENGINE_COUNT
 };
 
 /*
@@ -304,6 +308,23 @@ struct tmm_backend_ops {
 
 	/* The compute stream handed to op callbacks (NULL on the sim). */
 	void *(*compute_stream)(struct tmm_backend *be);
+	/*
+	 * Collectives (TMM_OP_COLLECTIVE) run beside the compute stream,
+	 * as DDP's all-reduce runs beside the rest of the backward pass.
+	 * comm_stream returns the stream a collective's callback is
+	 * handed (NULL on the sim), after ordering it behind the compute
+	 * stream's work so far: the collective reads what the kernels
+	 * before it wrote.  collective_event writes an event (engine
+	 * TMM_ENGINE_NET) at the end of all the work of the op bracketed
+	 * last, its network part included; the compute stream does not
+	 * wait for it, so the runtime hands one to each of the op's
+	 * tensors and makes their later users wait (tmm_tensor_rec's
+	 * net_by).  Each call writes an event of its own, released with
+	 * event_release.  Both NULL: collectives run on the compute stream,
+	 * in its order, and nothing waits for them apart.
+	 */
+	void *(*comm_stream)(struct tmm_backend *be);
+	int (*collective_event)(struct tmm_backend *be, tmm_event *ev);
 
 	/* The backend clock in nanoseconds (virtual on the sim). */
 	uint64_t (*now_ns)(struct tmm_backend *be);

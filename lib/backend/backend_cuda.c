@@ -100,6 +100,8 @@ static void cuda_release_all(struct cuda_state *s)
 	for (int i = 0; i < TMM_ENGINE_COUNT; i++)
 		if (s->stream[i])
 			cudaStreamDestroy(s->stream[i]);
+	if (s->comm)
+		cudaStreamDestroy(s->comm);
 	free(s);
 }
 
@@ -327,6 +329,12 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 			goto err;
 		}
 	}
+	e = cudaStreamCreateWithFlags(&s->comm, cudaStreamNonBlocking);
+	if (e != cudaSuccess) {
+		s->comm = NULL;
+		rc = tmm_cuda_fail(be, e, "cudaStreamCreateWithFlags(comm)");
+		goto err;
+	}
 	/* CUPTI unless cupti=off; events where CUPTI cannot be had. */
 	rc = tmm_cuda_timing_open(&s->timing, s->stream[TMM_ENGINE_COMPUTE],
 				  cfg ? cfg->cupti : true,
@@ -420,6 +428,8 @@ static void cuda_close(struct tmm_backend *be)
 	for (int i = 0; i < TMM_ENGINE_COUNT; i++)
 		if (s->stream[i])
 			cudaStreamSynchronize(s->stream[i]);
+	if (s->comm)
+		cudaStreamSynchronize(s->comm);
 	tmm_cuda_vmm_close(be);
 	cuda_release_all(s);
 	(void)cudaGetLastError();
@@ -604,6 +614,59 @@ static void *cuda_compute_stream(struct tmm_backend *be)
 	return st_of(be)->stream[TMM_ENGINE_COMPUTE];
 }
 
+/*
+ * A collective's stream: it first waits for the compute stream's work so
+ * far, which wrote what the collective reads.  Its own kernels (NCCL's)
+ * then run beside the compute stream's later ones; the runtime orders
+ * the users of its tensors after collective_event.  NULL where the wait
+ * cannot be queued: the callback then runs on the compute stream, in its
+ * order, which is slower but right.
+ */
+static void *cuda_comm_stream(struct tmm_backend *be)
+{
+	struct cuda_state *s = st_of(be);
+	tmm_event after = { 0 };
+	int rc;
+
+	rc = cuda_event_record(be, TMM_ENGINE_COMPUTE, &after);
+	if (rc == 0 && cudaStreamWaitEvent(s->comm, (cudaEvent_t)after.native,
+					   0) != cudaSuccess)
+		rc = -EIO;
+	cuda_event_release(be, &after);
+	if (rc < 0) {
+		(void)cudaGetLastError();
+		return s->stream[TMM_ENGINE_COMPUTE];
+	}
+	return s->comm;
+}
+
+/* The end of the comm stream's work so far: the last collective's. */
+static int cuda_collective_event(struct tmm_backend *be, tmm_event *ev)
+{
+	CUDA_ON_DEVICE(be);
+	struct cuda_state *s = st_of(be);
+	cudaEvent_t ce;
+	cudaError_t e;
+
+	if (s->nspare > 0) {
+		ce = s->spare[--s->nspare];
+	} else {
+		e = cudaEventCreateWithFlags(&ce, cudaEventDisableTiming);
+		if (e != cudaSuccess)
+			return tmm_cuda_fail(be, e, "cudaEventCreateWithFlags");
+	}
+	e = cudaEventRecord(ce, s->comm);
+	if (e != cudaSuccess) {
+		s->spare[s->nspare++] = ce;
+		return tmm_cuda_fail(be, e, "cudaEventRecord(comm stream)");
+	}
+	ev->valid = true;
+	ev->engine = TMM_ENGINE_NET;
+	ev->t_ns = be->ops->now_ns(be);
+	ev->native = ce;
+	return 0;
+}
+
 __attribute__((weak)) uint64_t tmm_cuda_host_ns(void)
 {
 	struct timespec ts;
@@ -653,5 +716,7 @@ const struct tmm_backend_ops tmm_backend_cuda_ops = {
 	.kernel_times = cuda_kernel_times,
 	.op_estimate_ns = cuda_op_estimate_ns,
 	.compute_stream = cuda_compute_stream,
+	.comm_stream = cuda_comm_stream,
+	.collective_event = cuda_collective_event,
 	.now_ns = cuda_now_ns,
 };

@@ -38,6 +38,9 @@ struct tmm_cuda_vmm;
 struct cuda_state {
 	int device;
 	cudaStream_t stream[TMM_ENGINE_COUNT];
+	/* Collectives' callbacks run here, beside the compute stream
+	 * (backend.h's comm_stream). */
+	cudaStream_t comm;
 	/* Op durations: CUPTI or event pairs (cuda_timing.h). */
 	struct tmm_cuda_timing *timing;
 	cudaEvent_t spare[CUDA_EVENT_CACHE];

@@ -477,13 +477,16 @@ static int sim_kernel_begin(struct tmm_backend *be,
 }
 
 /*
- * A collective (cost.net_bytes > 0) runs on the network engine, and the
- * compute stream waits for it, as for NCCL or MPI called on that stream:
- * its time is from the op's issue to the network part's end, which may
- * wait for an earlier collective and share PCIe with copies in flight.
+ * A collective (cost.net_bytes > 0) runs on the network engine beside the
+ * compute stream, as NCCL on a stream of its own: from the op's issue,
+ * after an earlier collective, its arithmetic and then its network part,
+ * which may share PCIe with copies in flight.  The compute stream pays
+ * only the op's roofline (its kernels take the SMs they take); the end of
+ * the network part is the op's collective_event, which the runtime makes
+ * the collective's tensors' later users wait for.
  */
 static int sim_collective(struct tmm_backend *be, struct sim *s,
-			  uint64_t op_ns, double net_bytes, uint64_t *d)
+			  uint64_t op_ns, double net_bytes)
 {
 	uint64_t at = s->t[TMM_ENGINE_COMPUTE], end;
 	uint64_t copies[2] = { s->t[TMM_ENGINE_H2D], s->t[TMM_ENGINE_D2H] };
@@ -501,7 +504,7 @@ static int sim_collective(struct tmm_backend *be, struct sim *s,
 	s->c.busy_ns[TMM_ENGINE_D2H] += copies[1] - s->t[TMM_ENGINE_D2H];
 	s->t[TMM_ENGINE_H2D] = copies[0];
 	s->t[TMM_ENGINE_D2H] = copies[1];
-	*d = end - at;
+	s->last_end = end;
 	return 0;
 }
 
@@ -523,8 +526,9 @@ static int sim_kernel_end(struct tmm_backend *be, const struct tmm_cost *cost,
 			scale = SIM_JITTER_FLOOR;
 		d = (uint64_t)llround((double)d * scale);
 	}
+	s->last_end = s->t[TMM_ENGINE_COMPUTE] + d;
 	if (cost && cost->net_bytes > 0) {
-		rc = sim_collective(be, s, d, cost->net_bytes, &d);
+		rc = sim_collective(be, s, d, cost->net_bytes);
 		if (rc < 0)
 			return rc;
 	}
@@ -552,6 +556,28 @@ static void *sim_compute_stream(struct tmm_backend *be)
 {
 	(void)be;
 	return NULL;
+}
+
+/* The sim has no streams: a collective's callback gets NULL too. */
+static void *sim_comm_stream(struct tmm_backend *be)
+{
+	(void)be;
+	return NULL;
+}
+
+/* The end of the op bracketed last, its network part included: an
+ * event of the network engine, which no engine's clock reads as passed
+ * until it has. */
+static int sim_collective_event(struct tmm_backend *be, tmm_event *ev)
+{
+	if (!ev)
+		return tmm_backend_fail(be, -EINVAL, "sim collective_event: "
+					"event is NULL");
+	ev->valid = true;
+	ev->engine = TMM_ENGINE_NET;
+	ev->t_ns = sim_of(be)->last_end;
+	ev->native = NULL;
+	return 0;
 }
 
 static uint64_t sim_now_ns(struct tmm_backend *be)
@@ -598,6 +624,8 @@ const struct tmm_backend_ops tmm_backend_sim_ops = {
 	.kernel_end = sim_kernel_end,
 	.op_estimate_ns = sim_op_estimate_ns,
 	.compute_stream = sim_compute_stream,
+	.comm_stream = sim_comm_stream,
+	.collective_event = sim_collective_event,
 	.now_ns = sim_now_ns,
 };
 

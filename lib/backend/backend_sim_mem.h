@@ -61,6 +61,9 @@ struct sim {
 	size_t nmaps, maps_cap;
 	struct tmm_sim_uvm *uvm; /* the managed-memory driver */
 	struct tmm_sim_net net;	 /* the network engine (sim_network.c) */
+	uint64_t last_end;	 /* when the op bracketed last ends, its
+				  * network part included
+				  * (collective_event) */
 	bool in_kernel;	   /* between kernel_begin and kernel_end: a copy
 			    * on the device queued now is the op's work,
 			    * timed by its cost hint (a view's gather) */

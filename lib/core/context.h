@@ -64,6 +64,12 @@ struct tmm_tensor_rec {
 				 * go on may still read its device bytes
 				 * until this event (mover.c): nothing
 				 * writes them before it has passed */
+	tmm_event net_by;	/* valid: a collective (TMM_OP_COLLECTIVE)
+				 * may still read or write its device bytes
+				 * until this event, off the compute
+				 * stream's order: every later use, copy,
+				 * move or free waits for it
+				 * (tmm_tensor_wait_net) */
 	struct tmm_pool_block *block;
 	void *host;		/* pinned host buffer, while on the host */
 	tmm_event copy;		/* the copy in flight (SWAPPING_*) */
@@ -384,12 +390,33 @@ void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /*
  * Orders the compute engine's next work after t's read_by copy, when it
- * is still running, and forgets it: a compaction calls it before its
+ * is still running, and after a collective still on t (net_by), and
+ * forgets them: a compaction calls it before its
  * moves overwrite where t was, a host write before it writes (a release
  * defers the block instead: tmm_mover_device_give_back).  Returns 0, or
  * a backend error with its message in ctx->be.error.
  */
 int tmm_tensor_wait_readers(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * Hands t an event of the collective that ran last (backend.h's
+ * collective_event), replacing the one it held: ops that use t later wait
+ * for the collective's network part, which the compute stream does not.
+ * Returns 0, or a backend error with its message in ctx->be.error.
+ */
+int tmm_tensor_mark_net(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * Orders `engine`'s next work after the collective that may still use t
+ * (t->net_by), and that of the tensor t is a view of: the compute engine
+ * before an op or a move, the device-to-host engine before a swap-out's
+ * copy.  Once the compute engine or the host (host true: the host waits)
+ * has waited, the event is forgotten: later work on t is ordered after
+ * that; a copy engine's wait keeps it, for the compute engine's.
+ * Returns 0, or a backend error with its message in ctx->be.error.
+ */
+int tmm_tensor_wait_net(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			enum tmm_engine engine, bool host);
 
 /* The record in slot i (i < ctx->n_slots), live or not. */
 struct tmm_tensor_rec *tmm_tensor_at(const struct tmm_ctx *ctx, uint32_t i);

@@ -210,6 +210,7 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	t->pins = t->placing_pins = t->acquires = 0;
 	t->placing_level = 0;
 	t->read_by = (tmm_event){ 0 };
+	t->net_by = (tmm_event){ 0 };
 	t->dev = t->host = NULL;
 	t->block = NULL;
 	t->copy = (tmm_event){ 0 };
@@ -246,6 +247,8 @@ void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	if (t->read_by.valid)
 		ctx->be.ops->event_release(&ctx->be, &t->read_by);
+	if (t->net_by.valid)
+		ctx->be.ops->event_release(&ctx->be, &t->net_by);
 	free(t->name);
 	t->name = NULL;
 	t->live = false;
@@ -278,13 +281,71 @@ void tmm_tensor_free(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	give_slot(ctx, t);
 }
 
+int tmm_tensor_mark_net(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_backend *be = &ctx->be;
+	int rc;
+
+	if (t->net_by.valid)
+		be->ops->event_release(be, &t->net_by);
+	t->net_by = (tmm_event){ 0 };
+	/* Without one, the collective ran in the compute stream's order. */
+	if (!be->ops->collective_event)
+		return 0;
+	rc = be->ops->collective_event(be, &t->net_by);
+	if (rc < 0)
+		t->net_by = (tmm_event){ 0 };
+	/* A view's bytes are its parent's: its other views and the parent
+	 * itself wait through the parent (tmm_tensor_wait_net). */
+	if (rc == 0 && t->view_parent)
+		rc = tmm_tensor_mark_net(ctx, t->view_parent);
+	return rc;
+}
+
+/* One record's wait (tmm_tensor_wait_net). */
+static int wait_net_one(struct tmm_backend *be, struct tmm_tensor_rec *t,
+			enum tmm_engine engine, bool host)
+{
+	int rc;
+
+	if (!t->net_by.valid)
+		return 0;
+	/* Most collectives have ended by the time their tensors are used
+	 * again (the optimizer comes after the whole backward pass). */
+	rc = be->ops->event_query(be, &t->net_by);
+	if (rc == 0)
+		rc = host ? be->ops->event_sync(be, &t->net_by)
+			  : be->ops->engine_wait(be, engine, &t->net_by);
+	/* A copy engine's wait orders only its own later work: the
+	 * compute stream still has to wait, should the copy not be
+	 * queued or the tensor stay (a back-access during a swap-out). */
+	if (rc < 0 || (!host && engine != TMM_ENGINE_COMPUTE))
+		return rc < 0 ? rc : 0;
+	be->ops->event_release(be, &t->net_by);
+	t->net_by = (tmm_event){ 0 };
+	return 0;
+}
+
+int tmm_tensor_wait_net(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			enum tmm_engine engine, bool host)
+{
+	int rc = wait_net_one(&ctx->be, t, engine, host);
+
+	/* A view's bytes are its parent's: a collective on the parent (or
+	 * on a sibling view, which marked the parent too) holds them. */
+	if (rc == 0 && t->view_parent)
+		rc = wait_net_one(&ctx->be, t->view_parent, engine, host);
+	return rc;
+}
+
 int tmm_tensor_wait_readers(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_backend *be = &ctx->be;
 	int rc;
 
-	if (!t->read_by.valid)
-		return 0;
+	rc = tmm_tensor_wait_net(ctx, t, TMM_ENGINE_COMPUTE, false);
+	if (rc < 0 || !t->read_by.valid)
+		return rc < 0 ? rc : 0;
 	/* Most such copies have long ended: then nothing need wait. */
 	rc = be->ops->event_query(be, &t->read_by);
 	if (rc == 0)

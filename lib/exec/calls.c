@@ -88,6 +88,13 @@ static int acquire(struct tmm_ctx *ctx, tmm_tensor h, enum tmm_access mode,
 	t->pins++;
 	tmm_guide_before_access(ctx, t);
 	rc = tmm_recompute_make_resident(ctx, t, mode & TMM_READ);
+	/* The pointer is for kernels on the compute stream: a collective
+	 * still on the tensor ends before them. */
+	if (rc == 0) {
+		rc = tmm_tensor_wait_net(ctx, t, TMM_ENGINE_COMPUTE, false);
+		if (rc < 0)
+			rc = tmm_fail(ctx, rc, "%s", ctx->be.error);
+	}
 	/* mode=uvm: the pointer is for kernels; their faults come now. */
 	if (rc == 0 && ctx->mode == TMM_MODE_UVM)
 		rc = tmm_uvm_touch_op(ctx, &t, (mode & TMM_WRITE) ? 0 : 1, 1);

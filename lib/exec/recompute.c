@@ -178,6 +178,16 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 		if (out[i].target)
 			ptrs[ni + i] = out[i].target->dev;
 
+	/* A collective may still be reducing an input (run.c waits the
+	 * same way before an op). */
+	for (i = 0; i < ni && rc == 0; i++) {
+		rc = tmm_tensor_wait_net(ctx, in[i], TMM_ENGINE_COMPUTE, false);
+		if (rc < 0)
+			rc = tmm_fail(ctx, rc, "%s", be->error);
+	}
+	if (rc < 0)
+		goto unplace;
+
 	/* mode=uvm: the re-run's kernels fault like the op's did. */
 	if (ctx->mode == TMM_MODE_UVM) {
 		tmm_uvm_access_begin(ctx);

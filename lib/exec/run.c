@@ -216,6 +216,29 @@ static int check_op(struct tmm_ctx *ctx, const tmm_op *op)
 	return 0;
 }
 
+/* A collective's callback runs on the comm stream, beside later kernels
+ * (backend.h's comm_stream); every other op's on the compute stream. */
+static void *op_stream(struct tmm_backend *be, const tmm_op *op)
+{
+	if (op->kind == TMM_OP_COLLECTIVE && be->ops->comm_stream)
+		return be->ops->comm_stream(be);
+	return be->ops->compute_stream(be);
+}
+
+/* The collective just run still reads and writes its tensors off the
+ * compute stream: each carries its end until a later user waits. */
+static int mark_net(struct tmm_ctx *ctx, struct tmm_tensor_rec **recs,
+		    unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int rc = tmm_tensor_mark_net(ctx, recs[i]);
+
+		if (rc < 0)
+			return tmm_fail(ctx, rc, "%s", ctx->be.error);
+	}
+	return 0;
+}
+
 int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 {
 	struct tmm_tensor_rec *stack_recs[STACK_TENSORS], **recs = stack_recs;
@@ -344,6 +367,17 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 	end_placing(ctx, recs, n, &placing);
 	for (i = 0; i < n; i++)
 		ptrs[i] = recs[i]->dev;
+	/* A collective still reducing a tensor of the op (its network part
+	 * runs beside the compute stream) ends before the op's kernels
+	 * read or write it. */
+	for (i = 0; i < n; i++) {
+		rc = tmm_tensor_wait_net(ctx, recs[i], TMM_ENGINE_COMPUTE,
+					 false);
+		if (rc < 0) {
+			rc = tmm_fail(ctx, rc, "%s", be->error);
+			goto fail;
+		}
+	}
 	/* mode=uvm: the driver takes the kernels' faults now, after the
 	 * fresh outputs' pages are made by a prefetch where that is
 	 * faster. */
@@ -386,7 +420,7 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 	tmm_callback_begin(ctx, ctx->current_op, op->outputs, op->n_outputs,
 			   &cb);
 	rc = op->run ? op->run(ptrs, ptrs + op->n_inputs, op->user,
-			       be->ops->compute_stream(be))
+			       op_stream(be, op))
 		     : 0;
 	tmm_callback_end(ctx);
 	if (rc != 0) {
@@ -404,6 +438,11 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 		goto fail;
 	}
 ran:
+	if (op->kind == TMM_OP_COLLECTIVE) {
+		rc = mark_net(ctx, recs, n);
+		if (rc < 0)
+			goto fail;
+	}
 	ctx->c.compute_ns += ns;
 	ctx->c.ops++;
 	ctx->c.accesses += n;

@@ -179,9 +179,12 @@ void tmm_lineage_count_readers(struct tmm_ctx *ctx,
 void tmm_recompute_drop_uncounted(struct tmm_ctx *ctx,
 				  struct tmm_tensor_rec *t)
 {
-	if (ctx->mode == TMM_MODE_UVM)
+	if (ctx->mode == TMM_MODE_UVM) {
+		/* A collective still on it ends before the range is
+		 * reused (the other way defers the block instead). */
+		(void)tmm_tensor_wait_net(ctx, t, TMM_ENGINE_COMPUTE, false);
 		tmm_device_free(ctx, t);
-	else
+	} else
 		tmm_mover_device_give_back(ctx, t);
 	tmm_tensor_set_state(t, TMM_TS_DROPPED);
 	tmm_list_add_tail(&ctx->dropped, &t->dropped);

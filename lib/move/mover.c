@@ -678,6 +678,11 @@ int tmm_mover_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 
 	if (rc < 0)
 		return rc;
+	/* A collective still reducing it: the host waits for its end
+	 * before its bytes change under it. */
+	rc = tmm_tensor_wait_net(ctx, t, TMM_ENGINE_COMPUTE, true);
+	if (rc < 0)
+		return tmm_mover_backend_error(ctx, rc);
 	tmm_lineage_host_write(ctx, t);
 	if (tmm_mover_uvm(ctx))
 		return tmm_uvm_write(ctx, t, offset, src, bytes);
@@ -732,6 +737,10 @@ int tmm_mover_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 
 	if (rc < 0)
 		return rc;
+	/* A collective still reducing it: the host waits for its end. */
+	rc = tmm_tensor_wait_net(ctx, t, TMM_ENGINE_COMPUTE, true);
+	if (rc < 0)
+		return tmm_mover_backend_error(ctx, rc);
 	if (tmm_mover_uvm(ctx))
 		return tmm_uvm_read(ctx, t, offset, dst, bytes);
 	switch (t->state) {

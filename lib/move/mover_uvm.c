@@ -125,7 +125,8 @@ static bool pages_die(const struct tmm_ctx *ctx,
  * Before t's range goes back to the arena for another tensor: the next
  * kernel waits for a migration of it still under way (a swap-out's or a
  * prefetch's, t->copy, or a copy out's, t->read_by: the next tensor's
- * writes must not race with it),
+ * writes must not race with it) and for a collective still on it
+ * (t->net_by),
  * the advice t was given goes (the next tensor starts with none), and its
  * pages are discarded when they should die (pages_die).  Failures only
  * cost time, so they are logged.
@@ -133,9 +134,10 @@ static bool pages_die(const struct tmm_ctx *ctx,
 static void forget_range(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_backend *be = &ctx->be;
-	int rc = 0;
+	/* A collective still on it, as a copy below. */
+	int rc = tmm_tensor_wait_net(ctx, t, TMM_ENGINE_COMPUTE, false);
 
-	if (t->copy.valid)
+	if (rc == 0 && t->copy.valid)
 		rc = be->ops->engine_wait(be, TMM_ENGINE_COMPUTE, &t->copy);
 	/* A copy out that a back-access let go on may still read it. */
 	if (rc == 0 && t->read_by.valid)
@@ -247,6 +249,10 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 			"now on (slower where a prefetch to the host is); "
 			"raise pinned_pool or free host memory");
 	}
+	/* A collective still reducing it: the migration waits for it. */
+	rc = tmm_tensor_wait_net(ctx, t, TMM_ENGINE_D2H, false);
+	if (rc < 0)
+		return backend_error(ctx, rc);
 	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
 	rc = be->ops->advise(be, t->dev, t->bytes, TMM_ADVISE_PREFERRED_HOST);
 	if (rc == 0)

@@ -191,6 +191,17 @@ void tmm_mover_device_give_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_backend *be = &ctx->be;
 
+	/* A collective still on it holds the block as a copy would: with
+	 * no copy, its event is the one to defer on; with both, the
+	 * compute engine waits for the collective first. */
+	if (t->net_by.valid && !t->read_by.valid) {
+		t->read_by = t->net_by;
+		t->net_by = (tmm_event){ 0 };
+	} else if (t->net_by.valid) {
+		/* A backend error leaves nothing better to do than free. */
+		(void)tmm_tensor_wait_net(ctx, t, TMM_ENGINE_COMPUTE, false);
+	}
+
 	if (t->read_by.valid && be->ops->event_query(be, &t->read_by) == 0) {
 		if (defer(ctx, (struct tmm_deferred){ .block = t->block,
 						      .ev = t->read_by })) {
@@ -386,6 +397,12 @@ int tmm_mover_copy_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 
 	if (rc < 0)
 		return rc;
+	/* A collective still reducing it: the copy waits, not compute. */
+	rc = tmm_tensor_wait_net(ctx, t, TMM_ENGINE_D2H, false);
+	if (rc < 0) {
+		tmm_mover_host_give_back(ctx, t, NULL);
+		return tmm_mover_backend_error(ctx, rc);
+	}
 	rc = tmm_mover_copy_after_compute(ctx, TMM_ENGINE_D2H, t->host,
 					  t->dev, t->bytes, &t->copy);
 	if (rc < 0) {

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_net_overlap.c — a collective's network part runs beside the
+ * compute stream (issue 26 §2), on the simulator: later ops that do not
+ * touch its tensors go on at once, and everything that does (an op, an
+ * eviction's copy, a host read, a free) waits for its end, and no
+ * earlier.
+ *
+ * The P100 profile's network is EDR through PCIe 3.0 (11.69 GB/s, 20 us):
+ * a collective of 64 MiB holds it 20000 + 2^26 / 11.69 = 20000 +
+ * 5740706.93 ns, after its launch of 5 us (toy ops have no flops or
+ * bytes), which the compute stream pays alone.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "tensormm.h"
+#include "lib/backend/backend.h"
+#include "lib/backend/backend_sim.h"
+#include "lib/core/context.h"
+#include "lib/move/mover.h"
+#include "toy_ops.h"
+
+#define LAUNCH UINT64_C(5000)
+#define NET_64MIB (UINT64_C(20000) + UINT64_C(5740707))
+
+struct scene {
+	tmm_ctx *ctx;
+	tmm_tensor w, g;
+	uint64_t t0;	  /* the compute stream when the collective is issued */
+	uint64_t net_end; /* when its network part ends */
+};
+
+static uint64_t now(tmm_ctx *ctx)
+{
+	return ctx->be.ops->now_ns(&ctx->be);
+}
+
+/* A weight, a gradient made from it, and the gradient's all-reduce. */
+static void set_up(struct scene *s)
+{
+	tmm_op op;
+
+	ck_assert_int_eq(tmm_ctx_create(&s->ctx, "backend=sim,mode=swap,"
+					"sim_profile=p100-pcie3-16g"), 0);
+	s->w = toy_weight(s->ctx, 0);
+	ck_assert_int_eq(tmm_iteration_begin(s->ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(s->ctx, BYTES, TMM_GRADIENT, "g",
+					   &s->g), 0);
+	toy_run(s->ctx, "grad", TMM_OP_PURE, toy_fill, &s->w, 1, &s->g, 1);
+	op = (tmm_op){ .name = "allreduce", .kind = TMM_OP_COLLECTIVE,
+		       .inputs = &s->g, .n_inputs = 1, .outputs = &s->g,
+		       .n_outputs = 1, .run = toy_bump,
+		       .cost = { .net_bytes = 64.0 * 1024 * 1024 } };
+	s->t0 = now(s->ctx);
+	ck_assert_msg(tmm_run(s->ctx, &op) == 0, "%s",
+		      tmm_last_error(s->ctx));
+	s->net_end = s->t0 + LAUNCH + NET_64MIB;
+	/* The compute stream paid the launch alone. */
+	ck_assert_uint_eq(now(s->ctx), s->t0 + LAUNCH);
+}
+
+static void tear_down(struct scene *s)
+{
+	ck_assert_int_eq(tmm_iteration_end(s->ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(s->ctx), 0);
+}
+
+/* An op on other tensors runs during the collective; one that reads its
+ * output starts at its end. */
+START_TEST(ops_wait_only_for_their_tensors)
+{
+	struct scene s;
+	tmm_tensor y, z;
+
+	set_up(&s);
+	ck_assert_int_eq(tmm_tensor_create(s.ctx, BYTES, TMM_ACTIVATION, "y",
+					   &y), 0);
+	ck_assert_int_eq(tmm_tensor_create(s.ctx, BYTES, TMM_ACTIVATION, "z",
+					   &z), 0);
+	toy_run(s.ctx, "other", 0, toy_fill, &s.w, 1, &y, 1);
+	/* Its launch and its bytes' roofline, a fraction of a launch. */
+	ck_assert_uint_lt(now(s.ctx), s.t0 + 3 * LAUNCH);
+	toy_run(s.ctx, "reader", 0, toy_fill, &s.g, 1, &z, 1);
+	ck_assert_uint_ge(now(s.ctx), s.net_end + LAUNCH);
+	ck_assert_uint_lt(now(s.ctx), s.net_end + 2 * LAUNCH);
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, y), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, z), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, s.g), 0);
+	tear_down(&s);
+}
+END_TEST
+
+/* An eviction's copy of its tensor waits on the copy engine; compute
+ * goes on, until an op reads the tensor. */
+START_TEST(eviction_copy_waits)
+{
+	struct scene s;
+	struct tmm_sim_counters c;
+	struct tmm_tensor_rec *t;
+	tmm_tensor z;
+
+	set_up(&s);
+	t = tmm_tensor_lookup(s.ctx, s.g, "test");
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(tmm_mover_swap_out(s.ctx, t, false), 0);
+	ck_assert_int_eq(tmm_sim_get_counters(&s.ctx->be, &c), 0);
+	ck_assert_uint_gt(c.engine_ns[TMM_ENGINE_D2H], s.net_end);
+	ck_assert_uint_eq(now(s.ctx), s.t0 + LAUNCH);
+	/* Read again before the copy ends, it stays on the device: the
+	 * reader still waits for the collective. */
+	ck_assert_int_eq(tmm_tensor_create(s.ctx, BYTES, TMM_ACTIVATION, "z",
+					   &z), 0);
+	toy_run(s.ctx, "reader", 0, toy_fill, &s.g, 1, &z, 1);
+	ck_assert_uint_ge(now(s.ctx), s.net_end + LAUNCH);
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, z), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, s.g), 0);
+	tear_down(&s);
+}
+END_TEST
+
+/* The host reads the reduced bytes only after the collective. */
+START_TEST(host_read_waits)
+{
+	struct scene s;
+	uint32_t *buf = malloc(BYTES);
+
+	ck_assert_ptr_nonnull(buf);
+	set_up(&s);
+	ck_assert_int_eq(tmm_tensor_read(s.ctx, s.g, 0, buf, BYTES), 0);
+	ck_assert_uint_ge(now(s.ctx), s.net_end);
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, s.g), 0);
+	tear_down(&s);
+	free(buf);
+}
+END_TEST
+
+/* Destroyed during the collective, its block waits for the end on the
+ * deferred list, not the compute stream. */
+START_TEST(free_defers_the_block)
+{
+	struct scene s;
+	size_t deferred;
+
+	set_up(&s);
+	deferred = s.ctx->n_deferred;
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, s.g), 0);
+	ck_assert_uint_eq(s.ctx->n_deferred, deferred + 1);
+	ck_assert_uint_eq(now(s.ctx), s.t0 + LAUNCH);
+	tear_down(&s);
+}
+END_TEST
+
+/* A second collective on the same tensor waits for the first's end
+ * before it reads what the first wrote. */
+START_TEST(collectives_on_one_tensor_serialise)
+{
+	struct scene s;
+	tmm_op op;
+
+	set_up(&s);
+	op = (tmm_op){ .name = "again", .kind = TMM_OP_COLLECTIVE,
+		       .inputs = &s.g, .n_inputs = 1, .outputs = &s.g,
+		       .n_outputs = 1, .run = toy_bump,
+		       .cost = { .net_bytes = 64.0 * 1024 * 1024 } };
+	ck_assert_msg(tmm_run(s.ctx, &op) == 0, "%s",
+		      tmm_last_error(s.ctx));
+	ck_assert_uint_eq(now(s.ctx), s.net_end + LAUNCH);
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, s.g), 0);
+	tear_down(&s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *su = suite_create("net_overlap");
+	TCase *tc = tcase_create("sim");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, ops_wait_only_for_their_tensors);
+	tcase_add_test(tc, eviction_copy_waits);
+	tcase_add_test(tc, host_read_waits);
+	tcase_add_test(tc, free_defers_the_block);
+	tcase_add_test(tc, collectives_on_one_tensor_serialise);
+	suite_add_tcase(su, tc);
+	sr = srunner_create(su);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
