@@ -19,20 +19,43 @@
 #include "lib/base/xalloc.h"
 #include "tensormm.h"
 
-/* The collectives' intervals on the ideal timeline, in op order (ops do
- * not overlap, so by start too). */
+/* The collectives' intervals on the ideal timeline, in op order. */
 struct busy {
 	uint64_t *start, *end;
 	uint32_t n;
 };
 
-static int collect(const struct tmm_trace *t, struct busy *b)
+/*
+ * When collective o holds the link.  Its traced time is its arithmetic
+ * on the compute stream; its bytes then cross the network beside the ops
+ * that follow (lib/exec/run.c), for latency + net_bytes / net_gbps.
+ * Where the device does not say its network (net_gbps 0), the traced
+ * time stands for it.
+ */
+static void held(const struct tmm_planner_device *d,
+		 const struct tmm_trace_op *o, uint64_t *start, uint64_t *end)
+{
+	if (d->net_gbps > 0 && o->net_bytes > 0) {
+		*start = o->end_ns;
+		*end = o->end_ns + d->net_latency_ns +
+		       (uint64_t)(o->net_bytes / d->net_gbps);
+	} else {
+		*start = o->begin_ns;
+		*end = o->end_ns;
+	}
+}
+
+static int collect(const struct tmm_planner_device *d,
+		   const struct tmm_trace *t, struct busy *b)
 {
 	uint32_t n = 0;
+	uint64_t from, to;
 
 	for (uint32_t i = 0; i < t->n_ops; i++)
-		n += t->ops[i].kind == TMM_OP_COLLECTIVE &&
-		     t->ops[i].end_ns > t->ops[i].begin_ns;
+		if (t->ops[i].kind == TMM_OP_COLLECTIVE) {
+			held(d, &t->ops[i], &from, &to);
+			n += to > from;
+		}
 	b->n = 0;
 	b->start = b->end = NULL;
 	if (!n)
@@ -44,12 +67,15 @@ static int collect(const struct tmm_trace *t, struct busy *b)
 		free(b->end);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < t->n_ops; i++)
-		if (t->ops[i].kind == TMM_OP_COLLECTIVE &&
-		    t->ops[i].end_ns > t->ops[i].begin_ns) {
-			b->start[b->n] = t->ops[i].begin_ns;
-			b->end[b->n++] = t->ops[i].end_ns;
+	for (uint32_t i = 0; i < t->n_ops; i++) {
+		if (t->ops[i].kind != TMM_OP_COLLECTIVE)
+			continue;
+		held(d, &t->ops[i], &from, &to);
+		if (to > from) {
+			b->start[b->n] = from;
+			b->end[b->n++] = to;
 		}
+	}
 	return 0;
 }
 
@@ -240,7 +266,7 @@ int tmm_link_share_avoid(const struct tmm_planner_input *in,
 
 	if (!in->device.net_shares_link || !t || p->n_actions == 0)
 		return 0;
-	rc = collect(t, &b);
+	rc = collect(&in->device, t, &b);
 	if (rc < 0 || b.n == 0)
 		return rc;
 	rc = tmm_analysis_init(&an, in);

@@ -6,7 +6,10 @@
  * Where the device's collectives cross the PCIe link that swaps use
  * (tmm_planner_device.net_shares_link), a swap-out or a prefetch that
  * runs while a collective (an op of kind TMM_OP_COLLECTIVE in the trace)
- * holds the link splits it: both take longer.  This pass moves each such
+ * holds the link splits it: both take longer.  A collective holds it
+ * after its arithmetic, for latency + net_bytes / net_gbps of the device
+ * (its bytes cross beside the ops that follow), or for its traced time
+ * where the device does not say its network's rate.  This pass moves each such
  * copy to the nearest trigger whose copy misses every collective, where
  * one exists within the copy's room: a prefetch still lands by its
  * back-access (or no later than it did), a swap-out still leaves before

@@ -31,6 +31,11 @@ struct tmm_planner_device {
 	bool net_shares_link;	   /* collectives cross the host link that
 				    * swaps use (PCIe), so a copy beside
 				    * one is slowed (hints/link_share.c) */
+	double net_gbps;	   /* the network a collective's bytes
+				    * cross after its arithmetic, GB/s; 0:
+				    * unknown (the op's traced time is
+				    * then all it holds the link) */
+	uint64_t net_latency_ns;   /* fixed cost of one collective */
 };
 
 /* The device a trial runs on: a copy of the context's simulated one. */

@@ -239,6 +239,69 @@ START_TEST(every_policy_plans_around_the_collective)
 }
 END_TEST
 
+/*
+ * A collective whose network part outlasts its arithmetic: op3 computes
+ * for 100 ns, [3000, 3100), then its 2900 bytes cross the network at 1
+ * byte per ns beside op4 [3100, 4100) and op5 [4100, 5100): the link is
+ * held over [3100, 6000).  A's prefetch after op3 (copy [3100, 4100),
+ * landing just by op5) meets that; told the network's rate, the pass
+ * moves it to after op1 (copy [2000, 3000), clear and after A's
+ * swap-out).  Without the rate, the traced [3000, 3100) is all the pass
+ * sees, and nothing moves.
+ */
+START_TEST(copies_leave_the_network_part_of_a_collective)
+{
+	struct builder b;
+	struct tmm_planner_input in;
+	struct tmm_plan p;
+	uint32_t x, g, a, t, ab[2];
+	char err[256];
+
+	b_init(&b);
+	x = b_tensor(&b, 1000, false);
+	g = b_tensor(&b, 1000, false);
+	a = b_tensor(&b, 1000, true);
+	t = b_tensor(&b, 1000, true);
+	b_op(&b, 0, 1000, &x, 1, &a, 1);
+	b_op(&b, 0, 1000, &x, 1, NULL, 0);
+	b_op(&b, 0, 1000, &x, 1, &t, 1);
+	b_op(&b, 0, 100, &g, 1, &g, 1);
+	b.ops[3].kind = TMM_OP_COLLECTIVE;
+	b.ops[3].net_bytes = 2900;
+	b_op(&b, 0, 1000, &x, 1, NULL, 0);
+	ab[0] = a;
+	ab[1] = t;
+	b_op(&b, 0, 1000, ab, 2, NULL, 0);
+	b_free_after_last_use(&b);
+	ck_assert_msg(tmm_trace_validate(&b.t, err, sizeof(err)) == 0, "%s",
+		      err);
+	in = input(&b, 1ull << 30, 1);
+	in.device.net_shares_link = true;
+	for (int told = 0; told < 2; told++) {
+		uint64_t from;
+
+		ck_assert_int_eq(tmm_plan_init(&p, &b.t, "hand"), 0);
+		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 1,
+					      b.tensors[a].key, 8, 0), 0);
+		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 5,
+					      b.tensors[a].key, 8, 0), 0);
+		in.device.net_gbps = told ? 1.0 : 0.0;
+		in.device.net_latency_ns = 0;
+		ck_assert_int_eq(tmm_link_share_avoid(&in, &p), told);
+		from = b.accesses[p.actions[1].trigger].end_ns;
+		if (told) {
+			ck_assert(from + 1000 <= 3100 || from >= 6000);
+			ck_assert_uint_le(from + 1000, b.accesses[8].begin_ns);
+			ck_assert_uint_gt(p.actions[1].trigger,
+					  p.actions[0].trigger);
+		} else {
+			ck_assert_uint_eq(p.actions[1].trigger, 5);
+		}
+		tmm_plan_free(&p);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("link_share");
@@ -249,6 +312,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, copies_stay_without_another_slot);
 	tcase_add_test(tc, copies_stay_where_memory_is_short);
 	tcase_add_test(tc, every_policy_plans_around_the_collective);
+	tcase_add_test(tc, copies_leave_the_network_part_of_a_collective);
 	suite_add_tcase(s, tc);
 	return s;
 }

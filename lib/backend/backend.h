@@ -134,6 +134,11 @@ struct tmm_device_info {
 	 * the swap copies share it: the profile's on the sim
 	 * (net_over_pcie); false on CUDA, which cannot tell. */
 	bool net_shares_link;
+	/* The network a collective's bytes cross after its arithmetic:
+	 * GB/s one rank sends and the fixed cost of one collective (the
+	 * profile's on the sim; 0 on CUDA, which does not know them). */
+	double net_gbps;
+	uint64_t net_latency_ns;
 	char pci_bus_id[32];	     /* "0000:3b:00.0", "" if none */
 	char uuid[48];		     /* "GPU-…" as nvidia-smi prints it: one
 				      * per MIG instance too; "" if none */

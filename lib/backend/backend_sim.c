@@ -215,6 +215,8 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 		 "the roofline of profile %s (simulated)", prof->name);
 	be->info.launch_ns = prof->launch_ns;
 	be->info.net_shares_link = prof->net_over_pcie;
+	be->info.net_gbps = prof->net_gbps;
+	be->info.net_latency_ns = prof->net_latency_ns;
 	be->info.pci_bus_id[0] = '\0';
 	return 0;
 }

@@ -284,7 +284,9 @@ static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 			    .d2h_gbps = ctx->be.info.d2h_gbps,
 			    .copy_latency_ns = ctx->be.info.copy_latency_ns,
 			    .launch_ns = ctx->be.info.launch_ns,
-			    .net_shares_link = ctx->be.info.net_shares_link },
+			    .net_shares_link = ctx->be.info.net_shares_link,
+			    .net_gbps = ctx->be.info.net_gbps,
+			    .net_latency_ns = ctx->be.info.net_latency_ns },
 	};
 	struct tmm_twin twin = { .ops = ctx->twin_ops };
 	struct tmm_plan plan;
@@ -497,7 +499,9 @@ uint64_t tmm_guide_demand(struct tmm_ctx *ctx)
 			    .h2d_gbps = ctx->be.info.h2d_gbps,
 			    .d2h_gbps = ctx->be.info.d2h_gbps,
 			    .copy_latency_ns = ctx->be.info.copy_latency_ns,
-			    .net_shares_link = ctx->be.info.net_shares_link },
+			    .net_shares_link = ctx->be.info.net_shares_link,
+			    .net_gbps = ctx->be.info.net_gbps,
+			    .net_latency_ns = ctx->be.info.net_latency_ns },
 	};
 
 	if (!first)
