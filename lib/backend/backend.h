@@ -305,8 +305,9 @@ struct tmm_backend_ops {
 	 * running it: a roofline, max(flops / peak, bytes / bandwidth) plus
 	 * a launch.  The sim's is its profile's (the same as kernel_end's
 	 * before jitter); CUDA's comes from the device properties and is an
-	 * estimate (info.op_estimate says which).  NULL: no prediction (a
-	 * rehearsal then records zero-length ops).
+	 * estimate (info.op_estimate says which).  A collective's network
+	 * part is not in it: it runs beside the compute stream.  NULL: no
+	 * prediction (a rehearsal then records zero-length ops).
 	 */
 	uint64_t (*op_estimate_ns)(struct tmm_backend *be,
 				   const struct tmm_cost *cost);

@@ -544,14 +544,17 @@ static int sim_kernel_end(struct tmm_backend *be, const struct tmm_cost *cost,
 
 /* The profile's roofline without jitter: what the planner is told to
  * expect, while kernel_end draws what the device "really" took. */
+/* What the compute stream pays for an op: a collective's network part
+ * runs beside the ops after it (sim_network.h), so a rehearsal records
+ * what a measured iteration does, and the planners book the network part
+ * from info.net_gbps (hints/link_share.c). */
 static uint64_t sim_op_estimate_ns(struct tmm_backend *be,
 				   const struct tmm_cost *cost)
 {
 	const struct tmm_sim_profile *p = sim_of(be)->prof;
 
 	return tmm_sim_op_ns(p, cost ? cost->flops : 0,
-			     cost ? cost->bytes : 0) +
-	       tmm_sim_net_ns(p, cost ? cost->net_bytes : 0);
+			     cost ? cost->bytes : 0);
 }
 
 static void *sim_compute_stream(struct tmm_backend *be)
