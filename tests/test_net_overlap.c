@@ -12,12 +12,16 @@
  * bytes), which the compute stream pays alone.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tensormm.h"
 #include "lib/backend/backend.h"
 #include "lib/backend/backend_sim.h"
+#include "lib/base/fault.h"
 #include "lib/core/context.h"
 #include "lib/move/mover.h"
 #include "toy_ops.h"
@@ -172,6 +176,69 @@ START_TEST(collectives_on_one_tensor_serialise)
 }
 END_TEST
 
+/*
+ * The n-th host allocation of a collective's run fails, for every n the
+ * run makes (the network engine's bookings among them): tmm_run succeeds,
+ * or fails with a message; either way the gradient reads back whole,
+ * before or after the collective's bump and nothing else, and the
+ * context goes.
+ */
+START_TEST(collective_survives_host_alloc_faults)
+{
+	uint32_t *before = malloc(BYTES), *after = malloc(BYTES);
+	bool booking = false;
+	unsigned n;
+
+	ck_assert(before && after);
+	for (n = 1; n < 64; n++) {
+		tmm_ctx *ctx;
+		tmm_tensor w, g;
+		tmm_op op;
+		char spec[32];
+		unsigned long calls;
+		int rc;
+
+		ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap,"
+						"sim_profile=p100-pcie3-16g"),
+				 0);
+		w = toy_weight(ctx, 0);
+		ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_GRADIENT,
+						   "g", &g), 0);
+		toy_run(ctx, "grad", TMM_OP_PURE, toy_fill, &w, 1, &g, 1);
+		ck_assert_int_eq(tmm_tensor_read(ctx, g, 0, before, BYTES), 0);
+		op = (tmm_op){ .name = "allreduce", .kind = TMM_OP_COLLECTIVE,
+			       .inputs = &g, .n_inputs = 1, .outputs = &g,
+			       .n_outputs = 1, .run = toy_bump,
+			       .cost = { .net_bytes = 64.0 * 1024 * 1024 } };
+		snprintf(spec, sizeof(spec), "host_alloc@%u", n);
+		ck_assert_int_eq(tmm_fault_set(spec), 0);
+		rc = tmm_run(ctx, &op);
+		calls = tmm_fault_calls("host_alloc");
+		ck_assert_int_eq(tmm_fault_set(""), 0);
+		if (rc != 0) {
+			ck_assert_str_ne(tmm_last_error(ctx), "");
+			booking |= strstr(tmm_last_error(ctx),
+					  "network engine") != NULL;
+		}
+		ck_assert_int_eq(tmm_tensor_read(ctx, g, 0, after, BYTES), 0);
+		for (uint32_t k = 0; k < ELEMS; k++)
+			ck_assert(after[k] == before[k] ||
+				  after[k] == before[k] + 1);
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, g), 0);
+		ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+		/* The run made fewer than n allocations: all were tried. */
+		if (rc == 0 && calls < n)
+			break;
+	}
+	ck_assert_uint_lt(n, 64);
+	ck_assert_msg(booking, "no fault reached the network engine");
+	free(before);
+	free(after);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("net_overlap");
@@ -184,6 +251,7 @@ int main(void)
 	tcase_add_test(tc, host_read_waits);
 	tcase_add_test(tc, free_defers_the_block);
 	tcase_add_test(tc, collectives_on_one_tensor_serialise);
+	tcase_add_test(tc, collective_survives_host_alloc_faults);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
