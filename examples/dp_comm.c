@@ -60,8 +60,13 @@ static int count_of(size_t bytes, int *count)
 	return 0;
 }
 
-int dp_comm_allgather(const struct dp_comm *c, const void *send,
-		      size_t bytes, void *recv)
+/* MPI_Allgather and MPI_Alltoall share one signature: either, over
+ * bytes a rank, with a world of one a copy. */
+typedef int (*exchange_fn)(const void *, int, MPI_Datatype, void *, int,
+			   MPI_Datatype, MPI_Comm);
+
+static int exchange(const struct dp_comm *c, exchange_fn fn,
+		    const void *send, size_t bytes, void *recv)
 {
 	int n, rc;
 
@@ -71,23 +76,22 @@ int dp_comm_allgather(const struct dp_comm *c, const void *send,
 	}
 	if ((rc = count_of(bytes, &n)))
 		return rc;
-	return MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE,
-			     MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -EIO;
+	return fn(send, n, MPI_BYTE, recv, n, MPI_BYTE, MPI_COMM_WORLD) ==
+			       MPI_SUCCESS
+		       ? 0
+		       : -EIO;
+}
+
+int dp_comm_allgather(const struct dp_comm *c, const void *send,
+		      size_t bytes, void *recv)
+{
+	return exchange(c, MPI_Allgather, send, bytes, recv);
 }
 
 int dp_comm_alltoall(const struct dp_comm *c, const void *send,
 		     size_t bytes, void *recv)
 {
-	int n, rc;
-
-	if (!c->mpi) {
-		memcpy(recv, send, bytes);
-		return 0;
-	}
-	if ((rc = count_of(bytes, &n)))
-		return rc;
-	return MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE,
-			    MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -EIO;
+	return exchange(c, MPI_Alltoall, send, bytes, recv);
 }
 
 int dp_comm_bcast(const struct dp_comm *c, void *buf, size_t bytes,
