@@ -9,18 +9,20 @@
  *                       [--bucket MiB] [--policy P] [--iterations I]
  *
  * Each rank trains batch/N samples (strong scaling: the global batch is
- * fixed), on phantom sim memory.  Its weight gradients are all-reduced in
- * buckets of about --bucket MiB (DDP's default, 25): an op of kind
- * TMM_OP_COLLECTIVE over the bucket's gradients, issued right after the
- * backward op that fills the bucket, and before any optimizer step that
- * reads one of them, with cost.net_bytes 2(N-1)/N x the bucket's bytes
- * (a ring all-reduce).  The budget is a fraction of the rank's own
- * unconstrained peak.  Per model, rank count and budget it prints:
+ * fixed), on phantom sim memory, its gradients reduced by collective ops
+ * (dp_graph.h: buckets of about --bucket MiB, DDP's default 25, each a
+ * ring all-reduce of 2(N-1)/N x its bytes on the network).  The budget
+ * is a fraction of the rank's own unconstrained peak.  Per model, rank
+ * count and budget it prints:
  *
  *   step      the simulated step time (the last iteration)
  *   coll      time the collectives held the network (the sim's counter)
- *   exposed   step time less the same run's with no collectives: what
- *             the collectives added to the step
+ *   exp       exposed collective time: the step less the same run's with
+ *             no collectives (planned apart, so it can differ from coll)
+ *   stall     compute time lost waiting for the swap engine's copies
+ *   bound     a lower bound on the step whatever the plan (bound_ns)
+ *   goal      the step that would reach 90% of the ideal's efficiency:
+ *             where bound > goal, no plan can
  *   eff       scaling efficiency, T(1) / (N x T(N)), T(1) the one-rank
  *             step at the same budget fraction (--ranks must start at 1)
  *   ideal     the ideal's efficiency: compute alone (the unconstrained
@@ -29,7 +31,10 @@
  *             bytes x 2(N-1)/N / net bandwidth), which no backward work
  *             follows; over the one-rank unconstrained step
  *   of_ideal  eff / ideal
- *   peak      the most device bytes one rank held
+ *   need      the most device bytes one rank holds unconstrained
+ *   z1_step   the step with ZeRO stage 1 (dp_graph.h) at the same budget
+ *             in bytes
+ *   z1_need   what a rank needs unconstrained with ZeRO-1
  *
  * Not modelled: congestion across nodes (every rank has the profile's
  * per-rank bandwidth whatever N) and stragglers (every rank is this one).
@@ -43,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp_graph.h"
 #include "drive.h"
 #include "lib/backend/backend_sim.h"
 #include "lib/base/sim_profile.h"
@@ -65,208 +71,44 @@ struct opts {
 };
 
 /* ------------------------------------------------------------------------
- * Buckets: collectives added to a finished graph
- * ---------------------------------------------------------------------- */
-
-static bool reads(const struct zgraph *g, uint32_t i, zg_t t)
-{
-	const zg_t *in = zg_inputs(g, i);
-
-	for (uint32_t k = 0; k < g->op[i].n_in; k++)
-		if (in[k] == t)
-			return true;
-	return false;
-}
-
-/* Appends ids[0..n) twice (inputs, then the same as outputs) to g->ids. */
-static int append_ids(struct zgraph *g, const zg_t *ids, uint32_t n,
-		      uint64_t *at)
-{
-	uint64_t need = g->nids + 2 * (uint64_t)n;
-
-	if (need > g->cids) {
-		zg_t *p = realloc(g->ids, need * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		g->ids = p;
-		g->cids = need;
-	}
-	if (need > g->csliced) {
-		unsigned char *q = realloc(g->sliced, need);
-
-		if (!q)
-			return -ENOMEM;
-		memset(q + g->csliced, 0, need - g->csliced);
-		g->sliced = q;
-		g->csliced = need;
-	}
-	*at = g->nids;
-	memcpy(g->ids + g->nids, ids, n * sizeof(*ids));
-	memcpy(g->ids + g->nids + n, ids, n * sizeof(*ids));
-	memset(g->sliced + g->nids, 0, 2 * (size_t)n);
-	g->nids = need;
-	return 0;
-}
-
-struct bucketing {
-	zg_t *pending;	      /* gradients not yet all-reduced */
-	uint32_t n_pending;
-	uint64_t bytes;	      /* theirs */
-	uint64_t last_bytes;  /* the last bucket flushed */
-	uint32_t buckets;
-	struct zg_op *ops;    /* the new op list */
-	uint32_t nops;
-	uint32_t *new_index;  /* old op -> new op */
-};
-
-/* Emits the pending bucket as one collective op. */
-static int flush(struct zgraph *g, struct bucketing *b, unsigned ranks)
-{
-	struct zg_op *op = &b->ops[b->nops];
-	uint64_t at;
-	int rc;
-
-	if (!b->n_pending)
-		return 0;
-	rc = append_ids(g, b->pending, b->n_pending, &at);
-	if (rc < 0)
-		return rc;
-	memset(op, 0, sizeof(*op));
-	snprintf(op->name, sizeof(op->name), "allreduce%u", b->buckets);
-	op->kind = TMM_OP_COLLECTIVE;
-	op->flags = TMM_OP_BACKWARD;
-	op->in_at = at;
-	op->out_at = at + b->n_pending;
-	op->n_in = op->n_out = b->n_pending;
-	/* The reduction's arithmetic: read the bucket, add, write. */
-	op->bytes = 3.0 * (double)b->bytes;
-	op->flops = (double)b->bytes / 4;
-	op->net_bytes = 2.0 * (ranks - 1) / ranks * (double)b->bytes;
-	op->ws = ZG_NONE;
-	b->nops++;
-	b->buckets++;
-	b->last_bytes = b->bytes;
-	b->n_pending = 0;
-	b->bytes = 0;
-	return 0;
-}
-
-/*
- * Adds bucketed all-reduces to g (see the header).  With one rank there
- * is nothing to reduce and g stays as it is.  *last_bucket receives the
- * bytes of the last bucket.  Returns 0 or -ENOMEM.
- */
-static int add_collectives(struct zgraph *g, unsigned ranks,
-			   uint64_t bucket_bytes, uint64_t *last_bucket)
-{
-	struct bucketing b = { 0 };
-	bool *weight_grad = calloc(g->nt ? g->nt : 1, sizeof(bool));
-	int rc = 0;
-
-	*last_bucket = 0;
-	if (!weight_grad)
-		return -ENOMEM;
-	/* A weight gradient: what an optimizer step reads, bar the weight
-	 * and its state (persistent). */
-	for (uint32_t i = 0; i < g->nop; i++) {
-		const zg_t *in = zg_inputs(g, i);
-
-		if (g->op[i].kind != TMM_OP_OPTIMIZER)
-			continue;
-		for (uint32_t k = 0; k < g->op[i].n_in; k++)
-			if (g->t[in[k]].kind == TMM_GRADIENT)
-				weight_grad[in[k]] = true;
-	}
-	b.pending = calloc(g->nt ? g->nt : 1, sizeof(zg_t));
-	b.ops = calloc(2 * (size_t)g->nop + 1, sizeof(*b.ops));
-	b.new_index = calloc(g->nop + 1, sizeof(uint32_t));
-	if (!b.pending || !b.ops || !b.new_index) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < g->nop && rc == 0 && ranks > 1; i++) {
-		const struct zg_op *op = &g->op[i];
-		const zg_t *out = zg_outputs(g, i);
-
-		/* An optimizer step waits for its gradient's all-reduce. */
-		for (uint32_t k = 0; k < b.n_pending && rc == 0; k++)
-			if (op->kind == TMM_OP_OPTIMIZER &&
-			    reads(g, i, b.pending[k]))
-				rc = flush(g, &b, ranks);
-		if (rc < 0)
-			break;
-		b.new_index[i] = b.nops;
-		b.ops[b.nops++] = *op;
-		if (!(op->flags & TMM_OP_BACKWARD))
-			continue;
-		for (uint32_t k = 0; k < op->n_out; k++) {
-			bool seen = false;
-
-			if (!weight_grad[out[k]])
-				continue;
-			for (uint32_t j = 0; j < b.n_pending; j++)
-				seen |= b.pending[j] == out[k];
-			if (seen)
-				continue;
-			b.pending[b.n_pending++] = out[k];
-			b.bytes += g->t[out[k]].bytes;
-		}
-		if (b.bytes >= bucket_bytes)
-			rc = flush(g, &b, ranks);
-	}
-	if (rc == 0 && ranks > 1)
-		rc = flush(g, &b, ranks);
-	if (rc < 0 || ranks <= 1)
-		goto out;
-	/* Tensors name ops by index: renumber. */
-	for (zg_t t = 0; t < g->nt; t++) {
-		if (g->t[t].producer != UINT32_MAX)
-			g->t[t].producer = b.new_index[g->t[t].producer];
-		if (g->t[t].last_use != UINT32_MAX)
-			g->t[t].last_use = b.new_index[g->t[t].last_use];
-	}
-	g->n_forward = g->n_forward < g->nop ? b.new_index[g->n_forward]
-					     : b.nops;
-	free(g->op);
-	g->op = b.ops;
-	g->nop = g->cop = b.nops;
-	b.ops = NULL;
-	*last_bucket = b.last_bytes;
-out:
-	free(weight_grad);
-	free(b.pending);
-	free(b.ops);
-	free(b.new_index);
-	return rc;
-}
-
-/* ------------------------------------------------------------------------
  * Runs
  * ---------------------------------------------------------------------- */
 
 struct run {
-	uint64_t step_ns, peak, net_ns;
-	uint64_t net_before;
+	uint64_t step_ns, peak, net_ns, stall_ns;
+	uint64_t net_before, stall_before;
+	uint64_t persistent;	   /* weights and optimizer state, bytes */
+	struct dp_graph_info dp;
 };
 
-/* The network's busy time over the last iteration, from the sim. */
+/* The network's busy time and the compute's stall on copies over the
+ * last iteration. */
 static int after_iteration(void *arg, tmm_ctx *ctx, unsigned n)
 {
 	struct run *r = arg;
 	struct tmm_sim_counters c;
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 
 	(void)n;
-	if (tmm_sim_get_counters(&ctx->be, &c) < 0)
+	if (tmm_sim_get_counters(&ctx->be, &c) < 0 ||
+	    tmm_stats_get(ctx, &st) < 0)
 		return -EINVAL;
 	r->net_ns = c.net_busy_ns - r->net_before;
 	r->net_before = c.net_busy_ns;
+	r->stall_ns = st.stall_ns - r->stall_before;
+	r->stall_before = st.stall_ns;
 	return 0;
 }
 
+/* What one run is: a budget (0: unconstrained, nothing planned), and
+ * whether the rank reduces its gradients, and with ZeRO-1. */
+struct shape {
+	uint64_t budget;
+	bool collectives, zero1;
+};
+
 static int run_one(const struct opts *o, const char *model, unsigned ranks,
-		   uint64_t budget, bool collectives, struct run *r,
-		   uint64_t *last_bucket)
+		   struct shape sh, struct run *r)
 {
 	const struct zoo_model *m = zoo_find(model);
 	struct zoo_args a = { .batch = o->batch / ranks, .scale = 1 };
@@ -285,22 +127,22 @@ static int run_one(const struct opts *o, const char *model, unsigned ranks,
 	if (a.batch == 0)
 		a.batch = 1;
 	rc = zoo_build(m, &a, &g);
-	if (rc == 0 && collectives)
-		rc = add_collectives(&g, ranks,
-				     (uint64_t)(o->bucket_mib * 1048576.0),
-				     last_bucket);
+	if (rc == 0 && sh.collectives)
+		rc = dp_graph_make(&g, ranks,
+				   (uint64_t)(o->bucket_mib * 1048576.0),
+				   sh.zero1, &r->dp);
 	if (rc < 0) {
 		fprintf(stderr, "bench_scaling: %s: %s\n", model,
 			g.errmsg[0] ? g.errmsg : strerror(-rc));
 		zg_free(&g);
 		return rc;
 	}
-	/* budget 0: the whole device, and nothing to plan */
-	if (budget)
+	if (sh.budget)
 		snprintf(config, sizeof(config),
 			 "backend=sim,sim_profile=%s,sim_memory=phantom,"
 			 "mode=swap,policy=%s,stats_shm=off,budget=%lluB",
-			 o->profile, o->policy, (unsigned long long)budget);
+			 o->profile, o->policy,
+			 (unsigned long long)sh.budget);
 	else
 		snprintf(config, sizeof(config),
 			 "backend=sim,sim_profile=%s,sim_memory=phantom,"
@@ -313,8 +155,8 @@ static int run_one(const struct opts *o, const char *model, unsigned ranks,
 	rc = zoo_drive(&g, &d, &res);
 	zg_free(&g);
 	if (rc < 0) {
-		fprintf(stderr, "bench_scaling: %s at %u ranks: %s\n", model,
-			ranks, res.error);
+		fprintf(stderr, "bench_scaling: %s at %u ranks%s: %s\n", model,
+			ranks, sh.zero1 ? " with ZeRO-1" : "", res.error);
 		free(res.weights);
 		return rc;
 	}
@@ -322,6 +164,7 @@ static int run_one(const struct opts *o, const char *model, unsigned ranks,
 	for (unsigned i = 0; i < res.done; i++)
 		if (res.it[i].peak > r->peak)
 			r->peak = res.it[i].peak;
+	r->persistent = res.persistent_bytes;
 	free(res.weights);
 	return 0;
 }
@@ -336,6 +179,37 @@ static double ring_ns(const struct tmm_sim_profile *p, uint64_t bytes,
 	return (double)tmm_sim_net_ns(p, 2.0 * (n - 1) / n * (double)bytes);
 }
 
+/*
+ * A lower bound on the step of a rank holding `budget` bytes, whatever
+ * its plan: its compute alone (`compute_ns`), the all-reduce's whole
+ * ring on the network, and the bytes that must cross the PCIe link each
+ * way.  Every weight and optimizer state (`with.persistent`) is read and
+ * written each step, and at most `budget` of it stays on the device from
+ * one step to the next, so at least the rest leaves and comes back each
+ * step; where the collectives cross PCIe (net_over_pcie), the ring's
+ * 2(N-1)/N x the gradients go each way on the same link.
+ */
+static double bound_ns(const struct tmm_sim_profile *p, double compute_ns,
+		       const struct run *with, uint64_t budget, unsigned n)
+{
+	double must = with->persistent > budget
+			      ? (double)(with->persistent - budget) : 0;
+	double ring = n > 1 ? 2.0 * (n - 1) / n * (double)with->dp.grad_bytes
+			    : 0;
+	double link_gbps = p->h2d_gbps < p->d2h_gbps ? p->h2d_gbps
+						     : p->d2h_gbps;
+	double link = (must + (p->net_over_pcie ? ring : 0)) / link_gbps;
+	double net = ring_ns(p, with->dp.grad_bytes, n);
+	double b = compute_ns;
+
+	if (link > b)
+		b = link;
+	return net > b ? net : b;
+}
+
+/* The goal: at least this fraction of the ideal's efficiency. */
+#define GOAL_OF_IDEAL 0.9
+
 static int bench_model(const struct opts *o, const char *model)
 {
 	const struct tmm_sim_profile *p = tmm_sim_profile_find(o->profile);
@@ -347,33 +221,49 @@ static int bench_model(const struct opts *o, const char *model)
 	       o->bucket_mib);
 	printf("# not modelled: congestion across nodes, stragglers; "
 	       "collectives overlap the backward ops after them\n");
-	printf("# %5s %6s %11s %10s %10s %6s %6s %8s %10s\n", "ranks",
-	       "budget", "step_ms", "coll_ms", "exposed_ms", "eff", "ideal",
-	       "of_ideal", "peak_MiB");
+	if (!strcmp(o->policy, "auto"))
+		printf("# policy auto tries its plans on a twin of the "
+		       "simulated device, which a real GPU does not offer\n");
+	printf("# %5s %6s %9s %8s %8s %8s %9s %9s %6s %6s %8s %9s "
+	       "%10s %11s\n", "ranks", "budget", "step_ms", "coll_ms",
+	       "exp_ms", "stall_ms", "bound_ms", "goal_ms", "eff", "ideal",
+	       "of_ideal", "need_MiB", "z1_step_ms", "z1_need_MiB");
 	for (unsigned ri = 0; ri < o->n_ranks; ri++) {
 		unsigned n = o->ranks[ri];
-		struct run free_run, with, without;
-		uint64_t last = 0, unused;
+		struct run free_run, z1_free, with, without, z1;
 		double ideal;
 		int rc;
 
-		/* Unconstrained, no collectives: the compute alone. */
-		rc = run_one(o, model, n, 0, false, &free_run, &unused);
+		/* Unconstrained, no collectives: the compute alone; and
+		 * what a rank needs with ZeRO-1. */
+		rc = run_one(o, model, n, (struct shape){ 0 }, &free_run);
+		if (rc == 0)
+			rc = run_one(o, model, n,
+				     (struct shape){ 0, true, true }, &z1_free);
 		if (rc < 0)
 			return rc;
 		for (unsigned bi = 0; bi < o->n_budgets; bi++) {
 			uint64_t budget = free_run.peak * o->budgets[bi] / 100;
-			double eff, ideal_eff;
+			double eff, ideal_eff, goal;
 
-			rc = run_one(o, model, n, budget, true, &with, &last);
+			rc = run_one(o, model, n,
+				     (struct shape){ budget, true, false },
+				     &with);
 			if (rc == 0)
-				rc = run_one(o, model, n, budget, false,
-					     &without, &unused);
+				rc = run_one(o, model, n,
+					     (struct shape){ budget, false,
+							     false },
+					     &without);
+			if (rc == 0)
+				rc = run_one(o, model, n,
+					     (struct shape){ budget, true,
+							     true }, &z1);
 			if (rc < 0)
 				return rc;
 			/* The same buckets at every budget: the last one's
 			 * ring is what the ideal cannot hide. */
-			ideal = (double)free_run.step_ns + ring_ns(p, last, n);
+			ideal = (double)free_run.step_ns +
+				ring_ns(p, with.dp.last_bucket, n);
 			if (n == 1) {
 				t1[bi] = (double)with.step_ns;
 				ideal1 = ideal;
@@ -381,14 +271,24 @@ static int bench_model(const struct opts *o, const char *model)
 			eff = t1[bi] > 0 ? t1[bi] / (n * (double)with.step_ns)
 					 : 0;
 			ideal_eff = ideal1 > 0 ? ideal1 / (n * ideal) : 0;
-			printf("  %5u %5u%% %11.3f %10.3f %10.3f %6.3f %6.3f "
-			       "%8.3f %10.1f\n", n, o->budgets[bi],
+			/* the step that would reach the goal */
+			goal = ideal_eff > 0 ? t1[bi] / (n * GOAL_OF_IDEAL *
+							 ideal_eff)
+					     : 0;
+			printf("  %5u %5u%% %9.3f %8.3f %8.3f %8.3f %9.3f "
+			       "%9.3f %6.3f %6.3f %8.3f %9.1f %10.3f "
+			       "%11.1f\n", n, o->budgets[bi],
 			       with.step_ns / 1e6, with.net_ns / 1e6,
 			       ((double)with.step_ns -
 				(double)without.step_ns) / 1e6,
-			       eff, ideal_eff,
+			       with.stall_ns / 1e6,
+			       bound_ns(p, (double)free_run.step_ns, &with,
+					budget, n) / 1e6,
+			       goal / 1e6, eff, ideal_eff,
 			       ideal_eff > 0 ? eff / ideal_eff : 0,
-			       with.peak / 1048576.0);
+			       free_run.peak / 1048576.0, z1.step_ns / 1e6,
+			       (n > 1 ? z1_free.peak : free_run.peak) /
+				       1048576.0);
 			fflush(stdout);
 		}
 	}
@@ -441,7 +341,7 @@ int main(int argc, char **argv)
 	static char models[] = "mlp_compute,resnet50", ranks[] = "1,2,4,8",
 		    budgets[] = "30,50";
 	struct opts o = { .profile = "a100-pcie4-40g", .batch = 256,
-			  .bucket_mib = 25, .policy = "capuchin",
+			  .bucket_mib = 25, .policy = "auto",
 			  .iterations = 3 };
 	char *m = models, *r = ranks, *b = budgets;
 

@@ -4,7 +4,8 @@
 # table (issue 26 §5): it says its figures are simulated and what it does
 # not model, one rank has no collective, two ranks all-reduce, and the
 # all-reduce takes far longer on a PCIe 3.0 node's network (11.69 GB/s)
-# than on NVLink 4 (450 GB/s).  A small MLP batch keeps it to seconds.
+# than on NVLink 4 (450 GB/s); no step beats its lower bound, and ZeRO-1
+# makes a rank need less.  A small MLP batch keeps it to seconds.
 # Ends with a Check-style summary line for scripts/test.
 B=${top_builddir:-.}
 BENCH=$B/bench/bench_scaling
@@ -26,6 +27,20 @@ check() { # description, then a command that must succeed
 # The coll_ms column (4th) of the row of `ranks` ranks, from file $1.
 coll() { awk -v n="$2" '$1 == n { print $4; exit }' "$1"; }
 
+# Every row of file $1 has column $2 (1-based) above (op ">") or at
+# least (">=") column $3, and there is at least one row.
+rows_hold() {
+	awk -v a="$2" -v op="$3" -v b="$4" '
+		/^#/ || NF < 14 { next }
+		{ rows++; x = $a + 0; y = $b + 0
+		  if (op == ">=" && !(x >= y)) bad++
+		  if (op == ">" && !(x > y)) bad++ }
+		END { exit !(rows > 0 && bad == 0) }' "$1"
+}
+
+# The columns: 3 step_ms, 7 bound_ms, 8 goal_ms, 12 need_MiB,
+# 13 z1_step_ms, 14 z1_need_MiB.
+
 run() { # profile, output file
 	"$BENCH" --models mlp_compute --batch 64 --ranks 1,2 --budgets 50 \
 		--iterations 2 --profile "$1" >"$2" 2>"$tmp/err"
@@ -45,6 +60,16 @@ check "two ranks all-reduce" \
 check "PCIe takes over 10x NVLink's time" \
 	awk -v p="$(coll "$tmp/pcie" 2)" -v n="$(coll "$tmp/nvlink" 2)" \
 	'BEGIN { exit !(n > 0 && p > 10 * n) }'
+check "no step is below its lower bound" rows_hold "$tmp/pcie" 3 ">=" 7
+check "no step is below its lower bound (NVLink)" \
+	rows_hold "$tmp/nvlink" 3 ">=" 7
+check "the goal is a positive step time" awk '
+	!/^#/ && NF >= 14 { n++; if (!($8 > 0)) bad++ }
+	END { exit !(n > 0 && !bad) }' "$tmp/pcie"
+check "one rank needs the same with ZeRO-1" \
+	awk '$1 == 1 && NF >= 14 { exit !($12 == $14) }' "$tmp/pcie"
+check "two ranks need less with ZeRO-1" \
+	awk '$1 == 2 && NF >= 14 { exit !($14 < $12) }' "$tmp/pcie"
 check "a bad rank list is refused" \
 	sh -c "! '$BENCH' --ranks 0 >/dev/null 2>&1"
 check "an unknown profile is refused" \

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dp_graph.c — one rank's data-parallel graph (see dp_graph.h): buckets
+ * of gradients reduced by collective ops, and ZeRO-1's sharded optimizer.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_graph.h"
+#include "tensormm.h"
+
+static bool reads(const struct zgraph *g, uint32_t i, zg_t t)
+{
+	const zg_t *in = zg_inputs(g, i);
+
+	for (uint32_t k = 0; k < g->op[i].n_in; k++)
+		if (in[k] == t)
+			return true;
+	return false;
+}
+
+/* Appends ids[0..n) twice (inputs, then the same as outputs) to g->ids. */
+static int append_ids(struct zgraph *g, const zg_t *ids, uint32_t n,
+		      uint64_t *at)
+{
+	uint64_t need = g->nids + 2 * (uint64_t)n;
+
+	if (need > g->cids) {
+		zg_t *p = realloc(g->ids, need * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		g->ids = p;
+		g->cids = need;
+	}
+	if (need > g->csliced) {
+		unsigned char *q = realloc(g->sliced, need);
+
+		if (!q)
+			return -ENOMEM;
+		memset(q + g->csliced, 0, need - g->csliced);
+		g->sliced = q;
+		g->csliced = need;
+	}
+	*at = g->nids;
+	memcpy(g->ids + g->nids, ids, n * sizeof(*ids));
+	memcpy(g->ids + g->nids + n, ids, n * sizeof(*ids));
+	memset(g->sliced + g->nids, 0, 2 * (size_t)n);
+	g->nids = need;
+	return 0;
+}
+
+/* Tensors waiting for one collective. */
+struct pending {
+	zg_t *t;
+	uint32_t n;
+	uint64_t bytes;
+};
+
+struct rewrite {
+	struct zgraph *g;
+	unsigned ranks;
+	bool zero1;
+	struct pending grads;	/* gradients not yet reduced */
+	struct pending weights; /* ZeRO-1: weights updated, not gathered */
+	struct zg_op *ops;	/* the new op list */
+	uint32_t nops;
+	uint32_t *new_index;	/* old op -> new op */
+	struct dp_graph_info *info;
+};
+
+static bool has(const struct pending *p, zg_t t)
+{
+	for (uint32_t j = 0; j < p->n; j++)
+		if (p->t[j] == t)
+			return true;
+	return false;
+}
+
+static void add(struct pending *p, const struct zgraph *g, zg_t t)
+{
+	if (has(p, t))
+		return;
+	p->t[p->n++] = t;
+	p->bytes += g->t[t].bytes;
+}
+
+/*
+ * Emits one collective over p's tensors, in place: `name`, the ring's
+ * `net_share` x their bytes on the network, and `touch` x their bytes of
+ * device memory traffic for its arithmetic.
+ */
+static int emit(struct rewrite *w, struct pending *p, const char *name,
+		double net_share, double touch, double flops_per_byte)
+{
+	struct zg_op *op = &w->ops[w->nops];
+	uint64_t at;
+	int rc;
+
+	if (!p->n)
+		return 0;
+	rc = append_ids(w->g, p->t, p->n, &at);
+	if (rc < 0)
+		return rc;
+	memset(op, 0, sizeof(*op));
+	snprintf(op->name, sizeof(op->name), "%s%u", name,
+		 w->info->collectives);
+	op->kind = TMM_OP_COLLECTIVE;
+	op->flags = TMM_OP_BACKWARD;
+	op->in_at = at;
+	op->out_at = at + p->n;
+	op->n_in = op->n_out = p->n;
+	op->bytes = touch * (double)p->bytes;
+	op->flops = flops_per_byte * (double)p->bytes;
+	op->net_bytes = net_share * (double)p->bytes;
+	op->ws = ZG_NONE;
+	w->nops++;
+	w->info->collectives++;
+	p->n = 0;
+	p->bytes = 0;
+	return 0;
+}
+
+/* The gradients' collective: an all-reduce (read the bucket, add, write:
+ * a ring's 2(N-1)/N), or ZeRO-1's reduce-scatter (half of it). */
+static int flush_grads(struct rewrite *w)
+{
+	double n = w->ranks;
+
+	if (!w->grads.n)
+		return 0;
+	w->info->last_bucket = w->grads.bytes;
+	return w->zero1 ? emit(w, &w->grads, "reducescatter", (n - 1) / n,
+			       3.0 / n, 0.25 / n)
+			: emit(w, &w->grads, "allreduce", 2.0 * (n - 1) / n,
+			       3.0, 0.25);
+}
+
+/* ZeRO-1: the updated weights' all-gather, a copy of (N-1)/N of them. */
+static int flush_weights(struct rewrite *w)
+{
+	double n = w->ranks;
+
+	return emit(w, &w->weights, "allgather", (n - 1) / n, (n - 1) / n,
+		    0);
+}
+
+/*
+ * ZeRO-1 on an optimizer step: this rank's 1/N of its arithmetic and of
+ * its state tensors (its inputs from the third on: the weight and its
+ * gradient come first).  Each state tensor belongs to one step, so it
+ * shrinks once.
+ */
+static void shard_step(struct zgraph *g, struct zg_op *op, unsigned ranks)
+{
+	const zg_t *in = g->ids + op->in_at;
+
+	op->flops /= ranks;
+	op->bytes /= ranks;
+	for (uint32_t k = 2; k < op->n_in; k++)
+		g->t[in[k]].bytes = (g->t[in[k]].bytes + ranks - 1) / ranks;
+}
+
+/* A weight gradient: what an optimizer step reads, bar the weight and
+ * its state (persistent). */
+static bool *weight_gradients(const struct zgraph *g)
+{
+	bool *is = calloc(g->nt ? g->nt : 1, sizeof(bool));
+
+	if (!is)
+		return NULL;
+	for (uint32_t i = 0; i < g->nop; i++) {
+		const zg_t *in = zg_inputs(g, i);
+
+		if (g->op[i].kind != TMM_OP_OPTIMIZER)
+			continue;
+		for (uint32_t k = 0; k < g->op[i].n_in; k++)
+			if (g->t[in[k]].kind == TMM_GRADIENT)
+				is[in[k]] = true;
+	}
+	return is;
+}
+
+/* Copies op i of g into the new list, with the collectives it needs
+ * before it and after it. */
+static int rewrite_op(struct rewrite *w, const bool *weight_grad,
+		      uint64_t bucket_bytes, uint32_t i)
+{
+	struct zgraph *g = w->g;
+	const struct zg_op *op = &g->op[i];
+	const zg_t *out = zg_outputs(g, i);
+	int rc = 0;
+
+	/* An optimizer step waits for its gradients' reduction. */
+	for (uint32_t k = 0; k < w->grads.n && rc == 0; k++)
+		if (op->kind == TMM_OP_OPTIMIZER && reads(g, i, w->grads.t[k]))
+			rc = flush_grads(w);
+	if (rc < 0)
+		return rc;
+	w->new_index[i] = w->nops;
+	w->ops[w->nops++] = *op;
+	if (op->kind == TMM_OP_OPTIMIZER && w->zero1) {
+		shard_step(g, &w->ops[w->nops - 1], w->ranks);
+		add(&w->weights, g, zg_inputs(g, i)[0]);
+		if (w->weights.bytes >= bucket_bytes)
+			rc = flush_weights(w);
+		return rc;
+	}
+	if (!(op->flags & TMM_OP_BACKWARD))
+		return 0;
+	for (uint32_t k = 0; k < op->n_out; k++)
+		if (weight_grad[out[k]]) {
+			if (!has(&w->grads, out[k]))
+				w->info->grad_bytes += g->t[out[k]].bytes;
+			add(&w->grads, g, out[k]);
+		}
+	return w->grads.bytes >= bucket_bytes ? flush_grads(w) : 0;
+}
+
+int dp_graph_make(struct zgraph *g, unsigned ranks, uint64_t bucket_bytes,
+		  bool zero1, struct dp_graph_info *info)
+{
+	struct rewrite w = { .g = g, .ranks = ranks, .zero1 = zero1,
+			     .info = info };
+	bool *weight_grad;
+	int rc = 0;
+
+	memset(info, 0, sizeof(*info));
+	if (ranks <= 1)
+		return 0;
+	weight_grad = weight_gradients(g);
+	w.grads.t = calloc(g->nt ? g->nt : 1, sizeof(zg_t));
+	w.weights.t = calloc(g->nt ? g->nt : 1, sizeof(zg_t));
+	/* at most a collective before each op and one after it, and the
+	 * two last ones */
+	w.ops = calloc(3 * (size_t)g->nop + 2, sizeof(*w.ops));
+	w.new_index = calloc(g->nop + 1, sizeof(uint32_t));
+	if (!weight_grad || !w.grads.t || !w.weights.t || !w.ops ||
+	    !w.new_index) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < g->nop && rc == 0; i++)
+		rc = rewrite_op(&w, weight_grad, bucket_bytes, i);
+	if (rc == 0)
+		rc = flush_grads(&w);
+	if (rc == 0)
+		rc = flush_weights(&w);
+	if (rc < 0)
+		goto out;
+	/* Tensors name ops by index: renumber. */
+	for (zg_t t = 0; t < g->nt; t++) {
+		if (g->t[t].producer != UINT32_MAX)
+			g->t[t].producer = w.new_index[g->t[t].producer];
+		if (g->t[t].last_use != UINT32_MAX)
+			g->t[t].last_use = w.new_index[g->t[t].last_use];
+	}
+	g->n_forward = g->n_forward < g->nop ? w.new_index[g->n_forward]
+					     : w.nops;
+	free(g->op);
+	g->op = w.ops;
+	g->nop = g->cop = w.nops;
+	w.ops = NULL;
+out:
+	free(weight_grad);
+	free(w.grads.t);
+	free(w.weights.t);
+	free(w.ops);
+	free(w.new_index);
+	return rc;
+}
