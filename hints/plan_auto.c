@@ -106,29 +106,35 @@ static bool forecast_better(const struct candidate *a,
 	return a->plan.n_actions < b->plan.n_actions;
 }
 
-/*
- * Whether a beats b by their trials, for `goal`: a plan that trains
- * without passive eviction beats one that does not (passive mode depends
- * on what the allocator happens to find; a plan that fits does not), then
- * the faster steady iteration wins, then fewer passive evictions; for
- * speed, the faster iteration comes first.  A plan whose trial could not
- * run loses to one whose trial did.
- */
+/* For fit, training comes before speed: passive mode depends on what
+ * the allocator happens to find; a plan that fits does not. */
+int tmm_auto_trial_order(const struct tmm_trial_result *a,
+			 const struct tmm_trial_result *b,
+			 enum tmm_auto_goal goal)
+{
+	if (goal == TMM_AUTO_GOAL_SPEED && a->iteration_ns != b->iteration_ns)
+		return a->iteration_ns < b->iteration_ns ? -1 : 1;
+	if (a->trained != b->trained)
+		return a->trained ? -1 : 1;
+	if (a->iteration_ns != b->iteration_ns)
+		return a->iteration_ns < b->iteration_ns ? -1 : 1;
+	if (a->passive_evictions != b->passive_evictions)
+		return a->passive_evictions < b->passive_evictions ? -1 : 1;
+	return 0;
+}
+
+/* Whether a beats b, for `goal`: by their trials (tmm_auto_trial_order),
+ * then by the forecast.  A plan whose trial could not run loses to one
+ * whose trial did. */
 static bool trial_better(const struct candidate *a, const struct candidate *b,
 			 enum tmm_auto_goal goal)
 {
+	int order;
+
 	if (!a->tried || !b->tried)
 		return a->tried != b->tried ? a->tried : forecast_better(a, b);
-	if (goal == TMM_AUTO_GOAL_SPEED &&
-	    a->trial.iteration_ns != b->trial.iteration_ns)
-		return a->trial.iteration_ns < b->trial.iteration_ns;
-	if (a->trial.trained != b->trial.trained)
-		return a->trial.trained;
-	if (a->trial.iteration_ns != b->trial.iteration_ns)
-		return a->trial.iteration_ns < b->trial.iteration_ns;
-	if (a->trial.passive_evictions != b->trial.passive_evictions)
-		return a->trial.passive_evictions < b->trial.passive_evictions;
-	return forecast_better(a, b);
+	order = tmm_auto_trial_order(&a->trial, &b->trial, goal);
+	return order ? order < 0 : forecast_better(a, b);
 }
 
 #define N_CANDIDATES (sizeof(candidates) / sizeof(candidates[0]))

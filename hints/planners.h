@@ -67,4 +67,15 @@ int tmm_plan_tsplit(const struct tmm_planner_input *in,
  * (plan_forecast.h) says fits and runs fastest. */
 int tmm_plan_auto(const struct tmm_planner_input *in, struct tmm_plan *out);
 
+/*
+ * How auto ranks two plans by their trials for `goal`: < 0 when a's is
+ * the better, > 0 when b's is, 0 when the trials alone do not tell.  For
+ * fit, a plan that trains without passive eviction comes first, then the
+ * faster iteration, then fewer passive evictions; for speed, the faster
+ * iteration comes first.
+ */
+int tmm_auto_trial_order(const struct tmm_trial_result *a,
+			 const struct tmm_trial_result *b,
+			 enum tmm_auto_goal goal);
+
 #endif /* TMM_PLANNERS_H */

@@ -325,6 +325,10 @@ struct tmm_cost {
  * An op descriptor.  A tensor may appear in both inputs and outputs (an
  * in-place update, such as an optimizer step); such an op is not pure.
  * Outputs that hold no memory are allocated on the device by tmm_run.
+ * The callback writes only what the op lists as outputs: a tensor it
+ * writes but lists only as an input may leave the device later without
+ * its new bytes (an eviction copies nothing when the host holds the
+ * tensor's bytes already, tmm_stats.clean_evictions).
  */
 typedef struct tmm_op {
 	const char *name;	  /* for messages and traces; may be NULL */
@@ -495,7 +499,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 7
+#define TMM_STATS_VERSION 8
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -510,7 +514,7 @@ enum tmm_plan_state {
  * versions, and a struct of an earlier version (1: up to compute_ns; 2: up
  * to prefetch_late; 3: up to uvm_discard_bytes; 4: up to
  * split_fallbacks; 5: up to device_mapped_peak; 6: up to
- * uvm_held_peak) is still filled up to
+ * uvm_held_peak; 7: up to reserved7) is still filled up to
  * its last field.  Times are in
  * nanoseconds of the backend's clock: virtual nanoseconds on the
  * simulator.
@@ -621,6 +625,14 @@ struct tmm_stats {
 	int32_t device_index;	      /* CUDA's ordinal, or the simulator's
 				       * virtual device (0 to 63) */
 	uint32_t reserved7;	      /* zero */
+	/* Version 8: clean evictions (swap mode). */
+	uint64_t clean_evictions;     /* swap-outs that copied nothing: the
+				       * tensor had come back from the host
+				       * and nothing had written it since,
+				       * so the host still held its bytes
+				       * (not in swap_out_count) */
+	uint64_t clean_eviction_bytes; /* ... their bytes: what they did
+					* not copy */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

@@ -174,7 +174,7 @@ void assert_trace_eq(const struct tmm_trace *a,
 		ck_assert_uint_eq(x->kind, y->kind);
 		ck_assert_uint_eq(x->tensor, y->tensor);
 		ck_assert_uint_eq(x->access, y->access);
-		ck_assert_uint_eq(x->reserved, y->reserved);
+		ck_assert_uint_eq(x->flags, y->flags);
 		ck_assert_uint_eq(x->at_ns, y->at_ns);
 	}
 	ck_assert(a->strings_len == 0 ||

@@ -16,7 +16,8 @@
  *               when a copy started, not when it ended, so a duration
  *               would be made up
  *   runtime     passive evictions, drops, recomputations, a divergence
- *               from the plan
+ *               from the plan, clean swap-outs (no copy: the host held
+ *               the bytes)
  *   network     each collective (TMM_OP_COLLECTIVE) as a complete event,
  *               with the bytes it sent: it holds the network link, and a
  *               track of its own shows what overlaps it; the compute
@@ -174,15 +175,18 @@ static void op_event(struct out *o, const struct tmm_trace *t, uint32_t i,
 static void runtime_event(struct out *o, const struct tmm_trace *t,
 			  const struct tmm_trace_event *ev, double base_us)
 {
-	int tid = ev->kind == TMM_EV_SWAP_IN	? TR_H2D
-		  : ev->kind == TMM_EV_SWAP_OUT ? TR_D2H
-						: TR_RUNTIME;
+	bool clean = ev->kind == TMM_EV_SWAP_OUT && (ev->flags & TMM_EVF_CLEAN);
+	/* A clean swap-out copies nothing: not on the copy engine's track. */
+	int tid = ev->kind == TMM_EV_SWAP_IN		  ? TR_H2D
+		  : ev->kind == TMM_EV_SWAP_OUT && !clean ? TR_D2H
+							  : TR_RUNTIME;
 	const struct tmm_trace_tensor *tt =
 		ev->tensor != TMM_TRACE_NONE ? &t->tensors[ev->tensor] : NULL;
 	const char *tname = tt ? tmm_trace_str(t, tt->name) : "";
 	char name[128];
 
-	snprintf(name, sizeof(name), "%s%s%.96s", event_names[ev->kind],
+	snprintf(name, sizeof(name), "%s%s%.96s",
+		 clean ? "clean swap-out" : event_names[ev->kind],
 		 *tname ? " " : "", tname);
 	begin_event(o, "i", tid, us(base_us, ev->at_ns));
 	fputs(",\"s\":\"t\",\"cat\":\"", o->f);

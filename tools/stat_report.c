@@ -108,7 +108,7 @@ static double mib(double bytes)
 enum report_col {
 	RC_ITER, RC_DURATION, RC_STALL, RC_OPS, RC_ACCESSES, RC_PEAK,
 	RC_SWAP_OUT, RC_OUT, RC_SWAP_IN, RC_IN, RC_PASSIVE, RC_DROPS,
-	RC_RECOMP, RC_DIVERGED, RC_COLL, RC_COLL_MS, RC_NET, RC_COUNT
+	RC_RECOMP, RC_DIVERGED, RC_COLL, RC_COLL_MS, RC_NET, RC_CLEAN, RC_COUNT
 };
 
 static const struct stat_column report_cols[RC_COUNT] = {
@@ -123,10 +123,13 @@ static const struct stat_column report_cols[RC_COUNT] = {
 			  { NULL, NULL } },
 	[RC_PEAK] = { "peak", "MiB", 9, "most device bytes in use", NULL, 0,
 		      { NULL, NULL } },
-	[RC_SWAP_OUT] = { "swap_out", "n", 8, "swap-outs started", NULL, 0,
-			  { NULL, NULL } },
+	[RC_SWAP_OUT] = { "swap_out", "n", 8, "swap-outs started (copies)",
+			  NULL, 0, { NULL, NULL } },
 	[RC_OUT] = { "out", "MiB", 8, "their bytes", NULL, 0,
 		     { NULL, NULL } },
+	[RC_CLEAN] = { "clean", "n", 5, "swap-outs that copied nothing: "
+		       "the host held the bytes (a clean copy)", NULL, 0,
+		       { NULL, NULL } },
 	[RC_SWAP_IN] = { "swap_in", "n", 8, "swap-ins started", NULL, 0,
 			 { NULL, NULL } },
 	[RC_IN] = { "in", "MiB", 8, "their bytes", NULL, 0, { NULL, NULL } },
@@ -148,10 +151,10 @@ static const struct stat_column report_cols[RC_COUNT] = {
 		     "network", NULL, 0, { NULL, NULL } },
 };
 
-/* The collective columns come last, so the others keep their places. */
+/* Columns added later come last, so the others keep their places. */
 static const char report_defaults[] =
 	"iter,duration,stall,ops,accesses,peak,swap_out,out,swap_in,in,"
-	"passive,drops,recomp,diverged,coll,coll_time";
+	"passive,drops,recomp,diverged,coll,coll_time,clean";
 
 int stat_report_check_columns(const char *list)
 {
@@ -175,7 +178,7 @@ static int add_iteration(const struct tmm_trace *t, struct costs *c,
 			 const struct stat_selection *sel)
 {
 	char cell[RC_COUNT][32];
-	uint64_t n_ev[TMM_EV_KIND_COUNT] = { 0 }, out_b = 0, in_b = 0;
+	uint64_t n_ev[TMM_EV_KIND_COUNT] = { 0 }, out_b = 0, in_b = 0, n_clean = 0;
 	uint64_t peak = 0, coll_ns = 0;
 	uint32_t *op_at = NULL, n_coll = 0;
 	double net_b = 0;
@@ -212,6 +215,11 @@ static int add_iteration(const struct tmm_trace *t, struct costs *c,
 		struct cost *k;
 
 		n_ev[ev->kind]++;
+		if (ev->kind == TMM_EV_SWAP_OUT && (ev->flags & TMM_EVF_CLEAN)) {
+			/* It left, and nothing was copied. */
+			n_ev[ev->kind]--;
+			n_clean++;
+		}
 		if (ev->tensor == TMM_TRACE_NONE)
 			continue;
 		k = costs_get(c, t, ev->tensor);
@@ -219,7 +227,9 @@ static int add_iteration(const struct tmm_trace *t, struct costs *c,
 			rc = -ENOMEM;
 			goto out;
 		}
-		if (ev->kind == TMM_EV_SWAP_OUT) {
+		if (ev->kind == TMM_EV_SWAP_OUT && (ev->flags & TMM_EVF_CLEAN)) {
+			k->swap_outs++;
+		} else if (ev->kind == TMM_EV_SWAP_OUT) {
 			k->swap_outs++;
 			k->swapped_bytes += t->tensors[ev->tensor].bytes;
 			out_b += t->tensors[ev->tensor].bytes;
@@ -275,6 +285,7 @@ static int add_iteration(const struct tmm_trace *t, struct costs *c,
 	CELL(RC_ACCESSES, "%u", t->n_accesses);
 	CELL(RC_PEAK, "%.3f", mib((double)peak));
 	CELL(RC_SWAP_OUT, "%" PRIu64, n_ev[TMM_EV_SWAP_OUT]);
+	CELL(RC_CLEAN, "%" PRIu64, n_clean);
 	CELL(RC_OUT, "%.3f", mib((double)out_b));
 	CELL(RC_SWAP_IN, "%" PRIu64, n_ev[TMM_EV_SWAP_IN]);
 	CELL(RC_IN, "%.3f", mib((double)in_b));

@@ -73,6 +73,12 @@ struct tmm_tensor_rec {
 	struct tmm_pool_block *block;
 	void *host;		/* pinned host buffer, while on the host */
 	tmm_event copy;		/* the copy in flight (SWAPPING_*) */
+	/* A clean copy (clean_copy.h): the host buffer a swap-in came
+	 * from, kept while the tensor is on the device; it holds the
+	 * bytes of clean_version while `clean`.  NULL: none. */
+	void *clean_host;
+	uint64_t clean_version;
+	bool clean;
 
 	struct tmm_list on_device; /* ctx->device_lru, while on device
 				    * (mode=uvm: while its pages count in
@@ -163,6 +169,7 @@ struct tmm_counters {
 	uint64_t passive_evictions, passive_eviction_bytes;
 	uint64_t on_demand_swap_ins;
 	uint64_t swap_out_waits;
+	uint64_t clean_evictions, clean_eviction_bytes;
 	uint64_t swap_out_early; /* retired before their copies ended, the
 				  * compute engine waiting for them rather
 				  * than the host (swap_engine.h); not in

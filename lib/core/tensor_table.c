@@ -211,7 +211,9 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	t->placing_level = 0;
 	t->read_by = (tmm_event){ 0 };
 	t->net_by = (tmm_event){ 0 };
-	t->dev = t->host = NULL;
+	t->dev = t->host = t->clean_host = NULL;
+	t->clean = false;
+	t->clean_version = 0;
 	t->block = NULL;
 	t->copy = (tmm_event){ 0 };
 	t->uvm_host_preferred = false;

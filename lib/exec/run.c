@@ -20,6 +20,7 @@
 #include "lib/share/gpu_share.h"
 #include "guide.h"
 #include "layer_sync.h"
+#include "lib/move/clean_copy.h"
 #include "lib/move/mover.h"
 #include "lib/move/mover_uvm.h"
 #include "lib/mem/pool.h"
@@ -391,6 +392,10 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 			goto fail;
 	}
 
+	/* The outputs' bytes change from here on, whatever happens next:
+	 * no clean copy holds them any more (clean_copy.h). */
+	for (i = op->n_inputs; i < n; i++)
+		tmm_clean_stale(recs[i]);
 	/* vDNN's offload runs beside the layer that reads the map last. */
 	if (ctx->in_iteration && !parts)
 		tmm_layer_sync_begin(ctx, op, recs, flags, n);

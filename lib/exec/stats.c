@@ -30,6 +30,7 @@ static const size_t version_size[] = {
 	[4] = offsetof(struct tmm_stats, split_fallbacks) + sizeof(uint64_t),
 	[5] = offsetof(struct tmm_stats, device_mapped_peak) + sizeof(uint64_t),
 	[6] = offsetof(struct tmm_stats, uvm_held_peak) + sizeof(uint64_t),
+	[7] = offsetof(struct tmm_stats, reserved7) + sizeof(uint32_t),
 };
 
 int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
@@ -81,6 +82,8 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->host_pinned = hs.in_use + hs.cached;
 	s->swap_out_count = c->swap_out_count;
 	s->swap_out_bytes = c->swap_out_bytes;
+	s->clean_evictions = c->clean_evictions;
+	s->clean_eviction_bytes = c->clean_eviction_bytes;
 	s->swap_in_count = c->swap_in_count;
 	s->swap_in_bytes = c->swap_in_bytes;
 	s->passive_evictions = c->passive_evictions;
@@ -221,6 +224,11 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	     (unsigned long long)s->passive_evictions,
 	     tmm_fmt_bytes(s->passive_eviction_bytes, b, sizeof(b)),
 	     (unsigned long long)s->swap_out_waits);
+	if (s->clean_evictions)
+		emit(p, "  clean     %llu evictions (%s) copied nothing: the "
+			"host held their bytes\n",
+		     (unsigned long long)s->clean_evictions,
+		     tmm_fmt_bytes(s->clean_eviction_bytes, a, sizeof(a)));
 	emit(p, "  swap in   %llu (%s), of which on demand %llu\n",
 	     (unsigned long long)s->swap_in_count,
 	     tmm_fmt_bytes(s->swap_in_bytes, a, sizeof(a)),
@@ -316,7 +324,8 @@ static const struct {
 	U64_FIELD(split_ops),	      U64_FIELD(micro_ops),
 	U64_FIELD(split_fallbacks),   U64_FIELD(device_mapped),
 	U64_FIELD(device_mapped_peak), U64_FIELD(uvm_held),
-	U64_FIELD(uvm_held_peak),
+	U64_FIELD(uvm_held_peak),     U64_FIELD(clean_evictions),
+	U64_FIELD(clean_eviction_bytes),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)

@@ -109,11 +109,15 @@ enum tmm_trace_event_kind {
 	TMM_EV_KIND_COUNT
 };
 
+/* tmm_trace_event.flags */
+#define TMM_EVF_CLEAN 1u /* SWAP_OUT: no copy, the host held its bytes
+			  * already (a clean copy, lib/move/clean_copy.h) */
+
 struct tmm_trace_event {
 	uint32_t kind;	 /* enum tmm_trace_event_kind */
 	uint32_t tensor; /* index in tensors, or TMM_TRACE_NONE */
 	uint32_t access; /* accesses recorded before it */
-	uint32_t reserved;
+	uint32_t flags;	 /* TMM_EVF_* */
 	uint64_t at_ns;	 /* measured (not ideal) time */
 };
 

@@ -28,11 +28,9 @@
 
 struct tmm_trace_field {
 	uint8_t off, size;
-	uint8_t reserved; /* written as 0, read as 0 */
 };
 
-#define FIELD(type, m) { offsetof(type, m), sizeof(((type *)0)->m), 0 }
-#define RESERVED(type, m) { offsetof(type, m), sizeof(((type *)0)->m), 1 }
+#define FIELD(type, m) { offsetof(type, m), sizeof(((type *)0)->m) }
 #define TF(m) FIELD(struct tmm_trace_tensor, m)
 #define OF(m) FIELD(struct tmm_trace_op, m)
 #define AF(m) FIELD(struct tmm_trace_access, m)
@@ -53,18 +51,18 @@ static const struct tmm_trace_field op_fields_v1[] = {
 	OF(n_outputs), OF(begin_ns), OF(end_ns), OF(stall_ns), OF(flops),
 	OF(bytes),
 };
-/* Reserved fields are written as 0, so a later version may give them a
- * meaning that version-1 readers ignore. */
+/* The access's slices and the event's flags were once reserved, written
+ * as 0: readers that predate them read them and ignore them
+ * (docs/trace-format.md, Versioning). */
 static const struct tmm_trace_field access_fields[] = {
 	AF(tensor), AF(op), AF(begin_ns), AF(end_ns), AF(device_in_use),
 	AF(flags), AF(slices),
 };
 static const struct tmm_trace_field event_fields[] = {
-	EF(kind), EF(tensor), EF(access),
-	RESERVED(struct tmm_trace_event, reserved), EF(at_ns),
+	EF(kind), EF(tensor), EF(access), EF(flags), EF(at_ns),
 };
-static const struct tmm_trace_field u32_field[] = { { 0, 4, 0 } };
-static const struct tmm_trace_field byte_field[] = { { 0, 1, 0 } };
+static const struct tmm_trace_field u32_field[] = { { 0, 4 } };
+static const struct tmm_trace_field byte_field[] = { { 0, 1 } };
 
 #define ARRAY(count, type, wire, f)                                       \
 	{ count, sizeof(type), wire, f, sizeof(f) / sizeof((f)[0]) }
@@ -109,9 +107,7 @@ uint8_t *tmm_trace_put_elem(uint8_t *p, const void *elem,
 		uint32_t v32;
 		uint64_t v = 0;
 
-		if (f->reserved)
-			v = 0;
-		else if (f->size == 1)
+		if (f->size == 1)
 			v = *src;
 		else if (f->size == 2)
 			v = (memcpy(&v16, src, 2), v16);
@@ -134,8 +130,6 @@ const uint8_t *tmm_trace_get_elem(const uint8_t *p, void *elem,
 		uint16_t v16 = (uint16_t)v;
 		uint32_t v32 = (uint32_t)v;
 
-		if (f->reserved)
-			continue;
 		if (f->size == 1)
 			*dst = (uint8_t)v;
 		else if (f->size == 2)

@@ -37,6 +37,7 @@
 #include "mover_uvm.h"
 #include "lib/mem/hostmem.h"
 #include "lib/mem/pool.h"
+#include "clean_copy.h"
 #include "drop.h"
 #include "lib/record/tracker.h"
 
@@ -644,6 +645,7 @@ void tmm_mover_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		tmm_mover_device_give_back(ctx, t);
 	if (t->host)
 		tmm_mover_host_give_back(ctx, t, NULL);
+	tmm_clean_drop(ctx, t);
 	/* Retiring the record is not a life-cycle transition. */
 	t->state = TMM_TS_EMPTY;
 }

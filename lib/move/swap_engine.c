@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clean_copy.h"
 #include "device_mem.h"
 #include "lib/mem/hostmem.h"
 #include "lib/mem/pool.h"
@@ -74,8 +75,16 @@ int tmm_mover_copy_after_compute(struct tmm_ctx *ctx, enum tmm_engine engine,
 
 int tmm_mover_host_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	int rc = tmm_hostmem_get(ctx->hostmem, t->bytes, &t->host);
+	int rc;
 
+	/* Its clean copy's buffer, stale or not, is the right size and
+	 * counted already. */
+	if (tmm_clean_reuse(t))
+		return 0;
+	rc = tmm_hostmem_get(ctx->hostmem, t->bytes, &t->host);
+	/* Pinned memory ran short: the clean copies are a cache of it. */
+	if (rc == -ENOMEM && tmm_clean_reclaim(ctx))
+		rc = tmm_hostmem_get(ctx->hostmem, t->bytes, &t->host);
 	if (rc < 0)
 		return tmm_fail(ctx, rc,
 				"no pinned host memory for tensor of %zu "
@@ -157,10 +166,14 @@ static void complete_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 static void complete_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	tmm_list_del(&t->in_flight);
-	if (!t->host) /* a uvm prefetch: no host buffer to give back */
+	if (!t->host) { /* a uvm prefetch: no host buffer to give back */
 		ctx->be.ops->event_release(&ctx->be, &t->copy);
-	else
+	} else if (tmm_clean_keep(ctx, t)) {
+		/* The copy has read it: the buffer is t's clean copy. */
+		ctx->be.ops->event_release(&ctx->be, &t->copy);
+	} else {
 		tmm_mover_host_give_back(ctx, t, &t->copy);
+	}
 	tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 }
 
@@ -338,6 +351,8 @@ int tmm_mover_abandon_copy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 void tmm_mover_retire_failed_copy(struct tmm_ctx *ctx,
 				  struct tmm_tensor_rec *t)
 {
+	/* Its device bytes are not known to be the host's. */
+	tmm_clean_stale(t);
 	if (t->state == TMM_TS_SWAPPING_OUT)
 		complete_swap_out(ctx, t);
 	else if (t->state == TMM_TS_SWAPPING_IN)
@@ -390,11 +405,32 @@ static void swap_out_queued(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	ctx->c.swap_out_bytes += t->bytes;
 }
 
+/*
+ * t leaves the device with no copy: its clean copy holds its bytes.  Its
+ * block goes as a dropped tensor's does, after whatever may still read
+ * it (tmm_mover_device_give_back).
+ */
+static void evict_clean(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	tmm_clean_reuse(t);
+	tmm_mover_device_give_back(ctx, t);
+	tmm_tensor_set_state(t, TMM_TS_SWAPPING_OUT);
+	tmm_tensor_set_state(t, TMM_TS_HOST);
+	tmm_tracker_event_clean(ctx, t);
+	ctx->c.clean_evictions++;
+	ctx->c.clean_eviction_bytes += t->bytes;
+}
+
 int tmm_mover_copy_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       bool sync)
 {
-	int rc = tmm_mover_host_take(ctx, t);
+	int rc;
 
+	if (tmm_clean_holds(ctx, t)) {
+		evict_clean(ctx, t);
+		return 0;
+	}
+	rc = tmm_mover_host_take(ctx, t);
 	if (rc < 0)
 		return rc;
 	/* A collective still reducing it: the copy waits, not compute. */
@@ -537,6 +573,8 @@ int tmm_mover_swap_in_copy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		ctx->be.ops->event_release(&ctx->be, &t->copy);
 	rc = tmm_mover_copy_after_compute(ctx, TMM_ENGINE_H2D, t->dev,
 					  t->host, t->bytes, &t->copy);
+	if (rc == 0)
+		tmm_clean_note_swap_in(t);
 
 	if (rc < 0) {
 		tmm_device_give_back(ctx, t);

@@ -557,8 +557,8 @@ void tmm_tracker_direct(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	*n_accesses = 1;
 }
 
-void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
-		       struct tmm_tensor_rec *t)
+static void record_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
+			 uint32_t flags, struct tmm_tensor_rec *t)
 {
 	struct tmm_tracker *tr = ctx->tracker;
 	struct tmm_trace *tc = &tr->cur;
@@ -577,8 +577,20 @@ void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
 		.kind = (uint32_t)kind,
 		.tensor = t ? t->trace_index : TMM_TRACE_NONE,
 		.access = tc->n_accesses,
+		.flags = flags,
 		.at_ns = clock_ns(ctx) - tr->begin_ns,
 	};
+}
+
+void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
+		       struct tmm_tensor_rec *t)
+{
+	record_event(ctx, kind, 0, t);
+}
+
+void tmm_tracker_event_clean(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	record_event(ctx, TMM_EV_SWAP_OUT, TMM_EVF_CLEAN, t);
 }
 
 /* Does the trace show a write of its tensor ti? */

@@ -106,6 +106,9 @@ void tmm_tracker_direct(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
 		       struct tmm_tensor_rec *t);
 
+/* Records t's swap-out with no copy (TMM_EVF_CLEAN). */
+void tmm_tracker_event_clean(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
 /* How many times the tracker has grown an array: constant once the
  * first iteration has sized them (the tests hold it to that). */
 uint64_t tmm_tracker_grows(const struct tmm_ctx *ctx);
