@@ -535,7 +535,8 @@ struct tmm_stats {
 	uint64_t device_peak;	    /* high-water mark of device_in_use */
 	uint64_t pool_largest_free; /* largest free block in the device pool */
 	double pool_fragmentation;  /* 1 - largest_free / total_free */
-	uint64_t host_in_use;	    /* bytes of tensors held on the host */
+	uint64_t host_in_use;	    /* bytes of tensors held on the host,
+				     * clean copies included (version 8) */
 	uint64_t host_pinned;	    /* pinned host bytes held (in use+cached) */
 
 	uint64_t swap_out_count, swap_out_bytes;
