@@ -102,6 +102,8 @@ static const struct stat_column live_cols[] = {
 	    "bytes the runtime moved to the host"),
 	COL("swap_in", "MiB/int", 8, H_D_MIB, "swap_in_bytes", NULL, NULL,
 	    "bytes the runtime brought back"),
+	COL("clean", "MiB/int", 8, H_D_MIB, "clean_eviction_bytes", NULL,
+	    NULL, "bytes evicted with no copy: the host held them already"),
 	COL("pf", "n/int", 5, H_D_N, "prefetches", NULL, NULL,
 	    "prefetches issued"),
 	COL("on_time", "n/int", 7, H_D_N, "prefetch_on_time", NULL, NULL,

@@ -86,6 +86,7 @@ static const struct tmm_shm_field_info fields[TMM_SHM_FIELD_COUNT] = {
 	[TMM_SHM_UVM_EVICTION_BYTES] = { "uvm_eviction_bytes", "bytes" },
 	[TMM_SHM_UVM_REMOTE_BYTES] = { "uvm_remote_bytes", "bytes" },
 	[TMM_SHM_UVM_DISCARD_BYTES] = { "uvm_discard_bytes", "bytes" },
+	[TMM_SHM_CLEAN_EVICTION_BYTES] = { "clean_eviction_bytes", "bytes" },
 	[TMM_SHM_PUBLISHED_NS] = { "published_ns", "ns since epoch" },
 };
 
@@ -250,6 +251,7 @@ void tmm_stats_shm_publish(struct tmm_ctx *ctx)
 	v[TMM_SHM_UVM_EVICTION_BYTES] = s.uvm_eviction_bytes;
 	v[TMM_SHM_UVM_REMOTE_BYTES] = s.uvm_remote_bytes;
 	v[TMM_SHM_UVM_DISCARD_BYTES] = s.uvm_discard_bytes;
+	v[TMM_SHM_CLEAN_EVICTION_BYTES] = s.clean_eviction_bytes;
 	v[TMM_SHM_PUBLISHED_NS] = clock_ns(CLOCK_REALTIME);
 	tmm_shm_write(ctx->shm->seg, v);
 	ctx->shm->last_ns = clock_ns(CLOCK_MONOTONIC_COARSE);

@@ -27,8 +27,9 @@
 #include <sys/types.h>
 
 #define TMM_SHM_MAGIC 0x314d48534d4d5454ull /* "TTMMSHM1", little end */
-/* 2: host_pinned and the uvm counters, before published_ns */
-#define TMM_SHM_LAYOUT 2u
+/* 2: host_pinned and the uvm counters, before published_ns; 3: the
+ * clean evictions' bytes, before published_ns */
+#define TMM_SHM_LAYOUT 3u
 
 /* Name prefix: "/tensormm.<uid>.<pid>.<n>" (see stats_shm.c for why). */
 #define TMM_SHM_PREFIX "tensormm."
@@ -62,6 +63,7 @@ enum tmm_shm_field {
 	TMM_SHM_UVM_EVICTION_BYTES,
 	TMM_SHM_UVM_REMOTE_BYTES,
 	TMM_SHM_UVM_DISCARD_BYTES,
+	TMM_SHM_CLEAN_EVICTION_BYTES, /* not copied: swap mode */
 	TMM_SHM_PUBLISHED_NS,	   /* host CLOCK_REALTIME of this snapshot */
 	TMM_SHM_FIELD_COUNT
 };
