@@ -391,9 +391,9 @@ struct cell_note {
  * third convolution's 147x147x64 maps, which the two stems share (the
  * peak is 22.4 MB a sample on V4, 4.0 such maps); checkpoint in a
  * segment of each stem (V3: c6.relu_bwd, V4: c12.conv_bwd).  On V3 the
- * paper's Capuchin (716) is within 8% of ours, at the same op's limit; on
- * V4 that op's peak at the paper's 468 would fill 61% of the 16 GiB, so
- * the paper's run stopped at something else, which 6.3.1 does not name.
+ * paper's Capuchin (716) is within 8% of ours; on V4 that op's peak at
+ * the paper's 468 would fill 61% of the 16 GiB, so whatever stopped the
+ * paper's run there was not that op, and 6.3.1 does not name it.
  * Tried: OpenAI's tool keeps the articulation points at positions step,
  * 2 step, ... (memory_saving_gradients.py, cybertronai/gradient-
  * checkpointing), ours one earlier (step - 1, 2 step - 1, ...); taken as
@@ -404,10 +404,10 @@ struct cell_note {
 	"Capuchin trains 0.65x its Inception-V3 batch on V4 (468, 716), as " \
 	"all its columns do (0.55-0.65x, Table 2); ours 0.99x (768, 772): "  \
 	"ours stops on both at the same op of the stem they share, the ReLU " \
-	"backward over the 147x147x64 maps (c3.relu_bwd, 22.4 MB a sample), " \
-	"where the paper's V3 stops too (716, within 8%); on V4 that op "     \
-	"fills 61% of 16 GiB at 468, and Capuchin does not say what held it " \
-	"(6.3.1)"
+	"backward over the 147x147x64 maps (c3.relu_bwd, 22.4 MB a sample); " \
+	"on V3 the paper's 716 is within 8% of ours, on V4 that op fills "    \
+	"only 61% of 16 GiB at the paper's 468, and Capuchin does not say "   \
+	"what held it (6.3.1)"
 #define CHECKPOINT_V4                                                      \
 	"Capuchin's OpenAI trains 2.50x TF-ori on both Inception-V3 and -V4 " \
 	"(400 / 160, 220 / 88: its memory a sample grows 1.82x from V3 to "    \
