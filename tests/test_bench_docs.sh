@@ -7,22 +7,10 @@
 # variables do not reach the commands.  Runs on made templates, not on
 # the real benchmarks (those take minutes).  Ends with a Check-style
 # summary line for scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 src=$(cd "${srcdir:-.}" && pwd)
 gen="$src/scripts/bench-docs"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-checks=0
-failures=0
-
-check() { # description, then a command that must succeed
-	desc=$1
-	shift
-	checks=$((checks + 1))
-	if ! "$@"; then
-		echo "FAIL: $desc" >&2
-		failures=$((failures + 1))
-	fi
-}
+make_tmp
 
 cat >"$tmp/other.md" <<'EOF'
 # Other
@@ -97,6 +85,4 @@ check "no temporary page is left behind" \
 check "--list prints the commands of the real template" \
 	sh -c "'$gen' --list | grep -q tensormm-bench"
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary

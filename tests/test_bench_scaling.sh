@@ -7,22 +7,10 @@
 # than on NVLink 4 (450 GB/s); no step beats its lower bound, and ZeRO-1
 # makes a rank need less.  A small MLP batch keeps it to seconds.
 # Ends with a Check-style summary line for scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 B=${top_builddir:-.}
 BENCH=$B/bench/bench_scaling
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-checks=0
-failures=0
-
-check() { # description, then a command that must succeed
-	desc=$1
-	shift
-	checks=$((checks + 1))
-	if ! "$@"; then
-		echo "FAIL: $desc" >&2
-		failures=$((failures + 1))
-	fi
-}
+make_tmp
 
 # The coll_ms column (4th) of the row of `ranks` ranks, from file $1.
 coll() { awk -v n="$2" '$1 == n { print $4; exit }' "$1"; }
@@ -75,6 +63,4 @@ check "a bad rank list is refused" \
 check "an unknown profile is refused" \
 	sh -c "! '$BENCH' --profile nope >/dev/null 2>&1"
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary

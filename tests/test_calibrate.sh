@@ -8,23 +8,14 @@
 # batches (--max-batch 48, a drift of every cell) it exits 1 and names a
 # cell.  Bad arguments exit 2.  Ends with a
 # Check-style summary line for scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 B=${top_builddir:-.}
 BENCH=$B/bench/tensormm-bench
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/calibrate.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-checks=0
-failures=0
+make_tmp
 
-# check NAME COMMAND...: one assertion; the command's status decides.
-check() {
-	name=$1
-	shift
-	checks=$((checks + 1))
-	if ! "$@"; then
-		failures=$((failures + 1))
-		echo "FAIL: $name" >&2
-		grep -v 'warn\]' "$tmp/err" | sed 's/^/  stderr: /' >&2
-	fi
+# After a failed check, what tensormm-bench said, its warnings left out.
+check_failed() {
+	grep -v 'warn\]' "$tmp/err" | sed 's/^/  stderr: /' >&2
 }
 
 # run EXPECTED_STATUS ARGS...: runs tensormm-bench, keeping its output.
@@ -71,6 +62,4 @@ check "bad form refused" run 2 --calibrate=most
 check "bad form named" grep -q "neither full nor short" "$tmp/err"
 check "bad tolerance refused" run 2 --calibrate --tolerance -1
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary

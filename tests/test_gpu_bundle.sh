@@ -10,23 +10,15 @@
 # finds every library here.  Skips (77) where the build has no cuda
 # backend or no GPU example (no cuBLAS or nvcc).  Ends with a Check-style
 # summary line for scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 src=$(cd "${srcdir:-.}" && pwd)
 build=$(cd "${top_builddir:-.}" && pwd)
 if ! grep -q '^#define TMM_HAVE_CUDA 1' "$build/config.h" 2>/dev/null ||
    [ ! -x "$build/bench/bench_gpu_train" ]; then
-	echo "no cuda backend or no GPU example in this build: nothing to bundle"
-	exit 77
+	skip "no cuda backend or no GPU example in this build: nothing to bundle"
 fi
-checks=0
-failures=0
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 bundle=$tmp/gpu-bundle
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
 
 checks=$((checks + 1))
 BUILDDIR=$build GPU_BUNDLE=$bundle "$src/scripts/gpu-check" --bundle ||
@@ -52,7 +44,7 @@ for p in "$bundle"/bin/*; do
 	checks=$((checks + 1))
 	[ "$(head -c 4 "$p" | od -An -c | tr -d ' ')" = '177ELF' ] ||
 		fail "$name is not a program (a libtool wrapper?)"
-	if command -v readelf >/dev/null 2>&1; then
+	if have readelf; then
 		checks=$((checks + 1))
 		! readelf -S "$p" | grep -q '[.]symtab' ||
 			fail "$name is not stripped"
@@ -68,7 +60,7 @@ LD_LIBRARY_PATH=$bundle/lib "$bundle/bin/bench_gpu_train" --help \
 
 # From another directory, with no GPU: 77, and nothing run.
 mkdir "$tmp/elsewhere"
-if command -v nvidia-smi >/dev/null 2>&1 &&
+if have nvidia-smi &&
    nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
 	echo "a GPU answers here: run's exit 77 is not checked"
 else
@@ -91,6 +83,4 @@ rc=$?
 echo "$out"
 [ "$rc" -eq 0 ] || fail "run --libs exited with $rc on the machine that built it"
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary

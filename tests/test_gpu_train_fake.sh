@@ -12,21 +12,11 @@
 # (scripts/gpu-check).  Skips (77) where the build has no cuda backend or
 # no cuBLAS headers.  Ends with a Check-style summary line for
 # scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
 prog=$build/tests/bench_gpu_train_fake
-[ -x "$prog" ] || {
-	echo "SKIP: $prog is not built (no CUDA or cuBLAS)"
-	exit 77
-}
-checks=0
-failures=0
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+[ -x "$prog" ] || skip "SKIP: $prog is not built (no CUDA or cuBLAS)"
+make_tmp
 
 echo "an earlier chunk" >"$tmp/report.md"
 CUDAFAKE_RACES=abort TENSORMM_LOG=error TMM_BENCH_COMMIT=abc1234 \
@@ -86,6 +76,4 @@ checks=$((checks + 1))
 rc=$?
 [ "$rc" -eq 2 ] || fail "--modes swap,gpu exited with $rc, not 2"
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary

@@ -3,14 +3,8 @@
 # test_hello.sh — the README's first program (examples/hello.c) builds
 # against the public header and library alone, and trains to the answer
 # it prints, and is the program the README shows.  Ends with a Check-style summary line for scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
-checks=0
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
 
 checks=$((checks + 1))
 out=$(TENSORMM_LOG=error "$build/examples/hello" 2>&1)
@@ -37,6 +31,4 @@ awk '/^## A first program/ { on = 1 } on && code && /^```$/ { exit }
 	cmp -s - "$src/examples/hello.c" ||
 	fail "README.md's first program differs from examples/hello.c"
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary

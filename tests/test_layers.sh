@@ -6,15 +6,13 @@
 # small made-up tree with one violation of each kind, so that a checker
 # that stopped seeing them cannot pass.  Ends with a Check-style summary
 # line.
-command -v python3 >/dev/null 2>&1 || {
-	echo "python3 is not installed (apt-get install python3)"
-	exit 77
-}
+. "$(dirname "$0")/lib.sh" || exit 99
+have python3 || skip "python3 is not installed (apt-get install python3)"
 src=${srcdir:-.}
-check="python3 $src/scripts/check-layers"
+layers="python3 $src/scripts/check-layers"
 
-fixture=$(mktemp -d) || exit 1
-trap 'rm -rf "$fixture"' EXIT
+make_tmp
+fixture=$tmp
 mkdir -p "$fixture/lib/base" "$fixture/lib/core" "$fixture/lib/exec" \
 	"$fixture/hints"
 # Upward: base includes core.
@@ -33,7 +31,7 @@ printf '#include "hints/analysis.h"\n#include "hints/planner.h"\n' \
 expected='cycle lib/exec/x lib/exec/y
 past-planner lib/exec/g -> hints/analysis
 up lib/base/a -> lib/core/b'
-found=$($check --top "$fixture" --build "$fixture/none" --list | sort)
+found=$($layers --top "$fixture" --build "$fixture/none" --list | sort)
 if [ "$found" != "$expected" ]; then
 	echo "FAIL: check-layers on a tree with known violations found:" >&2
 	echo "$found" >&2
@@ -41,10 +39,12 @@ if [ "$found" != "$expected" ]; then
 	echo "$expected" >&2
 	exit 1
 fi
-if $check --top "$fixture" --build "$fixture/none" >/dev/null; then
+if $layers --top "$fixture" --build "$fixture/none" >/dev/null; then
 	echo "FAIL: check-layers passed a tree with violations" >&2
 	exit 1
 fi
 echo "check-layers self-test: the three kinds of violation are found"
 
-exec $check --build "${top_builddir:-.}" --debts "$src/tests/layer_debts.txt"
+# Not exec: the shell stays to remove the fixture at exit, and exits with
+# the checker's status, its summary line printed.
+$layers --build "${top_builddir:-.}" --debts "$src/tests/layer_debts.txt"

@@ -10,20 +10,11 @@
 # declares it in SYNOPSIS.
 # Skips (77) where man is not installed.  Ends with a Check-style summary
 # line for scripts/test.
-command -v man >/dev/null 2>&1 || {
-	echo "man is not installed (apt-get install man-db)"
-	exit 77
-}
+. "$(dirname "$0")/lib.sh" || exit 99
+have man || skip "man is not installed (apt-get install man-db)"
 src=${srcdir:-.}
 build=${top_builddir:-.}
 dir=$src/man
-checks=0
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
 
 # The words of a Makefile.am variable, continuation lines included
 # (both "VAR =" and "VAR +=").
@@ -44,8 +35,8 @@ programs=$(am_words bin_PROGRAMS)
 # man finds it from the top of its tree once installed: pages are
 # formatted from a scratch directory whose man1, man3 and man7 are man/.
 absdir=$(cd "$dir" && pwd)
-tree=$(mktemp -d) || exit 99
-trap 'rm -rf "$tree"' EXIT
+make_tmp
+tree=$tmp
 for sec in 1 3 7; do
 	ln -s "$absdir" "$tree/man$sec" || exit 99
 done
@@ -137,6 +128,4 @@ for fn in $functions; do
 		     "$fn in SYNOPSIS"
 done
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary

@@ -18,18 +18,17 @@
 # mpirun is missing.  The MPI runs take tests/lsan-mpi.supp: Open MPI's
 # own libraries leak by design, ours must not.  Ends with a Check-style
 # summary line for scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
 src=${srcdir:-.}
 prog=$build/examples/mlp_dp
 if [ ! -x "$prog" ]; then
-	echo "examples/mlp_dp was not built: configure found no MPI" \
+	skip "examples/mlp_dp was not built: configure found no MPI" \
 	     "(install libopenmpi-dev and openmpi-bin, or scripts/setup-deps," \
 	     "then configure --with-mpi)"
-	exit 77
 fi
-if ! command -v mpirun >/dev/null 2>&1; then
-	echo "no mpirun on PATH: install openmpi-bin"
-	exit 77
+if ! have mpirun; then
+	skip "no mpirun on PATH: install openmpi-bin"
 fi
 # Open MPI refuses root unless told twice (a container's CI runs as root).
 if [ "$(id -u)" -eq 0 ]; then
@@ -44,15 +43,7 @@ fi
 mpi_lsan="suppressions=$src/tests/lsan-mpi.supp:fast_unwind_on_malloc=0"
 LSAN_OPTIONS="$mpi_lsan${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export LSAN_OPTIONS
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-checks=0
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+make_tmp
 
 model="--batch 64 --steps 3 --bucket-kib 8"
 
@@ -148,6 +139,4 @@ rc=$?
 [ "$rc" -eq 2 ] && grep -q -- '--batch 30 .*multiple of 4' "$tmp/err" ||
 	fail "--batch 30 --accumulate 4: exit $rc, said: $(cat "$tmp/err")"
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary

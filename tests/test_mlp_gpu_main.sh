@@ -7,19 +7,10 @@
 # seeds of the double's schedule, and the first race aborts the program.
 # Skipped (77) where the build has no cuBLAS headers.  Ends with a
 # Check-style summary line for scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
 prog=$build/tests/mlp_gpu_fake
-if [ ! -x "$prog" ]; then
-	echo "SKIP: $prog is not built (no CUDA or cuBLAS)"
-	exit 77
-fi
-checks=0
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+[ -x "$prog" ] || skip "SKIP: $prog is not built (no CUDA or cuBLAS)"
 
 for seed in 1 2 3; do
 	checks=$((checks + 1))
@@ -36,6 +27,4 @@ for seed in 1 2 3; do
 		fail "seed $seed: mlp_gpu did not report both modes bit-identical"
 done
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary

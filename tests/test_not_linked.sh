@@ -10,28 +10,21 @@
 # where its file was built (a --disable-shared build has no .so) and its
 # tool is installed; skips (77) when none can.  Ends with a Check-style
 # summary line for scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
 so=$build/lib/.libs/libtensormm.so
 archive=$build/lib/.libs/libtensormm.a
-checks=0
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
 
 # The shared objects a library needs, one a line.
 needed() {
-	if command -v readelf >/dev/null 2>&1; then
+	if have readelf; then
 		readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'
 	else
 		objdump -p "$1" | awk '$1 == "NEEDED" { print $2 }'
 	fi
 }
 
-if [ -f "$so" ] && { command -v readelf || command -v objdump; } \
-	>/dev/null 2>&1; then
+if [ -f "$so" ] && { have readelf || have objdump; }; then
 	list=$(needed "$so")
 	echo "libtensormm.so needs:" $list
 	# The tool read the entries at all: the C library is one.
@@ -49,7 +42,7 @@ fi
 hello=$build/examples/.libs/hello
 [ -f "$hello" ] || hello=$build/examples/hello
 if head -c 4 "$hello" 2>/dev/null | grep -q ELF &&
-	{ command -v readelf || command -v objdump; } >/dev/null 2>&1; then
+	{ have readelf || have objdump; }; then
 	list=$(needed "$hello")
 	checks=$((checks + 1))
 	echo "$list" | grep -q '^libc\.so' ||
@@ -59,7 +52,7 @@ if head -c 4 "$hello" 2>/dev/null | grep -q ELF &&
 	[ -z "$lost" ] || fail "examples/hello needs" $lost
 fi
 
-if [ -f "$archive" ] && command -v nm >/dev/null 2>&1; then
+if [ -f "$archive" ] && have nm; then
 	# The loader is in the archive: nm read it.
 	checks=$((checks + 1))
 	nm "$archive" 2>/dev/null | grep -q ' T tmm_dynlib_load$' ||
@@ -79,10 +72,7 @@ if [ -f "$build/tensormm.pc" ]; then
 fi
 
 if [ "$checks" -eq 0 ]; then
-	echo "no libtensormm.so, .a or tensormm.pc, or no readelf, objdump" \
+	skip "no libtensormm.so, .a or tensormm.pc, or no readelf, objdump" \
 	     "or nm: nothing to check"
-	exit 77
 fi
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary

@@ -5,29 +5,20 @@
 # report, plot and export (Chrome/Perfetto JSON) on a trace recorded by
 # a small run, tunables and their sources, and every error case's exit
 # code and message, with what it says to write instead.  Ends with a Check-style summary line for scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 B=${top_builddir:-.}
 STAT=$B/tools/tensormm-stat
 WL=$B/tests/stat_workload
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/stat-cli.XXXXXX") || exit 99
+make_tmp
+# The background workload, if one is running, stops with the test.
 bg=
-cleanup() {
+on_exit() {
 	[ -n "$bg" ] && kill "$bg" 2>/dev/null
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
-checks=0
-failures=0
 
-# check NAME COMMAND...: one assertion; the command's status decides.
-check() {
-	name=$1
-	shift
-	checks=$((checks + 1))
-	if ! "$@"; then
-		failures=$((failures + 1))
-		echo "FAIL: $name" >&2
-		[ -f "$tmp/err" ] && sed 's/^/  stderr: /' "$tmp/err" >&2
-	fi
+# After a failed check, what the last command said on stderr.
+check_failed() {
+	[ -f "$tmp/err" ] && sed 's/^/  stderr: /' "$tmp/err" >&2
 }
 
 # run EXPECTED_STATUS ARGS...: runs tensormm-stat, keeping its output.
@@ -44,7 +35,7 @@ run() {
 out_has() { grep -q -- "$1" "$tmp/out"; }
 err_has() { grep -q -- "$1" "$tmp/err"; }
 have_python=false
-command -v python3 >/dev/null 2>&1 && have_python=true
+have python3 && have_python=true
 
 # ---------------------------------------------------------------- basics
 check "help" run 0 --help
@@ -317,7 +308,7 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	done
 	check "workload ready" test -s "$tmp/ready"
 	# Another user's segment, where root can become someone else.
-	if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+	if [ "$(id -u)" -eq 0 ] && have setpriv; then
 		as_nobody() {
 			setpriv --reuid=65534 --regid=65534 --clear-groups \
 				"$STAT" "$@" >"$tmp/out" 2>"$tmp/err"
@@ -469,6 +460,4 @@ assert list(me)[0] == "time", me
 		test -z "$(ls /dev/shm | grep "^tensormm\.[0-9]*\.$stale\.")"
 fi
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary

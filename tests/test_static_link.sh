@@ -14,37 +14,20 @@
 # Skips (77) where pkg-config is not installed, or where configure was
 # told --disable-static.  Ends with a Check-style summary line for
 # scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 pkg_config=${PKG_CONFIG:-pkg-config}
-command -v "$pkg_config" >/dev/null 2>&1 || {
-	echo "$pkg_config is not installed (apt-get install pkg-config): the .pc file cannot be read"
-	exit 77
-}
+have "$pkg_config" ||
+	skip "$pkg_config is not installed (apt-get install pkg-config): the .pc file cannot be read"
 src=$(cd "${srcdir:-.}" && pwd)
 build=$(cd "${top_builddir:-.}" && pwd)
 # A build configured without the archive has nothing to link; one that
 # should have it and lacks it fails below.
 if "$build/libtool" --features 2>/dev/null | grep -q 'disable static'; then
-	echo "configured with --disable-static: no libtensormm.a to link"
-	exit 77
+	skip "configured with --disable-static: no libtensormm.a to link"
 fi
 cc=${CC:-cc}
-checks=0
-failures=0
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 root=$tmp/root
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-
-summary() {
-	pct=$(( (checks - failures) * 100 / checks ))
-	echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-	[ "$failures" -eq 0 ]
-	exit
-}
 
 # What the library's Makefile installs, as a packager installs it.
 checks=$((checks + 1))
@@ -109,7 +92,7 @@ if ! $cc $CFLAGS "$src/examples/hello.c" $cflags -o "$tmp/hello" \
 fi
 
 checks=$((checks + 1))
-if command -v readelf >/dev/null 2>&1; then
+if have readelf; then
 	needed=$(readelf -d "$tmp/hello" | grep NEEDED)
 else
 	needed=$(objdump -p "$tmp/hello" | grep NEEDED)
@@ -168,7 +151,7 @@ else
 	else
 		echo "fully -static: linked"
 		checks=$((checks + 1))
-		if command -v readelf >/dev/null 2>&1 &&
+		if have readelf &&
 		   readelf -d "$tmp/hello-static" | grep -q NEEDED; then
 			fail "hello linked -static still needs shared libraries"
 		fi

@@ -21,21 +21,11 @@
 # activation, 12 layers) at a size the double trains in seconds.  Skips
 # (77) where the build has no cuda backend or no cuBLAS headers.  Ends
 # with a Check-style summary line for scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
 prog=$build/tests/bench_gpu_train_fake
-[ -x "$prog" ] || {
-	echo "SKIP: $prog is not built (no CUDA or cuBLAS)"
-	exit 77
-}
-checks=0
-failures=0
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+[ -x "$prog" ] || skip "SKIP: $prog is not built (no CUDA or cuBLAS)"
+make_tmp
 
 for path in copy prefetch; do
 	for seed in 1 2 3; do
@@ -57,6 +47,4 @@ for path in copy prefetch; do
 	done
 done
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary
