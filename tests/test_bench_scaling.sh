@@ -15,8 +15,8 @@ make_tmp
 # The coll_ms column (4th) of the row of `ranks` ranks, from file $1.
 coll() { awk -v n="$2" '$1 == n { print $4; exit }' "$1"; }
 
-# Every row of file $1 has column $2 (1-based) above (op ">") or at
-# least (">=") column $3, and there is at least one row.
+# Every row of file $1 has column $2 (1-based) above ($3 ">") or at
+# least ($3 ">=") column $4, and there is at least one row.
 rows_hold() {
 	awk -v a="$2" -v op="$3" -v b="$4" '
 		/^#/ || NF < 14 { next }

@@ -108,6 +108,7 @@ check "workload records a trace" \
 	"$WL" "backend=sim,mode=swap,budget=160KiB,stats_shm=off,trace=$trace" 3
 check "report" run 0 report "$trace"
 check "report says simulated" out_has "SIMULATED"
+check "report counts clean swap-outs apart" out_has "coll_time *clean$"
 check "report has 3 iterations" \
 	test "$(grep -c -E '^ +[0-9]+ +[0-9.]+ +[0-9.]+ +12 +36 ' \
 		"$tmp/out")" -eq 3
