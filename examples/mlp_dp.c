@@ -5,7 +5,7 @@
  *
  *   mpirun -np N examples/mlp_dp [--batch B] [--accumulate M] [--zero 1]
  *                                [--steps S] [--layers L] [--width W]
- *                                [--bucket-kib K]
+ *                                [--bucket-kib K] [--transport mpi|nccl]
  *
  * Each of the N ranks trains B/N samples of every step (in M
  * micro-batches of B/(N x M) with --accumulate M); after the backward of
@@ -19,7 +19,9 @@
  * The context of each rank takes the TENSORMM_* tunables as usual
  * (tensormm(7)), on top of "sim_memory=backed": on the sim the
  * collectives run MPI on host memory.  On the cuda backend, a build
- * with NCCL runs them with NCCL on the compute stream (dp_nccl.c).
+ * with NCCL runs them with NCCL on the collective's stream (dp_nccl.c),
+ * or, with --transport mpi, copies them to the host and runs the sim's
+ * MPI collectives there (dp_staged.c), so that ranks may share a GPU.
  * docs/scaling.md says how to launch it and what crosses which link.
  */
 #include <errno.h>
@@ -31,8 +33,16 @@
 #include "dp_comm.h"
 #include "dp_grads.h"
 #include "dp_nccl.h"
+#include "dp_staged.h"
 #include "mlp_model.h"
 #include "tensormm.h"
+
+/* NCCL where this build has it: the fast path, one GPU a rank. */
+#ifdef MLP_DP_NCCL
+#define DEFAULT_TRANSPORT "nccl"
+#else
+#define DEFAULT_TRANSPORT "mpi"
+#endif
 
 static void usage(FILE *f)
 {
@@ -41,6 +51,7 @@ static void usage(FILE *f)
 		"[--zero 0|1]\n"
 		"              [--steps S] [--layers L] [--width W] "
 		"[--bucket-kib K]\n"
+		"              [--transport mpi|nccl]\n"
 		"  --batch B       samples per step over all ranks; a multiple"
 		" of N x M\n"
 		"                  (default 64)\n"
@@ -59,6 +70,14 @@ static void usage(FILE *f)
 		"  --bucket-kib K  gradients per all-reduce, in KiB: a bucket "
 		"closes at K\n"
 		"                  (default 64)\n"
+		"  --transport T   how the cuda backend's collectives move "
+		"gradients: nccl,\n"
+		"                  NCCL on the device (one GPU a rank), or "
+		"mpi, staged\n"
+		"                  through host memory and MPI (ranks may "
+		"share a GPU);\n"
+		"                  default " DEFAULT_TRANSPORT " on cuda (the "
+		"sim has only mpi)\n"
 		"Each rank's context takes the TENSORMM_* tunables "
 		"(tensormm(7)).  The last\n"
 		"line is \"weights digest: <16 hex digits>\" over every "
@@ -78,6 +97,7 @@ static unsigned long long digest(const uint8_t *p, size_t len)
 struct dp_args {
 	unsigned batch, accumulate, steps, layers, width, bucket_kib;
 	const char *zero;
+	const char *transport;	/* "mpi", "nccl" or NULL: the default */
 };
 
 /* Checks the flags against the world; says what to change.  0 or 2. */
@@ -88,6 +108,12 @@ static int check_args(const struct dp_args *a, const struct dp_comm *c)
 	if (strcmp(a->zero, "0") && strcmp(a->zero, "1")) {
 		fprintf(stderr, "mlp_dp: --zero takes 0 or 1, not '%s'\n",
 			a->zero);
+		return 2;
+	}
+	if (a->transport && strcmp(a->transport, "mpi") &&
+	    strcmp(a->transport, "nccl")) {
+		fprintf(stderr, "mlp_dp: --transport takes mpi or nccl, not "
+			"'%s'\n", a->transport);
 		return 2;
 	}
 	if (a->batch % parts) {
@@ -130,6 +156,16 @@ static void report(const struct dp_comm *c, const struct rank_figures *mine,
 	free(all);
 }
 
+/* Ends what dp_nccl_setup or dp_staged_setup made (neither, on the sim:
+ * both are then no-ops). */
+static void transport_close(struct dp_setup *s, bool nccl)
+{
+	if (nccl)
+		dp_nccl_close(s);
+	else
+		dp_staged_close(s);
+}
+
 /* Trains in ctx as rank c->rank; fills *fig.  0, or 1 with the reason
  * on stderr. */
 static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
@@ -143,15 +179,28 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		.zero = !strcmp(a->zero, "1"),
 	};
 	struct dp_trainer *t = NULL;
+	bool nccl;
 	uint8_t *w = NULL;
 	size_t len = 0;
 	int rc;
 
 	tmm_stats_get(ctx, &st);
-	if (!strcmp(st.backend, "cuda") &&
-	    (rc = dp_nccl_setup(c, mc, st.device_index, &s))) {
+	nccl = a->transport ? !strcmp(a->transport, "nccl")
+			    : !strcmp(st.backend, "cuda") &&
+				      !strcmp(DEFAULT_TRANSPORT, "nccl");
+	if (strcmp(st.backend, "cuda")) {
+		if (nccl) {
+			fprintf(stderr, "mlp_dp: rank %d: --transport nccl "
+				"needs the cuda backend, and the context is on "
+				"%s: give --transport mpi, or "
+				"TENSORMM_BACKEND=cuda\n", c->rank, st.backend);
+			return 1;
+		}
+	} else if ((rc = nccl ? dp_nccl_setup(c, mc, st.device_index, &s)
+			      : dp_staged_setup(c, mc, st.device_index,
+						&s))) {
 		fprintf(stderr, "mlp_dp: rank %d: %s\n", c->rank,
-			dp_nccl_why(rc));
+			nccl ? dp_nccl_why(rc) : dp_staged_why(rc));
 		return 1;
 	}
 	rc = dp_trainer_open(ctx, &s, &t);
@@ -164,7 +213,7 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		fprintf(stderr, "mlp_dp: rank %d: training failed: %s (%s)\n",
 			c->rank, tmm_last_error(ctx), tmm_strerror(rc));
 		dp_trainer_close(ctx, t);
-		dp_nccl_close(&s);
+		transport_close(&s, nccl);
 		return 1;
 	}
 	if (c->rank == 0)
@@ -172,7 +221,7 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		       dp_trainer_buckets(t));
 	fig->net = (unsigned long long)dp_trainer_net_bytes(t);
 	dp_trainer_close(ctx, t);
-	dp_nccl_close(&s);
+	transport_close(&s, nccl);
 	st.version = TMM_STATS_VERSION;
 	tmm_stats_get(ctx, &st);
 	fig->peak = st.device_peak;
@@ -188,7 +237,7 @@ int main(int argc, char **argv)
 {
 	struct dp_args a = { .batch = 64, .accumulate = 1, .steps = 4,
 			     .layers = 3, .width = 64, .bucket_kib = 64,
-			     .zero = "0" };
+			     .zero = "0", .transport = NULL };
 	const struct demo_opt opts[] = {
 		{ "--batch", DEMO_COUNT, &a.batch, 0 },
 		{ "--accumulate", DEMO_COUNT, &a.accumulate, 1024 },
@@ -197,6 +246,7 @@ int main(int argc, char **argv)
 		{ "--layers", DEMO_COUNT, &a.layers, 63 },
 		{ "--width", DEMO_COUNT, &a.width, 0 },
 		{ "--bucket-kib", DEMO_COUNT, &a.bucket_kib, 1u << 20 },
+		{ "--transport", DEMO_TEXT, &a.transport, 4 },
 	};
 	struct rank_figures fig = { 0 };
 	struct mlp_config mc;
