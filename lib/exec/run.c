@@ -239,6 +239,23 @@ static int mark_net(struct tmm_ctx *ctx, struct tmm_tensor_rec **recs,
 	return 0;
 }
 
+/*
+ * A collective whose op fails after its callback ran may have left work
+ * on the comm stream that reads and writes its tensors: the host waits
+ * for it, before the unwinding releases or moves them and so that their
+ * later users need not.  Best effort: the op's own error is the one told.
+ */
+static void settle_failed_collective(struct tmm_ctx *ctx, const tmm_op *op,
+				     struct tmm_tensor_rec **recs, unsigned n)
+{
+	if (op->kind != TMM_OP_COLLECTIVE)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		if (tmm_tensor_mark_net(ctx, recs[i]) == 0)
+			(void)tmm_tensor_wait_net(ctx, recs[i],
+						  TMM_ENGINE_COMPUTE, true);
+}
+
 int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 {
 	struct tmm_tensor_rec *stack_recs[STACK_TENSORS], **recs = stack_recs;
@@ -430,11 +447,13 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 				       "op '%s' failed: its run callback "
 				       "returned %d (%s)", ctx->current_op,
 				       rc, tmm_strerror(rc));
+		settle_failed_collective(ctx, op, recs, n);
 		goto fail;
 	}
 	rc = be->ops->kernel_end(be, &op->cost, &ns);
 	if (rc < 0) {
 		rc = tmm_fail(ctx, rc, "%s", be->error);
+		settle_failed_collective(ctx, op, recs, n);
 		goto fail;
 	}
 ran:
