@@ -166,44 +166,76 @@ static void transport_close(struct dp_setup *s, bool nccl)
 		dp_staged_close(s);
 }
 
-/* Trains in ctx as rank c->rank; fills *fig.  0, or 1 with the reason
- * on stderr. */
-static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
-		 const struct dp_args *a, struct rank_figures *fig)
+/* Makes the rank's context; stops every rank where it cannot. */
+static tmm_ctx *open_context(const struct dp_comm *c)
+{
+	tmm_ctx *ctx;
+
+	if (tmm_ctx_create(&ctx, "sim_memory=backed")) {
+		fprintf(stderr, "mlp_dp: rank %d: cannot create a context: "
+			"%s\n", c->rank, tmm_last_error(NULL));
+		dp_comm_abort(c, 1);
+	}
+	return ctx;
+}
+
+/*
+ * Makes the rank's context *ctx and sets s (and mc's kernels) up for its
+ * backend and --transport; *nccl says which cuda transport.  On cuda the
+ * transport's own device memory (cuBLAS's workspace, NCCL's buffers)
+ * comes first: in mode=swap a context takes its budget of the device in
+ * one allocation when it is made (lib/mem/pool.h), the whole device with
+ * the default budget or with budget=N%peak until the first iteration has
+ * measured the peak.  So a first context only tells the backend and the
+ * device, and goes; the one that trains is made after.  0, or 1 with the
+ * reason on stderr.
+ */
+static int open_transport(const struct dp_comm *c, struct mlp_config *mc,
+			  const struct dp_args *a, tmm_ctx **ctx,
+			  struct dp_setup *s, bool *nccl)
 {
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
-	struct dp_setup s = {
-		.comm = c, .model = mc, .kernels = mlp_cpu_kernels(),
-		.transport = dp_host_transport(),
-		.bucket_bytes = (size_t)a->bucket_kib * 1024,
-		.zero = !strcmp(a->zero, "1"),
-	};
+	int rc;
+
+	*ctx = open_context(c);
+	tmm_stats_get(*ctx, &st);
+	*nccl = a->transport ? !strcmp(a->transport, "nccl")
+			     : !strcmp(st.backend, "cuda") &&
+				       !strcmp(DEFAULT_TRANSPORT, "nccl");
+	if (strcmp(st.backend, "cuda")) {
+		if (!*nccl)
+			return 0;
+		fprintf(stderr, "mlp_dp: rank %d: --transport nccl needs the "
+			"cuda backend, and the context is on %s: give "
+			"--transport mpi, or TENSORMM_BACKEND=cuda\n", c->rank,
+			st.backend);
+		return 1;
+	}
+	tmm_ctx_destroy(*ctx);
+	*ctx = NULL;
+	rc = *nccl ? dp_nccl_setup(c, mc, st.device_index, s)
+		   : dp_staged_setup(c, mc, st.device_index, s);
+	if (rc) {
+		fprintf(stderr, "mlp_dp: rank %d: %s\n", c->rank,
+			*nccl ? dp_nccl_why(rc) : dp_staged_why(rc));
+		return 1;
+	}
+	*ctx = open_context(c);
+	return 0;
+}
+
+/* Trains in ctx as rank c->rank with the transport of s; fills *fig.
+ * 0, or 1 with the reason on stderr. */
+static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
+		 const struct dp_setup *s, struct rank_figures *fig)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	struct dp_trainer *t = NULL;
-	bool nccl;
 	uint8_t *w = NULL;
 	size_t len = 0;
 	int rc;
 
-	tmm_stats_get(ctx, &st);
-	nccl = a->transport ? !strcmp(a->transport, "nccl")
-			    : !strcmp(st.backend, "cuda") &&
-				      !strcmp(DEFAULT_TRANSPORT, "nccl");
-	if (strcmp(st.backend, "cuda")) {
-		if (nccl) {
-			fprintf(stderr, "mlp_dp: rank %d: --transport nccl "
-				"needs the cuda backend, and the context is on "
-				"%s: give --transport mpi, or "
-				"TENSORMM_BACKEND=cuda\n", c->rank, st.backend);
-			return 1;
-		}
-	} else if ((rc = nccl ? dp_nccl_setup(c, mc, st.device_index, &s)
-			      : dp_staged_setup(c, mc, st.device_index,
-						&s))) {
-		fprintf(stderr, "mlp_dp: rank %d: %s\n", c->rank,
-			nccl ? dp_nccl_why(rc) : dp_staged_why(rc));
-		return 1;
-	}
-	rc = dp_trainer_open(ctx, &s, &t);
+	rc = dp_trainer_open(ctx, s, &t);
 	mc->after_backward = dp_after_backward;
 	mc->after_backward_arg = t;
 	if (rc == 0)
@@ -213,7 +245,6 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		fprintf(stderr, "mlp_dp: rank %d: training failed: %s (%s)\n",
 			c->rank, tmm_last_error(ctx), tmm_strerror(rc));
 		dp_trainer_close(ctx, t);
-		transport_close(&s, nccl);
 		return 1;
 	}
 	if (c->rank == 0)
@@ -221,8 +252,6 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		       dp_trainer_buckets(t));
 	fig->net = (unsigned long long)dp_trainer_net_bytes(t);
 	dp_trainer_close(ctx, t);
-	transport_close(&s, nccl);
-	st.version = TMM_STATS_VERSION;
 	tmm_stats_get(ctx, &st);
 	fig->peak = st.device_peak;
 	fig->budget = st.budget;
@@ -250,9 +279,10 @@ int main(int argc, char **argv)
 	};
 	struct rank_figures fig = { 0 };
 	struct mlp_config mc;
+	struct dp_setup s;
 	struct dp_comm c;
 	tmm_ctx *ctx;
-	bool same;
+	bool same, nccl;
 	int rc;
 
 	rc = demo_parse_args("mlp_dp", argc, argv, opts,
@@ -280,15 +310,18 @@ int main(int argc, char **argv)
 		       "%s\n", c.size, a.accumulate, mc.batch, a.batch,
 		       a.layers, a.width, strcmp(a.zero, "1") ? "off" : "on");
 
-	if (tmm_ctx_create(&ctx, "sim_memory=backed")) {
-		fprintf(stderr, "mlp_dp: rank %d: cannot create a context: "
-			"%s\n", c.rank, tmm_last_error(NULL));
-		dp_comm_abort(&c, 1);
-	}
+	s = (struct dp_setup){
+		.comm = &c, .model = &mc, .kernels = mlp_cpu_kernels(),
+		.transport = dp_host_transport(),
+		.bucket_bytes = (size_t)a.bucket_kib * 1024,
+		.zero = !strcmp(a.zero, "1"),
+	};
 	/* A rank that fails stops them all: the others would wait in the
 	 * next collective for ever. */
-	if (train(ctx, &c, &mc, &a, &fig))
+	if (open_transport(&c, &mc, &a, &ctx, &s, &nccl) ||
+	    train(ctx, &c, &mc, &s, &fig))
 		dp_comm_abort(&c, 1);
+	transport_close(&s, nccl);
 	{
 		struct tmm_stats st = { .version = TMM_STATS_VERSION };
 
