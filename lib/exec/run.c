@@ -386,10 +386,14 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 		ptrs[i] = recs[i]->dev;
 	/* A collective still reducing a tensor of the op (its network part
 	 * runs beside the compute stream) ends before the op's kernels
-	 * read or write it. */
+	 * read or write it; and a swap-out's copy that a back-access let
+	 * go on (read_by) ends before they write it: an op that writes its
+	 * input in place, as a collective does, would race with it. */
 	for (i = 0; i < n; i++) {
-		rc = tmm_tensor_wait_net(ctx, recs[i], TMM_ENGINE_COMPUTE,
-					 false);
+		rc = i >= op->n_inputs
+			     ? tmm_tensor_wait_readers(ctx, recs[i])
+			     : tmm_tensor_wait_net(ctx, recs[i],
+						   TMM_ENGINE_COMPUTE, false);
 		if (rc < 0) {
 			rc = tmm_fail(ctx, rc, "%s", be->error);
 			goto fail;
