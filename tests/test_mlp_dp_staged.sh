@@ -14,6 +14,9 @@
 #    (CUDAFAKE_RACES=abort), so a copy read before it landed shows;
 #  - at 30% and 50% of the peak, in swap (swap-outs seen) and uvm, with
 #    five policies, the same digest;
+#  - every cudaMemcpyAsync of a one-step run failing in turn (the fault
+#    tunable): the run gives the reference digest, or fails naming the
+#    call, the staging's copies to the host and back among them;
 #  - the flag's misuse is refused naming what to change: a value other
 #    than mpi or nccl, nccl on the sim, nccl in a build without it.
 # Skips (77) where the double's mlp_dp was not built (no MPI or no
@@ -139,6 +142,40 @@ for pct in 30 50; do
 			     "below the peak '$uvm_peak' MiB"
 	done
 done
+
+# Every cudaMemcpyAsync of a one-step run (one process, --accumulate 2,
+# staged all the same) failing in turn: the library's copies at the
+# context's opening fall back, the staging's fail the op naming the
+# copy, and the rank stops with exit 1.  The calls stop short of 60.
+one="--batch 64 --steps 1 --bucket-kib 8 --accumulate 2 --transport mpi"
+ref_one=$(dp 0 $one)
+checks=$((checks + 1))
+[ -n "$ref_one" ] || fail "the one-step run printed no digest"
+to_host=0 to_device=0
+n=1
+while [ $n -le 60 ]; do
+	checks=$((checks + 1))
+	TENSORMM_FAULT=cudaMemcpyAsync@$n "$prog" $one >"$tmp/out" \
+		2>"$tmp/err"
+	rc=$?
+	got=$(tail -n 1 "$tmp/out" |
+	      sed -n 's/^weights digest: \([0-9a-f]\{16\}\)$/\1/p')
+	if [ "$rc" -eq 0 ]; then
+		[ "$got" = "$ref_one" ] ||
+			fail "cudaMemcpyAsync@$n: digest '$got', not '$ref_one'"
+	elif [ "$rc" -ne 1 ] || ! grep -q 'cudaMemcpyAsync' "$tmp/err"; then
+		fail "cudaMemcpyAsync@$n: exit $rc, said: $(cat "$tmp/err")"
+	fi
+	grep -q 'cudaMemcpyAsync(gradients to the host)' "$tmp/err" &&
+		to_host=$((to_host + 1))
+	grep -q 'cudaMemcpyAsync(sums to the device)' "$tmp/err" &&
+		to_device=$((to_device + 1))
+	n=$((n + 1))
+done
+checks=$((checks + 1))
+[ $to_host -gt 0 ] && [ $to_device -gt 0 ] ||
+	fail "no failed staging copy named: $to_host to the host," \
+	     "$to_device to the device"
 
 # refused N PATTERN CMD...: CMD exits with N and says PATTERN.
 refused() {
