@@ -13,7 +13,7 @@
 #    the host (CUDAFAKE_LAG) and the race detector aborting on a race
 #    (CUDAFAKE_RACES=abort), so a copy read before it landed shows;
 #  - at 30% and 50% of the peak, in swap (swap-outs seen) and uvm, with
-#    five policies, the same digest;
+#    five policies (three under the sanitizers), the same digest;
 #  - every cudaMemcpyAsync of a one-step run failing in turn (the fault
 #    tunable): the run gives the reference digest, or fails naming the
 #    call, the staging's copies to the host and back among them;
@@ -117,8 +117,12 @@ uvm_peak=$(peak0)
 # context takes its whole budget (the whole device, until the first
 # iteration has measured the peak) when it is made: mlp_dp opens cuBLAS
 # before it, or could not open it at all.
+# Under the sanitizers (ASAN_OPTIONS set, as scripts/test --sanitize
+# does), where a run takes several times as long, three policies.
+policies="none passive tsplit capuchin auto"
+[ -z "${ASAN_OPTIONS:-}" ] || policies="tsplit capuchin auto"
 for pct in 30 50; do
-	for policy in none passive tsplit capuchin auto; do
+	for policy in $policies; do
 		checks=$((checks + 2))
 		got=$(TENSORMM_MODE=swap TENSORMM_BUDGET=${pct}%peak \
 		      TENSORMM_POLICY=$policy TENSORMM_LOG=error dp 2 $model)
