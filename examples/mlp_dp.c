@@ -5,7 +5,7 @@
  *
  *   mpirun -np N examples/mlp_dp [--batch B] [--accumulate M] [--zero 1]
  *                                [--steps S] [--layers L] [--width W]
- *                                [--bucket-kib K]
+ *                                [--bucket-kib K] [--transport mpi|nccl]
  *
  * Each of the N ranks trains B/N samples of every step (in M
  * micro-batches of B/(N x M) with --accumulate M); after the backward of
@@ -19,7 +19,9 @@
  * The context of each rank takes the TENSORMM_* tunables as usual
  * (tensormm(7)), on top of "sim_memory=backed": on the sim the
  * collectives run MPI on host memory.  On the cuda backend, a build
- * with NCCL runs them with NCCL on the compute stream (dp_nccl.c).
+ * with NCCL runs them with NCCL on the collective's stream (dp_nccl.c),
+ * or, with --transport mpi, copies them to the host and runs the sim's
+ * MPI collectives there (dp_staged.c), so that ranks may share a GPU.
  * docs/scaling.md says how to launch it and what crosses which link.
  */
 #include <errno.h>
@@ -31,8 +33,16 @@
 #include "dp_comm.h"
 #include "dp_grads.h"
 #include "dp_nccl.h"
+#include "dp_staged.h"
 #include "mlp_model.h"
 #include "tensormm.h"
+
+/* NCCL where this build has it: the fast path, one GPU a rank. */
+#ifdef MLP_DP_NCCL
+#define DEFAULT_TRANSPORT "nccl"
+#else
+#define DEFAULT_TRANSPORT "mpi"
+#endif
 
 static void usage(FILE *f)
 {
@@ -41,6 +51,7 @@ static void usage(FILE *f)
 		"[--zero 0|1]\n"
 		"              [--steps S] [--layers L] [--width W] "
 		"[--bucket-kib K]\n"
+		"              [--transport mpi|nccl]\n"
 		"  --batch B       samples per step over all ranks; a multiple"
 		" of N x M\n"
 		"                  (default 64)\n"
@@ -59,6 +70,14 @@ static void usage(FILE *f)
 		"  --bucket-kib K  gradients per all-reduce, in KiB: a bucket "
 		"closes at K\n"
 		"                  (default 64)\n"
+		"  --transport T   how the cuda backend's collectives move "
+		"gradients: nccl,\n"
+		"                  NCCL on the device (one GPU a rank), or "
+		"mpi, staged\n"
+		"                  through host memory and MPI (ranks may "
+		"share a GPU);\n"
+		"                  default " DEFAULT_TRANSPORT " on cuda (the "
+		"sim has only mpi)\n"
 		"Each rank's context takes the TENSORMM_* tunables "
 		"(tensormm(7)).  The last\n"
 		"line is \"weights digest: <16 hex digits>\" over every "
@@ -78,6 +97,7 @@ static unsigned long long digest(const uint8_t *p, size_t len)
 struct dp_args {
 	unsigned batch, accumulate, steps, layers, width, bucket_kib;
 	const char *zero;
+	const char *transport;	/* "mpi", "nccl" or NULL: the default */
 };
 
 /* Checks the flags against the world; says what to change.  0 or 2. */
@@ -88,6 +108,12 @@ static int check_args(const struct dp_args *a, const struct dp_comm *c)
 	if (strcmp(a->zero, "0") && strcmp(a->zero, "1")) {
 		fprintf(stderr, "mlp_dp: --zero takes 0 or 1, not '%s'\n",
 			a->zero);
+		return 2;
+	}
+	if (a->transport && strcmp(a->transport, "mpi") &&
+	    strcmp(a->transport, "nccl")) {
+		fprintf(stderr, "mlp_dp: --transport takes mpi or nccl, not "
+			"'%s'\n", a->transport);
 		return 2;
 	}
 	if (a->batch % parts) {
@@ -130,31 +156,86 @@ static void report(const struct dp_comm *c, const struct rank_figures *mine,
 	free(all);
 }
 
-/* Trains in ctx as rank c->rank; fills *fig.  0, or 1 with the reason
- * on stderr. */
-static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
-		 const struct dp_args *a, struct rank_figures *fig)
+/* Ends what dp_nccl_setup or dp_staged_setup made (neither, on the sim:
+ * both are then no-ops). */
+static void transport_close(struct dp_setup *s, bool nccl)
+{
+	if (nccl)
+		dp_nccl_close(s);
+	else
+		dp_staged_close(s);
+}
+
+/* Makes the rank's context; stops every rank where it cannot. */
+static tmm_ctx *open_context(const struct dp_comm *c)
+{
+	tmm_ctx *ctx;
+
+	if (tmm_ctx_create(&ctx, "sim_memory=backed")) {
+		fprintf(stderr, "mlp_dp: rank %d: cannot create a context: "
+			"%s\n", c->rank, tmm_last_error(NULL));
+		dp_comm_abort(c, 1);
+	}
+	return ctx;
+}
+
+/*
+ * Makes the rank's context *ctx and sets s (and mc's kernels) up for its
+ * backend and --transport; *nccl says which cuda transport.  On cuda the
+ * transport's own device memory (cuBLAS's workspace, NCCL's buffers)
+ * comes first: in mode=swap a context takes its budget of the device in
+ * one allocation when it is made (lib/mem/pool.h), the whole device with
+ * the default budget or with budget=N%peak until the first iteration has
+ * measured the peak.  So a first context only tells the backend and the
+ * device, and goes; the one that trains is made after.  0, or 1 with the
+ * reason on stderr.
+ */
+static int open_transport(const struct dp_comm *c, struct mlp_config *mc,
+			  const struct dp_args *a, tmm_ctx **ctx,
+			  struct dp_setup *s, bool *nccl)
 {
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
-	struct dp_setup s = {
-		.comm = c, .model = mc, .kernels = mlp_cpu_kernels(),
-		.transport = dp_host_transport(),
-		.bucket_bytes = (size_t)a->bucket_kib * 1024,
-		.zero = !strcmp(a->zero, "1"),
-	};
+	int rc;
+
+	*ctx = open_context(c);
+	tmm_stats_get(*ctx, &st);
+	*nccl = a->transport ? !strcmp(a->transport, "nccl")
+			     : !strcmp(st.backend, "cuda") &&
+				       !strcmp(DEFAULT_TRANSPORT, "nccl");
+	if (strcmp(st.backend, "cuda")) {
+		if (!*nccl)
+			return 0;
+		fprintf(stderr, "mlp_dp: rank %d: --transport nccl needs the "
+			"cuda backend, and the context is on %s: give "
+			"--transport mpi, or TENSORMM_BACKEND=cuda\n", c->rank,
+			st.backend);
+		return 1;
+	}
+	tmm_ctx_destroy(*ctx);
+	*ctx = NULL;
+	rc = *nccl ? dp_nccl_setup(c, mc, st.device_index, s)
+		   : dp_staged_setup(c, mc, st.device_index, s);
+	if (rc) {
+		fprintf(stderr, "mlp_dp: rank %d: %s\n", c->rank,
+			*nccl ? dp_nccl_why(rc) : dp_staged_why(rc));
+		return 1;
+	}
+	*ctx = open_context(c);
+	return 0;
+}
+
+/* Trains in ctx as rank c->rank with the transport of s; fills *fig.
+ * 0, or 1 with the reason on stderr. */
+static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
+		 const struct dp_setup *s, struct rank_figures *fig)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	struct dp_trainer *t = NULL;
 	uint8_t *w = NULL;
 	size_t len = 0;
 	int rc;
 
-	tmm_stats_get(ctx, &st);
-	if (!strcmp(st.backend, "cuda") &&
-	    (rc = dp_nccl_setup(c, mc, st.device_index, &s))) {
-		fprintf(stderr, "mlp_dp: rank %d: %s\n", c->rank,
-			dp_nccl_why(rc));
-		return 1;
-	}
-	rc = dp_trainer_open(ctx, &s, &t);
+	rc = dp_trainer_open(ctx, s, &t);
 	mc->after_backward = dp_after_backward;
 	mc->after_backward_arg = t;
 	if (rc == 0)
@@ -164,7 +245,6 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		fprintf(stderr, "mlp_dp: rank %d: training failed: %s (%s)\n",
 			c->rank, tmm_last_error(ctx), tmm_strerror(rc));
 		dp_trainer_close(ctx, t);
-		dp_nccl_close(&s);
 		return 1;
 	}
 	if (c->rank == 0)
@@ -172,8 +252,6 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		       dp_trainer_buckets(t));
 	fig->net = (unsigned long long)dp_trainer_net_bytes(t);
 	dp_trainer_close(ctx, t);
-	dp_nccl_close(&s);
-	st.version = TMM_STATS_VERSION;
 	tmm_stats_get(ctx, &st);
 	fig->peak = st.device_peak;
 	fig->budget = st.budget;
@@ -188,7 +266,7 @@ int main(int argc, char **argv)
 {
 	struct dp_args a = { .batch = 64, .accumulate = 1, .steps = 4,
 			     .layers = 3, .width = 64, .bucket_kib = 64,
-			     .zero = "0" };
+			     .zero = "0", .transport = NULL };
 	const struct demo_opt opts[] = {
 		{ "--batch", DEMO_COUNT, &a.batch, 0 },
 		{ "--accumulate", DEMO_COUNT, &a.accumulate, 1024 },
@@ -197,12 +275,14 @@ int main(int argc, char **argv)
 		{ "--layers", DEMO_COUNT, &a.layers, 63 },
 		{ "--width", DEMO_COUNT, &a.width, 0 },
 		{ "--bucket-kib", DEMO_COUNT, &a.bucket_kib, 1u << 20 },
+		{ "--transport", DEMO_TEXT, &a.transport, 4 },
 	};
 	struct rank_figures fig = { 0 };
 	struct mlp_config mc;
+	struct dp_setup s;
 	struct dp_comm c;
 	tmm_ctx *ctx;
-	bool same;
+	bool same, nccl;
 	int rc;
 
 	rc = demo_parse_args("mlp_dp", argc, argv, opts,
@@ -230,15 +310,18 @@ int main(int argc, char **argv)
 		       "%s\n", c.size, a.accumulate, mc.batch, a.batch,
 		       a.layers, a.width, strcmp(a.zero, "1") ? "off" : "on");
 
-	if (tmm_ctx_create(&ctx, "sim_memory=backed")) {
-		fprintf(stderr, "mlp_dp: rank %d: cannot create a context: "
-			"%s\n", c.rank, tmm_last_error(NULL));
-		dp_comm_abort(&c, 1);
-	}
+	s = (struct dp_setup){
+		.comm = &c, .model = &mc, .kernels = mlp_cpu_kernels(),
+		.transport = dp_host_transport(),
+		.bucket_bytes = (size_t)a.bucket_kib * 1024,
+		.zero = !strcmp(a.zero, "1"),
+	};
 	/* A rank that fails stops them all: the others would wait in the
 	 * next collective for ever. */
-	if (train(ctx, &c, &mc, &a, &fig))
+	if (open_transport(&c, &mc, &a, &ctx, &s, &nccl) ||
+	    train(ctx, &c, &mc, &s, &fig))
 		dp_comm_abort(&c, 1);
+	transport_close(&s, nccl);
 	{
 		struct tmm_stats st = { .version = TMM_STATS_VERSION };
 

@@ -326,7 +326,9 @@ struct tmm_backend_ops {
 	 * wait for it, so the runtime hands one to each of the op's
 	 * tensors and makes their later users wait (tmm_tensor_rec's
 	 * net_by).  Each call writes an event of its own, released with
-	 * event_release.  Both NULL: collectives run on the compute stream,
+	 * event_release; or, where no event can be had, an invalid one
+	 * (complete) once the host has waited for the work instead.  Both
+	 * NULL: collectives run on the compute stream,
 	 * in its order, and nothing waits for them apart.
 	 */
 	void *(*comm_stream)(struct tmm_backend *be);

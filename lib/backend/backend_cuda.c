@@ -640,6 +640,28 @@ static void *cuda_comm_stream(struct tmm_backend *be)
 	return s->comm;
 }
 
+/*
+ * Where no event can mark the collective's end, the host waits for the
+ * comm stream instead: its work is then over, which the invalid event
+ * handed out says (complete by definition), and no later user of its
+ * tensors is left unordered.  Slower, but right, as comm_stream's
+ * fallback is.  Fails, naming both calls, only where the wait fails too.
+ */
+static int comm_event_fallback(struct tmm_backend *be, cudaError_t why,
+			       const char *call, tmm_event *ev)
+{
+	cudaError_t e;
+
+	(void)cudaGetLastError();
+	e = cudaStreamSynchronize(st_of(be)->comm);
+	if (e != cudaSuccess)
+		return tmm_cuda_fail(be, e, "cudaStreamSynchronize(comm "
+				     "stream), after %s failed (%s)", call,
+				     cudaGetErrorName(why));
+	*ev = (tmm_event){ 0 };
+	return 0;
+}
+
 /* The end of the comm stream's work so far: the last collective's. */
 static int cuda_collective_event(struct tmm_backend *be, tmm_event *ev)
 {
@@ -653,12 +675,15 @@ static int cuda_collective_event(struct tmm_backend *be, tmm_event *ev)
 	} else {
 		e = cudaEventCreateWithFlags(&ce, cudaEventDisableTiming);
 		if (e != cudaSuccess)
-			return tmm_cuda_fail(be, e, "cudaEventCreateWithFlags");
+			return comm_event_fallback(be, e,
+						   "cudaEventCreateWithFlags",
+						   ev);
 	}
 	e = cudaEventRecord(ce, s->comm);
 	if (e != cudaSuccess) {
 		s->spare[s->nspare++] = ce;
-		return tmm_cuda_fail(be, e, "cudaEventRecord(comm stream)");
+		return comm_event_fallback(be, e,
+					   "cudaEventRecord(comm stream)", ev);
 	}
 	ev->valid = true;
 	ev->engine = TMM_ENGINE_NET;

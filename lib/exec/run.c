@@ -240,6 +240,23 @@ static int mark_net(struct tmm_ctx *ctx, struct tmm_tensor_rec **recs,
 	return 0;
 }
 
+/*
+ * A collective whose op fails after its callback ran may have left work
+ * on the comm stream that reads and writes its tensors: the host waits
+ * for it, before the unwinding releases or moves them and so that their
+ * later users need not.  Best effort: the op's own error is the one told.
+ */
+static void settle_failed_collective(struct tmm_ctx *ctx, const tmm_op *op,
+				     struct tmm_tensor_rec **recs, unsigned n)
+{
+	if (op->kind != TMM_OP_COLLECTIVE)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		if (tmm_tensor_mark_net(ctx, recs[i]) == 0)
+			(void)tmm_tensor_wait_net(ctx, recs[i],
+						  TMM_ENGINE_COMPUTE, true);
+}
+
 int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 {
 	struct tmm_tensor_rec *stack_recs[STACK_TENSORS], **recs = stack_recs;
@@ -370,10 +387,14 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 		ptrs[i] = recs[i]->dev;
 	/* A collective still reducing a tensor of the op (its network part
 	 * runs beside the compute stream) ends before the op's kernels
-	 * read or write it. */
+	 * read or write it; and a swap-out's copy that a back-access let
+	 * go on (read_by) ends before they write it: an op that writes its
+	 * input in place, as a collective does, would race with it. */
 	for (i = 0; i < n; i++) {
-		rc = tmm_tensor_wait_net(ctx, recs[i], TMM_ENGINE_COMPUTE,
-					 false);
+		rc = i >= op->n_inputs
+			     ? tmm_tensor_wait_readers(ctx, recs[i])
+			     : tmm_tensor_wait_net(ctx, recs[i],
+						   TMM_ENGINE_COMPUTE, false);
 		if (rc < 0) {
 			rc = tmm_fail(ctx, rc, "%s", be->error);
 			goto fail;
@@ -435,11 +456,13 @@ int tmm_run_op(struct tmm_ctx *ctx, const tmm_op *op)
 				       "op '%s' failed: its run callback "
 				       "returned %d (%s)", ctx->current_op,
 				       rc, tmm_strerror(rc));
+		settle_failed_collective(ctx, op, recs, n);
 		goto fail;
 	}
 	rc = be->ops->kernel_end(be, &op->cost, &ns);
 	if (rc < 0) {
 		rc = tmm_fail(ctx, rc, "%s", be->error);
+		settle_failed_collective(ctx, op, recs, n);
 		goto fail;
 	}
 ran:

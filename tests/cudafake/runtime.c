@@ -496,6 +496,9 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 {
 	if (!event)
 		return fail(cudaErrorInvalidValue);
+	/* Injected as the shortage the Runtime API lists for the call. */
+	if (tmm_fault_hit("cudaEventCreateWithFlags"))
+		return fail(cudaErrorMemoryAllocation);
 	*event = calloc(1, sizeof(**event));
 	if (!*event)
 		return fail(cudaErrorMemoryAllocation);
