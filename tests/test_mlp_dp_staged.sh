@@ -21,18 +21,13 @@
 #    than mpi or nccl, nccl on the sim, nccl in a build without it.
 # Skips (77) where the double's mlp_dp was not built (no MPI or no
 # cuBLAS) or mpirun is missing.  Ends with a Check-style summary line.
+. "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
 src=${srcdir:-.}
 prog=$build/tests/mlp_dp_fake
-if [ ! -x "$prog" ]; then
-	echo "tests/mlp_dp_fake was not built: configure found no MPI or" \
-	     "no CUDA with cuBLAS"
-	exit 77
-fi
-if ! command -v mpirun >/dev/null 2>&1; then
-	echo "no mpirun on PATH: install openmpi-bin"
-	exit 77
-fi
+[ -x "$prog" ] || skip "tests/mlp_dp_fake was not built: configure" \
+	"found no MPI or no CUDA with cuBLAS"
+have mpirun || skip "no mpirun on PATH: install openmpi-bin"
 if [ "$(id -u)" -eq 0 ]; then
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
@@ -43,15 +38,7 @@ LSAN_OPTIONS="$mpi_lsan${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export LSAN_OPTIONS
 TENSORMM_BACKEND=cuda TENSORMM_STATS_SHM=off CUDAFAKE_RACES=abort
 export TENSORMM_BACKEND TENSORMM_STATS_SHM CUDAFAKE_RACES
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-checks=0
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+make_tmp
 
 model="--batch 64 --steps 3 --bucket-kib 8"
 
@@ -201,6 +188,4 @@ if [ -x "$build/examples/mlp_dp" ]; then
 		--transport nccl
 fi
 
-pct=$(( (checks - failures) * 100 / checks ))
-echo "$pct%: Checks: $checks, Failures: $failures, Errors: 0"
-[ "$failures" -eq 0 ]
+summary
