@@ -256,6 +256,32 @@ START_TEST(a_failed_event_creation_waits_instead)
 }
 END_TEST
 
+/* Where the host's wait that stands in for the event fails too, the
+ * call fails, naming both calls: nothing is left to order the readers. */
+START_TEST(a_failed_wait_after_a_failed_event_names_both)
+{
+	struct tmm_backend be;
+	struct tmm_config cfg;
+	tmm_event ev = { 0 };
+
+	open_backend(&be, &cfg);
+	ck_assert_int_eq(tmm_fault_set("cudaEventCreateWithFlags@1+;"
+				       "cudaStreamSynchronize@1+"),
+			 0);
+	ck_assert_int_lt(be.ops->collective_event(&be, &ev), 0);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert(!ev.valid);
+	ck_assert_msg(strstr(be.error, "cudaStreamSynchronize(comm stream)") &&
+			      strstr(be.error, "cudaEventCreateWithFlags"),
+		      "%s", be.error);
+	/* The backend goes on once the device does. */
+	ck_assert_msg(be.ops->collective_event(&be, &ev) == 0, "%s",
+		      be.error);
+	be.ops->event_release(&be, &ev);
+	be.ops->close(&be);
+}
+END_TEST
+
 /* ---- through tmm_run ------------------------------------------------ */
 
 /* h = g + 1, bytewise: an idempotent collective, so that a step run
@@ -472,6 +498,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_failed_comm_stream_call_falls_back_to_compute);
 	tcase_add_test(tc, a_failed_collective_event_waits_instead);
 	tcase_add_test(tc, a_failed_event_creation_waits_instead);
+	tcase_add_test(tc, a_failed_wait_after_a_failed_event_names_both);
 	tcase_add_test(tc, every_failed_event_call_of_a_collective_step);
 	tcase_add_test(tc, a_collective_failing_after_queuing_work);
 	suite_add_tcase(s, tc);

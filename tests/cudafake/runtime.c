@@ -488,6 +488,10 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 	rt.calls.stream_syncs++;
 	if (!s)
 		return fail(cudaErrorInvalidResourceHandle);
+	/* Injected as the stream's work having failed, which a
+	 * synchronisation is where the runtime reports it. */
+	if (tmm_fault_hit("cudaStreamSynchronize"))
+		return fail(cudaErrorLaunchFailure);
 	fake_sync_stream(s);
 	return cudaSuccess;
 }
