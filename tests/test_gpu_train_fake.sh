@@ -37,7 +37,7 @@ grep -q '^Device cudafake.*; commit abc1234; pinned copy host to device [0-9.]* 
 	"$tmp/out" || fail "the device line lacks the device, commit or bandwidths"
 
 # The unconstrained row, then 10 policies x 2 modes, all bit-identical,
-# each with numbers in its 10 figure columns.
+# each with numbers in its 11 figure columns.
 checks=$((checks + 1))
 [ "$(grep -c '^| unconstrained | swap | 90% of free |' "$tmp/out")" -eq 1 ] ||
 	fail "no unconstrained row"
@@ -57,7 +57,7 @@ for policy in none passive vdnn-conv vdnn-all checkpoint superneurons \
 done
 checks=$((checks + 1))
 bad=$(grep '^| [a-z-]* | \(swap\|uvm\) |' "$tmp/out" | awk -F'|' '
-	{ for (i = 5; i <= 14; i++) {
+	{ for (i = 5; i <= 15; i++) {
 		n = split($i, v, /[ \/]+/)
 		for (k = 1; k <= n; k++)
 			if (v[k] != "" && v[k] !~ /^[0-9]+(\.[0-9]+)?$/) {

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu_train_options.c — bench_gpu_train's command line (see
+ * gpu_train_options.h).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_train_options.h"
+
+static const struct shape known_shapes[] = {
+	{ "compute-bound", 4096, 12, 2048 },
+	{ "transfer-bound", 1024, 24, 8192 },
+};
+
+static const char *const all_policies[N_POLICIES] = {
+	"none", "passive", "vdnn-conv", "vdnn-all", "checkpoint",
+	"superneurons", "capuchin", "tensile", "tsplit", "auto",
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bench_gpu_train [--shape compute|transfer|all|WxLxB] "
+		"[--modes swap,uvm]\n"
+		"         [--policies all|P,P,...] [--budgets 0.4,0.3] "
+		"[--steps N] [--warmup N]\n"
+		"         [--append FILE] [--commit TEXT]\n"
+		"  --shape     compute (width 4096, 12 layers, batch 2048), "
+		"transfer (1024,\n"
+		"              24, 8192), all (both, the default) or "
+		"WIDTHxLAYERSxBATCH\n"
+		"  --modes     swap, uvm or both (the default)\n"
+		"  --policies  all (the default) or a list of: none, passive, "
+		"vdnn-conv,\n"
+		"              vdnn-all, checkpoint, superneurons, capuchin, "
+		"tensile, tsplit, auto\n"
+		"  --budgets   fractions of the unconstrained peak, 0 < F <= 4 "
+		"(default 0.4,0.3;\n"
+		"              above 1: a run with no memory pressure)\n"
+		"  --steps     training steps a run (default 8)\n"
+		"  --warmup    first steps left out of the figures "
+		"(default 2)\n"
+		"  --append    also append the tables to FILE\n"
+		"  --commit    the commit to print (default "
+		"$TMM_BENCH_COMMIT)\n");
+}
+
+static int bad(const char *opt, const char *val)
+{
+	fprintf(stderr, "bench_gpu_train: bad value '%s' for %s\n", val, opt);
+	usage(stderr);
+	return 2;
+}
+
+static bool parse_uint(const char *s, unsigned lo, unsigned hi,
+		       unsigned *v)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(s, &end, 10);
+	if (errno || end == s || *end || x < lo || x > hi || *s == '-')
+		return false;
+	*v = (unsigned)x;
+	return true;
+}
+
+/* Splits a comma-separated list in place; false past `max` items. */
+static bool split_list(char *s, char **items, unsigned max, unsigned *n)
+{
+	*n = 0;
+	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+		if (*n == max)
+			return false;
+		items[(*n)++] = tok;
+	}
+	return *n > 0;
+}
+
+static int parse_shape(struct options *o, const char *v)
+{
+	unsigned w, l, bt;
+	char tail;
+
+	o->n_shapes = 0;
+	if (!strcmp(v, "compute") || !strcmp(v, "all"))
+		o->shapes[o->n_shapes++] = known_shapes[0];
+	if (!strcmp(v, "transfer") || !strcmp(v, "all"))
+		o->shapes[o->n_shapes++] = known_shapes[1];
+	if (o->n_shapes)
+		return 0;
+	if (sscanf(v, "%ux%ux%u%c", &w, &l, &bt, &tail) != 3 || !w || !l ||
+	    l > 63 || !bt || w > (1u << 20) || bt > (1u << 20))
+		return -1;
+	o->custom = (struct shape){ "custom", w, l, bt };
+	o->shapes[o->n_shapes++] = o->custom;
+	return 0;
+}
+
+int gpu_train_parse_args(struct options *o, int argc, char **argv)
+{
+	static char lists[3][512];
+	char *items[16];
+	unsigned n;
+
+	o->shapes[0] = known_shapes[0];
+	o->shapes[1] = known_shapes[1];
+	o->n_shapes = 2;
+	o->modes[0] = "swap";
+	o->modes[1] = "uvm";
+	o->n_modes = 2;
+	for (unsigned p = 0; p < N_POLICIES; p++)
+		o->policies[p] = all_policies[p];
+	o->n_policies = N_POLICIES;
+	o->budgets[0] = 0.4;
+	o->budgets[1] = 0.3;
+	o->n_budgets = 2;
+	o->steps = 8;
+	o->warmup = 2;
+	o->commit = getenv("TMM_BENCH_COMMIT");
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 1;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "bench_gpu_train: unknown option or "
+				"no value: %s\n", a);
+			usage(stderr);
+			return 2;
+		}
+		v = argv[++i];
+		if (!strcmp(a, "--shape")) {
+			if (parse_shape(o, v))
+				return bad(a, v);
+		} else if (!strcmp(a, "--modes")) {
+			snprintf(lists[0], sizeof(lists[0]), "%s", v);
+			if (!split_list(lists[0], items, 2, &n))
+				return bad(a, v);
+			for (unsigned k = 0; k < n; k++) {
+				if (strcmp(items[k], "swap") &&
+				    strcmp(items[k], "uvm"))
+					return bad(a, v);
+				o->modes[k] = items[k];
+			}
+			o->n_modes = n;
+		} else if (!strcmp(a, "--policies")) {
+			if (!strcmp(v, "all"))
+				continue;
+			snprintf(lists[1], sizeof(lists[1]), "%s", v);
+			if (!split_list(lists[1], items, 16, &n) ||
+			    n > N_POLICIES)
+				return bad(a, v);
+			for (unsigned k = 0; k < n; k++) {
+				unsigned p = 0;
+
+				while (p < N_POLICIES &&
+				       strcmp(items[k], all_policies[p]))
+					p++;
+				if (p == N_POLICIES)
+					return bad(a, v);
+				o->policies[k] = all_policies[p];
+			}
+			o->n_policies = n;
+		} else if (!strcmp(a, "--budgets")) {
+			snprintf(lists[2], sizeof(lists[2]), "%s", v);
+			if (!split_list(lists[2], items, 8, &n))
+				return bad(a, v);
+			for (unsigned k = 0; k < n; k++) {
+				char *end;
+				double f;
+
+				errno = 0;
+				f = strtod(items[k], &end);
+				if (errno || end == items[k] || *end ||
+				    !(f > 0 && f <= 4))
+					return bad(a, v);
+				o->budgets[k] = f;
+			}
+			o->n_budgets = n;
+		} else if (!strcmp(a, "--steps")) {
+			if (!parse_uint(v, 2, MAX_STEPS, &o->steps))
+				return bad(a, v);
+		} else if (!strcmp(a, "--warmup")) {
+			if (!parse_uint(v, 1, MAX_STEPS, &o->warmup))
+				return bad(a, v);
+		} else if (!strcmp(a, "--append")) {
+			o->append = v;
+		} else if (!strcmp(a, "--commit")) {
+			o->commit = v;
+		} else {
+			fprintf(stderr, "bench_gpu_train: unknown option: "
+				"%s\n", a);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (o->warmup >= o->steps) {
+		fprintf(stderr, "bench_gpu_train: --warmup (%u) must be "
+			"below --steps (%u)\n", o->warmup, o->steps);
+		return 2;
+	}
+	if (!o->commit || !*o->commit)
+		o->commit = "unknown";
+	return 0;
+}
+

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu_train_options.h — bench_gpu_train's command line: the shapes it
+ * knows, the policies, and what a command line chose (see
+ * bench_gpu_train.c for what the benchmark does with them).
+ */
+#ifndef BENCH_GPU_TRAIN_OPTIONS_H
+#define BENCH_GPU_TRAIN_OPTIONS_H
+
+#define MAX_STEPS 1000
+
+struct shape {
+	const char *name;
+	unsigned width, layers, batch;
+};
+
+#define N_POLICIES 10
+
+/* What the command line chose. */
+struct options {
+	struct shape shapes[2];
+	unsigned n_shapes;
+	struct shape custom;
+	const char *modes[2];
+	unsigned n_modes;
+	const char *policies[N_POLICIES];
+	unsigned n_policies;
+	double budgets[8];
+	unsigned n_budgets;
+	unsigned steps, warmup;
+	const char *append;
+	const char *commit;
+};
+
+/*
+ * Fills o (zeroed by the caller) from argv.  Returns 0, 1 after printing
+ * the help (--help: the program exits 0), or 2 after saying on stderr
+ * what was wrong with the command line.
+ */
+int gpu_train_parse_args(struct options *o, int argc, char **argv);
+
+#endif /* BENCH_GPU_TRAIN_OPTIONS_H */
