@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm_twins.h"
 #include "cuda_main.h"
 #include "cudafake/cudafake.h"
 #include "lib/backend/backend.h"
@@ -21,39 +22,7 @@
 #include "lib/core/context.h"
 #include "tensormm.h"
 
-#define BYTES (64u << 10)
-
-/* Host twins: the double runs them, the ranges are what it checks. */
-static void twin_write(void *arg)
-{
-	memset(arg, 0x5a, BYTES);
-}
-
-static void twin_read(void *arg)
-{
-	(void)arg;
-}
-
-static void launch(cudaStream_t stream, void *p, bool write)
-{
-	struct cudafake_range r = { p, BYTES, write };
-
-	ck_assert_int_eq(cudafake_launch(stream, write ? twin_write : twin_read,
-					 p, &r, 1),
-			 cudaSuccess);
-}
-
-static void open_backend(struct tmm_backend *be, struct tmm_config *cfg)
-{
-	memset(be, 0, sizeof(*be));
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->backend = TMM_BACKEND_CUDA;
-	cfg->mode = TMM_MODE_AUTO;
-	cfg->host_numa_node = -1;
-	cfg->log = TMM_LOG_WARN;
-	be->ops = &tmm_backend_cuda_ops;
-	ck_assert_msg(be->ops->open(be, cfg) == 0, "%s", be->error);
-}
+#define BYTES COMM_TWIN_BYTES
 
 /*
  * grad writes p on the compute stream, the collective reads and writes
@@ -69,18 +38,18 @@ static unsigned collective_then_read(bool wait)
 	void *p, *comm;
 	unsigned races;
 
-	open_backend(&be, &cfg);
+	comm_twin_open(&be, &cfg);
 	ck_assert_int_eq(be.ops->dev_alloc(&be, BYTES, &p), 0);
 	cudafake_reset(7);
 	ck_assert_int_eq(be.ops->kernel_begin(&be, NULL), 0);
-	launch(be.ops->compute_stream(&be), p, true);
+	comm_twin_launch(be.ops->compute_stream(&be), p, true);
 	ck_assert_int_eq(be.ops->kernel_end(&be, NULL, NULL), 0);
 
 	ck_assert_int_eq(be.ops->kernel_begin(&be, &coll), 0);
 	comm = be.ops->comm_stream(&be);
 	ck_assert_ptr_nonnull(comm);
 	ck_assert_ptr_ne(comm, be.ops->compute_stream(&be));
-	launch(comm, p, true);
+	comm_twin_launch(comm, p, true);
 	ck_assert_int_eq(be.ops->kernel_end(&be, &coll, NULL), 0);
 	ck_assert_int_eq(be.ops->collective_event(&be, &ev), 0);
 	ck_assert(ev.valid);
@@ -91,7 +60,7 @@ static unsigned collective_then_read(bool wait)
 						     &ev),
 				 0);
 	ck_assert_int_eq(be.ops->kernel_begin(&be, NULL), 0);
-	launch(be.ops->compute_stream(&be), p, false);
+	comm_twin_launch(be.ops->compute_stream(&be), p, false);
 	ck_assert_int_eq(be.ops->kernel_end(&be, NULL, NULL), 0);
 	be.ops->event_release(&be, &ev);
 	races = cudafake_races();
@@ -126,7 +95,7 @@ static int op_write(void *const *in, void *const *out, void *user,
 	(void)in;
 	if (user)
 		((struct seen *)user)->stream = stream;
-	launch(stream, out[0], true);
+	comm_twin_launch(stream, out[0], true);
 	return 0;
 }
 
@@ -134,8 +103,8 @@ static int op_read(void *const *in, void *const *out, void *user,
 		   void *stream)
 {
 	(void)user;
-	launch(stream, in[0], false);
-	launch(stream, out[0], true);
+	comm_twin_launch(stream, in[0], false);
+	comm_twin_launch(stream, out[0], true);
 	return 0;
 }
 

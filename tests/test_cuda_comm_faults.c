@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm_twins.h"
 #include "cuda_main.h"
 #include "cudafake/cudafake.h"
 #include "lib/backend/backend.h"
@@ -34,46 +35,13 @@
 #include "lib/core/context.h"
 #include "tensormm.h"
 
-#define BYTES (64u << 10)
+#define BYTES COMM_TWIN_BYTES
 
 /* The event sites of the double that the comm stream's paths call. */
 static const char *const sites[] = { "cudaEventCreateWithFlags",
 				     "cudaEventRecord",
 				     "cudaStreamWaitEvent" };
 #define N_SITES (sizeof(sites) / sizeof(sites[0]))
-
-/* ---- host twins: the double runs them, the ranges are what it checks */
-
-static void twin_write(void *arg)
-{
-	memset(arg, 0x5a, BYTES);
-}
-
-static void twin_read(void *arg)
-{
-	(void)arg;
-}
-
-static void launch(cudaStream_t stream, void *p, bool write)
-{
-	struct cudafake_range r = { p, BYTES, write };
-
-	ck_assert_int_eq(cudafake_launch(stream, write ? twin_write : twin_read,
-					 p, &r, 1),
-			 cudaSuccess);
-}
-
-static void open_backend(struct tmm_backend *be, struct tmm_config *cfg)
-{
-	memset(be, 0, sizeof(*be));
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->backend = TMM_BACKEND_CUDA;
-	cfg->mode = TMM_MODE_AUTO;
-	cfg->host_numa_node = -1;
-	cfg->log = TMM_LOG_WARN;
-	be->ops = &tmm_backend_cuda_ops;
-	ck_assert_msg(be->ops->open(be, cfg) == 0, "%s", be->error);
-}
 
 /* What one collective did on the backend (collective_on_backend). */
 struct outcome {
@@ -102,11 +70,11 @@ static struct outcome collective_on_backend(const char *fault,
 	tmm_event ev = { 0 };
 	void *p, *comm;
 
-	open_backend(&be, &cfg);
+	comm_twin_open(&be, &cfg);
 	ck_assert_int_eq(be.ops->dev_alloc(&be, BYTES, &p), 0);
 	cudafake_reset(7);
 	ck_assert_int_eq(be.ops->kernel_begin(&be, NULL), 0);
-	launch(be.ops->compute_stream(&be), p, true);
+	comm_twin_launch(be.ops->compute_stream(&be), p, true);
 	ck_assert_int_eq(be.ops->kernel_end(&be, NULL, NULL), 0);
 
 	ck_assert_int_eq(be.ops->kernel_begin(&be, &coll), 0);
@@ -119,7 +87,7 @@ static struct outcome collective_on_backend(const char *fault,
 	}
 	ck_assert_ptr_nonnull(comm);
 	o.on_compute = comm == be.ops->compute_stream(&be);
-	launch(comm, p, true);
+	comm_twin_launch(comm, p, true);
 	ck_assert_int_eq(be.ops->kernel_end(&be, &coll, NULL), 0);
 	be.error[0] = '\0';
 	if (!in_comm)
@@ -133,7 +101,7 @@ static struct outcome collective_on_backend(const char *fault,
 	snprintf(o.error, sizeof(o.error), "%s", be.error);
 
 	ck_assert_int_eq(be.ops->kernel_begin(&be, NULL), 0);
-	launch(be.ops->compute_stream(&be), p, false);
+	comm_twin_launch(be.ops->compute_stream(&be), p, false);
 	ck_assert_int_eq(be.ops->kernel_end(&be, NULL, NULL), 0);
 	o.races = cudafake_races();
 	be.ops->event_release(&be, &ev);
@@ -239,7 +207,7 @@ START_TEST(a_failed_event_creation_waits_instead)
 	tmm_event ev = { 0 };
 	struct cudafake_calls before, after;
 
-	open_backend(&be, &cfg);
+	comm_twin_open(&be, &cfg);
 	cudafake_calls(&before);
 	ck_assert_int_eq(tmm_fault_set("cudaEventCreateWithFlags@1+"), 0);
 	ck_assert_msg(be.ops->collective_event(&be, &ev) == 0, "%s",
@@ -264,7 +232,7 @@ START_TEST(a_failed_wait_after_a_failed_event_names_both)
 	struct tmm_config cfg;
 	tmm_event ev = { 0 };
 
-	open_backend(&be, &cfg);
+	comm_twin_open(&be, &cfg);
 	ck_assert_int_eq(tmm_fault_set("cudaEventCreateWithFlags@1+;"
 				       "cudaStreamSynchronize@1+"),
 			 0);
