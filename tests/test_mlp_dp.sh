@@ -19,30 +19,15 @@
 # own libraries leak by design, ours must not.  Ends with a Check-style
 # summary line for scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
+. "$(dirname "$0")/mlp_dp_lib.sh" || exit 99
 build=${top_builddir:-.}
-src=${srcdir:-.}
 prog=$build/examples/mlp_dp
 if [ ! -x "$prog" ]; then
 	skip "examples/mlp_dp was not built: configure found no MPI" \
 	     "(install libopenmpi-dev and openmpi-bin, or scripts/setup-deps," \
 	     "then configure --with-mpi)"
 fi
-if ! have mpirun; then
-	skip "no mpirun on PATH: install openmpi-bin"
-fi
-# Open MPI refuses root unless told twice (a container's CI runs as root).
-if [ "$(id -u)" -eq 0 ]; then
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-fi
-# Under the sanitizers (scripts/test --sanitize), leaks of Open MPI's own
-# libraries are suppressed by name, never ours.  Those libraries are built
-# without frame pointers: the fast unwinder stops at their first frame
-# ("<unknown module>"), so the slow one records the frames the
-# suppressions name.  Nothing reads these without a sanitizer.
-mpi_lsan="suppressions=$src/tests/lsan-mpi.supp:fast_unwind_on_malloc=0"
-LSAN_OPTIONS="$mpi_lsan${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export LSAN_OPTIONS
+mpi_setup
 make_tmp
 
 model="--batch 64 --steps 3 --bucket-kib 8"
@@ -58,23 +43,7 @@ dp() {
 		mpirun --oversubscribe -np "$n" "$prog" "$@" \
 			>"$tmp/out" 2>"$tmp/err"
 	fi
-	rc=$?
-	if [ "$rc" -ne 0 ]; then
-		echo "mlp_dp on $n rank(s) $* exited with $rc:" >&2
-		tail -n 5 "$tmp/err" >&2
-		return
-	fi
-	tail -n 1 "$tmp/out" |
-		sed -n 's/^weights digest: \([0-9a-f]\{16\}\)$/\1/p'
-}
-
-# Rank 0's budget, in MiB, from the last run's report.
-budget0() {
-	sed -n 's/^rank 0: .*, budget \([0-9.]*\) MiB,.*/\1/p' "$tmp/out"
-}
-
-peak0() {
-	sed -n 's/^rank 0: device peak \([0-9.]*\) MiB,.*/\1/p' "$tmp/out"
+	dp_digest $? "mlp_dp on $n rank(s) $*"
 }
 
 for n in 2 4; do

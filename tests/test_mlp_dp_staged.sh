@@ -22,20 +22,12 @@
 # Skips (77) where the double's mlp_dp was not built (no MPI or no
 # cuBLAS) or mpirun is missing.  Ends with a Check-style summary line.
 . "$(dirname "$0")/lib.sh" || exit 99
+. "$(dirname "$0")/mlp_dp_lib.sh" || exit 99
 build=${top_builddir:-.}
-src=${srcdir:-.}
 prog=$build/tests/mlp_dp_fake
 [ -x "$prog" ] || skip "tests/mlp_dp_fake was not built: configure" \
 	"found no MPI or no CUDA with cuBLAS"
-have mpirun || skip "no mpirun on PATH: install openmpi-bin"
-if [ "$(id -u)" -eq 0 ]; then
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-fi
-# Open MPI's own leaks are suppressed by name (see test_mlp_dp.sh).
-mpi_lsan="suppressions=$src/tests/lsan-mpi.supp:fast_unwind_on_malloc=0"
-LSAN_OPTIONS="$mpi_lsan${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export LSAN_OPTIONS
+mpi_setup
 TENSORMM_BACKEND=cuda TENSORMM_STATS_SHM=off CUDAFAKE_RACES=abort
 export TENSORMM_BACKEND TENSORMM_STATS_SHM CUDAFAKE_RACES
 make_tmp
@@ -54,25 +46,7 @@ dp() {
 		CUDAFAKE_LAG=${lag:-3} mpirun --oversubscribe -np "$n" \
 			"$prog" --transport mpi "$@" >"$tmp/out" 2>"$tmp/err"
 	fi
-	rc=$?
-	if [ "$rc" -ne 0 ]; then
-		echo "mlp_dp_fake on $n rank(s) $* exited with $rc:" >&2
-		tail -n 5 "$tmp/err" >&2
-		return
-	fi
-	tail -n 1 "$tmp/out" |
-		sed -n 's/^weights digest: \([0-9a-f]\{16\}\)$/\1/p'
-}
-
-# A field of rank 0's report line: its swap-outs, budget or peak.
-swap_outs0() {
-	sed -n 's/^rank 0: .* \([0-9]*\) swap-out(s),.*/\1/p' "$tmp/out"
-}
-budget0() {
-	sed -n 's/^rank 0: .*, budget \([0-9.]*\) MiB,.*/\1/p' "$tmp/out"
-}
-peak0() {
-	sed -n 's/^rank 0: device peak \([0-9.]*\) MiB,.*/\1/p' "$tmp/out"
+	dp_digest $? "mlp_dp_fake on $n rank(s) $*"
 }
 
 for n in 2 4; do
