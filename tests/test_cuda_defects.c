@@ -175,9 +175,6 @@ START_TEST(a_forbidden_numa_node_falls_back)
 }
 END_TEST
 
-/* The double moves 10 GB/s (1e7 bytes a ms) and an operation costs a
- * microsecond (tests/cudafake/queue.c): the two event records and the
- * copy make 2 us a copy. */
 /* mode=uvm's way out on a real GPU: by prefetch unless copy is asked
  * for, since the copy way gave a wrong result on the H200
  * (lib/move/uvm_path.c). */
@@ -193,6 +190,10 @@ START_TEST(uvm_evicts_by_prefetch_unless_asked_to_copy)
 }
 END_TEST
 
+/* The double moves 10 GB/s (1e7 bytes a ms) and an operation costs a
+ * microsecond (tests/cudafake/queue.c); on its device timeline a copy
+ * on an idle stream also waits for the host to queue it, a launch's
+ * 2 us after the event before it: 3 to 4 us a copy. */
 START_TEST(the_link_is_measured)
 {
 	tmm_ctx *ctx = make_ctx("swap");
@@ -202,7 +203,7 @@ START_TEST(the_link_is_measured)
 		      i->link);
 	ck_assert_msg(i->d2h_gbps > 9.9 && i->d2h_gbps < 10.1, "%s",
 		      i->link);
-	ck_assert_msg(i->copy_latency_ns > 1900 && i->copy_latency_ns < 2100,
+	ck_assert_msg(i->copy_latency_ns > 2900 && i->copy_latency_ns < 4100,
 		      "%s", i->link);
 	ck_assert_ptr_nonnull(strstr(i->link, "measured"));
 	ck_assert_ptr_nonnull(strstr(i->link, "best of 3"));

@@ -6,7 +6,8 @@
  * the blocking ones; unordered accesses to the same bytes are reported
  * with both call sites; a discard poisons whole managed pages; with
  * CUDAFAKE_LAG the device falls behind the host until it waits, and
- * with CUDAFAKE_KERNEL_COST a kernel takes time by its bytes.
+ * with CUDAFAKE_KERNEL_COST a kernel takes time by its bytes; events
+ * are stamped on a timeline where streams run side by side.
  */
 #include <check.h>
 #include <stdint.h>
@@ -347,6 +348,77 @@ START_TEST(a_lagging_device_runs_only_when_waited_for)
 }
 END_TEST
 
+/* Milliseconds on the device timeline from `a` to `b`. */
+static float elapsed_ms(cudaEvent_t a, cudaEvent_t b)
+{
+	float ms = -1;
+
+	ck_assert_int_eq(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
+	return ms;
+}
+
+/*
+ * Two streams' memsets of 1 MiB (0.1 ms each at the double's 10 GB/s)
+ * run side by side on the device timeline, whatever order the seed runs
+ * them in; once the second waits for the first's event, they run one
+ * after the other.  A wait on work already done costs a stream that is
+ * behind the host nothing.
+ */
+START_TEST(streams_run_side_by_side_on_the_timeline)
+{
+	size_t bytes = (size_t)1 << 20;
+	cudaEvent_t a0, a1, b1, mid;
+	uint8_t *x;
+
+	ck_assert_int_eq(cudaMalloc((void **)&x, 2 * bytes), cudaSuccess);
+	ck_assert_int_eq(cudaEventCreate(&a0), cudaSuccess);
+	ck_assert_int_eq(cudaEventCreate(&a1), cudaSuccess);
+	ck_assert_int_eq(cudaEventCreate(&b1), cudaSuccess);
+	ck_assert_int_eq(cudaEventCreate(&mid), cudaSuccess);
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		cudaStream_t a = stream(cudaStreamNonBlocking);
+		cudaStream_t b = stream(cudaStreamNonBlocking);
+
+		for (unsigned ordered = 0; ordered < 2; ordered++) {
+			cudafake_reset(seed);
+			ck_assert_int_eq(cudaEventRecord(a0, a), cudaSuccess);
+			ck_assert_int_eq(cudaMemsetAsync(x, 1, bytes, a),
+					 cudaSuccess);
+			ck_assert_int_eq(cudaEventRecord(a1, a), cudaSuccess);
+			if (ordered)
+				ck_assert_int_eq(cudaStreamWaitEvent(b, a1, 0),
+						 cudaSuccess);
+			ck_assert_int_eq(cudaMemsetAsync(x + bytes, 2, bytes,
+							 b),
+					 cudaSuccess);
+			ck_assert_int_eq(cudaEventRecord(b1, b), cudaSuccess);
+			ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+			ck_assert_float_ge(elapsed_ms(a0, a1), 0.1f);
+			if (ordered)
+				ck_assert_float_ge(elapsed_ms(a0, b1), 0.2f);
+			else
+				ck_assert_float_lt(elapsed_ms(a0, b1), 0.15f);
+		}
+		/* Waiting for a1, long done, behind work of its own: b
+		 * goes on at once. */
+		ck_assert_int_eq(cudaMemsetAsync(x + bytes, 3, bytes, b),
+				 cudaSuccess);
+		ck_assert_int_eq(cudaEventRecord(a0, b), cudaSuccess);
+		ck_assert_int_eq(cudaStreamWaitEvent(b, a1, 0), cudaSuccess);
+		ck_assert_int_eq(cudaEventRecord(mid, b), cudaSuccess);
+		ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+		ck_assert_float_eq(elapsed_ms(a0, mid), 0.0f);
+		ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+		ck_assert_int_eq(cudaStreamDestroy(b), cudaSuccess);
+	}
+	ck_assert_int_eq(cudaEventDestroy(a0), cudaSuccess);
+	ck_assert_int_eq(cudaEventDestroy(a1), cudaSuccess);
+	ck_assert_int_eq(cudaEventDestroy(b1), cudaSuccess);
+	ck_assert_int_eq(cudaEventDestroy(mid), cudaSuccess);
+	ck_assert_int_eq(cudaFree(x), cudaSuccess);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cudafake");
@@ -361,6 +433,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_kernel_runs_its_host_twin);
 	tcase_add_test(tc, a_lagging_device_runs_only_when_waited_for);
 	tcase_add_test(tc, a_kernel_costs_what_its_bytes_say);
+	tcase_add_test(tc, streams_run_side_by_side_on_the_timeline);
 	suite_add_tcase(s, tc);
 	return s;
 }

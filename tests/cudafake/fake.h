@@ -44,7 +44,8 @@ struct CUevent_st {
 	uint64_t recorded;	/* records queued so far */
 	uint64_t reached;	/* the last record that ran */
 	struct vclock vc;	/* what the last record queued follows */
-	double at_ms;		/* the double's clock when it ran */
+	double at_ms;		/* when its stream reached it, on the
+				 * device timeline (queue.c) */
 };
 
 enum fake_kind {
@@ -70,6 +71,8 @@ struct fake_op {
 	void (*fn)(void *);
 	void *arg;
 	int device;		/* its stream's, or the caller's current one */
+	double enq_ms;		/* the host's time on the device timeline
+				 * when it was queued: it starts no sooner */
 	uint32_t corr;		/* CUPTI's correlation id; 0: none */
 };
 

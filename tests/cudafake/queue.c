@@ -18,6 +18,16 @@
  * The same clock drives execution (an operation runs once every stream
  * has run as many operations as its clock names) and detection (two
  * accesses race when neither clock is below the other).
+ *
+ * Time is kept twice.  The serial clock (clock_ms) advances by each
+ * operation run, one at a time; the host's clock and CUPTI's records
+ * read it.  The device timeline gives each stream a time of its own, as
+ * a GPU's streams run side by side: an operation starts when its stream
+ * is free, the operations its clock names have ended, and the host has
+ * queued it (host_ms: the host's time on that timeline, a launch's cost
+ * per call, and what it waited for), and ends its cost later.  Events
+ * are stamped with it, so cudaEventElapsedTime between streams tells
+ * which engine waited for which, as it does on a GPU.
  */
 #include "config.h"
 
@@ -30,6 +40,9 @@
 
 #define MAX_RACES 64
 #define MAX_LOG 65536
+/* The host's cost of queuing one operation, on the device timeline: a
+ * kernel launch's few microseconds. */
+#define LAUNCH_MS 0.002
 
 /* An access of a queued operation, kept until the host is ordered after
  * it (then everything queued later is too). */
@@ -48,7 +61,13 @@ static struct {
 	uint32_t ran[FAKE_STREAMS];	/* operations run, per stream */
 	struct vclock host;		/* what the host has waited for */
 	uint32_t stream_ids[16];	/* CUPTI stream ids given, per device */
-	double clock_ms;
+	double clock_ms;		/* serial: one operation at a time */
+	/* The device timeline: per stream, when it is free and when each
+	 * of its operations run so far ended (index: run count - 1). */
+	double host_ms;
+	double busy_ms[FAKE_STREAMS];
+	double *ends[FAKE_STREAMS];
+	uint32_t cap_ends[FAKE_STREAMS];
 	struct logged *log;
 	size_t n_log;
 	char *races[MAX_RACES];
@@ -265,6 +284,50 @@ struct fake_op *fake_op_new(enum fake_kind kind, cudaStream_t stream)
 	return op;
 }
 
+/* Time enough to tell events apart: a microsecond an operation and
+ * 10 GB/s for its bytes (a kernel's: fake_kernel_cost's). */
+static double op_cost_ms(const struct fake_op *op)
+{
+	return 0.001 + (double)op->bytes / 1e7;
+}
+
+/* When op starts on the device timeline: its stream free, the host past
+ * queuing it, and every operation its clock names ended. */
+static double timeline_start(struct fake_op *op)
+{
+	const struct vclock *vc = op_clock(op);
+	unsigned slot = op->s->slot;
+	double t = op->enq_ms > q.busy_ms[slot] ? op->enq_ms
+						 : q.busy_ms[slot];
+
+	for (unsigned i = 0; i < FAKE_STREAMS; i++)
+		if (i != slot && vc->c[i] > 0 && vc->c[i] <= q.ran[i] &&
+		    q.ends[i][vc->c[i] - 1] > t)
+			t = q.ends[i][vc->c[i] - 1];
+	return t;
+}
+
+/* The operation run next on `slot` ended at `end_ms`. */
+static void timeline_end(unsigned slot, double end_ms)
+{
+	uint32_t k = q.ran[slot];
+
+	if (k >= q.cap_ends[slot]) {
+		uint32_t cap = q.cap_ends[slot] ? 2 * q.cap_ends[slot] : 1024;
+		double *p = realloc(q.ends[slot], cap * sizeof(*p));
+
+		if (!p) {
+			fprintf(stderr, "cudafake: out of memory for the "
+				"device timeline\n");
+			abort();
+		}
+		q.ends[slot] = p;
+		q.cap_ends[slot] = cap;
+	}
+	q.ends[slot][k] = end_ms;
+	q.busy_ms[slot] = end_ms;
+}
+
 /* Runs one operation whose turn has come; false when none can run. */
 static bool step(void)
 {
@@ -287,6 +350,7 @@ static bool step(void)
 	struct CUstream_st *s = ready[next_rand() % n];
 	struct fake_op *op = s->head;
 	double start_ms = q.clock_ms;
+	double at_ms = timeline_start(op);
 
 	s->head = op->next;
 	if (!s->head)
@@ -308,19 +372,21 @@ static bool step(void)
 		break;
 	case OP_RECORD:
 		op->ev->reached = op->gen;
-		op->ev->at_ms = q.clock_ms;
+		op->ev->at_ms = at_ms;
 		break;
 	case OP_WAIT:
 		break;
 	}
-	/* Time enough to tell events apart: a microsecond an operation and
-	 * 10 GB/s for its bytes (a kernel's: fake_kernel_cost's). */
-	q.clock_ms += 0.001 + (double)op->bytes / 1e7;
+	q.clock_ms += op_cost_ms(op);
 #ifdef TMM_HAVE_CUPTI
 	fake_cupti_ran(op, start_ms, q.clock_ms);
 #else
 	(void)start_ms;
 #endif
+	timeline_end(s->slot, at_ms + (op->kind == OP_RECORD ||
+					       op->kind == OP_WAIT
+				       ? 0
+				       : op_cost_ms(op)));
 	q.ran[s->slot]++;
 	free(op);
 	return true;
@@ -334,6 +400,8 @@ cudaError_t fake_enqueue(struct fake_op *op, const struct fake_access *a,
 	unsigned lag;
 
 	init();
+	q.host_ms += LAUNCH_MS;
+	op->enq_ms = q.host_ms;
 	vc_max(&s->vc, &q.host);
 	if (s->slot == FAKE_LEGACY) {
 		q.legacy_ops++;
@@ -390,11 +458,19 @@ size_t fake_kernel_cost(const struct fake_access *a, unsigned n)
 	return factor * sum;
 }
 
+/* The host waited for the device up to `ms` on its timeline. */
+static void host_waited(double ms)
+{
+	if (ms > q.host_ms)
+		q.host_ms = ms;
+}
+
 void fake_sync_stream(struct CUstream_st *s)
 {
 	init();
 	while (s->head && step())
 		;
+	host_waited(q.busy_ms[s->slot]);
 	vc_max(&q.host, &s->vc);
 	prune();
 }
@@ -404,6 +480,7 @@ bool fake_event_done(struct CUevent_st *e)
 	init();
 	if (e->reached < e->recorded)
 		return false;
+	host_waited(e->at_ms);
 	vc_max(&q.host, &e->vc);
 	prune();
 	return true;
@@ -422,8 +499,10 @@ void fake_sync_all(void)
 	init();
 	while (step())
 		;
-	for (unsigned i = 0; i < FAKE_STREAMS; i++)
+	for (unsigned i = 0; i < FAKE_STREAMS; i++) {
+		host_waited(q.busy_ms[i]);
 		vc_max(&q.host, &q.streams[i].vc);
+	}
 	prune();
 }
 
