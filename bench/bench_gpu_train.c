@@ -349,7 +349,10 @@ static void print_header(const struct bench *b, const struct shape *sh)
 	    "each step (wall time of the iteration, the loss read "
 	    "included); *x*: over the unconstrained run's.\n");
 	out("- *stall ms*: growth of tmm_stats.stall_ns (compute waiting for "
-	    "copies); *late*: of prefetch_late.\n");
+	    "copies, as the host waits); *late*: of prefetch_late; *late "
+	    "ms*: of prefetch_wait_ns (compute waiting for late prefetches, "
+	    "measured on the device, which stall ms misses where the host "
+	    "runs ahead).\n");
 	out("- *out MB*, *in MB* (1e6 bytes): growth of swap_out_bytes + "
 	    "uvm_eviction_bytes, and of swap_in_bytes + uvm_fault_bytes "
 	    "(the runtime's moves, and the driver's own in mode=uvm); "
@@ -365,10 +368,10 @@ static void print_header(const struct bench *b, const struct shape *sh)
 	out("- *bit-identical*: the losses of every step and the final "
 	    "weights against the unconstrained run's.\n\n");
 	out("| policy | mode | budget | step ms | x | stall ms | late "
-	    "| out MB | in MB | driver in/out MB | clean MB | peak MiB "
-	    "| bound ms | bound x | bit-identical |\n");
+	    "| late ms | out MB | in MB | driver in/out MB | clean MB "
+	    "| peak MiB | bound ms | bound x | bit-identical |\n");
 	out("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
-	    "|---:|---|\n");
+	    "|---:|---:|---|\n");
 }
 
 static void print_row(const struct bench *b, const char *policy,
@@ -384,10 +387,11 @@ static void print_row(const struct bench *b, const char *policy,
 		bound = t_out;
 	if (t_in > bound)
 		bound = t_in;
-	out("| %s | %s | %s | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f "
-	    "| %.1f/%.1f | %.1f | %.1f | %.1f | %.2f | %s |\n",
+	out("| %s | %s | %s | %.1f | %.2f | %.1f | %.1f | %.2f | %.1f "
+	    "| %.1f | %.1f/%.1f | %.1f | %.1f | %.1f | %.2f | %s |\n",
 	    policy, mode, budget, ms, ms / compute_ms,
 	    PER_STEP(r, stall_ns) / 1e6, PER_STEP(r, prefetch_late),
+	    PER_STEP(r, prefetch_wait_ns) / 1e6,
 	    o_b / 1e6, i_b / 1e6,
 	    (PER_STEP(r, uvm_fault_bytes) + PER_STEP(r, uvm_prefetch_bytes)) /
 		    1e6,
@@ -399,7 +403,8 @@ static void print_row(const struct bench *b, const char *policy,
 static void print_failed(const char *policy, const char *mode,
 			 const char *budget, const char *why)
 {
-	out("| %s | %s | %s | — | — | — | — | — | — | — | — | — | — | — | %s |\n",
+	out("| %s | %s | %s | — | — | — | — | — | — | — | — | — | — | — | — "
+	    "| %s |\n",
 	    policy, mode, budget, why);
 }
 

@@ -499,7 +499,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 8
+#define TMM_STATS_VERSION 9
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -514,7 +514,8 @@ enum tmm_plan_state {
  * versions, and a struct of an earlier version (1: up to compute_ns; 2: up
  * to prefetch_late; 3: up to uvm_discard_bytes; 4: up to
  * split_fallbacks; 5: up to device_mapped_peak; 6: up to
- * uvm_held_peak; 7: up to reserved7) is still filled up to
+ * uvm_held_peak; 7: up to reserved7; 8: up to
+ * clean_eviction_bytes) is still filled up to
  * its last field.  Times are in
  * nanoseconds of the backend's clock: virtual nanoseconds on the
  * simulator.
@@ -569,8 +570,10 @@ struct tmm_stats {
 					* act on, or there was no room */
 	uint64_t guided_iterations;   /* iterations that followed a plan */
 	uint64_t plan_divergences;    /* ... and left it part-way */
-	uint64_t prefetch_late;	      /* back-accesses that found a
-				       * prefetched tensor still arriving */
+	uint64_t prefetch_late;	      /* back-accesses that reached a
+				       * prefetched tensor still arriving
+				       * (counted when the iteration
+				       * ends, judged on the device) */
 
 	/* Version 3: planning, prefetches, managed memory. */
 	uint64_t plans_made;	      /* planner runs */
@@ -634,6 +637,12 @@ struct tmm_stats {
 				       * (not in swap_out_count) */
 	uint64_t clean_eviction_bytes; /* ... their bytes: what they did
 					* not copy */
+	/* Version 9: late prefetches, measured where the compute runs. */
+	uint64_t prefetch_wait_ns;    /* compute time spent waiting for
+				       * late prefetches (prefetch_late):
+				       * on CUDA measured on the GPU, which
+				       * stall_ns, the host's waits, does
+				       * not see */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

@@ -461,7 +461,8 @@ START_TEST(stats_print_text_and_json)
 	contains(json.buf, "\"simulated\":true");
 	contains(json.buf, "\"budget\":1048576");
 	contains(json.buf, "\"plan_divergences\":0");
-	contains(json.buf, "\"version\":8");
+	contains(json.buf, "\"version\":9");
+	contains(json.buf, "\"prefetch_wait_ns\":0");
 	contains(json.buf, "\"device_index\":0,");
 	contains(json.buf, "\"share_reservation\":0");
 	contains(json.buf, "\"split_ops\":0");

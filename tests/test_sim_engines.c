@@ -6,7 +6,7 @@
  *
  * Copies on one engine run one after the other, the engines overlap, and
  * the host waits only where it syncs on an event, which counts as a
- * stall; prefetches are timed like copies.  The expected times are worked
+ * stall, and a timed wait measures what the engine stood still; prefetches are timed like copies.  The expected times are worked
  * out by hand from the profile figures (the arithmetic is in the
  * comments), not by calling the code under test.  Jitter of 0 is exact, a
  * seed repeats its times, and the times centre on the roofline, never
@@ -180,6 +180,8 @@ START_TEST(test_engine_wait)
 {
 	struct tmm_backend be;
 	tmm_event ev, early;
+	tmm_timed_wait w;
+	uint64_t waited = 1;
 	void *h, *d;
 
 	open_sim(&be, "p100-pcie3-16g", TMM_SIM_PHANTOM);
@@ -201,10 +203,19 @@ START_TEST(test_engine_wait)
 			  P100_H2D_GIB + P100_D2H_GIB);
 	ck_assert_uint_eq(counters(&be).stall_ns, 0);
 
-	/* Compute waiting is a stall. */
-	ck_assert_int_eq(be.ops->engine_wait(&be, TMM_ENGINE_COMPUTE, &ev), 0);
+	/* Compute waiting is a stall, and a timed wait measures it. */
+	ck_assert_int_eq(be.ops->engine_wait_timed(&be, TMM_ENGINE_COMPUTE,
+						   &ev, &w), 0);
 	ck_assert_uint_eq(be.ops->now_ns(&be), P100_H2D_GIB);
 	ck_assert_uint_eq(counters(&be).stall_ns, P100_H2D_GIB);
+	ck_assert_int_eq(be.ops->timed_wait_ns(&be, &w, &waited), 0);
+	ck_assert_uint_eq(waited, P100_H2D_GIB);
+	ck_assert(!w.valid);
+	/* Waiting again for what is past stands still for nothing. */
+	ck_assert_int_eq(be.ops->engine_wait_timed(&be, TMM_ENGINE_COMPUTE,
+						   &ev, &w), 0);
+	ck_assert_int_eq(be.ops->timed_wait_ns(&be, &w, &waited), 0);
+	ck_assert_uint_eq(waited, 0);
 	/* A past event never moves an engine back. */
 	ck_assert_int_eq(be.ops->engine_wait(&be, TMM_ENGINE_D2H, &early), 0);
 	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_D2H),

@@ -47,6 +47,17 @@ typedef struct tmm_event {
 	void *native;	/* cuda: cudaEvent_t */
 } tmm_event;
 
+/*
+ * A wait measured on the device (engine_wait_timed): two points in the
+ * waiting engine's queue, right before the wait and right after it.
+ * With `valid` false there is nothing to measure (0 ns).
+ */
+typedef struct tmm_timed_wait {
+	bool valid;
+	uint64_t before_ns, after_ns; /* sim: the engine's times */
+	void *before, *after;	      /* cuda: timed cudaEvent_t */
+} tmm_timed_wait;
+
 /* Advice on a managed range (cudaMemAdvise's flags, by meaning). */
 enum tmm_advice {
 	TMM_ADVISE_PREFERRED_DEVICE,
@@ -277,6 +288,22 @@ struct tmm_backend_ops {
 	int (*engine_wait)(struct tmm_backend *be, enum tmm_engine engine,
 			   const tmm_event *ev);
 	void (*event_release)(struct tmm_backend *be, tmm_event *ev);
+	/*
+	 * engine_wait, measured where the engine runs: *w brackets the
+	 * wait in `engine`'s queue, and timed_wait_ns says later how long
+	 * the engine stood still for ev.  The host's clock cannot say it
+	 * where the host runs ahead of the device (a GPU): a copy still in
+	 * flight when the host queues its reader may have ended long
+	 * before the engine reaches the reader.  On failure *w is invalid
+	 * and the engine may not wait: the caller orders it (engine_wait).
+	 * timed_wait_ns waits on the host for the points to be reached,
+	 * then releases *w, on failure too.  Both NULL: not measured.
+	 */
+	int (*engine_wait_timed)(struct tmm_backend *be,
+				 enum tmm_engine engine, const tmm_event *ev,
+				 tmm_timed_wait *w);
+	int (*timed_wait_ns)(struct tmm_backend *be, tmm_timed_wait *w,
+			     uint64_t *ns);
 
 	/*
 	 * Bracket an op's kernels on the compute stream.  kernel_end returns

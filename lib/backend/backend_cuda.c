@@ -528,6 +528,49 @@ static int cuda_engine_wait(struct tmm_backend *be, enum tmm_engine engine,
 	return 0;
 }
 
+/* The wait bracketed by two timed events (cuda_timing.c's). */
+static int cuda_engine_wait_timed(struct tmm_backend *be,
+				  enum tmm_engine engine, const tmm_event *ev,
+				  tmm_timed_wait *w)
+{
+	CUDA_ON_DEVICE(be);
+	struct cuda_state *s = st_of(be);
+	char err[160];
+	int rc;
+
+	*w = (tmm_timed_wait){ 0 };
+	if ((unsigned)engine >= TMM_ENGINE_COUNT)
+		return tmm_cuda_bad_engine(be, "engine_wait_timed", engine);
+	/* Nothing to wait for: it stands still for nothing. */
+	if (!ev->valid || !ev->native || ev->engine == engine)
+		return 0;
+	rc = tmm_cuda_timing_wait(s->timing, s->stream[engine], ev->native,
+				  &w->before, &w->after, err, sizeof(err));
+	if (rc < 0)
+		return tmm_backend_fail(be, rc, "a timed wait of engine %d "
+					"for engine %d: %s", (int)engine,
+					(int)ev->engine, err);
+	w->valid = true;
+	return 0;
+}
+
+static int cuda_timed_wait_ns(struct tmm_backend *be, tmm_timed_wait *w,
+			      uint64_t *ns)
+{
+	CUDA_ON_DEVICE(be);
+	char err[160];
+	int rc = 0;
+
+	*ns = 0;
+	if (w->valid)
+		rc = tmm_cuda_timing_waited(st_of(be)->timing, w->before,
+					    w->after, ns, err, sizeof(err));
+	*w = (tmm_timed_wait){ 0 };
+	if (rc < 0)
+		return tmm_backend_fail(be, rc, "measuring a wait: %s", err);
+	return 0;
+}
+
 static void cuda_event_release(struct tmm_backend *be, tmm_event *ev)
 {
 	CUDA_ON_DEVICE(be);
@@ -735,6 +778,8 @@ const struct tmm_backend_ops tmm_backend_cuda_ops = {
 	.event_sync = cuda_event_sync,
 	.engine_wait = cuda_engine_wait,
 	.event_release = cuda_event_release,
+	.engine_wait_timed = cuda_engine_wait_timed,
+	.timed_wait_ns = cuda_timed_wait_ns,
 	.kernel_begin = cuda_kernel_begin,
 	.kernel_end = cuda_kernel_end,
 	.kernel_id = cuda_kernel_id,

@@ -458,6 +458,34 @@ static int sim_engine_wait(struct tmm_backend *be, enum tmm_engine engine,
 	return 0;
 }
 
+/* The engine's time before and after the wait: what it stood still. */
+static int sim_engine_wait_timed(struct tmm_backend *be,
+				 enum tmm_engine engine, const tmm_event *ev,
+				 tmm_timed_wait *w)
+{
+	int rc;
+
+	*w = (tmm_timed_wait){ 0 };
+	if (!is_engine(engine))
+		return sim_engine_wait(be, engine, ev);
+	w->before_ns = sim_of(be)->t[engine];
+	rc = sim_engine_wait(be, engine, ev);
+	if (rc < 0)
+		return rc;
+	w->after_ns = sim_of(be)->t[engine];
+	w->valid = true;
+	return 0;
+}
+
+static int sim_timed_wait_ns(struct tmm_backend *be, tmm_timed_wait *w,
+			     uint64_t *ns)
+{
+	(void)be;
+	*ns = w->valid ? w->after_ns - w->before_ns : 0;
+	*w = (tmm_timed_wait){ 0 };
+	return 0;
+}
+
 /* A sim event is a plain timestamp: nothing to release. */
 static void sim_event_release(struct tmm_backend *be, tmm_event *ev)
 {
@@ -625,6 +653,8 @@ const struct tmm_backend_ops tmm_backend_sim_ops = {
 	.event_sync = sim_event_sync,
 	.engine_wait = sim_engine_wait,
 	.event_release = sim_event_release,
+	.engine_wait_timed = sim_engine_wait_timed,
+	.timed_wait_ns = sim_timed_wait_ns,
 	.kernel_begin = sim_kernel_begin,
 	.kernel_end = sim_kernel_end,
 	.op_estimate_ns = sim_op_estimate_ns,

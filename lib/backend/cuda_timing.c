@@ -427,6 +427,68 @@ static void give_event(struct tmm_cuda_timing *t, cudaEvent_t ev)
 		cudaEventDestroy(ev);
 }
 
+/* ------------------------------------------------------------------------
+ * Waits measured on the device
+ * ---------------------------------------------------------------------- */
+
+int tmm_cuda_timing_wait(struct tmm_cuda_timing *t, void *stream,
+			 void *event, void **before, void **after, char *err,
+			 size_t errlen)
+{
+	cudaEvent_t b = NULL, a = NULL;
+	const char *call = "cudaEventRecord(before a wait)";
+	cudaError_t e = cudaSuccess;
+	int rc = take_event(t, &b, err, errlen);
+
+	if (rc == 0)
+		rc = take_event(t, &a, err, errlen);
+	if (rc == 0) {
+		e = cudaEventRecord(b, (cudaStream_t)stream);
+		if (e == cudaSuccess) {
+			call = "cudaStreamWaitEvent(timed)";
+			e = cudaStreamWaitEvent((cudaStream_t)stream,
+						(cudaEvent_t)event, 0);
+		}
+		if (e == cudaSuccess) {
+			call = "cudaEventRecord(after a wait)";
+			e = cudaEventRecord(a, (cudaStream_t)stream);
+		}
+		if (e != cudaSuccess)
+			rc = cuda_err(e, call, err, errlen);
+	}
+	if (rc < 0) {
+		if (b)
+			give_event(t, b);
+		if (a)
+			give_event(t, a);
+		return rc;
+	}
+	*before = b;
+	*after = a;
+	return 0;
+}
+
+int tmm_cuda_timing_waited(struct tmm_cuda_timing *t, void *before,
+			   void *after, uint64_t *ns, char *err,
+			   size_t errlen)
+{
+	float ms = 0;
+	const char *call = "cudaEventSynchronize(after a wait)";
+	cudaError_t e = cudaEventSynchronize((cudaEvent_t)after);
+
+	if (e == cudaSuccess) {
+		call = "cudaEventElapsedTime(a wait)";
+		e = cudaEventElapsedTime(&ms, (cudaEvent_t)before,
+					 (cudaEvent_t)after);
+	}
+	give_event(t, (cudaEvent_t)before);
+	give_event(t, (cudaEvent_t)after);
+	if (e != cudaSuccess)
+		return cuda_err(e, call, err, errlen);
+	*ns = ms > 0 ? (uint64_t)((double)ms * 1e6) : 0;
+	return 0;
+}
+
 /*
  * Turns the oldest pairs into durations while they are complete (or all
  * of them, waiting, when `wait`), so few events are ever in flight.

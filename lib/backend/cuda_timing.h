@@ -76,4 +76,24 @@ int tmm_cuda_timing_collect(struct tmm_cuda_timing *t, const uint64_t *after,
 			    const uint64_t *last, uint64_t *ns, uint32_t n,
 			    char *err, size_t errlen);
 
+/*
+ * `stream` (a cudaStream_t) waits for `event` (a cudaEvent_t) between two
+ * timed events of this instance's, written to *before and *after, so that
+ * tmm_cuda_timing_waited can say how long the stream stood still.
+ * Returns 0, or a negative errno with no event held (the stream may not
+ * wait then).
+ */
+int tmm_cuda_timing_wait(struct tmm_cuda_timing *t, void *stream,
+			 void *event, void **before, void **after, char *err,
+			 size_t errlen);
+
+/*
+ * The time from `before` to `after` (tmm_cuda_timing_wait's), in ns,
+ * once the host has waited for `after`; both go back to the instance,
+ * on failure too.  Returns 0 or a negative errno.
+ */
+int tmm_cuda_timing_waited(struct tmm_cuda_timing *t, void *before,
+			   void *after, uint64_t *ns, char *err,
+			   size_t errlen);
+
 #endif /* TMM_CUDA_TIMING_H */

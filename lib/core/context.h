@@ -183,6 +183,9 @@ struct tmm_counters {
 	uint64_t plan_actions, plan_actions_skipped;
 	uint64_t guided_iterations, plan_divergences;
 	uint64_t prefetch_late;
+	uint64_t prefetch_wait_ns; /* the compute engine's waits for late
+				    * prefetches, measured where it runs
+				    * (late_prefetch.h) */
 	uint64_t plans_made, plan_ns, prefetches;
 	uint64_t guided_passive_evictions;
 	uint64_t compaction_moves, compaction_bytes;

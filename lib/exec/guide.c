@@ -17,6 +17,7 @@
 #include "lib/move/mover.h"
 #include "lib/io/plan_file.h"
 #include "hints/planner.h"
+#include "late_prefetch.h"
 #include "recompute.h"
 #include "replan.h"
 #include "lib/record/tracker.h"
@@ -39,6 +40,7 @@ void tmm_guide_destroy(struct tmm_ctx *ctx)
 {
 	if (!ctx->guide)
 		return;
+	tmm_late_prefetch_forget(ctx);
 	tmm_plan_free(&ctx->guide->plan);
 	free(ctx->guide->kept);
 	tmm_replan_destroy(ctx->guide->replan);
@@ -446,6 +448,7 @@ void tmm_guide_iteration_end(struct tmm_ctx *ctx)
 	uint32_t seen = tmm_tracker_current(ctx)->n_accesses;
 
 	tmm_layer_sync_abandon(ctx, true);
+	tmm_late_prefetch_settle(ctx);
 	if (g->following) {
 		/* Ending early is leaving the plan too. */
 		if (!g->diverged && seen != g->plan.n_accesses)
@@ -524,15 +527,10 @@ void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	uint32_t a = t->pending_prefetch;
 
 	t->pending_prefetch = TMM_PLAN_NONE;
-	/* Capuchin §4.4's feedback: the prefetch was too late.  (Moving
-	 * triggers re-sorts the actions, so an index noted before may
-	 * name another action now: the key tells.) */
-	if (t->state == TMM_TS_SWAPPING_IN && g->installed &&
-	    a < g->plan.n_actions &&
-	    g->plan.actions[a].key == tmm_tracker_key(ctx, t)) {
-		g->plan.actions[a].late++;
-		ctx->c.prefetch_late++;
-	}
+	/* Capuchin §4.4's feedback: the prefetch may have come too late,
+	 * which the device tells (late_prefetch.h). */
+	if (t->state == TMM_TS_SWAPPING_IN && g->installed)
+		tmm_late_prefetch_note(ctx, t, a);
 }
 
 /* Carries out one action; an action that does not apply is skipped. */

@@ -31,6 +31,8 @@ static const size_t version_size[] = {
 	[5] = offsetof(struct tmm_stats, device_mapped_peak) + sizeof(uint64_t),
 	[6] = offsetof(struct tmm_stats, uvm_held_peak) + sizeof(uint64_t),
 	[7] = offsetof(struct tmm_stats, reserved7) + sizeof(uint32_t),
+	[8] = offsetof(struct tmm_stats, clean_eviction_bytes) +
+	      sizeof(uint64_t),
 };
 
 int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
@@ -107,6 +109,7 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->guided_iterations = c->guided_iterations;
 	s->plan_divergences = c->plan_divergences;
 	s->prefetch_late = c->prefetch_late;
+	s->prefetch_wait_ns = c->prefetch_wait_ns;
 	s->plans_made = c->plans_made;
 	s->plan_ns = c->plan_ns;
 	s->prefetches = c->prefetches;
@@ -241,13 +244,13 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	     tmm_fmt_bytes(s->recomputed_bytes, b, sizeof(b)));
 	emit(p, "  plan      %llu of %llu iterations guided, %llu left their "
 		"plan; actions %llu carried out, %llu skipped; %llu "
-		"prefetches late\n",
+		"prefetches late, compute waited %.3f ms for them\n",
 	     (unsigned long long)s->guided_iterations,
 	     (unsigned long long)s->iterations,
 	     (unsigned long long)s->plan_divergences,
 	     (unsigned long long)s->plan_actions,
 	     (unsigned long long)s->plan_actions_skipped,
-	     (unsigned long long)s->prefetch_late);
+	     (unsigned long long)s->prefetch_late, ms(s->prefetch_wait_ns));
 	emit(p, "  planner   state %s, %llu plans made, the last in %.3f ms "
 		"(host time); %llu prefetches issued; %llu passive "
 		"evictions in guided iterations\n",
@@ -325,7 +328,7 @@ static const struct {
 	U64_FIELD(split_fallbacks),   U64_FIELD(device_mapped),
 	U64_FIELD(device_mapped_peak), U64_FIELD(uvm_held),
 	U64_FIELD(uvm_held_peak),     U64_FIELD(clean_evictions),
-	U64_FIELD(clean_eviction_bytes),
+	U64_FIELD(clean_eviction_bytes), U64_FIELD(prefetch_wait_ns),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)

@@ -33,6 +33,14 @@ struct tmm_sync_copy {
 	tmm_event ev; /* the copy */
 };
 
+/* A back-access that found its prefetch still arriving, its compute
+ * engine's wait measured on the device (lib/exec/late_prefetch.h). */
+struct tmm_late_wait {
+	uint64_t key;	 /* the tensor's trace key */
+	uint32_t action; /* the plan's prefetch */
+	tmm_timed_wait w;
+};
+
 /* The guide's state, one per context (ctx->guide). */
 struct tmm_guide {
 	struct tmm_plan plan;
@@ -64,6 +72,10 @@ struct tmm_guide {
 	uint32_t n_beside;
 	uint64_t sync_prefetch[TMM_SYNC_MAX];
 	uint32_t n_sync_prefetch;
+	/* Waits for late prefetches, read when the iteration ends. */
+	struct tmm_late_wait *late;
+	uint32_t n_late, cap_late;
+	bool late_unmeasured_said; /* logged once: a wait not measured */
 };
 
 /* Does the plan's lineage need t after the program frees it (a source
