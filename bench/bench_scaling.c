@@ -238,6 +238,24 @@ static double bound_ns(const struct tmm_sim_profile *p, double compute_ns,
 /* The goal: at least this fraction of the ideal's efficiency. */
 #define GOAL_OF_IDEAL 0.9
 
+/* Each op's time in an unconstrained run's trace, the least it takes
+ * (a convolution's algorithm is the fastest there, and nothing is split
+ * or recomputed), after their count in [0]; NULL: out of memory. */
+static double *least_op_ns(const struct tmm_trace *t)
+{
+	double *ns = malloc(sizeof(*ns) * ((size_t)t->n_ops + 1));
+
+	if (!ns)
+		return NULL;
+	ns[0] = t->n_ops;
+	for (uint32_t i = 0; i < t->n_ops; i++)
+		ns[i + 1] = t->ops[i].end_ns > t->ops[i].begin_ns
+				    ? (double)(t->ops[i].end_ns -
+					       t->ops[i].begin_ns)
+				    : 0;
+	return ns;
+}
+
 /* Whether the goal can be reached (the reach column). */
 static const char *reach(double step, double bound, double goal)
 {
@@ -275,19 +293,30 @@ static int bench_model(const struct opts *o, const char *model)
 	       "of_ideal", "need_MiB", "z1_step_ms", "z1_need_MiB", "reach");
 	for (unsigned ri = 0; ri < o->n_ranks; ri++) {
 		unsigned n = o->ranks[ri];
-		struct run free_run, z1_free, with, z1;
-		double ideal;
+		struct run free_run, z1_free, with, z1, free_coll;
+		double ideal, *op_ns = NULL;
 		int rc;
 
 		/* Unconstrained, no collectives: the compute alone; and
-		 * what a rank needs with ZeRO-1. */
+		 * what a rank needs with ZeRO-1; and with collectives, each
+		 * op's least time for the bound. */
 		rc = run_one(o, model, n, (struct shape){ 0 }, &free_run);
 		if (rc == 0)
 			rc = run_one(o, model, n,
 				     (struct shape){ 0, true, true, false },
 				     &z1_free);
+		if (rc == 0)
+			rc = run_one(o, model, n,
+				     (struct shape){ 0, true, false, true },
+				     &free_coll);
 		if (rc < 0)
 			return rc;
+		op_ns = least_op_ns(&free_coll.trace);
+		tmm_trace_free(&free_coll.trace);
+		if (!op_ns) {
+			fprintf(stderr, "bench_scaling: out of memory\n");
+			return -ENOMEM;
+		}
 		for (unsigned bi = 0; bi < o->n_budgets; bi++) {
 			uint64_t budget = free_run.peak * o->budgets[bi] / 100;
 			struct tmm_swap_bound sb;
@@ -306,9 +335,12 @@ static int bench_model(const struct opts *o, const char *model)
 				rc = tmm_swap_bound(&with.trace, budget,
 						    TMM_SWAP_BOUND_PASSES,
 						    &sb);
-				if (rc == 0)
+				/* The same ops as unconstrained, or the
+				 * unconstrained times do not apply. */
+				if (rc == 0 && with.trace.n_ops ==
+						       (uint32_t)op_ns[0])
 					rc = tmm_swap_bound_step(
-						&with.trace, budget,
+						&with.trace, op_ns + 1, budget,
 						p->h2d_gbps, p->d2h_gbps,
 						&windows);
 				if (rc < 0)
@@ -317,8 +349,10 @@ static int bench_model(const struct opts *o, const char *model)
 						strerror(-rc));
 			}
 			tmm_trace_free(&with.trace);
-			if (rc < 0)
+			if (rc < 0) {
+				free(op_ns);
 				return rc;
+			}
 			/* The same buckets at every budget: the last one's
 			 * ring is what the ideal cannot hide. */
 			ideal = (double)free_run.step_ns +
@@ -351,6 +385,7 @@ static int bench_model(const struct opts *o, const char *model)
 			       reach((double)with.step_ns, bound, goal));
 			fflush(stdout);
 		}
+		free(op_ns);
 	}
 	return 0;
 }

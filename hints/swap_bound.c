@@ -16,7 +16,9 @@
  *    only lower the optimum, so the optimum of the relaxed problem is a
  *    lower bound on the real one.  Room is counted in the trace's bytes,
  *    not the pool's rounded ones, and nothing else the runtime holds is
- *    counted: less room taken, a lower optimum again.  A TSPLIT access
+ *    counted: less room taken, a lower optimum again.  Workspaces
+ *    (TMM_SCRATCH) take none: their size is the algorithm a framework
+ *    picked for the room it had, and another may need none.  A TSPLIT access
  *    (.slices) needs one slice of a made-inside tensor, and nothing of an
  *    item (the op may run as micro-ops); a bound that drops it is lower.
  *
@@ -69,8 +71,8 @@
  * 6. Windows (tmm_swap_bound_step).  Cut the step at the ends of ops
  *    into windows.  A window's span, from the end of the op before it to
  *    the end of its last op, holds its ops' compute (the stream runs one
- *    op at a time, and no plan makes an op shorter than the trace's: the
- *    sim times an op by its cost hint, and a split adds launches), and
+ *    op at a time, and the caller gives each op's least time, or the
+ *    trace's where no plan makes it shorter), and
  *    every load its ops need that is not on the device when it begins,
  *    which is at least MIN's count over the window alone from the best
  *    content (point 4, one pass); the same for copies out of values
@@ -87,6 +89,7 @@
 #include <string.h>
 
 #include "swap_bound.h"
+#include "tensormm.h"
 
 #define NONE UINT32_MAX
 #define FAR UINT64_MAX /* the key of a byte no costly request wants */
@@ -136,7 +139,8 @@ static bool is_item(const struct tmm_trace_tensor *t)
 
 /* Groups the accesses into ops (an op's accesses follow each other),
  * one request per item and op, and the room of the rest. */
-static int steps_make(const struct tmm_trace *t, struct steps *s)
+static int steps_make(const struct tmm_trace *t, const double *op_ns,
+		      struct steps *s)
 {
 	uint32_t *item_of = NULL, *seen = NULL, *slot = NULL, *fill = NULL;
 	uint32_t g = 0, n_req = 0;
@@ -175,12 +179,18 @@ static int steps_make(const struct tmm_trace *t, struct steps *s)
 			const struct tmm_trace_op *op =
 				a->op < t->n_ops ? &t->ops[a->op] : NULL;
 
-			if (op && op->end_ns > op->begin_ns)
+			if (op && op_ns)
+				s->ns[g] = op_ns[a->op];
+			else if (op && op->end_ns > op->begin_ns)
 				s->ns[g] = (double)(op->end_ns - op->begin_ns);
 			s->grp_at[g++] = n_req;
 		}
 		tt = &t->tensors[a->tensor];
 		it = item_of[a->tensor];
+		/* A workspace's size is the algorithm the framework picked
+		 * for the room it had; another may need none. */
+		if (it == NONE && tt->kind == TMM_SCRATCH)
+			continue;
 		if (it == NONE) {
 			/* Room, once per op: the whole tensor unless every
 			 * access of it in the op is through a cut (slot:
@@ -576,7 +586,7 @@ int tmm_swap_bound(const struct tmm_trace *t, uint64_t budget,
 	if (!t || !b || passes == 0)
 		return -EINVAL;
 	memset(b, 0, sizeof(*b));
-	rc = steps_make(t, &s);
+	rc = steps_make(t, NULL, &s);
 	if (rc < 0)
 		return rc;
 	simple_counts(&s, budget, b);
@@ -612,8 +622,9 @@ static double window_ns(double ops, double in, double out, double h2d_gbps,
 	return t;
 }
 
-int tmm_swap_bound_step(const struct tmm_trace *t, uint64_t budget,
-			double h2d_gbps, double d2h_gbps, double *ns)
+int tmm_swap_bound_step(const struct tmm_trace *t, const double *op_ns,
+			uint64_t budget, double h2d_gbps, double d2h_gbps,
+			double *ns)
 {
 	struct steps s;
 	struct work w;
@@ -624,7 +635,7 @@ int tmm_swap_bound_step(const struct tmm_trace *t, uint64_t budget,
 	if (!t || !ns)
 		return -EINVAL;
 	*ns = 0;
-	rc = steps_make(t, &s);
+	rc = steps_make(t, op_ns, &s);
 	if (rc < 0)
 		return rc;
 	rc = work_make(&s, &w);

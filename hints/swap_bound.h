@@ -74,12 +74,16 @@ int tmm_swap_bound(const struct tmm_trace *t, uint64_t budget,
 
 /*
  * A lower bound on one steady step of trace t within `budget` device
- * bytes, in ns, from its ops' times in the trace and the copies each
- * window of ops needs (point 6 of swap_bound.c), over links of h2d_gbps
- * and d2h_gbps (bytes per ns; 0: that way not counted).  Pure: reads t
- * only.  Returns 0, -EINVAL (t or ns NULL) or -ENOMEM.
+ * bytes, in ns, from its ops' times and the copies each window of ops
+ * needs (point 6 of swap_bound.c), over links of h2d_gbps and d2h_gbps
+ * (bytes per ns; 0: that way not counted).  op_ns[i] is the least time
+ * op i of t takes under any plan (t->n_ops of them: the unconstrained
+ * run's, where an op's algorithm depends on the room it has); NULL: the
+ * trace's own times.  Pure: reads t and op_ns only.  Returns 0, -EINVAL
+ * (t or ns NULL) or -ENOMEM.
  */
-int tmm_swap_bound_step(const struct tmm_trace *t, uint64_t budget,
-			double h2d_gbps, double d2h_gbps, double *ns);
+int tmm_swap_bound_step(const struct tmm_trace *t, const double *op_ns,
+			uint64_t budget, double h2d_gbps, double d2h_gbps,
+			double *ns);
 
 #endif /* TMM_SWAP_BOUND_H */

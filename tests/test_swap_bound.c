@@ -11,6 +11,7 @@
 
 #include "hints/swap_bound.h"
 #include "lib/io/trace.h"
+#include "tensormm.h"
 
 #include "trace_builder.h"
 
@@ -119,6 +120,20 @@ START_TEST(a_cut_needs_one_slice)
 }
 END_TEST
 
+/* A workspace (TMM_SCRATCH) takes no room: another algorithm may need
+ * none.  With B a workspace, op1 leaves W its 100 bytes. */
+START_TEST(a_workspace_takes_no_room)
+{
+	struct builder b;
+	struct tmm_swap_bound sb;
+
+	one_weight(&b, 0);
+	b.tensors[2].kind = TMM_SCRATCH;
+	ck_assert_int_eq(tmm_swap_bound(&b.t, 200, 8, &sb), 0);
+	ck_assert_double_eq(sb.h2d_bytes, 0);
+}
+END_TEST
+
 /*
  * In time, with a link of 1 byte per ns each way and ops of 10 ns: W's
  * 100 bytes take 100 ns to come back, and can only come back after op0
@@ -129,19 +144,25 @@ END_TEST
  */
 START_TEST(windows_see_copies_that_cannot_hide)
 {
+	static const double fast[3] = { 5, 5, 5 };
 	struct builder b;
 	double ns;
 
 	one_weight(&b, 0);
-	ck_assert_int_eq(tmm_swap_bound_step(&b.t, 200, 1.0, 1.0, &ns), 0);
+	ck_assert_int_eq(tmm_swap_bound_step(&b.t, NULL, 200, 1.0, 1.0, &ns), 0);
 	ck_assert_double_eq_tol(ns, 110, 1e-9);
 	/* With room for everything, the ops alone. */
-	ck_assert_int_eq(tmm_swap_bound_step(&b.t, 300, 1.0, 1.0, &ns), 0);
+	ck_assert_int_eq(tmm_swap_bound_step(&b.t, NULL, 300, 1.0, 1.0, &ns), 0);
 	ck_assert_double_eq_tol(ns, 30, 1e-9);
 	/* A link that is not counted moves nothing in time. */
-	ck_assert_int_eq(tmm_swap_bound_step(&b.t, 200, 0, 0, &ns), 0);
+	ck_assert_int_eq(tmm_swap_bound_step(&b.t, NULL, 200, 0, 0, &ns), 0);
 	ck_assert_double_eq_tol(ns, 30, 1e-9);
-	ck_assert_int_eq(tmm_swap_bound_step(NULL, 200, 1, 1, &ns), -EINVAL);
+	/* Ops that could take 5 ns each: 100 + 5. */
+	ck_assert_int_eq(tmm_swap_bound_step(&b.t, fast, 200, 1.0, 1.0, &ns),
+			 0);
+	ck_assert_double_eq_tol(ns, 105, 1e-9);
+	ck_assert_int_eq(tmm_swap_bound_step(NULL, NULL, 200, 1, 1, &ns),
+			 -EINVAL);
 }
 END_TEST
 
@@ -192,6 +213,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, two_weights_take_turns);
 	tcase_add_test(tc, activations_push_a_weight_out);
 	tcase_add_test(tc, a_cut_needs_one_slice);
+	tcase_add_test(tc, a_workspace_takes_no_room);
 	tcase_add_test(tc, windows_see_copies_that_cannot_hide);
 	tcase_add_test(tc, a_write_only_tensor_needs_no_load);
 	tcase_add_test(tc, bad_arguments_are_refused);
