@@ -21,7 +21,8 @@
  *             waited for a collective's event while a collective held
  *             the link (the sim's net_wait_ns), so 0 <= exp <= coll
  *   stall     compute time lost waiting for the swap engine's copies
- *   bound     a lower bound on the step whatever the plan (bound_ns)
+ *   bound     a lower bound on the step whatever the plan (bound_ns,
+ *             and hints/swap_bound.h's windows)
  *   goal      the step that would reach 90% of the ideal's efficiency
  *   eff       scaling efficiency, T(1) / (N x T(N)), T(1) the one-rank
  *             step at the same budget fraction (--ranks must start at 1)
@@ -214,7 +215,11 @@ static double ring_ns(const struct tmm_sim_profile *p, uint64_t bytes,
  *     (docs/sim-network.md), and the ring's rate is at most the link's,
  *     so that link is busy at least the sum of the two.
  * Valid for a steady step: the plan repeats from one step to the next,
- * as the guided iterations that the bench times do.
+ * as the guided iterations that the bench times do.  The caller takes
+ * the larger of this and tmm_swap_bound_step's windows (each window of
+ * ops at least its ops' least time, or the copies it needs that cannot
+ * have been made before it, over the link), which see copies that
+ * cannot hide under compute elsewhere.
  */
 static double bound_ns(const struct tmm_sim_profile *p, double compute_ns,
 		       const struct run *with, const struct tmm_swap_bound *sb,
@@ -281,10 +286,11 @@ static int bench_model(const struct opts *o, const char *model)
 	printf("# exp: compute waiting for collectives while they hold the "
 	       "link, in the same run (0 <= exp <= coll)\n");
 	printf("# bound: the most of compute alone, the ring on the network, "
-	       "and the bytes any plan must copy each way under the budget "
-	       "(Belady over %u steps of the trace)%s, over the link\n",
-	       TMM_SWAP_BOUND_PASSES,
-	       p->net_over_pcie ? " plus the ring's, which crosses PCIe" : "");
+	       "the bytes any plan must copy each way under the budget "
+	       "(Belady over %u steps of the trace)%s over the link, and the "
+	       "sum over windows of ops of each one's least compute or "
+	       "copies (hints/swap_bound.h)\n", TMM_SWAP_BOUND_PASSES,
+	       p->net_over_pcie ? " plus the ring's, which crosses PCIe," : "");
 	printf("# reach: no = bound > goal, no plan reaches 90%% of the "
 	       "ideal; met = the step does; open = neither\n");
 	printf("# %5s %6s %9s %8s %8s %8s %9s %9s %6s %6s %8s %9s "
