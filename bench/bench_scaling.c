@@ -17,12 +17,13 @@
  *
  *   step      the simulated step time (the last iteration)
  *   coll      time the collectives held the network (the sim's counter)
- *   exp       exposed collective time: the step less the same run's with
- *             no collectives (planned apart, so it can differ from coll)
+ *   exp       exposed collective time, in the same run: the time compute
+ *             waited for a collective's event while a collective held
+ *             the link (the sim's net_wait_ns), so 0 <= exp <= coll
  *   stall     compute time lost waiting for the swap engine's copies
- *   bound     a lower bound on the step whatever the plan (bound_ns)
- *   goal      the step that would reach 90% of the ideal's efficiency:
- *             where bound > goal, no plan can
+ *   bound     a lower bound on the step whatever the plan (bound_ns,
+ *             and hints/swap_bound.h's windows)
+ *   goal      the step that would reach 90% of the ideal's efficiency
  *   eff       scaling efficiency, T(1) / (N x T(N)), T(1) the one-rank
  *             step at the same budget fraction (--ranks must start at 1)
  *   ideal     the ideal's efficiency: compute alone (the unconstrained
@@ -35,6 +36,9 @@
  *   z1_step   the step with ZeRO stage 1 (dp_graph.h) at the same budget
  *             in bytes
  *   z1_need   what a rank needs unconstrained with ZeRO-1
+ *   reach     whether the goal can be reached: "no" where bound > goal
+ *             (no plan can), "met" where the step is at most the goal,
+ *             else "open" (not ruled out, not reached)
  *
  * Not modelled: congestion across nodes (every rank has the profile's
  * per-rank bandwidth whatever N) and stragglers (every rank is this one).
@@ -50,9 +54,11 @@
 
 #include "dp_graph.h"
 #include "drive.h"
+#include "hints/swap_bound.h"
 #include "lib/backend/backend_sim.h"
 #include "lib/base/sim_profile.h"
 #include "lib/core/context.h"
+#include "lib/record/tracker.h"
 #include "tensormm.h"
 #include "zoo.h"
 
@@ -75,19 +81,24 @@ struct opts {
  * ---------------------------------------------------------------------- */
 
 struct run {
-	uint64_t step_ns, peak, net_ns, stall_ns;
-	uint64_t net_before, stall_before;
+	uint64_t step_ns, peak, net_ns, stall_ns, exposed_ns;
+	uint64_t net_before, stall_before, exposed_before;
 	uint64_t persistent;	   /* weights and optimizer state, bytes */
 	struct dp_graph_info dp;
+	/* With `want_trace`, the first iteration's trace (the one plans
+	 * are made from), for the bound; free with tmm_trace_free. */
+	bool want_trace;
+	struct tmm_trace trace;
 };
 
-/* The network's busy time and the compute's stall on copies over the
- * last iteration. */
+/* The network's busy time, the compute's stall on copies and its wait
+ * for collectives over the last iteration; the first trace. */
 static int after_iteration(void *arg, tmm_ctx *ctx, unsigned n)
 {
 	struct run *r = arg;
 	struct tmm_sim_counters c;
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	const struct tmm_trace *first;
 
 	(void)n;
 	if (tmm_sim_get_counters(&ctx->be, &c) < 0 ||
@@ -95,16 +106,23 @@ static int after_iteration(void *arg, tmm_ctx *ctx, unsigned n)
 		return -EINVAL;
 	r->net_ns = c.net_busy_ns - r->net_before;
 	r->net_before = c.net_busy_ns;
+	r->exposed_ns = c.net_wait_ns - r->exposed_before;
+	r->exposed_before = c.net_wait_ns;
 	r->stall_ns = st.stall_ns - r->stall_before;
 	r->stall_before = st.stall_ns;
+	first = tmm_tracker_first(ctx);
+	if (r->want_trace && !r->trace.n_accesses && first &&
+	    tmm_trace_copy(&r->trace, first) < 0)
+		return -ENOMEM;
 	return 0;
 }
 
 /* What one run is: a budget (0: unconstrained, nothing planned), and
- * whether the rank reduces its gradients, and with ZeRO-1. */
+ * whether the rank reduces its gradients, and with ZeRO-1; whether the
+ * run keeps its first trace. */
 struct shape {
 	uint64_t budget;
-	bool collectives, zero1;
+	bool collectives, zero1, trace;
 };
 
 static int run_one(const struct opts *o, const char *model, unsigned ranks,
@@ -119,6 +137,7 @@ static int run_one(const struct opts *o, const char *model, unsigned ranks,
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	r->want_trace = sh.trace;
 	if (!m) {
 		fprintf(stderr, "bench_scaling: no model \"%s\" in the zoo\n",
 			model);
@@ -158,6 +177,7 @@ static int run_one(const struct opts *o, const char *model, unsigned ranks,
 		fprintf(stderr, "bench_scaling: %s at %u ranks%s: %s\n", model,
 			ranks, sh.zero1 ? " with ZeRO-1" : "", res.error);
 		free(res.weights);
+		tmm_trace_free(&r->trace);
 		return rc;
 	}
 	r->step_ns = res.it[res.done - 1].ns;
@@ -181,34 +201,73 @@ static double ring_ns(const struct tmm_sim_profile *p, uint64_t bytes,
 
 /*
  * A lower bound on the step of a rank holding `budget` bytes, whatever
- * its plan: its compute alone (`compute_ns`), the all-reduce's whole
- * ring on the network, and the bytes that must cross the PCIe link each
- * way.  Every weight and optimizer state (`with.persistent`) is read and
- * written each step, and at most `budget` of it stays on the device from
- * one step to the next, so at least the rest leaves and comes back each
- * step; where the collectives cross PCIe (net_over_pcie), the ring's
- * 2(N-1)/N x the gradients go each way on the same link.
+ * its plan: the largest of
+ *   - its compute alone (`compute_ns`: the unconstrained step without
+ *     collectives, which every plan runs at least);
+ *   - the all-reduce's whole ring on the network;
+ *   - the bytes any plan must load, and copy out, each step under the
+ *     budget (hints/swap_bound.h: Belady's MIN over TMM_SWAP_BOUND_PASSES
+ *     repetitions of the run's first trace, which also covers what the
+ *     kept bytes beyond the budget cost), over the link's rate that way;
+ *     where the collectives cross PCIe (net_over_pcie), the ring's
+ *     2(N-1)/N x the gradients go each way on the same link.  The sim
+ *     gives a copy and a collective that share the link half of it each
+ *     (docs/sim-network.md), and the ring's rate is at most the link's,
+ *     so that link is busy at least the sum of the two.
+ * Valid for a steady step: the plan repeats from one step to the next,
+ * as the guided iterations that the bench times do.  The caller takes
+ * the larger of this and tmm_swap_bound_step's windows (each window of
+ * ops at least its ops' least time, or the copies it needs that cannot
+ * have been made before it, over the link), which see copies that
+ * cannot hide under compute elsewhere.
  */
 static double bound_ns(const struct tmm_sim_profile *p, double compute_ns,
-		       const struct run *with, uint64_t budget, unsigned n)
+		       const struct run *with, const struct tmm_swap_bound *sb,
+		       unsigned n)
 {
-	double must = with->persistent > budget
-			      ? (double)(with->persistent - budget) : 0;
 	double ring = n > 1 ? 2.0 * (n - 1) / n * (double)with->dp.grad_bytes
 			    : 0;
-	double link_gbps = p->h2d_gbps < p->d2h_gbps ? p->h2d_gbps
-						     : p->d2h_gbps;
-	double link = (must + (p->net_over_pcie ? ring : 0)) / link_gbps;
+	double pcie = p->net_over_pcie ? ring : 0;
+	double h2d = (sb->h2d_bytes + pcie) / p->h2d_gbps;
+	double d2h = (sb->d2h_bytes + pcie) / p->d2h_gbps;
 	double net = ring_ns(p, with->dp.grad_bytes, n);
 	double b = compute_ns;
 
-	if (link > b)
-		b = link;
+	if (h2d > b)
+		b = h2d;
+	if (d2h > b)
+		b = d2h;
 	return net > b ? net : b;
 }
 
 /* The goal: at least this fraction of the ideal's efficiency. */
 #define GOAL_OF_IDEAL 0.9
+
+/* Each op's time in an unconstrained run's trace, the least it takes
+ * (a convolution's algorithm is the fastest there, and nothing is split
+ * or recomputed), after their count in [0]; NULL: out of memory. */
+static double *least_op_ns(const struct tmm_trace *t)
+{
+	double *ns = malloc(sizeof(*ns) * ((size_t)t->n_ops + 1));
+
+	if (!ns)
+		return NULL;
+	ns[0] = t->n_ops;
+	for (uint32_t i = 0; i < t->n_ops; i++)
+		ns[i + 1] = t->ops[i].end_ns > t->ops[i].begin_ns
+				    ? (double)(t->ops[i].end_ns -
+					       t->ops[i].begin_ns)
+				    : 0;
+	return ns;
+}
+
+/* Whether the goal can be reached (the reach column). */
+static const char *reach(double step, double bound, double goal)
+{
+	if (bound > goal)
+		return "no";
+	return step <= goal ? "met" : "open";
+}
 
 static int bench_model(const struct opts *o, const char *model)
 {
@@ -224,42 +283,82 @@ static int bench_model(const struct opts *o, const char *model)
 	if (!strcmp(o->policy, "auto"))
 		printf("# policy auto tries its plans on a twin of the "
 		       "simulated device, which a real GPU does not offer\n");
+	printf("# exp: compute waiting for collectives while they hold the "
+	       "link, in the same run (0 <= exp <= coll)\n");
+	printf("# bound: the most of compute alone, the ring on the network, "
+	       "the bytes any plan must copy each way under the budget "
+	       "(Belady over %u steps of the trace)%s over the link, and the "
+	       "sum over windows of ops of each one's least compute or "
+	       "copies (hints/swap_bound.h)\n", TMM_SWAP_BOUND_PASSES,
+	       p->net_over_pcie ? " plus the ring's, which crosses PCIe," : "");
+	printf("# reach: no = bound > goal, no plan reaches 90%% of the "
+	       "ideal; met = the step does; open = neither\n");
 	printf("# %5s %6s %9s %8s %8s %8s %9s %9s %6s %6s %8s %9s "
-	       "%10s %11s\n", "ranks", "budget", "step_ms", "coll_ms",
+	       "%10s %11s %5s\n", "ranks", "budget", "step_ms", "coll_ms",
 	       "exp_ms", "stall_ms", "bound_ms", "goal_ms", "eff", "ideal",
-	       "of_ideal", "need_MiB", "z1_step_ms", "z1_need_MiB");
+	       "of_ideal", "need_MiB", "z1_step_ms", "z1_need_MiB", "reach");
 	for (unsigned ri = 0; ri < o->n_ranks; ri++) {
 		unsigned n = o->ranks[ri];
-		struct run free_run, z1_free, with, without, z1;
-		double ideal;
+		struct run free_run, z1_free, with, z1, free_coll;
+		double ideal, *op_ns = NULL;
 		int rc;
 
 		/* Unconstrained, no collectives: the compute alone; and
-		 * what a rank needs with ZeRO-1. */
+		 * what a rank needs with ZeRO-1; and with collectives, each
+		 * op's least time for the bound. */
 		rc = run_one(o, model, n, (struct shape){ 0 }, &free_run);
 		if (rc == 0)
 			rc = run_one(o, model, n,
-				     (struct shape){ 0, true, true }, &z1_free);
+				     (struct shape){ 0, true, true, false },
+				     &z1_free);
+		if (rc == 0)
+			rc = run_one(o, model, n,
+				     (struct shape){ 0, true, false, true },
+				     &free_coll);
 		if (rc < 0)
 			return rc;
+		op_ns = least_op_ns(&free_coll.trace);
+		tmm_trace_free(&free_coll.trace);
+		if (!op_ns) {
+			fprintf(stderr, "bench_scaling: out of memory\n");
+			return -ENOMEM;
+		}
 		for (unsigned bi = 0; bi < o->n_budgets; bi++) {
 			uint64_t budget = free_run.peak * o->budgets[bi] / 100;
-			double eff, ideal_eff, goal;
+			struct tmm_swap_bound sb;
+			double eff, ideal_eff, goal, bound, windows = 0;
 
 			rc = run_one(o, model, n,
-				     (struct shape){ budget, true, false },
+				     (struct shape){ budget, true, false,
+						     true },
 				     &with);
 			if (rc == 0)
 				rc = run_one(o, model, n,
-					     (struct shape){ budget, false,
-							     false },
-					     &without);
-			if (rc == 0)
-				rc = run_one(o, model, n,
 					     (struct shape){ budget, true,
-							     true }, &z1);
-			if (rc < 0)
+							     true, false },
+					     &z1);
+			if (rc == 0) {
+				rc = tmm_swap_bound(&with.trace, budget,
+						    TMM_SWAP_BOUND_PASSES,
+						    &sb);
+				/* The same ops as unconstrained, or the
+				 * unconstrained times do not apply. */
+				if (rc == 0 && with.trace.n_ops ==
+						       (uint32_t)op_ns[0])
+					rc = tmm_swap_bound_step(
+						&with.trace, op_ns + 1, budget,
+						p->h2d_gbps, p->d2h_gbps,
+						&windows);
+				if (rc < 0)
+					fprintf(stderr, "bench_scaling: %s: "
+						"the bound: %s\n", model,
+						strerror(-rc));
+			}
+			tmm_trace_free(&with.trace);
+			if (rc < 0) {
+				free(op_ns);
 				return rc;
+			}
 			/* The same buckets at every budget: the last one's
 			 * ring is what the ideal cannot hide. */
 			ideal = (double)free_run.step_ns +
@@ -275,22 +374,24 @@ static int bench_model(const struct opts *o, const char *model)
 			goal = ideal_eff > 0 ? t1[bi] / (n * GOAL_OF_IDEAL *
 							 ideal_eff)
 					     : 0;
+			bound = bound_ns(p, (double)free_run.step_ns, &with,
+					 &sb, n);
+			if (windows > bound)
+				bound = windows;
 			printf("  %5u %5u%% %9.3f %8.3f %8.3f %8.3f %9.3f "
 			       "%9.3f %6.3f %6.3f %8.3f %9.1f %10.3f "
-			       "%11.1f\n", n, o->budgets[bi],
+			       "%11.1f %5s\n", n, o->budgets[bi],
 			       with.step_ns / 1e6, with.net_ns / 1e6,
-			       ((double)with.step_ns -
-				(double)without.step_ns) / 1e6,
-			       with.stall_ns / 1e6,
-			       bound_ns(p, (double)free_run.step_ns, &with,
-					budget, n) / 1e6,
-			       goal / 1e6, eff, ideal_eff,
+			       with.exposed_ns / 1e6, with.stall_ns / 1e6,
+			       bound / 1e6, goal / 1e6, eff, ideal_eff,
 			       ideal_eff > 0 ? eff / ideal_eff : 0,
 			       free_run.peak / 1048576.0, z1.step_ns / 1e6,
 			       (n > 1 ? z1_free.peak : free_run.peak) /
-				       1048576.0);
+				       1048576.0,
+			       reach((double)with.step_ns, bound, goal));
 			fflush(stdout);
 		}
+		free(op_ns);
 	}
 	return 0;
 }

@@ -4,8 +4,11 @@
 # table (issue 26 §5): it says its figures are simulated and what it does
 # not model, one rank has no collective, two ranks all-reduce, and the
 # all-reduce takes far longer on a PCIe 3.0 node's network (11.69 GB/s)
-# than on NVLink 4 (450 GB/s); no step beats its lower bound, and ZeRO-1
-# makes a rank need less.  A small MLP batch keeps it to seconds.
+# than on NVLink 4 (450 GB/s); the exposed collective time, measured in
+# the same run, lies between 0 and the collectives' time; no step beats
+# its lower bound, the reach column says "no" exactly where the bound
+# exceeds the goal, and ZeRO-1 makes a rank need less.  A small MLP batch
+# keeps it to seconds.
 # Ends with a Check-style summary line for scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
 B=${top_builddir:-.}
@@ -26,8 +29,28 @@ rows_hold() {
 		END { exit !(rows > 0 && bad == 0) }' "$1"
 }
 
-# The columns: 3 step_ms, 7 bound_ms, 8 goal_ms, 12 need_MiB,
-# 13 z1_step_ms, 14 z1_need_MiB.
+# Every row of file $1 has column $2 at least 0, and there is a row.
+rows_nonnegative() {
+	awk -v a="$2" '/^#/ || NF < 14 { next }
+		{ rows++; if (!($a + 0 >= 0)) bad++ }
+		END { exit !(rows > 0 && bad == 0) }' "$1"
+}
+
+# The columns: 3 step_ms, 4 coll_ms, 5 exp_ms, 7 bound_ms, 8 goal_ms,
+# 12 need_MiB, 13 z1_step_ms, 14 z1_need_MiB, 15 reach.
+
+# The exp_ms column (5th) of the row of `ranks` ranks, from file $1.
+exposed() { awk -v n="$2" '$1 == n { print $5; exit }' "$1"; }
+
+# Every row of file $1 says in its reach column "no" where bound > goal,
+# else "met" where step <= goal, else "open".
+reach_holds() {
+	awk '/^#/ || NF < 15 { next }
+		{ rows++
+		  want = $7 > $8 ? "no" : ($3 <= $8 ? "met" : "open")
+		  if ($15 != want) bad++ }
+		END { exit !(rows > 0 && bad == 0) }' "$1"
+}
 
 run() { # profile, output file
 	"$BENCH" --models mlp_compute --batch 64 --ranks 1,2 --budgets 50 \
@@ -48,9 +71,26 @@ check "two ranks all-reduce" \
 check "PCIe takes over 10x NVLink's time" \
 	awk -v p="$(coll "$tmp/pcie" 2)" -v n="$(coll "$tmp/nvlink" 2)" \
 	'BEGIN { exit !(n > 0 && p > 10 * n) }'
+check "says how exp is measured" grep -q "^# exp: compute waiting for" \
+	"$tmp/pcie"
+check "says how the bound is got" grep -q "^# bound: .*Belady over" \
+	"$tmp/pcie"
+check "the ring on PCIe counts in the bound" \
+	grep -q "plus the ring's, which crosses PCIe" "$tmp/pcie"
+check "no exposed collective time below 0" rows_nonnegative "$tmp/pcie" 5
+check "no exposed collective time below 0 (NVLink)" \
+	rows_nonnegative "$tmp/nvlink" 5
+check "exposed collective time within the collectives'" \
+	rows_hold "$tmp/pcie" 4 ">=" 5
+check "exposed collective time within the collectives' (NVLink)" \
+	rows_hold "$tmp/nvlink" 4 ">=" 5
+check "two ranks on PCIe wait for their all-reduce" \
+	awk -v e="$(exposed "$tmp/pcie" 2)" 'BEGIN { exit !(e > 0) }'
 check "no step is below its lower bound" rows_hold "$tmp/pcie" 3 ">=" 7
 check "no step is below its lower bound (NVLink)" \
 	rows_hold "$tmp/nvlink" 3 ">=" 7
+check "reach follows bound, goal and step" reach_holds "$tmp/pcie"
+check "reach follows bound, goal and step (NVLink)" reach_holds "$tmp/nvlink"
 check "the goal is a positive step time" awk '
 	!/^#/ && NF >= 14 { n++; if (!($8 > 0)) bad++ }
 	END { exit !(n > 0 && !bad) }' "$tmp/pcie"

@@ -76,7 +76,9 @@ static void tear_down(struct scene *s)
 START_TEST(ops_wait_only_for_their_tensors)
 {
 	struct scene s;
+	struct tmm_sim_counters c;
 	tmm_tensor y, z;
+	uint64_t before;
 
 	set_up(&s);
 	ck_assert_int_eq(tmm_tensor_create(s.ctx, BYTES, TMM_ACTIVATION, "y",
@@ -86,7 +88,14 @@ START_TEST(ops_wait_only_for_their_tensors)
 	toy_run(s.ctx, "other", 0, toy_fill, &s.w, 1, &y, 1);
 	/* Its launch and its bytes' roofline, a fraction of a launch. */
 	ck_assert_uint_lt(now(s.ctx), s.t0 + 3 * LAUNCH);
+	ck_assert_int_eq(tmm_sim_get_counters(&s.ctx->be, &c), 0);
+	ck_assert_uint_eq(c.net_wait_ns, 0); /* no one waited yet */
+	before = now(s.ctx);
 	toy_run(s.ctx, "reader", 0, toy_fill, &s.g, 1, &z, 1);
+	/* Its whole wait, while the collective held the link, is exposed
+	 * collective time (bench_scaling's exp). */
+	ck_assert_int_eq(tmm_sim_get_counters(&s.ctx->be, &c), 0);
+	ck_assert_uint_eq(c.net_wait_ns, s.net_end - before);
 	ck_assert_uint_ge(now(s.ctx), s.net_end + LAUNCH);
 	ck_assert_uint_lt(now(s.ctx), s.net_end + 2 * LAUNCH);
 	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, y), 0);

@@ -431,14 +431,28 @@ static void sim_wait_until(struct sim *s, enum tmm_engine engine, uint64_t t)
 	s->t[engine] = t;
 }
 
+/* Compute waiting for a collective's event until t: the part of the
+ * wait while a collective holds the link is exposed (net_wait_ns). */
+static void count_net_wait(struct sim *s, enum tmm_engine engine,
+			   const tmm_event *ev, uint64_t t)
+{
+	if (engine == TMM_ENGINE_COMPUTE && ev->engine == TMM_ENGINE_NET &&
+	    t > s->t[TMM_ENGINE_COMPUTE])
+		s->c.net_wait_ns += tmm_sim_net_held(
+			&s->net, s->t[TMM_ENGINE_COMPUTE], t);
+}
+
 static int sim_event_sync(struct tmm_backend *be, const tmm_event *ev)
 {
 	if (!ev)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim event_sync: event is NULL");
-	if (ev->valid)
+	if (ev->valid) {
+		count_net_wait(sim_of(be), TMM_ENGINE_COMPUTE, ev,
+			       event_time(sim_of(be), ev));
 		sim_wait_until(sim_of(be), TMM_ENGINE_COMPUTE,
 			       event_time(sim_of(be), ev));
+	}
 	return 0;
 }
 
@@ -452,9 +466,12 @@ static int sim_engine_wait(struct tmm_backend *be, enum tmm_engine engine,
 	if (!ev)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim engine_wait: event is NULL");
-	if (ev->valid)
+	if (ev->valid) {
+		count_net_wait(sim_of(be), engine, ev,
+			       event_time(sim_of(be), ev));
 		sim_wait_until(sim_of(be), engine,
 			       event_time(sim_of(be), ev));
+	}
 	return 0;
 }
 

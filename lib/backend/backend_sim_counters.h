@@ -30,6 +30,11 @@ struct tmm_sim_counters {
 	 * cost.net_bytes), the time they held the link, and their bytes. */
 	uint64_t collectives, net_busy_ns;
 	double net_bytes;
+	/* Exposed collective time: compute (or the host) waiting for a
+	 * collective's event (TMM_ENGINE_NET), counted only while a
+	 * collective held the link, so never more than net_busy_ns over
+	 * the same span when the collectives waited for began in it. */
+	uint64_t net_wait_ns;
 };
 
 #endif /* TMM_BACKEND_SIM_COUNTERS_H */

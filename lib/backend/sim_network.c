@@ -171,6 +171,21 @@ int tmm_sim_net_collective(struct tmm_sim_net *net,
 	return 0;
 }
 
+uint64_t tmm_sim_net_held(const struct tmm_sim_net *net, uint64_t from,
+			  uint64_t to)
+{
+	uint64_t held = 0;
+
+	for (uint32_t k = 0; k < net->n && net->b[k].start < to; k++) {
+		uint64_t a = net->b[k].start > from ? net->b[k].start : from;
+		uint64_t z = net->b[k].end < to ? net->b[k].end : to;
+
+		if (z > a)
+			held += z - a;
+	}
+	return held;
+}
+
 void tmm_sim_net_forget(struct tmm_sim_net *net, uint64_t before)
 {
 	uint32_t k = 0;

@@ -77,6 +77,10 @@ int tmm_sim_net_collective(struct tmm_sim_net *net,
 			   uint64_t op_ns, double net_bytes,
 			   uint64_t copy_t[2], uint64_t *end);
 
+/* How long collectives held the link within [from, to). */
+uint64_t tmm_sim_net_held(const struct tmm_sim_net *net, uint64_t from,
+			  uint64_t to);
+
 /* A time t_ns on a copy engine, given out before collectives moved that
  * engine's copies, read as those copies now end. */
 uint64_t tmm_sim_net_revise(const struct tmm_sim_net *net, uint64_t t_ns);
