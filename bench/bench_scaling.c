@@ -7,6 +7,7 @@
  *   bench/bench_scaling [--profile P] [--models m,...] [--batch B]
  *                       [--ranks 1,2,4,8] [--budgets 30,50]
  *                       [--bucket MiB] [--policy P] [--iterations I]
+ *                       [--liveness keep|discard]
  *
  * Each rank trains batch/N samples (strong scaling: the global batch is
  * fixed), on phantom sim memory, its gradients reduced by collective ops
@@ -39,6 +40,10 @@
  *   reach     whether the goal can be reached: "no" where bound > goal
  *             (no plan can), "met" where the step is at most the goal,
  *             else "open" (not ruled out, not reached)
+ *
+ * The driver reads no tensor after its last use, so the ranks run with
+ * liveness=discard (tensormm(7)): a step's tensors idle until it ends
+ * leave the device without a copy.  --liveness keep copies them.
  *
  * Not modelled: congestion across nodes (every rank has the profile's
  * per-rank bandwidth whatever N) and stragglers (every rank is this one).
@@ -73,6 +78,7 @@ struct opts {
 	unsigned budgets[MAX_LIST], n_budgets; /* percent of the peak */
 	double bucket_mib;
 	const char *policy;
+	const char *liveness; /* "keep" or "discard" */
 	unsigned iterations;
 };
 
@@ -159,9 +165,10 @@ static int run_one(const struct opts *o, const char *model, unsigned ranks,
 	if (sh.budget)
 		snprintf(config, sizeof(config),
 			 "backend=sim,sim_profile=%s,sim_memory=phantom,"
-			 "mode=swap,policy=%s,stats_shm=off,budget=%lluB",
+			 "mode=swap,policy=%s,stats_shm=off,budget=%lluB,"
+			 "liveness=%s",
 			 o->profile, o->policy,
-			 (unsigned long long)sh.budget);
+			 (unsigned long long)sh.budget, o->liveness);
 	else
 		snprintf(config, sizeof(config),
 			 "backend=sim,sim_profile=%s,sim_memory=phantom,"
@@ -280,6 +287,11 @@ static int bench_model(const struct opts *o, const char *model)
 	       o->bucket_mib);
 	printf("# not modelled: congestion across nodes, stragglers; "
 	       "collectives overlap the backward ops after them\n");
+	printf("# liveness=%s: %s\n", o->liveness,
+	       strcmp(o->liveness, "keep")
+		       ? "tensors idle until the step ends leave without a "
+			 "copy (the driver reads none after its last use)"
+		       : "tensors idle until the step ends are copied out");
 	if (!strcmp(o->policy, "auto"))
 		printf("# policy auto tries its plans on a twin of the "
 		       "simulated device, which a real GPU does not offer\n");
@@ -433,7 +445,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: bench_scaling [--profile P] [--models "
 		"m,...] [--batch B] [--ranks 1,2,4,8] [--budgets 30,50] "
-		"[--bucket MiB] [--policy P] [--iterations I]\n");
+		"[--bucket MiB] [--policy P] [--iterations I] "
+		"[--liveness keep|discard]\n");
 	return 2;
 }
 
@@ -443,7 +456,7 @@ int main(int argc, char **argv)
 		    budgets[] = "30,50";
 	struct opts o = { .profile = "a100-pcie4-40g", .batch = 256,
 			  .bucket_mib = 25, .policy = "auto",
-			  .iterations = 3 };
+			  .iterations = 3, .liveness = "discard" };
 	char *m = models, *r = ranks, *b = budgets;
 
 	for (int i = 1; i < argc; i++) {
@@ -467,6 +480,9 @@ int main(int argc, char **argv)
 			o.policy = v;
 		else if (!strcmp(argv[i], "--iterations"))
 			o.iterations = (unsigned)atoi(v);
+		else if (!strcmp(argv[i], "--liveness") &&
+			 (!strcmp(v, "keep") || !strcmp(v, "discard")))
+			o.liveness = v;
 		else
 			return usage();
 		i++;

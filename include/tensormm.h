@@ -216,7 +216,8 @@ int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor t);
  * Copies `bytes` bytes at `offset` of the tensor into `dst`, wherever the
  * tensor currently is (device, host, or recomputed).  Returns 0, -EBADF,
  * -EINVAL for a range outside the tensor, -ENODATA for a tensor never
- * written, -ENOTSUP on a phantom (sizes-only) simulated device.
+ * written (or discarded by liveness=discard after its last access),
+ * -ENOTSUP on a phantom (sizes-only) simulated device.
  */
 TMM_EXPORT
 int tmm_tensor_read(tmm_ctx *ctx, tmm_tensor t, size_t offset, void *dst,
@@ -370,7 +371,8 @@ typedef struct tmm_op {
  *
  * Returns 0 or a negative errno: -EBADF (a bad handle), -EINVAL (a bad
  * descriptor: unknown kind or flags, more than TMM_OP_MAX_TENSORS inputs
- * or outputs), -ENODATA (an input never written), -ENOMEM (the op's own
+ * or outputs), -ENODATA (an input never written, or discarded by
+ * liveness=discard), -ENOMEM (the op's own
  * inputs and outputs exceed the budget, or nothing more can be evicted), or
  * what op->run returned.  On failure no tensor's bytes are lost.
  */
@@ -392,7 +394,7 @@ enum tmm_access {
  * its device address.  Acquires nest (a count).  The access is recorded
  * like an op's; with TMM_WRITE the bytes count as written by the host (no
  * longer recomputable).  Returns 0, -EBADF, -EINVAL, -ENODATA (TMM_READ of
- * a tensor never written), -ENOMEM.
+ * a tensor never written, or discarded by liveness=discard), -ENOMEM.
  */
 TMM_EXPORT
 int tmm_acquire(tmm_ctx *ctx, tmm_tensor t, enum tmm_access mode,
@@ -643,6 +645,12 @@ struct tmm_stats {
 				       * on CUDA measured on the GPU, which
 				       * stall_ns, the host's waits, does
 				       * not see */
+	/* ... and liveness=discard. */
+	uint64_t dead_discards;	      /* evictions of tensors idle until
+				       * destroyed whose bytes were dropped,
+				       * not copied (not in swap_out_count
+				       * nor in drops) */
+	uint64_t dead_discard_bytes;  /* ... their bytes */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

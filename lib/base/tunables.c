@@ -159,6 +159,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_CHECK:
 		cfg->check = v->choice == 1;
 		return true;
+	case TMM_T_LIVENESS:
+		cfg->liveness_discard = v->choice == 1;
+		return true;
 	case TMM_T_POOL:
 		cfg->pool = (enum tmm_pool_choice)v->choice;
 		return true;
@@ -582,6 +585,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_CHECK:
 		text_add_choice(&t, id, cfg->check ? 1 : 0);
+		break;
+	case TMM_T_LIVENESS:
+		text_add_choice(&t, id, cfg->liveness_discard ? 1 : 0);
 		break;
 	case TMM_T_POOL:
 		text_add_choice(&t, id, cfg->pool);

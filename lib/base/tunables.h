@@ -57,6 +57,8 @@ struct tmm_config {
 	enum tmm_uvm_fresh uvm_fresh; /* how it makes fresh outputs' pages */
 	enum tmm_uvm_cap uvm_cap; /* who holds its pages within the budget */
 	bool check;	       /* poison outputs before callbacks (fill.c) */
+	bool liveness_discard; /* dead idle tensors are dropped, not copied
+				* out (lib/move/dead.h) */
 	enum tmm_pool_choice pool; /* swap mode's pool: arena or chunks */
 	enum tmm_log_level log;
 	char fault[256];       /* injected failures, for tests ("": none;

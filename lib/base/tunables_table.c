@@ -62,6 +62,8 @@ static const char *const sim_memory_choices[] = {
 
 static const char *const off_on_choices[] = { "off", "on", NULL };
 
+static const char *const liveness_choices[] = { "keep", "discard", NULL };
+
 static const char *const uvm_fresh_choices[] = {
 	[TMM_UVM_FRESH_AUTO] = "auto",
 	[TMM_UVM_FRESH_PREFETCH] = "prefetch",
@@ -487,6 +489,23 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"run, not only under memory pressure",
 		.since = "0.1",
 		.choices = off_on_choices,
+	},
+	[TMM_T_LIVENESS] = {
+		.name = "liveness",
+		.env = "TENSORMM_LIVENESS",
+		.type = TMM_TYPE_CHOICE,
+		.def = "keep",
+		.accepted = "keep or discard",
+		.help = "a tensor made in an iteration and idle from its last "
+			"access until the program destroys it: keep = a plan "
+			"that evicts it copies its bytes to the host, so that "
+			"the program may still read them; discard = its bytes "
+			"are dropped without a copy, and reading it before it "
+			"is written again fails (for programs that free a "
+			"step's tensors at its end and read none after its "
+			"last use)",
+		.since = "0.1",
+		.choices = liveness_choices,
 	},
 	[TMM_T_POOL] = {
 		.name = "pool",

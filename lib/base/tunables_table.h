@@ -67,6 +67,7 @@ enum tmm_tunable_id {
 	TMM_T_UVM_FRESH,
 	TMM_T_UVM_CAP,
 	TMM_T_CHECK,
+	TMM_T_LIVENESS,
 	TMM_T_POOL,
 	TMM_T_LOG,
 	TMM_T_FAULT,

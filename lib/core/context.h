@@ -114,6 +114,8 @@ struct tmm_tensor_rec {
 	bool keep_regenerated;	   /* dropped by a plan's TMM_ACT_KEEP:
 				    * regenerated, it stays until used
 				    * (Chen's segment recomputation) */
+	bool dead;		   /* EMPTY because liveness=discard dropped
+				    * its bytes (lib/move/dead.h) */
 
 	/* Plan execution (guide.c): the PREFETCH action in flight for
 	 * it, for the feedback at its back-access. */
@@ -186,6 +188,7 @@ struct tmm_counters {
 	uint64_t prefetch_wait_ns; /* the compute engine's waits for late
 				    * prefetches, measured where it runs
 				    * (late_prefetch.h) */
+	uint64_t dead_discards, dead_discard_bytes; /* lib/move/dead.h */
 	uint64_t plans_made, plan_ns, prefetches;
 	uint64_t guided_passive_evictions;
 	uint64_t compaction_moves, compaction_bytes;
@@ -332,6 +335,8 @@ static inline void tmm_tensor_set_state(struct tmm_tensor_rec *t,
 {
 	assert(tmm_tstate_legal(t->state, to));
 	t->state = to;
+	/* Bytes again, or about to be: no longer discarded dead. */
+	t->dead = false;
 }
 
 /* A rehearsal in progress (lib/exec/rehearse.c). */
@@ -378,6 +383,14 @@ struct tmm_tensor_rec *tmm_tensor_lookup(struct tmm_ctx *ctx, tmm_tensor t,
 /* The name of a tensor for messages: its name, or "#<slot>". */
 const char *tmm_tensor_label(const struct tmm_tensor_rec *t, char *buf,
 			     size_t len);
+
+/*
+ * The error for a read of t, which holds no bytes (EMPTY): -ENODATA,
+ * saying whether it was never written or discarded dead by
+ * liveness=discard (lib/move/dead.h).  `call` names what read it.
+ */
+int tmm_tensor_no_data(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
+		       const char *call);
 
 /* The record behind a handle, or NULL; sets no message (for handles the
  * library itself keeps). */

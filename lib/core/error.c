@@ -55,7 +55,8 @@ const char *tmm_strerror(int err)
 	case -ENOMEM:
 		return "out of memory (device budget or host)";
 	case -ENODATA:
-		return "tensor was never written";
+		return "tensor holds no bytes (never written, or discarded "
+		       "by liveness=discard)";
 	case -ENODEV:
 		return "device backend not available";
 	case -ENOTSUP:

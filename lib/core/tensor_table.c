@@ -133,6 +133,22 @@ const char *tmm_tensor_label(const struct tmm_tensor_rec *t, char *buf,
 	return buf;
 }
 
+int tmm_tensor_no_data(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
+		       const char *call)
+{
+	char label[64];
+
+	tmm_tensor_label(t, label, sizeof(label));
+	if (t->dead)
+		return tmm_fail(ctx, -ENODATA,
+				"%s: tensor %s is read after its last access "
+				"in the iteration, where liveness=discard "
+				"dropped its bytes; write it first, or set "
+				"liveness=keep to keep them", call, label);
+	return tmm_fail(ctx, -ENODATA, "%s: tensor %s was never written", call,
+			label);
+}
+
 static int take_slot(struct tmm_ctx *ctx, struct tmm_tensor_rec **out)
 {
 	uint32_t index;

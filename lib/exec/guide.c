@@ -18,6 +18,7 @@
 #include "lib/io/plan_file.h"
 #include "hints/planner.h"
 #include "late_prefetch.h"
+#include "lib/move/dead.h"
 #include "recompute.h"
 #include "replan.h"
 #include "lib/record/tracker.h"
@@ -533,6 +534,25 @@ void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		tmm_late_prefetch_note(ctx, t, a);
 }
 
+/*
+ * liveness=discard: an EVICT_SWAP with no back-access, of a tensor the
+ * measured iteration made and destroyed: its bytes are dead from here to
+ * its destruction, so it leaves without a copy (lib/move/dead.h).
+ */
+static bool dead_here(struct tmm_ctx *ctx, const struct tmm_plan_action *a)
+{
+	const uint32_t both = TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE;
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+
+	if (!ctx->cfg.liveness_discard || a->back_access != TMM_PLAN_NONE ||
+	    !first)
+		return false;
+	for (uint32_t i = 0; i < first->n_tensors; i++)
+		if (first->tensors[i].key == a->key)
+			return (first->tensors[i].flags & both) == both;
+	return false;
+}
+
 /* Carries out one action; an action that does not apply is skipped. */
 static int fire(struct tmm_ctx *ctx, uint32_t index)
 {
@@ -569,6 +589,8 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 			/* Its copy may have started before the op that
 			 * read it last (layer_sync.h). */
 			if (tmm_layer_sync_take(ctx, t))
+				rc = 0;
+			else if (dead_here(ctx, a) && tmm_dead_discard(ctx, t))
 				rc = 0;
 			else if (t->state == TMM_TS_RESIDENT)
 				rc = tmm_mover_swap_out(ctx, t, false);

@@ -110,6 +110,8 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->plan_divergences = c->plan_divergences;
 	s->prefetch_late = c->prefetch_late;
 	s->prefetch_wait_ns = c->prefetch_wait_ns;
+	s->dead_discards = c->dead_discards;
+	s->dead_discard_bytes = c->dead_discard_bytes;
 	s->plans_made = c->plans_made;
 	s->plan_ns = c->plan_ns;
 	s->prefetches = c->prefetches;
@@ -232,6 +234,11 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 			"host held their bytes\n",
 		     (unsigned long long)s->clean_evictions,
 		     tmm_fmt_bytes(s->clean_eviction_bytes, a, sizeof(a)));
+	if (s->dead_discards)
+		emit(p, "  dead      %llu evictions (%s) dropped bytes no one "
+			"reads again (liveness=discard)\n",
+		     (unsigned long long)s->dead_discards,
+		     tmm_fmt_bytes(s->dead_discard_bytes, a, sizeof(a)));
 	emit(p, "  swap in   %llu (%s), of which on demand %llu\n",
 	     (unsigned long long)s->swap_in_count,
 	     tmm_fmt_bytes(s->swap_in_bytes, a, sizeof(a)),
@@ -329,6 +336,7 @@ static const struct {
 	U64_FIELD(device_mapped_peak), U64_FIELD(uvm_held),
 	U64_FIELD(uvm_held_peak),     U64_FIELD(clean_evictions),
 	U64_FIELD(clean_eviction_bytes), U64_FIELD(prefetch_wait_ns),
+	U64_FIELD(dead_discards),     U64_FIELD(dead_discard_bytes),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)

@@ -112,6 +112,8 @@ enum tmm_trace_event_kind {
 /* tmm_trace_event.flags */
 #define TMM_EVF_CLEAN 1u /* SWAP_OUT: no copy, the host held its bytes
 			  * already (a clean copy, lib/move/clean_copy.h) */
+#define TMM_EVF_DEAD 2u	 /* DROP: not to be recomputed, its bytes were
+			  * dead (liveness=discard, lib/move/dead.h) */
 
 struct tmm_trace_event {
 	uint32_t kind;	 /* enum tmm_trace_event_kind */

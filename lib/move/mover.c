@@ -561,14 +561,13 @@ int tmm_mover_make_resident(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	case TMM_TS_RESIDENT:
 		return 0;
 	case TMM_TS_EMPTY:
-		if (need_data)
-			return tmm_fail(ctx, -ENODATA,
-					"op '%s': tensor %s is read but was "
-					"never written",
-					ctx->current_op ? ctx->current_op
-							: "(none)",
-					tmm_tensor_label(t, label,
-							 sizeof(label)));
+		if (need_data) {
+			char call[96];
+
+			snprintf(call, sizeof(call), "op '%.80s'",
+				 ctx->current_op ? ctx->current_op : "(none)");
+			return tmm_tensor_no_data(ctx, t, call);
+		}
 		rc = tmm_mover_alloc_device(ctx, t);
 		if (rc < 0)
 			return rc;
@@ -734,7 +733,6 @@ int tmm_mover_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		   size_t offset, void *dst, size_t bytes)
 {
 	struct tmm_backend *be = &ctx->be;
-	char label[64];
 	int rc = tmm_mover_settle(ctx, t);
 
 	if (rc < 0)
@@ -747,9 +745,7 @@ int tmm_mover_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		return tmm_uvm_read(ctx, t, offset, dst, bytes);
 	switch (t->state) {
 	case TMM_TS_EMPTY:
-		return tmm_fail(ctx, -ENODATA,
-				"tmm_tensor_read: tensor %s was never written",
-				tmm_tensor_label(t, label, sizeof(label)));
+		return tmm_tensor_no_data(ctx, t, "tmm_tensor_read");
 	case TMM_TS_RESIDENT:
 		rc = be->ops->copy_sync(be, dst, (char *)t->dev + offset, bytes,
 					false);

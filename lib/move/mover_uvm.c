@@ -682,13 +682,10 @@ int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 int tmm_uvm_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		 size_t offset, void *dst, size_t bytes)
 {
-	char label[64];
 	int rc;
 
 	if (t->state == TMM_TS_EMPTY || !t->dev)
-		return tmm_fail(ctx, -ENODATA,
-				"tmm_tensor_read: tensor %s was never written",
-				tmm_tensor_label(t, label, sizeof(label)));
+		return tmm_tensor_no_data(ctx, t, "tmm_tensor_read");
 	rc = t->host ? tmm_mover_settle(ctx, t) : 0;
 	if (rc < 0)
 		return rc;

@@ -593,6 +593,11 @@ void tmm_tracker_event_clean(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	record_event(ctx, TMM_EV_SWAP_OUT, TMM_EVF_CLEAN, t);
 }
 
+void tmm_tracker_event_dead(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	record_event(ctx, TMM_EV_DROP, TMM_EVF_DEAD, t);
+}
+
 /* Does the trace show a write of its tensor ti? */
 static bool written_in(const struct tmm_trace *tr, uint32_t ti)
 {

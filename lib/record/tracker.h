@@ -108,6 +108,8 @@ void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
 
 /* Records t's swap-out with no copy (TMM_EVF_CLEAN). */
 void tmm_tracker_event_clean(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+/* A DROP with TMM_EVF_DEAD: t's bytes discarded dead (lib/move/dead.h). */
+void tmm_tracker_event_dead(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /* How many times the tracker has grown an array: constant once the
  * first iteration has sized them (the tests hold it to that). */

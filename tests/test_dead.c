@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_dead.c — liveness=discard (lib/move/dead.h): a tensor made in the
+ * iteration and destroyed in it, which a plan evicts after its last
+ * access, leaves the device without a copy; reading it then fails with
+ * -ENODATA and a message naming the tunable, and writing it makes it
+ * whole again.  With liveness=keep (the default) the eviction copies and
+ * the bytes read back.  A tensor made before the iteration, or kept past
+ * its end in the measured iteration, is copied whatever the tunable.
+ * The results the program computes are the same bytes either way, in
+ * swap mode and in mode=uvm.  On backed simulated memory.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/core/context.h"
+#include "lib/exec/guide.h"
+#include "lib/io/plan.h"
+#include "lib/record/tracker.h"
+#include "tensormm.h"
+
+#define N 4096
+
+/* One step: d = f(x) made in the step, y = d + 1, d idle until the step
+ * ends, then z written, and d destroyed (unless `keep_d`). */
+struct step {
+	tmm_ctx *ctx;
+	tmm_tensor x, y, z, d;
+	bool keep_d;	  /* d outlives the step (destroyed after it) */
+	bool read_d;	  /* the program reads d after its last access */
+	int read_rc;	  /* what that read returned */
+	bool dead_event;  /* the step's trace shows a DROP flagged dead */
+	uint8_t d_seen[N]; /* ... and the bytes */
+};
+
+static int make_d(void *const *in, void *const *out, void *user,
+		  void *stream)
+{
+	const uint8_t *x = in[0];
+	uint8_t *d = out[0];
+
+	(void)user;
+	(void)stream;
+	for (unsigned k = 0; k < N; k++)
+		d[k] = (uint8_t)(x[k] * 3 + 1);
+	return 0;
+}
+
+static int plus_one(void *const *in, void *const *out, void *user,
+		    void *stream)
+{
+	const uint8_t *a = in[0];
+	uint8_t *b = out[0];
+
+	(void)user;
+	(void)stream;
+	for (unsigned k = 0; k < N; k++)
+		b[k] = (uint8_t)(a[k] + 1);
+	return 0;
+}
+
+static void open_step(struct step *s, const char *mode, const char *liveness)
+{
+	uint8_t x[N];
+	char config[160];
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,mode=%s,sim_memory=backed,budget=1MiB,"
+		 "policy=passive,replan_drift=0,stats_shm=off,liveness=%s",
+		 mode, liveness);
+	ck_assert_msg(tmm_ctx_create(&s->ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	for (unsigned k = 0; k < N; k++)
+		x[k] = (uint8_t)(k * 7 + 3);
+	ck_assert_int_eq(tmm_tensor_create(s->ctx, N, TMM_PERSISTENT, "x",
+					   &s->x), 0);
+	ck_assert_int_eq(tmm_tensor_write(s->ctx, s->x, 0, x, N), 0);
+	ck_assert_int_eq(tmm_tensor_create(s->ctx, N, TMM_PERSISTENT, "y",
+					   &s->y), 0);
+	ck_assert_int_eq(tmm_tensor_create(s->ctx, N, TMM_PERSISTENT, "z",
+					   &s->z), 0);
+	s->d = TMM_TENSOR_NULL;
+}
+
+static void run_step(struct step *s)
+{
+	tmm_op make = { .name = "make_d", .flags = TMM_OP_PURE,
+			.inputs = &s->x, .n_inputs = 1, .outputs = &s->d,
+			.n_outputs = 1, .run = make_d };
+	tmm_op use = { .name = "use_d", .flags = TMM_OP_PURE,
+		       .inputs = &s->d, .n_inputs = 1, .outputs = &s->y,
+		       .n_outputs = 1, .run = plus_one };
+	tmm_op other = { .name = "other", .inputs = &s->x, .n_inputs = 1,
+			 .outputs = &s->z, .n_outputs = 1, .run = plus_one };
+
+	ck_assert_int_eq(tmm_iteration_begin(s->ctx), 0);
+	if (!s->d.id)
+		ck_assert_int_eq(tmm_tensor_create(s->ctx, N, TMM_ACTIVATION,
+						   "d", &s->d), 0);
+	make.outputs = use.inputs = &s->d;
+	ck_assert_msg(tmm_run(s->ctx, &make) == 0, "%s",
+		      tmm_last_error(s->ctx));
+	ck_assert_msg(tmm_run(s->ctx, &use) == 0, "%s",
+		      tmm_last_error(s->ctx));
+	ck_assert_msg(tmm_run(s->ctx, &other) == 0, "%s",
+		      tmm_last_error(s->ctx));
+	if (s->read_d)
+		s->read_rc = tmm_tensor_read(s->ctx, s->d, 0, s->d_seen, N);
+	s->dead_event = false;
+	for (uint32_t e = 0; e < tmm_tracker_current(s->ctx)->n_events; e++) {
+		const struct tmm_trace_event *ev =
+			&tmm_tracker_current(s->ctx)->events[e];
+
+		if (ev->kind == TMM_EV_DROP && (ev->flags & TMM_EVF_DEAD))
+			s->dead_event = true;
+	}
+	if (!s->keep_d) {
+		ck_assert_int_eq(tmm_tensor_destroy(s->ctx, s->d), 0);
+		s->d = TMM_TENSOR_NULL;
+	}
+	ck_assert_int_eq(tmm_iteration_end(s->ctx), 0);
+}
+
+/* The first access of trace tensor `ti` by op `op`. */
+static uint32_t access_of(const struct tmm_trace *tr, uint32_t op,
+			  uint32_t ti)
+{
+	for (uint32_t k = 0; k < tr->n_accesses; k++)
+		if (tr->accesses[k].op == op && tr->accesses[k].tensor == ti)
+			return k;
+	ck_abort_msg("op %u does not access tensor %u", op, ti);
+	return 0;
+}
+
+/* The trace tensor named `name`. */
+static uint32_t tensor_named(const struct tmm_trace *tr, const char *name)
+{
+	for (uint32_t i = 0; i < tr->n_tensors; i++)
+		if (tr->tensors[i].name != TMM_TRACE_NONE &&
+		    !strcmp(tmm_trace_str(tr, tr->tensors[i].name), name))
+			return i;
+	ck_abort_msg("no tensor %s in the trace", name);
+	return 0;
+}
+
+/* Measures a step, then installs a plan that evicts `victim` after its
+ * last access (use_d's for d, other's for x) with no back-access. */
+static void plan_eviction(struct step *s, const char *victim)
+{
+	const struct tmm_trace *tr;
+	struct tmm_plan plan;
+	uint32_t ti;
+
+	run_step(s);
+	tr = tmm_tracker_first(s->ctx);
+	ck_assert_ptr_nonnull(tr);
+	ti = tensor_named(tr, victim);
+	ck_assert_int_eq(tmm_plan_init(&plan, tr, "dead"), 0);
+	ck_assert_int_eq(tmm_plan_add(&plan, TMM_ACT_EVICT_SWAP,
+				      access_of(tr, !strcmp(victim, "d") ? 1
+									 : 2,
+						ti),
+				      tr->tensors[ti].key, TMM_PLAN_NONE, 0),
+			 0);
+	tmm_plan_sort(&plan);
+	ck_assert_msg(tmm_guide_install(s->ctx, &plan) == 0, "%s",
+		      tmm_last_error(s->ctx));
+	tmm_plan_free(&plan);
+}
+
+static void y_is_right(struct step *s)
+{
+	uint8_t y[N];
+
+	ck_assert_int_eq(tmm_tensor_read(s->ctx, s->y, 0, y, N), 0);
+	for (unsigned k = 0; k < N; k++)
+		ck_assert_uint_eq(y[k], (uint8_t)((k * 7 + 3) * 3 + 2));
+}
+
+static void close_step(struct step *s)
+{
+	ck_assert_int_eq(tmm_ctx_destroy(s->ctx), 0);
+}
+
+static void dead_tensor_is_dropped(const char *mode)
+{
+	struct step s = { .read_d = true };
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	uint64_t outs;
+
+	open_step(&s, mode, "discard");
+	plan_eviction(&s, "d");
+	ck_assert_int_eq(s.read_rc, 0); /* measured: nothing evicted */
+	outs = s.ctx->c.swap_out_count;
+	run_step(&s);
+	ck_assert_int_eq(tmm_stats_get(s.ctx, &st), 0);
+	ck_assert_uint_eq(st.dead_discards, 1);
+	ck_assert_uint_eq(st.dead_discard_bytes, N);
+	ck_assert_uint_eq(s.ctx->c.swap_out_count, outs);
+	/* The program broke its word: the read fails and says why. */
+	ck_assert_int_eq(s.read_rc, -ENODATA);
+	ck_assert_msg(strstr(tmm_last_error(s.ctx), "liveness=discard") &&
+			      strstr(tmm_last_error(s.ctx), "liveness=keep"),
+		      "%s", tmm_last_error(s.ctx));
+	y_is_right(&s);
+	close_step(&s);
+}
+
+START_TEST(a_dead_tensor_leaves_without_a_copy)
+{
+	dead_tensor_is_dropped("swap");
+}
+END_TEST
+
+START_TEST(a_dead_tensor_leaves_without_a_copy_in_uvm)
+{
+	dead_tensor_is_dropped("uvm");
+}
+END_TEST
+
+START_TEST(keep_copies_it_and_the_bytes_read_back)
+{
+	struct step s = { .read_d = true };
+	uint64_t outs;
+
+	open_step(&s, "swap", "keep");
+	plan_eviction(&s, "d");
+	outs = s.ctx->c.swap_out_count;
+	run_step(&s);
+	ck_assert_uint_eq(s.ctx->c.dead_discards, 0);
+	ck_assert_uint_eq(s.ctx->c.swap_out_count, outs + 1);
+	ck_assert_int_eq(s.read_rc, 0);
+	for (unsigned k = 0; k < N; k++)
+		ck_assert_uint_eq(s.d_seen[k], (uint8_t)((k * 7 + 3) * 3 + 1));
+	y_is_right(&s);
+	close_step(&s);
+}
+END_TEST
+
+/* d kept past the step's end (the measured step did not destroy it):
+ * the program may read it later, so it is copied. */
+START_TEST(a_tensor_kept_past_the_step_is_copied)
+{
+	struct step s = { .keep_d = true };
+	uint8_t d[N];
+
+	open_step(&s, "swap", "discard");
+	plan_eviction(&s, "d");
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, s.d), 0);
+	s.d = TMM_TENSOR_NULL;
+	run_step(&s);
+	ck_assert_uint_eq(s.ctx->c.dead_discards, 0);
+	ck_assert_int_eq(tmm_tensor_read(s.ctx, s.d, 0, d, N), 0);
+	for (unsigned k = 0; k < N; k++)
+		ck_assert_uint_eq(d[k], (uint8_t)((k * 7 + 3) * 3 + 1));
+	close_step(&s);
+}
+END_TEST
+
+/* x, made before the step, is never discarded. */
+START_TEST(a_tensor_made_before_the_step_is_copied)
+{
+	struct step s = { 0 };
+	uint8_t x[N];
+	uint64_t outs;
+
+	open_step(&s, "swap", "discard");
+	plan_eviction(&s, "x");
+	outs = s.ctx->c.swap_out_count;
+	run_step(&s);
+	ck_assert_uint_eq(s.ctx->c.dead_discards, 0);
+	ck_assert_uint_eq(s.ctx->c.swap_out_count, outs + 1);
+	ck_assert_int_eq(tmm_tensor_read(s.ctx, s.x, 0, x, N), 0);
+	for (unsigned k = 0; k < N; k++)
+		ck_assert_uint_eq(x[k], (uint8_t)(k * 7 + 3));
+	close_step(&s);
+}
+END_TEST
+
+struct text {
+	char buf[8192];
+	size_t len;
+};
+
+static void to_text(void *arg, const char *p, size_t len)
+{
+	struct text *t = arg;
+
+	if (t->len + len < sizeof(t->buf)) {
+		memcpy(t->buf + t->len, p, len);
+		t->len += len;
+		t->buf[t->len] = '\0';
+	}
+}
+
+/* Written again, a discarded tensor is whole; the trace shows the
+ * discard as a DROP flagged dead, and the statistics print it. */
+START_TEST(a_discarded_tensor_written_again_is_whole)
+{
+	struct step s = { .keep_d = true };
+	uint8_t w[N], r[N];
+	struct tmm_tensor_rec *d;
+	struct text text = { .len = 0 };
+
+	open_step(&s, "swap", "discard");
+	s.keep_d = false;
+	plan_eviction(&s, "d");
+	/* Kept this time, to be read and written after the discard. */
+	s.keep_d = true;
+	run_step(&s);
+	d = tmm_tensor_find(s.ctx, s.d);
+	ck_assert_int_eq(d->state, TMM_TS_EMPTY);
+	ck_assert(d->dead);
+	ck_assert(s.dead_event);
+	for (unsigned k = 0; k < N; k++)
+		w[k] = (uint8_t)(k ^ 0x5a);
+	ck_assert_int_eq(tmm_tensor_write(s.ctx, s.d, 0, w, N), 0);
+	ck_assert(!d->dead);
+	ck_assert_int_eq(tmm_tensor_read(s.ctx, s.d, 0, r, N), 0);
+	ck_assert_mem_eq(r, w, N);
+	ck_assert_int_eq(tmm_stats_print(s.ctx, to_text, &text, 0), 0);
+	ck_assert_msg(strstr(text.buf, "dead      1 evictions"), "%s",
+		      text.buf);
+	close_step(&s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("dead");
+	TCase *tc = tcase_create("liveness");
+
+	tcase_add_test(tc, a_dead_tensor_leaves_without_a_copy);
+	tcase_add_test(tc, a_dead_tensor_leaves_without_a_copy_in_uvm);
+	tcase_add_test(tc, keep_copies_it_and_the_bytes_read_back);
+	tcase_add_test(tc, a_tensor_kept_past_the_step_is_copied);
+	tcase_add_test(tc, a_tensor_made_before_the_step_is_copied);
+	tcase_add_test(tc, a_discarded_tensor_written_again_is_whole);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
