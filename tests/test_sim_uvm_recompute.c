@@ -24,7 +24,8 @@
  *
  * With the simulator's driver held to the budget (uvm_cap=driver, the
  * default), checkpoint's faults beyond none's are fewer than the pages it
- * recomputes.
+ * recomputes.  With evictions by prefetch, a back-access (a
+ * recomputation's input swapped out by the plan) takes no fault either.
  */
 #include <check.h>
 #include <stdio.h>
@@ -60,30 +61,31 @@ struct fig {
 };
 
 static struct fig policy_cap(const char *name, uint64_t budget,
-			     const char *fresh, const char *cap)
+			     const char *fresh, const char *cap,
+			     const char *extra)
 {
 	static struct drive_result r;
 	char config[320];
 	struct fig f;
 
 	snprintf(config, sizeof(config), "%s,mode=uvm,uvm_cap=%s,"
-		 "policy=%s,budget=%lluB,uvm_fresh=%s,log=error", SIM, cap,
-		 name, (unsigned long long)budget, fresh);
+		 "policy=%s,budget=%lluB,uvm_fresh=%s,log=error%s", SIM, cap,
+		 name, (unsigned long long)budget, fresh, extra);
 	run(config, &r);
 	f.last_ns = r.it[ITERATIONS - 1].ns;
 	f.faults = r.st.uvm_faults;
 	f.recomputed_bytes = r.st.recomputed_bytes;
-	printf("%-10s uvm_cap=%-7s uvm_fresh=%-5s last step %7.1f ms, %7llu "
-	       "faults, %6.0f MB recomputed (simulated, 6 steps)\n", name,
-	       cap, fresh, f.last_ns / 1e6, (unsigned long long)f.faults,
-	       f.recomputed_bytes / 1e6);
+	printf("%-10s uvm_cap=%-7s uvm_fresh=%-5s%s last step %7.1f ms, "
+	       "%7llu faults, %6.0f MB recomputed (simulated, 6 steps)\n",
+	       name, cap, fresh, extra, f.last_ns / 1e6,
+	       (unsigned long long)f.faults, f.recomputed_bytes / 1e6);
 	return f;
 }
 
 static struct fig policy(const char *name, uint64_t budget,
 			 const char *fresh)
 {
-	return policy_cap(name, budget, fresh, "library");
+	return policy_cap(name, budget, fresh, "library", "");
 }
 
 /* The unconstrained peak of the compute-bound MLP. */
@@ -149,8 +151,9 @@ END_TEST
 START_TEST(driver_cap_recomputed_pages_take_no_fault)
 {
 	uint64_t budget = compute_peak() * 2 / 5, pages;
-	struct fig none = policy_cap("none", budget, "auto", "driver");
-	struct fig ckpt = policy_cap("checkpoint", budget, "auto", "driver");
+	struct fig none = policy_cap("none", budget, "auto", "driver", "");
+	struct fig ckpt = policy_cap("checkpoint", budget, "auto", "driver",
+				     "");
 
 	ck_assert_uint_gt(ckpt.recomputed_bytes, 0);
 	pages = ckpt.recomputed_bytes / PAGE;
@@ -163,6 +166,28 @@ START_TEST(driver_cap_recomputed_pages_take_no_fault)
 }
 END_TEST
 
+/*
+ * Evictions by prefetch to the host (uvm_swap_path=prefetch, the way
+ * auto takes on a real GPU), with uvm_cap=library: a back-access that
+ * finds a tensor there, a recomputation's input among them, brings it
+ * back by a prefetch before the kernel, not by the kernel's faults, so
+ * neither policy takes a fault (before: 116828 for none and 144998 for
+ * checkpoint over 6 steps).
+ */
+START_TEST(prefetch_way_back_accesses_take_no_fault)
+{
+	uint64_t budget = compute_peak() * 2 / 5;
+	const char *way = ",uvm_swap_path=prefetch";
+	struct fig none = policy_cap("none", budget, "auto", "library", way);
+	struct fig ckpt = policy_cap("checkpoint", budget, "auto", "library",
+				     way);
+
+	ck_assert_uint_gt(ckpt.recomputed_bytes, 0);
+	ck_assert_uint_eq(none.faults, 0);
+	ck_assert_uint_eq(ckpt.faults, 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sim_uvm_recompute");
@@ -171,6 +196,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, recomputed_pages_are_prefetched_not_faulted);
 	tcase_add_test(tc, driver_cap_recomputed_pages_take_no_fault);
+	tcase_add_test(tc, prefetch_way_back_accesses_take_no_fault);
 	suite_add_tcase(s, tc);
 	return s;
 }

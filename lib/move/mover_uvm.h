@@ -23,8 +23,9 @@
  *   prefetch            prefetch to the device, HOST -> SWAPPING_IN,
  *                       RESIDENT when the copy's event completes
  *   advise              the plan action's advice on the tensor's range
- *   on demand           HOST -> RESIDENT with no copy: the op's faults
- *                       bring the pages in
+ *   on demand           HOST -> RESIDENT by a prefetch on the compute
+ *                       stream just before the op's kernels (a discard
+ *                       and the fresh prefetch where the op overwrites it)
  *
  * mover.c's entry points call these when ctx->mode is TMM_MODE_UVM, so the
  * rest of the runtime (run.c, guide.c, recompute.c) is the same in both
