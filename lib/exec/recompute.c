@@ -188,8 +188,18 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 	if (rc < 0)
 		goto unplace;
 
-	/* mode=uvm: the re-run's kernels fault like the op's did. */
+	/*
+	 * mode=uvm: the outputs' pages died with the drop (a discard), or
+	 * are a scratch block's: made on the device by a prefetch, as a
+	 * fresh output's are (run.c), not by the re-run kernel's faults
+	 * (issue #19).  Then the kernels touch the ranges as the op's did.
+	 */
 	if (ctx->mode == TMM_MODE_UVM) {
+		for (i = ni; i < n && rc == 0; i++)
+			rc = tmm_uvm_prefetch_fresh_range(
+				ctx, ptrs[i], lin->versions[op->first + i]);
+		if (rc < 0)
+			goto unplace;
 		tmm_uvm_access_begin(ctx);
 		for (i = 0; i < n; i++) {
 			size_t bytes = i < ni ? in[i]->bytes
@@ -200,6 +210,10 @@ static int regenerate(struct tmm_ctx *ctx, struct tmm_tensor_rec *want)
 		rc = tmm_uvm_access_commit(ctx);
 		if (rc < 0)
 			goto unplace;
+		for (i = 0; i < n; i++)
+			tmm_uvm_touched(ctx, i < ni ? in[i] : out[i - ni].target,
+					ptrs[i], i < ni ? in[i]->bytes
+						: lin->versions[op->first + i]);
 	}
 	rc = be->ops->kernel_begin(be, &op->cost);
 	if (rc == 0) {

@@ -17,6 +17,7 @@
 #include "device_mem.h"
 #include "drop.h"
 #include "lib/base/grow.h"
+#include "mover_uvm.h"
 #include "lib/record/tracker.h"
 #include "swap_engine.h"
 #include "lib/base/xalloc.h"
@@ -183,7 +184,7 @@ void tmm_recompute_drop_uncounted(struct tmm_ctx *ctx,
 		/* A collective still on it ends before the range is
 		 * reused (the other way defers the block instead). */
 		(void)tmm_tensor_wait_net(ctx, t, TMM_ENGINE_COMPUTE, false);
-		tmm_device_free(ctx, t);
+		tmm_uvm_drop(ctx, t);
 	} else
 		tmm_mover_device_give_back(ctx, t);
 	tmm_tensor_set_state(t, TMM_TS_DROPPED);

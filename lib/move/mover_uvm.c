@@ -4,9 +4,10 @@
  *
  * Every action here is a call on the tensor's managed range; the bytes
  * never move between buffers, so a tensor's data survives every state
- * change except a drop, whose discard leaves the range undefined until the
- * recomputation writes it again (the simulator poisons it to prove that
- * nothing reads it before).
+ * change except a drop, which leaves the range undefined (discarded, or
+ * stale where its pages are kept: tmm_uvm_drop) until the recomputation
+ * writes it again (the simulator, whose drops discard under pressure,
+ * poisons it to prove that nothing reads it before).
  *
  * The ranges are blocks of the context's managed arena (uvm_arena.h),
  * which keeps its segments until the context goes: a tensor destroyed
@@ -119,6 +120,39 @@ static bool pages_die(const struct tmm_ctx *ctx,
 	return !ctx->in_iteration || (t->state == TMM_TS_HOST && !t->host) ||
 	       t->uvm_host_touched ||
 	       tmm_uvm_arena_peak(ctx->uvm_arena) > driver_room(ctx);
+}
+
+/*
+ * A drop (drop.c): t's bytes go, to be recomputed into the same range
+ * before its next use.  Its pages no longer count against the budget,
+ * whatever happens to them.  They are discarded where they would die
+ * with a destroyed tensor (pages_die: the driver evicts, or the host
+ * holds them) and kept otherwise: there the driver had no cause to take
+ * them from the device, and the regeneration's kernel then writes them
+ * where they are, with no discard before and no fault or prefetch to
+ * make them again after (issue #19: on an H200 with uvm_cap=driver,
+ * whose driver is not held to the budget, every drop discarded its
+ * tensor and the re-run made the pages afresh).
+ */
+void tmm_uvm_drop(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_backend *be = &ctx->be;
+	bool die = pages_die(ctx, t);
+	int rc = 0;
+
+	/* The re-run's kernel writes the kept pages on the compute stream:
+	 * it waits (on the GPU) for a copy out still reading them or a
+	 * migration of them, as a discard would have (the backend orders a
+	 * discard after every stream).  Where that fails, the discard. */
+	if (!die && t->read_by.valid)
+		rc = be->ops->engine_wait(be, TMM_ENGINE_COMPUTE, &t->read_by);
+	if (!die && rc == 0 && t->copy.valid)
+		rc = be->ops->engine_wait(be, TMM_ENGINE_COMPUTE, &t->copy);
+	if (die || rc < 0) {
+		tmm_uvm_discard(ctx, t);
+		return;
+	}
+	tmm_uvm_unhold(ctx, t);
 }
 
 /*
@@ -345,6 +379,33 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return 0;
 }
 
+/*
+ * t, whose pages left by prefetch to the host, is needed now by the next
+ * kernel: its pages come back by a prefetch on the compute stream, just
+ * before the kernel, rather than by the kernel's faults (issue #19: on
+ * the measured H100 a prefetch to the device moved 49 GB/s, and the
+ * simulator charges faults at half the pinned rate plus their batches;
+ * a recomputation's inputs that the plan swapped out came back so).
+ * The backend orders it after the swap-out's migration.  Counted as an
+ * on-demand swap-in, as in swap mode.
+ */
+static int prefetch_on_demand(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	int rc;
+
+	ctx->c.on_demand_swap_ins++;
+	/* The plan's advice may keep the pages elsewhere (a remote
+	 * mapping, read duplicates): the kernel's accesses go by it. */
+	if (t->uvm_advised)
+		return 0;
+	rc = ctx->be.ops->prefetch(&ctx->be, TMM_ENGINE_COMPUTE, t->dev,
+				   t->bytes, TMM_LOC_DEVICE, -1);
+	if (rc < 0)
+		return backend_error(ctx, rc);
+	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, true);
+	return 0;
+}
+
 int tmm_uvm_bring_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       bool need_data)
 {
@@ -370,9 +431,16 @@ int tmm_uvm_bring_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		rc = after_swap_out(ctx, t);
 	if (rc < 0)
 		return rc;
-	/* The op overwrites it: faulting its old pages in would be waste. */
-	if (!need_data)
+	if (!need_data) {
+		/* The op overwrites it: faulting its old pages in would be
+		 * waste.  Its new ones are made as a fresh output's are. */
 		tmm_uvm_discard(ctx, t);
+		rc = tmm_uvm_prefetch_fresh(ctx, t);
+	} else {
+		rc = prefetch_on_demand(ctx, t);
+	}
+	if (rc < 0)
+		return rc;
 	back_on_device(ctx, t);
 	return 0;
 }
@@ -500,37 +568,58 @@ int tmm_uvm_access_commit(struct tmm_ctx *ctx)
  * memory taken by others: then a hint skipped costs a fault, never a
  * byte).
  */
+static bool range_on_device(const struct tmm_ctx *ctx, const void *ptr,
+			    size_t bytes)
+{
+	return tmm_uvm_arena_peak(ctx->uvm_arena) <= driver_room(ctx) &&
+	       tmm_uvm_arena_on_device(ctx->uvm_arena, ptr, bytes);
+}
+
 static bool known_on_device(const struct tmm_ctx *ctx,
 			    const struct tmm_tensor_rec *t)
 {
-	return tmm_uvm_arena_peak(ctx->uvm_arena) <= driver_room(ctx) &&
-	       tmm_uvm_arena_on_device(ctx->uvm_arena, t->dev, t->bytes);
+	return range_on_device(ctx, t->dev, t->bytes);
 }
 
-int tmm_uvm_prefetch_fresh(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+int tmm_uvm_prefetch_fresh_range(struct tmm_ctx *ctx, void *ptr,
+				 size_t bytes)
 {
 	struct tmm_backend *be = &ctx->be;
 	int rc;
 
 	/* auto: without a figure the two ways cost the same (the sim's
 	 * faults of fresh pages are free where its profile has none). */
-	if (!t->dev || ctx->cfg.uvm_fresh == TMM_UVM_FRESH_FAULT ||
+	if (!ptr || !bytes || ctx->cfg.uvm_fresh == TMM_UVM_FRESH_FAULT ||
 	    (ctx->cfg.uvm_fresh == TMM_UVM_FRESH_AUTO &&
 	     !(be->info.uvm_fresh_gbps > 0)))
 		return 0;
 	/* The range's last tensor left its pages on the device (the arena
 	 * keeps them, pages_die): nothing is fresh, and a prefetch would
 	 * only cost the driver call and its ordering, every step. */
-	if (known_on_device(ctx, t))
+	if (range_on_device(ctx, ptr, bytes))
 		return 0;
 	/* On the compute stream: in order with the kernels, behind no
 	 * copy the copy engines have queued for later ops. */
-	rc = be->ops->prefetch(be, TMM_ENGINE_COMPUTE, t->dev, t->bytes,
+	rc = be->ops->prefetch(be, TMM_ENGINE_COMPUTE, ptr, bytes,
 			       TMM_LOC_DEVICE, -1);
 	if (rc < 0)
 		return backend_error(ctx, rc);
-	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, true);
+	tmm_uvm_arena_note(ctx->uvm_arena, ptr, bytes, true);
 	return 0;
+}
+
+int tmm_uvm_prefetch_fresh(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	return tmm_uvm_prefetch_fresh_range(ctx, t->dev, t->bytes);
+}
+
+void tmm_uvm_touched(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
+		     void *ptr, size_t bytes)
+{
+	/* The kernels' faults bring the pages to the device, unless advice
+	 * keeps them elsewhere (a preferred location, read duplicates). */
+	if (!t || (!t->uvm_advised && !t->uvm_host_preferred))
+		tmm_uvm_arena_note(ctx->uvm_arena, ptr, bytes, true);
 }
 
 int tmm_uvm_touch_op(struct tmm_ctx *ctx, struct tmm_tensor_rec *const *recs,
@@ -545,12 +634,8 @@ int tmm_uvm_touch_op(struct tmm_ctx *ctx, struct tmm_tensor_rec *const *recs,
 		recs[i]->uvm_host_touched = false;
 	}
 	rc = tmm_uvm_access_commit(ctx);
-	/* The kernels' faults bring the pages to the device, unless advice
-	 * keeps them elsewhere (a preferred location, read duplicates). */
 	for (unsigned i = 0; i < n && rc == 0; i++)
-		if (!recs[i]->uvm_advised && !recs[i]->uvm_host_preferred)
-			tmm_uvm_arena_note(ctx->uvm_arena, recs[i]->dev,
-					   recs[i]->bytes, true);
+		tmm_uvm_touched(ctx, recs[i], recs[i]->dev, recs[i]->bytes);
 	return rc;
 }
 

@@ -16,13 +16,16 @@
  *   evict (EVICT_SWAP)  prefetch to the host + preferred location host,
  *                       RESIDENT -> HOST; the advice is unset when the
  *                       tensor is brought back
- *   drop (EVICT_DROP)   discard (no write-back), RESIDENT -> DROPPED; the
- *                       recompute lineage regenerates it on its next use
+ *   drop (EVICT_DROP)   discard (no write-back) where the pages would
+ *                       die, else none (tmm_uvm_drop), RESIDENT ->
+ *                       DROPPED; the recompute lineage regenerates it
+ *                       on its next use
  *   prefetch            prefetch to the device, HOST -> SWAPPING_IN,
  *                       RESIDENT when the copy's event completes
  *   advise              the plan action's advice on the tensor's range
- *   on demand           HOST -> RESIDENT with no copy: the op's faults
- *                       bring the pages in
+ *   on demand           HOST -> RESIDENT by a prefetch on the compute
+ *                       stream just before the op's kernels (a discard
+ *                       and the fresh prefetch where the op overwrites it)
  *
  * mover.c's entry points call these when ctx->mode is TMM_MODE_UVM, so the
  * rest of the runtime (run.c, guide.c, recompute.c) is the same in both
@@ -91,6 +94,32 @@ int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
  * way, the kernel's faults would make the pages too.
  */
 int tmm_uvm_prefetch_fresh(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * The same for a range with no tensor of its own, or none yet: a
+ * recomputation's outputs (recompute.c), whose pages the drop discarded
+ * or which are a scratch block's.  Without it the re-run's kernel made
+ * them by faults, at the first-touch rate (8.5 GB/s on the measured H100,
+ * against 90 for a prefetch), for every byte recomputed (issue #19).
+ */
+int tmm_uvm_prefetch_fresh_range(struct tmm_ctx *ctx, void *ptr,
+				 size_t bytes);
+
+/*
+ * A kernel touched [ptr, ptr + bytes), of tensor t (NULL: a scratch
+ * block): its pages are on the device now, which the arena notes unless
+ * t's advice keeps them elsewhere.
+ */
+void tmm_uvm_touched(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
+		     void *ptr, size_t bytes);
+
+/*
+ * Drops t's bytes (drop.c), its range kept for the recomputation: its
+ * pages stop counting, and are discarded only where the driver would
+ * evict them or the host holds them; else they stay on the device for
+ * the re-run to overwrite (mover_uvm.c).
+ */
+void tmm_uvm_drop(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /* A throwaway block of the managed arena for a recomputation or a
  * workspace, and its release. */
