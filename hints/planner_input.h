@@ -51,6 +51,9 @@ struct tmm_trial_device {
 	 * uvm_cap tunables say them (their choice index): the twin moves
 	 * tensors the way the run does, and evicts where it does. */
 	unsigned uvm_swap_path, uvm_fresh, uvm_cap;
+	/* The liveness tunable: with discard, dead tensors leave without a
+	 * copy on the twin as in the run (lib/move/dead.h). */
+	bool liveness_discard;
 };
 
 /* A passive eviction in a guided iteration: which tensor had to leave,

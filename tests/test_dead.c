@@ -21,6 +21,7 @@
 #include "lib/exec/guide.h"
 #include "lib/io/plan.h"
 #include "lib/record/tracker.h"
+#include "lib/twin/trial.h"
 #include "tensormm.h"
 
 #define N 4096
@@ -190,9 +191,13 @@ static void dead_tensor_is_dropped(const char *mode)
 {
 	struct step s = { .read_d = true };
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	struct tmm_trial_device dev;
 	uint64_t outs;
 
 	open_step(&s, mode, "discard");
+	/* auto's twin runs with the same promise as the run. */
+	ck_assert_int_eq(tmm_trial_device_of(s.ctx, &dev), 0);
+	ck_assert(dev.liveness_discard);
 	plan_eviction(&s, "d");
 	ck_assert_int_eq(s.read_rc, 0); /* measured: nothing evicted */
 	outs = s.ctx->c.swap_out_count;
