@@ -4,22 +4,23 @@
  * code) when no CUDA device answers, else run the suite in-process (the
  * CUDA runtime does not survive Check's fork, and the CUDA test double's
  * state is the process's).  Linked against the double (tests/cudafake/),
- * a device always answers.
+ * a device always answers.  The run itself is check_main.h's.
  */
 #ifndef CUDA_MAIN_H
 #define CUDA_MAIN_H
 
 #include <check.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include <cuda_runtime_api.h>
+
+#include "check_main.h"
 
 static inline int cuda_test_main(Suite *(*make_suite)(void))
 {
 	SRunner *sr;
 	cudaError_t e;
-	int n = 0, failed;
+	int n = 0;
 
 	e = cudaGetDeviceCount(&n);
 	if (e != cudaSuccess || n <= 0) {
@@ -30,10 +31,7 @@ static inline int cuda_test_main(Suite *(*make_suite)(void))
 	}
 	sr = srunner_create(make_suite());
 	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run_all(sr);
 }
 
 #endif /* CUDA_MAIN_H */

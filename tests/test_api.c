@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "config.h"
 #include "tensormm.h"
 
@@ -632,8 +633,6 @@ int main(void)
 {
 	Suite *s = suite_create("api");
 	TCase *tc = tcase_create("api");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, bad_handles_are_refused);
@@ -650,9 +649,5 @@ int main(void)
 	tcase_add_test(tc, stats_reset_peak);
 	tcase_add_test(tc, release_cached_gives_back_pinned_buffers);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "drive.h"
 #include "gpt_model.h"
 #include "lib/exec/guide.h"
@@ -181,17 +182,11 @@ int main(void)
 {
 	Suite *s = suite_create("auto_monotone");
 	TCase *tc = tcase_create("auto_monotone");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, gpt_swap);
 	tcase_add_test(tc, gpt_uvm);
 	tcase_add_test(tc, resnet50_swap);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_all(srunner_create(s));
 }

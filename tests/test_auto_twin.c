@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "drive.h"
 #include "hints/planner.h"
 #include "lib/api/lifecycle.h"
@@ -260,17 +261,11 @@ int main(void)
 {
 	Suite *s = suite_create("auto_twin");
 	TCase *tc = tcase_create("auto_twin");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, auto_twin_off_makes_no_trial);
 	tcase_add_test(tc, the_twin_has_no_jitter);
 	tcase_add_test(tc, auto_in_parallel_plans_as_in_serial);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "chargpt_model.h"
+#include "check_main.h"
 #include "tensormm.h"
 
 #define STEPS 5
@@ -199,7 +200,7 @@ int main(void)
 	Suite *s = suite_create("chargpt");
 	TCase *tc = tcase_create("views");
 	SRunner *sr;
-	int failed;
+	int status;
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, every_policy_mode_and_budget, 0,
@@ -209,9 +210,7 @@ int main(void)
 	sr = srunner_create(s);
 	/* In-process, so that the reference run is made once. */
 	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	status = check_run_all(sr);
 	free(reference.weights);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return status;
 }

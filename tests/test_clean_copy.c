@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "lib/base/fault.h"
 #include "lib/core/context.h"
 #include "lib/io/trace_read.h"
@@ -336,8 +337,6 @@ int main(void)
 {
 	Suite *s = suite_create("clean_copy");
 	TCase *tc = tcase_create("clean_copy");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, an_unwritten_tensor_leaves_with_no_copy);
@@ -351,9 +350,5 @@ int main(void)
 	tcase_add_test(tc, uvm_mode_keeps_no_copy);
 	tcase_add_test(tc, the_trace_marks_a_clean_swap_out);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 
 #define KIB 1024u
@@ -261,8 +262,6 @@ int main(void)
 {
 	Suite *s = suite_create("compact");
 	TCase *tc = tcase_create("compact");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, compaction_makes_a_hole_without_evicting);
 	tcase_add_test(tc, the_moves_out_of_a_window_stay_out_of_it);
@@ -271,9 +270,5 @@ int main(void)
 	tcase_add_test(tc,
 		       an_input_sliding_by_less_than_its_size_keeps_its_bytes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_all(srunner_create(s));
 }

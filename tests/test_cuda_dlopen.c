@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "cudafake/cudafake.h"
 #include "lib/base/fault.h"
 #include "lib/core/context.h"
@@ -345,13 +346,9 @@ static Suite *dlopen_suite(void)
 int main(void)
 {
 	SRunner *sr = srunner_create(dlopen_suite());
-	int failed;
 
 	/* A process per test, even where CK_FORK=no asks otherwise: the
 	 * loaded or missing library is the process's. */
 	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_run_all(sr);
 }

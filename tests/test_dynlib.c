@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "lib/base/dynlib.h"
 #include "lib/base/fault.h"
 #include "scratch_dir.h"
@@ -288,11 +289,5 @@ static Suite *dynlib_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(dynlib_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_main(dynlib_suite);
 }

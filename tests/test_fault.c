@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "lib/base/fault.h"
 #include "lib/base/xalloc.h"
 
@@ -125,8 +126,6 @@ int main(void)
 {
 	Suite *s = suite_create("fault");
 	TCase *tc = tcase_create("grammar");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, the_nth_call_fails);
 	tcase_add_test(tc, plus_fails_every_later_call);
@@ -135,9 +134,5 @@ int main(void)
 	tcase_add_test(tc, armed_only_while_a_list_is_set);
 	tcase_add_test(tc, host_alloc_fails_the_nth_allocation);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

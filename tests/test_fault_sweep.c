@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "fault_sweep.h"
 
 /* Calls tried per site: the first and last, STRIDED evenly apart,
@@ -162,16 +163,10 @@ int main(void)
 {
 	Suite *s = suite_create("fault_sweep");
 	TCase *tc = tcase_create("sweep");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 600);
 	tcase_add_loop_test(tc, every_failure_ends_in_the_bytes_or_an_error, 0,
 			    (int)N_CASES);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

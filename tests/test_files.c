@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "lib/api/lifecycle.h"
 #include "lib/base/path_pattern.h"
 #include "lib/io/plan.h"
@@ -406,8 +407,6 @@ int main(void)
 	Suite *s = suite_create("files");
 	TCase *hints = tcase_create("hints");
 	TCase *traces = tcase_create("traces");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(hints, test_hints_over_limit_warns);
 	tcase_add_test(hints, test_hints_out_of_memory_leaves_no_context);
@@ -420,9 +419,5 @@ int main(void)
 	tcase_add_test(traces, test_trace_shared_path_refused);
 	tcase_add_test(traces, test_trace_max_warns_once);
 	suite_add_tcase(s, traces);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

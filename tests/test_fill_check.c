@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "lib/base/fault.h"
 #include "tensormm.h"
 
@@ -257,11 +258,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_main(suite);
 }

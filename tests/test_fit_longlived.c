@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/base/managed_page.h"
 
@@ -293,17 +294,11 @@ int main(void)
 {
 	Suite *s = suite_create("fit_longlived");
 	TCase *tc = tcase_create("fit_longlived");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc,
 		       a_longlived_trainer_trains_wherever_its_largest_op_fits);
 	tcase_add_test(tc, the_layer_planners_act_on_longlived_activations);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_all(srunner_create(s));
 }

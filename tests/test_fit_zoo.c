@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "drive.h"
 #include "tensormm.h"
 #include "zoo.h"
@@ -109,8 +110,6 @@ int main(void)
 {
 	Suite *s = suite_create("fit_zoo");
 	TCase *tc = tcase_create("fit_zoo");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, inception_v3_trains_under_tensile);
@@ -118,9 +117,5 @@ int main(void)
 	tcase_add_test(tc, inception_v3_trains_under_tsplit_at_a_fifth);
 	tcase_add_test(tc, resnet50_trains_under_superneurons_at_a_fifth);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_all(srunner_create(s));
 }

@@ -9,6 +9,7 @@
  * What a crash or another user leaves at the segment's name is
  * test_share_reliability.c's.
  */
+#include "check_main.h"
 #include "lib/core/context.h"
 #include "lib/share/gpu_share.h"
 #include "mlp_model.h"
@@ -404,8 +405,6 @@ int main(void)
 {
 	Suite *s = suite_create("gpu_share");
 	TCase *split = tcase_create("split"), *procs = tcase_create("procs");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(split, split_fits_shares_the_slack_evenly);
 	tcase_add_test(split, split_deficit_follows_the_rates);
@@ -419,9 +418,5 @@ int main(void)
 	tcase_add_test(procs, rate_zero_process_never_swaps);
 	suite_add_tcase(s, split);
 	suite_add_tcase(s, procs);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "lib/backend/backend.h"
 #include "lib/mem/hostmem.h"
 #include "lib/backend/numa_place.h"
@@ -611,11 +612,5 @@ static Suite *hostmem_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(hostmem_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_main(hostmem_suite);
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/exec/guide.h"
 #include "lib/io/plan.h"
@@ -195,15 +196,9 @@ int main(void)
 {
 	Suite *s = suite_create("keep_regenerated");
 	TCase *tc = tcase_create("checkpoint");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, kept_segments_are_recomputed_once);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

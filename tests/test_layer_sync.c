@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/backend/backend_sim.h"
 #include "lib/base/sim_profile.h"
@@ -345,17 +346,11 @@ int main(void)
 {
 	Suite *s = suite_create("layer_sync");
 	TCase *tc = tcase_create("vdnn");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, vdnn_offload_and_prefetch_are_layer_synchronous);
 	tcase_add_test(tc, without_sync_the_swap_is_decoupled);
 	tcase_add_test(tc, a_sync_prefetch_is_not_skipped_for_want_of_room);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "hints/link_share.h"
 #include "hints/planner.h"
 #include "lib/io/plan.h"
@@ -319,11 +320,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_main(suite);
 }

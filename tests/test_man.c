@@ -6,6 +6,7 @@
  * the version that introduced it, which is no later than this one.  A tunable added to the table and not
  * to the page fails here.
  */
+#include "check_main.h"
 #include "lib/base/tunables.h"
 #include "tensormm.h"
 
@@ -125,14 +126,8 @@ int main(void)
 {
 	Suite *s = suite_create("man");
 	TCase *tc = tcase_create("tensormm.7");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, every_tunable_documented);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

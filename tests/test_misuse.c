@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "lib/core/context.h"
 #include "lib/move/drop.h"
 #include "tensormm.h"
@@ -752,8 +753,6 @@ int main(void)
 	Suite *s = suite_create("misuse");
 	TCase *inside = tcase_create("inside"), *threads = tcase_create(
 							    "threads");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(inside, setup, teardown);
 	tcase_add_test(inside, destroying_tensors_inside_is_refused);
@@ -772,9 +771,5 @@ int main(void)
 	tcase_add_test(threads, four_threads_share_one_context);
 	suite_add_tcase(s, inside);
 	suite_add_tcase(s, threads);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "drive.h"
 #include "graph.h"
 #include "tensormm.h"
@@ -394,9 +395,7 @@ int main(void)
 {
 	Suite *s = suite_create("model_zoo");
 	TCase *tc = tcase_create("zoo");
-	SRunner *sr;
 	size_t n;
-	int failed;
 
 	zoo_models(&n);
 	tcase_set_timeout(tc, 60);
@@ -414,9 +413,5 @@ int main(void)
 	tcase_add_test(tc, a_small_model_trains_through_the_runtime);
 	tcase_add_test(tc, the_driver_reports_what_failed);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

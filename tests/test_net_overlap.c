@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/backend/backend.h"
 #include "lib/backend/backend_sim.h"
@@ -252,8 +253,6 @@ int main(void)
 {
 	Suite *su = suite_create("net_overlap");
 	TCase *tc = tcase_create("sim");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, ops_wait_only_for_their_tensors);
 	tcase_add_test(tc, eviction_copy_waits);
@@ -262,9 +261,5 @@ int main(void)
 	tcase_add_test(tc, collectives_on_one_tensor_serialise);
 	tcase_add_test(tc, collective_survives_host_alloc_faults);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(su));
 }

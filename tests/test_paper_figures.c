@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "paper_figures.h"
 
 /* The paper, table and column of cell c, for messages. */
@@ -60,14 +61,8 @@ int main(void)
 {
 	Suite *s = suite_create("paper_figures");
 	TCase *tc = tcase_create("cells");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, every_covered_cell_is_faithful_or_says_why_not);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

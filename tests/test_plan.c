@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/base/managed_page.h"
 #include "lib/core/context.h"
@@ -402,8 +403,6 @@ int main(void)
 {
 	Suite *s = suite_create("plan");
 	TCase *guided = tcase_create("guided");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(guided, 120);
 	tcase_add_unchecked_fixture(guided, make_reference, free_reference);
@@ -417,9 +416,5 @@ int main(void)
 	tcase_add_test(guided, late_prefetch_is_fed_back_in_uvm_mode);
 	suite_add_tcase(s, guided);
 	add_plan_rules_tests(s);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

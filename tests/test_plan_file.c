@@ -16,6 +16,7 @@
  * test_plan_file_damage.c; what the writer does in a directory others may
  * write too, in test_plan_file_safety.c.
  */
+#include "check_main.h"
 #include "lib/base/fault.h"
 #include "lib/io/plan.h"
 #include "lib/io/plan_decode.h"
@@ -726,11 +727,5 @@ static Suite *plan_file_suite(void)
 
 int main(void)
 {
-	SRunner *runner = srunner_create(plan_file_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_main(plan_file_suite);
 }

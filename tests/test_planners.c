@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "hints/analysis.h"
 #include "hints/plan_forecast.h"
 #include "hints/planner.h"
@@ -584,8 +585,6 @@ int main(void)
 {
 	Suite *s = suite_create("planners");
 	TCase *tc = tcase_create("planners");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, checkpoint_of_a_linear_chain);
 	tcase_add_test(tc, checkpoint_at_articulation_points_of_residual_blocks);
@@ -599,9 +598,5 @@ int main(void)
 	tcase_add_test(tc, forecast_times_a_late_prefetch);
 	tcase_add_test(tc, auto_keeps_the_best_forecast);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "gpt_model.h"
 #include "lib/exec/guide.h"
 #include "mlp_model.h"
@@ -273,7 +274,7 @@ int main(void)
 	Suite *s = suite_create("policies_e2e");
 	TCase *tc = tcase_create("policies");
 	SRunner *sr;
-	int failed;
+	int status;
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, policy_on_example, 0, (int)(4 * N_POLICIES));
@@ -285,10 +286,8 @@ int main(void)
 	sr = srunner_create(s);
 	/* In-process, so each reference run is made once. */
 	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	status = check_run_all(sr);
 	free(reference[0].weights);
 	free(reference[1].weights);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return status;
 }

@@ -12,6 +12,7 @@
  * corrupted through its public fields, which tmm_pool_check must notice.
  * The reference model and its random sequences are in test_pool_model.c.
  */
+#include "check_main.h"
 #include "lib/mem/pool.h"
 #include "test_pool.h"
 
@@ -677,11 +678,5 @@ static Suite *pool_suite(void)
 
 int main(void)
 {
-	SRunner *runner = srunner_create(pool_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_main(pool_suite);
 }

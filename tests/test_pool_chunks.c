@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "lib/base/fault.h"
 #include "tensormm.h"
 
@@ -185,16 +186,10 @@ int main(void)
 {
 	Suite *s = suite_create("pool_chunks");
 	TCase *tc = tcase_create("pool_chunks");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, packing_frees_the_chunks_an_op_that_fits_needs);
 	tcase_add_test(tc, a_refused_mapping_fails_the_op_clean);
 	tcase_add_test(tc, chunks_only_in_swap_mode);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_all(srunner_create(s));
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "handmade_plan.h"
 #include "lib/record/tracker.h"
 #include "lib/exec/guide.h"
@@ -120,14 +121,8 @@ int main(void)
 {
 	Suite *s = suite_create("recompute_error");
 	TCase *tc = tcase_create("recompute_error");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, a_failed_recomputation_names_both_ops);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_all(srunner_create(s));
 }

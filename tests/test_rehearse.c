@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "lib/core/context.h"
 #include "gpt_model.h"
 #include "lib/exec/guide.h"
@@ -532,11 +533,5 @@ static Suite *rehearse_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(rehearse_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_main(rehearse_suite);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "mlp_model.h"
 #include "lib/exec/replan.h"
 #include "tensormm.h"
@@ -269,8 +270,6 @@ int main(void)
 {
 	Suite *s = suite_create("replan");
 	TCase *tc = tcase_create("replan");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, ewma_and_drift);
 	tcase_add_test(tc, a_split_op_is_no_drift);
@@ -279,9 +278,5 @@ int main(void)
 	tcase_add_test(tc, an_unfit_plan_warns_once);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

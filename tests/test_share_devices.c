@@ -13,6 +13,7 @@
  * on devices picked from its pid, so that two runs of the suite at once
  * (or another suite with share=auto on device 0) do not share a budget.
  */
+#include "check_main.h"
 #include "lib/base/pool_align.h"
 #include "lib/core/context.h"
 #include "lib/share/gpu_share.h"
@@ -250,8 +251,6 @@ int main(void)
 	Suite *s = suite_create("share_devices");
 	TCase *tunable = tcase_create("tunable");
 	TCase *procs = tcase_create("procs");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tunable, the_device_shows_in_the_statistics);
 	tcase_add_test(tunable, a_device_the_simulator_lacks_is_refused);
@@ -261,9 +260,5 @@ int main(void)
 		       ranks_on_one_device_split_it_and_another_device_is_whole);
 	tcase_add_test(procs, four_ranks_on_one_device_and_one_killed);
 	suite_add_tcase(s, procs);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -9,6 +9,7 @@
  * maker that died (made again, once, even by two joiners at a time) or
  * that is still alive (left alone).
  */
+#include "check_main.h"
 #include "lib/core/context.h"
 #include "lib/share/gpu_share.h"
 #include "lib/share/share_segment.h"
@@ -364,8 +365,6 @@ int main(void)
 {
 	Suite *s = suite_create("share_reliability");
 	TCase *procs = tcase_create("procs");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(procs, 120);
 	tcase_add_test(procs, segment_of_another_user_is_refused);
@@ -378,9 +377,5 @@ int main(void)
 	tcase_add_test(procs, late_reaper_leaves_the_fresh_segment_alone);
 	tcase_add_test(procs, segment_of_a_live_maker_is_left_alone);
 	suite_add_tcase(s, procs);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "lib/backend/backend.h"
 #include "lib/backend/backend_sim.h"
 #include "lib/base/fault.h"
@@ -603,11 +604,5 @@ static Suite *sim_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sim_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_main(sim_suite);
 }

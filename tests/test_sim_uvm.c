@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "lib/backend/backend.h"
 #include "lib/backend/backend_sim.h"
 #include "lib/base/sim_profile.h"
@@ -524,8 +525,6 @@ int main(void)
 {
 	Suite *s = suite_create("sim_uvm");
 	TCase *tc = tcase_create("model");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, profile_has_the_driver_constants);
 	tcase_add_test(tc, oversubscribed_sweep_thrashes);
@@ -543,9 +542,5 @@ int main(void)
 	tcase_add_test(tc, a_neighbours_migration_does_not_delay);
 	tcase_add_test(tc, discard_takes_whole_pages);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_all(srunner_create(s));
 }

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "drive.h"
 #include "tensormm.h"
 #include "zoo.h"
@@ -203,11 +204,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_main(suite);
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "gpt_model.h"
 #include "mlp_model.h"
 #include "tensormm.h"
@@ -255,16 +256,10 @@ int main(void)
 {
 	Suite *s = suite_create("slices");
 	TCase *tc = tcase_create("examples");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, mlp_slices_match_the_whole_ops);
 	tcase_add_test(tc, gpt_slices_match_the_whole_ops);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

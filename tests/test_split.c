@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/core/context.h"
 #include "lib/exec/guide.h"
@@ -402,9 +403,7 @@ int main(void)
 	Suite *s = suite_create("split");
 	TCase *runs = tcase_create("runs");
 	TCase *rules = tcase_create("rules");
-	SRunner *sr;
 	int n = (int)SPLIT_PART_COUNTS;
-	int failed;
 
 	tcase_set_timeout(runs, 120);
 	tcase_add_unchecked_fixture(runs, make_reference, free_reference);
@@ -420,9 +419,5 @@ int main(void)
 	tcase_add_test(rules, bad_descriptors_are_refused);
 	tcase_add_test(rules, phantom_split_charges_launches);
 	suite_add_tcase(s, rules);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

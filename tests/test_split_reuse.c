@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/backend/backend_sim.h"
 #include "lib/core/context.h"
@@ -440,8 +441,6 @@ int main(void)
 {
 	Suite *s = suite_create("split_reuse");
 	TCase *reuse = tcase_create("reuse");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(reuse, 120);
 	tcase_add_loop_test(reuse, split_output_reuses_the_input_rows, 0,
@@ -456,9 +455,5 @@ int main(void)
 	tcase_add_test(reuse, swap_without_split_is_whole);
 	tcase_add_loop_test(reuse, failed_split_keeps_the_swapped_input, 0, 2);
 	suite_add_tcase(s, reuse);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/backend/backend_sim.h"
 #include "lib/core/context.h"
@@ -407,8 +408,6 @@ int main(void)
 {
 	Suite *s = suite_create("split_stream");
 	TCase *tc = tcase_create("stream");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, split_streams_its_output_out, 0,
@@ -420,9 +419,5 @@ int main(void)
 	tcase_add_loop_test(tc, failed_streamed_split_loses_nothing, 0, 2);
 	tcase_add_test(tc, tsplit_plans_a_streamed_output_that_runs);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -5,6 +5,7 @@
  * segment (mode, owner, removal, stale cleanup, stats_shm=off), the
  * refusal of another layout, and a context that cannot make its segment.
  */
+#include "check_main.h"
 #include "lib/core/context.h"
 #include "lib/exec/stats_shm.h"
 #include "tensormm.h"
@@ -358,8 +359,6 @@ int main(void)
 	Suite *s = suite_create("stats_shm");
 	TCase *seq = tcase_create("seqlock");
 	TCase *life = tcase_create("lifecycle");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(seq, 30);
 	tcase_add_test(seq, seqlock_never_torn);
@@ -371,9 +370,5 @@ int main(void)
 	tcase_add_test(life, segment_failure_does_not_fail_context);
 	suite_add_tcase(s, seq);
 	suite_add_tcase(s, life);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

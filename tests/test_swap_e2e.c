@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/core/context.h"
 #include "lib/move/mover.h"
@@ -358,11 +359,5 @@ static Suite *swap_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(swap_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_main(swap_suite);
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/core/context.h"
 #include "lib/move/mover.h"
@@ -213,8 +214,6 @@ int main(void)
 {
 	Suite *s = suite_create("tensor_state");
 	TCase *table = tcase_create("table"), *cycle = tcase_create("cycle");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(table, transition_table_matches_design);
 	tcase_add_checked_fixture(cycle, setup, teardown);
@@ -225,9 +224,5 @@ int main(void)
 	tcase_add_test(cycle, destroy_in_flight_frees_everything);
 	suite_add_tcase(s, table);
 	suite_add_tcase(s, cycle);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

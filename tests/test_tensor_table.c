@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "lib/core/context.h"
 #include "tensormm.h"
 
@@ -74,17 +75,11 @@ int main(void)
 {
 	Suite *s = suite_create("tensor_table");
 	TCase *tc = tcase_create("handles");
-	SRunner *sr;
-	int failed;
 
 	/* 2^24 records made and ended: about a second, more under the
 	 * sanitizers or valgrind. */
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_stale_handle_outlives_the_generations);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -13,6 +13,7 @@
  * documented in docs/trace-format.md, so the tests hold the code to the
  * document.  The cases on real files are in test_trace_file_io.c.
  */
+#include "check_main.h"
 #include "lib/base/crc32.h"
 #include "lib/io/trace.h"
 #include "lib/io/trace_file.h"
@@ -670,11 +671,5 @@ static Suite *trace_file_suite(void)
 
 int main(void)
 {
-	SRunner *runner = srunner_create(trace_file_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_main(trace_file_suite);
 }

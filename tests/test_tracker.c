@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/backend/backend.h"
 #include "lib/backend/backend_sim.h"
@@ -540,8 +541,6 @@ int main(void)
 {
 	Suite *s = suite_create("tracker");
 	TCase *tc = tcase_create("tracker");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, records_accesses_ops_and_lineage);
@@ -554,9 +553,5 @@ int main(void)
 	tcase_add_test(tc, unwritable_trace_file_fails_creation);
 	tcase_add_test(tc, late_op_times_are_patched_in);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

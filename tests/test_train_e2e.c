@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "gpt_model.h"
 #include "lib/base/fault.h"
 #include "lib/exec/guide.h"
@@ -474,7 +475,7 @@ int main(void)
 	Suite *s = suite_create("train_e2e");
 	TCase *mlp = tcase_create("mlp"), *gpt = tcase_create("gpt");
 	SRunner *sr;
-	int failed;
+	int status;
 
 	tcase_set_timeout(mlp, 300);
 	tcase_set_timeout(gpt, 300);
@@ -510,10 +511,8 @@ int main(void)
 	sr = srunner_create(s);
 	/* In-process, so the reference runs are made once per model. */
 	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	status = check_run_all(sr);
 	free(reference[0].weights);
 	free(reference[1].weights);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return status;
 }

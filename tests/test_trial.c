@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "hints/analysis.h"
 #include "lib/core/context.h"
 #include "drive.h"
@@ -523,8 +524,6 @@ int main(void)
 {
 	Suite *s = suite_create("trial");
 	TCase *tc = tcase_create("trial");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_trial_agrees_with_the_run);
@@ -536,9 +535,5 @@ int main(void)
 	tcase_add_test(tc, a_twin_keeps_the_faults_of_its_run);
 	tcase_add_test(tc, a_twin_ignores_the_environment);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

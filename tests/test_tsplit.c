@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "hints/analysis.h"
 #include "hints/planner.h"
 #include "hints/planners.h"
@@ -486,8 +487,6 @@ int main(void)
 {
 	Suite *s = suite_create("tsplit");
 	TCase *tc = tcase_create("tsplit");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, split_into_as_many_parts_as_it_takes);
 	tcase_add_test(tc, never_more_parts_than_rows);
@@ -499,9 +498,5 @@ int main(void)
 	tcase_add_test(tc, split_input_copies_wait_as_the_runtime_does);
 	tcase_add_test(tc, recomputed_tensors_find_their_sources_on_the_device);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "split_big_ops.h"
 #include "tensormm.h"
 
@@ -132,15 +133,9 @@ int main(void)
 {
 	Suite *s = suite_create("tsplit_big_op");
 	TCase *tc = tcase_create("big_op");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, tsplit_trains_an_op_larger_than_the_budget);
 	tcase_add_test(tc, whole_tensor_policies_cannot_run_it);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "lib/base/device_spec.h"
 #include "lib/base/sim_profile.h"
 #include "lib/base/tunables.h"
@@ -703,11 +704,5 @@ static Suite *tunables_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tunables_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_main(tunables_suite);
 }

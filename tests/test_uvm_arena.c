@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 #include "lib/backend/backend_sim.h"
 #include "lib/base/fault.h"
@@ -539,11 +540,5 @@ static Suite *arena_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(arena_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_main(arena_suite);
 }

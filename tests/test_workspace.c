@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "tensormm.h"
 
 #define KiB ((size_t)1024)
@@ -232,11 +233,5 @@ static Suite *workspace_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(workspace_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_main(workspace_suite);
 }

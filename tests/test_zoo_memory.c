@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "drive.h"
 #include "graph.h"
 #include "tensormm.h"
@@ -321,8 +322,6 @@ int main(void)
 {
 	Suite *s = suite_create("zoo_memory");
 	TCase *tc = tcase_create("zoo_memory");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, convolutions_carry_their_workspace);
@@ -332,9 +331,5 @@ int main(void)
 	tcase_add_test(tc, bert_keeps_what_tensorflow_kept);
 	tcase_add_test(tc, keep_all_frees_nothing_until_the_iteration_ends);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_all(srunner_create(s));
 }
