@@ -108,13 +108,24 @@ check "workload records a trace" \
 	"$WL" "backend=sim,mode=swap,budget=160KiB,stats_shm=off,trace=$trace" 3
 check "report" run 0 report "$trace"
 check "report says simulated" out_has "SIMULATED"
-check "report counts clean swap-outs apart" out_has "coll_time *clean$"
+check "report counts clean swap-outs apart" out_has "coll_time *clean *dead$"
 check "report has 3 iterations" \
 	test "$(grep -c -E '^ +[0-9]+ +[0-9.]+ +[0-9.]+ +12 +36 ' \
 		"$tmp/out")" -eq 3
 check "report swaps" out_has "top tensors by swapped bytes"
 check "report stalls" out_has "top tensors by stall time"
 check "report names tensors" out_has "^  weight "
+
+# liveness=discard: the liveness evictions of policy none drop the step's
+# dead tensors with no copy; the report counts them as dead, not drops.
+dtrace=$tmp/dead.trace
+check "workload with liveness=discard" \
+	"$WL" "backend=sim,mode=swap,budget=160KiB,stats_shm=off,policy=none,liveness=discard,trace=$dtrace" 3
+check "report of it" run 0 report "$dtrace" -o iter,drops,recomp,dead
+check "report counts dead drops apart" \
+	test "$(grep -c -E '^ +3 +0 +0 +[1-9]' "$tmp/out")" -eq 1
+check "export names the dead discards" run 0 export "$dtrace" -o "$tmp/dead.json"
+check "export has a dead discard" grep -q '"dead discard act' "$tmp/dead.json"
 check "report --top 2" run 0 report "$trace" --top 2
 check "report top 2 rows" test "$(grep -c '^  weight ' "$tmp/out")" -le 4
 check "report bad --top" run 2 report "$trace" --top 0

@@ -176,6 +176,7 @@ static void runtime_event(struct out *o, const struct tmm_trace *t,
 			  const struct tmm_trace_event *ev, double base_us)
 {
 	bool clean = ev->kind == TMM_EV_SWAP_OUT && (ev->flags & TMM_EVF_CLEAN);
+	bool dead = ev->kind == TMM_EV_DROP && (ev->flags & TMM_EVF_DEAD);
 	/* A clean swap-out copies nothing: not on the copy engine's track. */
 	int tid = ev->kind == TMM_EV_SWAP_IN		  ? TR_H2D
 		  : ev->kind == TMM_EV_SWAP_OUT && !clean ? TR_D2H
@@ -186,7 +187,9 @@ static void runtime_event(struct out *o, const struct tmm_trace *t,
 	char name[128];
 
 	snprintf(name, sizeof(name), "%s%s%.96s",
-		 clean ? "clean swap-out" : event_names[ev->kind],
+		 clean  ? "clean swap-out"
+		 : dead ? "dead discard"
+			: event_names[ev->kind],
 		 *tname ? " " : "", tname);
 	begin_event(o, "i", tid, us(base_us, ev->at_ns));
 	fputs(",\"s\":\"t\",\"cat\":\"", o->f);

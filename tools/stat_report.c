@@ -108,7 +108,8 @@ static double mib(double bytes)
 enum report_col {
 	RC_ITER, RC_DURATION, RC_STALL, RC_OPS, RC_ACCESSES, RC_PEAK,
 	RC_SWAP_OUT, RC_OUT, RC_SWAP_IN, RC_IN, RC_PASSIVE, RC_DROPS,
-	RC_RECOMP, RC_DIVERGED, RC_COLL, RC_COLL_MS, RC_NET, RC_CLEAN, RC_COUNT
+	RC_RECOMP, RC_DIVERGED, RC_COLL, RC_COLL_MS, RC_NET, RC_CLEAN, RC_DEAD,
+	RC_COUNT
 };
 
 static const struct stat_column report_cols[RC_COUNT] = {
@@ -138,6 +139,9 @@ static const struct stat_column report_cols[RC_COUNT] = {
 			 0, { NULL, NULL } },
 	[RC_DROPS] = { "drops", "n", 5, "tensors dropped for recomputation",
 		       NULL, 0, { NULL, NULL } },
+	[RC_DEAD] = { "dead", "n", 5, "tensors dropped with no copy, their "
+		      "bytes dead (liveness=discard): not in drops", NULL, 0,
+		      { NULL, NULL } },
 	[RC_RECOMP] = { "recomp", "n", 6, "tensors recomputed", NULL, 0,
 			{ NULL, NULL } },
 	[RC_DIVERGED] = { "diverged", "", 8, "whether it left its plan",
@@ -154,7 +158,7 @@ static const struct stat_column report_cols[RC_COUNT] = {
 /* Columns added later come last, so the others keep their places. */
 static const char report_defaults[] =
 	"iter,duration,stall,ops,accesses,peak,swap_out,out,swap_in,in,"
-	"passive,drops,recomp,diverged,coll,coll_time,clean";
+	"passive,drops,recomp,diverged,coll,coll_time,clean,dead";
 
 int stat_report_check_columns(const char *list)
 {
@@ -179,6 +183,7 @@ static int add_iteration(const struct tmm_trace *t, struct costs *c,
 {
 	char cell[RC_COUNT][32];
 	uint64_t n_ev[TMM_EV_KIND_COUNT] = { 0 }, out_b = 0, in_b = 0, n_clean = 0;
+	uint64_t n_dead = 0;
 	uint64_t peak = 0, coll_ns = 0;
 	uint32_t *op_at = NULL, n_coll = 0;
 	double net_b = 0;
@@ -219,6 +224,11 @@ static int add_iteration(const struct tmm_trace *t, struct costs *c,
 			/* It left, and nothing was copied. */
 			n_ev[ev->kind]--;
 			n_clean++;
+		}
+		if (ev->kind == TMM_EV_DROP && (ev->flags & TMM_EVF_DEAD)) {
+			/* Dropped for good: nothing recomputes it. */
+			n_ev[ev->kind]--;
+			n_dead++;
 		}
 		if (ev->tensor == TMM_TRACE_NONE)
 			continue;
@@ -286,6 +296,7 @@ static int add_iteration(const struct tmm_trace *t, struct costs *c,
 	CELL(RC_PEAK, "%.3f", mib((double)peak));
 	CELL(RC_SWAP_OUT, "%" PRIu64, n_ev[TMM_EV_SWAP_OUT]);
 	CELL(RC_CLEAN, "%" PRIu64, n_clean);
+	CELL(RC_DEAD, "%" PRIu64, n_dead);
 	CELL(RC_OUT, "%.3f", mib((double)out_b));
 	CELL(RC_SWAP_IN, "%" PRIu64, n_ev[TMM_EV_SWAP_IN]);
 	CELL(RC_IN, "%.3f", mib((double)in_b));
