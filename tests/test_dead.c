@@ -7,8 +7,9 @@
  * whole again.  With liveness=keep (the default) the eviction copies and
  * the bytes read back.  A tensor made before the iteration, or kept past
  * its end in the measured iteration, is copied whatever the tunable.
- * The results the program computes are the same bytes either way, in
- * swap mode and in mode=uvm.  On backed simulated memory.
+ * A tensor a drop still to come recomputes from is not dead.  The
+ * results the program computes are the same bytes either way, in swap
+ * mode and in mode=uvm.  On backed simulated memory.
  */
 #include <check.h>
 #include <errno.h>
@@ -335,6 +336,90 @@ START_TEST(a_discarded_tensor_written_again_is_whole)
 }
 END_TEST
 
+/*
+ * d is dead to the program after e = d + 1, but a plan that drops e
+ * recomputes it from d at its back-access: d is then copied out, not
+ * discarded, and brought back for the recomputation.  (Discarded, the
+ * recomputation found it empty: bench_scaling's MLP under tensile.)
+ */
+START_TEST(a_recomputation_source_is_not_dead)
+{
+	uint8_t xs[N], ys[N];
+	char config[200];
+	tmm_ctx *ctx;
+	tmm_tensor x, y, d, e;
+	struct tmm_plan plan;
+	const struct tmm_trace *tr;
+	uint32_t di, ei;
+
+	snprintf(config, sizeof(config),
+		 "backend=sim,mode=swap,sim_memory=backed,budget=1MiB,"
+		 "policy=passive,replan_drift=0,stats_shm=off,"
+		 "liveness=discard");
+	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
+		      tmm_last_error(NULL));
+	for (unsigned k = 0; k < N; k++)
+		xs[k] = (uint8_t)(k * 5 + 1);
+	ck_assert_int_eq(tmm_tensor_create(ctx, N, TMM_PERSISTENT, "x", &x),
+			 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, x, 0, xs, N), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, N, TMM_PERSISTENT, "y", &y),
+			 0);
+	for (int step = 0; step < 2; step++) {
+		tmm_op make = { .name = "make_d", .flags = TMM_OP_PURE,
+				.inputs = &x, .n_inputs = 1, .outputs = &d,
+				.n_outputs = 1, .run = make_d };
+		tmm_op use = { .name = "make_e", .flags = TMM_OP_PURE,
+			       .inputs = &d, .n_inputs = 1, .outputs = &e,
+			       .n_outputs = 1, .run = plus_one };
+		tmm_op last = { .name = "use_e", .inputs = &e, .n_inputs = 1,
+				.outputs = &y, .n_outputs = 1,
+				.run = plus_one };
+
+		ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+		ck_assert_int_eq(tmm_tensor_create(ctx, N, TMM_ACTIVATION,
+						   "d", &d), 0);
+		ck_assert_int_eq(tmm_tensor_create(ctx, N, TMM_ACTIVATION,
+						   "e", &e), 0);
+		ck_assert_msg(tmm_run(ctx, &make) == 0, "%s",
+			      tmm_last_error(ctx));
+		ck_assert_msg(tmm_run(ctx, &use) == 0, "%s",
+			      tmm_last_error(ctx));
+		ck_assert_msg(tmm_run(ctx, &last) == 0, "%s",
+			      tmm_last_error(ctx));
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, e), 0);
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, d), 0);
+		ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+		if (step)
+			break;
+		/* d out with no back-access after make_e; e dropped there
+		 * and recomputed for use_e. */
+		tr = tmm_tracker_first(ctx);
+		di = tensor_named(tr, "d");
+		ei = tensor_named(tr, "e");
+		ck_assert_int_eq(tmm_plan_init(&plan, tr, "source"), 0);
+		ck_assert_int_eq(tmm_plan_add(&plan, TMM_ACT_EVICT_SWAP,
+					      access_of(tr, 1, di),
+					      tr->tensors[di].key,
+					      TMM_PLAN_NONE, 0), 0);
+		ck_assert_int_eq(tmm_plan_add(&plan, TMM_ACT_EVICT_DROP,
+					      access_of(tr, 1, ei),
+					      tr->tensors[ei].key,
+					      access_of(tr, 2, ei), 0), 0);
+		tmm_plan_sort(&plan);
+		ck_assert_msg(tmm_guide_install(ctx, &plan) == 0, "%s",
+			      tmm_last_error(ctx));
+		tmm_plan_free(&plan);
+	}
+	ck_assert_uint_eq(ctx->c.dead_discards, 0);
+	ck_assert_uint_eq(ctx->c.recomputations, 1);
+	ck_assert_int_eq(tmm_tensor_read(ctx, y, 0, ys, N), 0);
+	for (unsigned k = 0; k < N; k++)
+		ck_assert_uint_eq(ys[k], (uint8_t)((k * 5 + 1) * 3 + 3));
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("dead");
@@ -346,6 +431,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_tensor_kept_past_the_step_is_copied);
 	tcase_add_test(tc, a_tensor_made_before_the_step_is_copied);
 	tcase_add_test(tc, a_discarded_tensor_written_again_is_whole);
+	tcase_add_test(tc, a_recomputation_source_is_not_dead);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -544,14 +544,39 @@ static bool dead_here(struct tmm_ctx *ctx, const struct tmm_plan_action *a)
 {
 	const uint32_t both = TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE;
 	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	const struct tmm_plan *p = &ctx->guide->plan;
+	uint32_t ti;
 
 	if (!ctx->cfg.liveness_discard || a->back_access != TMM_PLAN_NONE ||
 	    !first)
 		return false;
-	for (uint32_t i = 0; i < first->n_tensors; i++)
-		if (first->tensors[i].key == a->key)
-			return (first->tensors[i].flags & both) == both;
-	return false;
+	for (ti = 0; ti < first->n_tensors; ti++)
+		if (first->tensors[ti].key == a->key)
+			break;
+	if (ti == first->n_tensors ||
+	    (first->tensors[ti].flags & both) != both)
+		return false;
+	/* Dead to the program, not to a drop still to come whose producer
+	 * reads it: the recomputation needs its bytes (it is copied out
+	 * instead, and brought back for it). */
+	for (uint32_t k = 0; k < p->n_actions; k++) {
+		const struct tmm_plan_action *d = &p->actions[k];
+		uint32_t e, op;
+
+		if (d->type != TMM_ACT_EVICT_DROP || d->trigger < a->trigger)
+			continue;
+		for (e = 0; e < first->n_tensors; e++)
+			if (first->tensors[e].key == d->key)
+				break;
+		op = e < first->n_tensors ? first->tensors[e].producer
+					  : TMM_TRACE_NONE;
+		if (op == TMM_TRACE_NONE)
+			continue;
+		for (uint32_t i = 0; i < first->ops[op].n_inputs; i++)
+			if (first->op_tensors[first->ops[op].first + i] == ti)
+				return false;
+	}
+	return true;
 }
 
 /* Carries out one action; an action that does not apply is skipped. */

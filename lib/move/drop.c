@@ -159,6 +159,13 @@ int tmm_recompute_check(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 					   "an input of its producer op has "
 					   "changed or is gone: ",
 					   tmm_lineage_op_name(lin, op));
+		/* Its bytes discarded dead (liveness=discard, dead.h):
+		 * nothing to recompute from. */
+		if (in->state == TMM_TS_EMPTY)
+			return cannot_drop(ctx, t,
+					   "an input of its producer op holds "
+					   "no bytes: ",
+					   tmm_lineage_op_name(lin, op));
 	}
 	return 0;
 }
