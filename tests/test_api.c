@@ -285,8 +285,8 @@ START_TEST(bad_arguments_say_what_is_wrong)
 		ck_assert_int_eq(tmm_stats_get(ctx, &st), -EINVAL);
 		ck_assert_int_eq(tmm_stats_get(ctx, NULL), -EINVAL);
 	}
-	/* A caller built against version 1, 2, 3 or 5 gets its shorter struct
-	 * filled and nothing written past it. */
+	/* A caller built against version 1, 2, 3, 5 or 8 gets its shorter
+	 * struct filled and nothing written past it. */
 	{
 		struct tmm_stats st;
 
@@ -318,6 +318,15 @@ START_TEST(bad_arguments_say_what_is_wrong)
 		ck_assert_uint_eq(st.version, 5);
 		ck_assert_uint_eq(st.device_mapped_peak, 0);
 		ck_assert_uint_eq(st.uvm_held, 0xababababababababull);
+
+		memset(&st, 0xab, sizeof(st));
+		st.version = 8;
+		ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+		ck_assert_uint_eq(st.version, 8);
+		ck_assert_uint_eq(st.clean_eviction_bytes, 0);
+		ck_assert_uint_eq(st.prefetch_wait_ns, 0xababababababababull);
+		ck_assert_uint_eq(st.dead_discard_bytes,
+				  0xababababababababull);
 	}
 }
 END_TEST
