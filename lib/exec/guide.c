@@ -44,14 +44,17 @@ void tmm_guide_destroy(struct tmm_ctx *ctx)
 	tmm_late_prefetch_forget(ctx);
 	tmm_plan_free(&ctx->guide->plan);
 	free(ctx->guide->kept);
+	free(ctx->guide->dead);
 	tmm_replan_destroy(ctx->guide->replan);
 	free(ctx->guide);
 	ctx->guide = NULL;
 }
 
 /* What the program frees that the plan's drops still need (recompute.c
- * keeps those as ghosts).  Without the memory for the list, drops that
- * need a freed tensor are refused, as they were before ghosts. */
+ * keeps those as ghosts), and what liveness=discard may drop.  Without
+ * the memory for the first list, drops that need a freed tensor are
+ * refused, as they were before ghosts; without it for the second, dead
+ * tensors are copied out. */
 static int keep_sources(struct tmm_ctx *ctx)
 {
 	struct tmm_guide *g = ctx->guide;
@@ -60,11 +63,18 @@ static int keep_sources(struct tmm_ctx *ctx)
 	free(g->kept);
 	g->kept = NULL;
 	g->n_kept = 0;
+	free(g->dead);
+	g->dead = NULL;
+	g->n_dead = 0;
 	if (!first)
 		return 0;
 	if (tmm_plan_kept_sources(&g->plan, first, &g->kept, &g->n_kept) < 0)
 		tmm_log(ctx, TMM_LOG_WARN, "out of memory listing the tensors "
 			"the plan's drops need: some drops will be skipped");
+	if (ctx->cfg.liveness_discard &&
+	    tmm_dead_list(&g->plan, first, &g->dead, &g->n_dead) < 0)
+		tmm_log(ctx, TMM_LOG_WARN, "out of memory listing the tensors "
+			"liveness=discard may drop: they are copied out");
 	return 0;
 }
 
@@ -537,46 +547,16 @@ void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 /*
  * liveness=discard: an EVICT_SWAP with no back-access, of a tensor the
- * measured iteration made and destroyed: its bytes are dead from here to
- * its destruction, so it leaves without a copy (lib/move/dead.h).
+ * measured iteration made and destroyed and no drop still to come
+ * recomputes from: its bytes are dead from here to its destruction, so it
+ * leaves without a copy (lib/move/dead.h).
  */
 static bool dead_here(struct tmm_ctx *ctx, const struct tmm_plan_action *a)
 {
-	const uint32_t both = TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE;
-	const struct tmm_trace *first = tmm_tracker_first(ctx);
-	const struct tmm_plan *p = &ctx->guide->plan;
-	uint32_t ti;
+	const struct tmm_guide *g = ctx->guide;
 
-	if (!ctx->cfg.liveness_discard || a->back_access != TMM_PLAN_NONE ||
-	    !first)
-		return false;
-	for (ti = 0; ti < first->n_tensors; ti++)
-		if (first->tensors[ti].key == a->key)
-			break;
-	if (ti == first->n_tensors ||
-	    (first->tensors[ti].flags & both) != both)
-		return false;
-	/* Dead to the program, not to a drop still to come whose producer
-	 * reads it: the recomputation needs its bytes (it is copied out
-	 * instead, and brought back for it). */
-	for (uint32_t k = 0; k < p->n_actions; k++) {
-		const struct tmm_plan_action *d = &p->actions[k];
-		uint32_t e, op;
-
-		if (d->type != TMM_ACT_EVICT_DROP || d->trigger < a->trigger)
-			continue;
-		for (e = 0; e < first->n_tensors; e++)
-			if (first->tensors[e].key == d->key)
-				break;
-		op = e < first->n_tensors ? first->tensors[e].producer
-					  : TMM_TRACE_NONE;
-		if (op == TMM_TRACE_NONE)
-			continue;
-		for (uint32_t i = 0; i < first->ops[op].n_inputs; i++)
-			if (first->op_tensors[first->ops[op].first + i] == ti)
-				return false;
-	}
-	return true;
+	return ctx->cfg.liveness_discard && a->back_access == TMM_PLAN_NONE &&
+	       tmm_dead_at(g->dead, g->n_dead, a);
 }
 
 /* Carries out one action; an action that does not apply is skipped. */

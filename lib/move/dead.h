@@ -20,6 +20,8 @@
 #include <stdbool.h>
 
 #include "lib/core/context.h"
+#include "lib/io/plan.h"
+#include "lib/io/trace.h"
 
 /*
  * Frees t's device memory without copying its bytes: t becomes EMPTY and
@@ -29,5 +31,23 @@
  * false when t is not such a tensor (the caller evicts it as before).
  */
 bool tmm_dead_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
+ * The tensors trace t shows made and destroyed in the iteration, which a
+ * plan's EVICT_SWAP with no back-access may discard dead: each with, in
+ * `until`, 0 when no EVICT_DROP of plan p recomputes from it, else 1 +
+ * the latest trigger of those that do (an eviction at or before that
+ * trigger must copy it, since the drop's recomputation reads it).
+ * *dead (from malloc, sorted by key; NULL when *n is 0) receives them.
+ * Made once a plan is installed, so that an eviction looks its tensor up
+ * instead of scanning the plan.  Returns 0 or -ENOMEM.
+ */
+int tmm_dead_list(const struct tmm_plan *p, const struct tmm_trace *t,
+		  struct tmm_kept_source **dead, uint32_t *n);
+
+/* May the EVICT_SWAP `a`, with no back-access, discard its tensor (in
+ * dead[0 .. n), tmm_dead_list's)? */
+bool tmm_dead_at(const struct tmm_kept_source *dead, uint32_t n,
+		 const struct tmm_plan_action *a);
 
 #endif /* TMM_DEAD_H */

@@ -56,6 +56,10 @@ struct tmm_guide {
 	 * recompute through (tmm_plan_kept_sources), sorted by key. */
 	struct tmm_kept_source *kept;
 	uint32_t n_kept;
+	/* liveness=discard: the tensors the plan may discard dead, sorted
+	 * by key (lib/move/dead.h, tmm_dead_list). */
+	struct tmm_kept_source *dead;
+	uint32_t n_dead;
 	uint32_t at;	 /* accesses of this iteration seen so far */
 	struct tmm_replan *replan; /* latencies since the plan was made */
 	uint64_t plan_budget;	 /* the budget the plan was made for */
