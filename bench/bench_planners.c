@@ -157,7 +157,8 @@ int main(int argc, char **argv)
 {
 	static const char *const all[] = {
 		"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint",
-		"superneurons", "capuchin", "tensile", "tsplit", "auto",
+		"superneurons", "capuchin", "tensile", "tsplit", "stream",
+		"auto",
 	};
 	/* The policies named on the command line, or all of them. */
 	const char *const *policies = argc > 1 ? (const char *const *)argv + 1

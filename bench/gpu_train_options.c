@@ -18,7 +18,7 @@ static const struct shape known_shapes[] = {
 
 static const char *const all_policies[N_POLICIES] = {
 	"none", "passive", "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin", "tensile", "tsplit", "auto",
+	"superneurons", "capuchin", "tensile", "tsplit", "stream", "auto",
 };
 
 static void usage(FILE *f)
@@ -37,7 +37,7 @@ static void usage(FILE *f)
 		"  --policies  all (the default) or a list of: none, passive, "
 		"vdnn-conv,\n"
 		"              vdnn-all, checkpoint, superneurons, capuchin, "
-		"tensile, tsplit, auto\n"
+		"tensile, tsplit, stream, auto\n"
 		"  --budgets   fractions of the unconstrained peak, 0 < F <= 4 "
 		"(default 0.4,0.3;\n"
 		"              above 1: a run with no memory pressure)\n"

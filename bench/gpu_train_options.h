@@ -14,7 +14,7 @@ struct shape {
 	unsigned width, layers, batch;
 };
 
-#define N_POLICIES 10
+#define N_POLICIES 11
 
 /* What the command line chose. */
 struct options {

@@ -44,7 +44,7 @@
 /* Every policy the design names, in the order the tables show them. */
 static const char *const known_policies[] = {
 	"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint", "superneurons",
-	"capuchin", "tensile", "tsplit", "auto",
+	"capuchin", "tensile", "tsplit", "stream", "auto",
 };
 
 /* The models of the papers' tables (the default; Capuchin does not say
@@ -86,8 +86,8 @@ static void usage(FILE *f)
 "                    'list' prints every profile and exits\n"
 "  --policies LIST   comma-separated policies (default: all the design\n"
 "                    names: passive,none,vdnn-conv,vdnn-all,checkpoint,\n"
-"                    superneurons,capuchin,tensile,tsplit,auto); one this\n"
-"                    build does not know is shown as n/a\n"
+"                    superneurons,capuchin,tensile,tsplit,stream,auto); one\n"
+"                    this build does not know is shown as n/a\n"
 "  --quick           resnet50 and bert_base on p100-pcie3-16g only\n"
 "  --full            every model on every profile (long)\n"
 "  --budget FRAC     fixed budget as a fraction of the unconstrained\n"

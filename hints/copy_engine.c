@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * copy_engine.c — one copy engine's booked transfers, for tsplit's
- * pricing of swaps; see copy_engine.h.
+ * pricing of swaps and stream's prefetches; see copy_engine.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,6 +29,26 @@ uint64_t tmm_copy_engine_slot(const struct tmm_copy_engine *e,
 		if (e->b[i].end > start)
 			start = e->b[i].end;
 	return start;
+}
+
+/* From the latest transfer back: the gap before each one is the latest
+ * that may hold the copy. */
+bool tmm_copy_engine_latest(const struct tmm_copy_engine *e, uint64_t lo,
+			    uint64_t hi, uint64_t ns, uint64_t *start)
+{
+	uint64_t end = hi;
+
+	for (uint32_t i = e->n; i-- > 0;) {
+		if (e->b[i].start >= end)
+			continue;
+		if (end >= ns && e->b[i].end <= end - ns)
+			break;
+		end = e->b[i].start;
+	}
+	if (end < ns || end - ns < lo)
+		return false;
+	*start = end - ns;
+	return true;
 }
 
 /* Busy time that touches is kept as one interval: a saturated engine is

@@ -81,7 +81,7 @@
 
 static const char *const candidates[] = {
 	"none",	      "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin",  "tensile",  "tsplit",
+	"superneurons", "capuchin",  "tensile",  "tsplit", "stream",
 };
 
 struct candidate {

@@ -61,6 +61,13 @@ int tmm_plan_tensile(const struct tmm_planner_input *in,
 int tmm_plan_tsplit(const struct tmm_planner_input *in,
 		    struct tmm_plan *out);
 
+/* stream (ours): Belady's rule over every tensor, weights and optimizer
+ * state included: at each shortage the tensor needed furthest ahead
+ * leaves, and is prefetched as late as the host-to-device engine lets it
+ * land in time (plan_stream.c). */
+int tmm_plan_stream(const struct tmm_planner_input *in,
+		    struct tmm_plan *out);
+
 /* auto (ours): every planner above but passive makes a plan; on the
  * simulator each is tried on a twin and the best for in->auto_goal is
  * kept (plan_auto.c), elsewhere the one the common forecast

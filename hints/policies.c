@@ -27,6 +27,7 @@ static const struct {
 	{ "capuchin", tmm_plan_capuchin },
 	{ "tensile", tmm_plan_tensile },
 	{ "tsplit", tmm_plan_tsplit },
+	{ "stream", tmm_plan_stream },
 };
 
 int tmm_policy_run(tmm_planner_fn *make, const char *policy,

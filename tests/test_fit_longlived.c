@@ -195,7 +195,7 @@ static uint64_t largest_op(uint64_t unit)
 
 static const char *const policies[] = {
 	"passive",  "none",    "vdnn-all", "checkpoint", "superneurons",
-	"capuchin", "tensile", "tsplit",   "auto",
+	"capuchin", "tensile", "tsplit",   "stream", "auto",
 };
 
 #define N_POLICIES (sizeof(policies) / sizeof(*policies))

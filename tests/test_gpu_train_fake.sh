@@ -36,19 +36,19 @@ checks=$((checks + 1))
 grep -q '^Device cudafake.*; commit abc1234; pinned copy host to device [0-9.]* GB/s, device to host [0-9.]* GB/s' \
 	"$tmp/out" || fail "the device line lacks the device, commit or bandwidths"
 
-# The unconstrained row, then 10 policies x 2 modes, all bit-identical,
+# The unconstrained row, then 11 policies x 2 modes, all bit-identical,
 # each with numbers in its 11 figure columns.
 checks=$((checks + 1))
 [ "$(grep -c '^| unconstrained | swap | 90% of free |' "$tmp/out")" -eq 1 ] ||
 	fail "no unconstrained row"
 checks=$((checks + 1))
 rows=$(grep -c '^| [a-z-]* | \(swap\|uvm\) | 30% (' "$tmp/out")
-[ "$rows" -eq 20 ] || fail "$rows budgeted rows, expected 20"
+[ "$rows" -eq 22 ] || fail "$rows budgeted rows, expected 22"
 checks=$((checks + 1))
 same=$(grep -c '| yes |$' "$tmp/out")
-[ "$same" -eq 20 ] || fail "$same of 20 rows bit-identical"
+[ "$same" -eq 22 ] || fail "$same of 22 rows bit-identical"
 for policy in none passive vdnn-conv vdnn-all checkpoint superneurons \
-	      capuchin tensile tsplit auto; do
+	      capuchin tensile tsplit stream auto; do
 	for mode in swap uvm; do
 		checks=$((checks + 1))
 		grep -q "^| $policy | $mode | 30% (" "$tmp/out" ||

@@ -356,7 +356,7 @@ END_TEST
 /* Every planner but passive and auto, by name. */
 static const char *const names[] = {
 	"none", "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin", "tensile", "tsplit",
+	"superneurons", "capuchin", "tensile", "tsplit", "stream",
 };
 
 /* An 8-layer net, forward and backward, convolutions and activations in
@@ -428,7 +428,7 @@ START_TEST(a_planner_out_of_memory_frees_only_its_own)
 {
 	static const char *const all[] = {
 		"auto", "none", "vdnn-conv", "vdnn-all", "checkpoint",
-		"superneurons", "capuchin", "tensile", "tsplit",
+		"superneurons", "capuchin", "tensile", "tsplit", "stream",
 	};
 	struct builder b;
 	char err[256], spec[32];

@@ -278,7 +278,7 @@ END_TEST
 /* The planners `auto` chooses among. */
 static const char *const others[] = {
 	"none",		"vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin",  "tensile",  "tsplit",
+	"superneurons", "capuchin",  "tensile",  "tsplit", "stream",
 };
 
 /* The trial of `policy`'s plan for the trace and budget of s. */

@@ -401,7 +401,7 @@ END_TEST
 
 static const char *const policies[] = {
 	"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin", "tensile", "tsplit", "auto",
+	"superneurons", "capuchin", "tensile", "tsplit", "stream", "auto",
 };
 #define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
 

@@ -45,7 +45,7 @@ static const char *const mode_choices[] = {
 /* The planners of hints/planner.c. */
 static const char *const policy_choices[] = {
 	"none", "passive", "vdnn-conv", "vdnn-all", "checkpoint",
-	"superneurons", "capuchin", "tensile", "tsplit", "auto", NULL
+	"superneurons", "capuchin", "tensile", "tsplit", "stream", "auto", NULL
 };
 
 static const char *const auto_goal_choices[] = {
@@ -166,7 +166,7 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.type = TMM_TYPE_CHOICE,
 		.def = "auto",
 		.accepted = "none, passive, vdnn-conv, vdnn-all, checkpoint, "
-			    "superneurons, capuchin, tensile, tsplit or auto",
+			    "superneurons, capuchin, tensile, tsplit, stream or auto",
 		.help = "the planner that turns the first iteration's trace "
 			"into the plan of the next ones; none = liveness "
 			"only, passive = no actions at all",
