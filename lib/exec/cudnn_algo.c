@@ -241,10 +241,11 @@ static int finish(struct tmm_ctx *ctx, const struct tmm_cudnn *dnn,
 	return 0;
 }
 
-/* One picker call's descriptors, named by their role in the
- * convolution: the input side (x, or dx), the filter (w, or dw) and the
- * output side (y, or dy).  Every direction's query takes these three
- * besides the handle and the convolution, in its own order. */
+/* One picker call's arguments: its descriptors, named by their role in
+ * the convolution: the input side (x, or dx), the filter (w, or dw) and
+ * the output side (y, or dy), which every direction's query takes
+ * besides the handle and the convolution, in its own order; and the
+ * caller's TMM_CUDNN_* flags. */
 struct conv_call {
 	cudnnHandle_t handle;
 	cudnnConvolutionDescriptor_t conv;
@@ -263,9 +264,9 @@ enum {
 			       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT))
 };
 
-/* One direction: the cuDNN query it asks (named in messages) and a
- * function that asks it and keeps the usable results in c (KEEP),
- * answering cuDNN's status. */
+/* One direction: its picker's name and the cuDNN query it asks (both
+ * named in messages), and a function that asks it and keeps the usable
+ * results in c (KEEP), answering cuDNN's status. */
 struct direction {
 	const char *what;
 	const char *query_name;
