@@ -21,11 +21,9 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "chargpt_model.h"
-#include "demo_run.h"
+#include "demo_pair.h"
 #include "tensormm.h"
 
 static void usage(FILE *f)
@@ -83,16 +81,9 @@ int main(int argc, char **argv)
 	struct chargpt_config cc;
 	double fraction = 0.3;
 	unsigned stats_opts = 0, rehearse = 0;
-	struct demo_first_step first = { 0 };
 	const char *extra = NULL;
-	uint8_t *w_free = NULL, *w_tight = NULL;
-	size_t len_free = 0, len_tight = 0;
-	unsigned long long peak_tight, budget;
-	struct tmm_stats st_free, st_tight;
-	float *loss_free = NULL, *loss_tight = NULL;
-	char config[512];
-	int rc, n, ok = 0;
-	bool identical;
+	struct demo_pair d;
+	bool ok;
 
 	chargpt_config_default(&cc);
 	{
@@ -117,66 +108,24 @@ int main(int argc, char **argv)
 			return 2;
 	}
 
-	loss_free = calloc(cc.steps, sizeof(float));
-	loss_tight = calloc(cc.steps, sizeof(float));
-	if (!loss_free || !loss_tight) {
-		fprintf(stderr, "chargpt: out of memory\n");
-		goto out;
-	}
-
+	if (demo_pair_open(&d, "chargpt", cc.steps, fraction, extra))
+		return 1;
 	printf("libtensormm demo: a character-level transformer (%u blocks, "
 	       "d_model %u, %u heads, %u characters in its vocabulary), "
 	       "%u x %u windows of %u characters a step, on the simulated "
 	       "GPU\n\n", cc.layers, cc.d_model, cc.heads,
 	       chargpt_vocab_size(), cc.accum, cc.batch, cc.seq);
-	/* The peak is measured with --config's tunables too: in mode=uvm a
-	 * tensor takes whole pages, so the two modes' peaks differ. */
-	printf("1) unconstrained run, to measure the peak device memory\n");
-	n = snprintf(config, sizeof(config),
-		     "backend=sim,sim_memory=backed,budget=100%%%s%s",
-		     extra ? "," : "", extra ? extra : "");
-	if (n < 0 || (size_t)n >= sizeof(config))
-		goto out;
-	rc = demo_train("chargpt", config, train_model, &cc, NULL, loss_free,
-			&w_free, &len_free, &st_free, false, 0);
-	if (rc)
-		goto out;
-	budget = (unsigned long long)((double)st_free.device_peak * fraction);
-	printf("   peak %.2f MiB\n\n", st_free.device_peak / 1048576.0);
-
-	printf("2) the same training with a budget of %.0f%% of that peak "
-	       "(%.2f MiB)%s%s\n", 100.0 * fraction, budget / 1048576.0,
-	       extra ? ", with " : "", extra ? extra : "");
-	/* --config is at most 300 characters: it fits. */
-	n = snprintf(config, sizeof(config),
-		     "backend=sim,sim_memory=backed,budget=%lluB%s%s",
-		     budget, extra ? "," : "", extra ? extra : "");
-	if (n < 0 || (size_t)n >= sizeof(config))
-		goto out;
-	cc.rehearse = rehearse != 0;
-	cc.after_step = demo_note_first_step;
-	cc.after_step_arg = &first;
-	rc = demo_train("chargpt", config, train_model, &cc, stdout,
-			loss_tight, &w_tight, &len_tight, &st_tight, true,
-			stats_opts);
-	if (rc)
-		goto out;
-	peak_tight = st_tight.device_peak;
-
-	demo_print_first_step(&first);
-	identical = len_free == len_tight &&
-		    !memcmp(w_free, w_tight, len_free) &&
-		    !memcmp(loss_free, loss_tight, cc.steps * sizeof(float));
-	printf("\nweights and losses bit-identical to the unconstrained run: "
-	       "%s\n", identical ? "yes" : "NO");
-	printf("device peak %.2f MiB within the %.2f MiB budget: %s\n",
-	       peak_tight / 1048576.0, budget / 1048576.0,
-	       peak_tight <= budget ? "yes" : "NO");
-	ok = identical && peak_tight <= budget;
-out:
-	free(w_free);
-	free(w_tight);
-	free(loss_free);
-	free(loss_tight);
+	ok = demo_pair_unconstrained(&d, train_model, &cc) == 0;
+	if (ok) {
+		/* Only the constrained run rehearses, and its first step
+		 * is the one demo_pair_verdict describes. */
+		cc.rehearse = rehearse != 0;
+		cc.after_step = demo_note_first_step;
+		cc.after_step_arg = &d.first;
+		ok = demo_pair_constrained(&d, train_model, &cc,
+					   stats_opts) == 0 &&
+		     demo_pair_verdict(&d);
+	}
+	demo_pair_close(&d);
 	return ok ? 0 : 1;
 }

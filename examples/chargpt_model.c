@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "chargpt_net.h"
+#include "train_steps.h"
 
 /* ---- the text --------------------------------------------------------- */
 
@@ -402,9 +403,11 @@ static int update(struct chargpt_net *m, unsigned step)
 				     NULL);
 }
 
-/* *loss_out: the mean of the micro-batches' losses. */
-static int one_step(struct chargpt_net *m, unsigned step, float *loss_out)
+/* *loss_out: the mean of the micro-batches' losses.  (A train_step_fn:
+ * model is the struct chargpt_net.) */
+static int one_step(void *model, unsigned step, float *loss_out)
 {
+	struct chargpt_net *m = model;
 	tmm_ctx *ctx = m->ctx;
 	float sum = 0.0f;
 	int rc;
@@ -440,18 +443,6 @@ void chargpt_config_default(struct chargpt_config *cfg)
 	};
 }
 
-/* One step as the training will run it, inside a rehearsal: the loss it
- * reads is zero and is not used. */
-static int rehearse_first_step(struct chargpt_net *m)
-{
-	float ignored;
-	int rc = tmm_rehearsal_begin(m->ctx);
-
-	if (rc || (rc = one_step(m, 0, &ignored)))
-		return rc;
-	return tmm_rehearsal_end(m->ctx);
-}
-
 /* The whole parameter buffer, in one read of the parent. */
 static int read_weights(struct chargpt_net *m, uint8_t **weights, size_t *len)
 {
@@ -484,19 +475,10 @@ int chargpt_train(tmm_ctx *ctx, const struct chargpt_config *cfg,
 		rc = set_shapes(&m);
 	if (rc == 0)
 		rc = make_buffers(&m);
-	if (rc == 0 && cfg->rehearse)
-		rc = rehearse_first_step(&m);
-	for (unsigned s = 0; rc == 0 && s < cfg->steps; s++) {
-		float loss;
-
-		rc = one_step(&m, s, &loss);
-		if (rc == 0 && losses)
-			losses[s] = loss;
-		if (rc == 0 && log)
-			fprintf(log, "step %2u  loss %.4f\n", s + 1, loss);
-		if (rc == 0 && cfg->after_step)
-			rc = cfg->after_step(ctx, s + 1, cfg->after_step_arg);
-	}
+	if (rc == 0)
+		rc = train_steps(ctx, one_step, &m, cfg->steps, cfg->rehearse,
+				 losses, log, cfg->after_step,
+				 cfg->after_step_arg);
 	if (rc == 0 && weights)
 		rc = read_weights(&m, weights, weights_len);
 	free_buffers(&m);

@@ -4,7 +4,8 @@
  * (mlp_gpu_train.h) and the collectives of dp_grads.h with NCCL on the
  * compute stream, its communicator bootstrapped over MPI (rank 0's
  * ncclGetUniqueId broadcast).  Built where configure finds CUDA, cuBLAS,
- * nvcc and NCCL (MLP_DP_NCCL); elsewhere dp_nccl_setup says so.
+ * nvcc and NCCL (MLP_DP_NCCL); elsewhere dp_cuda.c's "nccl" row says
+ * what is missing.
  */
 #ifndef DP_NCCL_H
 #define DP_NCCL_H

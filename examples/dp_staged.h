@@ -6,8 +6,9 @@
  * are copied to the host on the collective's stream, summed by the sim's
  * own host transport (dp_host.c, MPI in rank order) and copied back, so
  * that several ranks may share one GPU, which NCCL refuses.  Built where
- * configure finds CUDA, cuBLAS and nvcc; elsewhere dp_staged_none.c
- * refuses the cuda backend with what to do instead.
+ * configure finds CUDA, cuBLAS and nvcc (MLP_DP_STAGED); elsewhere
+ * dp_cuda.c's "mpi" row refuses the cuda backend with what to do
+ * instead, and none of these is defined.
  */
 #ifndef DP_STAGED_H
 #define DP_STAGED_H

@@ -22,10 +22,8 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "demo_run.h"
+#include "demo_pair.h"
 #include "gpt_model.h"
 #include "tensormm.h"
 
@@ -62,16 +60,9 @@ int main(int argc, char **argv)
 	struct gpt_config gc;
 	double fraction = 0.3;
 	unsigned stats_opts = 0, rehearse = 0;
-	struct demo_first_step first = { 0 };
 	const char *extra = NULL;
-	uint8_t *w_free = NULL, *w_tight = NULL;
-	size_t len_free = 0, len_tight = 0;
-	unsigned long long peak_free = 0, peak_tight = 0, budget;
-	struct tmm_stats st_free, st_tight;
-	float *loss_free = NULL, *loss_tight = NULL;
-	char config[512];
-	int rc, n, ok = 0;
-	bool identical;
+	struct demo_pair d;
+	bool ok;
 
 	gpt_config_default(&gc);
 	{
@@ -99,63 +90,22 @@ int main(int argc, char **argv)
 		}
 	}
 
-	loss_free = calloc(gc.steps, sizeof(float));
-	loss_tight = calloc(gc.steps, sizeof(float));
-	if (!loss_free || !loss_tight)
-		goto out;
-
+	if (demo_pair_open(&d, "gpt", gc.steps, fraction, extra))
+		return 1;
 	printf("libtensormm demo: a GPT (%u blocks, d_model %u, %u heads, "
 	       "vocab %u, %u sequences of %u tokens) on the simulated GPU\n\n",
 	       gc.layers, gc.d_model, gc.heads, gc.vocab, gc.batch, gc.seq);
-	printf("1) unconstrained run, to measure the peak device memory\n");
-	/* The peak is measured with --config's tunables too: in mode=uvm a
-	 * tensor takes whole pages, so the two modes' peaks differ. */
-	n = snprintf(config, sizeof(config),
-		     "backend=sim,sim_memory=backed,budget=100%%%s%s",
-		     extra ? "," : "", extra ? extra : "");
-	if (n < 0 || (size_t)n >= sizeof(config))
-		goto out;
-	rc = demo_train("gpt", config,
-			train_model, &gc, NULL, loss_free, &w_free, &len_free,
-			&st_free, false, 0);
-	peak_free = st_free.device_peak;
-	if (rc)
-		goto out;
-	budget = (unsigned long long)((double)peak_free * fraction);
-	printf("   peak %.2f MiB\n\n", peak_free / 1048576.0);
-
-	printf("2) the same training with a budget of %.0f%% of that peak "
-	       "(%.2f MiB)%s%s\n", 100.0 * fraction, budget / 1048576.0,
-	       extra ? ", with " : "", extra ? extra : "");
-	/* --config is at most 300 characters: it fits. */
-	n = snprintf(config, sizeof(config),
-		     "backend=sim,sim_memory=backed,budget=%lluB%s%s",
-		     budget, extra ? "," : "", extra ? extra : "");
-	if (n < 0 || (size_t)n >= sizeof(config))
-		goto out;
-	gc.rehearse = rehearse != 0;
-	gc.after_step = demo_note_first_step;
-	gc.after_step_arg = &first;
-	rc = demo_train("gpt", config, train_model, &gc, stdout, loss_tight,
-			&w_tight, &len_tight, &st_tight, true, stats_opts);
-	peak_tight = st_tight.device_peak;
-	if (rc)
-		goto out;
-
-	demo_print_first_step(&first);
-	identical = len_free == len_tight &&
-		    !memcmp(w_free, w_tight, len_free) &&
-		    !memcmp(loss_free, loss_tight, gc.steps * sizeof(float));
-	printf("\nweights and losses bit-identical to the unconstrained run: "
-	       "%s\n", identical ? "yes" : "NO");
-	printf("device peak %.2f MiB within the %.2f MiB budget: %s\n",
-	       peak_tight / 1048576.0, budget / 1048576.0,
-	       peak_tight <= budget ? "yes" : "NO");
-	ok = identical && peak_tight <= budget;
-out:
-	free(w_free);
-	free(w_tight);
-	free(loss_free);
-	free(loss_tight);
+	ok = demo_pair_unconstrained(&d, train_model, &gc) == 0;
+	if (ok) {
+		/* Only the constrained run rehearses, and its first step
+		 * is the one demo_pair_verdict describes. */
+		gc.rehearse = rehearse != 0;
+		gc.after_step = demo_note_first_step;
+		gc.after_step_arg = &d.first;
+		ok = demo_pair_constrained(&d, train_model, &gc,
+					   stats_opts) == 0 &&
+		     demo_pair_verdict(&d);
+	}
+	demo_pair_close(&d);
 	return ok ? 0 : 1;
 }

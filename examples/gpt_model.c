@@ -29,6 +29,7 @@
 #include "gpt_model.h"
 #include "gpt_ops.h"
 #include "row_split.h"
+#include "train_steps.h"
 
 /* ---- deterministic pseudo-random numbers ------------------------------ */
 
@@ -578,8 +579,10 @@ static int block_backward(struct model *m, struct step_tensors *st,
 		      a->mean1, a->rstd1, dh1, &dr, dx);
 }
 
-static int one_step(struct model *m, unsigned step, float *loss_out)
+/* One step (a train_step_fn: model is the struct model). */
+static int one_step(void *model, unsigned step, float *loss_out)
 {
+	struct model *m = model;
 	const struct gpt_config *c = m->cfg;
 	tmm_ctx *ctx = m->ctx;
 	unsigned L = c->layers;
@@ -751,41 +754,16 @@ void gpt_config_default(struct gpt_config *cfg)
 	};
 }
 
-/* One step as the training will run it, inside a rehearsal: the loss it
- * reads is zero and is not used. */
-static int rehearse_first_step(struct model *m)
-{
-	float ignored;
-	int rc = tmm_rehearsal_begin(m->ctx);
-
-	if (rc)
-		return rc;
-	rc = one_step(m, 0, &ignored);
-	if (rc)
-		return rc;
-	return tmm_rehearsal_end(m->ctx);
-}
-
 int gpt_train(tmm_ctx *ctx, const struct gpt_config *cfg, float *losses,
 	      uint8_t **weights, size_t *weights_len, FILE *log)
 {
 	struct model m;
 	int rc = model_init(&m, ctx, cfg);
 
-	if (rc == 0 && cfg->rehearse)
-		rc = rehearse_first_step(&m);
-
-	for (unsigned s = 0; rc == 0 && s < cfg->steps; s++) {
-		float loss;
-
-		rc = one_step(&m, s, &loss);
-		if (rc == 0 && losses)
-			losses[s] = loss;
-		if (rc == 0 && log)
-			fprintf(log, "step %2u  loss %.4f\n", s + 1, loss);
-		if (rc == 0 && cfg->after_step)
-			rc = cfg->after_step(ctx, s + 1, cfg->after_step_arg);
-	}
+	if (rc == 0)
+		rc = train_steps(ctx, one_step, &m, cfg->steps, cfg->rehearse,
+				 losses, log, cfg->after_step,
+				 cfg->after_step_arg);
 	if (rc == 0 && weights)
 		rc = collect_weights(&m, weights, weights_len);
 	model_free(&m);

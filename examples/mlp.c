@@ -18,10 +18,8 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "demo_run.h"
+#include "demo_pair.h"
 #include "mlp_model.h"
 #include "tensormm.h"
 
@@ -53,14 +51,8 @@ int main(int argc, char **argv)
 	struct mlp_config mc;
 	double fraction = 0.3;
 	unsigned stats_opts = 0, rehearse = 0;
-	struct demo_first_step first = { 0 };
-	uint8_t *w_free = NULL, *w_tight = NULL;
-	size_t len_free = 0, len_tight = 0;
-	unsigned long long peak_free = 0, peak_tight = 0, budget;
-	struct tmm_stats st_free, st_tight;
-	float *loss_free, *loss_tight;
-	char config[128];
-	int rc, identical;
+	struct demo_pair d;
+	bool ok;
 
 	mlp_config_default(&mc);
 	{
@@ -80,48 +72,21 @@ int main(int argc, char **argv)
 			return parsed == 1 ? 0 : 2;
 	}
 
-	loss_free = calloc(mc.steps, sizeof(float));
-	loss_tight = calloc(mc.steps, sizeof(float));
-	if (!loss_free || !loss_tight)
+	if (demo_pair_open(&d, "mlp", mc.steps, fraction, NULL))
 		return 1;
-
 	printf("libtensormm demo: an MLP (%u hidden layers of %u, batch %u) "
 	       "on the simulated GPU\n\n", mc.layers, mc.width, mc.batch);
-	printf("1) unconstrained run, to measure the peak device memory\n");
-	rc = demo_train("mlp", "backend=sim,sim_memory=backed,budget=100%",
-			train_model, &mc, NULL, loss_free, &w_free, &len_free,
-			&st_free, false, 0);
-	if (rc)
-		return 1;
-	peak_free = st_free.device_peak;
-	budget = (unsigned long long)((double)peak_free * fraction);
-	printf("   peak %.2f MiB\n\n", peak_free / 1048576.0);
-
-	printf("2) the same training with a budget of %.0f%% of that peak "
-	       "(%.2f MiB)\n", 100.0 * fraction, budget / 1048576.0);
-	snprintf(config, sizeof(config),
-		 "backend=sim,sim_memory=backed,budget=%lluB", budget);
-	mc.rehearse = rehearse != 0;
-	mc.after_step = demo_note_first_step;
-	mc.after_step_arg = &first;
-	rc = demo_train("mlp", config, train_model, &mc, stdout, loss_tight,
-			&w_tight, &len_tight, &st_tight, true, stats_opts);
-	if (rc)
-		return 1;
-	peak_tight = st_tight.device_peak;
-
-	demo_print_first_step(&first);
-	identical = len_free == len_tight &&
-		    !memcmp(w_free, w_tight, len_free) &&
-		    !memcmp(loss_free, loss_tight, mc.steps * sizeof(float));
-	printf("\nweights and losses bit-identical to the unconstrained run: "
-	       "%s\n", identical ? "yes" : "NO");
-	printf("device peak %.2f MiB within the %.2f MiB budget: %s\n",
-	       peak_tight / 1048576.0, budget / 1048576.0,
-	       peak_tight <= budget ? "yes" : "NO");
-	free(w_free);
-	free(w_tight);
-	free(loss_free);
-	free(loss_tight);
-	return identical && peak_tight <= budget ? 0 : 1;
+	ok = demo_pair_unconstrained(&d, train_model, &mc) == 0;
+	if (ok) {
+		/* Only the constrained run rehearses, and its first step
+		 * is the one demo_pair_verdict describes. */
+		mc.rehearse = rehearse != 0;
+		mc.after_step = demo_note_first_step;
+		mc.after_step_arg = &d.first;
+		ok = demo_pair_constrained(&d, train_model, &mc,
+					   stats_opts) == 0 &&
+		     demo_pair_verdict(&d);
+	}
+	demo_pair_close(&d);
+	return ok ? 0 : 1;
 }

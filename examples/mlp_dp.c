@@ -32,8 +32,7 @@
 #include "demo_run.h"
 #include "dp_comm.h"
 #include "dp_grads.h"
-#include "dp_nccl.h"
-#include "dp_staged.h"
+#include "dp_cuda.h"
 #include "mlp_model.h"
 #include "tensormm.h"
 
@@ -156,14 +155,12 @@ static void report(const struct dp_comm *c, const struct rank_figures *mine,
 	free(all);
 }
 
-/* Ends what dp_nccl_setup or dp_staged_setup made (neither, on the sim:
- * both are then no-ops). */
-static void transport_close(struct dp_setup *s, bool nccl)
+/* Ends what the cuda transport t set up (none, t NULL, on the sim). */
+static void transport_close(struct dp_setup *s,
+			    const struct dp_cuda_transport *t)
 {
-	if (nccl)
-		dp_nccl_close(s);
-	else
-		dp_staged_close(s);
+	if (t)
+		t->close(s);
 }
 
 /* Makes the rank's context; stops every rank where it cannot. */
@@ -181,7 +178,8 @@ static tmm_ctx *open_context(const struct dp_comm *c)
 
 /*
  * Makes the rank's context *ctx and sets s (and mc's kernels) up for its
- * backend and --transport; *nccl says which cuda transport.  On cuda the
+ * backend and --transport; *t is the cuda transport (NULL on the sim).
+ * On cuda the
  * transport's own device memory (cuBLAS's workspace, NCCL's buffers)
  * comes first: in mode=swap a context takes its budget of the device in
  * one allocation when it is made (lib/mem/pool.h), the whole device with
@@ -192,18 +190,21 @@ static tmm_ctx *open_context(const struct dp_comm *c)
  */
 static int open_transport(const struct dp_comm *c, struct mlp_config *mc,
 			  const struct dp_args *a, tmm_ctx **ctx,
-			  struct dp_setup *s, bool *nccl)
+			  struct dp_setup *s,
+			  const struct dp_cuda_transport **t)
 {
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	bool nccl;
 	int rc;
 
+	*t = NULL;
 	*ctx = open_context(c);
 	tmm_stats_get(*ctx, &st);
-	*nccl = a->transport ? !strcmp(a->transport, "nccl")
-			     : !strcmp(st.backend, "cuda") &&
-				       !strcmp(DEFAULT_TRANSPORT, "nccl");
+	nccl = a->transport ? !strcmp(a->transport, "nccl")
+			    : !strcmp(st.backend, "cuda") &&
+				      !strcmp(DEFAULT_TRANSPORT, "nccl");
 	if (strcmp(st.backend, "cuda")) {
-		if (!*nccl)
+		if (!nccl)
 			return 0;
 		fprintf(stderr, "mlp_dp: rank %d: --transport nccl needs the "
 			"cuda backend, and the context is on %s: give "
@@ -213,11 +214,18 @@ static int open_transport(const struct dp_comm *c, struct mlp_config *mc,
 	}
 	tmm_ctx_destroy(*ctx);
 	*ctx = NULL;
-	rc = *nccl ? dp_nccl_setup(c, mc, st.device_index, s)
-		   : dp_staged_setup(c, mc, st.device_index, s);
+	/* check_args took only these two names */
+	*t = dp_cuda_transport(nccl ? "nccl" : "mpi");
+	if ((*t)->missing) {
+		fprintf(stderr, "mlp_dp: rank %d: %s\n", c->rank,
+			(*t)->missing);
+		*t = NULL;
+		return 1;
+	}
+	rc = (*t)->setup(c, mc, st.device_index, s);
 	if (rc) {
 		fprintf(stderr, "mlp_dp: rank %d: %s\n", c->rank,
-			*nccl ? dp_nccl_why(rc) : dp_staged_why(rc));
+			(*t)->why(rc));
 		return 1;
 	}
 	*ctx = open_context(c);
@@ -282,7 +290,8 @@ int main(int argc, char **argv)
 	struct dp_setup s;
 	struct dp_comm c;
 	tmm_ctx *ctx;
-	bool same, nccl;
+	const struct dp_cuda_transport *t;
+	bool same;
 	int rc;
 
 	rc = demo_parse_args("mlp_dp", argc, argv, opts,
@@ -318,10 +327,10 @@ int main(int argc, char **argv)
 	};
 	/* A rank that fails stops them all: the others would wait in the
 	 * next collective for ever. */
-	if (open_transport(&c, &mc, &a, &ctx, &s, &nccl) ||
+	if (open_transport(&c, &mc, &a, &ctx, &s, &t) ||
 	    train(ctx, &c, &mc, &s, &fig))
 		dp_comm_abort(&c, 1);
-	transport_close(&s, nccl);
+	transport_close(&s, t);
 	{
 		struct tmm_stats st = { .version = TMM_STATS_VERSION };
 

@@ -18,6 +18,7 @@
 
 #include "mlp_model.h"
 #include "row_split.h"
+#include "train_steps.h"
 
 /* ---- deterministic pseudo-random numbers ------------------------------ */
 
@@ -628,9 +629,11 @@ out:
 	return rc;
 }
 
-/* One step: every micro-batch's pass; the loss is micro-batch 0's. */
-static int one_step(struct model *m, unsigned step, float *loss_out)
+/* One step: every micro-batch's pass; the loss is micro-batch 0's.
+ * (A train_step_fn: model is the struct model.) */
+static int one_step(void *model, unsigned step, float *loss_out)
 {
+	struct model *m = model;
 	tmm_ctx *ctx = m->ctx;
 	unsigned n = m->n, mb = micro_of(m->cfg);
 	struct step_tensors st = { 0 };
@@ -703,21 +706,6 @@ void mlp_config_default(struct mlp_config *cfg)
 	};
 }
 
-/* One step as the training will run it, inside a rehearsal: the loss it
- * reads is zero and is not used. */
-static int rehearse_first_step(struct model *m)
-{
-	float ignored;
-	int rc = tmm_rehearsal_begin(m->ctx);
-
-	if (rc)
-		return rc;
-	rc = one_step(m, 0, &ignored);
-	if (rc)
-		return rc;
-	return tmm_rehearsal_end(m->ctx);
-}
-
 int mlp_train(tmm_ctx *ctx, const struct mlp_config *cfg, float *losses,
 	      uint8_t **weights, size_t *weights_len, FILE *log)
 {
@@ -733,19 +721,10 @@ int mlp_train(tmm_ctx *ctx, const struct mlp_config *cfg, float *losses,
 	rc = make_data(&m, &rng);
 	if (rc == 0)
 		rc = make_layers(&m, &rng);
-	if (rc == 0 && cfg->rehearse)
-		rc = rehearse_first_step(&m);
-	for (unsigned s = 0; rc == 0 && s < cfg->steps; s++) {
-		float loss;
-
-		rc = one_step(&m, s, &loss);
-		if (rc == 0 && losses)
-			losses[s] = loss;
-		if (rc == 0 && log)
-			fprintf(log, "step %2u  loss %.4f\n", s + 1, loss);
-		if (rc == 0 && cfg->after_step)
-			rc = cfg->after_step(ctx, s + 1, cfg->after_step_arg);
-	}
+	if (rc == 0)
+		rc = train_steps(ctx, one_step, &m, cfg->steps, cfg->rehearse,
+				 losses, log, cfg->after_step,
+				 cfg->after_step_arg);
 	if (rc == 0 && weights)
 		rc = collect_weights(&m, weights, weights_len);
 	/* Only the tensors made: destroying a null handle would replace the

@@ -25,11 +25,9 @@
 #include "lib/exec/guide.h"
 #include "lib/record/tracker.h"
 #include "lib/twin/trial.h"
-#include "mlp_model.h"
+#include "seen_run.h"
 #include "tensormm.h"
 #include "zoo.h"
-
-#define STEPS 4
 
 /* ---- a twin table that counts its trials ------------------------------- */
 
@@ -45,22 +43,6 @@ static int counting_run(const struct tmm_trial_device *dev,
 
 static const struct tmm_twin_ops counting_ops = { .run = counting_run };
 
-/* What a run kept of itself: its first trace, its plan, its device. */
-struct seen {
-	struct tmm_trace trace;
-	struct tmm_plan plan;
-	struct tmm_trial_device dev;
-	struct tmm_planner_device link;
-	bool have;
-};
-
-static void seen_free(struct seen *s)
-{
-	tmm_trace_free(&s->trace);
-	tmm_plan_free(&s->plan);
-	memset(s, 0, sizeof(*s));
-}
-
 /* Keeps the first trace, and the plan once there is one. */
 static int keep(tmm_ctx *ctx, unsigned step, void *arg)
 {
@@ -70,18 +52,7 @@ static int keep(tmm_ctx *ctx, unsigned step, void *arg)
 	(void)step;
 	if (s->have || !p || !tmm_tracker_first(ctx))
 		return 0;
-	ck_assert_int_eq(tmm_trace_copy(&s->trace, tmm_tracker_first(ctx)),
-			 0);
-	ck_assert_int_eq(tmm_plan_copy(&s->plan, p), 0);
-	ck_assert_int_eq(tmm_trial_device_of(ctx, &s->dev), 0);
-	s->link = (struct tmm_planner_device){
-		.capacity = ctx->be.info.capacity,
-		.h2d_gbps = ctx->be.info.h2d_gbps,
-		.d2h_gbps = ctx->be.info.d2h_gbps,
-		.copy_latency_ns = ctx->be.info.copy_latency_ns,
-		.launch_ns = ctx->be.info.launch_ns,
-	};
-	s->have = true;
+	seen_take(s, ctx, p);
 	return 0;
 }
 
@@ -89,27 +60,7 @@ static int keep(tmm_ctx *ctx, unsigned step, void *arg)
 static void train(const char *config, const struct tmm_twin_ops *ops,
 		  struct seen *s, struct tmm_stats *st)
 {
-	struct mlp_config mc;
-	float losses[STEPS];
-	uint8_t *weights;
-	size_t len;
-	tmm_ctx *ctx;
-
-	ck_assert_msg(tmm_ctx_assemble(&ctx, config, ops) == 0, "%s",
-		      tmm_last_error(NULL));
-	mlp_config_default(&mc);
-	mc.steps = STEPS;
-	mc.layers = 5;
-	mc.width = 192;
-	mc.batch = 64;
-	mc.after_step = s ? keep : NULL;
-	mc.after_step_arg = s;
-	ck_assert_msg(mlp_train(ctx, &mc, losses, &weights, &len, NULL) == 0,
-		      "%s", tmm_last_error(ctx));
-	free(weights);
-	st->version = TMM_STATS_VERSION;
-	ck_assert_int_eq(tmm_stats_get(ctx, st), 0);
-	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	seen_train_mlp(config, ops, s ? keep : NULL, s, st);
 }
 
 #define SIM "backend=sim,sim_memory=backed,mode=swap,policy=auto," \

@@ -23,6 +23,7 @@
 
 #include "tensormm.h"
 #include "tensormm_cudnn.h"
+#include "conv_3x3.h"
 #include "cuda_main.h"
 
 static cudnnHandle_t h;
@@ -32,32 +33,12 @@ static cudnnConvolutionDescriptor_t conv;
 
 static void setup(void)
 {
-	ck_assert_int_eq(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
-	ck_assert_int_eq(cudnnCreateTensorDescriptor(&x), 0);
-	ck_assert_int_eq(cudnnCreateTensorDescriptor(&y), 0);
-	ck_assert_int_eq(cudnnCreateFilterDescriptor(&w), 0);
-	ck_assert_int_eq(cudnnCreateConvolutionDescriptor(&conv), 0);
-	ck_assert_int_eq(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW,
-						    CUDNN_DATA_FLOAT, 32, 64,
-						    56, 56), 0);
-	ck_assert_int_eq(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT,
-						    CUDNN_TENSOR_NCHW, 64, 64,
-						    3, 3), 0);
-	ck_assert_int_eq(cudnnSetConvolution2dDescriptor(
-				 conv, 1, 1, 1, 1, 1, 1,
-				 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), 0);
-	ck_assert_int_eq(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW,
-						    CUDNN_DATA_FLOAT, 32, 64,
-						    56, 56), 0);
+	conv_3x3_make(&h, &x, &y, &w, &conv, 32, 64, 56);
 }
 
 static void teardown(void)
 {
-	cudnnDestroyConvolutionDescriptor(conv);
-	cudnnDestroyFilterDescriptor(w);
-	cudnnDestroyTensorDescriptor(y);
-	cudnnDestroyTensorDescriptor(x);
-	cudnnDestroy(h);
+	conv_3x3_free(h, x, y, w, conv);
 }
 
 static void pick_all(tmm_ctx *ctx, unsigned flags)

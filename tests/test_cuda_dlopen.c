@@ -33,6 +33,7 @@
 #include "scratch_dir.h"
 #include "tensormm.h"
 #ifdef TMM_HAVE_CUDNN
+#include "conv_3x3.h"
 #include "tensormm_cudnn.h"
 #endif
 
@@ -168,32 +169,12 @@ static cudnnConvolutionDescriptor_t conv;
  * with cuDNN makes them (the double's cudnn.c). */
 static void descriptors(void)
 {
-	ck_assert_int_eq(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
-	ck_assert_int_eq(cudnnCreateTensorDescriptor(&x), 0);
-	ck_assert_int_eq(cudnnCreateTensorDescriptor(&y), 0);
-	ck_assert_int_eq(cudnnCreateFilterDescriptor(&w), 0);
-	ck_assert_int_eq(cudnnCreateConvolutionDescriptor(&conv), 0);
-	ck_assert_int_eq(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW,
-						    CUDNN_DATA_FLOAT, 1, 8, 32,
-						    32), 0);
-	ck_assert_int_eq(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW,
-						    CUDNN_DATA_FLOAT, 1, 8, 32,
-						    32), 0);
-	ck_assert_int_eq(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT,
-						    CUDNN_TENSOR_NCHW, 8, 8, 3,
-						    3), 0);
-	ck_assert_int_eq(cudnnSetConvolution2dDescriptor(
-				 conv, 1, 1, 1, 1, 1, 1,
-				 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), 0);
+	conv_3x3_make(&h, &x, &y, &w, &conv, 1, 8, 32);
 }
 
 static void free_descriptors(void)
 {
-	cudnnDestroyConvolutionDescriptor(conv);
-	cudnnDestroyFilterDescriptor(w);
-	cudnnDestroyTensorDescriptor(y);
-	cudnnDestroyTensorDescriptor(x);
-	cudnnDestroy(h);
+	conv_3x3_free(h, x, y, w, conv);
 }
 
 /* The forward picker's answer on ctx. */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_3x3.h"
 #include "cuda_main.h"
 #include "cudafake/cudafake.h"
 #include "lib/base/fault.h"
@@ -36,23 +37,7 @@ static cudnnConvolutionDescriptor_t conv;
 
 static void setup(void)
 {
-	ck_assert_int_eq(cudnnCreate(&h), CUDNN_STATUS_SUCCESS);
-	ck_assert_int_eq(cudnnCreateTensorDescriptor(&x), 0);
-	ck_assert_int_eq(cudnnCreateTensorDescriptor(&y), 0);
-	ck_assert_int_eq(cudnnCreateFilterDescriptor(&w), 0);
-	ck_assert_int_eq(cudnnCreateConvolutionDescriptor(&conv), 0);
-	ck_assert_int_eq(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW,
-						    CUDNN_DATA_FLOAT, 1, 16,
-						    128, 128), 0);
-	ck_assert_int_eq(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW,
-						    CUDNN_DATA_FLOAT, 1, 16,
-						    128, 128), 0);
-	ck_assert_int_eq(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT,
-						    CUDNN_TENSOR_NCHW, 16, 16,
-						    3, 3), 0);
-	ck_assert_int_eq(cudnnSetConvolution2dDescriptor(
-				 conv, 1, 1, 1, 1, 1, 1,
-				 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), 0);
+	conv_3x3_make(&h, &x, &y, &w, &conv, 1, 16, 128);
 	cudafake_cudnn_results(NULL, 0);
 }
 
@@ -60,11 +45,7 @@ static void teardown(void)
 {
 	cudafake_cudnn_results(NULL, 0);
 	tmm_fault_set("");
-	cudnnDestroyConvolutionDescriptor(conv);
-	cudnnDestroyFilterDescriptor(w);
-	cudnnDestroyTensorDescriptor(y);
-	cudnnDestroyTensorDescriptor(x);
-	cudnnDestroy(h);
+	conv_3x3_free(h, x, y, w, conv);
 }
 
 static tmm_ctx *make_ctx(const char *budget)

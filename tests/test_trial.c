@@ -19,7 +19,6 @@
 #include "lib/core/context.h"
 #include "drive.h"
 #include "lib/exec/guide.h"
-#include "mlp_model.h"
 #include "hints/plan_repair.h"
 #include "hints/planner.h"
 #include "hints/planners.h"
@@ -27,17 +26,8 @@
 #include "tensormm.h"
 #include "lib/record/tracker.h"
 #include "lib/twin/trial.h"
+#include "seen_run.h"
 #include "zoo.h"
-
-#define STEPS 4
-
-struct seen {
-	struct tmm_trace trace;
-	struct tmm_plan plan;
-	struct tmm_trial_device dev;
-	struct tmm_planner_device link;
-	bool have;
-};
 
 /* after_step hook: keeps the first trace and the plan once there is one. */
 static int keep(tmm_ctx *ctx, unsigned step, void *arg)
@@ -47,44 +37,15 @@ static int keep(tmm_ctx *ctx, unsigned step, void *arg)
 
 	if (step != 1 || !p)
 		return 0;
-	ck_assert_int_eq(tmm_trace_copy(&s->trace, tmm_tracker_first(ctx)),
-			 0);
-	ck_assert_int_eq(tmm_plan_copy(&s->plan, p), 0);
-	ck_assert_int_eq(tmm_trial_device_of(ctx, &s->dev), 0);
-	s->link = (struct tmm_planner_device){
-		.capacity = ctx->be.info.capacity,
-		.h2d_gbps = ctx->be.info.h2d_gbps,
-		.d2h_gbps = ctx->be.info.d2h_gbps,
-		.copy_latency_ns = ctx->be.info.copy_latency_ns,
-		.launch_ns = ctx->be.info.launch_ns,
-	};
-	s->have = true;
+	seen_take(s, ctx, p);
 	return 0;
 }
 
+/* Trains the MLP under config (tmm_ctx_create's twin), keeping its
+ * first trace and plan in s. */
 static void train(const char *config, struct seen *s, struct tmm_stats *st)
 {
-	struct mlp_config mc;
-	float losses[STEPS];
-	uint8_t *weights;
-	size_t len;
-	tmm_ctx *ctx;
-
-	ck_assert_msg(tmm_ctx_create(&ctx, config) == 0, "%s",
-		      tmm_last_error(NULL));
-	mlp_config_default(&mc);
-	mc.steps = STEPS;
-	mc.layers = 5;
-	mc.width = 192;
-	mc.batch = 64;
-	mc.after_step = keep;
-	mc.after_step_arg = s;
-	ck_assert_msg(mlp_train(ctx, &mc, losses, &weights, &len, NULL) == 0,
-		      "%s", tmm_last_error(ctx));
-	free(weights);
-	st->version = TMM_STATS_VERSION;
-	ck_assert_int_eq(tmm_stats_get(ctx, st), 0);
-	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	seen_train_mlp(config, &tmm_twin_ops, keep, s, st);
 }
 
 static uint64_t unconstrained_peak(void)
@@ -97,8 +58,7 @@ static uint64_t unconstrained_peak(void)
 		train("backend=sim,sim_memory=backed,mode=swap,policy=none",
 		      &s, &st);
 		peak = st.device_peak;
-		tmm_trace_free(&s.trace);
-		tmm_plan_free(&s.plan);
+		seen_free(&s);
 	}
 	return peak;
 }
@@ -142,8 +102,7 @@ static struct verdict try_policy(const char *policy)
 		ck_assert_uint_lt(r.evicted[i].access, s.trace.n_accesses);
 	}
 	tmm_trial_result_free(&r);
-	tmm_trace_free(&s.trace);
-	tmm_plan_free(&s.plan);
+	seen_free(&s);
 	return v;
 }
 
@@ -200,8 +159,7 @@ START_TEST(a_twin_ignores_the_environment)
 	ck_assert_int_eq(rc, 0);
 	ck_assert(r.trained);
 	tmm_trial_result_free(&r);
-	tmm_trace_free(&s.trace);
-	tmm_plan_free(&s.plan);
+	seen_free(&s);
 }
 END_TEST
 
@@ -268,8 +226,7 @@ START_TEST(a_repaired_plan_needs_no_passive_eviction)
 	tmm_trial_result_free(&r);
 	tmm_plan_free(&plan);
 	tmm_analysis_free(&an);
-	tmm_trace_free(&s.trace);
-	tmm_plan_free(&s.plan);
+	seen_free(&s);
 }
 END_TEST
 
@@ -368,8 +325,7 @@ START_TEST(auto_meets_its_goal)
 		}
 		tmm_trial_result_free(&fit);
 		tmm_trial_result_free(&speed);
-		tmm_trace_free(&s.trace);
-		tmm_plan_free(&s.plan);
+		seen_free(&s);
 	}
 }
 END_TEST
@@ -461,8 +417,7 @@ START_TEST(a_trial_replays_a_zoo_run_exactly)
 	ck_assert_uint_eq(r.st.passive_evictions, 0);
 	snprintf(config, sizeof(config), "%s,policy=tensile,budget=%lluB",
 		 sim, (unsigned long long)(r.it[2].peak / 4));
-	tmm_trace_free(&none.trace);
-	tmm_plan_free(&none.plan);
+	seen_free(&none);
 	drive("inception_v4", 98, config, &s, &r);
 	ck_assert(s.have);
 	ck_assert_uint_eq(r.st.guided_passive_evictions, 0);
@@ -476,8 +431,7 @@ START_TEST(a_trial_replays_a_zoo_run_exactly)
 	ck_assert(t.trained);
 	ck_assert_uint_eq(t.iteration_ns, r.it[2].ns);
 	tmm_trial_result_free(&t);
-	tmm_trace_free(&s.trace);
-	tmm_plan_free(&s.plan);
+	seen_free(&s);
 }
 END_TEST
 
@@ -515,8 +469,7 @@ START_TEST(a_twin_keeps_the_faults_of_its_run)
 	/* Every allocation of the run was counted, the twins' included. */
 	ck_assert_uint_gt(tmm_fault_calls("host_alloc"), 1000);
 	ck_assert_int_eq(tmm_fault_set(""), 0);
-	tmm_trace_free(&s.trace);
-	tmm_plan_free(&s.plan);
+	seen_free(&s);
 }
 END_TEST
 

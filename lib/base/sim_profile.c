@@ -130,6 +130,23 @@
 #define PCIE3_H2D_GBPS 11.69
 #define PCIE3_D2H_GBPS 12.9
 
+/*
+ * A board's host link, h2d and d2h GB/s, and the two managed-memory
+ * rates every profile without its own measurement estimates from the
+ * pinned host-to-device rate: fault-driven migration at half of it, and
+ * remote access at UVM_REMOTE_FRACTION of it.
+ */
+#define HOST_LINK(h2d, d2h)                                \
+	.h2d_gbps = (h2d), .d2h_gbps = (d2h),              \
+	.uvm_fault_gbps = (h2d) / 2,                       \
+	.uvm_remote_gbps = (h2d) * UVM_REMOTE_FRACTION
+
+/* Collectives that leave through the board's PCIe link (to a NIC, or to
+ * a peer) at gbps, sharing it with the swap engine's copies. */
+#define NET_THROUGH_PCIE(link, gbps)                       \
+	.net_link = (link), .net_gbps = (gbps),            \
+	.net_latency_ns = NET_LATENCY_NIC_NS, .net_over_pcie = true
+
 static const struct tmm_sim_profile profiles[] = {
 	{
 		.name = "p100-pcie3-16g",
@@ -137,8 +154,7 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 16 GB HBM2 (NVIDIA via tech4gamers), as 16 GiB */
 		.capacity = 16 * GIB,
 		/* measured, Microway (see PCIE3_*) */
-		.h2d_gbps = PCIE3_H2D_GBPS,
-		.d2h_gbps = PCIE3_D2H_GBPS,
+		HOST_LINK(PCIE3_H2D_GBPS, PCIE3_D2H_GBPS),
 		/* 9.3 TFLOPS fp32, 18.7 fp16 (NVIDIA via tech4gamers) */
 		.fp32_tflops = 9.3,
 		.fp16_tflops = 18.7,
@@ -148,14 +164,8 @@ static const struct tmm_sim_profile profiles[] = {
 		/* a PCIe node with one InfiniBand EDR NIC, the fabric of
 		 * the P100's day: EDR's 12.5 GB/s is above PCIe 3.0's
 		 * measured 11.69, so PCIe bounds it */
-		.net_link = "InfiniBand EDR through PCIe 3.0",
-		.net_gbps = NET_MIN(IB_EDR_GBPS, PCIE3_H2D_GBPS),
-		.net_latency_ns = NET_LATENCY_NIC_NS,
-		.net_over_pcie = true,
-		/* estimate: fault-driven migration at half the pinned rate */
-		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
-		/* estimate: see UVM_REMOTE_FRACTION */
-		.uvm_remote_gbps = PCIE3_H2D_GBPS * UVM_REMOTE_FRACTION,
+		NET_THROUGH_PCIE("InfiniBand EDR through PCIe 3.0",
+				 NET_MIN(IB_EDR_GBPS, PCIE3_H2D_GBPS)),
 	},
 	{
 		.name = "v100-pcie3-16g",
@@ -163,8 +173,7 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 16 GB HBM2 (NVIDIA V100 announcement via techrival) */
 		.capacity = 16 * GIB,
 		/* estimate: same PCIe 3.0 x16 link as the measured P100 */
-		.h2d_gbps = PCIE3_H2D_GBPS,
-		.d2h_gbps = PCIE3_D2H_GBPS,
+		HOST_LINK(PCIE3_H2D_GBPS, PCIE3_D2H_GBPS),
 		/*
 		 * 14 TFLOPS fp32, 112 TFLOPS fp16 tensor core (NVIDIA V100
 		 * datasheet, PCIe; 14.13 at 1380 MHz boost per sysrqmts)
@@ -176,14 +185,8 @@ static const struct tmm_sim_profile profiles[] = {
 		SHARED_FIGURES,
 		/* the PCIe V100 has no NVLink: as the P100, EDR through
 		 * PCIe 3.0, bound by PCIe */
-		.net_link = "InfiniBand EDR through PCIe 3.0",
-		.net_gbps = NET_MIN(IB_EDR_GBPS, PCIE3_H2D_GBPS),
-		.net_latency_ns = NET_LATENCY_NIC_NS,
-		.net_over_pcie = true,
-		/* estimate: half the pinned rate */
-		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
-		/* estimate: see UVM_REMOTE_FRACTION */
-		.uvm_remote_gbps = PCIE3_H2D_GBPS * UVM_REMOTE_FRACTION,
+		NET_THROUGH_PCIE("InfiniBand EDR through PCIe 3.0",
+				 NET_MIN(IB_EDR_GBPS, PCIE3_H2D_GBPS)),
 	},
 	{
 		.name = "titanrtx-pcie3-24g",
@@ -191,8 +194,7 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 24 GB GDDR6 (Tom's Hardware launch table), as 24 GiB */
 		.capacity = 24 * GIB,
 		/* estimate: same PCIe 3.0 x16 link as the measured P100 */
-		.h2d_gbps = PCIE3_H2D_GBPS,
-		.d2h_gbps = PCIE3_D2H_GBPS,
+		HOST_LINK(PCIE3_H2D_GBPS, PCIE3_D2H_GBPS),
 		/*
 		 * 16.3 TFLOPS fp32 (TSPLIT §VI-C; Tom's Hardware); 130 TFLOPS
 		 * tensor "deep learning" (NVIDIA via HotHardware)
@@ -205,14 +207,7 @@ static const struct tmm_sim_profile profiles[] = {
 		/* a workstation's cards reduce peer to peer over PCIe 3.0
 		 * (its NVLink bridge pairs two cards only, so a 4- or
 		 * 8-card box goes through PCIe): the PCIe figure */
-		.net_link = "PCIe 3.0 peer to peer",
-		.net_gbps = PCIE3_H2D_GBPS,
-		.net_latency_ns = NET_LATENCY_NIC_NS,
-		.net_over_pcie = true,
-		/* estimate: half the pinned rate */
-		.uvm_fault_gbps = PCIE3_H2D_GBPS / 2,
-		/* estimate: see UVM_REMOTE_FRACTION */
-		.uvm_remote_gbps = PCIE3_H2D_GBPS * UVM_REMOTE_FRACTION,
+		NET_THROUGH_PCIE("PCIe 3.0 peer to peer", PCIE3_H2D_GBPS),
 	},
 	{
 		.name = "a100-pcie4-40g",
@@ -220,8 +215,7 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 40 GB HBM2 (NVIDIA A100 datasheet via PC2 wiki) */
 		.capacity = 40 * GIB,
 		/* estimate: PCIe 4.0 x16, 2x the P100 PCIe 3.0 measurement */
-		.h2d_gbps = 2 * PCIE3_H2D_GBPS,
-		.d2h_gbps = 2 * PCIE3_D2H_GBPS,
+		HOST_LINK(2 * PCIE3_H2D_GBPS, 2 * PCIE3_D2H_GBPS),
 		/*
 		 * 19.5 TFLOPS fp32, 312 TFLOPS fp16 tensor, dense (NVIDIA A100
 		 * datasheet via PC2 wiki and glennklockwood.com)
@@ -233,14 +227,8 @@ static const struct tmm_sim_profile profiles[] = {
 		SHARED_FIGURES,
 		/* the PCIe A100's NIC of its day is HDR (25 GB/s), above
 		 * PCIe 4.0's estimated 23.4: PCIe bounds it */
-		.net_link = "InfiniBand HDR through PCIe 4.0",
-		.net_gbps = NET_MIN(IB_HDR_GBPS, 2 * PCIE3_H2D_GBPS),
-		.net_latency_ns = NET_LATENCY_NIC_NS,
-		.net_over_pcie = true,
-		/* estimate: half the pinned rate */
-		.uvm_fault_gbps = 2 * PCIE3_H2D_GBPS / 2,
-		/* estimate: see UVM_REMOTE_FRACTION */
-		.uvm_remote_gbps = 2 * PCIE3_H2D_GBPS * UVM_REMOTE_FRACTION,
+		NET_THROUGH_PCIE("InfiniBand HDR through PCIe 4.0",
+				 NET_MIN(IB_HDR_GBPS, 2 * PCIE3_H2D_GBPS)),
 	},
 	{
 		.name = "h100-pcie5-80g",
@@ -248,8 +236,7 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 80 GB HBM2e (NVIDIA H100 PCIe product brief PB-11133) */
 		.capacity = 80 * GIB,
 		/* estimate: PCIe 5.0 x16, 4x the P100 PCIe 3.0 measurement */
-		.h2d_gbps = 4 * PCIE3_H2D_GBPS,
-		.d2h_gbps = 4 * PCIE3_D2H_GBPS,
+		HOST_LINK(4 * PCIE3_H2D_GBPS, 4 * PCIE3_D2H_GBPS),
 		/*
 		 * 51 TFLOPS fp32; 756 TFLOPS fp16 tensor dense (1,513 with
 		 * sparsity, halved) (NVIDIA H100 spec table via HPC Tech)
@@ -261,14 +248,8 @@ static const struct tmm_sim_profile profiles[] = {
 		SHARED_FIGURES,
 		/* NDR, 400 Gb/s per port (50 GB/s), above PCIe 5.0's
 		 * estimated 46.8: PCIe bounds it */
-		.net_link = "InfiniBand NDR through PCIe 5.0",
-		.net_gbps = NET_MIN(IB_NDR_GBPS, 4 * PCIE3_H2D_GBPS),
-		.net_latency_ns = NET_LATENCY_NIC_NS,
-		.net_over_pcie = true,
-		/* estimate: half the pinned rate */
-		.uvm_fault_gbps = 4 * PCIE3_H2D_GBPS / 2,
-		/* estimate: see UVM_REMOTE_FRACTION */
-		.uvm_remote_gbps = 4 * PCIE3_H2D_GBPS * UVM_REMOTE_FRACTION,
+		NET_THROUGH_PCIE("InfiniBand NDR through PCIe 5.0",
+				 NET_MIN(IB_NDR_GBPS, 4 * PCIE3_H2D_GBPS)),
 	},
 	{
 		/*
@@ -347,8 +328,7 @@ static const struct tmm_sim_profile profiles[] = {
 		 * Accelerator (Kepler GK110b) Up Close", bandwidthTest,
 		 * pinned, 32 MiB, on a K40m: 10038.7 and 10046.7 MB/s, read
 		 * as GB/s the way PCIE3_* reads Microway's P100 figures */
-		.h2d_gbps = 10.04,
-		.d2h_gbps = 10.05,
+		HOST_LINK(10.04, 10.05),
 		/* 4.29 TFLOPS fp32 at the 745 MHz base clock the boards
 		 * ship at: 2880 cores x 2 flop x 745 MHz (board
 		 * specification BD-06902-001_v05; 4.29 also in NVIDIA's
@@ -362,14 +342,8 @@ static const struct tmm_sim_profile profiles[] = {
 		/* FDR InfiniBand, the K40's contemporary: 54.5 Gb/s of
 		 * data (6.8 GB/s), below its measured PCIe rate: the NIC
 		 * bounds it, and the collective still crosses PCIe */
-		.net_link = "InfiniBand FDR through PCIe 3.0",
-		.net_gbps = NET_MIN(IB_FDR_GBPS, 10.04),
-		.net_latency_ns = NET_LATENCY_NIC_NS,
-		.net_over_pcie = true,
-		/* estimate: half the pinned rate */
-		.uvm_fault_gbps = 10.04 / 2,
-		/* estimate: see UVM_REMOTE_FRACTION */
-		.uvm_remote_gbps = 10.04 * UVM_REMOTE_FRACTION,
+		NET_THROUGH_PCIE("InfiniBand FDR through PCIe 3.0",
+				 NET_MIN(IB_FDR_GBPS, 10.04)),
 	},
 };
 

@@ -241,6 +241,137 @@ static int finish(struct tmm_ctx *ctx, const struct tmm_cudnn *dnn,
 	return 0;
 }
 
+/* One picker call's arguments: its descriptors, named by their role in
+ * the convolution: the input side (x, or dx), the filter (w, or dw) and
+ * the output side (y, or dy), which every direction's query takes
+ * besides the handle and the convolution, in its own order; and the
+ * caller's TMM_CUDNN_* flags. */
+struct conv_call {
+	cudnnHandle_t handle;
+	cudnnConvolutionDescriptor_t conv;
+	cudnnTensorDescriptor_t in;
+	cudnnFilterDescriptor_t filter;
+	cudnnTensorDescriptor_t out;
+	unsigned flags;
+};
+
+/* The most algorithms a direction has: the room for its candidates
+ * (the counts are members of three enum types, compared as ints). */
+#define MAX2_(a, b) ((int)(a) > (int)(b) ? (int)(a) : (int)(b))
+enum {
+	CAND_MAX = MAX2_(CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+			 MAX2_(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+			       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT))
+};
+
+/* One direction: its picker's name and the cuDNN query it asks (both
+ * named in messages), and a function that asks it and keeps the usable
+ * results in c (KEEP), answering cuDNN's status. */
+struct direction {
+	const char *what;
+	const char *query_name;
+	cudnnStatus_t (*query)(const struct tmm_cudnn *dnn,
+			       const struct conv_call *q, cudnnMathType_t math,
+			       struct cand *c, int *kept);
+};
+
+static cudnnStatus_t query_fwd(const struct tmm_cudnn *dnn,
+			       const struct conv_call *q, cudnnMathType_t math,
+			       struct cand *c, int *kept)
+{
+	cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+	int n = 0;
+	cudnnStatus_t st = dnn->cudnnGetConvolutionForwardAlgorithm_v7(
+		q->handle, q->in, q->filter, q->conv, q->out,
+		CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf);
+
+	if (st == CUDNN_STATUS_SUCCESS)
+		KEEP(perf, n, q->flags, math, c, *kept);
+	return st;
+}
+
+static cudnnStatus_t query_bwd_data(const struct tmm_cudnn *dnn,
+				    const struct conv_call *q,
+				    cudnnMathType_t math, struct cand *c,
+				    int *kept)
+{
+	cudnnConvolutionBwdDataAlgoPerf_t
+		perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+	int n = 0;
+	cudnnStatus_t st = dnn->cudnnGetConvolutionBackwardDataAlgorithm_v7(
+		q->handle, q->filter, q->out, q->conv, q->in,
+		CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf);
+
+	if (st == CUDNN_STATUS_SUCCESS)
+		KEEP(perf, n, q->flags, math, c, *kept);
+	return st;
+}
+
+static cudnnStatus_t query_bwd_filter(const struct tmm_cudnn *dnn,
+				      const struct conv_call *q,
+				      cudnnMathType_t math, struct cand *c,
+				      int *kept)
+{
+	cudnnConvolutionBwdFilterAlgoPerf_t
+		perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+	int n = 0;
+	cudnnStatus_t st = dnn->cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+		q->handle, q->in, q->out, q->conv, q->filter,
+		CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf);
+
+	if (st == CUDNN_STATUS_SUCCESS)
+		KEEP(perf, n, q->flags, math, c, *kept);
+	return st;
+}
+
+static const struct direction fwd = {
+	"tmm_cudnn_conv_fwd_algo", "cudnnGetConvolutionForwardAlgorithm_v7",
+	query_fwd
+};
+static const struct direction bwd_data = {
+	"tmm_cudnn_conv_bwd_data_algo",
+	"cudnnGetConvolutionBackwardDataAlgorithm_v7", query_bwd_data
+};
+static const struct direction bwd_filter = {
+	"tmm_cudnn_conv_bwd_filter_algo",
+	"cudnnGetConvolutionBackwardFilterAlgorithm_v7", query_bwd_filter
+};
+
+/*
+ * What every picker does, whatever the direction: enters, reads the
+ * descriptor's math type, asks d's query, keeps the usable results and
+ * chooses (finish).  algo is the caller's pointer, only checked here;
+ * the choice goes to *a, for the caller to give its enum type.
+ */
+static int pick(struct tmm_ctx *ctx, const struct direction *d,
+		const struct conv_call *q, const void *algo, int *a,
+		void **workspace, size_t *workspace_bytes)
+{
+	struct cand c[CAND_MAX];
+	int kept = 0, entered, rc;
+	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+	const struct tmm_cudnn *dnn = NULL;
+	cudnnStatus_t st;
+
+	entered = enter(ctx, d->what, q->handle, algo, workspace,
+			workspace_bytes, &dnn);
+	if (entered < 0)
+		return entered;
+	rc = math_of(ctx, dnn, q->conv, &math);
+	if (rc < 0)
+		goto out;
+	st = d->query(dnn, q, math, c, &kept);
+	if (st != CUDNN_STATUS_SUCCESS) {
+		rc = cudnn_fail(ctx, dnn, st, d->query_name);
+		goto out;
+	}
+	rc = finish(ctx, dnn, d->what, q->flags, q->conv, math, c, kept, a,
+		    workspace, workspace_bytes);
+out:
+	tmm_guard_leave(ctx, entered);
+	return rc;
+}
+
 int tmm_cudnn_conv_fwd_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 			    cudnnTensorDescriptor_t x,
 			    cudnnFilterDescriptor_t w,
@@ -249,36 +380,12 @@ int tmm_cudnn_conv_fwd_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 			    cudnnConvolutionFwdAlgo_t *algo,
 			    void **workspace, size_t *workspace_bytes)
 {
-	static const char what[] = "tmm_cudnn_conv_fwd_algo";
-	cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-	struct cand c[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-	int n = 0, kept = 0, a = 0, entered, rc;
-	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-	const struct tmm_cudnn *dnn = NULL;
-	cudnnStatus_t st;
+	const struct conv_call q = { handle, conv, x, w, y, flags };
+	int a = 0, rc = pick(ctx, &fwd, &q, algo, &a, workspace,
+			     workspace_bytes);
 
-	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes,
-			&dnn);
-	if (entered < 0)
-		return entered;
-	rc = math_of(ctx, dnn, conv, &math);
-	if (rc < 0)
-		goto out;
-	st = dnn->cudnnGetConvolutionForwardAlgorithm_v7(
-		handle, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n,
-		perf);
-	if (st != CUDNN_STATUS_SUCCESS) {
-		rc = cudnn_fail(ctx, dnn, st,
-				"cudnnGetConvolutionForwardAlgorithm_v7");
-		goto out;
-	}
-	KEEP(perf, n, flags, math, c, kept);
-	rc = finish(ctx, dnn, what, flags, conv, math, c, kept, &a,
-		    workspace, workspace_bytes);
 	if (rc == 0)
 		*algo = (cudnnConvolutionFwdAlgo_t)a;
-out:
-	tmm_guard_leave(ctx, entered);
 	return rc;
 }
 
@@ -290,38 +397,12 @@ int tmm_cudnn_conv_bwd_data_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 				 cudnnConvolutionBwdDataAlgo_t *algo,
 				 void **workspace, size_t *workspace_bytes)
 {
-	static const char what[] = "tmm_cudnn_conv_bwd_data_algo";
-	cudnnConvolutionBwdDataAlgoPerf_t
-		perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-	struct cand c[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-	int n = 0, kept = 0, a = 0, entered, rc;
-	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-	const struct tmm_cudnn *dnn = NULL;
-	cudnnStatus_t st;
+	const struct conv_call q = { handle, conv, dx, w, dy, flags };
+	int a = 0, rc = pick(ctx, &bwd_data, &q, algo, &a, workspace,
+			     workspace_bytes);
 
-	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes,
-			&dnn);
-	if (entered < 0)
-		return entered;
-	rc = math_of(ctx, dnn, conv, &math);
-	if (rc < 0)
-		goto out;
-	st = dnn->cudnnGetConvolutionBackwardDataAlgorithm_v7(
-		handle, w, dy, conv, dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-		&n, perf);
-	if (st != CUDNN_STATUS_SUCCESS) {
-		rc = cudnn_fail(
-			ctx, dnn, st,
-			"cudnnGetConvolutionBackwardDataAlgorithm_v7");
-		goto out;
-	}
-	KEEP(perf, n, flags, math, c, kept);
-	rc = finish(ctx, dnn, what, flags, conv, math, c, kept, &a,
-		    workspace, workspace_bytes);
 	if (rc == 0)
 		*algo = (cudnnConvolutionBwdDataAlgo_t)a;
-out:
-	tmm_guard_leave(ctx, entered);
 	return rc;
 }
 
@@ -333,37 +414,11 @@ int tmm_cudnn_conv_bwd_filter_algo(tmm_ctx *ctx, cudnnHandle_t handle,
 				   cudnnConvolutionBwdFilterAlgo_t *algo,
 				   void **workspace, size_t *workspace_bytes)
 {
-	static const char what[] = "tmm_cudnn_conv_bwd_filter_algo";
-	cudnnConvolutionBwdFilterAlgoPerf_t
-		perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-	struct cand c[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-	int n = 0, kept = 0, a = 0, entered, rc;
-	cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-	const struct tmm_cudnn *dnn = NULL;
-	cudnnStatus_t st;
+	const struct conv_call q = { handle, conv, x, dw, dy, flags };
+	int a = 0, rc = pick(ctx, &bwd_filter, &q, algo, &a, workspace,
+			     workspace_bytes);
 
-	entered = enter(ctx, what, handle, algo, workspace, workspace_bytes,
-			&dnn);
-	if (entered < 0)
-		return entered;
-	rc = math_of(ctx, dnn, conv, &math);
-	if (rc < 0)
-		goto out;
-	st = dnn->cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-		handle, x, dy, conv, dw,
-		CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf);
-	if (st != CUDNN_STATUS_SUCCESS) {
-		rc = cudnn_fail(
-			ctx, dnn, st,
-			"cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-		goto out;
-	}
-	KEEP(perf, n, flags, math, c, kept);
-	rc = finish(ctx, dnn, what, flags, conv, math, c, kept, &a,
-		    workspace, workspace_bytes);
 	if (rc == 0)
 		*algo = (cudnnConvolutionBwdFilterAlgo_t)a;
-out:
-	tmm_guard_leave(ctx, entered);
 	return rc;
 }
