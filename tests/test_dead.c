@@ -305,6 +305,38 @@ START_TEST(a_tensor_read_after_its_last_access_is_copied_in_uvm)
 }
 END_TEST
 
+/* A view's bytes are its parent's: reading the view after the parent's
+ * last access marks both, so that neither is discarded. */
+START_TEST(a_read_of_a_view_marks_its_parent)
+{
+	struct step s = { 0 };
+	tmm_tensor p, v;
+	uint8_t half[N / 2];
+	const struct tmm_trace *cur;
+	tmm_op make = { .name = "make_p", .inputs = &s.x, .n_inputs = 1,
+			.outputs = &p, .n_outputs = 1, .run = make_d };
+
+	open_step(&s, "swap", "discard");
+	ck_assert_int_eq(tmm_iteration_begin(s.ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(s.ctx, N, TMM_ACTIVATION, "p", &p),
+			 0);
+	ck_assert_int_eq(tmm_run(s.ctx, &make), 0);
+	ck_assert_int_eq(tmm_tensor_view(s.ctx, p, N / 2, N / 2, "v", &v), 0);
+	ck_assert_int_eq(tmm_tensor_read(s.ctx, v, 0, half, N / 2), 0);
+	for (unsigned k = 0; k < N / 2; k++)
+		ck_assert_uint_eq(half[k], (uint8_t)((k + N / 2) * 21 + 10));
+	cur = tmm_tracker_current(s.ctx);
+	ck_assert(cur->tensors[tensor_named(cur, "p")].flags &
+		  TMM_TT_READ_AFTER_LAST);
+	ck_assert(cur->tensors[tensor_named(cur, "v")].flags &
+		  TMM_TT_READ_AFTER_LAST);
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, v), 0);
+	ck_assert_int_eq(tmm_tensor_destroy(s.ctx, p), 0);
+	ck_assert_int_eq(tmm_iteration_end(s.ctx), 0);
+	close_step(&s);
+}
+END_TEST
+
 /* d kept past the step's end (the measured step did not destroy it):
  * the program may read it later, so it is copied. */
 START_TEST(a_tensor_kept_past_the_step_is_copied)
@@ -728,6 +760,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, keep_copies_it_and_the_bytes_read_back);
 	tcase_add_test(tc, a_tensor_read_after_its_last_access_is_copied);
 	tcase_add_test(tc, a_tensor_read_after_its_last_access_is_copied_in_uvm);
+	tcase_add_test(tc, a_read_of_a_view_marks_its_parent);
 	tcase_add_test(tc, a_tensor_kept_past_the_step_is_copied);
 	tcase_add_test(tc, a_tensor_made_before_the_step_is_copied);
 	tcase_add_test(tc, a_discarded_tensor_written_again_is_whole);
