@@ -216,7 +216,8 @@ int tmm_tensor_destroy(tmm_ctx *ctx, tmm_tensor t);
  * Copies `bytes` bytes at `offset` of the tensor into `dst`, wherever the
  * tensor currently is (device, host, or recomputed).  Returns 0, -EBADF,
  * -EINVAL for a range outside the tensor, -ENODATA for a tensor never
- * written (or discarded by liveness=discard after its last access),
+ * written (or discarded by liveness=discard after its last access: a
+ * read the measured iteration made there keeps the bytes, tensormm(7)),
  * -ENOTSUP on a phantom (sizes-only) simulated device.
  */
 TMM_EXPORT

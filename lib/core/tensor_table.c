@@ -143,7 +143,9 @@ int tmm_tensor_no_data(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
 		return tmm_fail(ctx, -ENODATA,
 				"%s: tensor %s is read after its last access "
 				"in the iteration, where liveness=discard "
-				"dropped its bytes; write it first, or set "
+				"dropped its bytes, since the measured "
+				"iteration made no such read; read it there "
+				"in every step, write it first, or set "
 				"liveness=keep to keep them", call, label);
 	return tmm_fail(ctx, -ENODATA, "%s: tensor %s was never written", call,
 			label);

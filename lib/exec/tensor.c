@@ -336,6 +336,8 @@ static int tensor_read(struct tmm_ctx *ctx, tmm_tensor h, size_t offset,
 		if (rc < 0)
 			return rc;
 	}
+	/* liveness=discard keeps what the host reads after its last op. */
+	tmm_tracker_host_read(ctx, t);
 	if (ctx->rehearsal)
 		return tmm_rehearse_read(ctx, t, dst, bytes);
 	if (t->n_views || t->view_parent)

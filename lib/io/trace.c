@@ -24,7 +24,8 @@
 #include "trace.h"
 #include "lib/base/xalloc.h"
 
-#define TT_FLAGS (TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE)
+#define TT_FLAGS \
+	(TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE | TMM_TT_READ_AFTER_LAST)
 #define OP_FLAGS (TMM_OP_PURE | TMM_OP_BACKWARD | TMM_TRACE_OP_SPLIT)
 #define TA_FLAGS (TMM_TA_READ | TMM_TA_WRITE)
 

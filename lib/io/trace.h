@@ -48,6 +48,12 @@ static inline uint64_t tmm_key_of_ordinal(uint32_t ordinal)
 /* trace tensor flags */
 #define TMM_TT_MADE_INSIDE 0x1u /* created during the iteration */
 #define TMM_TT_FREED_INSIDE 0x2u /* destroyed during the iteration */
+/* The host read it (tmm_tensor_read, any part of it, or of a view of it)
+ * after its last access in the trace, an op's or tmm_acquire's: its bytes
+ * are still wanted when a plan's eviction there takes place, so
+ * liveness=discard copies it (lib/move/dead.h).  A read before a later
+ * access does not set it: that access wants the bytes anyway. */
+#define TMM_TT_READ_AFTER_LAST 0x4u
 
 struct tmm_trace_tensor {
 	uint64_t key;

@@ -10,9 +10,15 @@
  * read after the last access must still find the bytes: in the
  * data-parallel MLP on the H100 profile that was 672 of the 2297 MiB a
  * step copied out, on a link that was full (simulated).  With
- * liveness=discard the program says it reads no such tensor: the guide
- * discards it instead, and a read before the next write fails, naming
- * the tunable (tmm_tensor_no_data).
+ * liveness=discard the guide discards it instead, unless the recorded
+ * iteration (the trace plans are made from) shows the host reading it
+ * after its last access (TMM_TT_READ_AFTER_LAST, lib/io/trace.h: a
+ * trainer reading its loss once the step's ops are done): such a tensor
+ * is copied as before.  The program's word is that every step reads
+ * after the last access what the recorded one did, no more: a read the
+ * recorded iteration did not make (a loss printed every 100th step) of a
+ * discarded tensor fails before the next write, naming the tunable
+ * (tmm_tensor_no_data).
  */
 #ifndef TMM_DEAD_H
 #define TMM_DEAD_H
@@ -33,11 +39,12 @@
 bool tmm_dead_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /*
- * The tensors trace t shows made and destroyed in the iteration, which a
- * plan's EVICT_SWAP with no back-access may discard dead: each with, in
- * `until`, 0 when no EVICT_DROP of plan p recomputes from it, else 1 +
- * the latest trigger of those that do (an eviction at or before that
- * trigger must copy it, since the drop's recomputation reads it).
+ * The tensors trace t shows made and destroyed in the iteration and not
+ * read by the host after their last access (no TMM_TT_READ_AFTER_LAST),
+ * which a plan's EVICT_SWAP with no back-access may discard dead: each
+ * with, in `until`, 0 when no EVICT_DROP of plan p recomputes from it,
+ * else 1 + the latest trigger of those that do (an eviction at or before
+ * that trigger must copy it, since the drop's recomputation reads it).
  * *dead (from malloc, sorted by key; NULL when *n is 0) receives them.
  * Made once a plan is installed, so that an eviction looks its tensor up
  * instead of scanning the plan.  Returns 0 or -ENOMEM.

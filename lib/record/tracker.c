@@ -497,6 +497,8 @@ void tmm_tracker_op(struct tmm_ctx *ctx, const tmm_op *op,
 			flag |= TMM_TA_READ;
 
 		t->op_tensors[t->n_op_tensors++] = ti;
+		/* A host read before this access was not after the last. */
+		t->tensors[ti].flags &= ~TMM_TT_READ_AFTER_LAST;
 		if (flag == TMM_TA_WRITE)
 			t->tensors[ti].producer = op_index;
 		if (flags[i] & TMM_TRACK_REPEAT) {
@@ -552,9 +554,30 @@ void tmm_tracker_direct(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		.device_in_use = tmm_pool_in_use(ctx->pool),
 		.flags = (read ? TMM_TA_READ : 0) | (write ? TMM_TA_WRITE : 0),
 	};
+	tc->tensors[t->trace_index].flags &= ~TMM_TT_READ_AFTER_LAST;
 	if (write)
 		tc->tensors[t->trace_index].producer = TMM_TRACE_NONE;
 	*n_accesses = 1;
+}
+
+/* Marks one tensor read by the host, if the trace lists it. */
+static void mark_read(struct tmm_tracker *tr, const struct tmm_tensor_rec *t)
+{
+	if (t->trace_epoch == tr->epoch)
+		tr->cur.tensors[t->trace_index].flags |=
+			TMM_TT_READ_AFTER_LAST;
+}
+
+void tmm_tracker_host_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_tracker *tr = ctx->tracker;
+
+	if (!tr->epoch)
+		return;
+	mark_read(tr, t);
+	/* A view's bytes are its parent's: a discarded parent loses them. */
+	if (t->view_parent)
+		mark_read(tr, t->view_parent);
 }
 
 static void record_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,

@@ -102,6 +102,17 @@ void tmm_tracker_direct(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			bool read, bool write, uint32_t *first_access,
 			uint32_t *n_accesses);
 
+/*
+ * The host reads t's bytes (tmm_tensor_read): marks it
+ * TMM_TT_READ_AFTER_LAST in the iteration being recorded, and a view's
+ * parent with it; the next recorded access of it clears the mark, so at
+ * the iteration's end it stands on the tensors read after their last
+ * access.  A flag set, nothing allocated: a tensor not yet in the trace
+ * (made before the iteration and not accessed in it so far) is left
+ * unmarked, since its last access, if any, is still to come.
+ */
+void tmm_tracker_host_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
 /* Records what the runtime did to t (NULL: to no tensor in particular). */
 void tmm_tracker_event(struct tmm_ctx *ctx, enum tmm_trace_event_kind kind,
 		       struct tmm_tensor_rec *t);
