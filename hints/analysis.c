@@ -39,19 +39,24 @@ uint64_t tmm_access_end(const struct tmm_analysis *an, uint32_t k)
 	return an->trace->accesses[k].end_ns;
 }
 
+/* A tensor's accesses are in order: the gap is found by bisection (a
+ * DenseNet feature map is read by every later layer of its block). */
 void tmm_accesses_around(const struct tmm_analysis *an, uint32_t t,
 			 uint32_t at, uint32_t *before, uint32_t *after)
 {
-	*before = *after = TMM_TRACE_NONE;
-	for (uint32_t j = 0; j < an->life[t].n_acc; j++) {
-		uint32_t k = tmm_access_of(an, t, j);
+	uint32_t lo = 0, hi = an->life[t].n_acc;
 
-		if (k >= at) {
-			*after = k;
-			return;
-		}
-		*before = k;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (tmm_access_of(an, t, mid) < at)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	*before = lo ? tmm_access_of(an, t, lo - 1) : TMM_TRACE_NONE;
+	*after = lo < an->life[t].n_acc ? tmm_access_of(an, t, lo)
+					: TMM_TRACE_NONE;
 }
 
 bool tmm_op_is_backward(const struct tmm_trace *t, uint32_t op)
