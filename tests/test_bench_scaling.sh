@@ -8,7 +8,9 @@
 # the same run, lies between 0 and the collectives' time; no step beats
 # its lower bound, the reach column says "no" exactly where the bound
 # exceeds the goal, and ZeRO-1 makes a rank need less.  A small MLP batch
-# keeps it to seconds.
+# keeps it to seconds.  Where a rank's weights do not fit (4 ranks at 30%
+# of the compute-bound MLP's peak), stream's plan beats none's, which
+# leaves them to passive mode, and auto's is no slower than stream's.
 # Ends with a Check-style summary line for scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
 B=${top_builddir:-.}
@@ -98,6 +100,21 @@ check "one rank needs the same with ZeRO-1" \
 	awk '$1 == 1 && NF >= 14 { exit !($12 == $14) }' "$tmp/pcie"
 check "two ranks need less with ZeRO-1" \
 	awk '$1 == 2 && NF >= 14 { exit !($14 < $12) }' "$tmp/pcie"
+# The step_ms of the 4-rank row at 30% under policy $1.
+weights_step() {
+	"$BENCH" --models mlp_compute --batch 2048 --ranks 4 --budgets 30 \
+		--iterations 3 --profile h100-sxm5-pcie5-80g --policy "$1" \
+		2>"$tmp/err" | awk '$1 == 4 && NF >= 14 { print $3 }'
+}
+none_ms=$(weights_step none)
+stream_ms=$(weights_step stream)
+auto_ms=$(weights_step auto)
+check "stream's weights plan beats passive mode's ($stream_ms < $none_ms ms)" \
+	awk -v s="$stream_ms" -v n="$none_ms" \
+	'BEGIN { exit !(s > 0 && n > 0 && s < n) }'
+check "auto is no slower than stream ($auto_ms <= $stream_ms ms)" \
+	awk -v a="$auto_ms" -v s="$stream_ms" \
+	'BEGIN { exit !(a > 0 && s > 0 && a <= s) }'
 check "a bad rank list is refused" \
 	sh -c "! '$BENCH' --ranks 0 >/dev/null 2>&1"
 check "an unknown profile is refused" \
