@@ -60,6 +60,7 @@
 #include "copy_engine.h"
 #include "planners.h"
 #include "tensormm.h"
+#include "lib/base/grow.h"
 #include "lib/base/xalloc.h"
 
 #define FAR UINT64_MAX /* the distance of a tensor never needed again */
@@ -166,15 +167,9 @@ static int take(struct stream *s, struct tmm_eviction e)
 	uint32_t i = s->set.n;
 	int rc;
 
-	if (i == s->cap_next) {
-		uint32_t cap = s->cap_next ? 2 * s->cap_next : 64;
-		uint32_t *p = tmm_realloc(s->next, sizeof(*p) * cap);
-
-		if (!p)
-			return -ENOMEM;
-		s->next = p;
-		s->cap_next = cap;
-	}
+	if (!tmm_grow((void **)&s->next, &s->cap_next, (uint64_t)i + 1,
+		      sizeof(*s->next)))
+		return -ENOMEM;
 	rc = tmm_eviction_add(&s->set, e);
 	if (rc < 0)
 		return rc;
