@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * copy_engine.c — one copy engine's booked transfers, for tsplit's
- * pricing of swaps and stream's prefetches; see copy_engine.h.
+ * copy_engine.c — one copy engine's booked transfers, for the planners
+ * that schedule copies on it (tsplit, tensile, stream); see copy_engine.h.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -3,7 +3,8 @@
  * copy_engine.h — one copy engine's chosen transfers, by start, for a
  * planner that prices swaps on one-at-a-time copy engines (tsplit, Eq. 3:
  * a copy queued behind the chosen ones whose intervals it would overlap;
- * stream: a prefetch booked as late as it can land in time).
+ * tensile, §IV-C: swap-outs as early and swap-ins as late as the engines
+ * allow; stream: a prefetch booked as late as it can land in time).
  */
 #ifndef TMM_COPY_ENGINE_H
 #define TMM_COPY_ENGINE_H

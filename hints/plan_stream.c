@@ -394,8 +394,8 @@ static int by_far(const void *a, const void *b)
  * op of k does not touch, the one needed furthest ahead leaves, then the
  * next, until it fits.  Each leaves for good at k (its eviction covers
  * k), and the others' distances do not change, so one look at the
- * live tensors serves the whole shortage.  Returns 1 when the curve at k fits, 0 when no
- * candidate is left and it does not, or -ENOMEM.
+ * live tensors serves the whole shortage.  Returns 1 when the curve at
+ * k fits, 0 when no candidate is left and it does not, or -ENOMEM.
  */
 static int relieve(struct stream *s, uint32_t k)
 {

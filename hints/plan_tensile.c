@@ -66,16 +66,11 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "copy_engine.h"
 #include "msps.h"
 #include "planners.h"
 #include "tensormm.h"
 #include "lib/base/xalloc.h"
-
-/* One copy engine: the busy intervals [b, e) of its transfers, sorted. */
-struct engine {
-	uint64_t *b, *e;
-	uint32_t n, cap;
-};
 
 struct held;
 
@@ -83,7 +78,7 @@ struct tensile {
 	struct tmm_analysis an;
 	struct tmm_cands cs;	       /* for recomputation */
 	struct tmm_eviction_set chosen;
-	struct engine d2h, h2d;
+	struct tmm_copy_engine d2h, h2d; /* copy_engine.h */
 	uint64_t *curve;
 	uint64_t peak;
 	uint32_t peak_at;
@@ -94,73 +89,6 @@ struct tensile {
 	uint32_t *refused_stall_at; /* ... nor a swap that stalls */
 	struct held *held;	/* scratch: the tensors held at the peak */
 };
-
-/* The earliest start >= from of a transfer of `len` ns on engine g. */
-static uint64_t earliest_slot(const struct engine *g, uint64_t from,
-			      uint64_t len)
-{
-	uint64_t s = from;
-
-	for (uint32_t i = 0; i < g->n; i++) {
-		if (g->e[i] <= s)
-			continue;
-		if (g->b[i] >= s + len)
-			break;
-		s = g->e[i];
-	}
-	return s;
-}
-
-/*
- * The latest start s of a transfer of `len` ns on engine g with
- * lo <= s and s + len <= hi, into *start.  Returns false when none fits.
- */
-static bool latest_slot(const struct engine *g, uint64_t lo, uint64_t hi,
-			uint64_t len, uint64_t *start)
-{
-	uint64_t end = hi;
-
-	for (uint32_t i = g->n; i-- > 0;) {
-		if (g->b[i] >= end)
-			continue;
-		if (end >= len && g->e[i] <= end - len)
-			break;
-		end = g->b[i];
-	}
-	if (end < len || end - len < lo)
-		return false;
-	*start = end - len;
-	return true;
-}
-
-/* Books [s, s + len) on engine g.  Returns 0 or -ENOMEM. */
-static int reserve(struct engine *g, uint64_t s, uint64_t len)
-{
-	uint32_t i;
-
-	if (g->n == g->cap) {
-		uint32_t cap = g->cap ? 2 * g->cap : 64;
-		uint64_t *b = tmm_realloc(g->b, sizeof(uint64_t) * cap);
-		uint64_t *e;
-
-		if (!b)
-			return -ENOMEM;
-		g->b = b;
-		e = tmm_realloc(g->e, sizeof(uint64_t) * cap);
-		if (!e)
-			return -ENOMEM;
-		g->e = e;
-		g->cap = cap;
-	}
-	for (i = g->n; i > 0 && g->b[i - 1] > s; i--) {
-		g->b[i] = g->b[i - 1];
-		g->e[i] = g->e[i - 1];
-	}
-	g->b[i] = s;
-	g->e[i] = s + len;
-	g->n++;
-	return 0;
-}
 
 /* The latest access in [lo, hi) that ends by `ns`, or TMM_TRACE_NONE. */
 static uint32_t trigger_by(const struct tmm_analysis *an, uint32_t lo,
@@ -275,7 +203,8 @@ static bool wrap_around(const struct tensile *ts, uint32_t e, uint32_t b,
 	uint64_t next_b = tmm_access_end(an, n - 1) +
 			  (tmm_access_begin(an, b) - tmm_access_begin(an, 0));
 
-	if (!latest_slot(&ts->h2d, out_end, next_b, in_ns, in_at))
+	if (!tmm_copy_engine_latest(&ts->h2d, out_end, next_b, in_ns,
+				    in_at))
 		return false;
 	*trig = trigger_by(an, e, n, *in_at);
 	return *trig != TMM_TRACE_NONE && *trig >= ts->peak_at;
@@ -342,7 +271,8 @@ static int schedule_swap(struct tensile *ts, uint32_t t, bool stall)
 				     ts->curve, &ts->peak_at);
 		return 1;
 	}
-	out_at = earliest_slot(&ts->d2h, tmm_access_end(an, e), out_ns);
+	out_at = tmm_copy_engine_slot(&ts->d2h, tmm_access_end(an, e),
+				      out_ns);
 	if (p > e && out_at + out_ns > peak_ns && !stall)
 		return 0; /* not out by the peak */
 	if (b != TMM_TRACE_NONE) {
@@ -350,8 +280,9 @@ static int schedule_swap(struct tensile *ts, uint32_t t, bool stall)
 		 * swap-out; across it, after the iteration begins. */
 		uint64_t lo = wrap ? tmm_access_begin(an, 0)
 				   : out_at + out_ns;
-		bool ok = latest_slot(&ts->h2d, lo, tmm_access_begin(an, b),
-				      in_ns, &in_at);
+		bool ok = tmm_copy_engine_latest(&ts->h2d, lo,
+						 tmm_access_begin(an, b),
+						 in_ns, &in_at);
 
 		if (ok)
 			trig = trigger_by(an, wrap ? 0 : e, b, in_at);
@@ -369,19 +300,17 @@ static int schedule_swap(struct tensile *ts, uint32_t t, bool stall)
 			uint64_t from = tmm_access_end(an, p);
 
 			trig = p;
-			in_at = earliest_slot(&ts->h2d,
-					      from > out_at + out_ns
-						      ? from
-						      : out_at + out_ns,
-					      in_ns);
+			if (from < out_at + out_ns)
+				from = out_at + out_ns;
+			in_at = tmm_copy_engine_slot(&ts->h2d, from, in_ns);
 			ok = true;
 		}
 		if (!ok)
 			return 0;
 	}
-	rc = reserve(&ts->d2h, out_at, out_ns);
+	rc = tmm_copy_engine_take(&ts->d2h, out_at, out_ns);
 	if (rc == 0 && trig != TMM_TRACE_NONE)
-		rc = reserve(&ts->h2d, in_at, in_ns);
+		rc = tmm_copy_engine_take(&ts->h2d, in_at, in_ns);
 	if (rc < 0)
 		return rc;
 	ts->swapped[t] = true;
@@ -525,10 +454,10 @@ static int book_liveness(struct tensile *ts)
 		const struct tmm_eviction *e = &ts->chosen.ev[i];
 		uint64_t len = tmm_swap_ns(an, an->life[e->tensor].bytes,
 					   false);
-		uint64_t s = earliest_slot(&ts->d2h,
-					   tmm_access_end(an, e->evict), len);
+		uint64_t s = tmm_copy_engine_slot(
+			&ts->d2h, tmm_access_end(an, e->evict), len);
 
-		if (reserve(&ts->d2h, s, len) < 0)
+		if (tmm_copy_engine_take(&ts->d2h, s, len) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -595,10 +524,8 @@ out:
 	free(ts.refused_at);
 	free(ts.refused_stall_at);
 	free(ts.held);
-	free(ts.d2h.b);
-	free(ts.d2h.e);
-	free(ts.h2d.b);
-	free(ts.h2d.e);
+	tmm_copy_engine_free(&ts.d2h);
+	tmm_copy_engine_free(&ts.h2d);
 	tmm_eviction_set_free(&ts.chosen);
 	tmm_analysis_free(&ts.an);
 	return rc;
