@@ -190,6 +190,7 @@ int tmm_analysis_init(struct tmm_analysis *an,
 	an->trace = t;
 	an->dev = in->device;
 	an->budget = in->budget;
+	an->offload_idle = in->offload_idle == TMM_OFFLOAD_IDLE_ON;
 	an->target = in->budget - (uint64_t)((double)in->budget *
 					     TARGET_MARGIN);
 	an->life = tmm_calloc(t->n_tensors + 1, sizeof(*an->life));

@@ -41,6 +41,7 @@ struct tmm_analysis {
 	struct tmm_planner_device dev;
 	uint64_t budget;
 	uint64_t target;	/* what plans aim for: budget less a margin */
+	bool offload_idle;	/* in->offload_idle is ON (idle_state.h) */
 	struct tmm_life *life;	/* per trace tensor */
 	uint32_t *acc;		/* access indices, grouped by tensor */
 	uint64_t *base;		/* curve under liveness alone */

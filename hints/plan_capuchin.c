@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "idle_state.h"
 #include "msps.h"
 #include "planners.h"
 #include "lib/base/xalloc.h"
@@ -294,6 +295,8 @@ int tmm_plan_capuchin(const struct tmm_planner_input *in,
 		return rc;
 	tmm_analysis_one_margin(&cp.an);
 	rc = tmm_liveness(&cp.an, &cp.chosen);
+	if (rc == 0)
+		rc = tmm_idle_state(&cp.an, &cp.chosen);
 	if (rc == 0)
 		rc = tmm_fit_init(&cp.an, &cp.fit, &cp.chosen);
 	if (rc < 0)

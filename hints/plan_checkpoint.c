@@ -38,6 +38,7 @@
 #include <stdlib.h>
 
 #include "analysis.h"
+#include "idle_state.h"
 #include "layers.h"
 #include "planners.h"
 #include "tensormm.h"
@@ -134,6 +135,8 @@ int tmm_plan_checkpoint(const struct tmm_planner_input *in,
 	if (rc < 0)
 		return rc;
 	rc = tmm_liveness(&an, &set);
+	if (rc == 0)
+		rc = tmm_idle_state(&an, &set);
 	n_fwd = last_fwd == TMM_TRACE_NONE ? 0 : last_fwd + 1;
 	cut = tmm_malloc(sizeof(uint32_t) * (n_fwd + 1));
 	keep = tmm_calloc(tr->n_tensors + 1, sizeof(bool));

@@ -8,6 +8,7 @@
  * passive mode leaves it.  The paper planners are in the other plan_*.c.
  */
 #include "analysis.h"
+#include "idle_state.h"
 #include "planners.h"
 
 /* passive: no plan at all, the baseline every policy is measured
@@ -41,6 +42,8 @@ int tmm_plan_none(const struct tmm_planner_input *in, struct tmm_plan *out)
 	if (rc < 0)
 		return rc;
 	rc = tmm_liveness(&an, &set);
+	if (rc == 0)
+		rc = tmm_idle_state(&an, &set);
 	if (rc == 0)
 		rc = tmm_emit(&an, set.ev, set.n, out);
 	tmm_eviction_set_free(&set);

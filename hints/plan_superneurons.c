@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "analysis.h"
+#include "idle_state.h"
 #include "layers.h"
 #include "planners.h"
 #include "tensormm.h"
@@ -197,6 +198,8 @@ int tmm_plan_superneurons(const struct tmm_planner_input *in,
 	if (rc < 0)
 		return rc;
 	rc = tmm_liveness(&s.an, &s.set);
+	if (rc == 0)
+		rc = tmm_idle_state(&s.an, &s.set);
 	if (rc == 0)
 		rc = tmm_fit_init(&s.an, &s.fit, &s.set);
 	if (rc < 0)

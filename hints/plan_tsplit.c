@@ -106,6 +106,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "idle_state.h"
 #include "copy_engine.h"
 #include "msps.h"
 #include "planners.h"
@@ -703,6 +704,8 @@ static int plan_once(const struct tmm_planner_input *in, bool no_recompute,
 	rc = ts.split_saving && ts.gap_head && ts.need_head
 		     ? tmm_liveness(&ts.an, &ts.chosen)
 		     : -ENOMEM;
+	if (rc == 0)
+		rc = tmm_idle_state(&ts.an, &ts.chosen);
 	if (rc == 0) {
 		memset(ts.gap_head, 0xff,
 		       sizeof(uint32_t) * (in->trace->n_tensors + 1));

@@ -51,6 +51,7 @@
 #include <stdlib.h>
 
 #include "analysis.h"
+#include "idle_state.h"
 #include "layers.h"
 #include "planners.h"
 #include "tensormm.h"
@@ -91,6 +92,8 @@ static int vdnn(const struct tmm_planner_input *in, struct tmm_plan *out,
 	if (rc < 0)
 		return rc;
 	rc = tmm_liveness(&an, &set);
+	if (rc == 0)
+		rc = tmm_idle_state(&an, &set);
 	for (uint32_t t = 0; t < tr->n_tensors && rc == 0; t++) {
 		uint32_t back, evict = tmm_feature_map(&an, t, &back);
 		bool input_of_layer = false;

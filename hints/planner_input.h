@@ -118,6 +118,11 @@ struct tmm_planner_input {
 	unsigned auto_rungs;	      /* policy auto only: the smaller
 				       * budgets it plans for too
 				       * (plan_auto.c) */
+	/* Whether planners swap out state idle across the step boundary
+	 * (idle_state.h): ON for every planner that calls
+	 * tmm_idle_state; AUTO for auto alone, which then tries a
+	 * candidate both ways (plan_auto.c). */
+	enum tmm_offload_idle offload_idle;
 	unsigned auto_threads;	      /* policy auto only: threads that
 				       * make the candidates' plans at
 				       * once; 0 = one per online CPU, 1 =

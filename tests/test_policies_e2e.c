@@ -31,6 +31,9 @@
 static const char *const policies[] = {
 	"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint",
 	"superneurons", "capuchin", "tensile", "tsplit", "stream", "auto",
+	/* Planners with the state idle across the step boundary swapped
+	 * out (hints/idle_state.h): prefetches from the step's start. */
+	"capuchin,offload_idle=on", "tsplit,offload_idle=on",
 };
 #define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
 

@@ -402,6 +402,7 @@ END_TEST
 static const char *const policies[] = {
 	"passive", "none", "vdnn-conv", "vdnn-all", "checkpoint",
 	"superneurons", "capuchin", "tensile", "tsplit", "stream", "auto",
+	"capuchin,offload_idle=on", /* hints/idle_state.h */
 };
 #define N_POLICIES (sizeof(policies) / sizeof(policies[0]))
 

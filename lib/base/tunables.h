@@ -33,6 +33,7 @@ struct tmm_config {
 	enum tmm_auto_goal auto_goal; /* what policy auto optimises */
 	unsigned auto_rungs;   /* smaller budgets policy auto plans for too */
 	bool auto_twin;	       /* policy auto tries plans on a twin (sim) */
+	enum tmm_offload_idle offload_idle; /* hints/idle_state.h */
 	double replan_drift;   /* relative change of summed op latency that
 				* makes a new plan; 0: never */
 	char sim_profile[48];

@@ -62,6 +62,8 @@ static const char *const sim_memory_choices[] = {
 
 static const char *const off_on_choices[] = { "off", "on", NULL };
 
+static const char *const offload_idle_choices[] = { "auto", "on", "off",
+						      NULL };
 static const char *const liveness_choices[] = { "keep", "discard", NULL };
 
 static const char *const uvm_fresh_choices[] = {
@@ -214,6 +216,22 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"twin)",
 		.since = "0.1",
 		.choices = off_on_choices,
+	},
+	[TMM_T_OFFLOAD_IDLE] = {
+		.name = "offload_idle",
+		.env = "TENSORMM_OFFLOAD_IDLE",
+		.type = TMM_TYPE_CHOICE,
+		.def = "auto",
+		.accepted = "auto, on or off",
+		.help = "weights and optimizer state idle across the step "
+			"boundary (touched late in one step and not again "
+			"until well into the next) where memory is short: "
+			"on = every planner but tensile, stream and passive "
+			"swaps them out after their last access and back "
+			"before their first; off = none does; auto = only "
+			"policy auto tries its candidates both ways",
+		.since = "0.1",
+		.choices = offload_idle_choices,
 	},
 	[TMM_T_REPLAN_DRIFT] = {
 		.name = "replan_drift",

@@ -19,6 +19,10 @@ enum tmm_mode_choice { TMM_MODE_AUTO, TMM_MODE_SWAP, TMM_MODE_UVM };
 enum tmm_sim_memory { TMM_SIM_BACKED, TMM_SIM_PHANTOM };
 /* What policy `auto` optimises (hints/plan_auto.c). */
 enum tmm_auto_goal { TMM_AUTO_GOAL_FIT, TMM_AUTO_GOAL_SPEED };
+/* Whether planners swap out state idle across the step boundary
+ * (hints/idle_state.h): auto = policy auto tries it as a variant. */
+enum tmm_offload_idle { TMM_OFFLOAD_IDLE_AUTO, TMM_OFFLOAD_IDLE_ON,
+			TMM_OFFLOAD_IDLE_OFF };
 /* How mode=uvm moves a tensor out and back (lib/move/mover_uvm.c). */
 enum tmm_uvm_swap_path {
 	TMM_UVM_PATH_AUTO,
@@ -46,6 +50,7 @@ enum tmm_tunable_id {
 	TMM_T_AUTO_GOAL,
 	TMM_T_AUTO_RUNGS,
 	TMM_T_AUTO_TWIN,
+	TMM_T_OFFLOAD_IDLE,
 	TMM_T_REPLAN_DRIFT,
 	TMM_T_SIM_PROFILE,
 	TMM_T_SIM_CAPACITY,
