@@ -7,12 +7,15 @@
  *   bench/bench_scaling [--profile P] [--models m,...] [--batch B]
  *                       [--ranks 1,2,4,8] [--budgets 30,50]
  *                       [--bucket MiB] [--policy P] [--iterations I]
- *                       [--liveness keep|discard]
+ *                       [--liveness keep|discard] [--update-lag L]
  *
  * Each rank trains batch/N samples (strong scaling: the global batch is
  * fixed), on phantom sim memory, its gradients reduced by collective ops
  * (dp_graph.h: buckets of about --bucket MiB, DDP's default 25, each a
- * ring all-reduce of 2(N-1)/N x its bytes on the network).  The budget
+ * ring all-reduce of 2(N-1)/N x its bytes on the network; an optimizer
+ * step the model runs as soon as its gradients are ready runs --update-lag
+ * buckets later, 1 by default, so that the reduction overlaps the next
+ * bucket's backward, as DDP's does; 0 keeps the model's placement).  The budget
  * is a fraction of the rank's own unconstrained peak.  Per model, rank
  * count and budget it prints:
  *
@@ -80,6 +83,7 @@ struct opts {
 	const char *policy;
 	const char *liveness; /* "keep" or "discard" */
 	unsigned iterations;
+	unsigned update_lag; /* dp_graph.h's lag, in buckets */
 };
 
 /* ------------------------------------------------------------------------
@@ -155,7 +159,7 @@ static int run_one(const struct opts *o, const char *model, unsigned ranks,
 	if (rc == 0 && sh.collectives)
 		rc = dp_graph_make(&g, ranks,
 				   (uint64_t)(o->bucket_mib * 1048576.0),
-				   sh.zero1, &r->dp);
+				   sh.zero1, o->update_lag, &r->dp);
 	if (rc < 0) {
 		fprintf(stderr, "bench_scaling: %s: %s\n", model,
 			g.errmsg[0] ? g.errmsg : strerror(-rc));
@@ -287,6 +291,12 @@ static int bench_model(const struct opts *o, const char *model)
 	       o->bucket_mib);
 	printf("# not modelled: congestion across nodes, stragglers; "
 	       "collectives overlap the backward ops after them\n");
+	printf("# update lag %u: %s\n", o->update_lag,
+	       o->update_lag ? "an optimizer step the model runs as soon as "
+			       "its gradients are ready runs that many "
+			       "gradient buckets later, so that their "
+			       "reduction overlaps the backward between"
+			     : "optimizer steps where the model has them");
 	printf("# liveness=%s: %s\n", o->liveness,
 	       strcmp(o->liveness, "keep")
 		       ? "tensors idle until the step ends leave without a "
@@ -446,7 +456,7 @@ static int usage(void)
 	fprintf(stderr, "usage: bench_scaling [--profile P] [--models "
 		"m,...] [--batch B] [--ranks 1,2,4,8] [--budgets 30,50] "
 		"[--bucket MiB] [--policy P] [--iterations I] "
-		"[--liveness keep|discard]\n");
+		"[--liveness keep|discard] [--update-lag 0-8]\n");
 	return 2;
 }
 
@@ -456,7 +466,8 @@ int main(int argc, char **argv)
 		    budgets[] = "30,50";
 	struct opts o = { .profile = "a100-pcie4-40g", .batch = 256,
 			  .bucket_mib = 25, .policy = "auto",
-			  .iterations = 3, .liveness = "discard" };
+			  .iterations = 3, .liveness = "discard",
+			  .update_lag = 1 };
 	char *m = models, *r = ranks, *b = budgets;
 
 	for (int i = 1; i < argc; i++) {
@@ -480,6 +491,9 @@ int main(int argc, char **argv)
 			o.policy = v;
 		else if (!strcmp(argv[i], "--iterations"))
 			o.iterations = (unsigned)atoi(v);
+		else if (!strcmp(argv[i], "--update-lag") &&
+			 v[0] >= '0' && v[0] <= '8' && !v[1])
+			o.update_lag = (unsigned)(v[0] - '0');
 		else if (!strcmp(argv[i], "--liveness") &&
 			 (!strcmp(v, "keep") || !strcmp(v, "discard")))
 			o.liveness = v;

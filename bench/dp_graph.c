@@ -65,6 +65,12 @@ struct rewrite {
 	bool zero1;
 	struct pending grads;	/* gradients not yet reduced */
 	struct pending weights; /* ZeRO-1: weights updated, not gathered */
+	unsigned lag;		/* buckets a step is held back */
+	uint32_t *deferred;	/* optimizer steps held back (old indices) */
+	uint32_t *held_at;	/* ... and the buckets closed before each */
+	uint32_t n_deferred;
+	uint32_t closed;	/* gradient buckets closed so far */
+	const bool *weight_grad;
 	struct zg_op *ops;	/* the new op list */
 	uint32_t nops;
 	uint32_t *new_index;	/* old op -> new op */
@@ -183,47 +189,115 @@ static bool *weight_gradients(const struct zgraph *g)
 	return is;
 }
 
+/* Emits optimizer step i (an old index): with ZeRO-1 its 1/N, and its
+ * weight into the next all-gather. */
+static int emit_step(struct rewrite *w, uint64_t bucket_bytes, uint32_t i)
+{
+	struct zgraph *g = w->g;
+
+	w->new_index[i] = w->nops;
+	w->ops[w->nops++] = g->op[i];
+	if (!w->zero1)
+		return 0;
+	shard_step(g, &w->ops[w->nops - 1], w->ranks);
+	add(&w->weights, g, zg_inputs(g, i)[0]);
+	return w->weights.bytes >= bucket_bytes ? flush_weights(w) : 0;
+}
+
+/* Emits the first n held-back optimizer steps, in their order. */
+static int release(struct rewrite *w, uint64_t bucket_bytes, uint32_t n)
+{
+	int rc = 0;
+
+	for (uint32_t k = 0; k < n && rc == 0; k++)
+		rc = emit_step(w, bucket_bytes, w->deferred[k]);
+	memmove(w->deferred, w->deferred + n,
+		(w->n_deferred - n) * sizeof(*w->deferred));
+	memmove(w->held_at, w->held_at + n,
+		(w->n_deferred - n) * sizeof(*w->held_at));
+	w->n_deferred -= n;
+	return rc;
+}
+
+/* Closes the gradients' bucket, then lets the steps held back `lag`
+ * buckets run: their reductions have had those buckets' backward to
+ * hide behind. */
+static int close_bucket(struct rewrite *w, uint64_t bucket_bytes)
+{
+	uint32_t due = 0;
+	int rc = flush_grads(w);
+
+	w->closed++;
+	while (due < w->n_deferred && w->closed - w->held_at[due] >= w->lag)
+		due++;
+	return rc < 0 ? rc : release(w, bucket_bytes, due);
+}
+
+/* Whether op i touches a tensor that a held-back step writes. */
+static bool touches_deferred(const struct rewrite *w, uint32_t i)
+{
+	const struct zgraph *g = w->g;
+	const zg_t *in = zg_inputs(g, i), *out = zg_outputs(g, i);
+
+	for (uint32_t d = 0; d < w->n_deferred; d++) {
+		const zg_t *dout = zg_outputs(g, w->deferred[d]);
+
+		for (uint32_t j = 0; j < g->op[w->deferred[d]].n_out; j++) {
+			for (uint32_t k = 0; k < g->op[i].n_in; k++)
+				if (in[k] == dout[j])
+					return true;
+			for (uint32_t k = 0; k < g->op[i].n_out; k++)
+				if (out[k] == dout[j])
+					return true;
+		}
+	}
+	return false;
+}
+
 /* Copies op i of g into the new list, with the collectives it needs
  * before it and after it. */
-static int rewrite_op(struct rewrite *w, const bool *weight_grad,
-		      uint64_t bucket_bytes, uint32_t i)
+static int rewrite_op(struct rewrite *w, uint64_t bucket_bytes, uint32_t i)
 {
 	struct zgraph *g = w->g;
 	const struct zg_op *op = &g->op[i];
 	const zg_t *out = zg_outputs(g, i);
 	int rc = 0;
 
-	/* An optimizer step waits for its gradients' reduction. */
-	for (uint32_t k = 0; k < w->grads.n && rc == 0; k++)
-		if (op->kind == TMM_OP_OPTIMIZER && reads(g, i, w->grads.t[k]))
-			rc = flush_grads(w);
+	if (op->kind == TMM_OP_OPTIMIZER) {
+		/* A step waits for its gradients' reduction, and is held
+		 * back until `lag` more buckets close. */
+		for (uint32_t k = 0; k < w->grads.n && rc == 0; k++)
+			if (reads(g, i, w->grads.t[k]))
+				rc = close_bucket(w, bucket_bytes);
+		if (rc < 0 || !w->lag)
+			return rc < 0 ? rc : emit_step(w, bucket_bytes, i);
+		w->held_at[w->n_deferred] = w->closed;
+		w->deferred[w->n_deferred++] = i;
+		return 0;
+	}
+	if (w->n_deferred && touches_deferred(w, i))
+		rc = release(w, bucket_bytes, w->n_deferred);
 	if (rc < 0)
 		return rc;
 	w->new_index[i] = w->nops;
 	w->ops[w->nops++] = *op;
-	if (op->kind == TMM_OP_OPTIMIZER && w->zero1) {
-		shard_step(g, &w->ops[w->nops - 1], w->ranks);
-		add(&w->weights, g, zg_inputs(g, i)[0]);
-		if (w->weights.bytes >= bucket_bytes)
-			rc = flush_weights(w);
-		return rc;
-	}
 	if (!(op->flags & TMM_OP_BACKWARD))
 		return 0;
 	for (uint32_t k = 0; k < op->n_out; k++)
-		if (weight_grad[out[k]]) {
+		if (w->weight_grad[out[k]]) {
 			if (!has(&w->grads, out[k]))
 				w->info->grad_bytes += g->t[out[k]].bytes;
 			add(&w->grads, g, out[k]);
 		}
-	return w->grads.bytes >= bucket_bytes ? flush_grads(w) : 0;
+	return w->grads.bytes >= bucket_bytes ? close_bucket(w, bucket_bytes)
+					      : 0;
 }
 
 int dp_graph_make(struct zgraph *g, unsigned ranks, uint64_t bucket_bytes,
-		  bool zero1, struct dp_graph_info *info)
+		  bool zero1, unsigned lag, struct dp_graph_info *info)
 {
 	struct rewrite w = { .g = g, .ranks = ranks, .zero1 = zero1,
-			     .info = info };
+			     .lag = lag, .info = info };
 	bool *weight_grad;
 	int rc = 0;
 
@@ -231,21 +305,26 @@ int dp_graph_make(struct zgraph *g, unsigned ranks, uint64_t bucket_bytes,
 	if (ranks <= 1)
 		return 0;
 	weight_grad = weight_gradients(g);
+	w.weight_grad = weight_grad;
+	w.deferred = calloc(g->nop + 1, sizeof(uint32_t));
+	w.held_at = calloc(g->nop + 1, sizeof(uint32_t));
 	w.grads.t = calloc(g->nt ? g->nt : 1, sizeof(zg_t));
 	w.weights.t = calloc(g->nt ? g->nt : 1, sizeof(zg_t));
 	/* at most a collective before each op and one after it, and the
 	 * two last ones */
 	w.ops = calloc(3 * (size_t)g->nop + 2, sizeof(*w.ops));
 	w.new_index = calloc(g->nop + 1, sizeof(uint32_t));
-	if (!weight_grad || !w.grads.t || !w.weights.t || !w.ops ||
-	    !w.new_index) {
+	if (!weight_grad || !w.deferred || !w.held_at || !w.grads.t || !w.weights.t ||
+	    !w.ops || !w.new_index) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t i = 0; i < g->nop && rc == 0; i++)
-		rc = rewrite_op(&w, weight_grad, bucket_bytes, i);
+		rc = rewrite_op(&w, bucket_bytes, i);
 	if (rc == 0)
 		rc = flush_grads(&w);
+	if (rc == 0)
+		rc = release(&w, bucket_bytes, w.n_deferred);
 	if (rc == 0)
 		rc = flush_weights(&w);
 	if (rc < 0)
@@ -265,6 +344,8 @@ int dp_graph_make(struct zgraph *g, unsigned ranks, uint64_t bucket_bytes,
 	w.ops = NULL;
 out:
 	free(weight_grad);
+	free(w.deferred);
+	free(w.held_at);
 	free(w.grads.t);
 	free(w.weights.t);
 	free(w.ops);

@@ -10,6 +10,15 @@
  * before any optimizer step that reads one of its gradients, with
  * cost.net_bytes 2(N-1)/N x the bucket (a ring all-reduce).
  *
+ * An optimizer step that the model runs as soon as its gradients are
+ * ready (an MLP that updates each layer in its backward) would wait for
+ * the reduction at once, leaving nothing to hide it behind.  With `lag`
+ * L > 0 such a step runs after L more buckets have closed (or at the end
+ * of the backward, or before an op that touches what it writes), so each
+ * reduction overlaps the backward of the next L buckets, as DDP's does
+ * (DDP steps after the whole backward); it holds those gradients L
+ * buckets longer.  L = 0 keeps the model's placement.
+ *
  * ZeRO stage 1 (examples/mlp_dp --zero 1 does the same with real bytes):
  * each rank keeps 1/N of every optimizer state tensor and updates 1/N of
  * every weight, so an optimizer step's state and arithmetic shrink to
@@ -33,11 +42,12 @@ struct dp_graph_info {
 };
 
 /*
- * Makes g, a finished graph, one of `ranks` ranks' (see the header).
+ * Makes g, a finished graph, one of `ranks` ranks' (see the header),
+ * its optimizer steps held back `lag` buckets.
  * With one rank g stays as it is.  Returns 0, or -ENOMEM (g is then
  * only fit for zg_free).
  */
 int dp_graph_make(struct zgraph *g, unsigned ranks, uint64_t bucket_bytes,
-		  bool zero1, struct dp_graph_info *info);
+		  bool zero1, unsigned lag, struct dp_graph_info *info);
 
 #endif /* BENCH_DP_GRAPH_H */

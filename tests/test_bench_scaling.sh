@@ -12,7 +12,8 @@
 # of the compute-bound MLP's peak), stream's plan beats none's, which
 # leaves them to passive mode, and auto's is no slower than stream's.
 # ResNet-50 at 4 ranks and 30% trains faster with offload_idle than
-# without.
+# without.  Optimizer steps held back a bucket hide more of the
+# all-reduce than steps run where the MLP has them (--update-lag 0).
 # Ends with a Check-style summary line for scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
 B=${top_builddir:-.}
@@ -88,6 +89,20 @@ check "exposed collective time within the collectives'" \
 	rows_hold "$tmp/pcie" 4 ">=" 5
 check "exposed collective time within the collectives' (NVLink)" \
 	rows_hold "$tmp/nvlink" 4 ">=" 5
+# With --update-lag 0 the MLP updates each layer as soon as its
+# gradients are ready, and waits for their all-reduce at once; held
+# back a bucket (the default), the all-reduce hides behind the next
+# bucket's backward.
+"$BENCH" --models mlp_compute --batch 64 --ranks 1,2 --budgets 50 \
+	--iterations 2 --profile p100-pcie3-16g --update-lag 0 \
+	>"$tmp/nolag" 2>"$tmp/err"
+check "says where the optimizer steps run" \
+	grep -q "^# update lag 1: an optimizer step" "$tmp/pcie"
+check "holding updates back a bucket hides more of the all-reduce" \
+	awk -v l="$(exposed "$tmp/pcie" 2)" -v z="$(exposed "$tmp/nolag" 2)" \
+	'BEGIN { exit !(l >= 0 && z > 0 && l < z) }'
+check "a bad update lag is refused" \
+	sh -c "! '$BENCH' --update-lag 9 >/dev/null 2>&1"
 check "two ranks on PCIe wait for their all-reduce" \
 	awk -v e="$(exposed "$tmp/pcie" 2)" 'BEGIN { exit !(e > 0) }'
 check "no step is below its lower bound" rows_hold "$tmp/pcie" 3 ">=" 7
