@@ -231,7 +231,7 @@ struct mutation {
 
 static void bad_producer(struct tmm_trace *t) { t->tensors[2].producer = 2; }
 static void bad_tkind(struct tmm_trace *t) { t->tensors[0].kind = 4; }
-static void bad_tflags(struct tmm_trace *t) { t->tensors[0].flags = 8; }
+static void bad_tflags(struct tmm_trace *t) { t->tensors[0].flags = 0x10; }
 static void bad_tname(struct tmm_trace *t)
 {
 	t->tensors[1].name = t->strings_len;
@@ -273,7 +273,7 @@ static void bad_null(struct tmm_trace *t)
 static const struct mutation mutations[] = {
 	{ "producer 2 is not an op", bad_producer },
 	{ "kind 4 is not a tensor kind", bad_tkind },
-	{ "tensor 0 (\"w\"): flags 0x8", bad_tflags },
+	{ "tensor 0 (\"w\"): flags 0x10", bad_tflags },
 	{ "tensor 1: name offset", bad_tname },
 	{ "run past the 5 entries", bad_op_range },
 	{ "is not an op kind", bad_okind },

@@ -163,7 +163,7 @@ START_TEST(test_file_round_trip)
 	data = write_trace_file(path, 3, &size, bounds);
 	ck_assert_uint_eq(size, bounds[2]);
 	ck_assert(memcmp(data, "TMMTRACE", 8) == 0);
-	ck_assert_uint_eq(le(data + 8, 4), 2);
+	ck_assert_uint_eq(le(data + 8, 4), 3);
 	ck_assert_uint_eq(le(data + 12, 4), HDR_LEN);
 	ck_assert_uint_eq(le(data + HDR_LEN - 4, 4),
 			  ref_crc32(data, HDR_LEN - 4));
@@ -314,16 +314,19 @@ START_TEST(test_header_problems)
 	HAS(err, "not a libtensormm trace file");
 	HAS(err, path);
 
-	/* A newer version, properly checksummed. */
-	set_le(data + 8, 3, 4);
+	/* A newer version, properly checksummed: the message names both
+	 * versions and says what to update. */
+	ck_assert_uint_eq(TMM_TRACE_FORMAT_VERSION, 3);
+	set_le(data + 8, 4, 4);
 	fix_header_crc(data, HDR_LEN);
 	put_file(path, data, size);
 	ck_assert_int_eq(read_trace_file(path, &records, err, sizeof(err)),
 			 -ENOTSUP);
-	HAS(err, "version 3");
-	HAS(err, "reads versions 1 to 2");
+	HAS(err, "version 4");
+	HAS(err, "reads versions 1 to 3");
+	HAS(err, "update tensormm-stat");
 	HAS(err, path);
-	set_le(data + 8, 2, 4);
+	set_le(data + 8, 3, 4);
 	fix_header_crc(data, HDR_LEN);
 
 	/* A header from a later version with 8 more bytes of fields. */
@@ -586,6 +589,45 @@ START_TEST(test_reads_version_1)
 }
 END_TEST
 
+/*
+ * A version-2 file still reads: version 3 kept its layout and only
+ * defined more tensor flags, so the file this build writes, its header
+ * saying version 2, reads back as the same iterations, the flags
+ * version 2 knew included.
+ */
+START_TEST(test_reads_version_2)
+{
+	struct tmm_trace_file_info info;
+	struct tmm_trace_reader *r;
+	struct tmm_trace t, want;
+	char path[512], err[1024];
+	size_t size;
+	uint8_t *data;
+
+	temp_path(path, sizeof(path));
+	data = write_trace_file(path, 2, &size, NULL);
+	set_le(data + 8, 2, 4);
+	fix_header_crc(data, HDR_LEN);
+	put_file(path, data, size);
+	ck_assert_int_eq(tmm_trace_reader_open(path, &r, &info, err,
+					       sizeof(err)), 0);
+	ck_assert_uint_eq(info.version, 2);
+	for (uint64_t i = 1; i <= 2; i++) {
+		ck_assert_msg(tmm_trace_reader_next(r, &t, err,
+						    sizeof(err)) == 1,
+			      "%s", err);
+		make_trace(&want, i);
+		assert_trace_eq(&want, &t);
+		tmm_trace_free(&want);
+		tmm_trace_free(&t);
+	}
+	ck_assert_int_eq(tmm_trace_reader_next(r, &t, err, sizeof(err)), 0);
+	tmm_trace_reader_close(r);
+	free(data);
+	unlink(path);
+}
+END_TEST
+
 void add_trace_file_io_tests(Suite *suite)
 {
 	TCase *files = tcase_create("files");
@@ -597,6 +639,7 @@ void add_trace_file_io_tests(Suite *suite)
 	tcase_add_test(files, test_byte_flips_in_a_file_are_rejected);
 	tcase_add_test(files, test_header_problems);
 	tcase_add_test(files, test_reads_version_1);
+	tcase_add_test(files, test_reads_version_2);
 	tcase_add_test(files, test_info_strings_are_cut_to_fit);
 	tcase_add_test(files, test_writer_refuses_invalid_trace);
 	tcase_add_test(files, test_writer_reports_open_and_write_errors);

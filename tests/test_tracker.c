@@ -251,6 +251,48 @@ START_TEST(nothing_is_recorded_outside_iterations)
 END_TEST
 
 /*
+ * How a tensor made before the iteration got its first bytes: by an op
+ * (an init kernel, which places it on the device and evicts for it) or
+ * from the host (which does not).  The device the iteration starts on
+ * depends on it, so the trace says which, for a twin replaying the
+ * iteration (lib/twin/trial.c) to do the same.
+ */
+START_TEST(the_trace_says_which_weights_an_op_wrote_first)
+{
+	const struct tmm_trace *t;
+	tmm_ctx *ctx;
+	tmm_tensor w, v, u, in2[2];
+	uint32_t flags_w, flags_v, flags_u;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=swap"), 0);
+	w = toy_weight(ctx, 0); /* from the host */
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_PERSISTENT, "v",
+					   &v), 0);
+	toy_run(ctx, "init", TMM_OP_PURE, toy_fill, &w, 1, &v, 1);
+	/* Written from the host first, by an op after: the host's write
+	 * decided where it was. */
+	u = toy_weight(ctx, 1);
+	toy_run(ctx, "init", TMM_OP_PURE, toy_fill, &w, 1, &u, 1);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	in2[0] = w;
+	in2[1] = v;
+	toy_run(ctx, "mix", 0, toy_mix, in2, 2, &u, 1);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	t = tmm_tracker_first(ctx);
+	ck_assert_ptr_nonnull(t);
+	flags_w = t->tensors[find_tensor(t, "w")].flags;
+	flags_v = t->tensors[find_tensor(t, "v")].flags;
+	/* toy_weight names both of its tensors "w": u is the last one. */
+	flags_u = t->tensors[t->n_tensors - 1].flags;
+	ck_assert_uint_eq(flags_w & TMM_TT_FIRST_BYTES_BY_OP, 0);
+	ck_assert_uint_eq(flags_v & TMM_TT_FIRST_BYTES_BY_OP,
+			  TMM_TT_FIRST_BYTES_BY_OP);
+	ck_assert_uint_eq(flags_u & TMM_TT_FIRST_BYTES_BY_OP, 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/*
  * A chain where op i reads t[i-1] and t[i/2], so that under a small
  * budget old tensors are swapped out and brought back on demand.
  */
@@ -547,6 +589,7 @@ int main(void)
 	tcase_add_test(tc, collectives_carry_net_bytes);
 	tcase_add_test(tc, keys_are_stable_and_arrays_stop_growing);
 	tcase_add_test(tc, nothing_is_recorded_outside_iterations);
+	tcase_add_test(tc, the_trace_says_which_weights_an_op_wrote_first);
 	tcase_add_test(tc, ideal_times_take_the_stall_out);
 	tcase_add_test(tc, destructions_keep_their_order);
 	tcase_add_test(tc, trace_file_reads_back_every_iteration);

@@ -95,6 +95,12 @@ struct tmm_tensor_rec {
 	uint32_t ordinal;
 	uint32_t trace_index;
 	uint64_t trace_epoch;
+	/* Its first bytes were an op's output outside iterations (an init
+	 * kernel, set by run.c), not a host write: the op took device room
+	 * as any op does, evicting for it, where a host write takes only
+	 * what is free.  Traces say so (TMM_TT_FIRST_BYTES_BY_OP), for a
+	 * twin to give it its bytes the same way (lib/twin/trial.c). */
+	bool first_bytes_by_op;
 
 	/* Recomputation (recompute.c). */
 	uint64_t version;	   /* bumped by every write of its bytes */

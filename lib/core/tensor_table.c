@@ -242,6 +242,7 @@ int tmm_tensor_new(struct tmm_ctx *ctx, size_t bytes, enum tmm_kind kind,
 	t->last_use = ctx->use_clock;
 	t->op_mark = 0;
 	t->version = 0;
+	t->first_bytes_by_op = false;
 	t->producer = 0;
 	t->producer_epoch = 0;
 	t->dropped_dependents = 0;

@@ -484,6 +484,8 @@ ran:
 		/* Nothing is recorded or planned outside iterations; the
 		 * outputs' bytes are new all the same. */
 		for (i = op->n_inputs; i < n; i++) {
+			if (recs[i]->version == 0)
+				recs[i]->first_bytes_by_op = true;
 			recs[i]->version++;
 			recs[i]->producer_epoch = 0;
 		}

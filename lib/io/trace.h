@@ -54,6 +54,14 @@ static inline uint64_t tmm_key_of_ordinal(uint32_t ordinal)
  * liveness=discard copies it (lib/move/dead.h).  A read before a later
  * access does not set it: that access wants the bytes anyway. */
 #define TMM_TT_READ_AFTER_LAST 0x4u
+/* Made before the iteration, its first bytes came from an op run outside
+ * iterations (an init kernel), not from the host (tmm_tensor_write): the
+ * op placed it on the device, evicting what it had to, where a host
+ * write leaves it on the host when the device is full.  So the device
+ * the iteration starts on depends on it, and a twin replaying the
+ * iteration (lib/twin/trial.c) gives the tensor its bytes the same way.
+ * Format version 3. */
+#define TMM_TT_FIRST_BYTES_BY_OP 0x8u
 
 struct tmm_trace_tensor {
 	uint64_t key;

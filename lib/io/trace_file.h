@@ -27,8 +27,11 @@
 #include <stdint.h>
 
 /* The format version this build writes and the newest it reads; it reads
- * every older one too (version 2 added an op's net_bytes). */
-#define TMM_TRACE_FORMAT_VERSION 2u
+ * every older one too (version 2 added an op's net_bytes; version 3 the
+ * tensor flags TMM_TT_READ_AFTER_LAST and TMM_TT_FIRST_BYTES_BY_OP,
+ * which a reader of version 2 refuses as undefined bits: it refuses the
+ * version instead, with a message that says to update it). */
+#define TMM_TRACE_FORMAT_VERSION 3u
 
 /* What recorded a trace file (its header). */
 struct tmm_trace_file_info {

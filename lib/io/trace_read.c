@@ -307,8 +307,9 @@ static int read_header(FILE *f, const char *path,
 	if (version > TMM_TRACE_FORMAT_VERSION) {
 		say(err, errlen, "%s: the file has trace format version %u, "
 		    "but this build of libtensormm reads versions 1 to %u; "
-		    "read it with a newer tensormm-stat", path, version,
-		    TMM_TRACE_FORMAT_VERSION);
+		    "update tensormm-stat (and libtensormm) to a release "
+		    "that reads format %u", path, version,
+		    TMM_TRACE_FORMAT_VERSION, version);
 		return -ENOTSUP;
 	}
 	if (version == 0 || hlen < FH_LEN_V1 || hlen > FH_LEN_MAX) {

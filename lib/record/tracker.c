@@ -312,6 +312,7 @@ static bool enlist(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		.bytes = t->bytes,
 		.kind = (uint32_t)t->kind,
 		.producer = TMM_TRACE_NONE,
+		.flags = t->first_bytes_by_op ? TMM_TT_FIRST_BYTES_BY_OP : 0,
 		.name = intern(ctx, t->name),
 	};
 	t->trace_index = tr->cur.n_tensors++;
