@@ -123,8 +123,10 @@ static int gpt_dp_init(struct gpt_dp *d, const struct gpt_config *gc)
 	if (!d->floats || !d->group || !d->alone)
 		return -ENOMEM;
 	gpt_param_layout(gc, d->floats, d->group);
-	/* The head (with the final norm) and the embeddings are as large
-	 * as several blocks at a small width: each a bucket of its own. */
+	/* The head (with the final norm) and the embeddings each get a
+	 * bucket of their own: the head's collective then starts as soon
+	 * as the backward begins, not after the last block's, and the last
+	 * block's (block 0) does not wait for the embeddings' backward. */
 	d->alone[0] = true;
 	d->alone[groups - 1] = true;
 	d->model = (struct dp_model){
