@@ -116,8 +116,9 @@ unsigned gpt_param_layout(const struct gpt_config *cfg, size_t *floats,
  * head; the bytes a run must reproduce) and *weights_len its length.
  * Progress lines ("step  3  loss 3.1234") go to `log` when not NULL.
  * Returns 0, -EINVAL for a bad config (a zero size, d_model not divisible
- * by heads, ...), or the negative errno of the failing libtensormm call
- * (its message is in tmm_last_error(ctx)).
+ * by heads, micro above 1 without after_grad, shard not below shards,
+ * ...), or the negative errno of the failing libtensormm call (its
+ * message is in tmm_last_error(ctx)), or after_grad's nonzero return.
  */
 int gpt_train(tmm_ctx *ctx, const struct gpt_config *cfg, float *losses,
 	      uint8_t **weights, size_t *weights_len, FILE *log);

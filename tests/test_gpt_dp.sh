@@ -10,6 +10,8 @@
 #    mode=swap, and tsplit in mode=uvm, under 30% of the peak give the
 #    unconstrained digest, and the budget did bind: rank 0 swapped out
 #    or evicted something;
+#  - bucketing changes nothing: 4 buckets at 8 KiB (head, each block,
+#    embeddings), 3 at 1 GiB, one digest;
 #  - the digest sees the training (a step fewer, another digest), and a
 #    batch that does not split over the ranks is refused, naming
 #    --batch.
@@ -72,6 +74,23 @@ for n in 2 4; do
 		fail "$n ranks: rank 0 declared '$net' MiB on the network"
 done
 echo "unconstrained digests (simulated run): 2 ranks $ref_2, 4 ranks $ref_4"
+
+# Buckets group the gradients, never change them: the head and the
+# embeddings each get one of their own, and the blocks one each at
+# 8 KiB (a block is about 50 KiB), or one for both at 1 GiB; the same
+# digest either way.
+checks=$((checks + 1))
+got=$(dp 2 $model)
+grep -q '^4 bucket(s) of gradients a step$' "$tmp/out" ||
+	fail "2 blocks at --bucket-kib 8: $(grep 'bucket(s)' "$tmp/out")," \
+	     "not 4 buckets"
+checks=$((checks + 1))
+got=$(dp 2 --batch 8 --steps 3 --layers 2 --d-model 32 --seq 16 \
+	--bucket-kib 1048576)
+[ -n "$got" ] && [ "$got" = "$ref_2" ] &&
+	grep -q '^3 bucket(s) of gradients a step$' "$tmp/out" ||
+	fail "2 ranks at --bucket-kib 1048576: digest '$got' (want" \
+	     "'$ref_2'), $(grep 'bucket(s)' "$tmp/out") (want 3)"
 
 # The digest follows the weights: a step fewer, another one.
 checks=$((checks + 1))
