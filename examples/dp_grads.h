@@ -88,11 +88,11 @@ struct dp_model {
 struct dp_setup {
 	const struct dp_comm *comm;
 	const struct dp_model *model;
-	unsigned micro;			   /* micro-batches a step (0: 1) */
 	const struct dp_transport *transport;
-	size_t bucket_bytes;		   /* close a bucket at this size */
-	bool zero;			   /* ZeRO stage 1 */
-	void *transport_arg;		   /* the transport's (NCCL's) state */
+	void *transport_arg;	/* the transport's (NCCL's) state */
+	unsigned micro;		/* micro-batches a step (0: 1) */
+	size_t bucket_bytes;	/* close a bucket at this size */
+	bool zero;		/* ZeRO stage 1 */
 };
 
 struct dp_trainer;
@@ -131,7 +131,7 @@ struct dp_param {
 
 struct dp_bucket {
 	const struct dp_trainer *t;
-	unsigned first;		/* its parameters: first .. first + n - 1 */
+	unsigned first;		/* its parameters: first onwards */
 	unsigned n_params;
 	struct dp_param *param;
 	size_t floats;		/* all its parameters' */

@@ -166,7 +166,8 @@ static int make_param(struct model *m, unsigned idx, size_t count,
 					  c->eps,
 					  decay ? c->weight_decay : 0.0f };
 	for (size_t k = 0; k < count; k++)
-		init[k] = scale != 0.0f ? fill + scale * gpt_next_unit(rng) : fill;
+		init[k] = scale != 0.0f ? fill + scale * gpt_next_unit(rng)
+					: fill;
 	for (unsigned i = 0; i < 3 && rc == 0; i++) {
 		char name[40];
 

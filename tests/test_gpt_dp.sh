@@ -55,8 +55,8 @@ net0() {
 		"$tmp/out"
 }
 evictions0() {
-	sed -n 's/^rank 0: .* \([0-9]*\) passive eviction(s), \([0-9]*\) uvm eviction(s),.*/\1 \2/p' \
-		"$tmp/out" | awk '{ print $1 + $2 }'
+	_re='s/^rank 0: .* \([0-9]*\) passive eviction(s), \([0-9]*\) uvm.*/'
+	sed -n "$_re\\1 \\2/p" "$tmp/out" | awk '{ print $1 + $2 }'
 }
 
 for n in 2 4; do
@@ -117,8 +117,9 @@ squeeze() {
 		ev=$(evictions0)
 		moved=$(( ${so:-0} + ${ev:-0} ))
 		[ "$moved" -gt 0 ] ||
-			fail "2 ranks, $policy $mode at 30%peak: rank 0 neither" \
-			     "swapped out nor evicted anything: $(grep '^rank 0' "$tmp/out")"
+			fail "2 ranks, $policy $mode at 30%peak: rank 0" \
+			     "neither swapped out nor evicted anything:" \
+			     "$(grep '^rank 0' "$tmp/out")"
 	done
 }
 squeeze swap tsplit capuchin stream auto
