@@ -5,7 +5,8 @@
 #  - mpirun -np N gpt_dp --batch B gives the weights digest of one
 #    process's gpt_dp --batch B --accumulate N (no MPI), for N = 2 and 4,
 #    and at N > 1 the ranks declared bytes on the network (the buckets
-#    ran as TMM_OP_COLLECTIVE ops);
+#    ran as TMM_OP_COLLECTIVE ops), and so does -np 2 --accumulate 2
+#    for --accumulate 4;
 #  - at N = 2, the policies tsplit, capuchin, stream and auto in
 #    mode=swap, and tsplit in mode=uvm, under 30% of the peak give the
 #    unconstrained digest, and the budget did bind: rank 0 swapped out
@@ -74,6 +75,14 @@ for n in 2 4; do
 		fail "$n ranks: rank 0 declared '$net' MiB on the network"
 done
 echo "unconstrained digests (simulated run): 2 ranks $ref_2, 4 ranks $ref_4"
+
+# Ranks and micro-batches compose: 2 ranks of 2 micro-batches sum the
+# same 4 contributions in the same order as 4 micro-batches.
+checks=$((checks + 1))
+got=$(dp 2 $model --accumulate 2)
+[ -n "$got" ] && [ "$got" = "$ref_4" ] ||
+	fail "2 ranks x --accumulate 2: digest '$got', --accumulate 4:" \
+	     "'$ref_4'"
 
 # Buckets group the gradients, never change them: the head and the
 # embeddings each get one of their own, and the blocks one each at
