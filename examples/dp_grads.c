@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dp_grads.c — buckets, their collectives and the update (dp_grads.h).
+ * dp_grads.c — buckets, their collectives and the hand-over to the
+ * model's update (dp_grads.h).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,69 +12,75 @@
 
 struct dp_trainer {
 	struct dp_setup s;
-	unsigned n_layers, micro;
+	const struct dp_model *m;
+	unsigned micro;
 	struct dp_bucket *bucket;
 	unsigned n_buckets;
-	unsigned *bucket_of;	   /* per layer */
+	unsigned *bucket_of;	   /* per parameter */
 	struct dp_param *params;   /* every bucket's, in bucket order */
-	tmm_tensor *v;		   /* plain: momentum, 2 per layer (W, b) */
-	struct mlp_dims *v_dims;   /* plain: sgd_momentum's shape of each */
-	/* What the backward left, per layer: valid until the step ends. */
-	tmm_tensor *w, *b;
-	const tmm_tensor **dw, **db;
-	double net_bytes;	   /* declared, per step */
+	/* What the backward left, per parameter: valid until the step
+	 * ends. */
+	tmm_tensor *w;
+	const tmm_tensor **g;
+	double net_bytes;	   /* declared, every step's */
 };
 
-static unsigned layer_in(const struct mlp_config *c, unsigned l)
+static bool alone(const struct dp_model *m, unsigned p)
 {
-	return l == 0 ? c->inputs : c->width;
+	return m->alone && m->alone[m->group[p]];
 }
 
-static unsigned layer_out(const struct mlp_config *c, unsigned l,
-			  unsigned n)
+/* Closes bucket b: its ZeRO part of the flat layout. */
+static void close_bucket(struct dp_trainer *t, struct dp_bucket *b)
 {
-	return l == n - 1 ? c->classes : c->width;
+	size_t size = (size_t)t->s.comm->size;
+
+	b->shard = (b->floats + size - 1) / size;
+	b->lo = b->shard * (size_t)t->s.comm->rank;
+	if (b->lo > b->floats)
+		b->lo = b->floats;
+	b->hi = b->lo + b->shard;
+	if (b->hi > b->floats)
+		b->hi = b->floats;
 }
 
-/* Groups the layers, last first, into buckets of about bucket_bytes. */
+/*
+ * Groups the parameters, in the model's order, into buckets of about
+ * bucket_bytes: a bucket closes at the end of a group once it holds that
+ * many bytes, at the end of a group that wants a bucket of its own, and
+ * before one.
+ */
 static int plan_buckets(struct dp_trainer *t)
 {
-	const struct mlp_config *c = t->s.model;
-	unsigned n = t->n_layers, nb = 0, np = 0;
+	const struct dp_model *m = t->m;
+	unsigned n = m->n_params, nb = 0;
 	size_t bytes = 0;
-	int size = t->s.comm->size;
 
-	t->bucket = calloc(n, sizeof(*t->bucket));
-	t->params = calloc(2 * (size_t)n, sizeof(*t->params));
-	t->bucket_of = calloc(n, sizeof(*t->bucket_of));
+	t->bucket = calloc(n ? n : 1, sizeof(*t->bucket));
+	t->params = calloc(n ? n : 1, sizeof(*t->params));
+	t->bucket_of = calloc(n ? n : 1, sizeof(*t->bucket_of));
 	if (!t->bucket || !t->params || !t->bucket_of)
 		return -ENOMEM;
-	for (unsigned l = n; l-- > 0;) {
+	for (unsigned p = 0; p < n; p++) {
 		struct dp_bucket *b = &t->bucket[nb];
-		size_t w = (size_t)layer_in(c, l) * layer_out(c, l, n);
-		size_t o = layer_out(c, l, n);
+		bool group_ends = p + 1 == n || m->group[p + 1] != m->group[p];
 
+		if (p + 1 < n && m->group[p + 1] < m->group[p])
+			return -EINVAL;
 		if (!b->n_params) {
 			b->t = t;
-			b->high = l;
-			b->param = &t->params[np];
+			b->first = p;
+			b->param = &t->params[p];
 		}
-		b->low = l;
-		b->param[b->n_params++] = (struct dp_param){ b->floats, w };
-		b->floats += w;
-		b->param[b->n_params++] = (struct dp_param){ b->floats, o };
-		b->floats += o;
-		np += 2;
-		t->bucket_of[l] = nb;
-		bytes += (w + o) * sizeof(float);
-		if (bytes >= t->s.bucket_bytes || l == 0) {
-			b->shard = (b->floats + (size_t)size - 1) / (size_t)size;
-			b->lo = b->shard * (size_t)t->s.comm->rank;
-			if (b->lo > b->floats)
-				b->lo = b->floats;
-			b->hi = b->lo + b->shard;
-			if (b->hi > b->floats)
-				b->hi = b->floats;
+		b->param[b->n_params++] =
+			(struct dp_param){ b->floats, m->floats[p] };
+		b->floats += m->floats[p];
+		t->bucket_of[p] = nb;
+		bytes += m->floats[p] * sizeof(float);
+		if (group_ends &&
+		    (bytes >= t->s.bucket_bytes || p + 1 == n ||
+		     alone(m, p) || alone(m, p + 1))) {
+			close_bucket(t, b);
 			nb++;
 			bytes = 0;
 		}
@@ -81,56 +89,24 @@ static int plan_buckets(struct dp_trainer *t)
 	return 0;
 }
 
-/* A persistent tensor of `floats` zeros. */
-static int zeros(tmm_ctx *ctx, size_t floats, const char *name,
-		 tmm_tensor *out)
-{
-	int rc = tmm_tensor_create(ctx, floats * sizeof(float),
-				   TMM_PERSISTENT, name, out);
-
-	if (rc == 0)
-		rc = tmm_tensor_fill(ctx, *out, 0);
-	return rc;
-}
-
-/* The optimizer state: whole momentum per parameter, or (ZeRO) one
- * part of each bucket's. */
+/* ZeRO: each bucket's part of the optimizer state, a persistent tensor
+ * of zeros. */
 static int make_state(tmm_ctx *ctx, struct dp_trainer *t)
 {
-	const struct mlp_config *c = t->s.model;
-	unsigned n = t->n_layers;
-	char name[32];
 	int rc = 0;
 
-	if (t->s.zero) {
-		for (unsigned k = 0; rc == 0 && k < t->n_buckets; k++) {
-			struct dp_bucket *b = &t->bucket[k];
+	for (unsigned k = 0; rc == 0 && k < t->n_buckets; k++) {
+		struct dp_bucket *b = &t->bucket[k];
+		/* An empty part (more ranks than elements) still gets a
+		 * tensor, of one element, never touched. */
+		size_t floats = (b->shard ? b->shard : 1) * t->m->shard_state;
+		char name[32];
 
-			snprintf(name, sizeof(name), "v_shard%u", k);
-			/* An empty part (more ranks than elements) still
-			 * gets a tensor, of one float, never touched. */
-			rc = zeros(ctx, b->shard ? b->shard : 1, name,
-				   &b->v_shard);
-		}
-		return rc;
-	}
-	t->v = calloc(2 * (size_t)n, sizeof(*t->v));
-	t->v_dims = calloc(2 * (size_t)n, sizeof(*t->v_dims));
-	if (!t->v || !t->v_dims)
-		return -ENOMEM;
-	for (unsigned l = 0; rc == 0 && l < n; l++) {
-		size_t w = (size_t)layer_in(c, l) * layer_out(c, l, n);
-		size_t o = layer_out(c, l, n);
-
-		t->v_dims[2 * l] = (struct mlp_dims){ 1, 1, (unsigned)w,
-			c->lr, c->momentum, 0 };
-		t->v_dims[2 * l + 1] = (struct mlp_dims){ 1, 1, (unsigned)o,
-			c->lr, c->momentum, 0 };
-		snprintf(name, sizeof(name), "vW%u", l);
-		rc = zeros(ctx, w, name, &t->v[2 * l]);
-		snprintf(name, sizeof(name), "vb%u", l);
+		snprintf(name, sizeof(name), "v_shard%u", k);
+		rc = tmm_tensor_create(ctx, floats * sizeof(float),
+				       TMM_PERSISTENT, name, &b->state);
 		if (rc == 0)
-			rc = zeros(ctx, o, name, &t->v[2 * l + 1]);
+			rc = tmm_tensor_fill(ctx, b->state, 0);
 	}
 	return rc;
 }
@@ -138,25 +114,26 @@ static int make_state(tmm_ctx *ctx, struct dp_trainer *t)
 int dp_trainer_open(tmm_ctx *ctx, const struct dp_setup *s,
 		    struct dp_trainer **out)
 {
-	struct dp_trainer *t = calloc(1, sizeof(*t));
-	unsigned n = s->model->layers + 1;
+	struct dp_trainer *t;
+	unsigned n = s->model->n_params;
 	int rc;
 
+	if (s->zero && (!s->model->update_shard || !s->model->shard_state))
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->s = *s;
-	t->n_layers = n;
-	t->micro = s->model->micro ? s->model->micro : 1;
-	t->w = calloc(2 * (size_t)n, sizeof(*t->w));
-	t->dw = calloc(2 * (size_t)n, sizeof(*t->dw));
-	if (!t->w || !t->dw) {
+	t->m = s->model;
+	t->micro = s->micro ? s->micro : 1;
+	t->w = calloc(n ? n : 1, sizeof(*t->w));
+	t->g = calloc(n ? n : 1, sizeof(*t->g));
+	if (!t->w || !t->g) {
 		dp_trainer_close(ctx, t);
 		return -ENOMEM;
 	}
-	t->b = t->w + n;
-	t->db = t->dw + n;
 	rc = plan_buckets(t);
-	if (rc == 0)
+	if (rc == 0 && s->zero)
 		rc = make_state(ctx, t);
 	if (rc) {
 		dp_trainer_close(ctx, t);
@@ -170,39 +147,15 @@ void dp_trainer_close(tmm_ctx *ctx, struct dp_trainer *t)
 {
 	if (!t)
 		return;
-	for (unsigned k = 0; t->v && k < 2 * t->n_layers; k++)
-		if (t->v[k].id)
-			tmm_tensor_destroy(ctx, t->v[k]);
 	for (unsigned k = 0; t->bucket && k < t->n_buckets; k++)
-		if (t->bucket[k].v_shard.id)
-			tmm_tensor_destroy(ctx, t->bucket[k].v_shard);
+		if (t->bucket[k].state.id)
+			tmm_tensor_destroy(ctx, t->bucket[k].state);
 	free(t->bucket);
 	free(t->params);
 	free(t->bucket_of);
-	free(t->v);
-	free(t->v_dims);
 	free(t->w);
-	free(t->dw);
+	free(t->g);
 	free(t);
-}
-
-/* Parameter p of bucket b (W and b of each layer, high layer first): its
- * tensor, and its gradient of micro-batch k. */
-static tmm_tensor param_tensor(const struct dp_trainer *t,
-			       const struct dp_bucket *b, unsigned p)
-{
-	unsigned l = b->high - p / 2;
-
-	return p % 2 ? t->b[l] : t->w[l];
-}
-
-static tmm_tensor grad_tensor(const struct dp_trainer *t,
-			      const struct dp_bucket *b, unsigned p,
-			      unsigned k)
-{
-	unsigned l = b->high - p / 2;
-
-	return p % 2 ? t->db[l][k] : t->dw[l][k];
 }
 
 static int run_op(tmm_ctx *ctx, const char *name, enum tmm_op_kind kind,
@@ -222,44 +175,40 @@ static int run_op(tmm_ctx *ctx, const char *name, enum tmm_op_kind kind,
 	return tmm_run(ctx, &op);
 }
 
-/*
- * ZeRO's update of this rank's part [lo, hi) of bucket b: the model's
- * own sgd_momentum on each parameter's piece of it, so that the
- * arithmetic is the plain update's, element for element.
- * in: the P parameters, their P gradients, the momentum part; out: the
- * P parameters, the momentum part.
- */
-static int sgd_shard(void *const *in, void *const *out, void *user,
-		     void *stream)
+/* ZeRO-1: reduce-scatter bucket b's gradients (the collective's in and
+ * out as for the all-reduce), update this rank's part, all-gather. */
+static int reduce_update_shard(tmm_ctx *ctx, struct dp_trainer *t,
+			       struct dp_bucket *b, tmm_tensor *in,
+			       tmm_tensor *out)
 {
-	const struct dp_bucket *b = user;
-	const struct dp_trainer *t = b->t;
-	unsigned np = b->n_params;
-	float *v = out[np];
+	unsigned np = b->n_params, mb = t->micro;
+	double n = t->s.comm->size, bytes = 4.0 * (double)b->floats;
+	double net = (n - 1.0) / n * bytes * mb;
+	int rc;
 
+	t->net_bytes += net;
+	rc = run_op(ctx, "reduce_scatter", TMM_OP_COLLECTIVE,
+		    t->s.transport->reduce_scatter, b, in, np * mb, out, np,
+		    bytes * mb * 2.0, net);
+	if (rc)
+		return rc;
 	for (unsigned p = 0; p < np; p++) {
-		const struct dp_param *pp = &b->param[p];
-		size_t lo = pp->off > b->lo ? pp->off : b->lo;
-		size_t hi = pp->off + pp->count < b->hi ?
-			    pp->off + pp->count : b->hi;
-		struct mlp_dims d = { 1, 1, 0, t->s.model->lr,
-				      t->s.model->momentum, 0 };
-		void *pin[3], *pout[2];
-		int rc;
-
-		if (lo >= hi)
-			continue;
-		d.o = (unsigned)(hi - lo);
-		pin[0] = NULL;
-		pin[1] = NULL;
-		pin[2] = (float *)in[np + p] + (lo - pp->off);
-		pout[0] = (float *)out[p] + (lo - pp->off);
-		pout[1] = v + (lo - b->lo);
-		rc = t->s.kernels->sgd_momentum(pin, pout, &d, stream);
-		if (rc)
-			return rc;
+		in[p] = t->w[b->first + p];
+		in[np + p] = t->g[b->first + p][0];
+		out[p] = in[p];
 	}
-	return 0;
+	in[2 * np] = b->state;
+	out[np] = b->state;
+	rc = run_op(ctx, "sgd_shard", TMM_OP_OPTIMIZER, t->m->update_shard,
+		    b, in, 2 * np + 1, out, np + 1,
+		    20.0 * (double)b->shard, 0.0);
+	if (rc)
+		return rc;
+	net = (n - 1.0) / n * bytes;
+	t->net_bytes += net;
+	return run_op(ctx, "allgather", TMM_OP_COLLECTIVE,
+		      t->s.transport->allgather, b, in, np, out, np,
+		      bytes * 2.0, net);
 }
 
 /* Reduces bucket b's gradients and updates its parameters. */
@@ -280,10 +229,12 @@ static int reduce_and_update(tmm_ctx *ctx, struct dp_trainer *t,
 	}
 	for (unsigned p = 0; p < np; p++) {
 		for (unsigned k = 0; k < mb; k++)
-			in[p * mb + k] = grad_tensor(t, b, p, k);
-		out[p] = grad_tensor(t, b, p, 0);
+			in[p * mb + k] = t->g[b->first + p][k];
+		out[p] = t->g[b->first + p][0];
 	}
-	if (!t->s.zero) {
+	if (t->s.zero) {
+		rc = reduce_update_shard(ctx, t, b, in, out);
+	} else {
 		/* A ring all-reduce of the bucket (every micro-batch's). */
 		net = 2.0 * (n - 1.0) / n * bytes * mb;
 		t->net_bytes += net;
@@ -291,64 +242,30 @@ static int reduce_and_update(tmm_ctx *ctx, struct dp_trainer *t,
 			    t->s.transport->allreduce, b, in, np * mb, out,
 			    np, bytes * mb * (n + 1.0), net);
 		for (unsigned p = 0; rc == 0 && p < np; p++) {
-			unsigned v = 2 * (b->high - p / 2) + p % 2;
-			tmm_tensor uin[3] = { param_tensor(t, b, p), t->v[v],
-					      grad_tensor(t, b, p, 0) };
+			unsigned q = b->first + p;
 
-			rc = run_op(ctx, "sgd", TMM_OP_OPTIMIZER,
-				    t->s.kernels->sgd_momentum,
-				    &t->v_dims[v], uin, 3, uin, 2,
-				    20.0 * b->param[p].count, 0.0);
+			rc = t->m->update(ctx, q, t->w[q], t->g[q][0],
+					  t->m->arg);
 		}
-		goto done;
 	}
-	/* ZeRO-1: reduce-scatter, update this rank's part, all-gather. */
-	net = (n - 1.0) / n * bytes * mb;
-	t->net_bytes += net;
-	rc = run_op(ctx, "reduce_scatter", TMM_OP_COLLECTIVE,
-		    t->s.transport->reduce_scatter, b, in, np * mb, out, np,
-		    bytes * mb * 2.0, net);
-	if (rc)
-		goto done;
-	for (unsigned p = 0; p < np; p++) {
-		in[p] = param_tensor(t, b, p);
-		in[np + p] = grad_tensor(t, b, p, 0);
-		out[p] = in[p];
-	}
-	in[2 * np] = b->v_shard;
-	out[np] = b->v_shard;
-	rc = run_op(ctx, "sgd_shard", TMM_OP_OPTIMIZER, sgd_shard, b, in,
-		    2 * np + 1, out, np + 1, 20.0 * (double)b->shard, 0.0);
-	if (rc)
-		goto done;
-	net = (n - 1.0) / n * bytes;
-	t->net_bytes += net;
-	rc = run_op(ctx, "allgather", TMM_OP_COLLECTIVE,
-		    t->s.transport->allgather, b, in, np, out, np,
-		    bytes * 2.0, net);
-done:
 	free(in);
 	free(out);
 	return rc;
 }
 
-int dp_after_backward(tmm_ctx *ctx, const struct mlp_layer_grads *g,
-		      void *arg)
+int dp_grad_ready(tmm_ctx *ctx, struct dp_trainer *t, unsigned p,
+		  unsigned micro, tmm_tensor w, const tmm_tensor *g)
 {
-	struct dp_trainer *t = arg;
-	unsigned l = g->layer;
 	struct dp_bucket *b;
 
-	if (l >= t->n_layers)
+	if (p >= t->m->n_params || micro >= t->micro)
 		return -EINVAL;
-	t->w[l] = g->w;
-	t->b[l] = g->b;
-	t->dw[l] = g->dw;
-	t->db[l] = g->db;
-	b = &t->bucket[t->bucket_of[l]];
-	/* A bucket is reduced once per step: after its lowest layer's
+	t->w[p] = w;
+	t->g[p] = g;
+	b = &t->bucket[t->bucket_of[p]];
+	/* A bucket is reduced once per step: after its last parameter's
 	 * backward in the last micro-batch. */
-	if (g->micro + 1 != t->micro || l != b->low)
+	if (micro + 1 != t->micro || p + 1 != b->first + b->n_params)
 		return 0;
 	return reduce_and_update(ctx, t, b);
 }
@@ -376,4 +293,9 @@ unsigned dp_trainer_micro(const struct dp_trainer *t)
 void *dp_trainer_transport_arg(const struct dp_trainer *t)
 {
 	return t->s.transport_arg;
+}
+
+void *dp_trainer_model_arg(const struct dp_trainer *t)
+{
+	return t->m->arg;
 }

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dp_grads.h — the gradients of examples/mlp_dp: buckets, their
- * reduction across ranks as TMM_OP_COLLECTIVE ops, and the update.
+ * dp_grads.h — the gradients of a data-parallel example (examples/mlp_dp,
+ * examples/gpt_dp): buckets, their reduction across ranks as
+ * TMM_OP_COLLECTIVE ops, and the hand-over to the model's own optimizer.
  *
- * The layers are grouped into buckets, last layer first (the order the
- * backward pass finishes them), each closed when it holds --bucket-kib of
- * gradients.  Right after the backward of a bucket's last layer (in the
- * last micro-batch of the step) its gradients are reduced by one
- * collective op and its parameters updated, while the backward of the
- * layers below goes on.
+ * A model describes its parameters as a list in the order its backward
+ * pass finishes their gradients, each in a group (a layer, a transformer
+ * block, the embeddings): struct dp_model.  The parameters are grouped
+ * into buckets, in that order, each closed between two groups when it
+ * holds --bucket-kib of gradients (or when the group is one that wants a
+ * bucket of its own).  Right after the backward of a bucket's last
+ * parameter (in the last micro-batch of the step) its gradients are
+ * reduced by one collective op and the model's update runs on each of
+ * its parameters, while the backward of the groups below goes on.
  *
  * The reduction is deterministic: every rank's (and every micro-batch's)
  * gradients are gathered, then summed in the order rank 0 micro-batch 0,
@@ -16,12 +20,13 @@
  * 1/(N x M).  So N ranks give the same bits as one rank accumulating N
  * micro-batches, whatever the transport, the policy or the budget.
  *
- * With ZeRO stage 1 (dp_setup.zero), each rank keeps the momentum of
- * 1/N of each bucket's elements only (one tensor per bucket): the
- * gradients are reduce-scattered (the same sum, for its part only), each
- * rank updates its part of the parameters, and an all-gather of the
- * parameters gives every rank all of them.  The update is elementwise,
- * so the result is bit-identical to the plain one.
+ * With ZeRO stage 1 (dp_setup.zero; only for a model with an
+ * update_shard, the MLP's, dp_mlp.h), each rank keeps the optimizer
+ * state of 1/N of each bucket's elements only (one tensor per bucket):
+ * the gradients are reduce-scattered (the same sum, for its part only),
+ * each rank updates its part of the parameters, and an all-gather of the
+ * parameters gives every rank all of them.  The update must be
+ * elementwise, so that the result is bit-identical to the plain one.
  */
 #ifndef DP_GRADS_H
 #define DP_GRADS_H
@@ -30,7 +35,6 @@
 #include <stddef.h>
 
 #include "dp_comm.h"
-#include "mlp_model.h"
 #include "tensormm.h"
 
 /*
@@ -50,33 +54,70 @@ struct dp_transport {
 	tmm_run_fn allreduce, reduce_scatter, allgather;
 };
 
-/* The host-memory transport (dp_grads.c). */
+/* The host-memory transport (dp_host.c). */
 const struct dp_transport *dp_host_transport(void);
+
+/*
+ * A model's parameters, as the trainer sees them, numbered in the order
+ * the backward pass finishes their gradients.
+ */
+struct dp_model {
+	unsigned n_params;
+	const size_t *floats;	/* each parameter's */
+	/* Each parameter's group, non-decreasing: a bucket closes only
+	 * between groups. */
+	const unsigned *group;
+	/* Per group (NULL: none): true for a group that gets a bucket of
+	 * its own, whatever its size (the GPT's head, its embeddings). */
+	const bool *alone;
+	/* The model's optimizer: updates parameter p (its tensor w) with
+	 * its reduced gradient g.  Runs its own ops; 0 or a negative errno
+	 * (stops the training). */
+	int (*update)(tmm_ctx *ctx, unsigned p, tmm_tensor w, tmm_tensor g,
+		      void *arg);
+	/* ZeRO-1, NULL where the model has none: a tmm_run_fn (user: the
+	 * struct dp_bucket) that updates this rank's part [lo, hi) of the
+	 * bucket's P parameters; in: the P parameters, their P reduced
+	 * gradients, the part's state; out: the P parameters, the state.
+	 * shard_state: floats of optimizer state per element. */
+	tmm_run_fn update_shard;
+	unsigned shard_state;
+	void *arg;		/* the model's, for its callbacks */
+};
 
 struct dp_setup {
 	const struct dp_comm *comm;
-	const struct mlp_config *model;	   /* its micro-batches and shape */
-	const struct mlp_kernels *kernels; /* the update's sgd_momentum */
+	const struct dp_model *model;
 	const struct dp_transport *transport;
-	size_t bucket_bytes;		   /* close a bucket at this size */
-	bool zero;			   /* ZeRO stage 1 */
-	void *transport_arg;		   /* the transport's (NCCL's) state */
+	void *transport_arg;	/* the transport's (NCCL's) state */
+	unsigned micro;		/* micro-batches a step (0: 1) */
+	size_t bucket_bytes;	/* close a bucket at this size */
+	bool zero;		/* ZeRO stage 1 */
 };
 
 struct dp_trainer;
 
 /*
- * Plans the buckets and makes the optimizer state (persistent tensors
- * in ctx, zeroed).  Returns 0 or a negative errno (with ctx's message
- * for a libtensormm failure).
+ * Plans the buckets and, with ZeRO, makes each bucket's part of the
+ * optimizer state (persistent tensors in ctx, zeroed).  The model and
+ * its arrays must outlive the trainer.  Returns 0, -EINVAL (ZeRO for a
+ * model without update_shard, a group order that goes back) or a
+ * negative errno (with ctx's message for a libtensormm failure).
  */
 int dp_trainer_open(tmm_ctx *ctx, const struct dp_setup *s,
 		    struct dp_trainer **out);
 void dp_trainer_close(tmm_ctx *ctx, struct dp_trainer *t);
 
-/* The mlp_config.after_backward hook; arg is the struct dp_trainer. */
-int dp_after_backward(tmm_ctx *ctx, const struct mlp_layer_grads *g,
-		      void *arg);
+/*
+ * What the model calls after the backward of parameter p (the
+ * dp_model's numbering) in micro-batch `micro`: w is the parameter,
+ * g[k] its gradient of micro-batch k = 0 .. micro, each over its own
+ * samples only, valid until the step ends.  Reduces and updates a bucket
+ * once all of its gradients of the last micro-batch are there.  0 or a
+ * negative errno.
+ */
+int dp_grad_ready(tmm_ctx *ctx, struct dp_trainer *t, unsigned p,
+		  unsigned micro, tmm_tensor w, const tmm_tensor *g);
 
 /* How the gradients were grouped: buckets, and the bytes this rank has
  * declared in cost.net_bytes so far (every step's). */
@@ -90,18 +131,20 @@ struct dp_param {
 
 struct dp_bucket {
 	const struct dp_trainer *t;
-	unsigned high, low;	/* its layers, high down to low */
-	unsigned n_params;	/* 2 per layer: W, then b */
+	unsigned first;		/* its parameters: first onwards */
+	unsigned n_params;
 	struct dp_param *param;
 	size_t floats;		/* all its parameters' */
 	size_t shard;		/* ZeRO: floats per rank's part (rounded up) */
 	size_t lo, hi;		/* ZeRO: this rank's part [lo, hi) */
-	tmm_tensor v_shard;	/* ZeRO: the momentum of that part */
+	tmm_tensor state;	/* ZeRO: the optimizer state of that part */
 };
 
-/* The trainer's world and micro-batches, for a transport. */
+/* The trainer's world and micro-batches, for a transport; the model's
+ * arg, for its update_shard. */
 const struct dp_comm *dp_trainer_comm(const struct dp_trainer *t);
 unsigned dp_trainer_micro(const struct dp_trainer *t);
 void *dp_trainer_transport_arg(const struct dp_trainer *t);
+void *dp_trainer_model_arg(const struct dp_trainer *t);
 
 #endif /* DP_GRADS_H */

@@ -304,7 +304,6 @@ int dp_nccl_setup(const struct dp_comm *c, struct mlp_config *mc,
 		return NCCL_NO_COMM;
 	}
 	mc->kernels = mlp_gpu_ops();
-	s->kernels = mlp_gpu_ops();
 	s->transport = &nccl_transport;
 	s->transport_arg = ns;
 	return NCCL_OK;

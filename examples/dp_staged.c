@@ -263,7 +263,6 @@ int dp_staged_setup(const struct dp_comm *c, struct mlp_config *mc,
 	if (mlp_gpu_blas_open())
 		return STAGED_NO_BLAS;
 	mc->kernels = mlp_gpu_ops();
-	s->kernels = mlp_gpu_ops();
 	s->transport = &staged_transport;
 	s->transport_arg = NULL;
 	return STAGED_OK;

@@ -20,56 +20,31 @@
  * it as micro-ops over ranges of its rows (the tokens; the sequences for
  * the attention), with the kernels' *_rows twins (gpt_ops.h), so a plan
  * may split any of them and the results stay bit-identical.
+ *
+ * With gpt_config.after_grad (examples/gpt_dp.c) a step is micro-batch
+ * after micro-batch, and the hook takes over the updates: it may hold
+ * them back until a bucket of gradients is reduced, which keeps the
+ * order above (a parameter changes only after the backward has used it
+ * for the last time in the step).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpt_data.h"
 #include "gpt_model.h"
 #include "gpt_ops.h"
+#include "gpt_params.h"
 #include "row_split.h"
 #include "train_steps.h"
 
-/* ---- deterministic pseudo-random numbers ------------------------------ */
-
-static uint64_t next_u64(uint64_t *s)
-{
-	/* splitmix64: small, and good enough for synthetic data */
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [-1, 1). */
-static float next_unit(uint64_t *s)
-{
-	return (float)((double)(next_u64(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
-}
-
-/* ---- the model -------------------------------------------------------- */
-
-/* A block's parameters, in the order of the weights blob.  A bias always
- * follows its weight, and a norm's bias its gain. */
-enum {
-	LN1_G, LN1_B, QKV_W, QKV_B, PROJ_W, PROJ_B,
-	LN2_G, LN2_B, FC_W, FC_B, FC2_W, FC2_B, BLOCK_PARAMS
-};
+/* ---- the model (its parameters' places: gpt_params.h) ----------------- */
 
 static const char *const block_param_name[BLOCK_PARAMS] = {
 	"ln1_g", "ln1_b", "qkv_w", "qkv_b", "proj_w", "proj_b",
 	"ln2_g", "ln2_b", "fc_w", "fc_b", "fc2_w", "fc2_b",
 };
-
-/* Indices into model.param: the embeddings, the blocks, then the top. */
-#define P_WTE 0u
-#define P_WPE 1u
-#define P_BLOCK(l, k) (2u + (l) * BLOCK_PARAMS + (k))
-#define P_LNF(L) (2u + (L) * BLOCK_PARAMS) /* gain; the bias follows */
-#define P_HEAD(L) (P_LNF(L) + 2u)
-#define N_PARAMS(L) (P_LNF(L) + 3u)
 
 #define NO_LAYER (~0u) /* a name without a layer number */
 
@@ -87,7 +62,8 @@ struct model {
 	tmm_ctx *ctx;
 	unsigned n_params;
 	struct param *param;
-	size_t n; /* tokens per step: batch × seq */
+	unsigned *order; /* with after_grad: gpt_param_layout's to ours */
+	size_t n; /* tokens per micro-batch: batch × seq */
 	/*
 	 * The user data of every op.  The blocks share them (same shapes).
 	 * They live, unchanged, as long as the model: the library may call
@@ -103,6 +79,17 @@ struct model {
 	unsigned samples;
 };
 
+/* Micro-batches per step, and data shards (gpt_config): 0 counts as 1. */
+static unsigned micro_of(const struct gpt_config *c)
+{
+	return c->micro ? c->micro : 1;
+}
+
+static unsigned shards_of(const struct gpt_config *c)
+{
+	return c->shards ? c->shards : 1;
+}
+
 static int check_config(const struct gpt_config *c)
 {
 	const unsigned max = 1u << 20;
@@ -111,7 +98,10 @@ static int check_config(const struct gpt_config *c)
 	if (!c->batch || !c->seq || c->vocab < 2 || !c->d_model ||
 	    !c->heads || !c->layers || c->layers > 64 ||
 	    c->d_model % c->heads || c->batch > max || c->seq > max ||
-	    c->vocab > max || c->d_model > max || c->steps > INT32_MAX - 1)
+	    c->vocab > max || c->d_model > max || c->steps > INT32_MAX - 1 ||
+	    c->micro > 1024 || c->shards > 1024 ||
+	    c->shard >= (c->shards ? c->shards : 1) ||
+	    (c->micro > 1 && !c->after_grad))
 		return -EINVAL;
 	if (!isfinite(c->lr) || c->lr < 0.0f || !(c->beta1 >= 0.0f) ||
 	    !(c->beta1 < 1.0f) || !(c->beta2 >= 0.0f) ||
@@ -145,44 +135,14 @@ static void set_dims(struct model *m)
 	m->xent = (struct gpt_xent_dims){ m->n, c->vocab };
 }
 
-/*
- * Four batches of sequences from a random Markov chain: each token has
- * four successors, taken with probabilities 1/2, 1/4, 1/8 and 1/8, so the
- * next token is learnable (the loss can fall from ln(vocab) towards 1.21
- * nats) but never certain.  The target of a position is the next token.
- */
+/* Four steps of synthetic sequences (gpt_data.h). */
 static int make_data(struct model *m, uint64_t *rng)
 {
 	const struct gpt_config *c = m->cfg;
-	unsigned *succ = malloc(sizeof(unsigned) * 4 * c->vocab);
-	size_t len;
 
-	m->samples = 4 * c->batch;
-	len = (size_t)m->samples * c->seq;
-	m->in_host = malloc(sizeof(int32_t) * len);
-	m->tgt_host = malloc(sizeof(int32_t) * len);
-	if (!succ || !m->in_host || !m->tgt_host) {
-		free(succ);
-		return -ENOMEM;
-	}
-	for (unsigned k = 0; k < 4 * c->vocab; k++)
-		succ[k] = (unsigned)(next_u64(rng) % c->vocab);
-	for (unsigned s = 0; s < m->samples; s++) {
-		int32_t *in = m->in_host + (size_t)s * c->seq;
-		int32_t *tgt = m->tgt_host + (size_t)s * c->seq;
-		unsigned tok = (unsigned)(next_u64(rng) % c->vocab);
-
-		for (unsigned p = 0; p < c->seq; p++) {
-			unsigned r = (unsigned)(next_u64(rng) % 8);
-			unsigned pick = r < 4 ? 0 : r < 6 ? 1 : r < 7 ? 2 : 3;
-
-			in[p] = (int32_t)tok;
-			tok = succ[tok * 4 + pick];
-			tgt[p] = (int32_t)tok;
-		}
-	}
-	free(succ);
-	return 0;
+	m->samples = 4 * c->batch * micro_of(c) * shards_of(c);
+	return gpt_make_data(c->vocab, c->seq, m->samples, rng, &m->in_host,
+			     &m->tgt_host);
 }
 
 /* Creates a parameter, fill + scale·U[-1, 1), and its zeroed moments. */
@@ -206,7 +166,8 @@ static int make_param(struct model *m, unsigned idx, size_t count,
 					  c->eps,
 					  decay ? c->weight_decay : 0.0f };
 	for (size_t k = 0; k < count; k++)
-		init[k] = scale != 0.0f ? fill + scale * next_unit(rng) : fill;
+		init[k] = scale != 0.0f ? fill + scale * gpt_next_unit(rng)
+					: fill;
 	for (unsigned i = 0; i < 3 && rc == 0; i++) {
 		char name[40];
 
@@ -231,7 +192,7 @@ static int make_params(struct model *m, uint64_t *rng)
 {
 	const struct gpt_config *c = m->cfg;
 	unsigned L = c->layers;
-	size_t d = c->d_model, f = 4 * d;
+	size_t d = c->d_model;
 	/*
 	 * GPT-2's initialisation: std 0.02 (a uniform of half-width
 	 * 0.02·√3), the projections into the residual stream scaled by
@@ -239,22 +200,21 @@ static int make_params(struct model *m, uint64_t *rng)
 	 */
 	float a = 0.02f * sqrtf(3.0f), ares = a / sqrtf(2.0f * (float)L);
 	const struct {
-		size_t count;
 		float fill, scale;
 		int decay;
 	} blk[BLOCK_PARAMS] = {
-		[LN1_G] = { d, 1.0f, 0.0f, 0 },
-		[LN1_B] = { d, 0.0f, 0.0f, 0 },
-		[QKV_W] = { d * 3 * d, 0.0f, a, 1 },
-		[QKV_B] = { 3 * d, 0.0f, 0.0f, 0 },
-		[PROJ_W] = { d * d, 0.0f, ares, 1 },
-		[PROJ_B] = { d, 0.0f, 0.0f, 0 },
-		[LN2_G] = { d, 1.0f, 0.0f, 0 },
-		[LN2_B] = { d, 0.0f, 0.0f, 0 },
-		[FC_W] = { d * f, 0.0f, a, 1 },
-		[FC_B] = { f, 0.0f, 0.0f, 0 },
-		[FC2_W] = { f * d, 0.0f, ares, 1 },
-		[FC2_B] = { d, 0.0f, 0.0f, 0 },
+		[LN1_G] = { 1.0f, 0.0f, 0 },
+		[LN1_B] = { 0.0f, 0.0f, 0 },
+		[QKV_W] = { 0.0f, a, 1 },
+		[QKV_B] = { 0.0f, 0.0f, 0 },
+		[PROJ_W] = { 0.0f, ares, 1 },
+		[PROJ_B] = { 0.0f, 0.0f, 0 },
+		[LN2_G] = { 1.0f, 0.0f, 0 },
+		[LN2_B] = { 0.0f, 0.0f, 0 },
+		[FC_W] = { 0.0f, a, 1 },
+		[FC_B] = { 0.0f, 0.0f, 0 },
+		[FC2_W] = { 0.0f, ares, 1 },
+		[FC2_B] = { 0.0f, 0.0f, 0 },
 	};
 	int rc;
 
@@ -269,7 +229,8 @@ static int make_params(struct model *m, uint64_t *rng)
 		return rc;
 	for (unsigned l = 0; l < L; l++)
 		for (unsigned k = 0; k < BLOCK_PARAMS; k++)
-			if ((rc = make_param(m, P_BLOCK(l, k), blk[k].count,
+			if ((rc = make_param(m, P_BLOCK(l, k),
+					     gpt_param_floats(c, P_BLOCK(l, k)),
 					     block_param_name[k], l,
 					     blk[k].fill, blk[k].scale,
 					     blk[k].decay, rng)))
@@ -294,7 +255,12 @@ struct block_acts {
 
 /* Every tensor one step creates, destroyed at its end. */
 struct step_tensors {
+	struct model *m;
 	tmm_tensor tok, tgt, t;	/* inputs, targets, AdamW's step count */
+	unsigned micro;		/* the micro-batch being run */
+	/* With after_grad: each parameter's gradients, gpt_param_layout's
+	 * k of micro-batch j at k x micro + j. */
+	tmm_tensor *grad;
 	struct block_acts *blk;	/* layers + 1; blk[layers].x: the top */
 	tmm_tensor hf, meanf, rstdf, logits, loss, dlogits;
 	tmm_tensor *all;
@@ -343,9 +309,9 @@ static int run(struct model *m, const char *name, enum tmm_op_kind kind,
 	return tmm_run(m->ctx, &op);
 }
 
-/* Updates parameter idx in place with its gradient g. */
-static int adamw(struct model *m, struct step_tensors *st, unsigned idx,
-		 tmm_tensor g)
+/* Updates parameter idx in place with the gradient g. */
+static int adamw_op(struct model *m, struct step_tensors *st, unsigned idx,
+		    tmm_tensor g)
 {
 	const struct param *p = &m->param[idx];
 	tmm_tensor in[5] = { p->w, p->m, p->v, g, st->t };
@@ -354,6 +320,32 @@ static int adamw(struct model *m, struct step_tensors *st, unsigned idx,
 
 	return run(m, "adamw", TMM_OP_OPTIMIZER, TMM_OP_BACKWARD, gpt_adamw,
 		   NULL, &p->upd, in, 5, out, 3, 12.0 * count, 28.0 * count);
+}
+
+/* gpt_grad.update: update_arg is the step's struct step_tensors. */
+static int hook_update(tmm_ctx *ctx, unsigned k, tmm_tensor g, void *arg)
+{
+	struct step_tensors *st = arg;
+
+	(void)ctx;
+	return adamw_op(st->m, st, st->m->order[k], g);
+}
+
+/* Parameter idx's gradient g is ready: its update, or after_grad's. */
+static int adamw(struct model *m, struct step_tensors *st, unsigned idx,
+		 tmm_tensor g)
+{
+	const struct gpt_config *c = m->cfg;
+	unsigned group, k, mb = micro_of(c);
+	struct gpt_grad gg;
+
+	if (!c->after_grad)
+		return adamw_op(m, st, idx, g);
+	k = gpt_param_rank(c, idx, &group);
+	st->grad[k * mb + st->micro] = g;
+	gg = (struct gpt_grad){ k, st->micro, m->param[idx].w,
+				&st->grad[k * mb], hook_update, st };
+	return c->after_grad(m->ctx, &gg, c->after_grad_arg);
 }
 
 /* y, mean, rstd = layer_norm(x) with the gain and bias from parameter pg */
@@ -579,18 +571,20 @@ static int block_backward(struct model *m, struct step_tensors *st,
 		      a->mean1, a->rstd1, dh1, &dr, dx);
 }
 
-/* One step (a train_step_fn: model is the struct model). */
-static int one_step(void *model, unsigned step, float *loss_out)
+/* Micro-batch k of a step: its forward, loss and backward, and each
+ * parameter's update (or after_grad); its loss into *loss_out. */
+static int one_pass(struct model *m, struct step_tensors *sp, unsigned step,
+		    unsigned k, float *loss_out)
 {
-	struct model *m = model;
 	const struct gpt_config *c = m->cfg;
 	tmm_ctx *ctx = m->ctx;
-	unsigned L = c->layers;
-	size_t n = m->n, first = (size_t)(step % 4) * n;
-	size_t ids = sizeof(int32_t) * n; /* bytes of a step's token ids */
+	unsigned L = c->layers, mb = micro_of(c);
+	size_t n = m->n, first = ((size_t)(step % 4) * mb * shards_of(c) +
+				  (size_t)c->shard * mb + k) * n;
+	size_t ids = sizeof(int32_t) * n; /* bytes of a pass's token ids */
 	int32_t t = (int32_t)step + 1;
 	double nc = (double)n * c->d_model, nv = (double)n * c->vocab;
-	struct step_tensors st = { .cap = 36 * L + 32 };
+	struct step_tensors st = *sp;
 	tmm_tensor in[3], out[2], dx;
 	const struct row_split embed = { gpt_embed_forward_rows, n,
 					 gpt_embed_forward_sliced };
@@ -599,25 +593,17 @@ static int one_step(void *model, unsigned step, float *loss_out)
 	const struct row_split xent = { gpt_xent_rows, n, gpt_xent_sliced };
 	int rc;
 
-	st.blk = calloc(L + 1, sizeof(*st.blk));
-	st.all = malloc(sizeof(tmm_tensor) * st.cap);
-	if (!st.blk || !st.all) {
-		rc = -ENOMEM;
-		goto out;
-	}
-
-	rc = tmm_iteration_begin(ctx);
-	if (rc)
-		goto out;
+	/* AdamW's step count: once a step, with the first pass's inputs. */
 	if ((rc = fresh(m, &st, ids, TMM_ACTIVATION, "", "tokens", NO_LAYER,
 			&st.tok)) ||
 	    (rc = fresh(m, &st, ids, TMM_ACTIVATION, "", "targets", NO_LAYER,
 			&st.tgt)) ||
-	    (rc = fresh(m, &st, sizeof(t), TMM_ACTIVATION, "", "adam_step",
-			NO_LAYER, &st.t)) ||
+	    (k == 0 &&
+	     (rc = fresh(m, &st, sizeof(t), TMM_ACTIVATION, "", "adam_step",
+			 NO_LAYER, &st.t))) ||
 	    (rc = tmm_tensor_write(ctx, st.tok, 0, m->in_host + first, ids)) ||
 	    (rc = tmm_tensor_write(ctx, st.tgt, 0, m->tgt_host + first, ids)) ||
-	    (rc = tmm_tensor_write(ctx, st.t, 0, &t, sizeof(t))))
+	    (k == 0 && (rc = tmm_tensor_write(ctx, st.t, 0, &t, sizeof(t)))))
 		goto out;
 
 	/* Forward. */
@@ -675,12 +661,40 @@ static int one_step(void *model, unsigned step, float *loss_out)
 		goto out;
 	rc = adamw(m, &st, P_WPE, out[1]);
 out:
+	sp->n_all = st.n_all;
+	sp->t = st.t;
+	return rc;
+}
+
+/* One step: every micro-batch's pass; the loss is micro-batch 0's.
+ * (A train_step_fn: model is the struct model.) */
+static int one_step(void *model, unsigned step, float *loss_out)
+{
+	struct model *m = model;
+	const struct gpt_config *c = m->cfg;
+	unsigned L = c->layers, mb = micro_of(c);
+	struct step_tensors st = { .m = m, .cap = (36 * L + 32) * mb };
+	float loss;
+	int rc = -ENOMEM;
+
+	st.blk = calloc(L + 1, sizeof(*st.blk));
+	st.all = malloc(sizeof(tmm_tensor) * st.cap);
+	st.grad = c->after_grad ? calloc((size_t)m->n_params * mb,
+					 sizeof(tmm_tensor))
+				: NULL;
+	if (st.blk && st.all && (st.grad || !c->after_grad))
+		rc = tmm_iteration_begin(m->ctx);
+	for (unsigned k = 0; rc == 0 && k < mb; k++) {
+		st.micro = k;
+		rc = one_pass(m, &st, step, k, k == 0 ? loss_out : &loss);
+	}
 	for (unsigned k = 0; k < st.n_all; k++)
-		tmm_tensor_destroy(ctx, st.all[k]);
+		tmm_tensor_destroy(m->ctx, st.all[k]);
 	free(st.all);
 	free(st.blk);
+	free(st.grad);
 	if (rc == 0)
-		rc = tmm_iteration_end(ctx);
+		rc = tmm_iteration_end(m->ctx);
 	return rc;
 }
 
@@ -724,7 +738,16 @@ static int model_init(struct model *m, tmm_ctx *ctx,
 		return rc;
 	set_dims(m);
 	rc = make_data(m, &rng);
-	return rc ? rc : make_params(m, &rng);
+	if (rc == 0)
+		rc = make_params(m, &rng);
+	if (rc == 0 && cfg->after_grad) {
+		m->order = malloc(sizeof(*m->order) * m->n_params);
+		if (!m->order)
+			return -ENOMEM;
+		for (unsigned idx = 0, g; idx < m->n_params; idx++)
+			m->order[gpt_param_rank(cfg, idx, &g)] = idx;
+	}
+	return rc;
 }
 
 static void model_free(struct model *m)
@@ -741,6 +764,7 @@ static void model_free(struct model *m)
 				tmm_tensor_destroy(m->ctx, ts[j]);
 	}
 	free(m->param);
+	free(m->order);
 	free(m->in_host);
 	free(m->tgt_host);
 }

@@ -32,6 +32,25 @@
 
 #include "tensormm.h"
 
+/*
+ * One parameter's gradient, as the backward pass leaves it (for data
+ * parallelism, examples/gpt_dp.c): after its backward in micro-batch
+ * `micro`, g[k] is its gradient of micro-batches k = 0 .. micro, each
+ * over its own sequences only (the loss of each is its own mean), kept
+ * until the step ends.  param numbers it in the order the backward
+ * finishes them (gpt_param_layout); w is the parameter.  update runs the
+ * model's own AdamW of this step on that parameter with a gradient g
+ * (update_arg is its argument); valid until the step ends.
+ */
+struct gpt_grad {
+	unsigned param, micro;
+	tmm_tensor w;
+	const tmm_tensor *g;
+	int (*update)(tmm_ctx *ctx, unsigned param, tmm_tensor g,
+		      void *update_arg);
+	void *update_arg;
+};
+
 struct gpt_config {
 	unsigned batch;	  /* sequences per step */
 	unsigned seq;	  /* tokens per sequence (the context length) */
@@ -55,11 +74,39 @@ struct gpt_config {
 	 * training, so that the plan is made from predicted op times and
 	 * the first real step is already guided. */
 	bool rehearse;
+	/*
+	 * Data parallelism and gradient accumulation (examples/gpt_dp.c),
+	 * as in mlp_config.  micro: micro-batches of `batch` sequences per
+	 * step (0 counts as 1), each through forward, loss and backward in
+	 * turn, their gradients kept apart; more than one needs after_grad.
+	 * shards, shard: the data set is that of a step of batch x micro x
+	 * shards sequences, of which this context trains part `shard`
+	 * (0 .. shards-1; 0 and 0 count as one shard, the whole).
+	 */
+	unsigned micro, shards, shard;
+	/* When not NULL, the model updates no parameter itself: after each
+	 * parameter's backward (micro-batch by micro-batch) it calls this,
+	 * which reduces the gradients and calls g->update when it will; a
+	 * nonzero return stops the training with that value. */
+	int (*after_grad)(tmm_ctx *ctx, const struct gpt_grad *g, void *arg);
+	void *after_grad_arg;
 };
 
 /* A small default (12 steps take about a second on one core) that still
  * needs several MiB of device memory. */
 void gpt_config_default(struct gpt_config *cfg);
+
+/*
+ * The parameters in the order the backward pass finishes their
+ * gradients: the head, the final norm's gain and bias, each block from
+ * the last (fc2, fc, ln2, proj, qkv, ln1: weight or gain first), then the
+ * token and position embeddings.  Returns how many; for each k below
+ * that, fills floats[k] (its size) and group[k] (0: the head and the
+ * final norm; 1 + i: the i-th block the backward visits; layers + 1: the
+ * embeddings) where the arrays are not NULL.
+ */
+unsigned gpt_param_layout(const struct gpt_config *cfg, size_t *floats,
+			  unsigned *group);
 
 /*
  * Trains cfg->steps steps in ctx.  losses (cfg->steps floats, may be NULL)
@@ -69,8 +116,9 @@ void gpt_config_default(struct gpt_config *cfg);
  * head; the bytes a run must reproduce) and *weights_len its length.
  * Progress lines ("step  3  loss 3.1234") go to `log` when not NULL.
  * Returns 0, -EINVAL for a bad config (a zero size, d_model not divisible
- * by heads, ...), or the negative errno of the failing libtensormm call
- * (its message is in tmm_last_error(ctx)).
+ * by heads, micro above 1 without after_grad, shard not below shards,
+ * ...), or the negative errno of the failing libtensormm call (its
+ * message is in tmm_last_error(ctx)), or after_grad's nonzero return.
  */
 int gpt_train(tmm_ctx *ctx, const struct gpt_config *cfg, float *losses,
 	      uint8_t **weights, size_t *weights_len, FILE *log);

@@ -33,6 +33,8 @@
 #include "dp_comm.h"
 #include "dp_grads.h"
 #include "dp_cuda.h"
+#include "dp_mlp.h"
+#include "dp_report.h"
 #include "mlp_model.h"
 #include "tensormm.h"
 
@@ -83,16 +85,6 @@ static void usage(FILE *f)
 		"parameter.\n");
 }
 
-/* FNV-1a, 64 bits: a short name for the weights' bytes. */
-static unsigned long long digest(const uint8_t *p, size_t len)
-{
-	unsigned long long h = 0xcbf29ce484222325ull;
-
-	for (size_t k = 0; k < len; k++)
-		h = (h ^ p[k]) * 0x100000001b3ull;
-	return h;
-}
-
 struct dp_args {
 	unsigned batch, accumulate, steps, layers, width, bucket_kib;
 	const char *zero;
@@ -102,8 +94,6 @@ struct dp_args {
 /* Checks the flags against the world; says what to change.  0 or 2. */
 static int check_args(const struct dp_args *a, const struct dp_comm *c)
 {
-	unsigned parts = (unsigned)c->size * a->accumulate;
-
 	if (strcmp(a->zero, "0") && strcmp(a->zero, "1")) {
 		fprintf(stderr, "mlp_dp: --zero takes 0 or 1, not '%s'\n",
 			a->zero);
@@ -115,44 +105,7 @@ static int check_args(const struct dp_args *a, const struct dp_comm *c)
 			"'%s'\n", a->transport);
 		return 2;
 	}
-	if (a->batch % parts) {
-		fprintf(stderr,
-			"mlp_dp: --batch %u does not split into %d rank(s) x "
-			"%u micro-batch(es): give a --batch that is a "
-			"multiple of %u, or change -np or --accumulate\n",
-			a->batch, c->size, a->accumulate, parts);
-		return 2;
-	}
-	return 0;
-}
-
-/* One rank's figures, gathered to rank 0's report. */
-struct rank_figures {
-	unsigned long long peak, budget, swap_outs, passive, net;
-	unsigned long long digest;
-};
-
-static void report(const struct dp_comm *c, const struct rank_figures *mine,
-		   bool simulated)
-{
-	struct rank_figures *all = calloc((size_t)c->size, sizeof(*all));
-
-	if (!all || dp_comm_allgather(c, mine, sizeof(*mine), all)) {
-		fprintf(stderr, "mlp_dp: rank %d: cannot gather the figures\n",
-			c->rank);
-		free(all);
-		dp_comm_abort(c, 1);
-		return;
-	}
-	for (int r = 0; c->rank == 0 && r < c->size; r++)
-		printf("rank %d: device peak %.2f MiB, budget %.2f MiB, "
-		       "%llu swap-out(s), %llu passive eviction(s), "
-		       "%.2f MiB declared on the network%s\n", r,
-		       all[r].peak / 1048576.0, all[r].budget / 1048576.0,
-		       all[r].swap_outs, all[r].passive,
-		       all[r].net / 1048576.0,
-		       simulated ? " (simulated)" : "");
-	free(all);
+	return dp_check_batch("mlp_dp", a->batch, a->accumulate, c);
 }
 
 /* Ends what the cuda transport t set up (none, t NULL, on the sim). */
@@ -235,17 +188,27 @@ static int open_transport(const struct dp_comm *c, struct mlp_config *mc,
 /* Trains in ctx as rank c->rank with the transport of s; fills *fig.
  * 0, or 1 with the reason on stderr. */
 static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
-		 const struct dp_setup *s, struct rank_figures *fig)
+		 const struct dp_setup *s, struct dp_figures *fig)
 {
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	struct dp_setup ts = *s;
 	struct dp_trainer *t = NULL;
+	struct dp_mlp *dm = NULL;
 	uint8_t *w = NULL;
 	size_t len = 0;
 	int rc;
 
-	rc = dp_trainer_open(ctx, s, &t);
-	mc->after_backward = dp_after_backward;
-	mc->after_backward_arg = t;
+	/* The transport has chosen the kernels (mc->kernels) by now. */
+	rc = dp_mlp_open(ctx, mc, s->zero, &dm);
+	if (rc == 0) {
+		ts.model = dp_mlp_model(dm);
+		ts.micro = mc->micro;
+		rc = dp_trainer_open(ctx, &ts, &t);
+	}
+	if (rc == 0)
+		dp_mlp_attach(dm, t);
+	mc->after_backward = dp_mlp_after_backward;
+	mc->after_backward_arg = dm;
 	if (rc == 0)
 		rc = mlp_train(ctx, mc, NULL, &w, &len,
 			       c->rank == 0 ? stdout : NULL);
@@ -253,6 +216,7 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		fprintf(stderr, "mlp_dp: rank %d: training failed: %s (%s)\n",
 			c->rank, tmm_last_error(ctx), tmm_strerror(rc));
 		dp_trainer_close(ctx, t);
+		dp_mlp_close(ctx, dm);
 		return 1;
 	}
 	if (c->rank == 0)
@@ -260,12 +224,14 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		       dp_trainer_buckets(t));
 	fig->net = (unsigned long long)dp_trainer_net_bytes(t);
 	dp_trainer_close(ctx, t);
+	dp_mlp_close(ctx, dm);
 	tmm_stats_get(ctx, &st);
 	fig->peak = st.device_peak;
 	fig->budget = st.budget;
 	fig->swap_outs = st.swap_out_count;
 	fig->passive = st.passive_evictions;
-	fig->digest = digest(w, len);
+	fig->uvm_evictions = st.uvm_evictions;
+	fig->digest = dp_digest(w, len);
 	free(w);
 	return 0;
 }
@@ -285,13 +251,12 @@ int main(int argc, char **argv)
 		{ "--bucket-kib", DEMO_COUNT, &a.bucket_kib, 1u << 20 },
 		{ "--transport", DEMO_TEXT, &a.transport, 4 },
 	};
-	struct rank_figures fig = { 0 };
+	struct dp_figures fig = { 0 };
 	struct mlp_config mc;
 	struct dp_setup s;
 	struct dp_comm c;
 	tmm_ctx *ctx;
 	const struct dp_cuda_transport *t;
-	bool same;
 	int rc;
 
 	rc = demo_parse_args("mlp_dp", argc, argv, opts,
@@ -320,8 +285,7 @@ int main(int argc, char **argv)
 		       a.layers, a.width, strcmp(a.zero, "1") ? "off" : "on");
 
 	s = (struct dp_setup){
-		.comm = &c, .model = &mc, .kernels = mlp_cpu_kernels(),
-		.transport = dp_host_transport(),
+		.comm = &c, .transport = dp_host_transport(),
 		.bucket_bytes = (size_t)a.bucket_kib * 1024,
 		.zero = !strcmp(a.zero, "1"),
 	};
@@ -335,18 +299,10 @@ int main(int argc, char **argv)
 		struct tmm_stats st = { .version = TMM_STATS_VERSION };
 
 		tmm_stats_get(ctx, &st);
-		report(&c, &fig, st.simulated != 0);
+		dp_report("mlp_dp", &c, &fig, st.simulated != 0);
 	}
 	tmm_ctx_destroy(ctx);
-	if (dp_comm_same(&c, fig.digest, &same) || !same) {
-		fprintf(stderr, "mlp_dp: rank %d: the ranks' weights differ "
-			"(a bug in the reduction)\n", c.rank);
-		dp_comm_abort(&c, 1);
-	}
-	if (c.rank == 0) {
-		printf("weights digest: %016llx\n", fig.digest);
-		fflush(stdout);
-	}
+	dp_finish("mlp_dp", &c, fig.digest);
 	dp_comm_close(&c);
 	return 0;
 }
