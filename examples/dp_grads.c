@@ -23,6 +23,9 @@ struct dp_trainer {
 	tmm_tensor *w;
 	const tmm_tensor **g;
 	double net_bytes;	   /* declared, every step's */
+	/* The bucket reduced last, whose update waits for the next
+	 * bucket's reduction to be issued (reduce_and_update), or NULL. */
+	struct dp_bucket *held;
 };
 
 static bool alone(const struct dp_model *m, unsigned p)
@@ -211,7 +214,33 @@ static int reduce_update_shard(tmm_ctx *ctx, struct dp_trainer *t,
 		      bytes * 2.0, net);
 }
 
-/* Reduces bucket b's gradients and updates its parameters. */
+/* Runs the model's update on each of bucket b's parameters. */
+static int update_bucket(tmm_ctx *ctx, struct dp_trainer *t,
+			 const struct dp_bucket *b)
+{
+	int rc = 0;
+
+	for (unsigned p = 0; rc == 0 && p < b->n_params; p++) {
+		unsigned q = b->first + p;
+
+		rc = t->m->update(ctx, q, t->w[q], t->g[q][0], t->m->arg);
+	}
+	return rc;
+}
+
+/*
+ * Reduces bucket b's gradients and updates its parameters.  Without
+ * ZeRO the update of a bucket runs one bucket late, once the next
+ * bucket's all-reduce is issued (the step's last bucket's at once): an
+ * update reads its reduced gradients, so run at once it would wait for
+ * the all-reduce with nothing to hide it behind, where one bucket later
+ * the all-reduce has had that bucket's backward to run beside (as DDP's
+ * all-reduce runs beside the backward; bench/dp_graph.h's lag).  The
+ * backward of the groups below reads none of a bucket's parameters, and
+ * the gradients stay valid until the step ends, so the bits are the
+ * same.  With ZeRO the all-gather after the update is the parameters'
+ * own, and the update runs at once.
+ */
 static int reduce_and_update(tmm_ctx *ctx, struct dp_trainer *t,
 			     struct dp_bucket *b)
 {
@@ -241,12 +270,15 @@ static int reduce_and_update(tmm_ctx *ctx, struct dp_trainer *t,
 		rc = run_op(ctx, "allreduce", TMM_OP_COLLECTIVE,
 			    t->s.transport->allreduce, b, in, np * mb, out,
 			    np, bytes * mb * (n + 1.0), net);
-		for (unsigned p = 0; rc == 0 && p < np; p++) {
-			unsigned q = b->first + p;
-
-			rc = t->m->update(ctx, q, t->w[q], t->g[q][0],
-					  t->m->arg);
+		if (rc == 0 && t->held)
+			rc = update_bucket(ctx, t, t->held);
+		t->held = b;
+		if (rc == 0 && b == &t->bucket[t->n_buckets - 1]) {
+			rc = update_bucket(ctx, t, b);
+			t->held = NULL;
 		}
+		if (rc)
+			t->held = NULL;
 	}
 	free(in);
 	free(out);

@@ -11,8 +11,11 @@
  * holds --bucket-kib of gradients (or when the group is one that wants a
  * bucket of its own).  Right after the backward of a bucket's last
  * parameter (in the last micro-batch of the step) its gradients are
- * reduced by one collective op and the model's update runs on each of
- * its parameters, while the backward of the groups below goes on.
+ * reduced by one collective op, while the backward of the groups below
+ * goes on; the model's update runs on each of its parameters once the
+ * next bucket's collective is issued (the step's last bucket's at once),
+ * so that the reduction has that bucket's backward to hide behind.  With
+ * ZeRO the update runs at once.
  *
  * The reduction is deterministic: every rank's (and every micro-batch's)
  * gradients are gathered, then summed in the order rank 0 micro-batch 0,
