@@ -17,6 +17,20 @@ unsigned long long dp_digest(const uint8_t *p, size_t len)
 	return h;
 }
 
+void dp_figures_fill(tmm_ctx *ctx, const uint8_t *w, size_t len,
+		     struct dp_figures *fig)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+	tmm_stats_get(ctx, &st);
+	fig->peak = st.device_peak;
+	fig->budget = st.budget;
+	fig->swap_outs = st.swap_out_count;
+	fig->passive = st.passive_evictions;
+	fig->uvm_evictions = st.uvm_evictions;
+	fig->digest = dp_digest(w, len);
+}
+
 int dp_check_batch(const char *prog, unsigned batch, unsigned accumulate,
 		   const struct dp_comm *c)
 {

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "dp_comm.h"
+#include "tensormm.h"
 
 /* FNV-1a, 64 bits, of len bytes: a short name for the weights. */
 unsigned long long dp_digest(const uint8_t *p, size_t len);
@@ -33,6 +34,11 @@ struct dp_figures {
 	unsigned long long net;
 	unsigned long long digest;
 };
+
+/* Fills fig's statistics from ctx's, as its training ended, and its
+ * digest from the weights w[0 .. len); fig->net is the caller's. */
+void dp_figures_fill(tmm_ctx *ctx, const uint8_t *w, size_t len,
+		     struct dp_figures *fig);
 
 /* Gathers every rank's figures and prints them on rank 0, one line a
  * rank ("(simulated)" where the figures are the sim's).  Stops every

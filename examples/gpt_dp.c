@@ -184,13 +184,7 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct gpt_config *gc,
 	fig->net = (unsigned long long)dp_trainer_net_bytes(d.t);
 	dp_trainer_close(ctx, d.t);
 	gpt_dp_free(&d);
-	tmm_stats_get(ctx, &st);
-	fig->peak = st.device_peak;
-	fig->budget = st.budget;
-	fig->swap_outs = st.swap_out_count;
-	fig->passive = st.passive_evictions;
-	fig->uvm_evictions = st.uvm_evictions;
-	fig->digest = dp_digest(w, len);
+	dp_figures_fill(ctx, w, len, fig);
 	free(w);
 	return 0;
 }

@@ -190,7 +190,6 @@ static int open_transport(const struct dp_comm *c, struct mlp_config *mc,
 static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		 const struct dp_setup *s, struct dp_figures *fig)
 {
-	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	struct dp_setup ts = *s;
 	struct dp_trainer *t = NULL;
 	struct dp_mlp *dm = NULL;
@@ -225,13 +224,7 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 	fig->net = (unsigned long long)dp_trainer_net_bytes(t);
 	dp_trainer_close(ctx, t);
 	dp_mlp_close(ctx, dm);
-	tmm_stats_get(ctx, &st);
-	fig->peak = st.device_peak;
-	fig->budget = st.budget;
-	fig->swap_outs = st.swap_out_count;
-	fig->passive = st.passive_evictions;
-	fig->uvm_evictions = st.uvm_evictions;
-	fig->digest = dp_digest(w, len);
+	dp_figures_fill(ctx, w, len, fig);
 	free(w);
 	return 0;
 }

@@ -23,31 +23,11 @@
 # Ends with a Check-style summary line for scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
 . "$(dirname "$0")/mlp_dp_lib.sh" || exit 99
-build=${top_builddir:-.}
-prog=$build/examples/gpt_dp
-if [ ! -x "$prog" ]; then
-	skip "examples/gpt_dp was not built: configure found no MPI" \
-	     "(install libopenmpi-dev and openmpi-bin, or scripts/setup-deps," \
-	     "then configure --with-mpi)"
-fi
+dp_example gpt_dp
 mpi_setup
 make_tmp
 
 model="--batch 8 --steps 3 --layers 2 --d-model 32 --seq 16 --bucket-kib 8"
-
-# dp N ARGS...: runs gpt_dp on N ranks (0: one process, no mpirun);
-# stdout in $tmp/out, stderr in $tmp/err; prints the last line's digest.
-dp() {
-	n=$1
-	shift
-	if [ "$n" -eq 0 ]; then
-		"$prog" "$@" >"$tmp/out" 2>"$tmp/err"
-	else
-		mpirun --oversubscribe -np "$n" "$prog" "$@" \
-			>"$tmp/out" 2>"$tmp/err"
-	fi
-	dp_digest $? "gpt_dp on $n rank(s) $*"
-}
 
 # Rank 0's MiB declared on the network, and its passive and uvm
 # evictions summed, from its report line in $tmp/out.

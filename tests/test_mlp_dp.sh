@@ -20,31 +20,11 @@
 # summary line for scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
 . "$(dirname "$0")/mlp_dp_lib.sh" || exit 99
-build=${top_builddir:-.}
-prog=$build/examples/mlp_dp
-if [ ! -x "$prog" ]; then
-	skip "examples/mlp_dp was not built: configure found no MPI" \
-	     "(install libopenmpi-dev and openmpi-bin, or scripts/setup-deps," \
-	     "then configure --with-mpi)"
-fi
+dp_example mlp_dp
 mpi_setup
 make_tmp
 
 model="--batch 64 --steps 3 --bucket-kib 8"
-
-# dp N ARGS...: runs mlp_dp on N ranks (0: one process, no mpirun);
-# stdout in $tmp/out, stderr in $tmp/err; prints the last line's digest.
-dp() {
-	n=$1
-	shift
-	if [ "$n" -eq 0 ]; then
-		"$prog" "$@" >"$tmp/out" 2>"$tmp/err"
-	else
-		mpirun --oversubscribe -np "$n" "$prog" "$@" \
-			>"$tmp/out" 2>"$tmp/err"
-	fi
-	dp_digest $? "mlp_dp on $n rank(s) $*"
-}
 
 for n in 2 4; do
 	checks=$((checks + 1))

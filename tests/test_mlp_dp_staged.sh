@@ -34,20 +34,11 @@ make_tmp
 
 model="--batch 64 --steps 3 --bucket-kib 8"
 
-# dp N ARGS...: the double's mlp_dp on N ranks (0: one process); stdout
-# in $tmp/out, stderr in $tmp/err; prints the last line's digest.  The
-# environment reaches every rank (mpirun passes it on a single node).
-dp() {
-	n=$1
-	shift
-	if [ "$n" -eq 0 ]; then
-		"$prog" "$@" >"$tmp/out" 2>"$tmp/err"
-	else
-		CUDAFAKE_LAG=${lag:-3} mpirun --oversubscribe -np "$n" \
-			"$prog" --transport mpi "$@" >"$tmp/out" 2>"$tmp/err"
-	fi
-	dp_digest $? "mlp_dp_fake on $n rank(s) $*"
-}
+# dp (tests/mlp_dp_lib.sh) runs the double's mlp_dp with host staging on
+# the ranks, the device 3 steps behind the host there; the environment
+# reaches every rank (mpirun passes it on a single node).
+dp_ranks_args="--transport mpi"
+dp_env="CUDAFAKE_LAG=3"
 
 for n in 2 4; do
 	checks=$((checks + 1))
