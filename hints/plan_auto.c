@@ -60,12 +60,12 @@
  *
  * The candidates are every planner except `passive` (no plan is never
  * better than `none`'s liveness) and `auto` itself, and Capuchin's a
- * second time with idle state swapped out (candidates[] says why).  The chosen plan keeps
- * its maker's name after "auto+" in plan.policy, for the log and for plan
- * files.  Planning costs the candidates' times (made at once, one
- * thread per CPU: make_all) and their trials, on a twin once per rung
- * (with three rungs, four to nine times the trials of the budget alone
- * on the zoo), paid once per plan (and per re-plan).
+ * second time with idle state swapped out (candidates[] says why).  The
+ * chosen plan keeps its maker's name after "auto+" in plan.policy, for
+ * the log and for plan files.  Planning costs the candidates' times
+ * (made at once, one thread per CPU: make_all) and their trials, on a
+ * twin once per rung (with three rungs, four to nine times the trials of
+ * the budget alone on the zoo), paid once per plan (and per re-plan).
  */
 #include <errno.h>
 #include <pthread.h>
