@@ -42,4 +42,13 @@
 int tmm_idle_state(const struct tmm_analysis *an,
 		   struct tmm_eviction_set *set);
 
+/*
+ * Whether tmm_idle_state would move any tensor for an analysis like an
+ * with offload_idle set (an->offload_idle itself is not read).  Policy
+ * auto asks before it makes a variant that would be its base plan
+ * again.  A planner whose target is the same or higher (one margin,
+ * tmm_analysis_one_margin) moves nothing where this says no.
+ */
+bool tmm_idle_state_any(const struct tmm_analysis *an);
+
 #endif /* TMM_IDLE_STATE_H */

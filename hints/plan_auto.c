@@ -75,6 +75,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "idle_state.h"
 #include "plan_forecast.h"
 #include "planners.h"
 #include "policies.h"
@@ -206,7 +207,10 @@ static int make_forecast(const struct maker_of *m,
 	memset(&c->trial, 0, sizeof(c->trial));
 	memset(&c->plan, 0, sizeof(c->plan));
 	if (m->offload_idle) {
-		if (in->offload_idle != TMM_OFFLOAD_IDLE_AUTO)
+		/* Where no state would move, the variant is its base plan
+		 * again: not worth a plan and a trial. */
+		if (in->offload_idle != TMM_OFFLOAD_IDLE_AUTO ||
+		    !tmm_idle_state_any(an))
 			return 0;
 		v.offload_idle = TMM_OFFLOAD_IDLE_ON;
 	}

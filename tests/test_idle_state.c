@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "hints/idle_state.h"
 #include "hints/planner.h"
 #include "tensormm.h"
 
@@ -250,6 +251,27 @@ START_TEST(every_planner_takes_it)
 }
 END_TEST
 
+/* tmm_idle_state_any says whether any state would move: yes where
+ * memory is short while the momentum idles, no where all fits.  (Policy
+ * auto makes no variant then.) */
+START_TEST(any_says_whether_state_would_move)
+{
+	struct step s;
+	struct tmm_planner_input short_in, roomy_in;
+	struct tmm_analysis an;
+
+	make_step(&s);
+	short_in = input(&s.b, SHORT, 10);
+	roomy_in = input(&s.b, 64 * MIB, 10);
+	ck_assert_int_eq(tmm_analysis_init(&an, &short_in), 0);
+	ck_assert(tmm_idle_state_any(&an));
+	tmm_analysis_free(&an);
+	ck_assert_int_eq(tmm_analysis_init(&an, &roomy_in), 0);
+	ck_assert(!tmm_idle_state_any(&an));
+	tmm_analysis_free(&an);
+}
+END_TEST
+
 /* Policy auto with offload_idle=off makes no variant. */
 START_TEST(auto_off_makes_no_variant)
 {
@@ -274,6 +296,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_refilled_buffer_is_not_state);
 	tcase_add_test(tc, every_planner_takes_it);
 	tcase_add_test(tc, auto_off_makes_no_variant);
+	tcase_add_test(tc, any_says_whether_state_would_move);
 	suite_add_tcase(s, tc);
 	return s;
 }
