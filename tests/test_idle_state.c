@@ -11,11 +11,14 @@
  * copies many times over; the activations (4 MiB each) make the peak.
  */
 #include <check.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
 #include "hints/idle_state.h"
+#include "lib/base/fault.h"
 #include "hints/planner.h"
 #include "tensormm.h"
 
@@ -285,6 +288,43 @@ START_TEST(auto_off_makes_no_variant)
 }
 END_TEST
 
+/* Out of host memory while adding the state's swaps (or anywhere in a
+ * planner that takes them): -ENOMEM and a message, nothing leaked
+ * (the sanitizers' pass of make check), whatever *out held before. */
+START_TEST(out_of_memory_with_offload_on)
+{
+	static const char *const takes[] = { "none", "capuchin", "tsplit",
+					     "auto" };
+	struct step s;
+	char err[256], spec[32];
+
+	make_step(&s);
+	for (size_t i = 0; i < sizeof(takes) / sizeof(takes[0]); i++)
+		for (unsigned k = 1; k <= 24; k++) {
+			struct tmm_planner_input in = input(&s.b, SHORT, 10);
+			struct tmm_plan p;
+			int rc;
+
+			in.offload_idle = strcmp(takes[i], "auto")
+						  ? TMM_OFFLOAD_IDLE_ON
+						  : TMM_OFFLOAD_IDLE_AUTO;
+			memset(&p, 0xA5, sizeof(p));
+			snprintf(spec, sizeof(spec), "host_alloc@%u", k);
+			ck_assert_int_eq(tmm_fault_set(spec), 0);
+			rc = tmm_planner_make(takes[i], &in, &p, err,
+					      sizeof(err));
+			ck_assert_int_eq(tmm_fault_set(""), 0);
+			ck_assert_msg(rc == 0 || rc == -ENOMEM, "%s, %s: %d",
+				      takes[i], spec, rc);
+			if (rc == 0)
+				tmm_plan_free(&p);
+			else
+				ck_assert_ptr_nonnull(
+					strstr(err, "out of memory"));
+		}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("idle_state");
@@ -297,6 +337,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, every_planner_takes_it);
 	tcase_add_test(tc, auto_off_makes_no_variant);
 	tcase_add_test(tc, any_says_whether_state_would_move);
+	tcase_add_test(tc, out_of_memory_with_offload_on);
 	suite_add_tcase(s, tc);
 	return s;
 }
