@@ -117,11 +117,15 @@ check "one rank needs the same with ZeRO-1" \
 	awk '$1 == 1 && NF >= 14 { exit !($12 == $14) }' "$tmp/pcie"
 check "two ranks need less with ZeRO-1" \
 	awk '$1 == 2 && NF >= 14 { exit !($14 < $12) }' "$tmp/pcie"
-# The step_ms of the 4-rank row at 30% under policy $1.
+# The step_ms of the 4-rank row of the command "$@".
+step4() {
+	"$@" 2>"$tmp/err" | awk '$1 == 4 && NF >= 14 { print $3 }'
+}
+# The MLP's step at 4 ranks and 30% under policy $1.
 weights_step() {
-	"$BENCH" --models mlp_compute --batch 2048 --ranks 4 --budgets 30 \
-		--iterations 3 --profile h100-sxm5-pcie5-80g --policy "$1" \
-		2>"$tmp/err" | awk '$1 == 4 && NF >= 14 { print $3 }'
+	step4 "$BENCH" --models mlp_compute --batch 2048 --ranks 4 \
+		--budgets 30 --iterations 3 --profile h100-sxm5-pcie5-80g \
+		--policy "$1"
 }
 none_ms=$(weights_step none)
 stream_ms=$(weights_step stream)
@@ -137,9 +141,8 @@ check "auto is no slower than stream ($auto_ms <= $stream_ms ms)" \
 # so its step is no longer than with offload_idle=off, and there it is
 # shorter (docs/scaling.md: 277.1 to 222.5 ms, simulated).
 resnet_step() {
-	TENSORMM_OFFLOAD_IDLE=$1 "$BENCH" --models resnet50 --batch 256 \
-		--ranks 4 --budgets 30 --iterations 3 2>"$tmp/err" |
-		awk '$1 == 4 && NF >= 14 { print $3 }'
+	step4 env TENSORMM_OFFLOAD_IDLE="$1" "$BENCH" --models resnet50 \
+		--batch 256 --ranks 4 --budgets 30 --iterations 3
 }
 idle_ms=$(resnet_step auto)
 plain_ms=$(resnet_step off)

@@ -280,6 +280,30 @@ int tmm_guide_twin_device(const struct tmm_ctx *ctx,
 	return 0;
 }
 
+/* What the planners are given for iteration `t`: the budget, the
+ * policy's tunables and what they may know of the device (no twin). */
+static struct tmm_planner_input planner_input(const struct tmm_ctx *ctx,
+					      const struct tmm_trace *t)
+{
+	const struct tmm_device_info *d = &ctx->be.info;
+
+	return (struct tmm_planner_input){
+		.trace = t,
+		.budget = ctx->budget,
+		.auto_goal = ctx->cfg.auto_goal,
+		.auto_rungs = ctx->cfg.auto_rungs,
+		.offload_idle = ctx->cfg.offload_idle,
+		.device = { .capacity = d->capacity,
+			    .h2d_gbps = d->h2d_gbps,
+			    .d2h_gbps = d->d2h_gbps,
+			    .copy_latency_ns = d->copy_latency_ns,
+			    .launch_ns = d->launch_ns,
+			    .net_shares_link = d->net_shares_link,
+			    .net_gbps = d->net_gbps,
+			    .net_latency_ns = d->net_latency_ns },
+	};
+}
+
 /*
  * The configured planner makes the plan from trace `from`: the first
  * iteration's, or after a drift the same retimed (replan.h).  Returns
@@ -288,21 +312,7 @@ int tmm_guide_twin_device(const struct tmm_ctx *ctx,
 static bool make_plan(struct tmm_ctx *ctx, const struct tmm_trace *from)
 {
 	struct tmm_guide *g = ctx->guide;
-	struct tmm_planner_input in = {
-		.trace = from,
-		.budget = ctx->budget,
-		.auto_goal = ctx->cfg.auto_goal,
-		.auto_rungs = ctx->cfg.auto_rungs,
-		.offload_idle = ctx->cfg.offload_idle,
-		.device = { .capacity = ctx->be.info.capacity,
-			    .h2d_gbps = ctx->be.info.h2d_gbps,
-			    .d2h_gbps = ctx->be.info.d2h_gbps,
-			    .copy_latency_ns = ctx->be.info.copy_latency_ns,
-			    .launch_ns = ctx->be.info.launch_ns,
-			    .net_shares_link = ctx->be.info.net_shares_link,
-			    .net_gbps = ctx->be.info.net_gbps,
-			    .net_latency_ns = ctx->be.info.net_latency_ns },
-	};
+	struct tmm_planner_input in = planner_input(ctx, from);
 	struct tmm_twin twin = { .ops = ctx->twin_ops };
 	struct tmm_plan plan;
 	struct timespec t0, t1;
@@ -506,20 +516,7 @@ uint64_t tmm_guide_demand(struct tmm_ctx *ctx)
 {
 	const struct tmm_trace *first = tmm_tracker_first(ctx);
 	struct tmm_guide *g = ctx->guide;
-	struct tmm_planner_input in = {
-		.trace = first,
-		.budget = ctx->budget,
-		.auto_goal = ctx->cfg.auto_goal,
-		.auto_rungs = ctx->cfg.auto_rungs,
-		.offload_idle = ctx->cfg.offload_idle,
-		.device = { .capacity = ctx->be.info.capacity,
-			    .h2d_gbps = ctx->be.info.h2d_gbps,
-			    .d2h_gbps = ctx->be.info.d2h_gbps,
-			    .copy_latency_ns = ctx->be.info.copy_latency_ns,
-			    .net_shares_link = ctx->be.info.net_shares_link,
-			    .net_gbps = ctx->be.info.net_gbps,
-			    .net_latency_ns = ctx->be.info.net_latency_ns },
-	};
+	struct tmm_planner_input in = planner_input(ctx, first);
 
 	if (!first)
 		return 0;
