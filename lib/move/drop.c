@@ -11,6 +11,7 @@
  * the next iteration costs nothing per tensor.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,11 +155,21 @@ int tmm_recompute_check(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		const struct tmm_tensor_rec *in =
 			tmm_tensor_find(ctx, lin->handles[op->first + i]);
 
-		if (!in || in->version != lin->versions[op->first + i])
+		if (!in || in->version != lin->versions[op->first + i]) {
+			char what[160], label[64];
+
+			snprintf(what, sizeof(what), "input %u of op '%s' (%s)",
+				 i, tmm_lineage_op_name(lin, op),
+				 in ? tmm_tensor_label(in, label,
+						       sizeof(label))
+				    : "freed");
 			return cannot_drop(ctx, t,
-					   "an input of its producer op has "
-					   "changed or is gone: ",
-					   tmm_lineage_op_name(lin, op));
+					   in ? "an input of its producer has "
+						"changed since: "
+					      : "an input of its producer is "
+						"gone: ",
+					   what);
+		}
 		/* Its bytes discarded dead (liveness=discard, dead.h):
 		 * nothing to recompute from. */
 		if (in->state == TMM_TS_EMPTY)

@@ -345,8 +345,12 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			return rc;
 		if (tmm_guide_following(ctx))
 			ctx->c.guided_passive_evictions++;
-		tmm_log(ctx, TMM_LOG_DEBUG, "passive eviction of %zu bytes",
-			victim->bytes);
+		tmm_log(ctx, TMM_LOG_DEBUG, "passive eviction of %zu bytes "
+			"for %zu in op '%s'%s%s%s", victim->bytes, bytes,
+			ctx->current_op ? ctx->current_op : "(none)",
+			ctx->recompute_for ? " (recomputing for '" : "",
+			ctx->recompute_for ? ctx->recompute_for : "",
+			ctx->recompute_for ? "')" : "");
 	}
 }
 
