@@ -36,25 +36,28 @@
  * - Split dimension: the sample (row) dimension only, the outermost of
  *   the op's sliced tensors; the paper's parameter split has no
  *   counterpart in our op descriptors.
- * - Recomputation.  The paper recomputes memory-centrically (§V-D: the
- *   chain again from a checkpoint for each backward layer, O(1) extra
- *   memory, with an LRU that keeps what fits).  Our runtime regenerates
- *   a dropped tensor by running its producer once over tensors on the
- *   device, and a source that is out of the device there is brought
- *   back outside the plan (a chain held whole, or an unplanned swap-in):
- *   at ResNet-50's batch 1024 on a 24 GB card that put 9 GiB more on the
- *   device than the plan said.  So a tensor is recomputed only from
- *   sources the plan keeps on the device at its back-access, and a
- *   source of a chosen recomputation is not evicted over that
- *   back-access (short_chain, needed_within).  Eq. 4's set I is then
- *   the producer and the tensors the program freed between (ghosts,
- *   hints/msps.c).
+ * - Recomputation.  As the paper (§V-D): for the backward layers only,
+ *   memory-centrically, the chain of dropped tensors run again from a
+ *   checkpoint for each backward access that needs it, what fits kept
+ *   with the least recently used going first.  The runtime does this by
+ *   itself (lib/exec/recompute.c); the plan keeps to what it can do
+ *   (hints/recompute_chain.h): a tensor is dropped only where every
+ *   tensor its chain reads is on the device there, or dropped in turn,
+ *   or freed by the program while on the device (a ghost), never swapped
+ *   out, and a tensor a chosen chain reads is not swapped out across the
+ *   access that needs it.  Eq. 4's set I is the chain's producers, each
+ *   once; a tensor dropped where chosen chains already read it adds its
+ *   producer to each of them.
+ * - Rounds.  The walk's running curve leaves out what a chain holds at
+ *   its back-access (its dropped sources made again on the way, a
+ *   swapped-out source brought back: tmm_curve counts both).  Where the
+ *   full curve is over the target after a walk, the walk goes over it
+ *   again, TSPLIT_ROUNDS walks in all.
  * - Termination.  Algorithm 2 stops when the bottlenecks are gone or
- *   nothing is left to move.  Recomputations keep their sources on the
- *   device, which the greedy ΔT/ΔM choice cannot see coming, and can
- *   leave a later bottleneck with nothing to move; where the walk leaves
- *   one, it is run again with swaps and splits only, and the plan that
- *   fits (or else the lower) is kept (tmm_plan_tsplit).
+ *   nothing is left to move.  What the recomputations keep on the device
+ *   can leave a later bottleneck with nothing to move; where the walks
+ *   leave one, the plan is made again with swaps and splits only, and
+ *   the plan that fits (or else the lower) is kept (tmm_plan_tsplit).
  *
  * Choices where the paper is vague, and ours:
  * - ΔM is the saving that counts at this bottleneck: at most what the op
@@ -70,8 +73,9 @@
  *   prefetch's trigger is Capuchin's (tmm_in_trigger), moved later while
  *   bringing the tensor back early would put the curve over the target
  *   (Eq. 3's M_k + size(s_j) < M).
- * - Recompute cost (Eq. 4) is MSPS's (hints/msps.c): the producer's
- *   time, and that of the freed tensors it is recomputed through.
+ * - Recompute cost (Eq. 4): MSPS's for each producer of the chain
+ *   (hints/msps.c): its time, and that of the freed tensors it is
+ *   recomputed through.
  * - Split cost (Eq. 6): the swap or recomputation of the whole input plus
  *   one launch overhead per micro-op; the paper's split/merge copies do
  *   not exist here (micro-ops work in place on row ranges).  A swapped
@@ -81,7 +85,7 @@
  *   with rows of one size is the next part (every copy waited for, each
  *   paying the copy latency), and later for an output with smaller rows
  *   (the copies hide behind the parts).  A recomputed input costs its
- *   producer, whatever p.  p is one of 2, 4, 8, 16, at most the op's
+ *   chain (Eq. 4), whatever p.  p is one of 2, 4, 8, 16, at most the op's
  *   rows.  An op already split may be split into more parts later, for
  *   the extra saving at the extra launches.
  * - Streamed output (step 1): part u's rows are queued for the host as
@@ -110,14 +114,9 @@
 #include "copy_engine.h"
 #include "msps.h"
 #include "planners.h"
+#include "recompute_chain.h"
 #include "split_curve.h"
 #include "lib/base/xalloc.h"
-
-/* One entry of a per-tensor list (see struct tsplit's links). */
-struct link {
-	uint32_t a, b; /* a gap (evict, back), or a need (a: the access) */
-	uint32_t next; /* the next of the tensor's list, or TMM_TRACE_NONE */
-};
 
 struct tsplit {
 	struct tmm_analysis an;
@@ -125,14 +124,9 @@ struct tsplit {
 	struct tmm_eviction_set chosen;
 	struct tmm_fit fit;	  /* the curve under `chosen`, whole tensors */
 	uint64_t *split_saving;	  /* per access: lowered by splits */
-	/* Per trace tensor, lists in `links`: the gaps it is chosen out
-	 * of the device (gap_head), and the back-accesses of the chosen
-	 * recomputations that read it (need_head).  A recomputation runs
-	 * over sources that are on the device, so the two must not meet:
-	 * no source is out at a back-access that needs it. */
-	uint32_t *gap_head, *need_head;
-	struct link *links;
-	uint32_t n_links, cap_links;
+	/* Where each tensor is out of the device, and where the chosen
+	 * recomputations read it (recompute_chain.h). */
+	struct tmm_chain_book book;
 	bool no_recompute;	  /* the second try: swaps and splits only */
 	uint32_t *in_trigger;	  /* per candidate: tmm_in_trigger, once
 				   * asked (it depends on the gap only) */
@@ -306,69 +300,10 @@ static int64_t price_swap(const struct tsplit *ts, uint32_t t,
 	return (int64_t)swap_cost(ts, k, sliced, o);
 }
 
-static int link_add(struct tsplit *ts, uint32_t *head, uint32_t a, uint32_t b)
+/* Whether candidate c may be dropped and recomputed (recompute_chain.h). */
+static bool may_drop(struct tsplit *ts, const struct tmm_cand *c)
 {
-	if (ts->n_links == ts->cap_links) {
-		uint32_t cap = ts->cap_links ? 2 * ts->cap_links : 256;
-		void *p = tmm_realloc(ts->links, sizeof(struct link) * cap);
-
-		if (!p)
-			return -ENOMEM;
-		ts->links = p;
-		ts->cap_links = cap;
-	}
-	ts->links[ts->n_links] = (struct link){ a, b, *head };
-	*head = ts->n_links++;
-	return 0;
-}
-
-/* Eviction e's gap, in t's list. */
-static int note_gap(struct tsplit *ts, const struct tmm_eviction *e)
-{
-	return link_add(ts, &ts->gap_head[e->tensor],
-			e->evict == TMM_TRACE_NONE ? 0 : e->evict,
-			e->back == TMM_TRACE_NONE ? UINT32_MAX : e->back);
-}
-
-/* Whether a chosen recomputation reads tensor t between accesses
- * `evict` and `back` (t out of the device there would have to come back
- * for it, outside the plan). */
-static bool needed_within(const struct tsplit *ts, uint32_t t, uint32_t evict,
-			  uint32_t back)
-{
-	for (uint32_t l = ts->need_head[t]; l != TMM_TRACE_NONE;
-	     l = ts->links[l].next)
-		if (ts->links[l].a > evict && ts->links[l].a < back)
-			return true;
-	return false;
-}
-
-/* Whether tensor t is chosen out of the device across access k. */
-static bool out_at(const struct tsplit *ts, uint32_t t, uint32_t k)
-{
-	for (uint32_t l = ts->gap_head[t]; l != TMM_TRACE_NONE;
-	     l = ts->links[l].next)
-		if (ts->links[l].a < k && k < ts->links[l].b)
-			return true;
-	return false;
-}
-
-/*
- * Whether candidate c may be recomputed: from sources (its producer's
- * inputs, through the tensors the program has freed by its back-access)
- * none of which is out of the device at its back-access, and c's tensor
- * not read by another recomputation inside c's gap.  So a recomputation
- * is one producer run over resident tensors, never a chain.
- */
-static bool short_chain(const struct tsplit *ts, const struct tmm_cand *c)
-{
-	if (!c->recomputable || ts->no_recompute ||
-	    needed_within(ts, c->tensor, c->evict, c->back))
-		return false;
-	for (uint32_t i = 0; i < c->n_srcs; i++)
-		if (out_at(ts, c->srcs[i], c->back))
-			return false;
-	return true;
+	return !ts->no_recompute && tmm_chain_may_drop(&ts->book, c);
 }
 
 /* The saving that counts at bottleneck k. */
@@ -468,26 +403,33 @@ static void step_one(struct tsplit *ts, uint32_t k, struct option *best)
 		struct tmm_cand *c = &ts->cs.c[i];
 		uint64_t bytes = an->life[c->tensor].bytes;
 		struct option o;
-		double m;
+		double m, drop_ns;
 		int64_t t;
 
 		if (c->taken || bytes == 0 || an->op_end[c->evict] > k ||
-		    c->back <= k || op_uses(an, k, c->tensor) ||
-		    needed_within(ts, c->tensor, c->evict, c->back))
+		    c->back <= k || op_uses(an, k, c->tensor))
 			continue;
-		o = (struct option){ .cand = i, .new_eviction = true };
 		m = counted(ts, k, bytes);
-		t = price_swap(ts, c->tensor, c->evict, c->back, k, false,
-			       m, best->ratio, &ts->in_trigger[i], &o);
-		if (t >= 0 && (double)t / m < best->ratio) {
-			o.ratio = (double)t / m;
-			*best = o;
+		/* Read by a chosen recomputation inside the gap, it may
+		 * only be dropped: that chain then regenerates it. */
+		if (!tmm_chain_needed_within(&ts->book, c->tensor, c->evict,
+					     c->back)) {
+			o = (struct option){ .cand = i, .new_eviction = true };
+			t = price_swap(ts, c->tensor, c->evict, c->back, k,
+				       false, m, best->ratio,
+				       &ts->in_trigger[i], &o);
+			if (t >= 0 && (double)t / m < best->ratio) {
+				o.ratio = (double)t / m;
+				*best = o;
+			}
+			stream_option(ts, k, i, m, best);
 		}
-		stream_option(ts, k, i, m, best);
-		if (short_chain(ts, c) &&
-		    (c->rp_time + c->ext_time) / m < best->ratio) {
+		if (c->recomputable && !ts->no_recompute &&
+		    c->rp_time / m < best->ratio && may_drop(ts, c) &&
+		    (drop_ns = tmm_chain_drop_ns(&ts->book, c)) / m <
+			    best->ratio) {
 			o = (struct option){
-				.ratio = (c->rp_time + c->ext_time) / m,
+				.ratio = drop_ns / m,
 				.cand = i, .new_eviction = true,
 				.ev = { .tensor = c->tensor, .evict = c->evict,
 					.back = c->back, .drop = true },
@@ -532,8 +474,9 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 	if (!tmm_split_pair(an, first, &s.input, &s.output))
 		return;
 	around_op(an, first, s.input, &at, &next);
-	if (needed_within(ts, s.input, at,
-			  next == TMM_TRACE_NONE ? UINT32_MAX : next))
+	if (tmm_chain_needed_within(&ts->book, s.input, at,
+				    next == TMM_TRACE_NONE ? UINT32_MAX
+							   : next))
 		return; /* a recomputation reads it there */
 	if (tmm_split_evicts_input(an, &s, ts->chosen.ev, ts->chosen.n))
 		evict.new_eviction = false; /* paid for already */
@@ -548,8 +491,8 @@ static void step_two(struct tsplit *ts, uint32_t k, struct option *best)
 		if (c->taken)
 			return; /* chosen for a bottleneck before */
 		evict.cand = i;
-		if (short_chain(ts, c))
-			drop_ns = c->rp_time + c->ext_time;
+		if (may_drop(ts, c))
+			drop_ns = tmm_chain_drop_ns(&ts->book, c);
 		break;
 	}
 	for (uint32_t p = 2; p <= 16 && p <= rows; p *= 2) {
@@ -630,9 +573,7 @@ static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 		tmm_cands_retire_gap(&ts->cs, c);
 		c->taken = true;
 		if (o->ev.drop) {
-			for (uint32_t i = 0; rc == 0 && i < c->n_srcs; i++)
-				rc = link_add(ts, &ts->need_head[c->srcs[i]],
-					      c->back, 0);
+			rc = tmm_chain_choose(&ts->book, c);
 			c->is_recomp = true;
 		}
 	}
@@ -645,7 +586,8 @@ static int take(struct tsplit *ts, uint32_t k, const struct option *o)
 					 tmm_swap_ns(an, bytes, true));
 	}
 	if (rc == 0 && o->new_eviction) {
-		rc = note_gap(ts, &o->ev);
+		rc = tmm_chain_note_gap(&ts->book, &o->ev,
+					o->ev.drop ? o->cand : -1);
 		if (rc == 0)
 			rc = tmm_eviction_add(&ts->chosen, o->ev);
 		if (rc == 0)
@@ -687,6 +629,30 @@ static int walk(struct tsplit *ts)
 	return 0;
 }
 
+/* Walks of the curve at most: a walk's chains can raise it again where
+ * the next walk lowers it. */
+#define TSPLIT_ROUNDS 3
+
+/*
+ * Whether the full curve of the evictions chosen, which counts the
+ * sources a chain regenerates at its back-access, is over the target
+ * where the splits leave it; the running curve becomes that one.
+ */
+static bool chains_over(struct tsplit *ts)
+{
+	struct tmm_fit full;
+	struct tmm_eviction_set set = ts->chosen;
+
+	if (tmm_fit_init(&ts->an, &full, &set) < 0)
+		return false; /* the plan says so: emit's curve is full */
+	tmm_fit_free(&ts->fit);
+	ts->fit = full;
+	for (uint32_t k = 0; k < ts->an.trace->n_accesses; k++)
+		if (held(ts, k) > ts->an.target)
+			return true;
+	return false;
+}
+
 static int plan_once(const struct tmm_planner_input *in, bool no_recompute,
 		     struct tmm_plan *out)
 {
@@ -699,25 +665,24 @@ static int plan_once(const struct tmm_planner_input *in, bool no_recompute,
 		return rc;
 	ts.split_saving = tmm_calloc(in->trace->n_accesses + 1,
 				      sizeof(uint64_t));
-	ts.gap_head = tmm_malloc(sizeof(uint32_t) * (in->trace->n_tensors + 1));
-	ts.need_head = tmm_malloc(sizeof(uint32_t) * (in->trace->n_tensors + 1));
-	rc = ts.split_saving && ts.gap_head && ts.need_head
-		     ? tmm_liveness(&ts.an, &ts.chosen)
-		     : -ENOMEM;
+	rc = ts.split_saving ? tmm_chain_book_init(&ts.book, &ts.an,
+						   &ts.cs)
+			     : -ENOMEM;
+	if (rc == 0)
+		rc = tmm_liveness(&ts.an, &ts.chosen);
 	if (rc == 0)
 		rc = tmm_idle_state(&ts.an, &ts.chosen);
-	if (rc == 0) {
-		memset(ts.gap_head, 0xff,
-		       sizeof(uint32_t) * (in->trace->n_tensors + 1));
-		memset(ts.need_head, 0xff,
-		       sizeof(uint32_t) * (in->trace->n_tensors + 1));
-	}
+	/* Nothing brings these back within the plan: no chain runs through
+	 * them. */
 	for (uint32_t i = 0; rc == 0 && i < ts.chosen.n; i++)
-		rc = note_gap(&ts, &ts.chosen.ev[i]);
+		rc = tmm_chain_note_gap(&ts.book, &ts.chosen.ev[i], -1);
 	if (rc == 0)
 		rc = tmm_fit_init(&ts.an, &ts.fit, &ts.chosen);
 	if (rc == 0)
 		rc = tmm_cands_find(&ts.an, ts.fit.curve, &ts.cs);
+	/* TSPLIT recomputes for the backward layers (§V-D). */
+	if (rc == 0)
+		tmm_cands_backward_only(&ts.an, &ts.cs);
 	if (rc == 0) {
 		ts.in_trigger = tmm_malloc(sizeof(uint32_t) * (ts.cs.n + 1));
 		if (ts.in_trigger)
@@ -725,6 +690,13 @@ static int plan_once(const struct tmm_planner_input *in, bool no_recompute,
 			       sizeof(uint32_t) * (ts.cs.n + 1));
 		rc = ts.in_trigger ? walk(&ts) : -ENOMEM;
 	}
+	/* The walk's curve leaves out what a chain regenerates on the way
+	 * (tmm_fit_add): where the full curve is over the target there,
+	 * the walk goes over it again. */
+	for (unsigned round = 1; rc == 0 && !no_recompute &&
+				 round < TSPLIT_ROUNDS && chains_over(&ts);
+	     round++)
+		rc = walk(&ts);
 	if (rc == 0)
 		rc = tmm_emit_split(&ts.an, ts.chosen.ev, ts.chosen.n,
 				    ts.splits, ts.n_splits, out);
@@ -733,9 +705,7 @@ static int plan_once(const struct tmm_planner_input *in, bool no_recompute,
 	tmm_eviction_set_free(&ts.chosen);
 	tmm_analysis_free(&ts.an);
 	free(ts.split_saving);
-	free(ts.gap_head);
-	free(ts.need_head);
-	free(ts.links);
+	tmm_chain_book_free(&ts.book);
 	free(ts.in_trigger);
 	free(ts.splits);
 	tmm_copy_engine_free(&ts.d2h);
@@ -745,10 +715,10 @@ static int plan_once(const struct tmm_planner_input *in, bool no_recompute,
 
 /*
  * Algorithm 2 with every option, and where that leaves a bottleneck, again
- * with swaps and splits only: a recomputation keeps its sources on the
- * device at its back-access, which can leave a later bottleneck with
- * nothing left to move (the greedy choice does not see it coming).  The
- * plan that fits, or else the lower, is kept.
+ * with swaps and splits only: a recomputation keeps its chain's
+ * checkpoints on the device at its back-access, which can leave a later
+ * bottleneck with nothing left to move (the greedy choice does not see it
+ * coming).  The plan that fits, or else the lower, is kept.
  */
 int tmm_plan_tsplit(const struct tmm_planner_input *in,
 		    struct tmm_plan *out)

@@ -10,8 +10,8 @@
  * op, which is when the runtime lets its rows go slice by slice
  * (lib/exec/split.c); and an op is split to stream out an output that must
  * leave right after it, where that is cheaper than its swap after the op
- * (lib/exec/split_stream.c); and a recomputation's sources are on the
- * device at its back-access (no chains).
+ * (lib/exec/split_stream.c); and a recomputation's chain of dropped
+ * sources ends on the device at its back-access, never in a swap.
  */
 #include <check.h>
 #include <errno.h>
@@ -48,8 +48,9 @@ static void b_sliced(struct builder *b, uint32_t rows)
  * are B's own.  a is dropped (and recomputed from x for D) when A is
  * pure (`a_flags`), else swapped out (and back for D).  Ops take `op_ns`.
  */
-static void chain(struct builder *b, uint64_t x_bytes, uint32_t rows,
-		  uint64_t op_ns, unsigned a_flags, uint32_t *a_out)
+static void chain_d(struct builder *b, uint64_t x_bytes, uint32_t rows,
+		    uint64_t op_ns, unsigned a_flags, unsigned d_flags,
+		    uint32_t *a_out)
 {
 	uint32_t x, a, t;
 
@@ -62,9 +63,16 @@ static void chain(struct builder *b, uint64_t x_bytes, uint32_t rows,
 	if (rows)
 		b_sliced(b, rows);
 	b_op(b, TMM_OP_BACKWARD, op_ns, &t, 1, NULL, 0);
-	b_op(b, TMM_OP_BACKWARD, op_ns, &a, 1, NULL, 0);
+	b_op(b, d_flags, op_ns, &a, 1, NULL, 0);
 	b_free_after_last_use(b);
 	*a_out = a;
+}
+
+/* The chain with D in the backward pass. */
+static void chain(struct builder *b, uint64_t x_bytes, uint32_t rows,
+		  uint64_t op_ns, unsigned a_flags, uint32_t *a_out)
+{
+	chain_d(b, x_bytes, rows, op_ns, a_flags, TMM_OP_BACKWARD, a_out);
 }
 
 static struct tmm_planner_input tsplit_input(const struct builder *b)
@@ -387,13 +395,13 @@ END_TEST
 /*
  * A chain of DEEP pure layers, 2 MiB each, and its backward pass: layer
  * i's gradient op reads h[i-1] and g[i].  Swaps are slow next to the
- * layers (gbps), so the greedy walk recomputes where it can.  The
- * runtime recomputes a dropped tensor by running its producer once
- * (lib/exec/recompute.c), which needs the producer's inputs on the device
- * at the back-access: tsplit never drops a tensor whose source it has
- * out of the device there, nor evicts a source over the back-access of a
- * tensor dropped for it (a chain the runtime would have to bring back
- * outside the plan).
+ * layers (gbps), so the greedy walk recomputes where it can.  TSPLIT
+ * recomputes memory-centrically (§V-D): a dropped tensor whose source is
+ * dropped too is regenerated through that source, down to a checkpoint on
+ * the device, as the runtime does (lib/exec/recompute.c).  What the
+ * runtime cannot do within the plan is bring back a source the plan has
+ * swapped out: at a dropped tensor's back-access, the chain below it ends
+ * on the device, never in a swap.
  */
 #define DEEP 12
 
@@ -418,9 +426,10 @@ static void deep_chain(struct builder *b, uint64_t op_ns, uint32_t *h)
 	b_free_after_last_use(b);
 }
 
-/* Whether plan p has tensor t (key) out of the device across access k:
- * evicted at or before k with its back-access after k. */
-static bool out_across(const struct tmm_plan *p, uint64_t key, uint32_t k)
+/* How plan p has tensor t (key) out of the device across access k
+ * (evicted before k with its back-access after k): TMM_ACT_EVICT_DROP,
+ * TMM_ACT_EVICT_SWAP, or 0 when it is on the device there. */
+static int out_across(const struct tmm_plan *p, uint64_t key, uint32_t k)
 {
 	for (uint32_t i = 0; i < p->n_actions; i++) {
 		const struct tmm_plan_action *a = &p->actions[i];
@@ -429,15 +438,15 @@ static bool out_across(const struct tmm_plan *p, uint64_t key, uint32_t k)
 		     a->type == TMM_ACT_EVICT_SWAP) && a->key == key &&
 		    a->trigger < k &&
 		    (a->back_access == TMM_PLAN_NONE || a->back_access > k))
-			return true;
+			return (int)a->type;
 	}
-	return false;
+	return 0;
 }
 
-START_TEST(recomputed_tensors_find_their_sources_on_the_device)
+START_TEST(recomputation_chains_end_on_the_device)
 {
 	static const double gbps[] = { 0.5, 2, 8 };
-	unsigned drops = 0;
+	unsigned drops = 0, chains = 0;
 
 	for (size_t c = 0; c < sizeof(gbps) / sizeof(gbps[0]); c++) {
 		for (uint64_t budget = 10; budget <= 20; budget += 2) {
@@ -464,22 +473,107 @@ START_TEST(recomputed_tensors_find_their_sources_on_the_device)
 					if (b.tensors[h[l]].key == a->key)
 						layer = l;
 				ck_assert_int_gt(layer, 0);
-				ck_assert_msg(!out_across(&p,
-						b.tensors[h[layer - 1]].key,
-						a->back_access),
+				/* Down the chain of dropped sources... */
+				int src = layer - 1, how;
+
+				while ((how = out_across(
+						&p, b.tensors[h[src]].key,
+						a->back_access)) ==
+				       TMM_ACT_EVICT_DROP) {
+					ck_assert_int_gt(src, 0);
+					src--;
+				}
+				if (src < layer - 1)
+					chains++;
+				/* ... to a checkpoint on the device. */
+				ck_assert_msg(how == 0,
 					      "%.1f GB/s, %llu MiB: h[%d] is "
 					      "recomputed at access %u from "
-					      "h[%d], out of the device there",
+					      "h[%d], swapped out there",
 					      gbps[c],
 					      (unsigned long long)budget,
-					      layer, a->back_access,
-					      layer - 1);
+					      layer, a->back_access, src);
 			}
 			tmm_plan_free(&p);
 		}
 	}
-	/* The rule was put to work. */
+	/* The rule was put to work, chains included. */
 	ck_assert_uint_gt(drops, 0);
+	ck_assert_uint_gt(chains, 0);
+}
+END_TEST
+
+/*
+ * TSPLIT recomputes for the backward layers (§V-D): with D, a's second
+ * reader, in the backward pass a leaves B by a drop (recomputed for D),
+ * and with D in the forward pass (a residual connection's second read,
+ * say) by a swap.
+ */
+START_TEST(recomputes_for_the_backward_pass_only)
+{
+	for (int backward = 0; backward < 2; backward++) {
+		struct builder b;
+		struct tmm_plan p;
+		uint32_t a;
+
+		chain_d(&b, 1 * MiB, 64, 1000000, TMM_OP_PURE,
+			backward ? TMM_OP_BACKWARD : 0, &a);
+		make(&b, &p);
+		ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_DROP, a),
+				  (backward ? 1 : 0));
+		ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, a),
+				  (backward ? 0 : 1));
+		tmm_plan_free(&p);
+	}
+}
+END_TEST
+
+/*
+ * A recomputation through a tensor the program has freed needs that
+ * tensor kept as a ghost, which the runtime can do only for a tensor on
+ * the device when freed (lib/exec/recompute.c).  P makes g from x, Q y
+ * from g; the program frees g only after F2, and liveness swaps it out
+ * while it idles over the target.  y, read again by the backward op B2,
+ * is cheaper to recompute than to swap (slow link, fast ops), but its
+ * recomputation would need g: y is swapped.  With g freed right after Q
+ * (no idle time for liveness to take) y is dropped.
+ */
+START_TEST(no_recomputation_through_a_swapped_out_ghost)
+{
+	for (int late = 0; late < 2; late++) {
+		struct builder b;
+		struct tmm_plan p;
+		struct tmm_planner_input in;
+		uint32_t x, g, y, z1, z2;
+		char err[256];
+
+		b_init(&b);
+		x = b_tensor(&b, 1 * MiB, false);
+		g = b_tensor(&b, 4 * MiB, true);
+		y = b_tensor(&b, 4 * MiB, true);
+		z1 = b_tensor(&b, 6 * MiB, true);
+		z2 = b_tensor(&b, 6 * MiB, true);
+		b_op(&b, TMM_OP_PURE, 1000, &x, 1, &g, 1);
+		b_op(&b, TMM_OP_PURE, 1000, &g, 1, &y, 1);
+		b_op(&b, TMM_OP_PURE, 40000000, &y, 1, &z1, 1);
+		b_op(&b, TMM_OP_PURE, 40000000, &z1, 1, &z2, 1);
+		b_op(&b, TMM_OP_BACKWARD, 40000000, &z2, 1, NULL, 0);
+		b_op(&b, TMM_OP_BACKWARD, 40000000, &y, 1, NULL, 0);
+		b_free_after_last_use(&b);
+		if (late) /* freed at F2's end, not Q's */
+			b.tensors[g].free_ns = b.accesses[7].end_ns;
+		in = input(&b, 16 * MiB, 0.5);
+		ck_assert_int_eq(tmm_planner_make("tsplit", &in, &p, err,
+						  sizeof(err)), 0);
+		ck_assert_msg(tmm_plan_validate(&p, &b.t, err, sizeof(err)) ==
+				      0, "%s", err);
+		if (late)
+			ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP,
+						g), 1);
+		ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_DROP, y),
+				  (late ? 0 : 1));
+		tmm_plan_free(&p);
+	}
 }
 END_TEST
 
@@ -496,7 +590,9 @@ int main(void)
 	tcase_add_test(tc, split_swaps_an_input_it_cannot_recompute);
 	tcase_add_test(tc, split_to_stream_an_output_out);
 	tcase_add_test(tc, split_input_copies_wait_as_the_runtime_does);
-	tcase_add_test(tc, recomputed_tensors_find_their_sources_on_the_device);
+	tcase_add_test(tc, recomputation_chains_end_on_the_device);
+	tcase_add_test(tc, recomputes_for_the_backward_pass_only);
+	tcase_add_test(tc, no_recomputation_through_a_swapped_out_ghost);
 	suite_add_tcase(s, tc);
 	return check_run_all(srunner_create(s));
 }

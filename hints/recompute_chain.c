@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recompute_chain.c — memory-centric recomputation's bookkeeping (see
+ * recompute_chain.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recompute_chain.h"
+#include "lib/base/xalloc.h"
+
+/* One entry of a per-tensor list: a gap (a: evict, b: back; cand: the
+ * candidate recomputing it, or -1) or a need (a: the access). */
+struct tmm_chain_link {
+	uint32_t a, b;
+	int64_t cand;
+	uint32_t next; /* the next of the tensor's list, or TMM_TRACE_NONE */
+};
+
+int tmm_chain_book_init(struct tmm_chain_book *b,
+			const struct tmm_analysis *an,
+			const struct tmm_cands *cs)
+{
+	uint32_t n_tensors = an->trace->n_tensors;
+	size_t bytes = sizeof(uint32_t) * ((size_t)n_tensors + 1);
+
+	memset(b, 0, sizeof(*b));
+	b->an = an;
+	b->cs = cs;
+	b->n_tensors = n_tensors;
+	b->gap_head = tmm_malloc(bytes);
+	b->need_head = tmm_malloc(bytes);
+	b->seen = tmm_calloc((size_t)n_tensors + 1, sizeof(uint32_t));
+	if (!b->gap_head || !b->need_head || !b->seen) {
+		tmm_chain_book_free(b);
+		return -ENOMEM;
+	}
+	memset(b->gap_head, 0xff, bytes);
+	memset(b->need_head, 0xff, bytes);
+	return 0;
+}
+
+void tmm_chain_book_free(struct tmm_chain_book *b)
+{
+	free(b->gap_head);
+	free(b->need_head);
+	free(b->links);
+	free(b->seen);
+	memset(b, 0, sizeof(*b));
+}
+
+static int link_add(struct tmm_chain_book *b, uint32_t *head, uint32_t a,
+		    uint32_t end, int64_t cand)
+{
+	if (b->n_links == b->cap_links) {
+		uint32_t cap = b->cap_links ? 2 * b->cap_links : 256;
+		void *p = tmm_realloc(b->links, sizeof(*b->links) * cap);
+
+		if (!p)
+			return -ENOMEM;
+		b->links = p;
+		b->cap_links = cap;
+	}
+	b->links[b->n_links] = (struct tmm_chain_link){ a, end, cand, *head };
+	*head = b->n_links++;
+	return 0;
+}
+
+int tmm_chain_note_gap(struct tmm_chain_book *b, const struct tmm_eviction *e,
+		       int64_t cand)
+{
+	return link_add(b, &b->gap_head[e->tensor],
+			e->evict == TMM_TRACE_NONE ? 0 : e->evict,
+			e->back == TMM_TRACE_NONE ? UINT32_MAX : e->back,
+			cand);
+}
+
+bool tmm_chain_needed_within(const struct tmm_chain_book *b, uint32_t t,
+			     uint32_t evict, uint32_t back)
+{
+	for (uint32_t l = b->need_head[t]; l != TMM_TRACE_NONE;
+	     l = b->links[l].next)
+		if (b->links[l].a > evict && b->links[l].a < back)
+			return true;
+	return false;
+}
+
+/* The gap of tensor t that holds access k, or NULL: t is on the device
+ * at k as far as the plan goes. */
+static const struct tmm_chain_link *gap_at(const struct tmm_chain_book *b,
+					   uint32_t t, uint32_t k)
+{
+	for (uint32_t l = b->gap_head[t]; l != TMM_TRACE_NONE;
+	     l = b->links[l].next)
+		if (b->links[l].a < k && k < b->links[l].b)
+			return &b->links[l];
+	return NULL;
+}
+
+/* A new query: no tensor visited yet. */
+static void new_query(struct tmm_chain_book *b)
+{
+	if (++b->stamp == 0) {
+		memset(b->seen, 0, sizeof(uint32_t) * (b->n_tensors + 1));
+		b->stamp = 1;
+	}
+}
+
+/* Marks t visited by this query; false if it was already. */
+static bool visit(struct tmm_chain_book *b, uint32_t t)
+{
+	if (b->seen[t] == b->stamp)
+		return false;
+	b->seen[t] = b->stamp;
+	return true;
+}
+
+/*
+ * The op the runtime re-runs for t at access k, or TMM_TRACE_NONE when it
+ * needs none (t is on the device there); *reach false when t is out at k
+ * in a way no chain undoes.  t is re-run at k when the plan has dropped
+ * it there, or when the program has freed it by then: a freed source of
+ * a recomputation is kept as a ghost (lib/exec/recompute.c), but only
+ * where it is on the device when freed, not swapped out.
+ */
+static uint32_t rerun_at(const struct tmm_chain_book *b, uint32_t t,
+			 uint32_t k, bool *reach)
+{
+	const struct tmm_analysis *an = b->an;
+	const struct tmm_chain_link *g = gap_at(b, t, k);
+
+	*reach = true;
+	if (g && g->cand >= 0)
+		return b->cs->c[g->cand].op;
+	if (g) {
+		*reach = false;
+		return TMM_TRACE_NONE;
+	}
+	if (an->life[t].to >= k || an->life[t].last == TMM_TRACE_NONE)
+		return TMM_TRACE_NONE;
+	return tmm_producer_op(an, t, an->life[t].last);
+}
+
+static bool reachable(struct tmm_chain_book *b, uint32_t t, uint32_t k,
+		      unsigned depth);
+
+/* Whether every input of op o can be had at k. */
+static bool inputs_reachable(struct tmm_chain_book *b, uint32_t o, uint32_t k,
+			     unsigned depth)
+{
+	const struct tmm_trace *tr = b->an->trace;
+	const struct tmm_trace_op *op;
+
+	if (o >= tr->n_ops || depth >= TMM_CHAIN_MAX_DEPTH)
+		return false;
+	op = &tr->ops[o];
+	for (uint32_t i = 0; i < op->n_inputs; i++)
+		if (!reachable(b, tr->op_tensors[op->first + i], k, depth))
+			return false;
+	return true;
+}
+
+/* Whether t can be had at k: on the device, or recomputable there from
+ * tensors that can. */
+static bool reachable(struct tmm_chain_book *b, uint32_t t, uint32_t k,
+		      unsigned depth)
+{
+	uint32_t o;
+	bool reach;
+
+	if (!visit(b, t))
+		return true; /* asked already in this query, and not refused */
+	o = rerun_at(b, t, k, &reach);
+	if (o == TMM_TRACE_NONE)
+		return reach;
+	return inputs_reachable(b, o, k, depth + 1);
+}
+
+static bool sources_reachable(struct tmm_chain_book *b,
+			      const struct tmm_cand *c, uint32_t k)
+{
+	new_query(b);
+	visit(b, c->tensor);
+	return inputs_reachable(b, c->op, k, 0);
+}
+
+bool tmm_chain_may_drop(struct tmm_chain_book *b, const struct tmm_cand *c)
+{
+	if (!c->recomputable || !sources_reachable(b, c, c->back))
+		return false;
+	for (uint32_t l = b->need_head[c->tensor]; l != TMM_TRACE_NONE;
+	     l = b->links[l].next) {
+		uint32_t a = b->links[l].a;
+
+		if (a > c->evict && a < c->back && !sources_reachable(b, c, a))
+			return false;
+	}
+	return true;
+}
+
+/* The producers' time of the dropped tensors below t at k, each once. */
+static double below_ns(struct tmm_chain_book *b, uint32_t t, uint32_t k,
+		       unsigned depth)
+{
+	const struct tmm_chain_link *g;
+	const struct tmm_cand *d;
+	double ns;
+
+	if (!visit(b, t) || depth >= TMM_CHAIN_MAX_DEPTH)
+		return 0;
+	g = gap_at(b, t, k);
+	if (!g || g->cand < 0)
+		return 0;
+	d = &b->cs->c[g->cand];
+	ns = d->rp_time;
+	for (uint32_t i = 0; i < d->n_srcs; i++)
+		ns += below_ns(b, d->srcs[i], k, depth + 1);
+	return ns;
+}
+
+static double chain_ns(struct tmm_chain_book *b, const struct tmm_cand *c,
+		       uint32_t k)
+{
+	double ns = c->rp_time + c->ext_time;
+
+	new_query(b);
+	visit(b, c->tensor);
+	for (uint32_t i = 0; i < c->n_srcs; i++)
+		ns += below_ns(b, c->srcs[i], k, 0);
+	return ns;
+}
+
+double tmm_chain_drop_ns(struct tmm_chain_book *b, const struct tmm_cand *c)
+{
+	double ns = chain_ns(b, c, c->back);
+
+	for (uint32_t l = b->need_head[c->tensor]; l != TMM_TRACE_NONE;
+	     l = b->links[l].next) {
+		uint32_t a = b->links[l].a;
+
+		if (a > c->evict && a < c->back)
+			ns += chain_ns(b, c, a);
+	}
+	return ns;
+}
+
+static int need(struct tmm_chain_book *b, uint32_t t, uint32_t k,
+		unsigned depth);
+
+/* Every input of op o is needed at k, and what re-running them reads. */
+static int need_inputs(struct tmm_chain_book *b, uint32_t o, uint32_t k,
+		       unsigned depth)
+{
+	const struct tmm_trace *tr = b->an->trace;
+	const struct tmm_trace_op *op;
+	int rc = 0;
+
+	if (o >= tr->n_ops || depth >= TMM_CHAIN_MAX_DEPTH)
+		return 0;
+	op = &tr->ops[o];
+	for (uint32_t i = 0; rc == 0 && i < op->n_inputs; i++)
+		rc = need(b, tr->op_tensors[op->first + i], k, depth);
+	return rc;
+}
+
+/* t, and every tensor its chain reads at k, is needed at k. */
+static int need(struct tmm_chain_book *b, uint32_t t, uint32_t k,
+		unsigned depth)
+{
+	uint32_t o;
+	bool reach;
+	int rc;
+
+	if (!visit(b, t))
+		return 0;
+	rc = link_add(b, &b->need_head[t], k, 0, -1);
+	o = rerun_at(b, t, k, &reach);
+	if (rc == 0 && o != TMM_TRACE_NONE)
+		rc = need_inputs(b, o, k, depth + 1);
+	return rc;
+}
+
+static int need_sources(struct tmm_chain_book *b, const struct tmm_cand *c,
+			uint32_t k)
+{
+	new_query(b);
+	visit(b, c->tensor);
+	return need_inputs(b, c->op, k, 0);
+}
+
+int tmm_chain_choose(struct tmm_chain_book *b, const struct tmm_cand *c)
+{
+	int rc = need_sources(b, c, c->back);
+
+	/* By index: need() may move the links. */
+	for (uint32_t l = b->need_head[c->tensor];
+	     rc == 0 && l != TMM_TRACE_NONE; l = b->links[l].next) {
+		uint32_t a = b->links[l].a;
+
+		if (a > c->evict && a < c->back)
+			rc = need_sources(b, c, a);
+	}
+	return rc;
+}
