@@ -163,9 +163,12 @@ static void print_cell(struct report *r, size_t i, size_t *n_in)
 	double pg, og, ratio = ratio_of(r, i, &pg, &og);
 	bool in = within(r, ratio);
 
-	printf("| %s | %s | %s | `%s` | %ld | %ld%s |", zoo_find(c->model)->title,
-	       c->row, c->table->columns[c->column].name,
-	       paper_run(c).policy, c->value, u->batch,
+	printf("| %s | %s | %s | `%s`%s%s%s | %ld | %ld%s |",
+	       zoo_find(c->model)->title, c->row,
+	       c->table->columns[c->column].name, paper_run(c).policy,
+	       paper_run(c).config ? " with `" : "",
+	       paper_run(c).config ? paper_run(c).config : "",
+	       paper_run(c).config ? "`" : "", c->value, u->batch,
 	       u->batch > 0 && (unsigned)u->batch + 1 == u->bound
 		       ? " (single-op bound)"
 		       : "");

@@ -22,6 +22,9 @@ struct paper_column {
 	const char *policy;	 /* ours, NULL where not covered */
 	const char *mapping;	 /* why that policy stands for it, or why
 				  * none does */
+	const char *config;	 /* more tunables for our run, or NULL: what
+				  * makes the policy the paper's system
+				  * rather than ours beyond it */
 };
 
 /* One of the papers' tables. */

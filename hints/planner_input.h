@@ -123,6 +123,10 @@ struct tmm_planner_input {
 	 * tmm_idle_state; AUTO for auto alone, which then tries a
 	 * candidate both ways (plan_auto.c). */
 	enum tmm_offload_idle offload_idle;
+	/* tsplit only: no second plan with swaps and splits where its
+	 * walks leave a bottleneck (the tsplit_retry tunable off: the
+	 * paper's Algorithm 2 alone). */
+	bool tsplit_no_retry;
 	unsigned auto_threads;	      /* policy auto only: threads that
 				       * make the candidates' plans at
 				       * once; 0 = one per online CPU, 1 =

@@ -148,6 +148,38 @@ START_TEST(tsplit_recomputes_as_planned)
 }
 END_TEST
 
+/*
+ * tsplit_retry: ResNet-50 at batch 1500 on the TITAN RTX profile, where
+ * what the walks' recomputations keep puts the curve over the device
+ * (33 GiB predicted of 24).  On (the default), tsplit plans again with
+ * swaps and splits only, and that plan is followed with no passive
+ * eviction; off, the walks' plan stands, as TSPLIT's Algorithm 2 has
+ * it, and passive mode makes up the difference.
+ */
+START_TEST(tsplit_retry_plans_again_over_the_budget)
+{
+	for (int retry = 0; retry < 2; retry++) {
+		struct drive_result r;
+		char config[256];
+
+		snprintf(config, sizeof(config),
+			 "backend=sim,sim_memory=phantom,"
+			 "sim_profile=titanrtx-pcie3-24g,mode=swap,"
+			 "policy=tsplit,tsplit_retry=%s",
+			 retry ? "on" : "off");
+		drive("resnet50", 1500, config, &r);
+		ck_assert_msg(r.rc == 0, "%s", r.error);
+		if (retry) {
+			ck_assert_uint_eq(r.st.guided_passive_evictions, 0);
+			ck_assert_uint_eq(r.st.recomputations, 0);
+		} else {
+			ck_assert_uint_gt(r.st.guided_passive_evictions, 0);
+			ck_assert_uint_gt(r.st.recomputations, 0);
+		}
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fit_zoo");
@@ -159,6 +191,7 @@ int main(void)
 	tcase_add_test(tc, inception_v3_trains_under_tsplit_at_a_fifth);
 	tcase_add_test(tc, resnet50_trains_under_superneurons_at_a_fifth);
 	tcase_add_test(tc, tsplit_recomputes_as_planned);
+	tcase_add_test(tc, tsplit_retry_plans_again_over_the_budget);
 	suite_add_tcase(s, tc);
 	return check_run_all(srunner_create(s));
 }

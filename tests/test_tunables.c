@@ -146,6 +146,7 @@ static void check_defaults(void)
 	ck_assert_uint_eq(cfg.auto_rungs, 3);
 	ck_assert(cfg.auto_twin);
 	ck_assert_int_eq(cfg.offload_idle, TMM_OFFLOAD_IDLE_AUTO);
+	ck_assert(cfg.tsplit_retry);
 	ck_assert(cfg.replan_drift == 0.1);
 	ck_assert_uint_eq(cfg.sim_seed, 1);
 	ck_assert_int_eq(cfg.host_numa_node, -1);

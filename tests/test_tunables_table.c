@@ -42,6 +42,7 @@ static const struct {
 	{ TMM_T_AUTO_RUNGS, "0", "6" },
 	{ TMM_T_AUTO_TWIN, "off", "on" },
 	{ TMM_T_OFFLOAD_IDLE, "on", "off" },
+	{ TMM_T_TSPLIT_RETRY, "off", "on" },
 	{ TMM_T_REPLAN_DRIFT, "0.25", "0.05" },
 	{ TMM_T_SIM_PROFILE, "p100-pcie3-16g", "p100-pcie3-16g" },
 	{ TMM_T_SIM_CAPACITY, "8GiB", "1TiB" },
@@ -174,7 +175,8 @@ START_TEST(test_unknown_key_in_config)
 	load_fails("budgte=6GiB");
 	err_has("unknown tunable 'budgte' in the config string; known "
 		"tunables: backend, device, mode, budget, policy, auto_goal, "
-		"auto_rungs, auto_twin, offload_idle, replan_drift, "
+		"auto_rungs, auto_twin, offload_idle, tsplit_retry, "
+		"replan_drift, "
 		"sim_profile, "
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, "
 		"host_numa_node, pinned_pool, trace, trace_max, hints, "

@@ -96,6 +96,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_OFFLOAD_IDLE:
 		cfg->offload_idle = (enum tmm_offload_idle)v->choice;
 		return true;
+	case TMM_T_TSPLIT_RETRY:
+		cfg->tsplit_retry = v->choice == 1;
+		return true;
 	case TMM_T_REPLAN_DRIFT:
 		cfg->replan_drift = v->d;
 		return true;
@@ -525,6 +528,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_OFFLOAD_IDLE:
 		text_add_choice(&t, id, cfg->offload_idle);
+		break;
+	case TMM_T_TSPLIT_RETRY:
+		text_add_choice(&t, id, cfg->tsplit_retry ? 1 : 0);
 		break;
 	case TMM_T_REPLAN_DRIFT:
 		tmm_text_add_double(&t, cfg->replan_drift);

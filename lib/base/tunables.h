@@ -34,6 +34,8 @@ struct tmm_config {
 	unsigned auto_rungs;   /* smaller budgets policy auto plans for too */
 	bool auto_twin;	       /* policy auto tries plans on a twin (sim) */
 	enum tmm_offload_idle offload_idle; /* hints/idle_state.h */
+	bool tsplit_retry;     /* tsplit plans again with swaps and splits
+				* where Algorithm 2 leaves a bottleneck */
 	double replan_drift;   /* relative change of summed op latency that
 				* makes a new plan; 0: never */
 	char sim_profile[48];

@@ -233,6 +233,21 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.since = "0.1",
 		.choices = offload_idle_choices,
 	},
+	[TMM_T_TSPLIT_RETRY] = {
+		.name = "tsplit_retry",
+		.env = "TENSORMM_TSPLIT_RETRY",
+		.type = TMM_TYPE_CHOICE,
+		.def = "on",
+		.accepted = "on or off",
+		.help = "where policy tsplit's walks (TSPLIT's Algorithm 2) "
+			"leave an op over the budget, on = it plans again with "
+			"swaps and splits only and keeps the plan that fits "
+			"(ours, beyond the paper); off = the paper's: the "
+			"walks' plan stands, and passive mode makes up the "
+			"difference",
+		.since = "0.1",
+		.choices = off_on_choices,
+	},
 	[TMM_T_REPLAN_DRIFT] = {
 		.name = "replan_drift",
 		.env = "TENSORMM_REPLAN_DRIFT",
