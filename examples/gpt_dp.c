@@ -172,8 +172,12 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct gpt_config *gc,
 		rc = gpt_train(ctx, gc, NULL, &w, &len,
 			       c->rank == 0 ? stdout : NULL);
 	if (rc) {
-		fprintf(stderr, "gpt_dp: rank %d: training failed: %s (%s)\n",
-			c->rank, tmm_last_error(ctx), tmm_strerror(rc));
+		const char *op = dp_trainer_failed(d.t);
+
+		fprintf(stderr,
+			"gpt_dp: rank %d: training failed%s%s: %s (%s)\n",
+			c->rank, op ? " in " : "", op ? op : "",
+			tmm_last_error(ctx), tmm_strerror(rc));
 		dp_trainer_close(ctx, d.t);
 		gpt_dp_free(&d);
 		return 1;

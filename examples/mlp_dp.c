@@ -212,8 +212,12 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		rc = mlp_train(ctx, mc, NULL, &w, &len,
 			       c->rank == 0 ? stdout : NULL);
 	if (rc) {
-		fprintf(stderr, "mlp_dp: rank %d: training failed: %s (%s)\n",
-			c->rank, tmm_last_error(ctx), tmm_strerror(rc));
+		const char *op = dp_trainer_failed(t);
+
+		fprintf(stderr,
+			"mlp_dp: rank %d: training failed%s%s: %s (%s)\n",
+			c->rank, op ? " in " : "", op ? op : "",
+			tmm_last_error(ctx), tmm_strerror(rc));
 		dp_trainer_close(ctx, t);
 		dp_mlp_close(ctx, dm);
 		return 1;
