@@ -253,8 +253,12 @@ int main(int argc, char **argv)
 			"%s\n", c.rank, tmm_last_error(NULL));
 		dp_comm_abort(&c, 1);
 	}
-	if (train(ctx, &c, &gc, &a, &fig))
+	/* The context goes before the abort, or its statistics segment
+	 * (stats_shm) would outlive the process. */
+	if (train(ctx, &c, &gc, &a, &fig)) {
+		tmm_ctx_destroy(ctx);
 		dp_comm_abort(&c, 1);
+	}
 	tmm_stats_get(ctx, &st);
 	dp_report("gpt_dp", &c, &fig, st.simulated != 0);
 	tmm_ctx_destroy(ctx);

@@ -287,10 +287,14 @@ int main(int argc, char **argv)
 		.zero = !strcmp(a.zero, "1"),
 	};
 	/* A rank that fails stops them all: the others would wait in the
-	 * next collective for ever. */
+	 * next collective for ever.  Its context goes first, or its
+	 * statistics segment (stats_shm) would outlive the process. */
 	if (open_transport(&c, &mc, &a, &ctx, &s, &t) ||
-	    train(ctx, &c, &mc, &s, &fig))
+	    train(ctx, &c, &mc, &s, &fig)) {
+		if (ctx)
+			tmm_ctx_destroy(ctx);
 		dp_comm_abort(&c, 1);
+	}
 	transport_close(&s, t);
 	{
 		struct tmm_stats st = { .version = TMM_STATS_VERSION };
