@@ -29,6 +29,7 @@ TENSORMM_BUDGET=30%peak TENSORMM_MODE=swap TENSORMM_POLICY=none
 export TENSORMM_BUDGET TENSORMM_MODE TENSORMM_POLICY
 model="--batch 64 --steps 2 --bucket-kib 8 --accumulate 2"
 uid=$(id -u)
+failed_in="mlp_dp: rank 0: training failed in"
 
 # run N ARGS...: mlp_dp ARGS with copy call N failing; $rc its status,
 # $pid its process (stdout in $tmp/out, stderr in $tmp/err).
@@ -74,7 +75,7 @@ sweep() {
 		elif [ "$rc" -eq 1 ] &&
 		     grep -q '^mlp_dp: rank 0: training failed.*: [a-z]' \
 			  "$tmp/err"; then
-			sed -n 's/^mlp_dp: rank 0: training failed in \(.*\) of bucket [0-9].*/\1/p' \
+			sed -n "s/^$failed_in \(.*\) of bucket [0-9].*/\1/p" \
 				"$tmp/err" >>"$tmp/named"
 		else
 			fail "$what: exit $rc, said: $(tail -n 3 "$tmp/err")"
