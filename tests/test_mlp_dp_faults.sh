@@ -17,8 +17,10 @@
 # parameter 2 (held for the next all-reduce) of bucket 0 of 3"), and
 # both kinds must be seen.  The same with --zero 1, whose reduce-scatter
 # and sharded update must be named.  N runs from 1 until 40 runs in a row
-# have ended with the digest (past the run's last copy).  Skips (77)
-# where configure found no MPI, so mlp_dp was not built.  Ends with a
+# have ended with the digest (past the run's last copy).  Then, on 2
+# ranks under mpirun, a failure of rank 0 alone must end the whole job
+# with its message, not hang (where mpirun is there).  Skips (77) where
+# configure found no MPI, so mlp_dp was not built.  Ends with a
 # Check-style summary line for scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
 . "$(dirname "$0")/mlp_dp_lib.sh" || exit 99
@@ -98,5 +100,24 @@ sweep() {
 
 sweep -- "the all-reduce" "(held for the next all-reduce)"
 sweep --zero 1 -- "the reduce-scatter" "the update (sgd_shard)"
+
+# On 2 ranks, only rank 0 failing (Open MPI's MPMD form gives it alone
+# the fault): it must say so and stop rank 1 too, which would otherwise
+# wait for it in the next collective for ever (60 s: a hang).
+if have mpirun && have timeout; then
+	mpi_setup
+	checks=$((checks + 1))
+	timeout 60 mpirun --oversubscribe -x TENSORMM_BUDGET -x TENSORMM_MODE \
+		-x TENSORMM_POLICY -np 1 -x TENSORMM_FAULT=copy@40+ "$prog" \
+		--batch 64 --steps 2 --bucket-kib 8 : -np 1 "$prog" \
+		--batch 64 --steps 2 --bucket-kib 8 >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] &&
+		grep -q '^mlp_dp: rank 0: training failed' "$tmp/err" ||
+		fail "2 ranks, rank 0 with copy@40+: exit $rc, said:" \
+		     "$(grep -v '^ *$' "$tmp/err" | head -n 3)"
+else
+	echo "no mpirun or timeout on PATH: the 2-rank run is left out"
+fi
 
 summary
