@@ -2,6 +2,11 @@
 /*
  * dp_graph.c — one rank's data-parallel graph (see dp_graph.h): buckets
  * of gradients reduced by collective ops, and ZeRO-1's sharded optimizer.
+ *
+ * Its allocations are the library's (xalloc.h), so that a test can fail
+ * each of them with the fault site host_alloc; the rewrite is built
+ * beside the graph and only swapped in once it is whole, so that a
+ * failure leaves the graph as it was.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +14,7 @@
 #include <string.h>
 
 #include "dp_graph.h"
+#include "lib/base/xalloc.h"
 #include "tensormm.h"
 
 static bool reads(const struct zgraph *g, uint32_t i, zg_t t)
@@ -28,7 +34,7 @@ static int append_ids(struct zgraph *g, const zg_t *ids, uint32_t n,
 	uint64_t need = g->nids + 2 * (uint64_t)n;
 
 	if (need > g->cids) {
-		zg_t *p = realloc(g->ids, need * sizeof(*p));
+		zg_t *p = tmm_realloc(g->ids, need * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
@@ -36,7 +42,7 @@ static int append_ids(struct zgraph *g, const zg_t *ids, uint32_t n,
 		g->cids = need;
 	}
 	if (need > g->csliced) {
-		unsigned char *q = realloc(g->sliced, need);
+		unsigned char *q = tmm_realloc(g->sliced, need);
 
 		if (!q)
 			return -ENOMEM;
@@ -154,17 +160,17 @@ static int flush_weights(struct rewrite *w)
 }
 
 /*
- * ZeRO-1 on an optimizer step: this rank's 1/N of its arithmetic and of
- * its state tensors (its inputs from the third on: the weight and its
- * gradient come first).  Each state tensor belongs to one step, so it
- * shrinks once.
+ * ZeRO-1 on an optimizer step: this rank's 1/N of its state tensors (its
+ * inputs from the third on: the weight and its gradient come first).
+ * Each state tensor belongs to one step, so it shrinks once.  Run when
+ * the rewrite is whole (the step's arithmetic shrank in emit_step), so
+ * that a failure leaves the tensors as they were.
  */
-static void shard_step(struct zgraph *g, struct zg_op *op, unsigned ranks)
+static void shard_state(struct zgraph *g, const struct zg_op *op,
+			unsigned ranks)
 {
 	const zg_t *in = g->ids + op->in_at;
 
-	op->flops /= ranks;
-	op->bytes /= ranks;
 	for (uint32_t k = 2; k < op->n_in; k++)
 		g->t[in[k]].bytes = (g->t[in[k]].bytes + ranks - 1) / ranks;
 }
@@ -173,7 +179,7 @@ static void shard_step(struct zgraph *g, struct zg_op *op, unsigned ranks)
  * its state (persistent). */
 static bool *weight_gradients(const struct zgraph *g)
 {
-	bool *is = calloc(g->nt ? g->nt : 1, sizeof(bool));
+	bool *is = tmm_calloc(g->nt ? g->nt : 1, sizeof(bool));
 
 	if (!is)
 		return NULL;
@@ -189,17 +195,21 @@ static bool *weight_gradients(const struct zgraph *g)
 	return is;
 }
 
-/* Emits optimizer step i (an old index): with ZeRO-1 its 1/N, and its
- * weight into the next all-gather. */
+/* Emits optimizer step i (an old index): with ZeRO-1 its 1/N of the
+ * arithmetic (of the state: shard_state), and its weight into the next
+ * all-gather. */
 static int emit_step(struct rewrite *w, uint64_t bucket_bytes, uint32_t i)
 {
 	struct zgraph *g = w->g;
+	struct zg_op *op = &w->ops[w->nops];
 
 	w->new_index[i] = w->nops;
-	w->ops[w->nops++] = g->op[i];
+	*op = g->op[i];
+	w->nops++;
 	if (!w->zero1)
 		return 0;
-	shard_step(g, &w->ops[w->nops - 1], w->ranks);
+	op->flops /= w->ranks;
+	op->bytes /= w->ranks;
 	add(&w->weights, g, zg_inputs(g, i)[0]);
 	return w->weights.bytes >= bucket_bytes ? flush_weights(w) : 0;
 }
@@ -298,6 +308,9 @@ int dp_graph_make(struct zgraph *g, unsigned ranks, uint64_t bucket_bytes,
 {
 	struct rewrite w = { .g = g, .ranks = ranks, .zero1 = zero1,
 			     .lag = lag, .info = info };
+	/* The collectives' id lists go after the graph's own: cut back to
+	 * here on a failure (the lists' capacity may stay grown). */
+	uint64_t nids = g->nids;
 	bool *weight_grad;
 	int rc = 0;
 
@@ -306,14 +319,14 @@ int dp_graph_make(struct zgraph *g, unsigned ranks, uint64_t bucket_bytes,
 		return 0;
 	weight_grad = weight_gradients(g);
 	w.weight_grad = weight_grad;
-	w.deferred = calloc(g->nop + 1, sizeof(uint32_t));
-	w.held_at = calloc(g->nop + 1, sizeof(uint32_t));
-	w.grads.t = calloc(g->nt ? g->nt : 1, sizeof(zg_t));
-	w.weights.t = calloc(g->nt ? g->nt : 1, sizeof(zg_t));
+	w.deferred = tmm_calloc(g->nop + 1, sizeof(uint32_t));
+	w.held_at = tmm_calloc(g->nop + 1, sizeof(uint32_t));
+	w.grads.t = tmm_calloc(g->nt ? g->nt : 1, sizeof(zg_t));
+	w.weights.t = tmm_calloc(g->nt ? g->nt : 1, sizeof(zg_t));
 	/* at most a collective before each op and one after it, and the
 	 * two last ones */
-	w.ops = calloc(3 * (size_t)g->nop + 2, sizeof(*w.ops));
-	w.new_index = calloc(g->nop + 1, sizeof(uint32_t));
+	w.ops = tmm_calloc(3 * (size_t)g->nop + 2, sizeof(*w.ops));
+	w.new_index = tmm_calloc(g->nop + 1, sizeof(uint32_t));
 	if (!weight_grad || !w.deferred || !w.held_at || !w.grads.t || !w.weights.t ||
 	    !w.ops || !w.new_index) {
 		rc = -ENOMEM;
@@ -327,8 +340,15 @@ int dp_graph_make(struct zgraph *g, unsigned ranks, uint64_t bucket_bytes,
 		rc = release(&w, bucket_bytes, w.n_deferred);
 	if (rc == 0)
 		rc = flush_weights(&w);
-	if (rc < 0)
+	if (rc < 0) {
+		g->nids = nids;
+		memset(info, 0, sizeof(*info));
 		goto out;
+	}
+	if (zero1)
+		for (uint32_t i = 0; i < w.nops; i++)
+			if (w.ops[i].kind == TMM_OP_OPTIMIZER)
+				shard_state(g, &w.ops[i], ranks);
 	/* Tensors name ops by index: renumber. */
 	for (zg_t t = 0; t < g->nt; t++) {
 		if (g->t[t].producer != UINT32_MAX)

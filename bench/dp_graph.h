@@ -44,8 +44,10 @@ struct dp_graph_info {
 /*
  * Makes g, a finished graph, one of `ranks` ranks' (see the header),
  * its optimizer steps held back `lag` buckets.
- * With one rank g stays as it is.  Returns 0, or -ENOMEM (g is then
- * only fit for zg_free).
+ * With one rank g stays as it is.  Returns 0, or -ENOMEM: g is then as
+ * it was (only its lists' capacity may have grown), fit to be made again
+ * or freed with zg_free, and *info is zero.  Its host allocations fail
+ * with the fault site host_alloc (lib/base/fault.h), for tests.
  */
 int dp_graph_make(struct zgraph *g, unsigned ranks, uint64_t bucket_bytes,
 		  bool zero1, unsigned lag, struct dp_graph_info *info);

@@ -26,6 +26,7 @@ struct dp_trainer {
 	/* The bucket reduced last, whose update waits for the next
 	 * bucket's reduction to be issued (reduce_and_update), or NULL. */
 	struct dp_bucket *held;
+	char failed[128];	   /* dp_trainer_failed's */
 };
 
 static bool alone(const struct dp_model *m, unsigned p)
@@ -161,6 +162,15 @@ void dp_trainer_close(tmm_ctx *ctx, struct dp_trainer *t)
 	free(t);
 }
 
+/* Says which op of which bucket failed (dp_trainer_failed); passes rc. */
+static int failed(struct dp_trainer *t, int rc, const struct dp_bucket *b,
+		  const char *what)
+{
+	snprintf(t->failed, sizeof(t->failed), "%s of bucket %u of %u",
+		 what, (unsigned)(b - t->bucket), t->n_buckets);
+	return rc;
+}
+
 static int run_op(tmm_ctx *ctx, const char *name, enum tmm_op_kind kind,
 		  tmm_run_fn fn, void *user, const tmm_tensor *in,
 		  unsigned n_in, const tmm_tensor *out, unsigned n_out,
@@ -189,12 +199,12 @@ static int reduce_update_shard(tmm_ctx *ctx, struct dp_trainer *t,
 	double net = (n - 1.0) / n * bytes * mb;
 	int rc;
 
-	t->net_bytes += net;
 	rc = run_op(ctx, "reduce_scatter", TMM_OP_COLLECTIVE,
 		    t->s.transport->reduce_scatter, b, in, np * mb, out, np,
 		    bytes * mb * 2.0, net);
 	if (rc)
-		return rc;
+		return failed(t, rc, b, "the reduce-scatter");
+	t->net_bytes += net;
 	for (unsigned p = 0; p < np; p++) {
 		in[p] = t->w[b->first + p];
 		in[np + p] = t->g[b->first + p][0];
@@ -206,26 +216,36 @@ static int reduce_update_shard(tmm_ctx *ctx, struct dp_trainer *t,
 		    b, in, 2 * np + 1, out, np + 1,
 		    20.0 * (double)b->shard, 0.0);
 	if (rc)
-		return rc;
+		return failed(t, rc, b, "the update (sgd_shard)");
 	net = (n - 1.0) / n * bytes;
+	rc = run_op(ctx, "allgather", TMM_OP_COLLECTIVE,
+		    t->s.transport->allgather, b, in, np, out, np, bytes * 2.0,
+		    net);
+	if (rc)
+		return failed(t, rc, b, "the all-gather");
 	t->net_bytes += net;
-	return run_op(ctx, "allgather", TMM_OP_COLLECTIVE,
-		      t->s.transport->allgather, b, in, np, out, np,
-		      bytes * 2.0, net);
+	return 0;
 }
 
-/* Runs the model's update on each of bucket b's parameters. */
+/* Runs the model's update on each of bucket b's parameters; `when`
+ * says for a failure's message why it ran then. */
 static int update_bucket(tmm_ctx *ctx, struct dp_trainer *t,
-			 const struct dp_bucket *b)
+			 const struct dp_bucket *b, const char *when)
 {
+	char what[64];
 	int rc = 0;
 
-	for (unsigned p = 0; rc == 0 && p < b->n_params; p++) {
+	for (unsigned p = 0; p < b->n_params; p++) {
 		unsigned q = b->first + p;
 
 		rc = t->m->update(ctx, q, t->w[q], t->g[q][0], t->m->arg);
+		if (rc) {
+			snprintf(what, sizeof(what),
+				 "the update of parameter %u (%s)", q, when);
+			return failed(t, rc, b, what);
+		}
 	}
-	return rc;
+	return 0;
 }
 
 /*
@@ -240,6 +260,11 @@ static int update_bucket(tmm_ctx *ctx, struct dp_trainer *t,
  * the gradients stay valid until the step ends, so the bits are the
  * same.  With ZeRO the all-gather after the update is the parameters'
  * own, and the update runs at once.
+ *
+ * A failure ends the step there, with no bucket held: the buckets before
+ * have been updated, the failed one and those after not (nor the held
+ * one, when its update had not run yet), and the caller is to stop
+ * training (dp_trainer_failed says which op failed).
  */
 static int reduce_and_update(tmm_ctx *ctx, struct dp_trainer *t,
 			     struct dp_bucket *b)
@@ -251,10 +276,17 @@ static int reduce_and_update(tmm_ctx *ctx, struct dp_trainer *t,
 	double net;
 	int rc = 0;
 
+	t->failed[0] = '\0';
+	/* Buckets are reduced in order: one held at or after b is left by
+	 * a step that failed before its last bucket (and said so).  Its
+	 * gradients are that step's, gone: it is dropped, not updated. */
+	if (t->held && t->held >= b)
+		t->held = NULL;
 	if (!in || !out) {
 		free(in);
 		free(out);
-		return -ENOMEM;
+		t->held = NULL;
+		return failed(t, -ENOMEM, b, "out of host memory for the ops");
 	}
 	for (unsigned p = 0; p < np; p++) {
 		for (unsigned k = 0; k < mb; k++)
@@ -266,15 +298,19 @@ static int reduce_and_update(tmm_ctx *ctx, struct dp_trainer *t,
 	} else {
 		/* A ring all-reduce of the bucket (every micro-batch's). */
 		net = 2.0 * (n - 1.0) / n * bytes * mb;
-		t->net_bytes += net;
 		rc = run_op(ctx, "allreduce", TMM_OP_COLLECTIVE,
 			    t->s.transport->allreduce, b, in, np * mb, out,
 			    np, bytes * mb * (n + 1.0), net);
+		if (rc)
+			failed(t, rc, b, "the all-reduce");
+		else
+			t->net_bytes += net;
 		if (rc == 0 && t->held)
-			rc = update_bucket(ctx, t, t->held);
+			rc = update_bucket(ctx, t, t->held,
+					   "held for the next all-reduce");
 		t->held = b;
 		if (rc == 0 && b == &t->bucket[t->n_buckets - 1]) {
-			rc = update_bucket(ctx, t, b);
+			rc = update_bucket(ctx, t, b, "the step's last bucket");
 			t->held = NULL;
 		}
 		if (rc)
@@ -310,6 +346,11 @@ unsigned dp_trainer_buckets(const struct dp_trainer *t)
 double dp_trainer_net_bytes(const struct dp_trainer *t)
 {
 	return t->net_bytes;
+}
+
+const char *dp_trainer_failed(const struct dp_trainer *t)
+{
+	return t && t->failed[0] ? t->failed : NULL;
 }
 
 const struct dp_comm *dp_trainer_comm(const struct dp_trainer *t)

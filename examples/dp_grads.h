@@ -117,15 +117,28 @@ void dp_trainer_close(tmm_ctx *ctx, struct dp_trainer *t);
  * g[k] its gradient of micro-batch k = 0 .. micro, each over its own
  * samples only, valid until the step ends.  Reduces and updates a bucket
  * once all of its gradients of the last micro-batch are there.  0 or a
- * negative errno.
+ * negative errno (dp_trainer_failed).  A bucket held from a step that
+ * failed before its end is dropped when the next step's first bucket is
+ * reduced.
  */
 int dp_grad_ready(tmm_ctx *ctx, struct dp_trainer *t, unsigned p,
 		  unsigned micro, tmm_tensor w, const tmm_tensor *g);
 
 /* How the gradients were grouped: buckets, and the bytes this rank has
- * declared in cost.net_bytes so far (every step's). */
+ * declared in cost.net_bytes so far (every step's ops that ran). */
 unsigned dp_trainer_buckets(const struct dp_trainer *t);
 double dp_trainer_net_bytes(const struct dp_trainer *t);
+
+/*
+ * After dp_grad_ready failed: which of the trainer's ops failed, as "the
+ * all-reduce of bucket 1 of 3" or "the update of parameter 2 (held for
+ * the next all-reduce) of bucket 0 of 3" (the library's message says
+ * why, tmm_last_error); NULL when the failure was not one of them (an
+ * argument, or t NULL).  Such a failure ends the step part done, with no
+ * bucket held (buckets before the failed one updated, the rest not): stop
+ * training.
+ */
+const char *dp_trainer_failed(const struct dp_trainer *t);
 
 /* What a collective callback sees of its bucket (user is one). */
 struct dp_param {

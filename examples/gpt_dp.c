@@ -172,8 +172,12 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct gpt_config *gc,
 		rc = gpt_train(ctx, gc, NULL, &w, &len,
 			       c->rank == 0 ? stdout : NULL);
 	if (rc) {
-		fprintf(stderr, "gpt_dp: rank %d: training failed: %s (%s)\n",
-			c->rank, tmm_last_error(ctx), tmm_strerror(rc));
+		const char *op = dp_trainer_failed(d.t);
+
+		fprintf(stderr,
+			"gpt_dp: rank %d: training failed%s%s: %s (%s)\n",
+			c->rank, op ? " in " : "", op ? op : "",
+			tmm_last_error(ctx), tmm_strerror(rc));
 		dp_trainer_close(ctx, d.t);
 		gpt_dp_free(&d);
 		return 1;
@@ -249,8 +253,12 @@ int main(int argc, char **argv)
 			"%s\n", c.rank, tmm_last_error(NULL));
 		dp_comm_abort(&c, 1);
 	}
-	if (train(ctx, &c, &gc, &a, &fig))
+	/* The context goes before the abort, or its statistics segment
+	 * (stats_shm) would outlive the process. */
+	if (train(ctx, &c, &gc, &a, &fig)) {
+		tmm_ctx_destroy(ctx);
 		dp_comm_abort(&c, 1);
+	}
 	tmm_stats_get(ctx, &st);
 	dp_report("gpt_dp", &c, &fig, st.simulated != 0);
 	tmm_ctx_destroy(ctx);

@@ -212,8 +212,12 @@ static int train(tmm_ctx *ctx, const struct dp_comm *c, struct mlp_config *mc,
 		rc = mlp_train(ctx, mc, NULL, &w, &len,
 			       c->rank == 0 ? stdout : NULL);
 	if (rc) {
-		fprintf(stderr, "mlp_dp: rank %d: training failed: %s (%s)\n",
-			c->rank, tmm_last_error(ctx), tmm_strerror(rc));
+		const char *op = dp_trainer_failed(t);
+
+		fprintf(stderr,
+			"mlp_dp: rank %d: training failed%s%s: %s (%s)\n",
+			c->rank, op ? " in " : "", op ? op : "",
+			tmm_last_error(ctx), tmm_strerror(rc));
 		dp_trainer_close(ctx, t);
 		dp_mlp_close(ctx, dm);
 		return 1;
@@ -283,10 +287,14 @@ int main(int argc, char **argv)
 		.zero = !strcmp(a.zero, "1"),
 	};
 	/* A rank that fails stops them all: the others would wait in the
-	 * next collective for ever. */
+	 * next collective for ever.  Its context goes first, or its
+	 * statistics segment (stats_shm) would outlive the process. */
 	if (open_transport(&c, &mc, &a, &ctx, &s, &t) ||
-	    train(ctx, &c, &mc, &s, &fig))
+	    train(ctx, &c, &mc, &s, &fig)) {
+		if (ctx)
+			tmm_ctx_destroy(ctx);
 		dp_comm_abort(&c, 1);
+	}
 	transport_close(&s, t);
 	{
 		struct tmm_stats st = { .version = TMM_STATS_VERSION };

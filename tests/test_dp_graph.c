@@ -13,13 +13,23 @@
  * collective that reduces its gradients, and no op after a step touches
  * the weight it updated (the backward reads each weight before its
  * update).
+ *
+ * Out of host memory: each allocation of the rewrite fails in turn (the
+ * fault site host_alloc, which dp_graph.c's allocations ask), with and
+ * without a lag and ZeRO-1; each must give -ENOMEM and leave the graph as
+ * zoo_build made it (and *info zero), and the same call without the fault
+ * must then give the graph of a run that never failed.  The sanitizers'
+ * pass of `make check` sees any leak on those paths.
  */
 #include <check.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
 #include "dp_graph.h"
+#include "lib/base/fault.h"
 #include "zoo.h"
 
 /* The zoo's compute-bound MLP, batch 64, as `ranks` ranks' graph. */
@@ -163,15 +173,135 @@ START_TEST(one_rank_is_left_alone)
 }
 END_TEST
 
+/* Whether a and b are the same graph: ops, their tensor lists, tensors. */
+static void same_graph(const struct zgraph *a, const struct zgraph *b,
+		       const char *what)
+{
+	ck_assert_msg(a->nop == b->nop && a->nt == b->nt &&
+			      a->nids == b->nids && a->n_forward == b->n_forward,
+		      "%s: %u ops, %u tensors, %llu ids, forward %u; not %u, "
+		      "%u, %llu, %u", what, a->nop, a->nt,
+		      (unsigned long long)a->nids, a->n_forward, b->nop, b->nt,
+		      (unsigned long long)b->nids, b->n_forward);
+	for (uint32_t i = 0; i < a->nop; i++) {
+		const struct zg_op *x = &a->op[i], *y = &b->op[i];
+
+		ck_assert_msg(!strcmp(x->name, y->name) && x->kind == y->kind &&
+				      x->flags == y->flags &&
+				      x->n_in == y->n_in &&
+				      x->n_out == y->n_out &&
+				      x->flops == y->flops &&
+				      x->bytes == y->bytes &&
+				      x->net_bytes == y->net_bytes,
+			      "%s: op %u is %s, not %s (or its cost differs)",
+			      what, i, x->name, y->name);
+		ck_assert_msg(!memcmp(zg_inputs(a, i), zg_inputs(b, i),
+				      x->n_in * sizeof(zg_t)) &&
+				      !memcmp(zg_outputs(a, i), zg_outputs(b, i),
+					      x->n_out * sizeof(zg_t)),
+			      "%s: op %u (%s) has other tensors", what, i,
+			      x->name);
+	}
+	for (zg_t t = 0; t < a->nt; t++)
+		ck_assert_msg(a->t[t].bytes == b->t[t].bytes &&
+				      a->t[t].producer == b->t[t].producer &&
+				      a->t[t].last_use == b->t[t].last_use,
+			      "%s: tensor %s differs", what, a->t[t].name);
+}
+
+/* The MLP with its id lists full (zoo_build leaves them room to grow),
+ * so that every collective the rewrite adds must grow them. */
+static void build(struct zgraph *g)
+{
+	struct zoo_args a = { .batch = 64, .scale = 1 };
+	zg_t *ids;
+	unsigned char *sliced;
+
+	ck_assert_int_eq(zoo_build(zoo_find("mlp_compute"), &a, g), 0);
+	ids = realloc(g->ids, g->nids * sizeof(*ids));
+	sliced = realloc(g->sliced, g->nids);
+	ck_assert(ids && sliced);
+	g->ids = ids;
+	g->sliced = sliced;
+	g->cids = g->csliced = g->nids;
+}
+
+/*
+ * Every host allocation of one rewrite (4 ranks, 1 MiB buckets) failing
+ * in turn, until the rewrite makes fewer calls than the one to fail: the
+ * fixed buffers, then the growth of the id lists at each collective.
+ */
+static void each_allocation_fails(bool zero1, unsigned lag)
+{
+	struct zgraph ref, pristine;
+	struct dp_graph_info ref_info;
+	unsigned long k, calls = 0;
+	char spec[32], what[96];
+
+	build(&ref);
+	ck_assert_int_eq(dp_graph_make(&ref, 4, 1u << 20, zero1, lag,
+				       &ref_info), 0);
+	ck_assert_uint_gt(ref_info.collectives, 2);
+	build(&pristine);
+	for (k = 1;; k++) {
+		struct zgraph g;
+		struct dp_graph_info info;
+		int rc;
+
+		build(&g);
+		snprintf(spec, sizeof(spec), "host_alloc@%lu", k);
+		snprintf(what, sizeof(what), "ZeRO-1 %s, lag %u, %s",
+			 zero1 ? "on" : "off", lag, spec);
+		ck_assert_int_eq(tmm_fault_set(spec), 0);
+		rc = dp_graph_make(&g, 4, 1u << 20, zero1, lag, &info);
+		calls = tmm_fault_calls("host_alloc");
+		ck_assert_int_eq(tmm_fault_set(""), 0);
+		if (calls < k) {
+			/* No call failed: the run that never failed. */
+			ck_assert_int_eq(rc, 0);
+			same_graph(&g, &ref, what);
+			zg_free(&g);
+			break;
+		}
+		ck_assert_msg(rc == -ENOMEM, "%s: %d", what, rc);
+		ck_assert_msg(info.collectives == 0 && info.grad_bytes == 0 &&
+				      info.last_bucket == 0,
+			      "%s: info not cleared", what);
+		same_graph(&g, &pristine, what);
+		/* Made again, without the fault: as if it never failed. */
+		ck_assert_int_eq(dp_graph_make(&g, 4, 1u << 20, zero1, lag,
+					       &info), 0);
+		same_graph(&g, &ref, what);
+		ck_assert_uint_eq(info.collectives, ref_info.collectives);
+		ck_assert_uint_eq(info.grad_bytes, ref_info.grad_bytes);
+		zg_free(&g);
+	}
+	/* The seven buffers, then the two id lists of every collective. */
+	ck_assert_uint_ge(k, 7 + 2 * (unsigned long)ref_info.collectives);
+	zg_free(&ref);
+	zg_free(&pristine);
+}
+
+START_TEST(out_of_memory_leaves_the_graph)
+{
+	each_allocation_fails(false, 0);
+	each_allocation_fails(false, 1);
+	each_allocation_fails(true, 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("dp_graph");
 	TCase *tc = tcase_create("lag");
+	TCase *oom = tcase_create("out_of_memory");
 
 	tcase_add_test(tc, lag_zero_exposes_every_reduction);
 	tcase_add_test(tc, lag_one_hides_all_but_the_last);
 	tcase_add_test(tc, one_rank_is_left_alone);
 	suite_add_tcase(s, tc);
+	tcase_add_test(oom, out_of_memory_leaves_the_graph);
+	suite_add_tcase(s, oom);
 	return s;
 }
 
