@@ -15,11 +15,13 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
 #include "hints/analysis.h"
+#include "lib/base/fault.h"
 #include "hints/planner.h"
 #include "hints/planners.h"
 #include "hints/split_curve.h"
@@ -577,6 +579,46 @@ START_TEST(no_recomputation_through_a_swapped_out_ghost)
 }
 END_TEST
 
+/*
+ * Out of host memory at any allocation, chains and all (the deep chain,
+ * where the walk recomputes through dropped tensors): tsplit fails with
+ * -ENOMEM and a message, and frees what it took (the sanitizer pass of
+ * the suite checks the leaks).  Allocation k fails for k = 1, 2, ...
+ * until a plan is made with the fault never reached.
+ */
+START_TEST(out_of_memory_at_every_allocation)
+{
+	struct builder b;
+	uint32_t h[DEEP + 1];
+	unsigned failed = 0;
+	bool made = false;
+
+	deep_chain(&b, 200000, h);
+	for (unsigned k = 1; !made && k < 100000; k++) {
+		struct tmm_planner_input in = input(&b, 14 * MiB, 0.5);
+		struct tmm_plan p;
+		char err[256], spec[32];
+		int rc;
+
+		snprintf(spec, sizeof(spec), "host_alloc@%u", k);
+		ck_assert_int_eq(tmm_fault_set(spec), 0);
+		rc = tmm_planner_make("tsplit", &in, &p, err, sizeof(err));
+		/* Made with fewer allocations than k: past the last. */
+		made = rc == 0 && tmm_fault_calls("host_alloc") < k;
+		ck_assert_int_eq(tmm_fault_set(""), 0);
+		ck_assert_msg(rc == 0 || rc == -ENOMEM, "%s: %d", spec, rc);
+		if (rc == 0) {
+			tmm_plan_free(&p);
+		} else {
+			failed++;
+			ck_assert_ptr_nonnull(strstr(err, "out of memory"));
+		}
+	}
+	ck_assert(made);
+	ck_assert_uint_gt(failed, 10);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tsplit");
@@ -593,6 +635,7 @@ int main(void)
 	tcase_add_test(tc, recomputation_chains_end_on_the_device);
 	tcase_add_test(tc, recomputes_for_the_backward_pass_only);
 	tcase_add_test(tc, no_recomputation_through_a_swapped_out_ghost);
+	tcase_add_test(tc, out_of_memory_at_every_allocation);
 	suite_add_tcase(s, tc);
 	return check_run_all(srunner_create(s));
 }
