@@ -142,58 +142,73 @@ static uint32_t rerun_at(const struct tmm_chain_book *b, uint32_t t,
 	return tmm_producer_op(an, t, an->life[t].last);
 }
 
-static bool reachable(struct tmm_chain_book *b, uint32_t t, uint32_t k,
-		      unsigned depth);
+/* What a walk down the tensors a chain reads does with each. */
+enum walk { CHECK, NEED };
 
-/* Whether every input of op o can be had at k. */
-static bool inputs_reachable(struct tmm_chain_book *b, uint32_t o, uint32_t k,
-			     unsigned depth)
+static int walk_tensor(struct tmm_chain_book *b, uint32_t t, uint32_t k,
+		       unsigned depth, enum walk how);
+
+/*
+ * Walks the inputs of op o, re-run at k, and down the chain below them:
+ * CHECK returns 1 when every one can be had there (on the device, or
+ * recomputable from tensors that can), else 0; NEED notes each as
+ * needed at k and returns 1, or -ENOMEM.
+ */
+static int walk_inputs(struct tmm_chain_book *b, uint32_t o, uint32_t k,
+		       unsigned depth, enum walk how)
 {
 	const struct tmm_trace *tr = b->an->trace;
 	const struct tmm_trace_op *op;
+	int rc = 1;
 
 	if (o >= tr->n_ops || depth >= TMM_CHAIN_MAX_DEPTH)
-		return false;
+		return how == CHECK ? 0 : 1;
 	op = &tr->ops[o];
-	for (uint32_t i = 0; i < op->n_inputs; i++)
-		if (!reachable(b, tr->op_tensors[op->first + i], k, depth))
-			return false;
-	return true;
+	for (uint32_t i = 0; rc == 1 && i < op->n_inputs; i++)
+		rc = walk_tensor(b, tr->op_tensors[op->first + i], k, depth,
+				 how);
+	return rc;
 }
 
-/* Whether t can be had at k: on the device, or recomputable there from
- * tensors that can. */
-static bool reachable(struct tmm_chain_book *b, uint32_t t, uint32_t k,
-		      unsigned depth)
+static int walk_tensor(struct tmm_chain_book *b, uint32_t t, uint32_t k,
+		       unsigned depth, enum walk how)
 {
 	uint32_t o;
 	bool reach;
+	int rc;
 
 	if (!visit(b, t))
-		return true; /* asked already in this query, and not refused */
+		return 1; /* walked already in this query, and not refused */
+	if (how == NEED) {
+		rc = link_add(b, &b->need_head[t], k, 0, -1);
+		if (rc < 0)
+			return rc;
+	}
 	o = rerun_at(b, t, k, &reach);
 	if (o == TMM_TRACE_NONE)
-		return reach;
-	return inputs_reachable(b, o, k, depth + 1);
+		return how == NEED || reach;
+	return walk_inputs(b, o, k, depth + 1, how);
 }
 
-static bool sources_reachable(struct tmm_chain_book *b,
-			      const struct tmm_cand *c, uint32_t k)
+/* Walks what recomputing c at k reads (see walk_inputs). */
+static int walk_sources(struct tmm_chain_book *b, const struct tmm_cand *c,
+			uint32_t k, enum walk how)
 {
 	new_query(b);
 	visit(b, c->tensor);
-	return inputs_reachable(b, c->op, k, 0);
+	return walk_inputs(b, c->op, k, 0, how);
 }
 
 bool tmm_chain_may_drop(struct tmm_chain_book *b, const struct tmm_cand *c)
 {
-	if (!c->recomputable || !sources_reachable(b, c, c->back))
+	if (!c->recomputable || walk_sources(b, c, c->back, CHECK) != 1)
 		return false;
 	for (uint32_t l = b->need_head[c->tensor]; l != TMM_TRACE_NONE;
 	     l = b->links[l].next) {
 		uint32_t a = b->links[l].a;
 
-		if (a > c->evict && a < c->back && !sources_reachable(b, c, a))
+		if (a > c->evict && a < c->back &&
+		    walk_sources(b, c, a, CHECK) != 1)
 			return false;
 	}
 	return true;
@@ -245,61 +260,17 @@ double tmm_chain_drop_ns(struct tmm_chain_book *b, const struct tmm_cand *c)
 	return ns;
 }
 
-static int need(struct tmm_chain_book *b, uint32_t t, uint32_t k,
-		unsigned depth);
-
-/* Every input of op o is needed at k, and what re-running them reads. */
-static int need_inputs(struct tmm_chain_book *b, uint32_t o, uint32_t k,
-		       unsigned depth)
-{
-	const struct tmm_trace *tr = b->an->trace;
-	const struct tmm_trace_op *op;
-	int rc = 0;
-
-	if (o >= tr->n_ops || depth >= TMM_CHAIN_MAX_DEPTH)
-		return 0;
-	op = &tr->ops[o];
-	for (uint32_t i = 0; rc == 0 && i < op->n_inputs; i++)
-		rc = need(b, tr->op_tensors[op->first + i], k, depth);
-	return rc;
-}
-
-/* t, and every tensor its chain reads at k, is needed at k. */
-static int need(struct tmm_chain_book *b, uint32_t t, uint32_t k,
-		unsigned depth)
-{
-	uint32_t o;
-	bool reach;
-	int rc;
-
-	if (!visit(b, t))
-		return 0;
-	rc = link_add(b, &b->need_head[t], k, 0, -1);
-	o = rerun_at(b, t, k, &reach);
-	if (rc == 0 && o != TMM_TRACE_NONE)
-		rc = need_inputs(b, o, k, depth + 1);
-	return rc;
-}
-
-static int need_sources(struct tmm_chain_book *b, const struct tmm_cand *c,
-			uint32_t k)
-{
-	new_query(b);
-	visit(b, c->tensor);
-	return need_inputs(b, c->op, k, 0);
-}
-
 int tmm_chain_choose(struct tmm_chain_book *b, const struct tmm_cand *c)
 {
-	int rc = need_sources(b, c, c->back);
+	int rc = walk_sources(b, c, c->back, NEED);
 
-	/* By index: need() may move the links. */
+	/* By index: the walk may move the links. */
 	for (uint32_t l = b->need_head[c->tensor];
-	     rc == 0 && l != TMM_TRACE_NONE; l = b->links[l].next) {
+	     rc == 1 && l != TMM_TRACE_NONE; l = b->links[l].next) {
 		uint32_t a = b->links[l].a;
 
 		if (a > c->evict && a < c->back)
-			rc = need_sources(b, c, a);
+			rc = walk_sources(b, c, a, NEED);
 	}
-	return rc;
+	return rc < 0 ? rc : 0;
 }
