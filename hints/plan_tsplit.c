@@ -643,9 +643,7 @@ static int walk(struct tsplit *ts)
 static bool chains_over(struct tsplit *ts)
 {
 	struct tmm_fit full;
-	struct tmm_eviction_set set = ts->chosen;
-
-	if (tmm_fit_init(&ts->an, &full, &set) < 0)
+	if (tmm_fit_init(&ts->an, &full, &ts->chosen) < 0)
 		return false; /* the plan says so: emit's curve is full */
 	tmm_fit_free(&ts->fit);
 	ts->fit = full;

@@ -28,7 +28,6 @@ int tmm_chain_book_init(struct tmm_chain_book *b,
 	memset(b, 0, sizeof(*b));
 	b->an = an;
 	b->cs = cs;
-	b->n_tensors = n_tensors;
 	b->gap_head = tmm_malloc(bytes);
 	b->need_head = tmm_malloc(bytes);
 	b->seen = tmm_calloc((size_t)n_tensors + 1, sizeof(uint32_t));
@@ -102,7 +101,8 @@ static const struct tmm_chain_link *gap_at(const struct tmm_chain_book *b,
 static void new_query(struct tmm_chain_book *b)
 {
 	if (++b->stamp == 0) {
-		memset(b->seen, 0, sizeof(uint32_t) * (b->n_tensors + 1));
+		memset(b->seen, 0,
+		       sizeof(uint32_t) * (b->an->trace->n_tensors + 1));
 		b->stamp = 1;
 	}
 }

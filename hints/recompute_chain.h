@@ -45,7 +45,6 @@ struct tmm_chain_link;
 struct tmm_chain_book {
 	const struct tmm_analysis *an;
 	const struct tmm_cands *cs;
-	uint32_t n_tensors;
 	uint32_t *gap_head, *need_head; /* per trace tensor, into links */
 	struct tmm_chain_link *links;
 	uint32_t n_links, cap_links;
