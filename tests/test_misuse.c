@@ -474,6 +474,33 @@ START_TEST(recomputation_callback_is_held_to_the_rules)
 }
 END_TEST
 
+/* A drop refused names the input of the producer that stops it: one
+ * the program wrote since the op read it, then one it destroyed. */
+START_TEST(a_refused_drop_names_the_input)
+{
+	static uint32_t v[ELEMS];
+	tmm_op op = probe_op(&P);
+	struct tmm_tensor_rec *b;
+
+	ck_assert_int_eq(tmm_iteration_begin(P.ctx), 0);
+	ck_assert_int_eq(tmm_run(P.ctx, &op), 0);
+	b = tmm_tensor_find(P.ctx, P.b);
+	ck_assert_ptr_nonnull(b);
+	pattern(v, 3);
+	ck_assert_int_eq(tmm_tensor_write(P.ctx, P.a, 0, v, BYTES), 0);
+	ck_assert_int_eq(tmm_recompute_check(P.ctx, b), -EINVAL);
+	contains(tmm_last_error(P.ctx),
+		 "cannot drop tensor 'b': an input of its producer has "
+		 "changed since: input 0 of op 'probe' ('a')");
+	ck_assert_int_eq(tmm_tensor_destroy(P.ctx, P.a), 0);
+	ck_assert_int_eq(tmm_recompute_check(P.ctx, b), -EINVAL);
+	contains(tmm_last_error(P.ctx),
+		 "cannot drop tensor 'b': an input of its producer is gone: "
+		 "input 0 of op 'probe' (freed)");
+	ck_assert_int_eq(tmm_iteration_end(P.ctx), 0);
+}
+END_TEST
+
 static int read_dropped(void *const *in, void *const *out, void *user,
 			void *stream)
 {
@@ -765,6 +792,7 @@ int main(void)
 	tcase_add_test(inside, print_callback_may_call_in);
 	tcase_add_test(inside, recomputation_callback_is_held_to_the_rules);
 	tcase_add_test(inside, reading_a_dropped_tensor_inside_is_refused);
+	tcase_add_test(inside, a_refused_drop_names_the_input);
 	tcase_add_checked_fixture(threads, setup, teardown);
 	tcase_set_timeout(threads, 120);
 	tcase_add_test(threads, second_thread_is_refused_while_in_a_call);
