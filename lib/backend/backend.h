@@ -326,6 +326,14 @@ struct tmm_backend_ops {
 	uint64_t (*kernel_id)(struct tmm_backend *be);
 	int (*kernel_times)(struct tmm_backend *be, const uint64_t *after,
 			    const uint64_t *last, uint64_t *ns, uint32_t n);
+	/*
+	 * The host waits for the kernels queued so far, as reading their
+	 * times does (kernel_times): the runtime calls it once an iteration,
+	 * at its end.  NULL where kernel_times waits, or where the host
+	 * never runs ahead of the device (the sim in lockstep does
+	 * nothing).
+	 */
+	int (*kernels_wait)(struct tmm_backend *be);
 
 	/*
 	 * The time an op with this cost hint is expected to take, without

@@ -3,12 +3,25 @@
  * backend_sim.c — the simulated GPU: its engines and their clocks.
  *
  * A device made of three in-order engines (compute, host-to-device copy,
- * device-to-host copy) whose clocks are virtual nanoseconds.  The host runs
- * in lockstep with the compute engine: the host's "now" is the compute
- * engine's time, so a kernel advances it by the op's roofline duration
- * while a copy queued on a copy engine does not, exactly as an async copy
- * overlaps host work on a real GPU.  Events are timestamps on an engine's
- * timeline; waiting on one moves the waiter's clock forward.
+ * device-to-host copy) whose clocks are virtual nanoseconds.  Events are
+ * timestamps on an engine's timeline; waiting on one moves the waiter's
+ * clock forward.  The host runs one of two ways (sim_host):
+ *
+ *  - lockstep (the default): the host's "now" is the compute engine's
+ *    time, so a kernel advances it by the op's roofline duration while a
+ *    copy queued on a copy engine does not, as an async copy overlaps host
+ *    work.  Every query sees the device exactly where the op being issued
+ *    will run.
+ *  - ahead: the host has a clock of its own, as with a real GPU, whose
+ *    host queues kernels and copies and goes on.  Issuing a kernel costs
+ *    the host the profile's launch time; work starts when both its engine
+ *    is free and the host has issued it; the host moves only where it
+ *    waits (event_sync, copy_sync, a host touch of managed memory, and
+ *    kernels_wait at the iteration's end, where CUDA's runtime reads the
+ *    op times).  So a query of a copy queued a few ops back sees it still
+ *    running, and the clock the runtime records its trace by is the
+ *    host's, as on CUDA (issue #19: the H200 ran plans the lockstep
+ *    simulator never showed losing).
  *
  * Durations come from the hardware profile (sim_profile.c); optional
  * jitter, drawn from a seeded generator, makes ops miss their predicted
@@ -176,6 +189,7 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	s->phantom = cfg->sim_memory == TMM_SIM_PHANTOM;
 	s->jitter = cfg->sim_jitter;
 	s->rng = cfg->sim_seed;
+	s->ahead = cfg->sim_host_ahead;
 	/* Until the runtime sets a budget, managed pages may fill the
 	 * whole device. */
 	if (tmm_sim_uvm_create(&s->uvm, prof, s->capacity) < 0) {
@@ -250,14 +264,13 @@ static bool is_engine(enum tmm_engine e)
 
 /*
  * Queues `bytes` on copy engine e: it starts when both the engine is free
- * and the host has issued it (the compute engine's time), and holds the
- * engine until it ends, later where it shares PCIe with a collective
- * (sim_network.c).
+ * and the host has issued it (sim_host_now), and holds the engine until it
+ * ends, later where it shares PCIe with a collective (sim_network.c).
  */
 static void sim_queue_copy(struct sim *s, enum tmm_engine e, uint64_t bytes,
 			   bool to_device)
 {
-	uint64_t start = max_u64(s->t[e], s->t[TMM_ENGINE_COMPUTE]);
+	uint64_t start = max_u64(s->t[e], sim_host_now(s));
 	uint64_t end = tmm_sim_net_copy_end(&s->net, s->prof, start,
 					    tmm_sim_copy_ns(s->prof, bytes,
 							    to_device));
@@ -329,8 +342,12 @@ static int sim_copy_sync(struct tmm_backend *be, void *dst, const void *src,
 		return sim_copy_fault(be, "copy_sync", bytes);
 	if (!s->phantom)
 		memcpy(dst, src, bytes);
+	/* As CUDA's: queued on the compute stream, and waited for. */
+	sim_compute_issue(s);
+	s->t[e] = max_u64(s->t[e], s->t[TMM_ENGINE_COMPUTE]);
 	sim_queue_copy(s, e, bytes, to_device);
 	s->t[TMM_ENGINE_COMPUTE] = s->t[e];
+	sim_host_until(s, s->t[e]);
 	return 0;
 }
 
@@ -354,9 +371,11 @@ static int sim_copy_on_device(struct tmm_backend *be, void *dst,
 	/* Queued by an op's callback, the copy is that op's work, and
 	 * kernel_end charges the op's cost hint; queued between ops (the
 	 * pool's compaction), it is charged here. */
-	if (!s->in_kernel)
+	if (!s->in_kernel) {
+		sim_compute_issue(s);
 		s->t[TMM_ENGINE_COMPUTE] +=
 			tmm_sim_op_ns(s->prof, 0, 2.0 * (double)bytes);
+	}
 	return 0;
 }
 
@@ -395,7 +414,9 @@ static int sim_event_record(struct tmm_backend *be, enum tmm_engine engine,
 					engine);
 	ev->valid = true;
 	ev->engine = engine;
-	ev->t_ns = sim_of(be)->t[engine];
+	/* Ahead of an idle engine, the event is reached when issued. */
+	ev->t_ns = max_u64(sim_of(be)->t[engine],
+			   sim_of(be)->ahead ? sim_of(be)->host : 0);
 	ev->native = NULL;
 	return 0;
 }
@@ -409,7 +430,7 @@ static uint64_t event_time(const struct sim *s, const tmm_event *ev)
 	return ev->t_ns;
 }
 
-/* The host's now is compute time: an event is done once that passes it. */
+/* An event is done once the host's now has passed it. */
 static int sim_event_query(struct tmm_backend *be, const tmm_event *ev)
 {
 	if (!ev)
@@ -417,8 +438,7 @@ static int sim_event_query(struct tmm_backend *be, const tmm_event *ev)
 					"sim event_query: event is NULL");
 	if (!ev->valid)
 		return 1;
-	return event_time(sim_of(be), ev) <=
-	       sim_of(be)->t[TMM_ENGINE_COMPUTE];
+	return event_time(sim_of(be), ev) <= sim_host_now(sim_of(be));
 }
 
 /* Moves `engine` forward to the event; compute waiting is a stall. */
@@ -442,12 +462,22 @@ static void count_net_wait(struct sim *s, enum tmm_engine engine,
 			&s->net, s->t[TMM_ENGINE_COMPUTE], t);
 }
 
+/* Ahead: the host, not the compute engine, waits until t. */
+static void host_wait(struct sim *s, uint64_t t)
+{
+	if (t > s->host)
+		s->c.host_wait_ns += t - s->host;
+	sim_host_until(s, t);
+}
+
 static int sim_event_sync(struct tmm_backend *be, const tmm_event *ev)
 {
 	if (!ev)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim event_sync: event is NULL");
-	if (ev->valid) {
+	if (ev->valid && sim_of(be)->ahead) {
+		host_wait(sim_of(be), event_time(sim_of(be), ev));
+	} else if (ev->valid) {
 		count_net_wait(sim_of(be), TMM_ENGINE_COMPUTE, ev,
 			       event_time(sim_of(be), ev));
 		sim_wait_until(sim_of(be), TMM_ENGINE_COMPUTE,
@@ -466,6 +496,9 @@ static int sim_engine_wait(struct tmm_backend *be, enum tmm_engine engine,
 	if (!ev)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim engine_wait: event is NULL");
+	/* The wait is queued when issued: compute runs dry till then. */
+	if (engine == TMM_ENGINE_COMPUTE)
+		sim_compute_issue(sim_of(be));
 	if (ev->valid) {
 		count_net_wait(sim_of(be), engine, ev,
 			       event_time(sim_of(be), ev));
@@ -497,7 +530,9 @@ static int sim_engine_wait_timed(struct tmm_backend *be,
 static int sim_timed_wait_ns(struct tmm_backend *be, tmm_timed_wait *w,
 			     uint64_t *ns)
 {
-	(void)be;
+	/* Reading the points waits for the device to reach them. */
+	if (w->valid && sim_of(be)->ahead)
+		host_wait(sim_of(be), w->after_ns);
 	*ns = w->valid ? w->after_ns - w->before_ns : 0;
 	*w = (tmm_timed_wait){ 0 };
 	return 0;
@@ -519,6 +554,7 @@ static int sim_kernel_begin(struct tmm_backend *be,
 			    const struct tmm_cost *cost)
 {
 	(void)cost;
+	sim_compute_issue(sim_of(be));
 	sim_of(be)->in_kernel = true;
 	return 0;
 }
@@ -582,6 +618,9 @@ static int sim_kernel_end(struct tmm_backend *be, const struct tmm_cost *cost,
 	s->t[TMM_ENGINE_COMPUTE] += d;
 	s->c.busy_ns[TMM_ENGINE_COMPUTE] += d;
 	s->c.kernels++;
+	/* Ahead, the host pays the launch and goes on. */
+	if (s->ahead)
+		s->host += s->prof->launch_ns;
 	if (ns)
 		*ns = d;
 	return 0;
@@ -634,7 +673,19 @@ static uint64_t sim_now_ns(struct tmm_backend *be)
 {
 	struct sim *s = sim_of(be);
 
-	return s ? s->t[TMM_ENGINE_COMPUTE] : 0;
+	return s ? sim_host_now(s) : 0;
+}
+
+/* Ahead, the host waits for the compute engine's queue, as CUDA's
+ * runtime does reading the op times at an iteration's end; in lockstep
+ * there is nothing to wait for. */
+static int sim_kernels_wait(struct tmm_backend *be)
+{
+	struct sim *s = sim_of(be);
+
+	if (s->ahead)
+		host_wait(s, s->t[TMM_ENGINE_COMPUTE]);
+	return 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -679,6 +730,7 @@ const struct tmm_backend_ops tmm_backend_sim_ops = {
 	.comm_stream = sim_comm_stream,
 	.collective_event = sim_collective_event,
 	.now_ns = sim_now_ns,
+	.kernels_wait = sim_kernels_wait,
 };
 
 int tmm_sim_get_counters(const struct tmm_backend *be,

@@ -20,8 +20,11 @@ struct tmm_sim_counters {
 	uint64_t busy_ns[TMM_ENGINE_COUNT];   /* time each engine did work */
 	uint64_t bytes_h2d, bytes_d2h;	      /* copied and prefetched */
 	uint64_t copies_h2d, copies_d2h;      /* copies and prefetches */
-	uint64_t stall_ns;		      /* compute (the host) waiting
-					       * in event_sync/engine_wait */
+	uint64_t stall_ns;		      /* compute (in lockstep, the
+					       * host) waiting in
+					       * event_sync/engine_wait */
+	uint64_t host_wait_ns;		      /* sim_host=ahead: the host
+					       * waiting for the device */
 	uint64_t dev_allocated, dev_peak;     /* dev_alloc bytes live, max */
 	uint64_t kernels;		      /* kernel_end calls */
 	uint64_t managed_allocs;	      /* managed_alloc calls that

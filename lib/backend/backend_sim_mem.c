@@ -530,6 +530,8 @@ int tmm_sim_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 					"sim prefetch: %zu bytes at %p not "
 					"migrated (an injected fault, site %s)",
 					bytes, ptr, TMM_SITE_COPY);
+	/* After the compute queued so far, as CUDA's backend orders it. */
+	sim_compute_issue(s);
 	rc = tmm_sim_uvm_prefetch(s->uvm, s->t, engine, ptr, bytes, to,
 				  &moved, &busy);
 	if (rc < 0 || !moved)
@@ -605,12 +607,19 @@ int tmm_sim_managed_access(struct tmm_backend *be,
 		return tmm_backend_fail(be, -EINVAL,
 					"sim managed_access: %u ranges at "
 					"NULL", n);
+	sim_compute_issue(sim_of(be));
 	if (tmm_sim_uvm_access(sim_of(be)->uvm, sim_of(be)->t, ranges, n,
 			       &bad) < 0)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim managed_access: [%p, +%zu) is not "
 					"inside one managed allocation",
 					ranges[bad].ptr, ranges[bad].bytes);
+	/* The host touches managed memory once the device is done with
+	 * it: ahead, it waits for the compute engine. */
+	for (unsigned i = 0; i < n; i++)
+		if (ranges[i].by_host)
+			sim_host_until(sim_of(be),
+				       sim_of(be)->t[TMM_ENGINE_COMPUTE]);
 	return 0;
 }
 

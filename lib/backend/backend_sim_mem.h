@@ -56,6 +56,12 @@ struct sim {
 	bool have_spare;   /* Box-Muller makes normals in pairs */
 	double spare;
 	uint64_t t[TMM_ENGINE_COUNT]; /* each engine's time, virtual ns */
+	/* sim_host=ahead: the host has a clock of its own, and issues
+	 * work ahead of the engines until it waits (backend_sim.c).  In
+	 * lockstep the host's time is the compute engine's, and `host`
+	 * is unused. */
+	bool ahead;
+	uint64_t host;
 	struct tmm_sim_counters c;
 	struct sim_map *maps;
 	size_t nmaps, maps_cap;
@@ -77,6 +83,31 @@ static inline struct sim *sim_of(struct tmm_backend *be)
 static inline uint64_t max_u64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
+}
+
+/* The host's time: when what it asks for now is issued. */
+static inline uint64_t sim_host_now(const struct sim *s)
+{
+	return s->ahead ? s->host : s->t[TMM_ENGINE_COMPUTE];
+}
+
+/*
+ * Work queued on the compute engine starts no earlier than the host
+ * issues it: ahead of the host, the engine may have run dry while the
+ * host was busy or waiting.  In lockstep the two clocks are one.
+ */
+static inline void sim_compute_issue(struct sim *s)
+{
+	if (s->ahead && s->t[TMM_ENGINE_COMPUTE] < s->host)
+		s->t[TMM_ENGINE_COMPUTE] = s->host;
+}
+
+/* The host waits until t (ahead; in lockstep it waits in the compute
+ * engine's clock, which the caller moves). */
+static inline void sim_host_until(struct sim *s, uint64_t t)
+{
+	if (s->ahead && s->host < t)
+		s->host = t;
 }
 
 static inline bool is_copy_engine(enum tmm_engine e)

@@ -117,6 +117,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_SIM_SEED:
 		cfg->sim_seed = v->u64;
 		return true;
+	case TMM_T_SIM_HOST:
+		cfg->sim_host_ahead = v->choice == 1;
+		return true;
 	case TMM_T_HOST_NUMA_NODE:
 		cfg->host_numa_node = (int)v->i;
 		return true;
@@ -549,6 +552,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_SIM_SEED:
 		tmm_text_add(&t, "%" PRIu64, cfg->sim_seed);
+		break;
+	case TMM_T_SIM_HOST:
+		text_add_choice(&t, id, cfg->sim_host_ahead ? 1 : 0);
 		break;
 	case TMM_T_HOST_NUMA_NODE:
 		tmm_text_add(&t, "%d", cfg->host_numa_node);

@@ -43,6 +43,8 @@ struct tmm_config {
 	enum tmm_sim_memory sim_memory;
 	double sim_jitter;     /* relative standard deviation, 0..1 */
 	uint64_t sim_seed;
+	bool sim_host_ahead;    /* the simulated host issues ahead of the
+				* device, as a real GPU's does (backend_sim.c) */
 	int host_numa_node;    /* -1: the GPU's node, else local */
 	uint64_t pinned_pool;  /* bytes of free pinned host memory cached */
 	char trace[4096];      /* "" when off */

@@ -60,6 +60,9 @@ static const char *const sim_memory_choices[] = {
 	NULL
 };
 
+static const char *const sim_host_choices[] = { "lockstep", "ahead",
+						  NULL };
+
 static const char *const off_on_choices[] = { "off", "on", NULL };
 
 static const char *const offload_idle_choices[] = { "auto", "on", "off",
@@ -319,6 +322,18 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.since = "0.1",
 		.min = 0,
 		.max = TMM_TUNABLE_NO_LIMIT,
+	},
+	[TMM_T_SIM_HOST] = {
+		.name = "sim_host",
+		.env = "TENSORMM_SIM_HOST",
+		.type = TMM_TYPE_CHOICE,
+		.def = "lockstep",
+		.accepted = "lockstep or ahead",
+		.help = "lockstep: the simulated host waits for each op; "
+			"ahead: it issues ops and copies ahead of the device "
+			"and waits only where it syncs, as with a real GPU",
+		.since = "0.1",
+		.choices = sim_host_choices,
 	},
 	[TMM_T_HOST_NUMA_NODE] = {
 		.name = "host_numa_node",

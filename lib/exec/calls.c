@@ -197,6 +197,10 @@ static int iteration_end(struct tmm_ctx *ctx)
 		return tmm_fail(ctx, -EINVAL,
 				"tmm_iteration_end: no iteration has begun");
 	tmm_workspace_drop(ctx);
+	/* A host that runs ahead of the device (the sim's sim_host=ahead)
+	 * meets it here, as CUDA's does reading the op times below. */
+	if (ctx->be.ops->kernels_wait)
+		(void)ctx->be.ops->kernels_wait(&ctx->be);
 	/* The guide judges drift by these times: on CUDA they are read
 	 * from the GPU here, and were zeros before (every guided iteration
 	 * then looked 30% off its plan and re-planned). */

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_sim_gpu.c — issue #19's table on the simulated GPU, its host in
+ * lockstep and ahead, beside what a real GPU measured (a benchmark, not a
+ * test).
+ *
+ * The zoo's copies of bench_gpu_train's two shapes (bench/models/mlp.c:
+ * compute-bound 12x4096 at batch 2048, transfer-bound 24x1024 at batch
+ * 8192; their peaks are the GPU's to the MiB) run on a simulated profile
+ * under every policy, at budgets that are fractions of the unconstrained
+ * peak, twice: with the simulated host in lockstep with its device (the
+ * simulator as it always was) and ahead of it (sim_host=ahead: as a real
+ * GPU's host, which queues work and goes on).  Each row prints both steps
+ * over the unconstrained step of the same kind, the lower bound
+ * max(unconstrained step, bytes out / D2H, bytes in / H2D) of the run
+ * ahead with the profile's pinned-copy bandwidths, what the run ahead
+ * skipped of its plan and left to passive mode, and the ratio the H200 of
+ * docs/gpu-h200.md measured for the same cell (swap mode, the runtime of
+ * commit 45de6ad: "after" there; — where it has none).
+ *
+ *   bench/bench_sim_gpu [--profile P] [--shape compute|transfer|all]
+ *                       [--modes swap,uvm] [--budgets 0.4,0.3]
+ *
+ * Every time but the wall time at the end is simulated.  Six steps a run;
+ * the last is the figure, as in the GPU runs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "drive.h"
+#include "lib/base/sim_profile.h"
+#include "tensormm.h"
+#include "zoo.h"
+
+#define STEPS 6
+#define MAX_BUDGETS 8
+
+static const char *const policies[] = {
+	"auto",	    "none",	    "passive",	"capuchin", "tensile",
+	"tsplit",   "superneurons", "vdnn-all", "vdnn-conv", "checkpoint",
+};
+#define NPOLICY (sizeof(policies) / sizeof(policies[0]))
+
+struct shape {
+	const char *name, *model;
+	unsigned batch;
+};
+
+static const struct shape shapes[] = {
+	{ "compute", "mlp_compute", 2048 },
+	{ "transfer", "mlp_transfer", 8192 },
+};
+
+/* The H200's swap-mode ratios after 45de6ad (docs/gpu-h200.md, "Swap
+ * mode", the "after" columns), by shape, budget and policy; 0: none. */
+struct gpu_cell {
+	const char *shape;
+	double budget;
+	const char *policy;
+	double x;
+};
+
+static const struct gpu_cell h200[] = {
+	{ "compute", 0.4, "auto", 2.02 },
+	{ "compute", 0.4, "none", 2.47 },
+	{ "compute", 0.4, "passive", 3.02 },
+	{ "compute", 0.4, "capuchin", 2.45 },
+	{ "compute", 0.4, "tensile", 1.96 },
+	{ "compute", 0.4, "tsplit", 2.64 },
+	{ "compute", 0.4, "superneurons", 2.52 },
+	{ "compute", 0.4, "vdnn-all", 2.82 },
+	{ "compute", 0.4, "vdnn-conv", 2.46 },
+	{ "compute", 0.4, "checkpoint", 2.64 },
+	{ "compute", 0.3, "auto", 2.53 },
+	{ "compute", 0.3, "none", 2.92 },
+	{ "compute", 0.3, "passive", 3.30 },
+	{ "compute", 0.3, "capuchin", 3.52 },
+	{ "compute", 0.3, "tensile", 2.63 },
+	{ "compute", 0.3, "tsplit", 3.06 },
+	{ "transfer", 0.3, "auto", 1.50 },
+	{ "transfer", 0.3, "none", 1.82 },
+	{ "transfer", 0.3, "passive", 2.79 },
+	{ "transfer", 0.3, "capuchin", 1.65 },
+	{ "transfer", 0.3, "tensile", 1.69 },
+	{ "transfer", 0.3, "tsplit", 1.75 },
+	{ "transfer", 0.3, "superneurons", 1.70 },
+	{ "transfer", 0.3, "vdnn-all", 2.21 },
+	{ "transfer", 0.3, "vdnn-conv", 1.83 },
+	{ "transfer", 0.3, "checkpoint", 1.98 },
+	{ "transfer", 0.4, "auto", 1.66 },
+	{ "transfer", 0.4, "none", 1.79 },
+	{ "transfer", 0.4, "passive", 2.56 },
+	{ "transfer", 0.4, "capuchin", 1.50 },
+	{ "transfer", 0.4, "tensile", 1.46 },
+	{ "transfer", 0.4, "tsplit", 1.54 },
+	{ "transfer", 0.4, "superneurons", 1.65 },
+	{ "transfer", 0.4, "vdnn-all", 1.94 },
+	{ "transfer", 0.4, "vdnn-conv", 1.77 },
+	{ "transfer", 0.4, "checkpoint", 1.99 },
+};
+
+static double gpu_x(const char *shape, double budget, const char *policy)
+{
+	for (size_t i = 0; i < sizeof(h200) / sizeof(h200[0]); i++)
+		if (strcmp(h200[i].shape, shape) == 0 &&
+		    h200[i].budget > budget - 1e-9 &&
+		    h200[i].budget < budget + 1e-9 &&
+		    strcmp(h200[i].policy, policy) == 0)
+			return h200[i].x;
+	return 0;
+}
+
+struct run {
+	uint64_t ns, peak, in, out, skipped, guided_passive;
+};
+
+/* One run of STEPS steps; false (and a message) where it failed. */
+static bool drive_one(const struct shape *sh, const char *config,
+		      struct run *out)
+{
+	const struct zoo_model *m = zoo_find(sh->model);
+	struct zoo_args a = { sh->batch, 1 };
+	struct drive_opts o = { .config = config, .iterations = STEPS };
+	static struct drive_result r;
+	struct zgraph g;
+
+	if (!m || zoo_build(m, &a, &g) != 0) {
+		fprintf(stderr, "bench_sim_gpu: cannot build %s\n", sh->model);
+		return false;
+	}
+	zoo_drive(&g, &o, &r);
+	zg_free(&g);
+	if (r.rc != 0 || r.done != STEPS) {
+		fprintf(stderr, "bench_sim_gpu: %s under %s: %s\n", sh->model,
+			config, r.error);
+		return false;
+	}
+	*out = (struct run){
+		.ns = r.it[STEPS - 1].ns,
+		.in = r.it[STEPS - 1].swap_in_bytes,
+		.out = r.it[STEPS - 1].swap_out_bytes,
+		.skipped = r.st.plan_actions_skipped,
+		.guided_passive = r.st.guided_passive_evictions,
+	};
+	for (unsigned i = 0; i < r.done; i++)
+		if (r.it[i].peak > out->peak)
+			out->peak = r.it[i].peak;
+	return true;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bench_sim_gpu [--profile P] "
+		   "[--shape compute|transfer|all] [--modes swap,uvm]\n"
+		   "                     [--budgets 0.4,0.3]\n"
+		   "  --profile  a sim profile (default h100-sxm5-pcie5-80g, "
+		   "the card of docs/gpu-h100.md)\n"
+		   "  --shape    compute (12x4096, batch 2048), transfer "
+		   "(24x1024, batch 8192) or all (default)\n"
+		   "  --modes    swap, uvm or both (default swap)\n"
+		   "  --budgets  fractions of the unconstrained peak, 0 < F "
+		   "<= 1 (default 0.4,0.3)\n");
+}
+
+static bool parse_budgets(const char *s, double *b, unsigned *n)
+{
+	char *end;
+
+	*n = 0;
+	while (*s) {
+		if (*n == MAX_BUDGETS)
+			return false;
+		b[*n] = strtod(s, &end);
+		if (end == s || !(b[*n] > 0 && b[*n] <= 1))
+			return false;
+		(*n)++;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return false;
+	}
+	return *n > 0;
+}
+
+static void table(const struct tmm_sim_profile *p, const struct shape *sh,
+		  const char *mode, const double *budgets, unsigned nb)
+{
+	char base[256], config[512];
+	struct run free_run[2], r[2];
+
+	snprintf(base, sizeof(base), "backend=sim,sim_memory=phantom,"
+		 "sim_profile=%s,log=error", p->name);
+	for (int ahead = 0; ahead < 2; ahead++) {
+		snprintf(config, sizeof(config), "%s,mode=swap,policy=none%s",
+			 base, ahead ? ",sim_host=ahead" : "");
+		if (!drive_one(sh, config, &free_run[ahead]))
+			exit(1);
+	}
+	printf("\n### %s shape (%s, batch %u), mode=%s, %s (simulated)\n\n",
+	       sh->name, sh->model, sh->batch, mode, p->name);
+	printf("Unconstrained: %.1f ms a step in lockstep, %.1f ms ahead; "
+	       "peak %llu MiB.\n\n", free_run[0].ns / 1e6,
+	       free_run[1].ns / 1e6,
+	       (unsigned long long)(free_run[0].peak >> 20));
+	printf("| policy | budget | lockstep ms | x | ahead ms | x | "
+	       "skipped | passive | bound x | H200 x |\n");
+	printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (unsigned b = 0; b < nb; b++) {
+		uint64_t budget = (uint64_t)((double)free_run[0].peak *
+					     budgets[b]);
+
+		for (size_t i = 0; i < NPOLICY; i++) {
+			double bound, out_ns, in_ns, gx;
+			bool ok = true;
+
+			for (int ahead = 0; ahead < 2 && ok; ahead++) {
+				snprintf(config, sizeof(config),
+					 "%s,mode=%s,policy=%s,budget=%lluB%s",
+					 base, mode, policies[i],
+					 (unsigned long long)budget,
+					 ahead ? ",sim_host=ahead" : "");
+				ok = drive_one(sh, config, &r[ahead]);
+			}
+			if (!ok) {
+				printf("| %s | %.0f%% | failed | | | | | | | |\n",
+				       policies[i], 100 * budgets[b]);
+				continue;
+			}
+			/* B / (GB/s) = ns */
+			out_ns = (double)r[1].out / p->d2h_gbps;
+			in_ns = (double)r[1].in / p->h2d_gbps;
+			bound = (double)free_run[1].ns;
+			if (out_ns > bound)
+				bound = out_ns;
+			if (in_ns > bound)
+				bound = in_ns;
+			gx = strcmp(mode, "swap") == 0
+				     ? gpu_x(sh->name, budgets[b], policies[i])
+				     : 0;
+			printf("| %s | %.0f%% | %.1f | %.2f | %.1f | %.2f | "
+			       "%llu | %llu | %.2f | ",
+			       policies[i], 100 * budgets[b], r[0].ns / 1e6,
+			       (double)r[0].ns / (double)free_run[0].ns,
+			       r[1].ns / 1e6,
+			       (double)r[1].ns / (double)free_run[1].ns,
+			       (unsigned long long)r[1].skipped,
+			       (unsigned long long)r[1].guided_passive,
+			       bound / (double)free_run[1].ns);
+			if (gx > 0)
+				printf("%.2f |\n", gx);
+			else
+				printf("— |\n");
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *profile = "h100-sxm5-pcie5-80g", *shape = "all";
+	const char *modes = "swap";
+	double budgets[MAX_BUDGETS] = { 0.4, 0.3 };
+	unsigned nb = 2;
+	const struct tmm_sim_profile *p;
+	double t0 = bench_now_s();
+
+	for (int i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (!v) {
+			usage(stderr);
+			return 2;
+		}
+		if (strcmp(argv[i], "--profile") == 0)
+			profile = v;
+		else if (strcmp(argv[i], "--shape") == 0)
+			shape = v;
+		else if (strcmp(argv[i], "--modes") == 0)
+			modes = v;
+		else if (strcmp(argv[i], "--budgets") == 0) {
+			if (!parse_budgets(v, budgets, &nb)) {
+				fprintf(stderr, "bench_sim_gpu: --budgets %s: "
+					"give up to %d fractions, each above 0 "
+					"and at most 1, comma-separated\n", v,
+					MAX_BUDGETS);
+				return 2;
+			}
+		} else {
+			usage(stderr);
+			return 2;
+		}
+		i++;
+	}
+	p = tmm_sim_profile_find(profile);
+	if (!p) {
+		fprintf(stderr, "bench_sim_gpu: unknown profile %s (see "
+			"tensormm-bench --profiles list)\n", profile);
+		return 2;
+	}
+	if (strcmp(shape, "all") != 0 && strcmp(shape, "compute") != 0 &&
+	    strcmp(shape, "transfer") != 0) {
+		fprintf(stderr, "bench_sim_gpu: --shape %s: compute, transfer "
+			"or all\n", shape);
+		return 2;
+	}
+	if (!strstr("swap,uvm", modes) && !strstr("uvm,swap", modes)) {
+		fprintf(stderr, "bench_sim_gpu: --modes %s: swap, uvm or "
+			"swap,uvm\n", modes);
+		return 2;
+	}
+	printf("## Issue #19's shapes on the simulator, host in lockstep and "
+	       "ahead, beside the H200\n\n");
+	printf("Simulated times; *x* over the unconstrained step of the same "
+	       "kind; *skipped*: plan actions the run ahead skipped; "
+	       "*passive*: its passive evictions while following the plan; "
+	       "*bound x*: max(unconstrained, out / %.0f GB/s, in / %.0f "
+	       "GB/s) of the run ahead; *H200 x*: measured, swap mode, "
+	       "runtime of 45de6ad (docs/gpu-h200.md).\n",
+	       p->d2h_gbps, p->h2d_gbps);
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		if (strcmp(shape, "all") != 0 &&
+		    strcmp(shape, shapes[s].name) != 0)
+			continue;
+		if (strstr(modes, "swap"))
+			table(p, &shapes[s], "swap", budgets, nb);
+		if (strstr(modes, "uvm"))
+			table(p, &shapes[s], "uvm", budgets, nb);
+	}
+	printf("\nWall time: %.1f s (host).\n", bench_now_s() - t0);
+	return 0;
+}
