@@ -8,10 +8,17 @@
  * docs/gpu-h200.md ran every planned policy at 2-3x its unconstrained
  * step in swap mode where the lockstep simulator predicted 1.05-2.3x.
  * With sim_host=ahead the simulator's host does the same, and these
- * cases hold what the backend does: a kernel costs the host its launch
- * only; a copy starts when the host issues it; a query sees work still
- * running that the host has passed; the host moves where it waits, and at
- * kernels_wait.
+ * cases hold two things:
+ *
+ *  - the backend: a kernel costs the host its launch only; a copy starts
+ *    when the host issues it; a query sees work still running that the
+ *    host has passed; the host moves where it waits, and at kernels_wait;
+ *  - the trace: recorded by the host's clock, its ops are placed on the
+ *    device's timeline (tracker.c), so the plans made ahead are the very
+ *    plans made in lockstep, byte for byte.  Before, a whole step's ops
+ *    looked a few microseconds apart and the tensors destroyed at its end
+ *    dead at their last use: the plan of `none` on the transfer-bound MLP
+ *    had 0 actions instead of 141.
  */
 #include <check.h>
 #include <stdio.h>
@@ -138,6 +145,110 @@ START_TEST(in_lockstep_the_host_is_the_compute_engine)
 }
 END_TEST
 
+static struct drive_result result;
+
+/* Runs a zoo model for ITERATIONS under config; returns the last step. */
+static const struct drive_result *drive(const char *model, unsigned batch,
+					const char *config, bool bytes)
+{
+	const struct zoo_model *m = zoo_find(model);
+	struct zoo_args a = { batch, 1 };
+	struct drive_opts o = { .config = config, .iterations = ITERATIONS,
+				.weight_bytes = bytes };
+	struct zgraph g;
+
+	ck_assert(m != NULL);
+	ck_assert_msg(zoo_build(m, &a, &g) == 0, "%s", g.errmsg);
+	free(result.weights);
+	zoo_drive(&g, &o, &result);
+	zg_free(&g);
+	ck_assert_msg(result.rc == 0 && result.done == ITERATIONS,
+		      "%s under %s: %s", model, config, result.error);
+	return &result;
+}
+
+static uint64_t peak_of(const char *model, unsigned batch)
+{
+	const struct drive_result *r =
+		drive(model, batch, H100 ",mode=swap,policy=none", false);
+	uint64_t peak = 0;
+
+	for (unsigned i = 0; i < r->done; i++)
+		if (r->it[i].peak > peak)
+			peak = r->it[i].peak;
+	return peak;
+}
+
+/* Reads a whole file into a malloc'd buffer. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	ck_assert_msg(f != NULL, "%s was not written", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	ck_assert(buf != NULL);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+static const struct {
+	const char *model;
+	unsigned batch;
+	double fraction;
+	const char *policy;
+} same_plans[] = {
+	{ "mlp_compute", 2048, 0.4, "tensile" },
+	{ "mlp_compute", 2048, 0.4, "auto" },
+	/* Its tensors are destroyed at the step's end: the trace's frees
+	 * must be placed after the ops issued before them. */
+	{ "mlp_transfer", 8192, 0.3, "none" },
+};
+
+/* The plan made ahead is the plan made in lockstep, byte for byte. */
+START_TEST(plans_made_ahead_are_the_lockstep_plans)
+{
+	const char *model = same_plans[_i].model;
+	unsigned batch = same_plans[_i].batch;
+	char dir[] = "/tmp/tmm-ahead-XXXXXX", path[2][64], config[512];
+	uint64_t budget;
+	size_t len[2];
+	char *plan[2];
+
+	ck_assert(mkdtemp(dir) != NULL);
+	budget = (uint64_t)((double)peak_of(model, batch) *
+			    same_plans[_i].fraction);
+	for (int ahead = 0; ahead < 2; ahead++) {
+		snprintf(path[ahead], sizeof(path[ahead]), "%s/%s.plan", dir,
+			 ahead ? "ahead" : "lockstep");
+		snprintf(config, sizeof(config),
+			 H100 ",mode=swap,policy=%s,budget=%lluB,hints=%s%s",
+			 same_plans[_i].policy, (unsigned long long)budget,
+			 path[ahead], ahead ? ",sim_host=ahead" : "");
+		drive(model, batch, config, false);
+		plan[ahead] = slurp(path[ahead], &len[ahead]);
+	}
+	ck_assert_msg(len[0] == len[1] && memcmp(plan[0], plan[1], len[0]) == 0,
+		      "%s at %.0f%% under %s: the plan made with the host "
+		      "ahead differs from the lockstep one (%zu against %zu "
+		      "bytes)", model, 100 * same_plans[_i].fraction,
+		      same_plans[_i].policy, len[1], len[0]);
+	for (int i = 0; i < 2; i++) {
+		free(plan[i]);
+		unlink(path[i]);
+	}
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sim_ahead");
@@ -145,6 +256,11 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, the_host_runs_ahead_until_it_waits);
 	tcase_add_test(tc, in_lockstep_the_host_is_the_compute_engine);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("runtime");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, plans_made_ahead_are_the_lockstep_plans, 0,
+			    (int)(sizeof(same_plans) / sizeof(same_plans[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

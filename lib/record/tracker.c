@@ -227,14 +227,95 @@ static void patch_op_times(struct tmm_ctx *ctx)
 	}
 }
 
+/*
+ * The ops as the device ran them.  The clock the runtime records by is the
+ * host's, and a host that queues kernels and goes on (CUDA's; the sim's
+ * with sim_host=ahead) records when each op was issued: a whole step of
+ * 2 ms GEMMs may be issued in a few hundred microseconds, and a plan made
+ * from those times would think no copy could hide under any op, and that
+ * a tensor destroyed at the step's end died with its last use.  The
+ * compute stream runs its ops in order, each once the one before has ended
+ * and the host has issued it, so an op begins at the later of the two.  A
+ * host event (an access outside any op, a tensor made or destroyed) takes
+ * effect after the ops issued before it, so it moves to the end of the
+ * last of them where that is later.  Where the host waited for each op
+ * (the sim in lockstep, a rehearsal's clock) that is the time recorded
+ * already, and nothing moves.  Out of memory for the issue times, the
+ * trace keeps the host's: a worse plan, not a wrong one.
+ */
+
+/* Host time x on the device: after the ops issued before it. */
+static uint64_t after_issued(const struct tmm_trace *t, const uint64_t *issued,
+			     uint64_t x)
+{
+	uint32_t lo = 0, hi = t->n_ops;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (issued[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && t->ops[lo - 1].end_ns > x ? t->ops[lo - 1].end_ns : x;
+}
+
+static void queue_on_device(struct tmm_ctx *ctx, struct tmm_trace *t)
+{
+	uint64_t *issued, free_at = 0;
+
+	if (!t->n_ops)
+		return;
+	issued = tmm_malloc(sizeof(*issued) * t->n_ops);
+	if (!issued) {
+		tmm_log(ctx, TMM_LOG_WARN, "out of host memory placing the "
+			"iteration's ops on the device's timeline: its trace "
+			"keeps the host's issue times");
+		return;
+	}
+	for (uint32_t i = 0; i < t->n_ops; i++) {
+		struct tmm_trace_op *o = &t->ops[i];
+		uint64_t ns = o->end_ns - o->begin_ns;
+
+		issued[i] = o->begin_ns;
+		if (o->begin_ns < free_at)
+			o->begin_ns = free_at;
+		o->end_ns = o->begin_ns + ns;
+		free_at = o->end_ns;
+	}
+	for (uint32_t k = 0; k < t->n_accesses; k++) {
+		struct tmm_trace_access *a = &t->accesses[k];
+
+		if (a->op < t->n_ops) {
+			a->begin_ns = t->ops[a->op].begin_ns;
+			a->end_ns = t->ops[a->op].end_ns;
+		} else {
+			a->begin_ns = after_issued(t, issued, a->begin_ns);
+			a->end_ns = after_issued(t, issued, a->end_ns);
+		}
+	}
+	for (uint32_t i = 0; i < t->n_tensors; i++) {
+		struct tmm_trace_tensor *tt = &t->tensors[i];
+
+		if (tt->alloc_ns)
+			tt->alloc_ns = after_issued(t, issued, tt->alloc_ns);
+		if (tt->free_ns)
+			tt->free_ns = after_issued(t, issued, tt->free_ns);
+	}
+	free(issued);
+}
+
 void tmm_tracker_settle_op_times(struct tmm_ctx *ctx)
 {
 	struct tmm_tracker *tr = ctx->tracker;
 
 	/* A rehearsal's times are predictions: no kernel ran to time.
 	 * Once only: the backend's records are emptied when read. */
-	if (!tr->incomplete && !ctx->rehearsal && !tr->times_settled)
+	if (!tr->incomplete && !ctx->rehearsal && !tr->times_settled) {
 		patch_op_times(ctx);
+		queue_on_device(ctx, &tr->cur);
+	}
 	tr->times_settled = true;
 }
 
@@ -246,6 +327,9 @@ void tmm_tracker_iteration_end(struct tmm_ctx *ctx)
 
 	tmm_tracker_settle_op_times(ctx);
 	t->duration_ns = clock_ns(ctx) - tr->begin_ns;
+	/* Never shorter than its ops, where the clock says less. */
+	if (t->n_ops && t->ops[t->n_ops - 1].end_ns > t->duration_ns)
+		t->duration_ns = t->ops[t->n_ops - 1].end_ns;
 	t->stall_ns = ctx->c.stall_ns - tr->stall_begin;
 	tr->epoch = 0;
 	if (tr->incomplete)
