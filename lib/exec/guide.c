@@ -138,6 +138,9 @@ static void evict_for_entry_prefetches(struct tmm_ctx *ctx)
 {
 	const struct tmm_plan *p = &ctx->guide->plan;
 
+	/* Copies that ended while the host waited at the iteration's end
+	 * (a host ahead of the device sees them only now). */
+	tmm_mover_progress(ctx);
 	for (uint32_t i = 0; i < p->n_actions; i++) {
 		const struct tmm_plan_action *a = &p->actions[i];
 		struct tmm_tensor_rec *t;
@@ -146,6 +149,9 @@ static void evict_for_entry_prefetches(struct tmm_ctx *ctx)
 		    a->back_access <= a->trigger || has_eviction(p, a))
 			continue;
 		t = tmm_tracker_tensor_of_key(ctx, a->key);
+		if (t && !t->pins && t->state == TMM_TS_SWAPPING_IN &&
+		    tmm_mover_retire_in_early(ctx, t) < 0)
+			continue;
 		/* A failure only costs memory: passive mode covers it. */
 		if (t && !t->pins && t->state == TMM_TS_RESIDENT &&
 		    tmm_mover_swap_out(ctx, t, false) == 0)
@@ -569,9 +575,17 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 
 	/* The access that triggers an eviction may have found the tensor
 	 * still arriving: compute waited for its copy, the host has not
-	 * retired it yet. */
+	 * retired it yet.  A host ahead of the device (CUDA's) may not see
+	 * the copy end for many ops: an eviction retires it at once. */
 	if (t && t->state == TMM_TS_SWAPPING_IN)
 		tmm_mover_progress(ctx);
+	if (t && t->state == TMM_TS_SWAPPING_IN && !t->pins &&
+	    (a->type == TMM_ACT_EVICT_SWAP || a->type == TMM_ACT_EVICT_DROP)) {
+		rc = tmm_mover_retire_in_early(ctx, t);
+		if (rc < 0)
+			return rc;
+		rc = -EINVAL;
+	}
 	/* A SPLIT was carried out by tmm_run before the op ran (split.c),
 	 * whatever became of the tensor since: here it is only counted. */
 	if (a->type == TMM_ACT_SPLIT && ctx->split_access == a->trigger)

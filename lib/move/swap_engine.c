@@ -318,6 +318,20 @@ int tmm_mover_retire_early(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return 0;
 }
 
+int tmm_mover_retire_in_early(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	int rc;
+
+	if (t->state != TMM_TS_SWAPPING_IN)
+		return 0;
+	rc = tmm_mover_compute_wait(ctx, &t->copy);
+	if (rc < 0)
+		return tmm_mover_backend_error(ctx, rc);
+	complete_swap_in(ctx, t);
+	ctx->c.swap_in_early++;
+	return 0;
+}
+
 int tmm_mover_abandon_copy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	bool in_flight = t->state == TMM_TS_SWAPPING_OUT ||

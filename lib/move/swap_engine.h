@@ -122,6 +122,20 @@ bool tmm_mover_may_retire_early(const struct tmm_ctx *ctx,
 int tmm_mover_retire_early(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /*
+ * Retires SWAPPING_IN tensor t before the host has seen its copy end, for
+ * the plan's eviction of it: the compute engine waits for the copy (the op
+ * that read it has waited already, so this costs nothing there), and
+ * everything queued after is ordered after the copy, so t is RESIDENT for
+ * the host from here on; its host buffer, given back, waits on the
+ * deferred list until the copy has read it.  Without this a host that runs
+ * ahead of the device (CUDA's) finds t still arriving at the plan's
+ * swap-out of it, long after the device has used it, and skips the
+ * swap-out.  Returns 0 (nothing to do where t is not arriving) or the
+ * error.
+ */
+int tmm_mover_retire_in_early(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
  * t is going away with a copy in flight, or a HOST tensor retired early
  * whose buffer is still being filled: where tmm_mover_may_retire_early
  * allows (a copy back too), the compute engine waits for the copy, t
