@@ -12,8 +12,6 @@
 
 #include "backend.h"
 
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #ifdef TMM_HAVE_CUDA
@@ -27,17 +25,6 @@ extern const struct tmm_backend_ops tmm_backend_cuda_ops;
  * or loaded.
  */
 uint64_t tmm_cuda_host_ns(void);
-
-/*
- * Said by the backend just before the host touches [ptr, ptr + bytes) of
- * managed memory (a write when `write`), once it has waited for the
- * device work on those bytes (tmm_cuda_managed_access).  A weak
- * definition that does nothing: the CUDA test double's checks that no
- * work it has queued on the bytes is left unwaited for, which its race
- * detector could not otherwise see (the host's own accesses are plain
- * loads and stores).
- */
-void tmm_cuda_host_touch(const void *ptr, size_t bytes, bool write);
 
 /* The CUDA devices this process sees (0 when CUDA answers none): the
  * chooser's test for whether a device= that cuda refused names a GPU

@@ -31,7 +31,6 @@
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
-#include "backend_cuda.h"
 #include "backend_cuda_mem.h"
 #include "numa_place.h"
 
@@ -674,7 +673,7 @@ int tmm_cuda_managed_access(struct tmm_backend *be,
 }
 
 /* The host touches managed memory: nothing to do on a real GPU (see the
- * declaration in backend_cuda.h). */
+ * declaration in backend_cuda_mem.h). */
 __attribute__((weak)) void tmm_cuda_host_touch(const void *ptr, size_t bytes,
 					       bool write)
 {
