@@ -10,10 +10,15 @@
  * kernels run.  Each must come after what last wrote or discarded the
  * range, on whichever stream that ran (issue #20: "The uvm mover's
  * prefetch to the host is not ordered after the compute that last wrote
- * the tensor, nor after a discard").  Every seed of the double's order
- * is tried, and the bytes are checked after each.
+ * the tensor, nor after a discard").  By the copy way (uvm_path.h) a
+ * swap-out is a pinned copy and, once the host sees it complete, a
+ * discard on the compute stream; the copy back must follow that discard,
+ * and the host's reads and writes of the range must too (issue #19: a
+ * wrong bias read back on an H200, by the copy way only).  Every seed of
+ * the double's order is tried, and the bytes are checked after each.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +28,7 @@
 #include "cudafake/cudafake.h"
 #include "lib/core/context.h"
 #include "lib/move/mover.h"
+#include "lib/move/swap_engine.h"
 #include "tensormm.h"
 
 #define BYTES (256u << 10)
@@ -57,18 +63,31 @@ static int fill_run(void *const *in, void *const *out, void *user,
 		       : -1;
 }
 
-static tmm_ctx *make_ctx(tmm_tensor *t)
+/* mode=uvm, evicting by prefetch (the default's choice on a GPU that is
+ * not simulated) or, with `copy`, by pinned copy (uvm_path.h). */
+static tmm_ctx *make_ctx_way(tmm_tensor *t, bool copy)
 {
 	tmm_ctx *ctx;
 
-	ck_assert_msg(tmm_ctx_create(&ctx, "backend=cuda,mode=uvm,"
-					   "budget=64MiB,cupti=off,"
-					   "stats_shm=off,policy=passive") == 0,
+	ck_assert_msg(tmm_ctx_create(&ctx, copy ? "backend=cuda,mode=uvm,"
+						  "budget=64MiB,cupti=off,"
+						  "stats_shm=off,"
+						  "policy=passive,"
+						  "uvm_swap_path=copy"
+						: "backend=cuda,mode=uvm,"
+						  "budget=64MiB,cupti=off,"
+						  "stats_shm=off,"
+						  "policy=passive") == 0,
 		      "%s", tmm_last_error(NULL));
 	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
 					   "t", t),
 			 0);
 	return ctx;
+}
+
+static tmm_ctx *make_ctx(tmm_tensor *t)
+{
+	return make_ctx_way(t, false);
 }
 
 static void write_t(tmm_ctx *ctx, tmm_tensor t, uint8_t value)
@@ -203,6 +222,83 @@ START_TEST(a_block_freed_under_a_swap_out_waits_for_it)
 }
 END_TEST
 
+/*
+ * The copy way out of mode=uvm (uvm_path.h), on a device that lags the
+ * host: the copy out is retired while the host waits for it, which
+ * queues the discard of t's range on the compute stream (the device has
+ * not run it yet); the program reads t (from the host buffer), then t
+ * comes back by a prefetch and a copy, and the program reads it again,
+ * from its managed pages.  The discard must come before the prefetch and
+ * the copy, and the host's read of the pages after all three: the
+ * double's race detector checks the host's access against what it has
+ * not waited for (cudafake_host_access), and the bytes say the rest.
+ */
+START_TEST(the_copy_way_back_is_read_after_its_discard)
+{
+	setenv("CUDAFAKE_LAG", "20", 1);
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		tmm_tensor t;
+		tmm_ctx *ctx = make_ctx_way(&t, true);
+		struct tmm_tensor_rec *r;
+
+		write_t(ctx, t, 0x77);
+		ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+		cudafake_reset(seed);
+		r = tmm_tensor_find(ctx, t);
+		ck_assert_int_eq(tmm_mover_swap_out(ctx, r, false), 0);
+		ck_assert_int_eq(r->state, TMM_TS_SWAPPING_OUT);
+		ck_assert_ptr_nonnull(r->host);
+		ck_assert_int_eq(tmm_mover_settle(ctx, r), 0);
+		ck_assert_int_eq(r->state, TMM_TS_HOST);
+		expect_bytes(ctx, t, 0x77);
+		ck_assert_int_eq(tmm_mover_make_resident(ctx, r, true), 0);
+		expect_bytes(ctx, t, 0x77);
+		expect_no_race(seed);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+	unsetenv("CUDAFAKE_LAG");
+}
+END_TEST
+
+/*
+ * The end of a run by the copy way: t leaves by copy and the program
+ * reads it while the copy is still in flight (the host waits for the
+ * copy, the discard is queued, the bytes come from the host buffer),
+ * then destroys it; the next tensor takes t's range and the program
+ * writes it from the host.  That write must come after the discard of
+ * t's pages, which the device has not run yet when it is asked for.
+ */
+START_TEST(a_range_discarded_by_the_copy_way_is_written_after_it)
+{
+	setenv("CUDAFAKE_LAG", "20", 1);
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		tmm_tensor t, u;
+		tmm_ctx *ctx = make_ctx_way(&t, true);
+		uint8_t *buf = malloc(BYTES);
+
+		ck_assert_ptr_nonnull(buf);
+		write_t(ctx, t, 0x2c);
+		ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+		cudafake_reset(seed);
+		ck_assert_int_eq(tmm_mover_swap_out(ctx,
+						    tmm_tensor_find(ctx, t), false),
+				 0);
+		expect_bytes(ctx, t, 0x2c);
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, t), 0);
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
+						   "u", &u), 0);
+		memset(buf, 0x3d, BYTES);
+		ck_assert_msg(tmm_tensor_write(ctx, u, 0, buf, BYTES) == 0,
+			      "%s", tmm_last_error(ctx));
+		expect_no_race(seed);
+		expect_bytes(ctx, u, 0x3d);
+		free(buf);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+	unsetenv("CUDAFAKE_LAG");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cuda_order");
@@ -212,6 +308,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_prefetch_back_waits_for_the_swap_out);
 	tcase_add_test(tc, a_swap_out_waits_for_a_discard);
 	tcase_add_test(tc, a_block_freed_under_a_swap_out_waits_for_it);
+	tcase_add_test(tc, the_copy_way_back_is_read_after_its_discard);
+	tcase_add_test(tc, a_range_discarded_by_the_copy_way_is_written_after_it);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,7 +4,9 @@
  * every order it may: within a stream in order, across streams in an
  * order the seed chooses, after an awaited event, the legacy stream with
  * the blocking ones; unordered accesses to the same bytes are reported
- * with both call sites; a discard poisons whole managed pages; with
+ * with both call sites, and so are the host's accesses to bytes queued
+ * work uses that it has not waited for; a discard poisons whole managed
+ * pages; with
  * CUDAFAKE_LAG the device falls behind the host until it waits, and
  * with CUDAFAKE_KERNEL_COST a kernel takes time by its bytes; events
  * are stamped on a timeline where streams run side by side.
@@ -214,6 +216,63 @@ START_TEST(a_discard_poisons_whole_pages)
 			 cudaErrorInvalidValue);
 	ck_assert_int_eq(cudaGetLastError(), cudaErrorInvalidValue);
 	ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
+	ck_assert_int_eq(cudaFree(m), cudaSuccess);
+	ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+}
+END_TEST
+
+/*
+ * The host's own accesses to managed memory (cudafake_host_access, which
+ * the cuda backend calls before each): one that comes before a wait for
+ * a kernel writing the bytes, or for a discard of them, races with it;
+ * after the wait none does.  A read beside a migration does not (managed
+ * memory stays coherent for a reader); a write does, as a kernel's does
+ * in the double.  Bytes no queued work touches never race.
+ */
+START_TEST(a_host_access_races_with_unwaited_work)
+{
+	size_t page = cudafake_page_size();
+	cudaStream_t a = stream(cudaStreamNonBlocking);
+	struct cudaMemLocation dev = { .type = cudaMemLocationTypeDevice,
+				       .id = 0 };
+	uint8_t *m;
+	void *p;
+	size_t n = page;
+
+	ck_assert_int_eq(cudaMallocManaged((void **)&m, 2 * page,
+					   cudaMemAttachGlobal),
+			 cudaSuccess);
+	setenv("CUDAFAKE_LAG", "1000000", 1);
+	cudafake_reset(1);
+	ck_assert_int_eq(cudaMemsetAsync(m, 1, page, a), cudaSuccess);
+	cudafake_host_access(m + page, page, true); /* other bytes */
+	ck_assert_uint_eq(cudafake_races(), 0);
+	cudafake_host_access(m + 10, 1, false);
+	ck_assert_uint_eq(cudafake_races(), 1);
+	ck_assert_msg(strstr(cudafake_race(0), "the host reads") &&
+			      strstr(cudafake_race(0), "cudaMemsetAsync"),
+		      "%s", cudafake_race(0));
+	ck_assert_int_eq(cudaStreamSynchronize(a), cudaSuccess);
+	cudafake_host_access(m, page, true);
+	ck_assert_uint_eq(cudafake_races(), 1);
+
+	p = m;
+	ck_assert_int_eq(cudaMemDiscardBatchAsync(&p, &n, 1, 0, a),
+			 cudaSuccess);
+	cudafake_host_access(m, page, false);
+	ck_assert_uint_eq(cudafake_races(), 2);
+	ck_assert_msg(strstr(cudafake_race(1), "cudaMemDiscardBatchAsync"),
+		      "%s", cudafake_race(1));
+	ck_assert_int_eq(cudaStreamSynchronize(a), cudaSuccess);
+
+	ck_assert_int_eq(cudaMemPrefetchAsync(m, page, dev, 0, a),
+			 cudaSuccess);
+	cudafake_host_access(m, page, false);
+	ck_assert_uint_eq(cudafake_races(), 2);
+	cudafake_host_access(m, page, true);
+	ck_assert_uint_eq(cudafake_races(), 3);
+	unsetenv("CUDAFAKE_LAG");
+	ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
 	ck_assert_int_eq(cudaFree(m), cudaSuccess);
 	ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
 }
@@ -430,6 +489,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, an_awaited_event_orders_streams);
 	tcase_add_test(tc, the_legacy_stream_orders_blocking_streams_only);
 	tcase_add_test(tc, a_discard_poisons_whole_pages);
+	tcase_add_test(tc, a_host_access_races_with_unwaited_work);
 	tcase_add_test(tc, a_kernel_runs_its_host_twin);
 	tcase_add_test(tc, a_lagging_device_runs_only_when_waited_for);
 	tcase_add_test(tc, a_kernel_costs_what_its_bytes_say);

@@ -631,7 +631,8 @@ int tmm_cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes)
  * our streams' work (the kernels run on the compute stream, the moves on
  * the copy streams); without it any running kernel forbids host access,
  * and only a device-wide wait will do (Programming Guide, "Unified Memory:
- * coherency and concurrency").
+ * coherency and concurrency").  The host waits once, then each range it
+ * touches is said (tmm_cuda_host_touch), for the test double to check.
  */
 int tmm_cuda_managed_access(struct tmm_backend *be,
 			    const struct tmm_managed_range *ranges,
@@ -640,13 +641,14 @@ int tmm_cuda_managed_access(struct tmm_backend *be,
 	CUDA_ON_DEVICE(be);
 	struct cuda_state *s = st_of(be);
 	cudaError_t e = cudaSuccess;
+	bool waited = false;
 
 	for (unsigned i = 0; i < n; i++) {
 		if (!ranges[i].by_host)
 			continue;
-		if (!be->info.concurrent_managed) {
+		if (!waited && !be->info.concurrent_managed) {
 			e = cudaDeviceSynchronize();
-		} else {
+		} else if (!waited) {
 			/* A copy stream with nothing queued since the host
 			 * last waited for it here has nothing to wait for. */
 			for (int k = 0; k < TMM_ENGINE_COUNT &&
@@ -663,9 +665,21 @@ int tmm_cuda_managed_access(struct tmm_backend *be,
 			return tmm_cuda_fail(be, e, "waiting for the device "
 					     "before the host touches managed "
 					     "memory");
-		break;
+		waited = true;
+		tmm_cuda_host_touch(ranges[i].ptr, ranges[i].bytes,
+				    ranges[i].write);
 	}
 	return 0;
+}
+
+/* The host touches managed memory: nothing to do on a real GPU (see the
+ * declaration in backend_cuda_mem.h). */
+__attribute__((weak)) void tmm_cuda_host_touch(const void *ptr, size_t bytes,
+					       bool write)
+{
+	(void)ptr;
+	(void)bytes;
+	(void)write;
 }
 
 /* The driver's use of device memory cannot be capped from here. */

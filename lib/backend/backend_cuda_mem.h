@@ -76,6 +76,17 @@ struct cuda_state {
 	unsigned long synced[TMM_ENGINE_COUNT];
 };
 
+/*
+ * Said by the backend just before the host touches [ptr, ptr + bytes) of
+ * managed memory (a write when `write`), once it has waited for the
+ * device work on those bytes (tmm_cuda_managed_access).  A weak
+ * definition that does nothing: the CUDA test double's (tests/cudafake/)
+ * checks that no work it has queued on the bytes is left unwaited for,
+ * which its race detector could not otherwise see (the host's own
+ * accesses are plain loads and stores).
+ */
+void tmm_cuda_host_touch(const void *ptr, size_t bytes, bool write);
+
 static inline struct cuda_state *st_of(struct tmm_backend *be)
 {
 	return be->state;

@@ -52,6 +52,16 @@ cudaError_t cudafake_launch(cudaStream_t stream, void (*fn)(void *),
 			    void *arg, const struct cudafake_range *r,
 			    unsigned n);
 
+/*
+ * The host is about to touch [p, p + n) of managed memory, reading it or
+ * (write) writing it: a race is reported with each queued operation on
+ * those bytes that the host has not waited for and that conflicts with
+ * the access (a write, a discard; for a host write, any use).  The cuda
+ * backend says so itself before every host access it orders
+ * (tmm_cuda_managed_access); a test may ask directly.
+ */
+void cudafake_host_access(const void *p, size_t n, bool write);
+
 /* The races found since the last reset, and the report of race i. */
 unsigned cudafake_races(void);
 const char *cudafake_race(unsigned i);

@@ -141,6 +141,11 @@ void fake_cupti_ran(const struct fake_op *op, double start_ms,
  * waited for (queue.c): memory under it may not go yet. */
 bool fake_queued_on(const void *p, size_t n);
 
+/* The host touches [p, p + n) (a write when `write`): a race with each
+ * queued operation on those bytes that it has not waited for and that
+ * conflicts with it (queue.c); `site` names the host's side. */
+void fake_host_access(const void *p, size_t n, bool write, const void *site);
+
 /* A failed call (runtime.c): what cudaGetLastError reports next. */
 cudaError_t fake_fail(cudaError_t e);
 /* Each device's bytes (CUDAFAKE_MEMORY) (runtime.c). */

@@ -37,6 +37,7 @@
 
 #include "fake.h"
 #include "lib/backend/backend_cuda.h"
+#include "lib/backend/backend_cuda_mem.h"
 
 #define MAX_RACES 64
 #define MAX_LOG 65536
@@ -504,6 +505,47 @@ void fake_sync_all(void)
 		vc_max(&q.host, &q.streams[i].vc);
 	}
 	prune();
+}
+
+/*
+ * The host touches [p, p + n): every queued operation that uses those
+ * bytes in a way that conflicts with the host's (conflict()) must be
+ * ordered before the host, which it is once the host has waited for it;
+ * else a race.  With concurrent managed access the host may touch
+ * managed memory while kernels run, but not bytes they write (Programming
+ * Guide, "Unified Memory: coherency and concurrency"), nor bytes a
+ * discard drops (Runtime API, cudaMemDiscardBatchAsync: reads and writes
+ * at the same time as it are undefined).  The host's memcpy is invisible
+ * to the double's queues, so without this a host access that races with
+ * queued work shows only where the bytes come out wrong: rarely for a
+ * discard, which a lagging device runs late, after the host has read.
+ */
+void fake_host_access(const void *p, size_t n, bool write, const void *site)
+{
+	struct fake_access a = { (uintptr_t)p, (uintptr_t)p + n,
+				 write ? USE_WRITE : USE_READ };
+
+	init();
+	for (size_t i = 0; i < q.n_log && n; i++) {
+		const struct logged *l = &q.log[i];
+
+		if (l->a.hi <= a.lo || a.hi <= l->a.lo ||
+		    !conflict(l->a.use, a.use) || vc_le(&l->vc, &q.host))
+			continue;
+		report(l, "the host", site, &a);
+	}
+}
+
+void cudafake_host_access(const void *p, size_t n, bool write)
+{
+	fake_host_access(p, n, write, __builtin_return_address(0));
+}
+
+/* The cuda backend's word that the host is about to touch managed memory
+ * (backend_cuda_mem.h), replacing its weak one, which does nothing. */
+void tmm_cuda_host_touch(const void *ptr, size_t bytes, bool write)
+{
+	fake_host_access(ptr, bytes, write, __builtin_return_address(0));
 }
 
 bool fake_queued_on(const void *p, size_t n)
