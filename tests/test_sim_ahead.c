@@ -26,7 +26,9 @@
  *    2.06x the unconstrained step, skipping 52 and 85 actions, where the
  *    same plans run at 1.12x and 1.05x in lockstep.
  *
- * And bytes: a backed run ahead is bit-identical to the unconstrained one.
+ * And bytes: a backed run ahead is bit-identical to the unconstrained one,
+ * and one whose engine waits fail in turn (the fault site `wait`) ends
+ * with those bytes or the error.
  */
 #include <check.h>
 #include <stdio.h>
@@ -38,6 +40,7 @@
 #include "drive.h"
 #include "lib/backend/backend.h"
 #include "lib/backend/backend_sim.h"
+#include "lib/base/fault.h"
 #include "lib/base/tunables.h"
 #include "tensormm.h"
 #include "zoo.h"
@@ -329,6 +332,74 @@ START_TEST(a_run_ahead_keeps_every_byte)
 }
 END_TEST
 
+/*
+ * Failure: each of a spread of the engine waits of a run ahead under
+ * tensile (the compute waits that retire arriving tensors among them)
+ * fails in turn.  Every run ends with the unconstrained run's bytes or
+ * with the injected error, and its context destroys cleanly.
+ */
+START_TEST(a_failed_wait_ahead_loses_nothing)
+{
+	const char *backed = "backend=sim,sim_memory=backed,"
+			     "sim_profile=h100-sxm5-pcie5-80g,mode=swap";
+	const struct drive_result *r;
+	char config[512];
+	uint8_t *want;
+	size_t len;
+	uint64_t peak = 0;
+	unsigned long calls, step, errors = 0;
+
+	snprintf(config, sizeof(config), "%s,policy=none", backed);
+	r = drive("mlp_transfer", 256, config, true);
+	for (unsigned i = 0; i < r->done; i++)
+		if (r->it[i].peak > peak)
+			peak = r->it[i].peak;
+	len = r->weights_len;
+	want = malloc(len);
+	ck_assert(want != NULL);
+	memcpy(want, r->weights, len);
+	snprintf(config, sizeof(config), "%s,policy=tensile,budget=%lluB,"
+		 "sim_host=ahead,fault=wait@999999999", backed,
+		 (unsigned long long)(peak * 2 / 5));
+	drive("mlp_transfer", 256, config, true);
+	calls = tmm_fault_calls("wait");
+	ck_assert_uint_gt(calls, 0);
+	step = calls / 24 ? calls / 24 : 1;
+	for (unsigned long k = 1; k <= calls; k += step) {
+		const struct zoo_model *m = zoo_find("mlp_transfer");
+		struct zoo_args a = { 256, 1 };
+		struct drive_opts o = { .config = config,
+					.iterations = ITERATIONS,
+					.weight_bytes = true };
+		struct zgraph g;
+
+		snprintf(config, sizeof(config), "%s,policy=tensile,"
+			 "budget=%lluB,sim_host=ahead,fault=wait@%lu", backed,
+			 (unsigned long long)(peak * 2 / 5), k);
+		ck_assert(zoo_build(m, &a, &g) == 0);
+		free(result.weights);
+		result.weights = NULL;
+		zoo_drive(&g, &o, &result);
+		zg_free(&g);
+		ck_assert_msg(result.destroy_rc == 0, "wait@%lu: the context "
+			      "was not destroyed cleanly", k);
+		if (result.rc < 0) {
+			ck_assert_msg(strstr(result.error, "site wait"),
+				      "wait@%lu: %s", k, result.error);
+			errors++;
+			continue;
+		}
+		ck_assert_msg(result.weights_len == len &&
+				      memcmp(result.weights, want, len) == 0,
+			      "wait@%lu: the run ended with other bytes", k);
+	}
+	ck_assert_uint_gt(errors, 0);
+	free(want);
+	free(result.weights);
+	result.weights = NULL;
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sim_ahead");
@@ -344,6 +415,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, plans_are_carried_out_with_the_host_ahead, 0,
 			    2);
 	tcase_add_loop_test(tc, a_run_ahead_keeps_every_byte, 0, 2);
+	tcase_add_test(tc, a_failed_wait_ahead_loses_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

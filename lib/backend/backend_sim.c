@@ -496,6 +496,10 @@ static int sim_engine_wait(struct tmm_backend *be, enum tmm_engine engine,
 	if (!ev)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim engine_wait: event is NULL");
+	if (tmm_fault_now(TMM_SITE_WAIT))
+		return tmm_backend_fail(be, -EIO, "sim engine_wait: engine %d "
+					"not made to wait (an injected fault, "
+					"site %s)", engine, TMM_SITE_WAIT);
 	/* The wait is queued when issued: compute runs dry till then. */
 	if (engine == TMM_ENGINE_COMPUTE)
 		sim_compute_issue(sim_of(be));

@@ -15,7 +15,8 @@
  * The library's own sites (man/tensormm.7 lists them): host_alloc (every
  * host allocation of lib/ and hints/, xalloc.h), device_alloc,
  * pinned_alloc and copy (the backends' device or managed memory, pinned
- * host memory and copies), file_write (the plan file and the trace),
+ * host memory and copies), wait (an engine made to wait for an event, on
+ * the simulator), file_write (the plan file and the trace),
  * dlopen and dlsym (a library loaded on first use, dynlib.h).
  *
  * A failure point on a hot path asks tmm_fault_armed() first: one relaxed
@@ -63,6 +64,7 @@ static inline bool tmm_fault_now(const char *site)
 #define TMM_SITE_DEVICE_ALLOC "device_alloc" /* device or managed memory */
 #define TMM_SITE_PINNED_ALLOC "pinned_alloc" /* pinned host memory */
 #define TMM_SITE_COPY "copy"		     /* a copy, a fill or a prefetch */
+#define TMM_SITE_WAIT "wait"		     /* an engine made to wait (sim) */
 #define TMM_SITE_FILE_WRITE "file_write"     /* the plan file, the trace */
 #define TMM_SITE_DLOPEN "dlopen"	     /* CUPTI or cuDNN not found */
 #define TMM_SITE_DLSYM "dlsym"		     /* an entry point missing */
