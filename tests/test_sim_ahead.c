@@ -297,31 +297,43 @@ START_TEST(plans_are_carried_out_with_the_host_ahead)
 }
 END_TEST
 
+#define BACKED                                               \
+	"backend=sim,sim_memory=backed,sim_profile=h100-sxm5-pcie5-80g," \
+	"mode=swap"
+#define BYTES_MODEL "mlp_transfer"
+#define BYTES_BATCH 256
+
+/* The unconstrained run's weights (malloc'd, *len bytes), and its peak. */
+static uint8_t *unconstrained_weights(size_t *len, uint64_t *peak)
+{
+	const struct drive_result *r =
+		drive(BYTES_MODEL, BYTES_BATCH, BACKED ",policy=none", true);
+	uint8_t *want = malloc(r->weights_len);
+
+	ck_assert(want != NULL);
+	memcpy(want, r->weights, r->weights_len);
+	*len = r->weights_len;
+	*peak = 0;
+	for (unsigned i = 0; i < r->done; i++)
+		if (r->it[i].peak > *peak)
+			*peak = r->it[i].peak;
+	return want;
+}
+
 /* Bytes: a backed run with the host ahead, under a plan that swaps, ends
  * with the unconstrained run's weights. */
 START_TEST(a_run_ahead_keeps_every_byte)
 {
-	const char *backed = "backend=sim,sim_memory=backed,"
-			     "sim_profile=h100-sxm5-pcie5-80g,mode=swap";
 	const struct drive_result *r;
 	char config[512];
-	uint8_t *want;
+	uint64_t peak;
 	size_t len;
-	uint64_t peak = 0;
+	uint8_t *want = unconstrained_weights(&len, &peak);
 
-	snprintf(config, sizeof(config), "%s,policy=none", backed);
-	r = drive("mlp_transfer", 256, config, true);
-	for (unsigned i = 0; i < r->done; i++)
-		if (r->it[i].peak > peak)
-			peak = r->it[i].peak;
-	len = r->weights_len;
-	want = malloc(len);
-	ck_assert(want != NULL);
-	memcpy(want, r->weights, len);
 	snprintf(config, sizeof(config),
-		 "%s,policy=%s,budget=%lluB,sim_host=ahead", backed,
+		 BACKED ",policy=%s,budget=%lluB,sim_host=ahead",
 		 _i ? "auto" : "tensile", (unsigned long long)(peak * 2 / 5));
-	r = drive("mlp_transfer", 256, config, true);
+	r = drive(BYTES_MODEL, BYTES_BATCH, config, true);
 	ck_assert(r->st.swap_out_count > 0 || r->st.swap_out_bytes > 0);
 	ck_assert_uint_eq(r->weights_len, len);
 	ck_assert_msg(memcmp(r->weights, want, len) == 0,
@@ -340,41 +352,29 @@ END_TEST
  */
 START_TEST(a_failed_wait_ahead_loses_nothing)
 {
-	const char *backed = "backend=sim,sim_memory=backed,"
-			     "sim_profile=h100-sxm5-pcie5-80g,mode=swap";
-	const struct drive_result *r;
+	const struct zoo_model *m = zoo_find(BYTES_MODEL);
+	struct zoo_args a = { BYTES_BATCH, 1 };
 	char config[512];
-	uint8_t *want;
+	uint64_t peak;
 	size_t len;
-	uint64_t peak = 0;
+	uint8_t *want = unconstrained_weights(&len, &peak);
 	unsigned long calls, step, errors = 0;
 
-	snprintf(config, sizeof(config), "%s,policy=none", backed);
-	r = drive("mlp_transfer", 256, config, true);
-	for (unsigned i = 0; i < r->done; i++)
-		if (r->it[i].peak > peak)
-			peak = r->it[i].peak;
-	len = r->weights_len;
-	want = malloc(len);
-	ck_assert(want != NULL);
-	memcpy(want, r->weights, len);
-	snprintf(config, sizeof(config), "%s,policy=tensile,budget=%lluB,"
-		 "sim_host=ahead,fault=wait@999999999", backed,
+	snprintf(config, sizeof(config), BACKED ",policy=tensile,budget=%lluB,"
+		 "sim_host=ahead,fault=wait@999999999",
 		 (unsigned long long)(peak * 2 / 5));
-	drive("mlp_transfer", 256, config, true);
+	drive(BYTES_MODEL, BYTES_BATCH, config, true);
 	calls = tmm_fault_calls("wait");
 	ck_assert_uint_gt(calls, 0);
 	step = calls / 24 ? calls / 24 : 1;
 	for (unsigned long k = 1; k <= calls; k += step) {
-		const struct zoo_model *m = zoo_find("mlp_transfer");
-		struct zoo_args a = { 256, 1 };
 		struct drive_opts o = { .config = config,
 					.iterations = ITERATIONS,
 					.weight_bytes = true };
 		struct zgraph g;
 
-		snprintf(config, sizeof(config), "%s,policy=tensile,"
-			 "budget=%lluB,sim_host=ahead,fault=wait@%lu", backed,
+		snprintf(config, sizeof(config), BACKED ",policy=tensile,"
+			 "budget=%lluB,sim_host=ahead,fault=wait@%lu",
 			 (unsigned long long)(peak * 2 / 5), k);
 		ck_assert(zoo_build(m, &a, &g) == 0);
 		free(result.weights);

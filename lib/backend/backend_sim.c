@@ -462,21 +462,15 @@ static void count_net_wait(struct sim *s, enum tmm_engine engine,
 			&s->net, s->t[TMM_ENGINE_COMPUTE], t);
 }
 
-/* Ahead: the host, not the compute engine, waits until t. */
-static void host_wait(struct sim *s, uint64_t t)
-{
-	if (t > s->host)
-		s->c.host_wait_ns += t - s->host;
-	sim_host_until(s, t);
-}
-
 static int sim_event_sync(struct tmm_backend *be, const tmm_event *ev)
 {
 	if (!ev)
 		return tmm_backend_fail(be, -EINVAL,
 					"sim event_sync: event is NULL");
 	if (ev->valid && sim_of(be)->ahead) {
-		host_wait(sim_of(be), event_time(sim_of(be), ev));
+		/* The host, not the compute engine, waits (no collective's
+		 * share of it is counted ahead). */
+		sim_host_wait(sim_of(be), event_time(sim_of(be), ev));
 	} else if (ev->valid) {
 		count_net_wait(sim_of(be), TMM_ENGINE_COMPUTE, ev,
 			       event_time(sim_of(be), ev));
@@ -536,7 +530,7 @@ static int sim_timed_wait_ns(struct tmm_backend *be, tmm_timed_wait *w,
 {
 	/* Reading the points waits for the device to reach them. */
 	if (w->valid && sim_of(be)->ahead)
-		host_wait(sim_of(be), w->after_ns);
+		sim_host_wait(sim_of(be), w->after_ns);
 	*ns = w->valid ? w->after_ns - w->before_ns : 0;
 	*w = (tmm_timed_wait){ 0 };
 	return 0;
@@ -688,7 +682,7 @@ static int sim_kernels_wait(struct tmm_backend *be)
 	struct sim *s = sim_of(be);
 
 	if (s->ahead)
-		host_wait(s, s->t[TMM_ENGINE_COMPUTE]);
+		sim_host_wait(s, s->t[TMM_ENGINE_COMPUTE]);
 	return 0;
 }
 

@@ -618,8 +618,8 @@ int tmm_sim_managed_access(struct tmm_backend *be,
 	 * it: ahead, it waits for the compute engine. */
 	for (unsigned i = 0; i < n; i++)
 		if (ranges[i].by_host)
-			sim_host_until(sim_of(be),
-				       sim_of(be)->t[TMM_ENGINE_COMPUTE]);
+			sim_host_wait(sim_of(be),
+				      sim_of(be)->t[TMM_ENGINE_COMPUTE]);
 	return 0;
 }
 

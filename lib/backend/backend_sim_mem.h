@@ -110,6 +110,14 @@ static inline void sim_host_until(struct sim *s, uint64_t t)
 		s->host = t;
 }
 
+/* sim_host_until, counted as the host waiting for the device. */
+static inline void sim_host_wait(struct sim *s, uint64_t t)
+{
+	if (s->ahead && t > s->host)
+		s->c.host_wait_ns += t - s->host;
+	sim_host_until(s, t);
+}
+
 static inline bool is_copy_engine(enum tmm_engine e)
 {
 	return e == TMM_ENGINE_H2D || e == TMM_ENGINE_D2H;
