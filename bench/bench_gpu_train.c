@@ -353,6 +353,11 @@ static void print_header(const struct bench *b, const struct shape *sh)
 	    "ms*: of prefetch_wait_ns (compute waiting for late prefetches, "
 	    "measured on the device, which stall ms misses where the host "
 	    "runs ahead).\n");
+	out("- *skipped*: growth of plan_actions_skipped (the plan's actions "
+	    "that did not apply, as a swap-out of a tensor the host still "
+	    "saw arriving did before b71123d); *passive*: of "
+	    "guided_passive_evictions (evictions passive mode made while "
+	    "following the plan).\n");
 	out("- *out MB*, *in MB* (1e6 bytes): growth of swap_out_bytes + "
 	    "uvm_eviction_bytes, and of swap_in_bytes + uvm_fault_bytes "
 	    "(the runtime's moves, and the driver's own in mode=uvm); "
@@ -368,10 +373,11 @@ static void print_header(const struct bench *b, const struct shape *sh)
 	out("- *bit-identical*: the losses of every step and the final "
 	    "weights against the unconstrained run's.\n\n");
 	out("| policy | mode | budget | step ms | x | stall ms | late "
-	    "| late ms | out MB | in MB | driver in/out MB | clean MB "
-	    "| peak MiB | bound ms | bound x | bit-identical |\n");
+	    "| late ms | skipped | passive | out MB | in MB "
+	    "| driver in/out MB | clean MB | peak MiB | bound ms | bound x "
+	    "| bit-identical |\n");
 	out("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
-	    "|---:|---:|---|\n");
+	    "|---:|---:|---:|---:|---|\n");
 }
 
 static void print_row(const struct bench *b, const char *policy,
@@ -388,10 +394,13 @@ static void print_row(const struct bench *b, const char *policy,
 	if (t_in > bound)
 		bound = t_in;
 	out("| %s | %s | %s | %.1f | %.2f | %.1f | %.1f | %.2f | %.1f "
-	    "| %.1f | %.1f/%.1f | %.1f | %.1f | %.1f | %.2f | %s |\n",
+	    "| %.1f | %.1f | %.1f | %.1f/%.1f | %.1f | %.1f | %.1f | %.2f "
+	    "| %s |\n",
 	    policy, mode, budget, ms, ms / compute_ms,
 	    PER_STEP(r, stall_ns) / 1e6, PER_STEP(r, prefetch_late),
 	    PER_STEP(r, prefetch_wait_ns) / 1e6,
+	    PER_STEP(r, plan_actions_skipped),
+	    PER_STEP(r, guided_passive_evictions),
 	    o_b / 1e6, i_b / 1e6,
 	    (PER_STEP(r, uvm_fault_bytes) + PER_STEP(r, uvm_prefetch_bytes)) /
 		    1e6,
@@ -404,7 +413,7 @@ static void print_failed(const char *policy, const char *mode,
 			 const char *budget, const char *why)
 {
 	out("| %s | %s | %s | — | — | — | — | — | — | — | — | — | — | — | — "
-	    "| %s |\n",
+	    "| — | — | %s |\n",
 	    policy, mode, budget, why);
 }
 

@@ -57,7 +57,7 @@ for policy in none passive vdnn-conv vdnn-all checkpoint superneurons \
 done
 checks=$((checks + 1))
 bad=$(grep '^| [a-z-]* | \(swap\|uvm\) |' "$tmp/out" | awk -F'|' '
-	{ for (i = 5; i <= 16; i++) {
+	{ for (i = 5; i <= 18; i++) {
 		n = split($i, v, /[ \/]+/)
 		for (k = 1; k <= n; k++)
 			if (v[k] != "" && v[k] !~ /^[0-9]+(\.[0-9]+)?$/) {
