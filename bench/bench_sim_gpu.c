@@ -319,12 +319,13 @@ int main(int argc, char **argv)
 	printf("## Issue #19's shapes on the simulator, host in lockstep and "
 	       "ahead, beside the H200\n\n");
 	printf("Simulated times; *x* over the unconstrained step of the same "
-	       "kind; *skipped*: plan actions the run ahead skipped; "
-	       "*passive*: its passive evictions while following the plan; "
+	       "kind; *skipped*: plan actions the run ahead skipped, over "
+	       "its %d steps; *passive*: its passive evictions while "
+	       "following the plan, over the same; "
 	       "*bound x*: max(unconstrained, out / %.0f GB/s, in / %.0f "
 	       "GB/s) of the run ahead; *H200 x*: measured, swap mode, "
 	       "runtime of 45de6ad (docs/gpu-h200.md).\n",
-	       p->d2h_gbps, p->h2d_gbps);
+	       STEPS, p->d2h_gbps, p->h2d_gbps);
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		if (strcmp(shape, "all") != 0 &&
 		    strcmp(shape, shapes[s].name) != 0)
