@@ -182,8 +182,6 @@ struct tmm_counters {
 				  * compute engine waiting for them rather
 				  * than the host (swap_engine.h); not in
 				  * tmm_stats: a test's window on it */
-	uint64_t swap_in_early;	 /* likewise, swap-ins retired when an op
-				  * made compute wait for them */
 	uint64_t stall_ns;
 	uint64_t ops, accesses;
 	uint64_t iterations, last_iteration_ns;

@@ -581,10 +581,10 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 		tmm_mover_progress(ctx);
 	if (t && t->state == TMM_TS_SWAPPING_IN && !t->pins &&
 	    (a->type == TMM_ACT_EVICT_SWAP || a->type == TMM_ACT_EVICT_DROP)) {
-		rc = tmm_mover_retire_in_early(ctx, t);
-		if (rc < 0)
-			return rc;
-		rc = -EINVAL;
+		int retired = tmm_mover_retire_in_early(ctx, t);
+
+		if (retired < 0)
+			return retired;
 	}
 	/* A SPLIT was carried out by tmm_run before the op ran (split.c),
 	 * whatever became of the tensor since: here it is only counted. */

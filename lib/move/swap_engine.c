@@ -328,7 +328,6 @@ int tmm_mover_retire_in_early(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (rc < 0)
 		return tmm_mover_backend_error(ctx, rc);
 	complete_swap_in(ctx, t);
-	ctx->c.swap_in_early++;
 	return 0;
 }
 
