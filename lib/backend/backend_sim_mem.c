@@ -591,6 +591,11 @@ int tmm_sim_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 	rc = sim_check_managed(be, "discard", ptr, bytes);
 	if (rc < 0)
 		return rc;
+	if (tmm_fault_now(TMM_SITE_DISCARD))
+		return tmm_backend_fail(be, -EIO,
+					"sim discard: %zu bytes at %p kept (an "
+					"injected fault, site %s)",
+					bytes, ptr, TMM_SITE_DISCARD);
 	if (!s->phantom && tmm_sim_uvm_pages_of(s->uvm, ptr, bytes, &lo, &len))
 		memset(lo, SIM_POISON, len);
 	return tmm_sim_uvm_discard(s->uvm, ptr, bytes);

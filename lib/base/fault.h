@@ -16,7 +16,8 @@
  * host allocation of lib/ and hints/, xalloc.h), device_alloc,
  * pinned_alloc and copy (the backends' device or managed memory, pinned
  * host memory and copies), wait (an engine made to wait for an event, on
- * the simulator), file_write (the plan file and the trace),
+ * the simulator), discard (a discard of managed pages, on the simulator),
+ * file_write (the plan file and the trace),
  * dlopen and dlsym (a library loaded on first use, dynlib.h).
  *
  * A failure point on a hot path asks tmm_fault_armed() first: one relaxed
@@ -65,6 +66,7 @@ static inline bool tmm_fault_now(const char *site)
 #define TMM_SITE_PINNED_ALLOC "pinned_alloc" /* pinned host memory */
 #define TMM_SITE_COPY "copy"		     /* a copy, a fill or a prefetch */
 #define TMM_SITE_WAIT "wait"		     /* an engine made to wait (sim) */
+#define TMM_SITE_DISCARD "discard"	     /* managed pages discarded (sim) */
 #define TMM_SITE_FILE_WRITE "file_write"     /* the plan file, the trace */
 #define TMM_SITE_DLOPEN "dlopen"	     /* CUPTI or cuDNN not found */
 #define TMM_SITE_DLSYM "dlsym"		     /* an entry point missing */

@@ -165,6 +165,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_UVM_CAP:
 		cfg->uvm_cap = (enum tmm_uvm_cap)v->choice;
 		return true;
+	case TMM_T_UVM_KEEP:
+		cfg->uvm_keep = v->choice == 1;
+		return true;
 	case TMM_T_CHECK:
 		cfg->check = v->choice == 1;
 		return true;
@@ -600,6 +603,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_UVM_CAP:
 		text_add_choice(&t, id, cfg->uvm_cap);
+		break;
+	case TMM_T_UVM_KEEP:
+		text_add_choice(&t, id, cfg->uvm_keep ? 1 : 0);
 		break;
 	case TMM_T_CHECK:
 		text_add_choice(&t, id, cfg->check ? 1 : 0);

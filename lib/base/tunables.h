@@ -61,6 +61,9 @@ struct tmm_config {
 	enum tmm_uvm_swap_path uvm_swap_path; /* how mode=uvm evicts */
 	enum tmm_uvm_fresh uvm_fresh; /* how it makes fresh outputs' pages */
 	enum tmm_uvm_cap uvm_cap; /* who holds its pages within the budget */
+	bool uvm_keep;	       /* freed managed blocks stay populated for
+				* the next tensor of their size
+				* (lib/mem/uvm_arena.h) */
 	bool check;	       /* poison outputs before callbacks (fill.c) */
 	bool liveness_discard; /* dead idle tensors are dropped, not copied
 				* out (lib/move/dead.h) */

@@ -524,6 +524,23 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.since = "0.1",
 		.choices = uvm_cap_choices,
 	},
+	[TMM_T_UVM_KEEP] = {
+		.name = "uvm_keep",
+		.env = "TENSORMM_UVM_KEEP",
+		.type = TMM_TYPE_CHOICE,
+		.def = "on",
+		.accepted = "on or off",
+		.help = "mode=uvm: a tensor destroyed with its pages on the "
+			"device, or swapped out by copy, leaves its managed "
+			"block populated for the next tensor of its size, "
+			"while the pages fit under the budget (uvm_cap=driver "
+			"on CUDA: the device's free memory) beside those the "
+			"library holds; off = its pages are discarded or left "
+			"in place as before, and the next tensor in a "
+			"discarded range makes its pages afresh",
+		.since = "0.1",
+		.choices = off_on_choices,
+	},
 	[TMM_T_CHECK] = {
 		.name = "check",
 		.env = "TENSORMM_CHECK",

@@ -282,6 +282,7 @@ int tmm_guide_twin_device(const struct tmm_ctx *ctx,
 	dev->uvm_swap_path = (unsigned)ctx->cfg.uvm_swap_path;
 	dev->uvm_fresh = (unsigned)ctx->cfg.uvm_fresh;
 	dev->uvm_cap = (unsigned)ctx->cfg.uvm_cap;
+	dev->uvm_keep = ctx->cfg.uvm_keep;
 	dev->liveness_discard = ctx->cfg.liveness_discard;
 	return 0;
 }

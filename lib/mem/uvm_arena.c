@@ -21,6 +21,11 @@
  * previous steps populated.  A block's segment is the one whose pool owns
  * it (tmm_pool_owns).
  *
+ * Kept blocks (tmm_uvm_arena_keep) are a list, oldest first, searched
+ * newest first for an exact size, else for the best fit: a training step
+ * makes its tensors in the same sizes every step, and a model has a few
+ * hundred at most.
+ *
  * Alignment: every block size is a multiple of TMM_MANAGED_PAGE and so is
  * every segment, and the pool carves a block from the bottom or the top
  * of a free hole and merges holes at block edges, so every offset stays a
@@ -30,6 +35,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/base/managed_page.h"
 #include "lib/base/xalloc.h"
@@ -50,8 +56,17 @@ struct segment {
  * pages); a larger segment simply knows nothing. */
 #define ON_DEV_MAX_BITS ((uint64_t)1 << 27)
 
+/* A block kept populated for the next tensor of its size. */
+struct kept {
+	struct tmm_pool_block *block;
+	char *ptr;
+};
+
 struct tmm_uvm_arena {
 	struct tmm_backend *be;
+	struct kept *kept;    /* oldest first */
+	size_t n_kept, cap_kept;
+	uint64_t kept_bytes, kept_hits, kept_discards, discards_failed;
 	uint64_t segment_min; /* twice the budget, in whole VA blocks */
 	uint64_t capacity;    /* bytes of all the segments */
 	uint64_t in_use, peak; /* bytes in blocks handed out, its most */
@@ -92,6 +107,7 @@ void tmm_uvm_arena_destroy(struct tmm_uvm_arena *a)
 		free(a->seg[i].on_dev);
 	}
 	free(a->seg);
+	free(a->kept);
 	free(a);
 }
 
@@ -102,6 +118,7 @@ uint64_t tmm_uvm_arena_release_empty(struct tmm_uvm_arena *a)
 
 	if (!a)
 		return 0;
+	tmm_uvm_arena_trim(a, 0, NULL);
 	for (size_t i = 0; i < a->n; i++) {
 		struct segment *s = &a->seg[i];
 
@@ -177,6 +194,33 @@ static int add_segment(struct tmm_uvm_arena *a, uint64_t want, char *why,
 	return 0;
 }
 
+static bool take_kept(struct tmm_uvm_arena *a, uint64_t want,
+		      struct tmm_pool_block **block, void **ptr);
+
+/* Counts `block` handed out. */
+static void hand_out(struct tmm_uvm_arena *a, const struct tmm_pool_block *b)
+{
+	a->in_use += b->size;
+	if (a->in_use > a->peak)
+		a->peak = a->in_use;
+}
+
+/* A free block of `want` bytes from the first segment that has one, into
+ * *block; returns that segment's index, or a->n (with *rc) if none. */
+static size_t pool_alloc(struct tmm_uvm_arena *a, uint64_t want,
+			 struct tmm_pool_block **block, int *rc)
+{
+	size_t i;
+
+	*rc = -ENOMEM;
+	for (i = 0; i < a->n; i++) {
+		*rc = tmm_pool_alloc(a->seg[i].pool, want, block);
+		if (*rc == 0 || *rc != -ENOMEM)
+			break;
+	}
+	return i;
+}
+
 int tmm_uvm_arena_alloc(struct tmm_uvm_arena *a, uint64_t bytes,
 			struct tmm_pool_block **block, void **ptr, char *why,
 			size_t why_len)
@@ -196,10 +240,13 @@ int tmm_uvm_arena_alloc(struct tmm_uvm_arena *a, uint64_t bytes,
 			 "whole managed pages", (unsigned long long)bytes);
 		return -ENOMEM;
 	}
-	for (i = 0; i < a->n; i++) {
-		rc = tmm_pool_alloc(a->seg[i].pool, want, block);
-		if (rc == 0 || rc != -ENOMEM)
-			break;
+	if (take_kept(a, want, block, ptr))
+		return 0;
+	i = pool_alloc(a, want, block, &rc);
+	if (i == a->n && a->n_kept) {
+		/* Kept blocks take room a new segment would add. */
+		tmm_uvm_arena_trim(a, 0, NULL);
+		i = pool_alloc(a, want, block, &rc);
 	}
 	if (i == a->n) {
 		rc = add_segment(a, want, why, why_len);
@@ -216,23 +263,149 @@ int tmm_uvm_arena_alloc(struct tmm_uvm_arena *a, uint64_t bytes,
 	}
 	assert((*block)->offset % TMM_MANAGED_PAGE == 0);
 	*ptr = a->seg[i].base + (*block)->offset;
-	a->in_use += (*block)->size;
-	if (a->in_use > a->peak)
-		a->peak = a->in_use;
+	hand_out(a, *block);
 	return 0;
+}
+
+/* The segment that handed `block` out, or NULL. */
+static struct segment *owner(const struct tmm_uvm_arena *a,
+			     const struct tmm_pool_block *block)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (tmm_pool_owns(a->seg[i].pool, block))
+			return &a->seg[i];
+	return NULL;
 }
 
 void tmm_uvm_arena_free(struct tmm_uvm_arena *a, struct tmm_pool_block *block)
 {
+	struct segment *s;
+
 	if (!a || !block)
 		return;
-	for (size_t i = 0; i < a->n; i++) {
-		if (tmm_pool_owns(a->seg[i].pool, block)) {
-			a->in_use -= block->size;
-			tmm_pool_free(a->seg[i].pool, block);
-			return;
-		}
+	s = owner(a, block);
+	if (!s)
+		return;
+	a->in_use -= block->size;
+	tmm_pool_free(s->pool, block);
+}
+
+/* ---- kept blocks ------------------------------------------------------- */
+
+bool tmm_uvm_arena_keep(struct tmm_uvm_arena *a, struct tmm_pool_block *block)
+{
+	struct segment *s;
+
+	if (!a || !block)
+		return false;
+	s = owner(a, block);
+	if (!s)
+		return false;
+	if (a->n_kept == a->cap_kept) {
+		size_t cap = a->cap_kept ? 2 * a->cap_kept : 32;
+		void *p = tmm_realloc(a->kept, cap * sizeof(*a->kept));
+
+		if (!p)
+			return false;
+		a->kept = p;
+		a->cap_kept = cap;
 	}
+	a->kept[a->n_kept++] = (struct kept){ .block = block,
+					      .ptr = s->base + block->offset };
+	a->in_use -= block->size;
+	a->kept_bytes += block->size;
+	return true;
+}
+
+/* Removes kept entry i, keeping the others' order. */
+static void unkeep(struct tmm_uvm_arena *a, size_t i)
+{
+	a->kept_bytes -= a->kept[i].block->size;
+	memmove(&a->kept[i], &a->kept[i + 1],
+		(a->n_kept - i - 1) * sizeof(*a->kept));
+	a->n_kept--;
+}
+
+/*
+ * A kept block for `want` bytes into *block and *ptr: one of exactly that
+ * size, the most recently kept, else the smallest larger one, whose
+ * first pages go back to its pool discarded (tmm_pool_trim: a block's
+ * tail keeps its place), so that a tensor that evicted a larger one for
+ * its room takes its pages.  False when none will do.
+ */
+static bool take_kept(struct tmm_uvm_arena *a, uint64_t want,
+		      struct tmm_pool_block **block, void **ptr)
+{
+	size_t best = a->n_kept;
+	struct kept k;
+
+	for (size_t i = a->n_kept; i-- > 0;) {
+		uint64_t size = a->kept[i].block->size;
+
+		if (size == want) {
+			best = i;
+			break;
+		}
+		if (size > want && (best == a->n_kept ||
+				    size < a->kept[best].block->size))
+			best = i;
+	}
+	if (best == a->n_kept)
+		return false;
+	k = a->kept[best];
+	if (k.block->size > want) {
+		uint64_t head = k.block->size - want;
+		struct segment *s = owner(a, k.block);
+
+		if (!s || tmm_pool_trim(s->pool, k.block, head) < 0)
+			return false;
+		/* The head leaves the block: its pages die, as a trimmed
+		 * kept block's do. */
+		a->kept_bytes -= head;
+		tmm_uvm_arena_note(a, k.ptr, head, false);
+		if (a->be->ops->discard(a->be, k.ptr, head) < 0)
+			a->discards_failed++;
+		a->kept_discards++;
+		k.ptr += head;
+		a->kept[best].ptr = k.ptr;
+	}
+	*block = k.block;
+	*ptr = k.ptr;
+	unkeep(a, best);
+	hand_out(a, *block);
+	a->kept_hits++;
+	return true;
+}
+
+uint64_t tmm_uvm_arena_trim(struct tmm_uvm_arena *a, uint64_t limit,
+			    bool *failed)
+{
+	uint64_t gone = 0;
+
+	if (!a)
+		return 0;
+	while (a->kept_bytes > limit) {
+		struct kept k = a->kept[0];
+
+		unkeep(a, 0);
+		tmm_uvm_arena_note(a, k.ptr, k.block->size, false);
+		if (a->be->ops->discard(a->be, k.ptr, k.block->size) < 0) {
+			a->discards_failed++;
+			if (failed)
+				*failed = true;
+		}
+		a->kept_discards++;
+		gone += k.block->size;
+		/* Back as handed out, then freed as any block. */
+		a->in_use += k.block->size;
+		tmm_uvm_arena_free(a, k.block);
+	}
+	return gone;
+}
+
+uint64_t tmm_uvm_arena_kept(const struct tmm_uvm_arena *a)
+{
+	return a ? a->kept_bytes : 0;
 }
 
 uint64_t tmm_uvm_arena_peak(const struct tmm_uvm_arena *a)
@@ -250,6 +423,10 @@ void tmm_uvm_arena_get_stats(const struct tmm_uvm_arena *a,
 	st->capacity = a->capacity;
 	st->in_use = a->in_use;
 	st->peak = a->peak;
+	st->kept = a->kept_bytes;
+	st->kept_hits = a->kept_hits;
+	st->kept_discards = a->kept_discards;
+	st->discards_failed = a->discards_failed;
 }
 
 /*

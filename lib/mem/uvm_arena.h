@@ -36,6 +36,10 @@ struct tmm_uvm_arena_stats {
 	uint64_t capacity; /* their bytes */
 	uint64_t in_use;   /* bytes in blocks handed out */
 	uint64_t peak;	   /* the most in_use has been */
+	uint64_t kept;	   /* bytes of blocks kept populated (keep) */
+	uint64_t kept_hits; /* allocations served by a kept block */
+	uint64_t kept_discards; /* kept blocks let go with a discard */
+	uint64_t discards_failed; /* ... that the backend refused */
 };
 
 /*
@@ -66,8 +70,44 @@ int tmm_uvm_arena_alloc(struct tmm_uvm_arena *a, uint64_t bytes,
  * blocks this arena did not hand out, are ignored. */
 void tmm_uvm_arena_free(struct tmm_uvm_arena *a, struct tmm_pool_block *block);
 
-/* Gives back to the backend every segment with no block handed out, and
- * returns their bytes (tmm_release_cached).  The next allocation that
+/*
+ * Populated blocks, kept for the next tensor of their size.  A managed
+ * range costs its pages' making whenever it is populated afresh (31.6
+ * GB/s by prefetch on the H200 of docs/gpu-h200.md, a fault a page
+ * otherwise), where swap mode's pool hands the same memory on for
+ * nothing.  A tensor destroyed with its pages on the device gives its
+ * block here instead of back to the pool, and the next allocation of
+ * the same size (page-rounded) takes it, pages and all: the next step's
+ * copy of that tensor, most often, whose own range a swap-out by copy
+ * has since discarded.  Where no kept block has that size, the smallest
+ * larger one is cut to it (its first pages are discarded and go back to
+ * the pool): an allocation that evicted a larger tensor for its room
+ * takes that tensor's pages.
+ *
+ * keep: `block` (handed out by this arena, its pages known on the
+ * device by the caller) waits for a tensor of its size.  False where no
+ * host memory records it: the caller frees it as it would have.
+ *
+ * trim: lets kept blocks go, the longest kept first, until at most
+ * `limit` bytes are kept; each is discarded (its pages die with no
+ * write-back) and freed.  Returns the bytes let go.  A discard the
+ * backend refuses still frees the block (its pages only cost room), is
+ * counted in the stats, and sets *failed where given (the backend's
+ * message is in its error).
+ *
+ * An allocation that finds no free block in any segment trims to 0
+ * before it makes a new segment, so kept blocks never grow the arena.
+ */
+bool tmm_uvm_arena_keep(struct tmm_uvm_arena *a, struct tmm_pool_block *block);
+uint64_t tmm_uvm_arena_trim(struct tmm_uvm_arena *a, uint64_t limit,
+			    bool *failed);
+
+/* The bytes of the blocks kept (0 for NULL), in O(1). */
+uint64_t tmm_uvm_arena_kept(const struct tmm_uvm_arena *a);
+
+/* Lets every kept block go (tmm_uvm_arena_trim to 0), then gives back
+ * to the backend every segment with no block handed out, and returns
+ * their bytes (tmm_release_cached).  The next allocation that
  * finds no room makes a segment again. */
 uint64_t tmm_uvm_arena_release_empty(struct tmm_uvm_arena *a);
 

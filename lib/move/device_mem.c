@@ -93,12 +93,59 @@ void tmm_uvm_sync_counters(struct tmm_ctx *ctx)
 	mirror_held(ctx);
 }
 
+uint64_t tmm_uvm_driver_room(const struct tmm_ctx *ctx)
+{
+	if (ctx->cfg.uvm_cap == TMM_UVM_CAP_DRIVER &&
+	    !ctx->be.info.managed_limit_binds)
+		return ctx->be.info.free_at_open;
+	return ctx->budget;
+}
+
+bool tmm_uvm_may_keep(const struct tmm_ctx *ctx,
+		      const struct tmm_tensor_rec *t)
+{
+	uint64_t room = tmm_uvm_driver_room(ctx);
+
+	return ctx->cfg.uvm_keep && ctx->in_iteration && t->block &&
+	       !t->uvm_host_touched &&
+	       ctx->uvm_held + tmm_uvm_arena_kept(ctx->uvm_arena) +
+			       t->block->size <= room &&
+	       tmm_uvm_arena_on_device(ctx->uvm_arena, t->dev, t->bytes);
+}
+
+void tmm_uvm_copied_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	tmm_uvm_unhold(ctx, t);
+	if (!t->uvm_advised && t->block && tmm_uvm_may_keep(ctx, t) &&
+	    tmm_uvm_arena_keep(ctx->uvm_arena, t->block)) {
+		t->dev = NULL;
+		t->block = NULL;
+		return;
+	}
+	tmm_uvm_discard(ctx, t);
+}
+
+void tmm_uvm_trim_kept(struct tmm_ctx *ctx, uint64_t coming)
+{
+	uint64_t room = tmm_uvm_driver_room(ctx);
+	uint64_t taken = ctx->uvm_held + coming;
+	bool failed = false;
+
+	if (!tmm_uvm_arena_kept(ctx->uvm_arena))
+		return;
+	tmm_uvm_arena_trim(ctx->uvm_arena, room > taken ? room - taken : 0,
+			   &failed);
+	if (failed)
+		tmm_log(ctx, TMM_LOG_WARN, "%s", ctx->be.error);
+}
+
 static void held_add(struct tmm_ctx *ctx, uint64_t bytes)
 {
 	ctx->uvm_held += bytes;
 	if (ctx->uvm_held > ctx->uvm_held_peak)
 		ctx->uvm_held_peak = ctx->uvm_held;
 	mirror_held(ctx);
+	tmm_uvm_trim_kept(ctx, 0);
 }
 
 void tmm_uvm_hold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)

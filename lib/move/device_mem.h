@@ -46,6 +46,57 @@ void tmm_uvm_unhold(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * (+1) or leaves it (-1). */
 void tmm_uvm_hold_scratch(struct tmm_ctx *ctx, uint64_t bytes, int sign);
 
+/*
+ * mode=uvm: the live managed bytes beyond which the driver evicts: the
+ * budget, where the driver is held to it (uvm_cap=driver on a backend
+ * whose managed_limit binds, the simulator) or the library holds it
+ * (uvm_cap=library); else the device's free memory at open, since a
+ * driver that cannot be capped (CUDA's) evicts only where the device is
+ * full (issue #19: at 40% of the peak on an H200, every tensor's pages
+ * died each step and the next step's outputs were made afresh, 27-50 ms
+ * a step with no byte moved).  The arena's kept blocks (uvm_arena.h) and
+ * the held pages together stay under it: each hold trims the kept ones.
+ */
+uint64_t tmm_uvm_driver_room(const struct tmm_ctx *ctx);
+
+/*
+ * mode=uvm: whether t's block, pages and all, may wait in the arena for
+ * the next tensor of its size (tmm_uvm_arena_keep) rather than go back
+ * to its pool or have its pages discarded: inside an iteration (the
+ * next step makes a tensor of that size again), every page of t known
+ * on the device and never touched by the host since, and room for them
+ * under tmm_uvm_driver_room beside the pages the library holds and the
+ * blocks kept already, so that the driver has no cause to evict them.
+ * The next tensor there takes no fault and no prefetch of fresh pages
+ * (issue #19: in mode=uvm a tensor the plan swaps out by copy had its
+ * range discarded, and its next copy, in the same range, had the pages
+ * made afresh on the compute stream).  Call it with t unheld.
+ */
+bool tmm_uvm_may_keep(const struct tmm_ctx *ctx,
+		      const struct tmm_tensor_rec *t);
+
+/*
+ * mode=uvm: lets the arena's kept blocks go (tmm_uvm_arena_trim), the
+ * longest kept first, until they fit under tmm_uvm_driver_room beside
+ * the pages the library holds and `coming` more bytes about to be
+ * populated, so that a driver held to the budget never evicts for them:
+ * their pages die with a discard, where an eviction would write them
+ * back.  Every hold calls it; so does a new range before its pages are
+ * made.
+ */
+void tmm_uvm_trim_kept(struct tmm_ctx *ctx, uint64_t coming);
+
+/*
+ * mode=uvm: the copy way's swap-out of t is over (uvm_path.h): its bytes
+ * are its host buffer's and its pages count no more.  Its block goes to
+ * the arena's kept ones where tmm_uvm_may_keep allows and t carries no
+ * plan advice (advice belongs to the range), and t holds no range until
+ * it comes back (tmm_uvm_copy_in takes one, kept or new), as a swapped
+ * out tensor holds no pool block in swap mode.  Otherwise its pages are
+ * discarded and the range stays t's.
+ */
+void tmm_uvm_copied_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
 /* Copies the backend's managed-memory counters into ctx->c. */
 void tmm_uvm_sync_counters(struct tmm_ctx *ctx);
 

@@ -22,6 +22,7 @@
 #include "mover_uvm.h"
 #include "swap_engine.h"
 #include "uvm_path.h"
+#include "lib/base/managed_page.h"
 #include "lib/io/plan.h"
 #include "lib/mem/pool.h"
 #include "lib/mem/uvm_arena.h"
@@ -72,25 +73,10 @@ int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 				tmm_tensor_label(t, label, sizeof(label)),
 				t->bytes, why);
 	}
+	/* Before its pages are made, whether they are a kept block's or
+	 * new ones: the kept blocks left must fit beside them. */
+	tmm_uvm_trim_kept(ctx, t->block->size);
 	return 0;
-}
-
-/*
- * The live managed bytes beyond which the driver evicts: the budget,
- * where the driver is held to it (uvm_cap=driver on a backend whose
- * managed_limit binds, the simulator) or the library holds it
- * (uvm_cap=library); else the device's free memory at open, since a
- * driver that cannot be capped (CUDA's) evicts only where the device is
- * full (issue #19: at 40% of the peak on an H200, every tensor's pages
- * died each step and the next step's outputs were made afresh, 27-50 ms
- * a step with no byte moved).
- */
-static uint64_t driver_room(const struct tmm_ctx *ctx)
-{
-	if (ctx->cfg.uvm_cap == TMM_UVM_CAP_DRIVER &&
-	    !ctx->be.info.managed_limit_binds)
-		return ctx->be.info.free_at_open;
-	return ctx->budget;
 }
 
 /*
@@ -119,7 +105,7 @@ static bool pages_die(const struct tmm_ctx *ctx,
 {
 	return !ctx->in_iteration || (t->state == TMM_TS_HOST && !t->host) ||
 	       t->uvm_host_touched ||
-	       tmm_uvm_arena_peak(ctx->uvm_arena) > driver_room(ctx);
+	       tmm_uvm_arena_peak(ctx->uvm_arena) > tmm_uvm_driver_room(ctx);
 }
 
 /*
@@ -160,12 +146,11 @@ void tmm_uvm_drop(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
  * kernel waits for a migration of it still under way (a swap-out's or a
  * prefetch's, t->copy, or a copy out's, t->read_by: the next tensor's
  * writes must not race with it) and for a collective still on it
- * (t->net_by),
- * the advice t was given goes (the next tensor starts with none), and its
- * pages are discarded when they should die (pages_die).  Failures only
- * cost time, so they are logged.
+ * (t->net_by), and the advice t was given goes (the next tensor starts
+ * with none).  Failures only cost time, so they are logged; the caller
+ * then neither keeps nor discards the pages.
  */
-static void forget_range(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+static int forget_range(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_backend *be = &ctx->be;
 	/* A collective still on it, as a copy below. */
@@ -186,33 +171,48 @@ static void forget_range(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (rc == 0 && (t->uvm_advised & ADVISED_READ_MOSTLY))
 		rc = be->ops->advise(be, t->dev, t->bytes,
 				     TMM_ADVISE_UNSET_READ_MOSTLY);
-	if (rc == 0 && pages_die(ctx, t)) {
-		tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
-		rc = be->ops->discard(be, t->dev, t->bytes);
-	}
 	if (rc < 0)
 		tmm_log(ctx, TMM_LOG_WARN, "%s", be->error);
+	return rc;
+}
+
+/* t's range goes back to the arena: kept with its pages (may_keep), or
+ * freed, its pages discarded first where they should die (pages_die). */
+static void give_range_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	bool ordered = forget_range(ctx, t) == 0;
+
+	tmm_uvm_unhold(ctx, t);
+	if (ordered && t->state == TMM_TS_RESIDENT && tmm_uvm_may_keep(ctx, t) &&
+	    tmm_uvm_arena_keep(ctx->uvm_arena, t->block))
+		return;
+	if (ordered && pages_die(ctx, t)) {
+		tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
+		if (ctx->be.ops->discard(&ctx->be, t->dev, t->bytes) < 0)
+			tmm_log(ctx, TMM_LOG_WARN, "%s", ctx->be.error);
+	}
+	tmm_uvm_arena_free(ctx->uvm_arena, t->block);
 }
 
 void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	/* A copy of the copy way (uvm_path.c) may still read or write the
 	 * range or the host buffer: wait for it.  A backend error here
-	 * leaves nothing better to do than to let go. */
-	if (t->host && tmm_mover_settle(ctx, t) < 0)
+	 * leaves nothing better to do than to let go.  A copy out retired
+	 * early (HOST) reads the range no more, and its host buffer waits
+	 * for it on the deferred list (tmm_mover_host_give_back). */
+	if (t->host && t->state != TMM_TS_HOST && tmm_mover_settle(ctx, t) < 0)
 		tmm_mover_retire_failed_copy(ctx, t);
 	if (t->state == TMM_TS_SWAPPING_IN)
 		tmm_list_del(&t->in_flight);
-	if (t->dev) {
-		forget_range(ctx, t);
-		tmm_uvm_arena_free(ctx->uvm_arena, t->block);
-	}
+	if (t->dev)
+		give_range_back(ctx, t);
 	tmm_uvm_unhold(ctx, t);
+	if (t->host)
+		tmm_mover_host_give_back(ctx, t, NULL);
 	/* A swap-in's event, or a swap-out's (HOST, tmm_uvm_swap_out). */
 	ctx->be.ops->event_release(&ctx->be, &t->copy);
 	ctx->be.ops->event_release(&ctx->be, &t->read_by);
-	if (t->host)
-		tmm_mover_host_give_back(ctx, t, NULL);
 	t->dev = NULL;
 	t->block = NULL;
 	t->uvm_host_preferred = false;
@@ -339,6 +339,15 @@ static void back_on_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	tmm_uvm_hold(ctx, t);
 }
 
+/* t, away by copy, comes back by copy, into a range of its own again
+ * where its block went back to the arena (tmm_uvm_copied_out). */
+static int copy_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	int rc = t->dev ? 0 : tmm_uvm_materialize(ctx, t);
+
+	return rc < 0 ? rc : tmm_uvm_copy_in(ctx, t);
+}
+
 int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_backend *be = &ctx->be;
@@ -351,10 +360,11 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 				tmm_tensor_label(t, label, sizeof(label)),
 				tmm_tstate_name(t->state));
 	if (t->host) /* it left by copy: it comes back by copy */
-		return tmm_uvm_copy_in(ctx, t);
+		return copy_back(ctx, t);
 	rc = unprefer_host(ctx, t);
 	if (rc < 0)
 		return rc;
+	tmm_uvm_trim_kept(ctx, tmm_managed_pages_bytes(t->bytes));
 	/* The backend orders the prefetch after the swap-out's migration;
 	 * t->copy becomes the prefetch's own. */
 	be->ops->event_release(be, &t->copy);
@@ -411,14 +421,23 @@ int tmm_uvm_bring_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 {
 	int rc;
 
+	/* Its pages are made or brought before they count (held). */
+	tmm_uvm_trim_kept(ctx, tmm_managed_pages_bytes(t->bytes));
 	if (t->host) {
-		/* It left by copy, and its pages were discarded then. */
+		/* It left by copy: its range went back to the arena, or
+		 * stayed its own with its pages discarded. */
 		if (!need_data) {
+			/* The op overwrites it, as a fresh output. */
+			rc = t->dev ? 0 : tmm_uvm_materialize(ctx, t);
+			if (rc == 0)
+				rc = tmm_uvm_prefetch_fresh(ctx, t);
+			if (rc < 0)
+				return rc;
 			tmm_mover_host_give_back(ctx, t, NULL);
 			back_on_device(ctx, t);
 			return 0;
 		}
-		rc = tmm_uvm_copy_in(ctx, t);
+		rc = copy_back(ctx, t);
 		if (rc < 0)
 			return rc;
 		ctx->c.on_demand_swap_ins++;
@@ -467,7 +486,7 @@ int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	if (!t->dev)
 		return tmm_fail(ctx, -EINVAL,
 				"cannot advise on tensor %s: it holds no "
-				"managed memory yet",
+				"managed memory (not yet, or away by copy)",
 				tmm_tensor_label(t, label, sizeof(label)));
 	/*
 	 * Read-mostly duplicates pages on every reader; a write then
@@ -562,7 +581,7 @@ int tmm_uvm_access_commit(struct tmm_ctx *ctx)
 /*
  * Whether t's range is known to be on the device still: the arena noted
  * its pages there (a kernel touched them, a prefetch brought them) and
- * nothing since took them off, and no more bytes than driver_room have
+ * nothing since took them off, and no more bytes than tmm_uvm_driver_room have
  * ever been live, so the driver had no cause to evict them (a driver
  * that cannot be capped may still, where the device itself runs out of
  * memory taken by others: then a hint skipped costs a fault, never a
@@ -571,7 +590,7 @@ int tmm_uvm_access_commit(struct tmm_ctx *ctx)
 static bool range_on_device(const struct tmm_ctx *ctx, const void *ptr,
 			    size_t bytes)
 {
-	return tmm_uvm_arena_peak(ctx->uvm_arena) <= driver_room(ctx) &&
+	return tmm_uvm_arena_peak(ctx->uvm_arena) <= tmm_uvm_driver_room(ctx) &&
 	       tmm_uvm_arena_on_device(ctx->uvm_arena, ptr, bytes);
 }
 
@@ -705,7 +724,8 @@ int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		  size_t offset, const void *src, size_t bytes)
 {
 	bool fresh = t->state == TMM_TS_EMPTY;
-	int rc = tmm_uvm_materialize(ctx, t);
+	/* Away by copy, it may hold no range: its bytes are the host's. */
+	int rc = t->host ? 0 : tmm_uvm_materialize(ctx, t);
 
 	if (rc == 0 && t->host)
 		rc = tmm_mover_settle(ctx, t);
@@ -769,7 +789,7 @@ int tmm_uvm_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 {
 	int rc;
 
-	if (t->state == TMM_TS_EMPTY || !t->dev)
+	if (t->state == TMM_TS_EMPTY || (!t->dev && !t->host))
 		return tmm_tensor_no_data(ctx, t, "tmm_tensor_read");
 	rc = t->host ? tmm_mover_settle(ctx, t) : 0;
 	if (rc < 0)

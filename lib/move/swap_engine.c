@@ -157,9 +157,12 @@ static void complete_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	tmm_list_del(&t->in_flight);
 	ctx->be.ops->event_release(&ctx->be, &t->copy);
 	/* In mode=uvm (the copy way, uvm_path.c) the bytes are on the
-	 * host, so the pages go without a write-back and the range stays
-	 * t's: tmm_device_free discards them. */
-	tmm_device_free(ctx, t);
+	 * host, so the pages go without a write-back: kept for the next
+	 * tensor of t's size, or discarded. */
+	if (tmm_mover_uvm(ctx))
+		tmm_uvm_copied_out(ctx, t);
+	else
+		tmm_device_free(ctx, t);
 	tmm_tensor_set_state(t, TMM_TS_HOST);
 }
 
@@ -301,8 +304,8 @@ int tmm_mover_settle(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 bool tmm_mover_may_retire_early(const struct tmm_ctx *ctx,
 				const struct tmm_tensor_rec *t)
 {
-	return !tmm_mover_uvm(ctx) && t->state == TMM_TS_SWAPPING_OUT &&
-	       !tmm_pool_is_mapped(ctx->pool);
+	return t->state == TMM_TS_SWAPPING_OUT &&
+	       (tmm_mover_uvm(ctx) || !tmm_pool_is_mapped(ctx->pool));
 }
 
 int tmm_mover_retire_early(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
@@ -312,7 +315,12 @@ int tmm_mover_retire_early(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (rc < 0)
 		return tmm_mover_backend_error(ctx, rc);
 	tmm_list_del(&t->in_flight);
-	tmm_device_free(ctx, t);
+	/* mode=uvm: the kernels that take its block (or its range, with
+	 * its pages discarded) come after the copy, as swap mode's do. */
+	if (tmm_mover_uvm(ctx))
+		tmm_uvm_copied_out(ctx, t);
+	else
+		tmm_device_free(ctx, t);
 	tmm_tensor_set_state(t, TMM_TS_HOST);
 	ctx->c.swap_out_early++;
 	return 0;

@@ -60,6 +60,8 @@ static int twin_config(const struct tmm_trial_device *dev, char *buf,
 			val = tt[i].choices[dev->uvm_fresh];
 		else if (strcmp(key, "uvm_cap") == 0)
 			val = tt[i].choices[dev->uvm_cap];
+		else if (strcmp(key, "uvm_keep") == 0)
+			val = tt[i].choices[dev->uvm_keep ? 1 : 0];
 		else if (strcmp(key, "liveness") == 0)
 			val = tt[i].choices[dev->liveness_discard ? 1 : 0];
 		else if (strcmp(key, "budget") == 0 ||
