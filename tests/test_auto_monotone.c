@@ -25,11 +25,10 @@
  * 2 MiB blocks the simulated driver evicts at a time (sim_uvm.c), and
  * most of its tensors are smaller than one 64 KiB page, so a step's time
  * moved by whole blocks from one budget to the next: with kept blocks
- * (uvm_keep) auto's pick took 3.026 ms at 30% and 3.105 at 35%, and 2.730
- * at 50% (none, whose idle state goes out there and not at 55%) against
- * 3.026 at 55%.  At batch 32 the budgets hold 8-20 blocks; there the
- * runtime before kept blocks was not monotone (3.025 ms at 40%, 3.092 at
- * 45%) and the one with them is.
+ * (uvm_keep) auto's pick took 2.369 ms at 50% and 3.026 at 55%.  At
+ * batch 32 the budgets hold 8-20 blocks; there the runtime before kept
+ * blocks was not monotone (3.025 ms at 40%, 3.092 at 45%) and the one
+ * with them is (3.161 ms at 35%, 2.971 at 40%, 2.736 at 45%).
  */
 #include <check.h>
 #include <stdio.h>
