@@ -4,11 +4,9 @@
  *
  * A managed block whose pages are on the device outlives its tensor
  * populated and goes to the next allocation of its size, so that the
- * next tensor there makes no pages afresh (issue #19).  The arena alone:
- * an exact size is served first, a larger block is cut to size with its
- * head discarded, the longest kept go first when trimmed, kept blocks
- * never make the arena grow, and a discard the backend refuses still
- * frees the block.  A context: a tensor swapped out by copy leaves its
+ * next tensor there makes no pages afresh (issue #19).  The arena's own
+ * rules are tested in test_uvm_arena.c.  Here a context: a tensor
+ * swapped out by copy leaves its
  * pages to the next tensor of its size and comes back into a range of
  * its own, bytes intact; outside an iteration, or with uvm_keep=off, its
  * range stays its own, discarded.  A training loop whose kept blocks are
@@ -23,7 +21,6 @@
 
 #include "check_main.h"
 #include "tensormm.h"
-#include "lib/backend/backend_sim.h"
 #include "lib/base/fault.h"
 #include "lib/base/managed_page.h"
 #include "lib/core/context.h"
@@ -31,190 +28,9 @@
 #include "lib/move/mover.h"
 #include "toy_ops.h"
 
-#define MIB (1024u * 1024u)
 #define PAGE TMM_MANAGED_PAGE
 #define CHAIN 12
 #define STEPS 4
-
-/* A simulated P100 with phantom memory, for an arena of the test's own. */
-static void open_phantom(struct tmm_backend *be)
-{
-	struct tmm_config cfg;
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.backend = TMM_BACKEND_SIM;
-	snprintf(cfg.sim_profile, sizeof(cfg.sim_profile), "p100-pcie3-16g");
-	cfg.sim_memory = TMM_SIM_PHANTOM;
-	cfg.host_numa_node = -1;
-	memset(be, 0, sizeof(*be));
-	be->ops = &tmm_backend_sim_ops;
-	ck_assert_msg(be->ops->open(be, &cfg) == 0, "%s", be->error);
-}
-
-static struct tmm_uvm_arena_stats arena_stats(const struct tmm_uvm_arena *a)
-{
-	struct tmm_uvm_arena_stats st;
-
-	tmm_uvm_arena_get_stats(a, &st);
-	return st;
-}
-
-static void *take(struct tmm_uvm_arena *a, uint64_t bytes,
-		  struct tmm_pool_block **b)
-{
-	char why[256];
-	void *p;
-
-	ck_assert_msg(tmm_uvm_arena_alloc(a, bytes, b, &p, why,
-					  sizeof(why)) == 0, "%s", why);
-	return p;
-}
-
-/* The same size first, else the smallest larger block, cut to size: its
- * head goes back to the pool with its pages, its tail keeps them. */
-START_TEST(a_kept_block_goes_to_the_next_tensor_of_its_size)
-{
-	struct tmm_uvm_arena *a, *other;
-	struct tmm_pool_block *b[4], *stranger;
-	struct tmm_backend be;
-	char *pa, *pb, *p;
-
-	open_phantom(&be);
-	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
-	pa = take(a, 3 * PAGE, &b[0]);
-	pb = take(a, PAGE, &b[1]);
-	tmm_uvm_arena_note(a, pa, 3 * PAGE, true);
-	ck_assert(tmm_uvm_arena_keep(a, b[0]));
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 3 * PAGE);
-	ck_assert_uint_eq(arena_stats(a).in_use, PAGE);
-	/* The same size: the same block, pages and all. */
-	p = take(a, 3 * PAGE - 100, &b[2]);
-	ck_assert_ptr_eq(p, pa);
-	ck_assert_ptr_eq(b[2], b[0]);
-	ck_assert(tmm_uvm_arena_on_device(a, p, 3 * PAGE));
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
-	ck_assert_uint_eq(arena_stats(a).kept_hits, 1);
-	ck_assert_uint_eq(arena_stats(a).in_use, 4 * PAGE);
-	/* A smaller tensor takes the tail of a larger kept block. */
-	ck_assert(tmm_uvm_arena_keep(a, b[2]));
-	p = take(a, PAGE, &b[3]);
-	ck_assert_ptr_eq(p, pa + 2 * PAGE);
-	ck_assert(tmm_uvm_arena_on_device(a, p, PAGE));
-	ck_assert(!tmm_uvm_arena_on_device(a, pa, PAGE));
-	ck_assert(!tmm_uvm_arena_on_device(a, pa + PAGE, PAGE));
-	ck_assert_uint_eq(arena_stats(a).kept_discards, 1);
-	ck_assert_uint_eq(arena_stats(a).in_use, 2 * PAGE);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
-	/* The head is the pool's again. */
-	p = take(a, 2 * PAGE, &b[0]);
-	ck_assert_ptr_eq(p, pa);
-	/* Nothing kept that fits: a block of the pool. */
-	ck_assert(tmm_uvm_arena_keep(a, b[1]));
-	p = take(a, 2 * PAGE, &b[2]);
-	ck_assert_ptr_ne(p, pb);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), PAGE);
-	/* Not this arena's, or nothing: not kept. */
-	ck_assert_int_eq(tmm_uvm_arena_create(&other, &be, 3 * MIB), 0);
-	take(other, PAGE, &stranger);
-	ck_assert(!tmm_uvm_arena_keep(a, stranger));
-	ck_assert(!tmm_uvm_arena_keep(a, NULL));
-	ck_assert(!tmm_uvm_arena_keep(NULL, b[0]));
-	ck_assert_uint_eq(tmm_uvm_arena_kept(NULL), 0);
-	tmm_uvm_arena_free(other, stranger);
-	tmm_uvm_arena_destroy(other);
-	tmm_uvm_arena_free(a, b[0]);
-	tmm_uvm_arena_free(a, b[2]);
-	tmm_uvm_arena_free(a, b[3]);
-	ck_assert_uint_eq(arena_stats(a).in_use, 0);
-	tmm_uvm_arena_destroy(a);
-	be.ops->close(&be);
-}
-END_TEST
-
-/* A trim lets the longest kept go first, each with a discard; one the
- * backend refuses still frees its block and says so. */
-START_TEST(a_trim_lets_the_longest_kept_go_first)
-{
-	struct tmm_uvm_arena *a;
-	struct tmm_pool_block *b[3];
-	struct tmm_backend be;
-	char *pa, *pb, *pc, *p;
-	bool failed = false;
-
-	open_phantom(&be);
-	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
-	pa = take(a, 2 * PAGE, &b[0]);
-	pb = take(a, PAGE, &b[1]);
-	tmm_uvm_arena_note(a, pa, 2 * PAGE, true);
-	tmm_uvm_arena_note(a, pb, PAGE, true);
-	ck_assert(tmm_uvm_arena_keep(a, b[0]));
-	ck_assert(tmm_uvm_arena_keep(a, b[1]));
-	ck_assert_uint_eq(tmm_uvm_arena_trim(a, PAGE, &failed), 2 * PAGE);
-	ck_assert(!failed);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), PAGE);
-	ck_assert(!tmm_uvm_arena_on_device(a, pa, PAGE));
-	ck_assert(tmm_uvm_arena_on_device(a, pb, PAGE));
-	/* Already under the limit: nothing goes. */
-	ck_assert_uint_eq(tmm_uvm_arena_trim(a, PAGE, NULL), 0);
-	p = take(a, PAGE, &b[1]);
-	ck_assert_ptr_eq(p, pb);
-	/* A refused discard: the block is free all the same. */
-	pc = take(a, PAGE, &b[2]);
-	ck_assert(tmm_uvm_arena_keep(a, b[2]));
-	ck_assert_int_eq(tmm_fault_set(TMM_SITE_DISCARD "@1"), 0);
-	ck_assert_uint_eq(tmm_uvm_arena_trim(a, 0, &failed), PAGE);
-	ck_assert_int_eq(tmm_fault_set(""), 0);
-	ck_assert(failed);
-	ck_assert_ptr_nonnull(strstr(be.error, TMM_SITE_DISCARD));
-	ck_assert_uint_eq(arena_stats(a).discards_failed, 1);
-	ck_assert_uint_eq(arena_stats(a).kept_discards, 2);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
-	ck_assert_uint_eq(arena_stats(a).in_use, PAGE);
-	p = take(a, PAGE, &b[2]);
-	ck_assert_ptr_eq(p, pc);
-	tmm_uvm_arena_free(a, b[1]);
-	tmm_uvm_arena_free(a, b[2]);
-	tmm_uvm_arena_destroy(a);
-	be.ops->close(&be);
-}
-END_TEST
-
-/* Kept blocks give way before a new segment is made, and go with
- * tmm_uvm_arena_release_empty. */
-START_TEST(kept_blocks_never_grow_the_arena)
-{
-	/* A 1 MiB budget: 2 MiB segments, 32 big pages. */
-	enum { PAGES = 32 };
-	struct tmm_uvm_arena *a;
-	struct tmm_pool_block *big, *small[2], *two;
-	struct tmm_backend be;
-	char *p;
-
-	open_phantom(&be);
-	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, MIB), 0);
-	take(a, (PAGES - 2) * PAGE, &big);
-	p = take(a, PAGE, &small[0]);
-	tmm_uvm_arena_note(a, p, PAGE, true);
-	take(a, PAGE, &small[1]);
-	ck_assert_uint_eq(arena_stats(a).segments, 1);
-	ck_assert(tmm_uvm_arena_keep(a, small[0]));
-	tmm_uvm_arena_free(a, small[1]);
-	/* Two pages: the kept page is too small to serve, but with it
-	 * freed the segment has them. */
-	take(a, 2 * PAGE, &two);
-	ck_assert_uint_eq(arena_stats(a).segments, 1);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
-	ck_assert_uint_eq(arena_stats(a).kept_discards, 1);
-	/* A segment holding only a kept block is empty. */
-	tmm_uvm_arena_free(a, big);
-	ck_assert(tmm_uvm_arena_keep(a, two));
-	ck_assert_uint_eq(tmm_uvm_arena_release_empty(a), PAGES * PAGE);
-	ck_assert_uint_eq(arena_stats(a).segments, 0);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
-	tmm_uvm_arena_destroy(a);
-	be.ops->close(&be);
-}
-END_TEST
 
 static uint64_t faults(tmm_ctx *ctx)
 {
@@ -318,32 +134,6 @@ START_TEST(uvm_keep_off_keeps_the_range_discarded)
 }
 END_TEST
 
-/* One step of a framework that makes its tensors every step: a chain
- * computed from w, folded into w, destroyed. */
-static void step(tmm_ctx *ctx, tmm_tensor w)
-{
-	tmm_tensor t[CHAIN];
-
-	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
-	for (int i = 0; i < CHAIN; i++)
-		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
-						   NULL, &t[i]), 0);
-	fill(ctx, w, t[0]);
-	for (int i = 1; i < CHAIN; i++) {
-		tmm_tensor in[2] = { t[i - 1], t[i / 2] };
-
-		toy_run(ctx, "mix", TMM_OP_PURE, toy_mix, in, 2, &t[i], 1);
-	}
-	{
-		tmm_tensor in[2] = { w, t[CHAIN - 1] };
-
-		toy_run(ctx, "update", TMM_OP_BACKWARD, toy_mix, in, 2, &w, 1);
-	}
-	for (int i = 0; i < CHAIN; i++)
-		ck_assert_int_eq(tmm_tensor_destroy(ctx, t[i]), 0);
-	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
-}
-
 /* Trains STEPS steps under `config` into out (w's bytes); returns the
  * arena's stats at the end. */
 static struct tmm_uvm_arena_stats train(const char *config, uint32_t *out)
@@ -356,7 +146,7 @@ static struct tmm_uvm_arena_stats train(const char *config, uint32_t *out)
 		      tmm_last_error(NULL));
 	w = toy_weight(ctx, 7);
 	for (int s = 0; s < STEPS; s++)
-		step(ctx, w);
+		toy_chain_step(ctx, w, CHAIN);
 	ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, out, BYTES), 0);
 	if (ctx->uvm_arena)
 		tmm_uvm_arena_get_stats(ctx->uvm_arena, &st);
@@ -408,9 +198,6 @@ static Suite *kept_suite(void)
 	TCase *tc = tcase_create("kept");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, a_kept_block_goes_to_the_next_tensor_of_its_size);
-	tcase_add_test(tc, a_trim_lets_the_longest_kept_go_first);
-	tcase_add_test(tc, kept_blocks_never_grow_the_arena);
 	tcase_add_test(tc, a_tensor_copied_out_leaves_its_pages_to_the_next);
 	tcase_add_test(tc, uvm_keep_off_keeps_the_range_discarded);
 	tcase_add_test(tc, refused_discards_of_kept_blocks_change_no_byte);

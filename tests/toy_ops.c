@@ -115,6 +115,31 @@ void toy_run(tmm_ctx *ctx, const char *name, unsigned flags, tmm_run_fn fn,
 		      tmm_last_error(ctx));
 }
 
+void toy_chain_step(tmm_ctx *ctx, tmm_tensor w, int chain)
+{
+	tmm_tensor t[TOY_CHAIN_MAX];
+
+	ck_assert_int_le(chain, TOY_CHAIN_MAX);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	for (int i = 0; i < chain; i++)
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
+						   NULL, &t[i]), 0);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &t[0], 1);
+	for (int i = 1; i < chain; i++) {
+		tmm_tensor in[2] = { t[i - 1], t[i / 2] };
+
+		toy_run(ctx, "mix", TMM_OP_PURE, toy_mix, in, 2, &t[i], 1);
+	}
+	{
+		tmm_tensor in[2] = { w, t[chain - 1] };
+
+		toy_run(ctx, "update", TMM_OP_BACKWARD, toy_mix, in, 2, &w, 1);
+	}
+	for (int i = 0; i < chain; i++)
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, t[i]), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+}
+
 tmm_tensor toy_weight(tmm_ctx *ctx, uint32_t salt)
 {
 	static uint32_t v[ELEMS];

@@ -48,6 +48,13 @@ void toy_run(tmm_ctx *ctx, const char *name, unsigned flags, tmm_run_fn fn,
 	     const tmm_tensor *in, unsigned n_in, const tmm_tensor *out,
 	     unsigned n_out);
 
+/* One step of a framework that makes its tensors every step: a chain of
+ * `chain` (at most TOY_CHAIN_MAX) tensors made, computed from w (each
+ * from the one before and one further back), folded into w, and
+ * destroyed, inside one iteration.  Nothing is read from the host. */
+#define TOY_CHAIN_MAX 64
+void toy_chain_step(tmm_ctx *ctx, tmm_tensor w, int chain);
+
 /* A PERSISTENT tensor "w" written with values that depend on `salt`. */
 tmm_tensor toy_weight(tmm_ctx *ctx, uint32_t salt);
 
