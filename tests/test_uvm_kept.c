@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "tensormm.h"
@@ -161,6 +162,8 @@ static struct tmm_uvm_arena_stats train(const char *config, uint32_t *out)
  * Under uvm_cap=library with room for five of the chain's pages, the
  * library evicts by copy, keeps the pages, and trims them: the bytes are
  * swap mode's, and stay so when each of those discards fails in turn.
+ * With every discard failing, the warning names the knob that keeps no
+ * block.
  */
 START_TEST(refused_discards_of_kept_blocks_change_no_byte)
 {
@@ -187,6 +190,30 @@ START_TEST(refused_discards_of_kept_blocks_change_no_byte)
 		ck_assert_msg(memcmp(got, ref, BYTES) == 0,
 			      "discard %lu of %lu failing changed the bytes",
 			      n, calls);
+	}
+	snprintf(config, sizeof(config), "%s,fault=%s@1+,log=warn", TIGHT,
+		 TMM_SITE_DISCARD);
+	{
+		FILE *log = tmpfile();
+		char text[4096] = "";
+		int saved = dup(2);
+
+		ck_assert_ptr_nonnull(log);
+		ck_assert_int_ge(saved, 0);
+		fflush(stderr);
+		ck_assert_int_ge(dup2(fileno(log), 2), 0);
+		train(config, got);
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		rewind(log);
+		text[fread(text, 1, sizeof(text) - 1, log)] = '\0';
+		fclose(log);
+		ck_assert_mem_eq(got, ref, BYTES);
+		ck_assert_msg(strstr(text, "kept block") &&
+				      strstr(text, "TENSORMM_UVM_KEEP=off") &&
+				      strstr(text, TMM_SITE_DISCARD),
+			      "the warning: %s", text);
 	}
 	ck_assert_int_eq(tmm_fault_set(""), 0);
 }

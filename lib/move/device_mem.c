@@ -136,7 +136,10 @@ void tmm_uvm_trim_kept(struct tmm_ctx *ctx, uint64_t coming)
 	tmm_uvm_arena_trim(ctx->uvm_arena, room > taken ? room - taken : 0,
 			   &failed);
 	if (failed)
-		tmm_log(ctx, TMM_LOG_WARN, "%s", ctx->be.error);
+		tmm_log(ctx, TMM_LOG_WARN, "mode=uvm: a kept block's pages "
+			"were not discarded (%s); they cost only room, which "
+			"the driver may write back; TENSORMM_UVM_KEEP=off "
+			"keeps no block", ctx->be.error);
 }
 
 static void held_add(struct tmm_ctx *ctx, uint64_t bytes)
