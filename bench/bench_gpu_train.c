@@ -22,7 +22,8 @@
  * report.
  *
  *   bench/bench_gpu_train [--shape compute|transfer|all|WxLxB]
- *       [--modes swap,uvm] [--policies all|P,P,...] [--budgets 0.4,0.3]
+ *       [--modes swap,uvm,uvm-copy,uvm-prefetch,uvm-copy-nokeep]
+ *       [--policies all|P,P,...] [--budgets 0.4,0.3]
  *       [--steps N] [--warmup N] [--append FILE] [--commit TEXT]
  *
  * The commit printed is --commit's, else $TMM_BENCH_COMMIT's (the
@@ -452,7 +453,8 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 		goto done;
 	}
 	for (unsigned m = 0; m < o->n_modes; m++) {
-		bool uvm = !strcmp(o->modes[m], "uvm");
+		const struct run_mode *mode = o->modes[m];
+		bool uvm = mode->uvm;
 
 		for (unsigned f = 0; f < o->n_budgets; f++) {
 			unsigned long long budget = (unsigned long long)(
@@ -483,26 +485,26 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 							 (ref->end.device_peak +
 							  UVM_MARGIN) / MIB,
 							 free_b / MIB);
-						print_failed(policy, "uvm",
+						print_failed(policy, mode->name,
 							     budget_text, why);
 						continue;
 					}
 				}
 				fprintf(stderr,
 					"bench_gpu_train: %s: %s, %s, %s\n",
-					sh->name, policy, o->modes[m],
+					sh->name, policy, mode->name,
 					budget_text);
 				snprintf(config, sizeof(config),
-					 "backend=cuda,mode=%s,policy=%s,"
+					 "backend=cuda,%s,policy=%s,"
 					 "budget=%lluB",
-					 o->modes[m], policy, budget);
+					 mode->config, policy, budget);
 				memset(r, 0, sizeof(*r));
 				r->steps = o->steps;
 				r->warmup = o->warmup;
 				if (train(sh, config, r)) {
 					snprintf(why, sizeof(why),
 						 "error: %s", r->err);
-					print_failed(policy, o->modes[m],
+					print_failed(policy, mode->name,
 						     budget_text, why);
 					b->failed++;
 					run_free(r);
@@ -518,7 +520,7 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 						 "; peak above the budget");
 					b->failed++;
 				}
-				print_row(b, policy, o->modes[m], budget_text,
+				print_row(b, policy, mode->name, budget_text,
 					  r, compute_ms, verdict);
 				run_free(r);
 			}

@@ -16,6 +16,19 @@ static const struct shape known_shapes[] = {
 	{ "transfer-bound", 1024, 24, 8192 },
 };
 
+/* uvm-copy, uvm-prefetch: mode=uvm with its way out asked for (on a real
+ * GPU uvm_swap_path=auto takes the prefetch, docs/gpu-h200.md);
+ * uvm-copy-nokeep: the copy way with uvm_keep=off, the runtime before
+ * kept blocks, for a side by side. */
+static const struct run_mode all_modes[MAX_MODES] = {
+	{ "swap", "mode=swap", false },
+	{ "uvm", "mode=uvm", true },
+	{ "uvm-copy", "mode=uvm,uvm_swap_path=copy", true },
+	{ "uvm-prefetch", "mode=uvm,uvm_swap_path=prefetch", true },
+	{ "uvm-copy-nokeep", "mode=uvm,uvm_swap_path=copy,uvm_keep=off",
+	  true },
+};
+
 static const char *const all_policies[N_POLICIES] = {
 	"none", "passive", "vdnn-conv", "vdnn-all", "checkpoint",
 	"superneurons", "capuchin", "tensile", "tsplit", "stream", "auto",
@@ -33,7 +46,9 @@ static void usage(FILE *f)
 		"transfer (1024,\n"
 		"              24, 8192), all (both, the default) or "
 		"WIDTHxLAYERSxBATCH\n"
-		"  --modes     swap, uvm or both (the default)\n"
+		"  --modes     swap, uvm or both (the default); also uvm-copy,\n"
+		"              uvm-prefetch (mode=uvm by that way out) and\n"
+		"              uvm-copy-nokeep (by copy, uvm_keep=off)\n"
 		"  --policies  all (the default) or a list of: none, passive, "
 		"vdnn-conv,\n"
 		"              vdnn-all, checkpoint, superneurons, capuchin, "
@@ -111,8 +126,8 @@ int gpu_train_parse_args(struct options *o, int argc, char **argv)
 	o->shapes[0] = known_shapes[0];
 	o->shapes[1] = known_shapes[1];
 	o->n_shapes = 2;
-	o->modes[0] = "swap";
-	o->modes[1] = "uvm";
+	o->modes[0] = &all_modes[0];
+	o->modes[1] = &all_modes[1];
 	o->n_modes = 2;
 	for (unsigned p = 0; p < N_POLICIES; p++)
 		o->policies[p] = all_policies[p];
@@ -142,13 +157,17 @@ int gpu_train_parse_args(struct options *o, int argc, char **argv)
 				return bad(a, v);
 		} else if (!strcmp(a, "--modes")) {
 			snprintf(lists[0], sizeof(lists[0]), "%s", v);
-			if (!split_list(lists[0], items, 2, &n))
+			if (!split_list(lists[0], items, MAX_MODES, &n))
 				return bad(a, v);
 			for (unsigned k = 0; k < n; k++) {
-				if (strcmp(items[k], "swap") &&
-				    strcmp(items[k], "uvm"))
+				unsigned m = 0;
+
+				while (m < MAX_MODES &&
+				       strcmp(items[k], all_modes[m].name))
+					m++;
+				if (m == MAX_MODES)
 					return bad(a, v);
-				o->modes[k] = items[k];
+				o->modes[k] = &all_modes[m];
 			}
 			o->n_modes = n;
 		} else if (!strcmp(a, "--policies")) {

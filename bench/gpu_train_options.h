@@ -7,6 +7,8 @@
 #ifndef BENCH_GPU_TRAIN_OPTIONS_H
 #define BENCH_GPU_TRAIN_OPTIONS_H
 
+#include <stdbool.h>
+
 #define MAX_STEPS 1000
 
 struct shape {
@@ -16,12 +18,22 @@ struct shape {
 
 #define N_POLICIES 11
 
+/* A mode, and the config words that give it: swap, uvm, or uvm with one
+ * of its ways asked for (see gpu_train_options.c). */
+struct run_mode {
+	const char *name;
+	const char *config;
+	bool uvm;
+};
+
+#define MAX_MODES 5
+
 /* What the command line chose. */
 struct options {
 	struct shape shapes[2];
 	unsigned n_shapes;
 	struct shape custom;
-	const char *modes[2];
+	const struct run_mode *modes[MAX_MODES];
 	unsigned n_modes;
 	const char *policies[N_POLICIES];
 	unsigned n_policies;

@@ -9,7 +9,8 @@
 # program: every row is there and bit-identical, the figures are numbers,
 # and --append writes what stdout shows, after what the file held.  What
 # the double cannot tell, the speed, is left to a real GPU
-# (scripts/gpu-check).  Skips (77) where the build has no cuda backend or
+# (scripts/gpu-check).  The ways of mode=uvm (uvm-copy, uvm-prefetch,
+# uvm-copy-nokeep) each give their rows, bit-identical.  Skips (77) where the build has no cuda backend or
 # no cuBLAS headers.  Ends with a Check-style summary line for
 # scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
@@ -69,6 +70,23 @@ bad=$(grep '^| [a-z-]* | \(swap\|uvm\) |' "$tmp/out" | awk -F'|' '
 checks=$((checks + 1))
 { echo "an earlier chunk"; cat "$tmp/out"; } | cmp -s - "$tmp/report.md" ||
 	fail "--append did not add stdout's tables to the end of the file"
+
+# mode=uvm by each way out, and by copy with uvm_keep=off beside it: one
+# row each, bit-identical.
+CUDAFAKE_RACES=abort TENSORMM_LOG=error \
+	"$prog" --shape 64x4x1024 --steps 4 --warmup 2 --budgets 0.3 \
+	--modes uvm-copy,uvm-prefetch,uvm-copy-nokeep --policies tensile,auto \
+	>"$tmp/ways" 2>"$tmp/err"
+rc=$?
+checks=$((checks + 1))
+[ "$rc" -eq 0 ] || { fail "ways: exit status $rc"; cat "$tmp/err" >&2; }
+for mode in uvm-copy uvm-prefetch uvm-copy-nokeep; do
+	for policy in tensile auto; do
+		checks=$((checks + 1))
+		grep -q "^| $policy | $mode | 30% (.*| yes |\$" "$tmp/ways" ||
+			fail "no bit-identical row for $policy in $mode"
+	done
+done
 
 # A wrong option is refused with status 2.
 checks=$((checks + 1))
