@@ -661,9 +661,10 @@ int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s);
 /*
  * Gives back the memory the context keeps for reuse but holds nothing:
  * the cached pinned host buffers (up to TENSORMM_PINNED_POOL of them),
- * and in mode=uvm the managed arena's segments that hold no tensor,
- * so that another program, or a phase of this one that needs host memory,
- * can have it.  The next swap-outs pin buffers afresh, which is slow.
+ * and in mode=uvm the pages of the blocks kept for the next tensor of
+ * their size (TENSORMM_UVM_KEEP: discarded) and the managed arena's
+ * segments that then hold no tensor, so that another program, or a phase
+ * of this one that needs host memory, can have it.  The next swap-outs pin buffers afresh, which is slow.
  * Writes the bytes given back into *bytes when not NULL.  Returns 0,
  * -EBADF, or -EBUSY (from a callback, or while another thread is in the
  * context).

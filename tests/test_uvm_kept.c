@@ -135,6 +135,39 @@ START_TEST(uvm_keep_off_keeps_the_range_discarded)
 }
 END_TEST
 
+/*
+ * A step's tensors, destroyed inside it with their pages on the device,
+ * are kept; the next step's take them without a fault; and
+ * tmm_release_cached lets them go, and then the segment that held only
+ * them and w, once w is gone.
+ */
+START_TEST(kept_blocks_serve_the_next_step_and_go_on_release)
+{
+	struct tmm_uvm_arena_stats st;
+	uint64_t before, freed;
+	tmm_ctx *ctx;
+	tmm_tensor w;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					      "mode=uvm,budget=16MiB"), 0);
+	w = toy_weight(ctx, 9);
+	toy_chain_step(ctx, w, CHAIN);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(ctx->uvm_arena), CHAIN * PAGE);
+	before = faults(ctx);
+	toy_chain_step(ctx, w, CHAIN);
+	ck_assert_uint_eq(faults(ctx), before);
+	tmm_uvm_arena_get_stats(ctx->uvm_arena, &st);
+	ck_assert_uint_eq(st.kept_hits, CHAIN);
+	ck_assert_int_eq(tmm_release_cached(ctx, &freed), 0);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(ctx->uvm_arena), 0);
+	ck_assert_uint_eq(freed, 0);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, w), 0);
+	ck_assert_int_eq(tmm_release_cached(ctx, &freed), 0);
+	ck_assert_uint_gt(freed, 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 /* Trains STEPS steps under `config` into out (w's bytes); returns the
  * arena's stats at the end. */
 static struct tmm_uvm_arena_stats train(const char *config, uint32_t *out)
@@ -227,6 +260,7 @@ static Suite *kept_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, a_tensor_copied_out_leaves_its_pages_to_the_next);
 	tcase_add_test(tc, uvm_keep_off_keeps_the_range_discarded);
+	tcase_add_test(tc, kept_blocks_serve_the_next_step_and_go_on_release);
 	tcase_add_test(tc, refused_discards_of_kept_blocks_change_no_byte);
 	suite_add_tcase(s, tc);
 	return s;
