@@ -502,7 +502,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 9
+#define TMM_STATS_VERSION 10
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -518,8 +518,8 @@ enum tmm_plan_state {
  * to prefetch_late; 3: up to uvm_discard_bytes; 4: up to
  * split_fallbacks; 5: up to device_mapped_peak; 6: up to
  * uvm_held_peak; 7: up to reserved7; 8: up to
- * clean_eviction_bytes) is still filled up to
- * its last field.  Times are in
+ * clean_eviction_bytes; 9: up to dead_discard_bytes) is still filled up
+ * to its last field.  Times are in
  * nanoseconds of the backend's clock: virtual nanoseconds on the
  * simulator.
  */
@@ -652,6 +652,13 @@ struct tmm_stats {
 				       * not copied (not in swap_out_count
 				       * nor in drops) */
 	uint64_t dead_discard_bytes;  /* ... their bytes */
+	/* Version 10: mode=uvm's kept blocks (TENSORMM_UVM_KEEP). */
+	uint64_t uvm_kept;	      /* bytes of the managed blocks kept
+				       * with their pages on the device for
+				       * the next tensor of their size: on
+				       * the device, and not in uvm_held */
+	uint64_t uvm_kept_hits;	      /* allocations a kept block served,
+				       * with no page made */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

@@ -144,6 +144,7 @@ END_TEST
 START_TEST(kept_blocks_serve_the_next_step_and_go_on_release)
 {
 	struct tmm_uvm_arena_stats st;
+	struct tmm_stats pub;
 	uint64_t before, freed;
 	tmm_ctx *ctx;
 	tmm_tensor w;
@@ -158,6 +159,11 @@ START_TEST(kept_blocks_serve_the_next_step_and_go_on_release)
 	ck_assert_uint_eq(faults(ctx), before);
 	tmm_uvm_arena_get_stats(ctx->uvm_arena, &st);
 	ck_assert_uint_eq(st.kept_hits, CHAIN);
+	/* The public counters say the same. */
+	pub = (struct tmm_stats){ .version = TMM_STATS_VERSION };
+	ck_assert_int_eq(tmm_stats_get(ctx, &pub), 0);
+	ck_assert_uint_eq(pub.uvm_kept, CHAIN * PAGE);
+	ck_assert_uint_eq(pub.uvm_kept_hits, CHAIN);
 	ck_assert_int_eq(tmm_release_cached(ctx, &freed), 0);
 	ck_assert_uint_eq(tmm_uvm_arena_kept(ctx->uvm_arena), 0);
 	ck_assert_uint_eq(freed, 0);

@@ -19,6 +19,7 @@
 #include "guide.h"
 #include "lib/mem/hostmem.h"
 #include "lib/mem/pool.h"
+#include "lib/mem/uvm_arena.h"
 #include "lib/move/device_mem.h"
 #include "stats.h"
 
@@ -32,6 +33,8 @@ static const size_t version_size[] = {
 	[6] = offsetof(struct tmm_stats, uvm_held_peak) + sizeof(uint64_t),
 	[7] = offsetof(struct tmm_stats, reserved7) + sizeof(uint32_t),
 	[8] = offsetof(struct tmm_stats, clean_eviction_bytes) +
+	      sizeof(uint64_t),
+	[9] = offsetof(struct tmm_stats, dead_discard_bytes) +
 	      sizeof(uint64_t),
 };
 
@@ -136,6 +139,13 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->device_mapped_peak = ps.mapped_peak;
 	s->uvm_held = ctx->uvm_held;
 	s->uvm_held_peak = ctx->uvm_held_peak;
+	if (ctx->uvm_arena) {
+		struct tmm_uvm_arena_stats as;
+
+		tmm_uvm_arena_get_stats(ctx->uvm_arena, &as);
+		s->uvm_kept = as.kept;
+		s->uvm_kept_hits = as.kept_hits;
+	}
 	return 0;
 }
 
@@ -266,9 +276,12 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	     (unsigned long long)s->guided_passive_evictions);
 	if (strcmp(s->mode, "uvm") == 0)
 		emit(p, "  held      the library counts %s of pages on the "
-			"device, peak %s\n",
+			"device, peak %s; %s kept for the next tensor of "
+			"their size, %llu allocations served so\n",
 		     tmm_fmt_bytes(s->uvm_held, a, sizeof(a)),
-		     tmm_fmt_bytes(s->uvm_held_peak, b, sizeof(b)));
+		     tmm_fmt_bytes(s->uvm_held_peak, b, sizeof(b)),
+		     tmm_fmt_bytes(s->uvm_kept, c, sizeof(c)),
+		     (unsigned long long)s->uvm_kept_hits);
 	if (strcmp(s->mode, "uvm") == 0)
 		emit(p, "  uvm       %llu fault batches, %llu faults "
 			"migrating %s; prefetched %s; %llu evictions "
@@ -337,6 +350,7 @@ static const struct {
 	U64_FIELD(uvm_held_peak),     U64_FIELD(clean_evictions),
 	U64_FIELD(clean_eviction_bytes), U64_FIELD(prefetch_wait_ns),
 	U64_FIELD(dead_discards),     U64_FIELD(dead_discard_bytes),
+	U64_FIELD(uvm_kept),	      U64_FIELD(uvm_kept_hits),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)
