@@ -152,18 +152,26 @@ put_now:
 
 /* ---- completing copies ----------------------------------------------- */
 
-static void complete_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+/* t's swap-out is over; `ended` says its copy is known to have ended. */
+static void swap_out_over(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			  bool ended)
 {
 	tmm_list_del(&t->in_flight);
 	ctx->be.ops->event_release(&ctx->be, &t->copy);
 	/* In mode=uvm (the copy way, uvm_path.c) the bytes are on the
 	 * host, so the pages go without a write-back: kept for the next
-	 * tensor of t's size, or discarded. */
-	if (tmm_mover_uvm(ctx))
+	 * tensor of t's size, or discarded.  A copy the device could not
+	 * report on may still read them: no next tensor takes them. */
+	if (tmm_mover_uvm(ctx) && ended)
 		tmm_uvm_copied_out(ctx, t);
 	else
 		tmm_device_free(ctx, t);
 	tmm_tensor_set_state(t, TMM_TS_HOST);
+}
+
+static void complete_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	swap_out_over(ctx, t, true);
 }
 
 static void complete_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
@@ -375,7 +383,7 @@ void tmm_mover_retire_failed_copy(struct tmm_ctx *ctx,
 	/* Its device bytes are not known to be the host's. */
 	tmm_clean_stale(t);
 	if (t->state == TMM_TS_SWAPPING_OUT)
-		complete_swap_out(ctx, t);
+		swap_out_over(ctx, t, false);
 	else if (t->state == TMM_TS_SWAPPING_IN)
 		complete_swap_in(ctx, t);
 }
