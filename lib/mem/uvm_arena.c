@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/base/grow.h"
 #include "lib/base/managed_page.h"
 #include "lib/base/xalloc.h"
 #include "pool.h"
@@ -65,7 +66,7 @@ struct kept {
 struct tmm_uvm_arena {
 	struct tmm_backend *be;
 	struct kept *kept;    /* oldest first */
-	size_t n_kept, cap_kept;
+	uint32_t n_kept, cap_kept;
 	uint64_t kept_bytes, kept_hits, kept_discards, discards_failed;
 	uint64_t segment_min; /* twice the budget, in whole VA blocks */
 	uint64_t capacity;    /* bytes of all the segments */
@@ -301,15 +302,9 @@ bool tmm_uvm_arena_keep(struct tmm_uvm_arena *a, struct tmm_pool_block *block)
 	s = owner(a, block);
 	if (!s)
 		return false;
-	if (a->n_kept == a->cap_kept) {
-		size_t cap = a->cap_kept ? 2 * a->cap_kept : 32;
-		void *p = tmm_realloc(a->kept, cap * sizeof(*a->kept));
-
-		if (!p)
-			return false;
-		a->kept = p;
-		a->cap_kept = cap;
-	}
+	if (!tmm_grow((void **)&a->kept, &a->cap_kept, a->n_kept + 1ull,
+		      sizeof(*a->kept)))
+		return false;
 	a->kept[a->n_kept++] = (struct kept){ .block = block,
 					      .ptr = s->base + block->offset };
 	a->in_use -= block->size;
@@ -318,7 +313,7 @@ bool tmm_uvm_arena_keep(struct tmm_uvm_arena *a, struct tmm_pool_block *block)
 }
 
 /* Removes kept entry i, keeping the others' order. */
-static void unkeep(struct tmm_uvm_arena *a, size_t i)
+static void unkeep(struct tmm_uvm_arena *a, uint32_t i)
 {
 	a->kept_bytes -= a->kept[i].block->size;
 	memmove(&a->kept[i], &a->kept[i + 1],
@@ -336,10 +331,10 @@ static void unkeep(struct tmm_uvm_arena *a, size_t i)
 static bool take_kept(struct tmm_uvm_arena *a, uint64_t want,
 		      struct tmm_pool_block **block, void **ptr)
 {
-	size_t best = a->n_kept;
+	uint32_t best = a->n_kept;
 	struct kept k;
 
-	for (size_t i = a->n_kept; i-- > 0;) {
+	for (uint32_t i = a->n_kept; i-- > 0;) {
 		uint64_t size = a->kept[i].block->size;
 
 		if (size == want) {

@@ -116,7 +116,7 @@ bool tmm_uvm_may_keep(const struct tmm_ctx *ctx,
 void tmm_uvm_copied_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	tmm_uvm_unhold(ctx, t);
-	if (!t->uvm_advised && t->block && tmm_uvm_may_keep(ctx, t) &&
+	if (!t->uvm_advised && tmm_uvm_may_keep(ctx, t) &&
 	    tmm_uvm_arena_keep(ctx->uvm_arena, t->block)) {
 		t->dev = NULL;
 		t->block = NULL;

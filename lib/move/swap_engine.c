@@ -152,20 +152,30 @@ put_now:
 
 /* ---- completing copies ----------------------------------------------- */
 
+/*
+ * t's copy out no longer reads its device memory (`ended`: known to have
+ * ended, or ordered before all later compute): the memory goes.  In
+ * mode=uvm (the copy way, uvm_path.c) the bytes are on the host, so the
+ * pages go without a write-back: kept for the next tensor of t's size,
+ * or discarded.  A copy the device could not report on may still read
+ * them: no next tensor takes them.
+ */
+static void free_after_copy_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+				bool ended)
+{
+	if (tmm_mover_uvm(ctx) && ended)
+		tmm_uvm_copied_out(ctx, t);
+	else
+		tmm_device_free(ctx, t);
+}
+
 /* t's swap-out is over; `ended` says its copy is known to have ended. */
 static void swap_out_over(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			  bool ended)
 {
 	tmm_list_del(&t->in_flight);
 	ctx->be.ops->event_release(&ctx->be, &t->copy);
-	/* In mode=uvm (the copy way, uvm_path.c) the bytes are on the
-	 * host, so the pages go without a write-back: kept for the next
-	 * tensor of t's size, or discarded.  A copy the device could not
-	 * report on may still read them: no next tensor takes them. */
-	if (tmm_mover_uvm(ctx) && ended)
-		tmm_uvm_copied_out(ctx, t);
-	else
-		tmm_device_free(ctx, t);
+	free_after_copy_out(ctx, t, ended);
 	tmm_tensor_set_state(t, TMM_TS_HOST);
 }
 
@@ -323,12 +333,8 @@ int tmm_mover_retire_early(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (rc < 0)
 		return tmm_mover_backend_error(ctx, rc);
 	tmm_list_del(&t->in_flight);
-	/* mode=uvm: the kernels that take its block (or its range, with
-	 * its pages discarded) come after the copy, as swap mode's do. */
-	if (tmm_mover_uvm(ctx))
-		tmm_uvm_copied_out(ctx, t);
-	else
-		tmm_device_free(ctx, t);
+	/* The kernels that take its memory come after the copy. */
+	free_after_copy_out(ctx, t, true);
 	tmm_tensor_set_state(t, TMM_TS_HOST);
 	ctx->c.swap_out_early++;
 	return 0;
