@@ -45,6 +45,7 @@ void tmm_guide_destroy(struct tmm_ctx *ctx)
 	tmm_plan_free(&ctx->guide->plan);
 	free(ctx->guide->kept);
 	free(ctx->guide->dead);
+	free(ctx->guide->held_at);
 	tmm_replan_destroy(ctx->guide->replan);
 	free(ctx->guide);
 	ctx->guide = NULL;
@@ -66,6 +67,8 @@ static int keep_sources(struct tmm_ctx *ctx)
 	free(g->dead);
 	g->dead = NULL;
 	g->n_dead = 0;
+	/* What the last plan's iterations held says nothing of this one's. */
+	g->n_held_at = 0;
 	if (!first)
 		return 0;
 	if (tmm_plan_kept_sources(&g->plan, first, &g->kept, &g->n_kept) < 0)
@@ -427,9 +430,27 @@ static uint32_t evict_trigger(const struct tmm_plan *p,
 }
 
 /*
+ * Would `bytes` more have fitted the budget while access k ran, in the
+ * last guided iteration that reached it?  Unknown (no iteration measured,
+ * or no memory to note it in) is yes, as it was before this was kept.
+ */
+static bool room_at(const struct tmm_ctx *ctx, uint32_t k, uint64_t bytes)
+{
+	const struct tmm_guide *g = ctx->guide;
+
+	return k >= g->n_held_at || g->held_at[k] + bytes <= ctx->budget;
+}
+
+/*
  * Capuchin §4.4: a prefetch whose back-access found its tensor still
  * arriving fires 5% of its swap time earlier in the next iteration, at
  * the latest access that ends by then (never before its swap-out).
+ * Nor to or before an access that had no room for it, in the last
+ * guided iteration that ran it: there the plan's curve was full, and an
+ * earlier prefetch would be skipped, or take the room that access's own
+ * tensors need, which passive mode then makes by evicting (policy stream
+ * on the MLP over pool=chunks at 30%, once dead tensors left without a
+ * copy and the step ran faster).  Late it stays, by less if it can.
  */
 static void move_late_prefetches(struct tmm_ctx *ctx)
 {
@@ -440,7 +461,7 @@ static void move_late_prefetches(struct tmm_ctx *ctx)
 	for (uint32_t i = 0; first && i < g->plan.n_actions; i++) {
 		struct tmm_plan_action *a = &g->plan.actions[i];
 		struct tmm_tensor_rec *t;
-		uint64_t swap_ns, at, when;
+		uint64_t swap_ns, at, when, need;
 		uint32_t k, floor;
 
 		/* A layer-synchronous prefetch runs beside the layer its
@@ -457,11 +478,14 @@ static void move_late_prefetches(struct tmm_ctx *ctx)
 				     (ctx->be.info.h2d_gbps > 0
 					      ? ctx->be.info.h2d_gbps
 					      : 1));
+		need = tmm_mover_footprint(ctx, t->bytes);
 		at = first->accesses[a->trigger].end_ns;
 		when = at > swap_ns / 20 ? at - swap_ns / 20 : 0;
 		floor = evict_trigger(&g->plan, a);
 		for (k = a->trigger; k > floor + 1 &&
-				     first->accesses[k].end_ns > when;
+				     first->accesses[k].end_ns > when &&
+				     room_at(ctx, k, need) &&
+				     room_at(ctx, k - 1, need);
 		     k--)
 			;
 		if (k < a->trigger && k > floor) {
@@ -676,6 +700,29 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 	return rc;
 }
 
+/* Notes what the device held as accesses [first, end) ran: their op's
+ * tensors in place, before the actions they trigger free any. */
+static void note_held(struct tmm_ctx *ctx, uint32_t first, uint32_t end)
+{
+	struct tmm_guide *g = ctx->guide;
+	uint64_t held = tmm_mover_held(ctx);
+
+	if (g->n_held_at < g->plan.n_accesses) {
+		uint64_t *p = tmm_realloc(g->held_at, (size_t)g->plan.n_accesses *
+							     sizeof(*p));
+
+		if (!p)
+			return; /* moves stay unbounded by it */
+		/* Accesses not reached yet are unknown: room (room_at). */
+		for (uint32_t k = 0; k < g->plan.n_accesses; k++)
+			p[k] = 0;
+		g->held_at = p;
+		g->n_held_at = g->plan.n_accesses;
+	}
+	for (uint32_t k = first; k < end; k++)
+		g->held_at[k] = held;
+}
+
 int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)
 {
 	struct tmm_guide *g = ctx->guide;
@@ -695,6 +742,7 @@ int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)
 		}
 	}
 	g->at = end;
+	note_held(ctx, first, end);
 	/* The layer boundary: the op just run waits no more for what ran
 	 * beside it (layer_sync.h). */
 	rc = tmm_layer_sync_after_op(ctx);

@@ -383,9 +383,7 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	}
 }
 
-/* What the budget bounds now: the pool's bytes in use, or in mode=uvm
- * the library's count of the pages it keeps on the device. */
-static uint64_t held_on_device(const struct tmm_ctx *ctx)
+uint64_t tmm_mover_held(const struct tmm_ctx *ctx)
 {
 	return tmm_mover_uvm(ctx) ? ctx->uvm_held : tmm_pool_in_use(ctx->pool);
 }
@@ -401,7 +399,7 @@ int tmm_mover_shrink_to(struct tmm_ctx *ctx, uint64_t limit)
 	struct tmm_tensor_rec *victim;
 	int rc;
 
-	while (held_on_device(ctx) > limit) {
+	while (tmm_mover_held(ctx) > limit) {
 		if (!tmm_list_empty(&ctx->swapping_out)) {
 			victim = IN_FLIGHT_FIRST(&ctx->swapping_out);
 			rc = tmm_mover_host_wait(ctx, &victim->copy);

@@ -94,6 +94,10 @@ int tmm_mover_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 			    struct tmm_pool_block **block, void **ptr);
 void tmm_mover_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block);
 
+/* What the budget bounds now: the pool's bytes in use, or in mode=uvm
+ * the library's count of the pages it keeps on the device. */
+uint64_t tmm_mover_held(const struct tmm_ctx *ctx);
+
 /* Evicts (swap-outs, waited for) until the device pool holds at most
  * `limit` bytes (mode=uvm: the library's count of the pages it keeps on
  * the device, device_mem.h).  Returns 0, -EBUSY (no message) when only

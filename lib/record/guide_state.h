@@ -61,6 +61,12 @@ struct tmm_guide {
 	struct tmm_kept_source *dead;
 	uint32_t n_dead;
 	uint32_t at;	 /* accesses of this iteration seen so far */
+	/* The device bytes held (tmm_mover_held) as each access of the
+	 * plan ran, last written by the guided iteration that reached it:
+	 * how far earlier a late prefetch may fire (move_late_prefetches).
+	 * n_held_at 0: not known yet. */
+	uint64_t *held_at;
+	uint32_t n_held_at;
 	struct tmm_replan *replan; /* latencies since the plan was made */
 	uint64_t plan_budget;	 /* the budget the plan was made for */
 	/* The budget of the last plan that did not fit, 0: none yet.  A
