@@ -19,7 +19,9 @@ static const struct shape known_shapes[] = {
 /* uvm-copy, uvm-prefetch: mode=uvm with its way out asked for (on a real
  * GPU uvm_swap_path=auto takes the prefetch, docs/gpu-h200.md);
  * uvm-copy-nokeep: the copy way with uvm_keep=off, the runtime before
- * kept blocks, for a side by side. */
+ * kept blocks; swap-keep, uvm-keep: liveness=keep, dead tensors copied
+ * out as before they were discarded by default; each for a side by
+ * side. */
 static const struct run_mode all_modes[MAX_MODES] = {
 	{ "swap", "mode=swap", false },
 	{ "uvm", "mode=uvm", true },
@@ -27,6 +29,8 @@ static const struct run_mode all_modes[MAX_MODES] = {
 	{ "uvm-prefetch", "mode=uvm,uvm_swap_path=prefetch", true },
 	{ "uvm-copy-nokeep", "mode=uvm,uvm_swap_path=copy,uvm_keep=off",
 	  true },
+	{ "swap-keep", "mode=swap,liveness=keep", false },
+	{ "uvm-keep", "mode=uvm,liveness=keep", true },
 };
 
 static const char *const all_policies[N_POLICIES] = {
@@ -47,8 +51,10 @@ static void usage(FILE *f)
 		"              24, 8192), all (both, the default) or "
 		"WIDTHxLAYERSxBATCH\n"
 		"  --modes     swap, uvm or both (the default); also uvm-copy,\n"
-		"              uvm-prefetch (mode=uvm by that way out) and\n"
-		"              uvm-copy-nokeep (by copy, uvm_keep=off)\n"
+		"              uvm-prefetch (mode=uvm by that way out),\n"
+		"              uvm-copy-nokeep (by copy, uvm_keep=off), and\n"
+		"              swap-keep, uvm-keep (liveness=keep: dead tensors\n"
+		"              copied out)\n"
 		"  --policies  all (the default) or a list of: none, passive, "
 		"vdnn-conv,\n"
 		"              vdnn-all, checkpoint, superneurons, capuchin, "

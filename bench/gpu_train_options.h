@@ -26,7 +26,7 @@ struct run_mode {
 	bool uvm;
 };
 
-#define MAX_MODES 5
+#define MAX_MODES 7
 
 /* What the command line chose. */
 struct options {

@@ -4,8 +4,8 @@
  * iteration and destroyed in it, which a plan evicts after its last
  * access, leaves the device without a copy; reading it then fails with
  * -ENODATA and a message naming the tunable, and writing it makes it
- * whole again.  With liveness=keep (the default) the eviction copies and
- * the bytes read back.  A tensor made before the iteration, or kept past
+ * whole again; that is the default.  With liveness=keep the eviction
+ * copies and the bytes read back.  A tensor made before the iteration, or kept past
  * its end in the measured iteration, is copied whatever the tunable.
  * A tensor a drop still to come recomputes from is not dead, and neither
  * is one the measured iteration read from the host after its last access
@@ -72,6 +72,7 @@ static int plus_one(void *const *in, void *const *out, void *user,
 	return 0;
 }
 
+/* liveness NULL: the default's. */
 static void open_step(struct step *s, const char *mode, const char *liveness)
 {
 	uint8_t x[N];
@@ -79,8 +80,8 @@ static void open_step(struct step *s, const char *mode, const char *liveness)
 
 	snprintf(config, sizeof(config),
 		 "backend=sim,mode=%s,sim_memory=backed,budget=1MiB,"
-		 "policy=passive,replan_drift=0,stats_shm=off,liveness=%s",
-		 mode, liveness);
+		 "policy=passive,replan_drift=0,stats_shm=off%s%s",
+		 mode, liveness ? ",liveness=" : "", liveness ? liveness : "");
 	ck_assert_msg(tmm_ctx_create(&s->ctx, config) == 0, "%s",
 		      tmm_last_error(NULL));
 	for (unsigned k = 0; k < N; k++)
@@ -197,15 +198,16 @@ static void close_step(struct step *s)
 
 /* The measured step reads nothing after d's last access; the next one
  * does (a loss printed every 100th step): the read the recorded
- * iteration did not make is the one liveness=discard cannot see. */
-static void dead_tensor_is_dropped(const char *mode)
+ * iteration did not make is the one liveness=discard cannot see.
+ * liveness NULL: the default, which is discard. */
+static void dead_tensor_is_dropped(const char *mode, const char *liveness)
 {
 	struct step s = { .read_d = false };
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	struct tmm_trial_device dev;
 	uint64_t outs;
 
-	open_step(&s, mode, "discard");
+	open_step(&s, mode, liveness);
 	/* auto's twin runs with the same promise as the run. */
 	ck_assert_int_eq(tmm_trial_device_of(s.ctx, &dev), 0);
 	ck_assert(dev.liveness_discard);
@@ -229,13 +231,13 @@ static void dead_tensor_is_dropped(const char *mode)
 
 START_TEST(a_dead_tensor_leaves_without_a_copy)
 {
-	dead_tensor_is_dropped("swap");
+	dead_tensor_is_dropped("swap", NULL);
 }
 END_TEST
 
 START_TEST(a_dead_tensor_leaves_without_a_copy_in_uvm)
 {
-	dead_tensor_is_dropped("uvm");
+	dead_tensor_is_dropped("uvm", "discard");
 }
 END_TEST
 

@@ -10,8 +10,9 @@
 # and --append writes what stdout shows, after what the file held.  What
 # the double cannot tell, the speed, is left to a real GPU
 # (scripts/gpu-check).  The ways of mode=uvm (uvm-copy, uvm-prefetch,
-# uvm-copy-nokeep) each give their rows, bit-identical.  Skips (77) where the build has no cuda backend or
-# no cuBLAS headers.  Ends with a Check-style summary line for
+# uvm-copy-nokeep) and the runs with liveness=keep (swap-keep, uvm-keep)
+# each give their rows, bit-identical.  Skips (77) where the build has no
+# cuda backend or no cuBLAS headers.  Ends with a Check-style summary line for
 # scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
@@ -71,16 +72,16 @@ checks=$((checks + 1))
 { echo "an earlier chunk"; cat "$tmp/out"; } | cmp -s - "$tmp/report.md" ||
 	fail "--append did not add stdout's tables to the end of the file"
 
-# mode=uvm by each way out, and by copy with uvm_keep=off beside it: one
-# row each, bit-identical.
+# mode=uvm by each way out, and by copy with uvm_keep=off beside it, and
+# both modes with liveness=keep: one row each, bit-identical.
 CUDAFAKE_RACES=abort TENSORMM_LOG=error \
 	"$prog" --shape 64x4x1024 --steps 4 --warmup 2 --budgets 0.3 \
-	--modes uvm-copy,uvm-prefetch,uvm-copy-nokeep --policies tensile,auto \
-	>"$tmp/ways" 2>"$tmp/err"
+	--modes uvm-copy,uvm-prefetch,uvm-copy-nokeep,swap-keep,uvm-keep \
+	--policies tensile,auto >"$tmp/ways" 2>"$tmp/err"
 rc=$?
 checks=$((checks + 1))
 [ "$rc" -eq 0 ] || { fail "ways: exit status $rc"; cat "$tmp/err" >&2; }
-for mode in uvm-copy uvm-prefetch uvm-copy-nokeep; do
+for mode in uvm-copy uvm-prefetch uvm-copy-nokeep swap-keep uvm-keep; do
 	for policy in tensile auto; do
 		checks=$((checks + 1))
 		grep -q "^| $policy | $mode | 30% (.*| yes |\$" "$tmp/ways" ||

@@ -559,16 +559,17 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.name = "liveness",
 		.env = "TENSORMM_LIVENESS",
 		.type = TMM_TYPE_CHOICE,
-		.def = "keep",
+		.def = "discard",
 		.accepted = "keep or discard",
 		.help = "a tensor made in an iteration and idle from its last "
-			"access until the program destroys it: keep = a plan "
-			"that evicts it copies its bytes to the host, so that "
-			"the program may still read them; discard = its bytes "
-			"are dropped without a copy, and reading it before it "
-			"is written again fails (for programs that free a "
-			"step's tensors at its end and read none after its "
-			"last use)",
+			"access until the program destroys it: discard = a "
+			"plan that evicts it drops its bytes without a copy, "
+			"unless the measured iteration read it after its last "
+			"access, and reading it before it is written again "
+			"fails with -ENODATA; keep = the eviction copies its "
+			"bytes to the host, so that the program may still read "
+			"them at any step (for programs that read such a "
+			"tensor only now and then)",
 		.since = "0.1",
 		.choices = liveness_choices,
 	},
