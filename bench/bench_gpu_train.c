@@ -363,7 +363,10 @@ static void print_header(const struct bench *b, const struct shape *sh)
 	    "uvm_eviction_bytes, and of swap_in_bytes + uvm_fault_bytes "
 	    "(the runtime's moves, and the driver's own in mode=uvm); "
 	    "*driver* is the uvm_* part alone (in: faults + prefetches, "
-	    "out: evictions), zero where the backend does not report it; "
+	    "out: evictions) and the time the driver spent servicing page "
+	    "faults (uvm_fault_ns), *not counted* where the backend could "
+	    "not report them (uvm_driver_counted: on CUDA, CUPTI's "
+	    "unified-memory counters), — in swap mode; "
 	    "*clean MB*: growth of clean_eviction_bytes, evictions that "
 	    "copied nothing (the host held the bytes), not in *out*.\n");
 	out("- *peak MiB*: tmm_stats.device_peak at the end (in mode=uvm "
@@ -375,7 +378,8 @@ static void print_header(const struct bench *b, const struct shape *sh)
 	    "weights against the unconstrained run's.\n\n");
 	out("| policy | mode | budget | step ms | x | stall ms | late "
 	    "| late ms | skipped | passive | out MB | in MB "
-	    "| driver in/out MB | clean MB | peak MiB | bound ms | bound x "
+	    "| driver in/out MB, faults ms | clean MB | peak MiB | bound ms "
+	    "| bound x "
 	    "| bit-identical |\n");
 	out("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
 	    "|---:|---:|---:|---:|---|\n");
@@ -389,23 +393,31 @@ static void print_row(const struct bench *b, const char *policy,
 	double ms = median_ms(r), o_b = out_bytes(r), i_b = in_bytes(r);
 	double bound = compute_ms;
 	double t_out = o_b / (b->d2h * 1e6), t_in = i_b / (b->h2d * 1e6);
+	char driver[64];
 
+	if (strcmp(r->end.mode, "uvm") != 0)
+		snprintf(driver, sizeof(driver), "—");
+	else if (!r->end.uvm_driver_counted)
+		snprintf(driver, sizeof(driver), "not counted");
+	else
+		snprintf(driver, sizeof(driver), "%.1f/%.1f, %.2f",
+			 (PER_STEP(r, uvm_fault_bytes) +
+			  PER_STEP(r, uvm_prefetch_bytes)) / 1e6,
+			 PER_STEP(r, uvm_eviction_bytes) / 1e6,
+			 PER_STEP(r, uvm_fault_ns) / 1e6);
 	if (t_out > bound)
 		bound = t_out;
 	if (t_in > bound)
 		bound = t_in;
 	out("| %s | %s | %s | %.1f | %.2f | %.1f | %.1f | %.2f | %.1f "
-	    "| %.1f | %.1f | %.1f | %.1f/%.1f | %.1f | %.1f | %.1f | %.2f "
+	    "| %.1f | %.1f | %.1f | %s | %.1f | %.1f | %.1f | %.2f "
 	    "| %s |\n",
 	    policy, mode, budget, ms, ms / compute_ms,
 	    PER_STEP(r, stall_ns) / 1e6, PER_STEP(r, prefetch_late),
 	    PER_STEP(r, prefetch_wait_ns) / 1e6,
 	    PER_STEP(r, plan_actions_skipped),
 	    PER_STEP(r, guided_passive_evictions),
-	    o_b / 1e6, i_b / 1e6,
-	    (PER_STEP(r, uvm_fault_bytes) + PER_STEP(r, uvm_prefetch_bytes)) /
-		    1e6,
-	    PER_STEP(r, uvm_eviction_bytes) / 1e6,
+	    o_b / 1e6, i_b / 1e6, driver,
 	    PER_STEP(r, clean_eviction_bytes) / 1e6,
 	    r->end.device_peak / MIB, bound, bound / compute_ms, verdict);
 }

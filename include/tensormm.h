@@ -502,7 +502,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 10
+#define TMM_STATS_VERSION 11
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -518,8 +518,8 @@ enum tmm_plan_state {
  * to prefetch_late; 3: up to uvm_discard_bytes; 4: up to
  * split_fallbacks; 5: up to device_mapped_peak; 6: up to
  * uvm_held_peak; 7: up to reserved7; 8: up to
- * clean_eviction_bytes; 9: up to dead_discard_bytes) is still filled up
- * to its last field.  Times are in
+ * clean_eviction_bytes; 9: up to dead_discard_bytes; 10: up to
+ * uvm_kept_hits) is still filled up to its last field.  Times are in
  * nanoseconds of the backend's clock: virtual nanoseconds on the
  * simulator.
  */
@@ -659,6 +659,22 @@ struct tmm_stats {
 				       * the device, and not in uvm_held */
 	uint64_t uvm_kept_hits;	      /* allocations a kept block served,
 				       * with no page made */
+	/* Version 11: mode=uvm, the driver's fault path, and whether the
+	 * driver's work is known at all. */
+	uint64_t uvm_fault_ns;	      /* time the driver spent servicing
+				       * device page faults: the simulated
+				       * fault path; on CUDA, from the
+				       * driver taking each fault group up
+				       * to the replay it queued (CUPTI) */
+	uint32_t uvm_driver_counted;  /* 1: uvm_fault_batches up to
+				       * uvm_eviction_bytes and uvm_fault_ns
+				       * count the driver's work (always on
+				       * the simulator; on CUDA where CUPTI's
+				       * unified-memory counters could be
+				       * turned on, as of the last
+				       * iteration's end); 0: not known, they
+				       * read zero */
+	uint32_t reserved11;	      /* zero */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

@@ -335,6 +335,14 @@ START_TEST(bad_arguments_say_what_is_wrong)
 		ck_assert_uint_eq(st.dead_discard_bytes, 0);
 		ck_assert_uint_eq(st.uvm_kept, 0xababababababababull);
 		ck_assert_uint_eq(st.uvm_kept_hits, 0xababababababababull);
+
+		memset(&st, 0xab, sizeof(st));
+		st.version = 10;
+		ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+		ck_assert_uint_eq(st.version, 10);
+		ck_assert_uint_eq(st.uvm_kept_hits, 0);
+		ck_assert_uint_eq(st.uvm_fault_ns, 0xababababababababull);
+		ck_assert_uint_eq(st.uvm_driver_counted, 0xababababu);
 	}
 }
 END_TEST
@@ -479,7 +487,9 @@ START_TEST(stats_print_text_and_json)
 	contains(json.buf, "\"simulated\":true");
 	contains(json.buf, "\"budget\":1048576");
 	contains(json.buf, "\"plan_divergences\":0");
-	contains(json.buf, "\"version\":10");
+	contains(json.buf, "\"version\":11");
+	contains(json.buf, "\"uvm_fault_ns\":0");
+	contains(json.buf, "\"uvm_driver_counted\":false}");
 	contains(json.buf, "\"uvm_kept\":0");
 	contains(json.buf, "\"uvm_kept_hits\":0");
 	contains(json.buf, "\"prefetch_wait_ns\":0");

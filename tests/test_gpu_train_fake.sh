@@ -60,12 +60,34 @@ done
 checks=$((checks + 1))
 bad=$(grep '^| [a-z-]* | \(swap\|uvm\) |' "$tmp/out" | awk -F'|' '
 	{ for (i = 5; i <= 18; i++) {
+		if (i == 14)
+			continue # the driver column, below
 		n = split($i, v, /[ \/]+/)
 		for (k = 1; k <= n; k++)
 			if (v[k] != "" && v[k] !~ /^[0-9]+(\.[0-9]+)?$/) {
 				print; next
 			} } }')
 [ -z "$bad" ] || fail "rows with a figure that is not a number: $bad"
+# The driver's own work: none in swap mode; in mode=uvm not counted, as
+# the double's CUPTI refuses profiling by default.
+checks=$((checks + 1))
+bad=$(grep '^| [a-z-]* | \(swap\|uvm\) |' "$tmp/out" | awk -F'|' '
+	($3 == " swap " && $14 != " — ") ||
+	($3 == " uvm " && $14 != " not counted ")')
+[ -z "$bad" ] || fail "rows whose driver column is wrong: $bad"
+
+# With CUPTI's records, mode=uvm counts the driver's work: bytes each way
+# and the fault path's time, numbers.
+CUDAFAKE_CUPTI=records CUDAFAKE_RACES=abort TENSORMM_LOG=error \
+	"$prog" --shape 64x4x1024 --steps 4 --warmup 2 --budgets 0.3 \
+	--modes uvm --policies tensile >"$tmp/counted" 2>"$tmp/err"
+rc=$?
+checks=$((checks + 1))
+[ "$rc" -eq 0 ] || { fail "counted: exit status $rc"; cat "$tmp/err" >&2; }
+checks=$((checks + 1))
+grep '^| tensile | uvm | 30% (' "$tmp/counted" | awk -F'|' '
+	$14 ~ /^ [0-9]+\.[0-9]\/[0-9]+\.[0-9], [0-9]+\.[0-9][0-9] $/ { ok = 1 }
+	END { exit !ok }' || fail "no counted driver figures with CUPTI's records"
 
 # --append: the file kept its chunk and gained exactly stdout.
 checks=$((checks + 1))

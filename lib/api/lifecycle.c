@@ -468,6 +468,14 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 			"%s)", ctx->uvm_copy_out ? "pinned copy" : "prefetch",
 			ctx->be.info.uvm_paths[0] ? ctx->be.info.uvm_paths
 						  : "the profile's");
+	/* Not a warning: training is right without, only the statistics
+	 * of the driver's own work are missing. */
+	if (ctx->mode == TMM_MODE_UVM && !ctx->be.info.managed_counted)
+		tmm_log(ctx, TMM_LOG_INFO, "the driver's own migrations and "
+			"page faults are not counted: %s",
+			ctx->be.info.managed_counts[0]
+				? ctx->be.info.managed_counts
+				: "this backend does not report them");
 	*out = ctx;
 	return 0;
 fail:

@@ -87,8 +87,11 @@ struct tmm_managed_range {
 };
 
 /*
- * What the driver did with managed memory since open().  A backend whose
- * driver keeps its own books (CUDA) reports zeros.
+ * What the driver did with managed memory since open().  CUDA's driver
+ * keeps its own books: there the figures are CUPTI's unified-memory
+ * counters where they could be turned on (tmm_device_info's
+ * managed_counted), else zeros; resident and resident_peak are always
+ * zero there (managed_resident).
  */
 struct tmm_managed_stats {
 	uint64_t fault_batches, faults; /* device page faults serviced */
@@ -124,6 +127,11 @@ struct tmm_device_info {
 				      * the managed_limit given (the sim);
 				      * false: only where the device is
 				      * full (CUDA) */
+	bool managed_counted;	     /* managed_stats reports the driver's
+				      * migrations and faults: the sim's
+				      * own books, CUPTI's unified-memory
+				      * counters on CUDA (managed_counts
+				      * says why not) */
 	int numa_node;		     /* the device's NUMA node, -1 unknown */
 	/* The host link, as planners see it (swap time = latency + bytes /
 	 * bandwidth): the profile's figures on the sim, an estimate on
@@ -163,6 +171,9 @@ struct tmm_device_info {
 				      * sim: the profile's) */
 	char uvm_paths[160];	     /* how the uvm_* rates were had ("" on
 				      * the sim: the profile's) */
+	char managed_counts[200];    /* where managed_counted is false on a
+				      * context that may use managed
+				      * memory: why ("" otherwise) */
 	char op_estimate[160];	     /* where op_estimate_ns's figures
 				      * come from ("" without one) */
 };

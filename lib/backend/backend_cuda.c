@@ -346,6 +346,12 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 	snprintf(info->timing, sizeof(info->timing), "%s%s%s%s",
 		 tmm_cuda_timing_method(s->timing), why[0] ? " (" : "", why,
 		 why[0] ? ")" : "");
+	/* The driver's own migrations and faults, for a context that may
+	 * use managed memory: CUPTI's unified-memory counters (cuda_um.h). */
+	if (!cfg || cfg->mode != TMM_MODE_SWAP)
+		info->managed_counted = tmm_cuda_timing_count_managed(
+			s->timing, info->managed_counts,
+			sizeof(info->managed_counts));
 
 	/* The name is a nicety: cut to fit rather than fail. */
 	len = strnlen(prop.name, sizeof(info->name) - 1);

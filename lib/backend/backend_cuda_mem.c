@@ -32,6 +32,7 @@
 
 #include "backend.h"
 #include "backend_cuda_mem.h"
+#include "cuda_timing.h"
 #include "numa_place.h"
 
 /*
@@ -691,12 +692,29 @@ int tmm_cuda_managed_limit(struct tmm_backend *be, uint64_t bytes)
 }
 
 /* The driver keeps its own books (nvidia-smi, nsys): report zeros. */
+/* The driver's books, as CUPTI's unified-memory counters read them
+ * (cuda_um.h): the migrations each way and the device page faults, as
+ * of the last iteration's end; zeros where they are off.  What is
+ * resident the driver does not say. */
 int tmm_cuda_managed_stats(struct tmm_backend *be,
 			   struct tmm_managed_stats *st)
 {
-	(void)be;
-	if (st)
-		memset(st, 0, sizeof(*st));
+	struct cuda_state *s = st_of(be);
+	struct tmm_cuda_um_sums um;
+
+	if (!st)
+		return 0;
+	memset(st, 0, sizeof(*st));
+	if (!s || !s->timing)
+		return 0;
+	tmm_cuda_timing_managed(s->timing, &um);
+	st->fault_batches = um.fault_groups;
+	st->faults = um.faults;
+	st->fault_bytes = um.fault_bytes;
+	st->prefetch_bytes = um.prefetch_bytes;
+	st->evictions = um.evictions;
+	st->eviction_bytes = um.eviction_bytes;
+	st->stall_ns = um.fault_ns;
 	return 0;
 }
 

@@ -213,6 +213,7 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	be->info.concurrent_managed = true;
 	be->info.managed_resident = true;
 	be->info.managed_limit_binds = true;
+	be->info.managed_counted = true;
 	be->info.numa_node = -1;
 	be->info.h2d_gbps = prof->h2d_gbps;
 	be->info.d2h_gbps = prof->d2h_gbps;

@@ -44,6 +44,7 @@ struct event_pair {
 struct tmm_cuda_timing {
 	cudaStream_t stream;
 	bool cupti;		/* this instance owns CUPTI */
+	bool um;		/* ... and counts managed memory (cuda_um.h) */
 	uint64_t last_id;	/* the op begun last */
 
 	/* events: pairs in flight fly[head .. n_fly), oldest first */
@@ -242,6 +243,8 @@ static void keep_record(const CUpti_Activity *rec)
 			return;
 		corrs[n_corrs++] = (struct corr){ x->correlationId,
 						  x->externalId };
+	} else if (rec->kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) {
+		tmm_cuda_um_note(rec);
 	}
 }
 
@@ -351,6 +354,9 @@ static void cupti_stop(struct tmm_cuda_timing *t)
 	cu->cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	for (size_t i = 0; i < N_KINDS; i++)
 		cu->cuptiActivityDisable(cupti_kinds[i]);
+	if (t->um)
+		cu->cuptiActivityDisable(
+			CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
 	pthread_mutex_lock(&cupti_lock);
 	if (cupti_owner == t)
 		cupti_owner = NULL;
@@ -655,6 +661,64 @@ void tmm_cuda_timing_close(struct tmm_cuda_timing *t)
 	free(t->spare);
 	free(t->done);
 	free(t);
+}
+
+bool tmm_cuda_timing_count_managed(struct tmm_cuda_timing *t, char *why,
+				   size_t whylen)
+{
+#ifdef TMM_HAVE_CUPTI
+	const CUpti_ActivityUnifiedMemoryCounterConfig *config;
+	CUpti_ActivityUnifiedMemoryCounterConfig copy[4];
+	uint32_t n;
+	CUptiResult r;
+
+	if (!t->cupti) {
+		snprintf(why, whylen, "CUPTI is not in use for this context "
+			 "(see the op timing's reason)");
+		return false;
+	}
+	if (t->um)
+		return true;
+	config = tmm_cuda_um_config(&n);
+	memcpy(copy, config, n * sizeof(*copy));
+	for (uint32_t i = 0; i < n; i++)
+		copy[i].deviceId = own_device;
+	/* Often CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED(_WITH_MPS, _ON_DEVICE):
+	 * a driver or setup that does not count. */
+	r = cu->cuptiActivityConfigureUnifiedMemoryCounter(copy, n);
+	if (r != CUPTI_SUCCESS) {
+		snprintf(why, whylen,
+			 "cuptiActivityConfigureUnifiedMemoryCounter: %s",
+			 cupti_string(r));
+		return false;
+	}
+	r = cu->cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+	if (r != CUPTI_SUCCESS) {
+		snprintf(why, whylen,
+			 "cuptiActivityEnable(unified memory counters): %s",
+			 cupti_string(r));
+		return false;
+	}
+	tmm_cuda_um_reset(own_device);
+	t->um = true;
+	return true;
+#else
+	(void)t;
+	snprintf(why, whylen, "this build has no CUPTI");
+	return false;
+#endif
+}
+
+void tmm_cuda_timing_managed(const struct tmm_cuda_timing *t,
+			     struct tmm_cuda_um_sums *out)
+{
+	memset(out, 0, sizeof(*out));
+#ifdef TMM_HAVE_CUPTI
+	if (t->um)
+		tmm_cuda_um_read(out);
+#else
+	(void)t;
+#endif
 }
 
 const char *tmm_cuda_timing_method(const struct tmm_cuda_timing *t)

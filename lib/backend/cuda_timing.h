@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cuda_um.h"
+
 struct tmm_cuda_timing;
 
 /*
@@ -52,6 +54,21 @@ void tmm_cuda_timing_close(struct tmm_cuda_timing *t);
 
 /* "cupti" or "events": how this instance measures. */
 const char *tmm_cuda_timing_method(const struct tmm_cuda_timing *t);
+
+/*
+ * Where this instance owns CUPTI, turns on its unified-memory counters
+ * (cuda_um.h): what the driver migrates each way and the device page
+ * faults it services, for a context in mode=uvm.  True when they are
+ * on; false with the reason in why (no CUPTI here, or the driver does
+ * not count: CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED and its kin).
+ */
+bool tmm_cuda_timing_count_managed(struct tmm_cuda_timing *t, char *why,
+				   size_t whylen);
+
+/* What the counters summed since they were turned on (all zero when
+ * they are not), as of the last collect. */
+void tmm_cuda_timing_managed(const struct tmm_cuda_timing *t,
+			     struct tmm_cuda_um_sums *out);
 
 /* Marks the start of an op; returns 0 or a negative errno. */
 int tmm_cuda_timing_begin(struct tmm_cuda_timing *t, char *err,

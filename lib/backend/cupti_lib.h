@@ -29,7 +29,8 @@
 	X(cuptiActivityFlushAll)                                           \
 	X(cuptiActivityGetNextRecord)                                      \
 	X(cuptiActivityPushExternalCorrelationId)                          \
-	X(cuptiActivityPopExternalCorrelationId)
+	X(cuptiActivityPopExternalCorrelationId)                           \
+	X(cuptiActivityConfigureUnifiedMemoryCounter)
 
 struct tmm_cupti {
 	TMM_CUPTI_CALLS(TMM_DYNLIB_FIELD)

@@ -459,7 +459,11 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.def = "on",
 		.accepted = "on or off",
 		.help = "cuda backend: time ops by their kernels' CUPTI "
-			"activity records; off = cudaEvents around each op",
+			"activity records, and in mode=uvm count the "
+			"driver's migrations and page faults by CUPTI's "
+			"unified-memory counters (tmm_stats "
+			"uvm_driver_counted); off = cudaEvents around each "
+			"op, and the driver's work not counted",
 		.since = "0.1",
 		.choices = off_on_choices,
 	},

@@ -36,6 +36,7 @@ static const size_t version_size[] = {
 	      sizeof(uint64_t),
 	[9] = offsetof(struct tmm_stats, dead_discard_bytes) +
 	      sizeof(uint64_t),
+	[10] = offsetof(struct tmm_stats, uvm_kept_hits) + sizeof(uint64_t),
 };
 
 int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
@@ -61,6 +62,10 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 		}
 		return rc;
 	}
+	/* The driver's books as of now: CUDA's come with each iteration's
+	 * end (cuda_um.h), after the last move synced them. */
+	if (ctx->mode == TMM_MODE_UVM)
+		tmm_uvm_sync_counters(ctx);
 	c = &ctx->c;
 	tmm_pool_get_stats(ctx->pool, &ps);
 	tmm_hostmem_get_stats(ctx->hostmem, &hs);
@@ -130,6 +135,9 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->uvm_eviction_bytes = c->uvm_eviction_bytes;
 	s->uvm_remote_bytes = c->uvm_remote_bytes;
 	s->uvm_discard_bytes = c->uvm_discard_bytes;
+	s->uvm_fault_ns = c->uvm_fault_ns;
+	s->uvm_driver_counted = ctx->mode == TMM_MODE_UVM &&
+				ctx->be.info.managed_counted;
 	s->share_reservation = tmm_share_reservation(ctx);
 	s->share_budget_changes = c->share_budget_changes;
 	s->split_ops = c->split_ops;
@@ -294,6 +302,17 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 		     tmm_fmt_bytes(s->uvm_eviction_bytes, c, sizeof(c)),
 		     tmm_fmt_bytes(s->uvm_remote_bytes, d, sizeof(d)),
 		     tmm_fmt_bytes(s->uvm_discard_bytes, e, sizeof(e)));
+	if (strcmp(s->mode, "uvm") == 0 && s->uvm_driver_counted)
+		emit(p, "  faults    the driver spent %.3f ms servicing "
+			"device page faults%s\n",
+		     ms(s->uvm_fault_ns),
+		     s->simulated ? "" : " (CUPTI's unified-memory counters, "
+					 "as of the last iteration's end)");
+	else if (strcmp(s->mode, "uvm") == 0)
+		emit(p, "  faults    the driver's own migrations and faults "
+			"are not known here (see the log at open): the uvm "
+			"line's fault, prefetch and eviction figures read "
+			"0\n");
 	if (s->share_reservation)
 		emit(p, "  share     reservation %s of the shared device, "
 			"moved %llu times\n",
@@ -351,6 +370,7 @@ static const struct {
 	U64_FIELD(clean_eviction_bytes), U64_FIELD(prefetch_wait_ns),
 	U64_FIELD(dead_discards),     U64_FIELD(dead_discard_bytes),
 	U64_FIELD(uvm_kept),	      U64_FIELD(uvm_kept_hits),
+	U64_FIELD(uvm_fault_ns),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)
@@ -373,7 +393,8 @@ static void print_json(struct printer *p, const struct tmm_stats *s)
 		emit(p, ",\"%s\":%llu", json_u64_fields[i].name,
 		     (unsigned long long)*v);
 	}
-	emit(p, "}\n");
+	emit(p, ",\"uvm_driver_counted\":%s}\n",
+	     s->uvm_driver_counted ? "true" : "false");
 }
 
 int tmm_stats_get(tmm_ctx *ctx, struct tmm_stats *s)

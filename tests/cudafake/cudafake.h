@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cuda_runtime_api.h>
 
@@ -138,6 +139,22 @@ void cudafake_cupti_mode(enum cudafake_cupti mode);
 
 /* Activity records written into the client's buffers so far. */
 unsigned long cudafake_cupti_records(void);
+
+/*
+ * Unified-memory counters (CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
+ * in records mode: each prefetch the double runs gives a record of its
+ * bytes to or from its device, cause USER.  The double has no pages to
+ * fault or evict, so the driver's own work is the test's to stand in
+ * for: a group of `pages` device page faults on `device`, serviced in
+ * `ns` and moving `bytes` to it (cause COHERENCE), and an eviction of
+ * `bytes` from it; each written when the counters are on.  With refuse,
+ * cuptiActivityConfigureUnifiedMemoryCounter fails as a driver that does
+ * not count does (CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED).
+ */
+void cudafake_cupti_um_fault(int device, const void *ptr, uint64_t pages,
+			     uint64_t bytes, uint64_t ns);
+void cudafake_cupti_um_evict(int device, const void *ptr, uint64_t bytes);
+void cudafake_cupti_um_refuse(bool refuse);
 
 /*
  * cuDNN on the double (cudnn.c, built where the toolkit has cuDNN): one

@@ -58,6 +58,11 @@ static struct {
 	uint8_t *buf;		/* the buffer being filled, from requested */
 	size_t size, used;
 	unsigned long delivered, dropped;
+	/* Unified-memory counters configured on, a bit per
+	 * CUpti_ActivityUnifiedMemoryCounterKind; refuse_um: configuring
+	 * fails. */
+	uint32_t um_kinds;
+	bool refuse_um;
 } cu;
 
 static _Thread_local uint64_t pushed[MAX_PUSHED];
@@ -116,6 +121,9 @@ static size_t record_size(CUpti_ActivityKind kind)
 		break;
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
 		n = sizeof(CUpti_ActivityExternalCorrelation);
+		break;
+	case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+		n = sizeof(CUpti_ActivityUnifiedMemoryCounter3);
 		break;
 	default:
 		return 0;
@@ -229,6 +237,67 @@ uint32_t fake_cupti_api(const struct fake_op *op)
 	return corr;
 }
 
+/* CUPTI's id of the CPU in a unified-memory record's srcId or dstId
+ * (the double's choice: no device has it). */
+#define CPU_ID UINT32_MAX
+
+/* One unified-memory counter record of `kind`, where it is configured
+ * and the kind is on. */
+static void um_record(CUpti_ActivityUnifiedMemoryCounterKind kind,
+		      uint64_t value, uint64_t start, uint64_t end,
+		      const void *ptr, uint32_t src, uint32_t dst,
+		      uint32_t flags)
+{
+	CUpti_ActivityUnifiedMemoryCounter3 *r;
+
+	init();
+	if (cu.mode != CUDAFAKE_CUPTI_RECORDS ||
+	    !on(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) ||
+	    !(cu.um_kinds >> kind & 1))
+		return;
+	r = room(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+	if (!r)
+		return;
+	r->kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
+	r->counterKind = kind;
+	r->value = value;
+	r->start = start;
+	r->end = end;
+	r->address = (uint64_t)(uintptr_t)ptr;
+	r->srcId = src;
+	r->dstId = dst;
+	r->processId = (uint32_t)getpid();
+	r->flags = flags;
+}
+
+void cudafake_cupti_um_fault(int device, const void *ptr, uint64_t pages,
+			     uint64_t bytes, uint64_t ns)
+{
+	uint64_t at = ns_of(fake_clock_ms());
+
+	um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+		  pages, at, at + ns, ptr, (uint32_t)device, 0,
+		  CUPTI_ACTIVITY_UNIFIED_MEMORY_ACCESS_TYPE_READ);
+	um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+		  bytes, at, at + ns, ptr, CPU_ID, (uint32_t)device,
+		  CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE);
+}
+
+void cudafake_cupti_um_evict(int device, const void *ptr, uint64_t bytes)
+{
+	uint64_t at = ns_of(fake_clock_ms());
+
+	um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+		  bytes, at, at, ptr, (uint32_t)device, CPU_ID,
+		  CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_EVICTION);
+}
+
+void cudafake_cupti_um_refuse(bool refuse)
+{
+	init();
+	cu.refuse_um = refuse;
+}
+
 void fake_cupti_ran(const struct fake_op *op, double start_ms, double end_ms)
 {
 	/* The ids CUPTI gives: the device's, its (primary) context's, and
@@ -237,6 +306,16 @@ void fake_cupti_ran(const struct fake_op *op, double start_ms, double end_ms)
 	uint32_t context = device + 1;
 	uint32_t stream = fake_stream_cupti_id(op->s);
 
+	/* A prefetch is a migration the user asked for (CUPTI API
+	 * reference, CUpti_ActivityUnifiedMemoryMigrationCause USER). */
+	if (op->kind == OP_PREFETCH)
+		um_record(op->value
+				  ? CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD
+				  : CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+			  op->bytes, ns_of(start_ms), ns_of(end_ms), op->dst,
+			  op->value ? CPU_ID : device,
+			  op->value ? device : CPU_ID,
+			  CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER);
 	if (!op->corr || cu.mode != CUDAFAKE_CUPTI_RECORDS)
 		return;
 	if (op->kind == OP_KERNEL &&
@@ -318,6 +397,9 @@ CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
 		break;
 	case CUPTI_ERROR_INVALID_STREAM:
 		*str = "CUPTI_ERROR_INVALID_STREAM (cudafake)";
+		break;
+	case CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED:
+		*str = "CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED (cudafake)";
 		break;
 	default:
 		*str = "CUPTI is not available on the CUDA test double";
@@ -459,6 +541,32 @@ CUptiResult cuptiGetStreamIdEx(CUcontext context, CUstream stream,
 	if (!s)
 		return CUPTI_ERROR_INVALID_STREAM;
 	*id = fake_stream_cupti_id(s);
+	return CUPTI_SUCCESS;
+}
+
+/*
+ * cuptiActivityConfigureUnifiedMemoryCounter: the counters to turn on
+ * when the kind is enabled; a driver that cannot count refuses with
+ * CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED (CUPTI API reference).
+ */
+CUptiResult cuptiActivityConfigureUnifiedMemoryCounter(
+	CUpti_ActivityUnifiedMemoryCounterConfig *config, uint32_t count)
+{
+	init();
+	if (cu.mode != CUDAFAKE_CUPTI_RECORDS)
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	if (!config || !count)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (cu.refuse_um)
+		return CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED;
+	for (uint32_t i = 0; i < count; i++) {
+		if ((unsigned)config[i].kind >= 32)
+			return CUPTI_ERROR_INVALID_PARAMETER;
+		if (config[i].enable)
+			cu.um_kinds |= 1u << config[i].kind;
+		else
+			cu.um_kinds &= ~(1u << config[i].kind);
+	}
 	return CUPTI_SUCCESS;
 }
 

@@ -71,3 +71,10 @@ CUptiResult cuptiActivityPopExternalCorrelationId(
 	return cudafake_cupti.cuptiActivityPopExternalCorrelationId(kind,
 								    last);
 }
+
+CUptiResult cuptiActivityConfigureUnifiedMemoryCounter(
+	CUpti_ActivityUnifiedMemoryCounterConfig *config, uint32_t count)
+{
+	return cudafake_cupti.cuptiActivityConfigureUnifiedMemoryCounter(
+		config, count);
+}

@@ -715,6 +715,8 @@ cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t bytes,
 		return fail(cudaErrorInvalidResourceHandle);
 	op->dst = (void *)ptr;
 	op->bytes = bytes;
+	/* Where to (cupti.c writes the migration's record): 1 the device. */
+	op->value = location.type == cudaMemLocationTypeDevice;
 	if (location.type != cudaMemLocationTypeDevice) {
 		rt.moves_out.prefetches++;
 		rt.moves_out.prefetch_bytes += bytes;
