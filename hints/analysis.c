@@ -191,6 +191,7 @@ int tmm_analysis_init(struct tmm_analysis *an,
 	an->dev = in->device;
 	an->budget = in->budget;
 	an->offload_idle = in->offload_idle == TMM_OFFLOAD_IDLE_ON;
+	an->liveness_discard = in->liveness_discard;
 	an->target = in->budget - (uint64_t)((double)in->budget *
 					     TARGET_MARGIN);
 	an->life = tmm_calloc(t->n_tensors + 1, sizeof(*an->life));
@@ -268,6 +269,16 @@ void tmm_analysis_free(struct tmm_analysis *an)
 	free(an->op_start);
 	free(an->op_end);
 	memset(an, 0, sizeof(*an));
+}
+
+bool tmm_leaves_free(const struct tmm_analysis *an, uint32_t t,
+		     uint32_t back)
+{
+	const uint32_t both = TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE;
+
+	return an->liveness_discard && back == TMM_TRACE_NONE &&
+	       (an->trace->tensors[t].flags &
+		(both | TMM_TT_READ_AFTER_LAST)) == both;
 }
 
 uint64_t tmm_swap_ns(const struct tmm_analysis *an, uint64_t bytes,

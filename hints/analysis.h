@@ -42,6 +42,7 @@ struct tmm_analysis {
 	uint64_t budget;
 	uint64_t target;	/* what plans aim for: budget less a margin */
 	bool offload_idle;	/* in->offload_idle is ON (idle_state.h) */
+	bool liveness_discard;	/* in->liveness_discard */
 	struct tmm_life *life;	/* per trace tensor */
 	uint32_t *acc;		/* access indices, grouped by tensor */
 	uint64_t *base;		/* curve under liveness alone */
@@ -100,6 +101,17 @@ static inline uint32_t tmm_access_of(const struct tmm_analysis *an,
 {
 	return an->acc[an->life[t].acc + k];
 }
+
+/*
+ * Whether an eviction of trace tensor t with back-access `back` leaves
+ * without a copy in the run, and so takes no time of the engine to the
+ * host: liveness=discard, no back-access, and t dead after its last
+ * access (the runtime's rule, lib/move/dead.c; the runtime copies still
+ * where a drop of the plan recomputes through t, which this does not
+ * see).
+ */
+bool tmm_leaves_free(const struct tmm_analysis *an, uint32_t t,
+		     uint32_t back);
 
 /* Nanoseconds to copy `bytes` over the link, to or from the device. */
 uint64_t tmm_swap_ns(const struct tmm_analysis *an, uint64_t bytes,

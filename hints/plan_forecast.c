@@ -349,9 +349,16 @@ static void fire(struct timeline *tl, const struct tmm_plan_action *a,
 	case TMM_ACT_EVICT_SWAP:
 		if (c->where != ON_DEVICE)
 			break;
-		start = tl->d2h_free > tl->now ? tl->d2h_free : tl->now;
-		tl->d2h_free = start + tmm_swap_ns(tl->an, bytes, false);
-		c->out_done = tl->d2h_free;
+		if (tmm_leaves_free(tl->an, t, a->back_access)) {
+			/* Dead: it leaves with no copy, at once. */
+			c->out_done = tl->now;
+		} else {
+			start = tl->d2h_free > tl->now ? tl->d2h_free
+						       : tl->now;
+			tl->d2h_free = start + tmm_swap_ns(tl->an, bytes,
+							   false);
+			c->out_done = tl->d2h_free;
+		}
 		c->where = SWAPPED;
 		c->prefetched = false;
 		break;

@@ -445,7 +445,8 @@ static int recompute_one(struct tensile *ts)
 	}
 }
 
-/* Books the swap-outs that liveness chose on the D2H engine. */
+/* Books the swap-outs that liveness chose on the D2H engine, but for
+ * those of dead tensors that leave without a copy (tmm_leaves_free). */
 static int book_liveness(struct tensile *ts)
 {
 	const struct tmm_analysis *an = &ts->an;
@@ -454,9 +455,12 @@ static int book_liveness(struct tensile *ts)
 		const struct tmm_eviction *e = &ts->chosen.ev[i];
 		uint64_t len = tmm_swap_ns(an, an->life[e->tensor].bytes,
 					   false);
-		uint64_t s = tmm_copy_engine_slot(
-			&ts->d2h, tmm_access_end(an, e->evict), len);
+		uint64_t s;
 
+		if (tmm_leaves_free(an, e->tensor, e->back))
+			continue;
+		s = tmm_copy_engine_slot(&ts->d2h,
+					 tmm_access_end(an, e->evict), len);
 		if (tmm_copy_engine_take(&ts->d2h, s, len) < 0)
 			return -ENOMEM;
 	}

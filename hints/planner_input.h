@@ -129,6 +129,12 @@ struct tmm_planner_input {
 	 * walks leave a bottleneck (the tsplit_retry tunable off: the
 	 * paper's Algorithm 2 alone). */
 	bool tsplit_no_retry;
+	/* The liveness tunable is discard: an eviction with no back-access
+	 * of a tensor dead after its last access (made and freed in the
+	 * iteration, not read by the host after it) copies nothing in the
+	 * run (lib/move/dead.h), so it takes no time of the engine to the
+	 * host (tmm_leaves_free). */
+	bool liveness_discard;
 	unsigned auto_threads;	      /* policy auto only: threads that
 				       * make the candidates' plans at
 				       * once; 0 = one per online CPU, 1 =

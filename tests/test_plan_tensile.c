@@ -2,7 +2,8 @@
 /*
  * test_plan_tensile.c — TENSILE's planner on small hand-made traces with
  * known answers: its swaps on one-at-a-time copy engines, a swap the
- * engine has no time for, the largest tensor at the peak first, and
+ * engine has no time for (and has, where a dead tensor's eviction copies
+ * nothing), the largest tensor at the peak first, and
  * swaps across iterations (optimizer state, a prefetch wrapped around
  * the iteration's end).  Moved out of test_planners.c, which holds the
  * other planners' cases.
@@ -128,6 +129,61 @@ START_TEST(tensile_refuses_a_swap_the_engine_cannot_fit)
 	ck_assert_uint_eq(count(&p, &b, TMM_ACT_PREFETCH, a), 1);
 	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, bt), 0);
 	ck_assert(!p.fits);
+	tmm_plan_sort(&p);
+	ck_assert_int_eq(tmm_plan_validate(&p, &b.t, err, sizeof(err)), 0);
+	tmm_plan_free(&p);
+}
+END_TEST
+
+/*
+ * liveness=discard: D (1 MiB + 64 KiB), made in the iteration, read once
+ * and held idle to the iteration's end, is evicted by liveness after its
+ * read and leaves without a copy in the run (tmm_leaves_free), so it
+ * takes no time of the D2H engine.  B (1 MiB, made before the iteration)
+ * is written next and read after the peak (C, 2 MiB, with a 3.2 MiB
+ * budget), 1.5 ms later: with keep, B's swap-out queues behind D's copy
+ * and would end after the peak: refused, and the plan does not fit.
+ * With discard the engine is free for B.
+ */
+START_TEST(tensile_books_no_copy_for_a_dead_tensor)
+{
+	struct builder b;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	uint32_t w, d, bt, c, s;
+	char err[256];
+
+	b_init(&b);
+	w = b_tensor(&b, 256, false);
+	d = b_tensor(&b, (1 << 20) + (64 << 10), true);
+	bt = b_tensor(&b, 1 << 20, false);
+	c = b_tensor(&b, 2 << 20, true);
+	b_op(&b, 0, 1000, &w, 1, &d, 1);	/* accesses 0, 1 */
+	b_op(&b, 0, 1000, &d, 1, NULL, 0);	/* 2: D's last */
+	b_op(&b, 0, 1000, &w, 1, &bt, 1);	/* 3, 4 */
+	b_op(&b, 0, 1500000, &w, 1, NULL, 0);	/* 5 */
+	b_op(&b, 0, 1000, &w, 1, &c, 1);	/* 6, 7: the peak */
+	for (int i = 0; i < 6; i++) {
+		s = b_tensor(&b, 256, true);	/* 8 .. 13 */
+		b_op(&b, 0, 500000, NULL, 0, &s, 1);
+	}
+	b_op(&b, 0, 1000, &bt, 1, NULL, 0);	/* 14 */
+	b_free_after_last_use(&b);
+	b.tensors[d].free_ns = b.now; /* destroyed at the end */
+	ck_assert_int_eq(tmm_trace_validate(&b.t, err, sizeof(err)), 0);
+
+	in = input(&b, 3355443, 1); /* 3.2 MiB */
+	ck_assert_int_eq(tmm_plan_tensile(&in, &p), 0);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, d), 1);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, bt), 0);
+	ck_assert(!p.fits);
+	tmm_plan_free(&p);
+
+	in.liveness_discard = true;
+	ck_assert_int_eq(tmm_plan_tensile(&in, &p), 0);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, d), 1);
+	ck_assert_uint_eq(count(&p, &b, TMM_ACT_EVICT_SWAP, bt), 1);
+	ck_assert(p.fits);
 	tmm_plan_sort(&p);
 	ck_assert_int_eq(tmm_plan_validate(&p, &b.t, err, sizeof(err)), 0);
 	tmm_plan_free(&p);
@@ -307,6 +363,7 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, tensile_serialises_swaps_on_one_engine);
 	tcase_add_test(tc, tensile_refuses_a_swap_the_engine_cannot_fit);
+	tcase_add_test(tc, tensile_books_no_copy_for_a_dead_tensor);
 	tcase_add_test(tc, tensile_swaps_the_largest_peak_tensor);
 	tcase_add_test(tc, tensile_swaps_optimizer_state_across_iterations);
 	tcase_add_test(tc, tensile_wraps_a_prefetch_around_the_iteration);

@@ -3,7 +3,8 @@
  * test_planners.c — the planners on small hand-made traces with known
  * answers: the sqrt(n) checkpoints of a linear chain, Capuchin's choice
  * by free time and by memory saving per second, liveness, and the
- * memory curve under evictions (TENSILE's are in test_plan_tensile.c).
+ * memory curve under evictions, and the forecast's link with dead tensors
+ * that leave without a copy (TENSILE's are in test_plan_tensile.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -536,6 +537,74 @@ START_TEST(forecast_times_a_late_prefetch)
 }
 END_TEST
 
+/*
+ * liveness=discard (tmm_leaves_free): a dead tensor's eviction copies
+ * nothing in the run, so the forecast books no time of the engine to the
+ * host for it.  D (1.5 MB, made and freed in the iteration) leaves after
+ * its last access; A (1.5 MB) leaves right after, and is prefetched for
+ * op 3.  With keep, A's copy out queues behind D's and op 3 waits longer
+ * for A; with discard, A's copy starts at once.  Read by the host after
+ * its last access, D is copied either way.
+ */
+START_TEST(a_dead_tensor_leaves_the_forecasts_link_free)
+{
+	struct builder b;
+	struct tmm_analysis an;
+	struct tmm_forecast keep, discard, read;
+	struct tmm_planner_input in;
+	struct tmm_plan p;
+	uint32_t x, d, a, y1, y2, y3;
+	uint64_t s_ns;
+
+	b_init(&b);
+	x = b_tensor(&b, 1000, false);
+	d = b_tensor(&b, 1500 * 1000, true);
+	a = b_tensor(&b, 1500 * 1000, true);
+	y1 = b_tensor(&b, 256, true);
+	y2 = b_tensor(&b, 256, true);
+	y3 = b_tensor(&b, 256, true);
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &d, 1);    /* accesses 0, 1 */
+	b_op(&b, TMM_OP_PURE, 1000, &d, 1, &a, 1);    /* 2, 3 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y1, 1);   /* 4, 5 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y2, 1);   /* 6, 7 */
+	b_op(&b, TMM_OP_PURE, 1000, &a, 1, &y3, 1);   /* 8, 9 */
+	b_free_after_last_use(&b);
+	ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 2,
+				      b.tensors[d].key, TMM_PLAN_NONE, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 3,
+				      b.tensors[a].key, 8, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 5,
+				      b.tensors[a].key, 8, 0), 0);
+	tmm_plan_sort(&p);
+
+	in = input(&b, 1ull << 30, 1000);
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	s_ns = tmm_swap_ns(&an, an.life[a].bytes, false);
+	ck_assert(!tmm_leaves_free(&an, d, TMM_TRACE_NONE));
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &keep), 0);
+	tmm_analysis_free(&an);
+
+	in.liveness_discard = true;
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	ck_assert(tmm_leaves_free(&an, d, TMM_TRACE_NONE));
+	ck_assert(!tmm_leaves_free(&an, d, 8)); /* it comes back: a swap */
+	ck_assert(!tmm_leaves_free(&an, x, TMM_TRACE_NONE)); /* made before */
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &discard), 0);
+	tmm_analysis_free(&an);
+	/* A waited behind D's copy (s_ns) with keep, not with discard. */
+	ck_assert_uint_eq(keep.stall_ns, discard.stall_ns + s_ns);
+
+	b.tensors[d].flags |= TMM_TT_READ_AFTER_LAST;
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	ck_assert(!tmm_leaves_free(&an, d, TMM_TRACE_NONE));
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &read), 0);
+	ck_assert_uint_eq(read.stall_ns, keep.stall_ns);
+	tmm_analysis_free(&an);
+	tmm_plan_free(&p);
+}
+END_TEST
+
 /* auto, with no twin to try plans on, keeps the plan the forecast likes
  * best: none of the candidates that fits runs shorter. */
 START_TEST(auto_keeps_the_best_forecast)
@@ -596,6 +665,7 @@ int main(void)
 	tcase_add_test(tc, every_planner_makes_a_valid_plan);
 	tcase_add_test(tc, a_planner_out_of_memory_frees_only_its_own);
 	tcase_add_test(tc, forecast_times_a_late_prefetch);
+	tcase_add_test(tc, a_dead_tensor_leaves_the_forecasts_link_free);
 	tcase_add_test(tc, auto_keeps_the_best_forecast);
 	suite_add_tcase(s, tc);
 	return check_run_all(srunner_create(s));
