@@ -386,8 +386,11 @@ static int cupti_collect(struct tmm_cuda_timing *t, const uint64_t *after,
 		return -EIO;
 	}
 	pthread_mutex_lock(&cupti_lock);
-	qsort(corrs, n_corrs, sizeof(*corrs), cmp_corr);
-	for (uint32_t i = 0; i < n_kerns; i++) {
+	/* An iteration whose ops queued no work has no records, and no
+	 * array to sort or search (qsort and bsearch want one). */
+	if (n_corrs)
+		qsort(corrs, n_corrs, sizeof(*corrs), cmp_corr);
+	for (uint32_t i = 0; n_corrs && i < n_kerns; i++) {
 		struct corr key = { .corr = kerns[i].corr };
 		struct corr *c = bsearch(&key, corrs, n_corrs, sizeof(*corrs),
 					 cmp_corr);
