@@ -274,11 +274,8 @@ void tmm_analysis_free(struct tmm_analysis *an)
 bool tmm_leaves_free(const struct tmm_analysis *an, uint32_t t,
 		     uint32_t back)
 {
-	const uint32_t both = TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE;
-
 	return an->liveness_discard && back == TMM_TRACE_NONE &&
-	       (an->trace->tensors[t].flags &
-		(both | TMM_TT_READ_AFTER_LAST)) == both;
+	       tmm_trace_dead_after_last(&an->trace->tensors[t]);
 }
 
 uint64_t tmm_swap_ns(const struct tmm_analysis *an, uint64_t bytes,

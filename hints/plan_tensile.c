@@ -453,12 +453,11 @@ static int book_liveness(struct tensile *ts)
 
 	for (uint32_t i = 0; i < ts->chosen.n; i++) {
 		const struct tmm_eviction *e = &ts->chosen.ev[i];
-		uint64_t len = tmm_swap_ns(an, an->life[e->tensor].bytes,
-					   false);
-		uint64_t s;
+		uint64_t len, s;
 
 		if (tmm_leaves_free(an, e->tensor, e->back))
 			continue;
+		len = tmm_swap_ns(an, an->life[e->tensor].bytes, false);
 		s = tmm_copy_engine_slot(&ts->d2h,
 					 tmm_access_end(an, e->evict), len);
 		if (tmm_copy_engine_take(&ts->d2h, s, len) < 0)

@@ -691,7 +691,6 @@ int tmm_cuda_managed_limit(struct tmm_backend *be, uint64_t bytes)
 	return 0;
 }
 
-/* The driver keeps its own books (nvidia-smi, nsys): report zeros. */
 /* The driver's books, as CUPTI's unified-memory counters read them
  * (cuda_um.h): the migrations each way and the device page faults, as
  * of the last iteration's end; zeros where they are off.  What is

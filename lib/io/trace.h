@@ -20,6 +20,7 @@
 #ifndef TMM_TRACE_H
 #define TMM_TRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -162,6 +163,17 @@ static inline const char *tmm_trace_str(const struct tmm_trace *t,
 {
 	return off == TMM_TRACE_NONE || off >= t->strings_len ? ""
 							       : t->strings + off;
+}
+
+/* Made and destroyed in the iteration, and not read by the host after
+ * its last access: no one wants its bytes after that access, so under
+ * liveness=discard an eviction there drops them (lib/move/dead.c, and
+ * the planners' view of it, hints/analysis.h tmm_leaves_free). */
+static inline bool tmm_trace_dead_after_last(const struct tmm_trace_tensor *x)
+{
+	const uint32_t both = TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE;
+
+	return (x->flags & (both | TMM_TT_READ_AFTER_LAST)) == both;
 }
 
 /* The rows that the op whose first access is `first` can be split into

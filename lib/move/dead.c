@@ -44,15 +44,6 @@ static struct tmm_kept_source *find(struct tmm_kept_source *list, uint32_t n,
 	return n ? bsearch(&k, list, n, sizeof(*list), by_key) : NULL;
 }
 
-/* Made and destroyed in the iteration, and not read by the host after its
- * last access: no one wants its bytes after that access. */
-static bool dead_after_last(const struct tmm_trace_tensor *x)
-{
-	const uint32_t both = TMM_TT_MADE_INSIDE | TMM_TT_FREED_INSIDE;
-
-	return (x->flags & (both | TMM_TT_READ_AFTER_LAST)) == both;
-}
-
 int tmm_dead_list(const struct tmm_plan *p, const struct tmm_trace *t,
 		  struct tmm_kept_source **dead, uint32_t *n)
 {
@@ -62,7 +53,7 @@ int tmm_dead_list(const struct tmm_plan *p, const struct tmm_trace *t,
 	*dead = NULL;
 	*n = 0;
 	for (uint32_t i = 0; i < t->n_tensors; i++)
-		m += dead_after_last(&t->tensors[i]);
+		m += tmm_trace_dead_after_last(&t->tensors[i]);
 	if (!m)
 		return 0;
 	list = malloc(m * sizeof(*list));
@@ -70,7 +61,7 @@ int tmm_dead_list(const struct tmm_plan *p, const struct tmm_trace *t,
 		return -ENOMEM;
 	m = 0;
 	for (uint32_t i = 0; i < t->n_tensors; i++)
-		if (dead_after_last(&t->tensors[i]))
+		if (tmm_trace_dead_after_last(&t->tensors[i]))
 			list[m++] = (struct tmm_kept_source){
 				.key = t->tensors[i].key
 			};
