@@ -632,7 +632,7 @@ struct tmm_stats {
 	int32_t device_index;	      /* CUDA's ordinal, or the simulator's
 				       * virtual device (0 to 63) */
 	uint32_t reserved7;	      /* zero */
-	/* Version 8: clean evictions (swap mode). */
+	/* Version 8: clean evictions (swap mode, and mode=uvm by copy). */
 	uint64_t clean_evictions;     /* swap-outs that copied nothing: the
 				       * tensor had come back from the host
 				       * and nothing had written it since,

@@ -4,9 +4,12 @@
  * came back from the host and was not written since leaves the device
  * again with no copy, and its bytes read back whole; anything that writes
  * it (an op's output, a failed op's, a host write, an acquire for
- * writing) makes the next eviction copy; views and mode=uvm keep none;
- * the kept buffers go with their tensors and when pinned memory runs
- * short.  On backed simulated memory, so that bytes are real.
+ * writing) makes the next eviction copy; views, and mode=uvm by
+ * prefetch, keep none; the kept buffers go with their tensors and when
+ * pinned memory runs short.  The tests of what makes a copy run in swap
+ * mode and in mode=uvm by its copy way (uvm_path.h), which keeps clean
+ * copies as swap mode does.  On backed simulated memory, so that bytes
+ * are real.
  */
 #include <check.h>
 #include <errno.h>
@@ -27,6 +30,8 @@
 
 static tmm_ctx *ctx;
 static uint8_t data[N], back[N];
+/* The fixture's mode: "swap", or mode=uvm by copy. */
+static const char *fixture_mode;
 
 static void open_ctx(const char *mode)
 {
@@ -40,9 +45,16 @@ static void open_ctx(const char *mode)
 		data[k] = (uint8_t)(k * 13 + 5);
 }
 
-static void setup(void)
+static void setup_swap(void)
 {
-	open_ctx("swap");
+	fixture_mode = "swap";
+	open_ctx(fixture_mode);
+}
+
+static void setup_uvm_copy(void)
+{
+	fixture_mode = "uvm,uvm_swap_path=copy";
+	open_ctx(fixture_mode);
 }
 
 static void teardown(void)
@@ -58,14 +70,24 @@ static struct tmm_tensor_rec *make(tmm_tensor *h, enum tmm_kind kind)
 	return tmm_tensor_lookup(ctx, *h, "test");
 }
 
+/* t, on the host, comes back, settled: by a swap-in, or in mode=uvm by
+ * the plan's prefetch (its accesses bring it otherwise). */
+static void bring_in(struct tmm_tensor_rec *t)
+{
+	if (ctx->mode == TMM_MODE_UVM)
+		ck_assert_int_eq(tmm_mover_prefetch(ctx, t), 0);
+	else
+		ck_assert_int_eq(tmm_mover_swap_in(ctx, t), 0);
+	ck_assert_int_eq(tmm_mover_settle(ctx, t), 0);
+	ck_assert_int_eq(t->state, TMM_TS_RESIDENT);
+}
+
 /* Out (with its copy) and back in, settled: t is resident again. */
 static void round_trip(struct tmm_tensor_rec *t)
 {
 	ck_assert_int_eq(tmm_mover_swap_out(ctx, t, true), 0);
 	ck_assert_int_eq(t->state, TMM_TS_HOST);
-	ck_assert_int_eq(tmm_mover_swap_in(ctx, t), 0);
-	ck_assert_int_eq(tmm_mover_settle(ctx, t), 0);
-	ck_assert_int_eq(t->state, TMM_TS_RESIDENT);
+	bring_in(t);
 }
 
 static void reads_back(tmm_tensor h, const uint8_t *want)
@@ -102,11 +124,14 @@ START_TEST(an_unwritten_tensor_leaves_with_no_copy)
 	ck_assert_uint_eq(ctx->c.host_in_use, N); /* the kept buffer */
 	ck_assert(!eviction_copies(t));
 	ck_assert_ptr_null(t->clean_host);
-	ck_assert_ptr_null(t->dev);
+	/* The buffer is its host copy again; in swap mode its block went
+	 * (mode=uvm may keep its range, its pages discarded). */
+	ck_assert_ptr_nonnull(t->host);
+	if (ctx->mode != TMM_MODE_UVM)
+		ck_assert_ptr_null(t->dev);
 	reads_back(h, data);
 	/* Again: in, out clean, and the bytes still whole. */
-	ck_assert_int_eq(tmm_mover_swap_in(ctx, t), 0);
-	ck_assert_int_eq(tmm_mover_settle(ctx, t), 0);
+	bring_in(t);
 	ck_assert(!eviction_copies(t));
 	reads_back(h, data);
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
@@ -197,8 +222,7 @@ START_TEST(an_acquire_for_writing_makes_the_eviction_copy)
 	ck_assert(eviction_copies(t));
 	reads_back(h, want);
 	/* A read-only acquire leaves the next trip clean. */
-	ck_assert_int_eq(tmm_mover_swap_in(ctx, t), 0);
-	ck_assert_int_eq(tmm_mover_settle(ctx, t), 0);
+	bring_in(t);
 	ck_assert_int_eq(tmm_acquire(ctx, h, TMM_READ, &p), 0);
 	ck_assert_int_eq(tmm_release(ctx, h), 0);
 	ck_assert(!eviction_copies(t));
@@ -262,24 +286,44 @@ START_TEST(pinned_memory_short_takes_the_kept_buffers)
 }
 END_TEST
 
-START_TEST(uvm_mode_keeps_no_copy)
+/* By prefetch, a tensor leaves and comes back with no host buffer: it
+ * has no clean copy to keep, and every eviction migrates it. */
+START_TEST(uvm_by_prefetch_keeps_no_copy)
 {
 	tmm_tensor h;
 	struct tmm_tensor_rec *t;
 
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
-	open_ctx("uvm");
+	open_ctx("uvm,uvm_swap_path=prefetch");
 	t = make(&h, TMM_PERSISTENT);
-	ck_assert_int_eq(tmm_mover_swap_out(ctx, t, true), 0);
-	/* mode=uvm brings tensors back by their accesses */
-	t->pins++;
-	ck_assert_int_eq(tmm_mover_make_resident(ctx, t, true), 0);
-	t->pins--;
-	ck_assert_int_eq(tmm_mover_settle(ctx, t), 0);
+	round_trip(t);
 	ck_assert_ptr_null(t->clean_host);
-	ck_assert_int_eq(tmm_mover_swap_out(ctx, t, true), 0);
+	ck_assert(eviction_copies(t));
 	ck_assert_uint_eq(ctx->c.clean_evictions, 0);
 	reads_back(h, data);
+}
+END_TEST
+
+/* mode=uvm by copy: a clean eviction moves nothing (no swap-out bytes),
+ * its pages count no more against the budget, and the tensor comes back
+ * from its kept buffer whole, by another copy. */
+START_TEST(uvm_by_copy_a_clean_eviction_moves_nothing)
+{
+	tmm_tensor h;
+	struct tmm_tensor_rec *t = make(&h, TMM_PERSISTENT);
+	uint64_t out_bytes, held;
+
+	round_trip(t);
+	out_bytes = ctx->c.swap_out_bytes;
+	held = ctx->uvm_held;
+	ck_assert_uint_ge(held, N);
+	ck_assert(!eviction_copies(t));
+	ck_assert_uint_eq(ctx->c.swap_out_bytes, out_bytes);
+	ck_assert_uint_eq(ctx->c.clean_eviction_bytes, N);
+	ck_assert_uint_lt(ctx->uvm_held, held);
+	bring_in(t);
+	reads_back(h, data);
+	ck_assert_uint_eq(ctx->c.swap_in_count, 2);
 }
 END_TEST
 
@@ -299,15 +343,14 @@ START_TEST(the_trace_marks_a_clean_swap_out)
 	close(fd);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 	snprintf(config, sizeof(config),
-		 "backend=sim,mode=swap,sim_memory=backed,budget=64KiB,"
-		 "policy=none,stats_shm=off,trace=%s", path);
+		 "backend=sim,mode=%s,sim_memory=backed,budget=64KiB,"
+		 "policy=none,stats_shm=off,trace=%s", fixture_mode, path);
 	ck_assert_int_eq(tmm_ctx_create(&ctx, config), 0);
 	w = make(&h, TMM_PERSISTENT);
 	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
 	run_bump(h, false);
 	ck_assert(eviction_copies(w));		/* written: a copy */
-	ck_assert_int_eq(tmm_mover_swap_in(ctx, w), 0);
-	ck_assert_int_eq(tmm_mover_settle(ctx, w), 0);
+	bring_in(w);
 	ck_assert(!eviction_copies(w));	/* not since: clean */
 	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
@@ -329,26 +372,39 @@ START_TEST(the_trace_marks_a_clean_swap_out)
 	tmm_trace_free(&t);
 	tmm_trace_reader_close(r);
 	unlink(path);
-	open_ctx("swap"); /* for the teardown */
+	open_ctx(fixture_mode); /* for the teardown */
 }
 END_TEST
 
-int main(void)
+/* What makes an eviction copy, and what goes with the kept buffer: the
+ * same in swap mode and in mode=uvm by copy. */
+static void add_common(TCase *tc)
 {
-	Suite *s = suite_create("clean_copy");
-	TCase *tc = tcase_create("clean_copy");
-
-	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, an_unwritten_tensor_leaves_with_no_copy);
 	tcase_add_test(tc, an_op_that_writes_it_makes_the_eviction_copy);
 	tcase_add_test(tc, a_failed_op_leaves_what_it_wrote);
 	tcase_add_test(tc, a_host_write_makes_the_eviction_copy);
 	tcase_add_test(tc, an_acquire_for_writing_makes_the_eviction_copy);
-	tcase_add_test(tc, scratch_and_views_keep_no_copy);
 	tcase_add_test(tc, the_kept_buffer_goes_with_its_tensor);
-	tcase_add_test(tc, pinned_memory_short_takes_the_kept_buffers);
-	tcase_add_test(tc, uvm_mode_keeps_no_copy);
 	tcase_add_test(tc, the_trace_marks_a_clean_swap_out);
-	suite_add_tcase(s, tc);
+}
+
+int main(void)
+{
+	Suite *s = suite_create("clean_copy");
+	TCase *swap = tcase_create("swap");
+	TCase *uvm = tcase_create("uvm_copy");
+
+	tcase_add_checked_fixture(swap, setup_swap, teardown);
+	add_common(swap);
+	tcase_add_test(swap, scratch_and_views_keep_no_copy);
+	tcase_add_test(swap, pinned_memory_short_takes_the_kept_buffers);
+	tcase_add_test(swap, uvm_by_prefetch_keeps_no_copy);
+	suite_add_tcase(s, swap);
+
+	tcase_add_checked_fixture(uvm, setup_uvm_copy, teardown);
+	add_common(uvm);
+	tcase_add_test(uvm, uvm_by_copy_a_clean_eviction_moves_nothing);
+	suite_add_tcase(s, uvm);
 	return check_run_all(srunner_create(s));
 }

@@ -6,27 +6,27 @@
 #include "clean_copy.h"
 #include "lib/mem/hostmem.h"
 
-/* Whether t may keep a clean copy at all. */
-static bool may_keep(const struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
+/* Whether t may keep a clean copy at all.  In mode=uvm only the copy
+ * way swaps in from a host buffer (uvm_path.c); the prefetch way's
+ * tensors have none to keep. */
+static bool may_keep(const struct tmm_tensor_rec *t)
 {
-	return ctx->mode != TMM_MODE_UVM && t->kind != TMM_SCRATCH &&
-	       !t->view_parent && t->n_views == 0;
+	return t->kind != TMM_SCRATCH && !t->view_parent && t->n_views == 0;
 }
 
-bool tmm_clean_keep(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+bool tmm_clean_keep(struct tmm_tensor_rec *t)
 {
-	if (!t->host || t->clean_host || !t->clean || !may_keep(ctx, t))
+	if (!t->host || t->clean_host || !t->clean || !may_keep(t))
 		return false;
 	t->clean_host = t->host;
 	t->host = NULL;
 	return true;
 }
 
-bool tmm_clean_holds(const struct tmm_ctx *ctx,
-		     const struct tmm_tensor_rec *t)
+bool tmm_clean_holds(const struct tmm_tensor_rec *t)
 {
 	return t->clean_host && t->clean && t->clean_version == t->version &&
-	       may_keep(ctx, t);
+	       may_keep(t);
 }
 
 bool tmm_clean_reuse(struct tmm_tensor_rec *t)

@@ -9,9 +9,10 @@
  * (lineage's counter, bumped by every write: an op's outputs, a host
  * write, an acquire for writing).  tmm_run marks its outputs stale before
  * their kernels run (tmm_clean_stale), so an op that fails half-way
- * leaves no clean copy behind either.  Views and their parents, scratch
- * tensors and mode=uvm keep none: a view's bytes reach its parent without
- * an op on the parent.
+ * leaves no clean copy behind either.  Views and their parents and
+ * scratch tensors keep none: a view's bytes reach its parent without an
+ * op on the parent.  In mode=uvm the copy way (uvm_path.c) keeps them as
+ * swap mode does; the prefetch way swaps in from no buffer.
  *
  * The buffer counts in host_in_use while kept.  It is given back when
  * the tensor goes (tmm_clean_drop), and every one is given back when
@@ -47,12 +48,11 @@ static inline void tmm_clean_stale(struct tmm_tensor_rec *t)
  * may have one, and clears t->host either way.  Returns false, t->host
  * untouched, where t may not keep one: the caller gives it back.
  */
-bool tmm_clean_keep(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+bool tmm_clean_keep(struct tmm_tensor_rec *t);
 
 /* Whether t, resident, may leave the device with no copy: its clean
  * copy holds its bytes. */
-bool tmm_clean_holds(const struct tmm_ctx *ctx,
-		     const struct tmm_tensor_rec *t);
+bool tmm_clean_holds(const struct tmm_tensor_rec *t);
 
 /*
  * Moves t's clean buffer, if any, to t->host (which must be NULL), for a

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "mover_uvm.h"
+#include "clean_copy.h"
 #include "swap_engine.h"
 #include "uvm_path.h"
 #include "lib/base/managed_page.h"
@@ -210,6 +211,7 @@ void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	tmm_uvm_unhold(ctx, t);
 	if (t->host)
 		tmm_mover_host_give_back(ctx, t, NULL);
+	tmm_clean_drop(ctx, t);
 	/* A swap-in's event, or a swap-out's (HOST, tmm_uvm_swap_out). */
 	ctx->be.ops->event_release(&ctx->be, &t->copy);
 	ctx->be.ops->event_release(&ctx->be, &t->read_by);

@@ -189,7 +189,7 @@ static void complete_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	tmm_list_del(&t->in_flight);
 	if (!t->host) { /* a uvm prefetch: no host buffer to give back */
 		ctx->be.ops->event_release(&ctx->be, &t->copy);
-	} else if (tmm_clean_keep(ctx, t)) {
+	} else if (tmm_clean_keep(t)) {
 		/* The copy has read it: the buffer is t's clean copy. */
 		ctx->be.ops->event_release(&ctx->be, &t->copy);
 	} else {
@@ -443,17 +443,38 @@ static void swap_out_queued(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 /*
  * t leaves the device with no copy: its clean copy holds its bytes.  Its
  * block goes as a dropped tensor's does, after whatever may still read
- * it (tmm_mover_device_give_back).
+ * it (tmm_mover_device_give_back).  In mode=uvm (the copy way) its range
+ * goes as after a copy out that has ended: kept for the next tensor or
+ * discarded (tmm_uvm_copied_out); the next kernels on the range wait for
+ * a collective or a copy still reading it, and a discard comes after
+ * every stream.  A backend error there leaves the copy to make.
  */
-static void evict_clean(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+static int evict_clean(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
-	tmm_clean_reuse(t);
-	tmm_mover_device_give_back(ctx, t);
+	struct tmm_backend *be = &ctx->be;
+
+	if (tmm_mover_uvm(ctx)) {
+		int rc = tmm_tensor_wait_net(ctx, t, TMM_ENGINE_COMPUTE, false);
+
+		if (rc == 0 && t->read_by.valid)
+			rc = be->ops->engine_wait(be, TMM_ENGINE_COMPUTE,
+						  &t->read_by);
+		if (rc < 0)
+			return rc;
+		be->ops->event_release(be, &t->read_by);
+		tmm_clean_reuse(t);
+		tmm_uvm_copied_out(ctx, t);
+		tmm_uvm_sync_counters(ctx);
+	} else {
+		tmm_clean_reuse(t);
+		tmm_mover_device_give_back(ctx, t);
+	}
 	tmm_tensor_set_state(t, TMM_TS_SWAPPING_OUT);
 	tmm_tensor_set_state(t, TMM_TS_HOST);
 	tmm_tracker_event_clean(ctx, t);
 	ctx->c.clean_evictions++;
 	ctx->c.clean_eviction_bytes += t->bytes;
+	return 0;
 }
 
 int tmm_mover_copy_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
@@ -461,10 +482,8 @@ int tmm_mover_copy_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 {
 	int rc;
 
-	if (tmm_clean_holds(ctx, t)) {
-		evict_clean(ctx, t);
+	if (tmm_clean_holds(t) && evict_clean(ctx, t) == 0)
 		return 0;
-	}
 	rc = tmm_mover_host_take(ctx, t);
 	if (rc < 0)
 		return rc;

@@ -18,6 +18,7 @@
 #include <errno.h>
 
 #include "uvm_path.h"
+#include "clean_copy.h"
 #include "device_mem.h"
 #include "swap_engine.h"
 #include "lib/mem/uvm_arena.h"
@@ -79,6 +80,8 @@ int tmm_uvm_copy_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 					  t->host, t->bytes, &t->copy);
 	if (rc < 0)
 		return rc;
+	/* Its buffer may stay as its clean copy (clean_copy.h). */
+	tmm_clean_note_swap_in(t);
 	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
 	tmm_uvm_hold(ctx, t);
 	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
