@@ -56,6 +56,10 @@ struct tmm_trial_device {
 	/* The liveness tunable: with discard, dead tensors leave without a
 	 * copy on the twin as in the run (lib/move/dead.h). */
 	bool liveness_discard;
+	/* The simulated host runs ahead of its device (sim_host=ahead), as
+	 * the run's does: the twin's host then sees copies end as late as
+	 * the run's, and a plan that waits on them pays there too. */
+	bool host_ahead;
 };
 
 /* A passive eviction in a guided iteration: which tensor had to leave,

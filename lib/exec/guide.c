@@ -287,6 +287,7 @@ int tmm_guide_twin_device(const struct tmm_ctx *ctx,
 	dev->uvm_cap = (unsigned)ctx->cfg.uvm_cap;
 	dev->uvm_keep = ctx->cfg.uvm_keep;
 	dev->liveness_discard = ctx->cfg.liveness_discard;
+	dev->host_ahead = ctx->cfg.sim_host_ahead;
 	return 0;
 }
 

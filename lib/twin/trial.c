@@ -71,6 +71,8 @@ static int twin_config(const struct tmm_trial_device *dev, char *buf,
 			val = tt[i].choices[dev->uvm_keep ? 1 : 0];
 		else if (strcmp(key, "liveness") == 0)
 			val = tt[i].choices[dev->liveness_discard ? 1 : 0];
+		else if (strcmp(key, "sim_host") == 0)
+			val = tt[i].choices[dev->host_ahead ? 1 : 0];
 		else if (strcmp(key, "budget") == 0 ||
 			 strcmp(key, "sim_capacity") == 0) {
 			/* With its unit: a bare budget is refused. */
