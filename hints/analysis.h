@@ -43,6 +43,7 @@ struct tmm_analysis {
 	uint64_t target;	/* what plans aim for: budget less a margin */
 	bool offload_idle;	/* in->offload_idle is ON (idle_state.h) */
 	bool liveness_discard;	/* in->liveness_discard */
+	bool clean_copies;	/* in->clean_copies */
 	struct tmm_life *life;	/* per trace tensor */
 	uint32_t *acc;		/* access indices, grouped by tensor */
 	uint64_t *base;		/* curve under liveness alone */

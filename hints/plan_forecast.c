@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "plan_forecast.h"
+#include "tensormm.h"
 #include "lib/base/xalloc.h"
 
 /* Trace tensors sorted by key, to find an action's tensor. */
@@ -270,6 +271,8 @@ enum where { ON_DEVICE, SWAPPED, DROPPED };
 struct tensor_clock {
 	uint8_t where;	   /* enum where */
 	bool prefetched;   /* a prefetch is bringing it back */
+	bool clean;	   /* back from the host and not written since: its
+			    * host copy holds its bytes (clean_copy.h) */
 	uint64_t out_done; /* its swap-out's copy ends */
 	uint64_t ready_at; /* its prefetch lands */
 };
@@ -316,7 +319,9 @@ static void bring_back(struct timeline *tl, uint32_t t, uint32_t at,
 			tl->f->stall_ns += c->ready_at - tl->now;
 			tl->now = c->ready_at;
 		}
+		c->clean = true;
 	} else if (c->where == DROPPED) {
+		c->clean = false; /* made again on the device alone */
 		op = tmm_producer_op(an, t, at);
 		/* Sources dropped too come back first (Capuchin §4.4);
 		 * a chain longer than this is costed at its head. */
@@ -349,8 +354,11 @@ static void fire(struct timeline *tl, const struct tmm_plan_action *a,
 	case TMM_ACT_EVICT_SWAP:
 		if (c->where != ON_DEVICE)
 			break;
-		if (tmm_leaves_free(tl->an, t, a->back_access)) {
-			/* Dead: it leaves with no copy, at once. */
+		if (tmm_leaves_free(tl->an, t, a->back_access) ||
+		    (c->clean && tl->an->clean_copies &&
+		     tl->an->trace->tensors[t].kind != TMM_SCRATCH)) {
+			/* Dead, or its host copy is whole: it leaves with
+			 * no copy, at once. */
 			c->out_done = tl->now;
 		} else {
 			start = tl->d2h_free > tl->now ? tl->d2h_free
@@ -394,6 +402,8 @@ static void run_op(struct timeline *tl, uint32_t k, uint32_t end)
 
 		if (tl->tc[t].where != ON_DEVICE)
 			bring_back(tl, t, j, 0);
+		if (tr->accesses[j].flags & TMM_TA_WRITE)
+			tl->tc[t].clean = false;
 	}
 	if (op != TMM_TRACE_NONE) {
 		tl->now += an->op_ns[op];

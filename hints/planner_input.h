@@ -139,6 +139,10 @@ struct tmm_planner_input {
 	 * run (lib/move/dead.h), so it takes no time of the engine to the
 	 * host (tmm_leaves_free). */
 	bool liveness_discard;
+	/* The runtime keeps clean copies (lib/move/clean_copy.h): swap
+	 * mode, and mode=uvm by its copy way.  An eviction of a tensor
+	 * back from the host and not written since copies nothing. */
+	bool clean_copies;
 	unsigned auto_threads;	      /* policy auto only: threads that
 				       * make the candidates' plans at
 				       * once; 0 = one per online CPU, 1 =

@@ -605,6 +605,103 @@ START_TEST(a_dead_tensor_leaves_the_forecasts_link_free)
 }
 END_TEST
 
+/*
+ * Where the runtime keeps clean copies (swap mode, mode=uvm by copy), a
+ * tensor back from the host and not written since leaves again with no
+ * copy (lib/move/clean_copy.h), and the forecast gives that eviction no
+ * time of the engine to the host: A's copy out no longer waits behind
+ * W's second one.  Written in between, W's second eviction copies again.
+ */
+START_TEST(a_clean_tensor_leaves_the_forecasts_link_free)
+{
+	struct builder b;
+	struct tmm_analysis an;
+	struct tmm_forecast dirty, clean, written;
+	struct tmm_planner_input in;
+	struct tmm_plan p;
+	uint32_t w, x, a, y0, y2, y3, y4, wa[2];
+	uint64_t s_ns;
+
+	b_init(&b);
+	w = b_tensor(&b, 1500 * 1000, false);
+	x = b_tensor(&b, 1000, false);
+	a = b_tensor(&b, 1500 * 1000, true);
+	y0 = b_tensor(&b, 256, true);
+	y2 = b_tensor(&b, 256, true);
+	y3 = b_tensor(&b, 256, true);
+	y4 = b_tensor(&b, 256, true);
+	b_op(&b, TMM_OP_PURE, 1000, &w, 1, &y0, 1);   /* accesses 0, 1 */
+	b_op(&b, TMM_OP_PURE, 1000, &w, 1, &a, 1);    /* 2, 3 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y2, 1);   /* 4, 5 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y3, 1);   /* 6, 7 */
+	b_op(&b, TMM_OP_PURE, 1000, &a, 1, &y4, 1);   /* 8, 9 */
+	b_free_after_last_use(&b);
+	ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+	/* W out and back before op 1 (a copy: it was never on the host),
+	 * out again after it; A out after op 1 and back for op 4. */
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 0,
+				      b.tensors[w].key, 2, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 1,
+				      b.tensors[w].key, 2, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 2,
+				      b.tensors[w].key, TMM_PLAN_NONE, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 3,
+				      b.tensors[a].key, 8, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 5,
+				      b.tensors[a].key, 8, 0), 0);
+	tmm_plan_sort(&p);
+
+	in = input(&b, 1ull << 30, 1000);
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	s_ns = tmm_swap_ns(&an, an.life[w].bytes, false);
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &dirty), 0);
+	tmm_analysis_free(&an);
+
+	in.clean_copies = true;
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &clean), 0);
+	tmm_analysis_free(&an);
+	ck_assert_uint_gt(dirty.stall_ns, 0);
+	ck_assert_uint_eq(dirty.stall_ns, clean.stall_ns + s_ns);
+
+	/* Op 1 writes W as well: its second eviction copies. */
+	wa[0] = w;
+	wa[1] = a;
+	b_init(&b);
+	w = b_tensor(&b, 1500 * 1000, false);
+	x = b_tensor(&b, 1000, false);
+	a = b_tensor(&b, 1500 * 1000, true);
+	y0 = b_tensor(&b, 256, true);
+	y2 = b_tensor(&b, 256, true);
+	y3 = b_tensor(&b, 256, true);
+	y4 = b_tensor(&b, 256, true);
+	b_op(&b, TMM_OP_PURE, 1000, &w, 1, &y0, 1);
+	b_op(&b, TMM_OP_PURE, 1000, &w, 1, wa, 2);    /* 2, 3, 4 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y2, 1);   /* 5, 6 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y3, 1);   /* 7, 8 */
+	b_op(&b, TMM_OP_PURE, 1000, &a, 1, &y4, 1);   /* 9, 10 */
+	b_free_after_last_use(&b);
+	tmm_plan_free(&p);
+	ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 0,
+				      b.tensors[w].key, 2, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 1,
+				      b.tensors[w].key, 2, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 3,
+				      b.tensors[w].key, TMM_PLAN_NONE, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 4,
+				      b.tensors[a].key, 9, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 6,
+				      b.tensors[a].key, 9, 0), 0);
+	tmm_plan_sort(&p);
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &written), 0);
+	tmm_analysis_free(&an);
+	ck_assert_uint_eq(written.stall_ns, dirty.stall_ns);
+	tmm_plan_free(&p);
+}
+END_TEST
+
 /* auto, with no twin to try plans on, keeps the plan the forecast likes
  * best: none of the candidates that fits runs shorter. */
 START_TEST(auto_keeps_the_best_forecast)
@@ -666,6 +763,7 @@ int main(void)
 	tcase_add_test(tc, a_planner_out_of_memory_frees_only_its_own);
 	tcase_add_test(tc, forecast_times_a_late_prefetch);
 	tcase_add_test(tc, a_dead_tensor_leaves_the_forecasts_link_free);
+	tcase_add_test(tc, a_clean_tensor_leaves_the_forecasts_link_free);
 	tcase_add_test(tc, auto_keeps_the_best_forecast);
 	suite_add_tcase(s, tc);
 	return check_run_all(srunner_create(s));
