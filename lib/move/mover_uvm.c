@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mover_uvm.c — the mover in mode=uvm (see mover_uvm.h).
+ * mover_uvm.c — the mover in mode=uvm (see mover_uvm.h): tensors' ranges,
+ * their fresh pages, and the plan's actions on them.  What kernels' and
+ * the host's accesses do to the pages is uvm_access.c's; the copy way
+ * out and back, uvm_path.c's.
  *
  * Every action here is a call on the tensor's managed range; the bytes
  * never move between buffers, so a tensor's data survives every state
@@ -16,8 +19,6 @@
  * the next one should not inherit is undone (forget_range).
  */
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "mover_uvm.h"
 #include "clean_copy.h"
@@ -28,12 +29,6 @@
 #include "lib/mem/pool.h"
 #include "lib/mem/uvm_arena.h"
 #include "lib/record/tracker.h"
-#include "lib/base/xalloc.h"
-
-static int backend_error(struct tmm_ctx *ctx, int rc)
-{
-	return tmm_fail(ctx, rc, "%s", ctx->be.error);
-}
 
 /* The NUMA node swapped-out tensors belong on. */
 static int host_node(const struct tmm_ctx *ctx)
@@ -252,6 +247,62 @@ void tmm_uvm_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block)
 	tmm_uvm_arena_free(ctx->uvm_arena, block);
 }
 
+/* ---- fresh pages ------------------------------------------------------ */
+
+/*
+ * Whether t's range is known to be on the device still: the arena noted
+ * its pages there (a kernel touched them, a prefetch brought them) and
+ * nothing since took them off, and no more bytes than tmm_uvm_driver_room have
+ * ever been live, so the driver had no cause to evict them (a driver
+ * that cannot be capped may still, where the device itself runs out of
+ * memory taken by others: then a hint skipped costs a fault, never a
+ * byte).
+ */
+static bool range_on_device(const struct tmm_ctx *ctx, const void *ptr,
+			    size_t bytes)
+{
+	return tmm_uvm_arena_peak(ctx->uvm_arena) <= tmm_uvm_driver_room(ctx) &&
+	       tmm_uvm_arena_on_device(ctx->uvm_arena, ptr, bytes);
+}
+
+bool tmm_uvm_known_on_device(const struct tmm_ctx *ctx,
+			     const struct tmm_tensor_rec *t)
+{
+	return range_on_device(ctx, t->dev, t->bytes);
+}
+
+int tmm_uvm_prefetch_fresh_range(struct tmm_ctx *ctx, void *ptr,
+				 size_t bytes)
+{
+	struct tmm_backend *be = &ctx->be;
+	int rc;
+
+	/* auto: without a figure the two ways cost the same (the sim's
+	 * faults of fresh pages are free where its profile has none). */
+	if (!ptr || !bytes || ctx->cfg.uvm_fresh == TMM_UVM_FRESH_FAULT ||
+	    (ctx->cfg.uvm_fresh == TMM_UVM_FRESH_AUTO &&
+	     !(be->info.uvm_fresh_gbps > 0)))
+		return 0;
+	/* The range's last tensor left its pages on the device (the arena
+	 * keeps them, pages_die): nothing is fresh, and a prefetch would
+	 * only cost the driver call and its ordering, every step. */
+	if (range_on_device(ctx, ptr, bytes))
+		return 0;
+	/* On the compute stream: in order with the kernels, behind no
+	 * copy the copy engines have queued for later ops. */
+	rc = be->ops->prefetch(be, TMM_ENGINE_COMPUTE, ptr, bytes,
+			       TMM_LOC_DEVICE, -1);
+	if (rc < 0)
+		return tmm_mover_backend_error(ctx, rc);
+	tmm_uvm_arena_note(ctx->uvm_arena, ptr, bytes, true);
+	return 0;
+}
+
+int tmm_uvm_prefetch_fresh(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	return tmm_uvm_prefetch_fresh_range(ctx, t->dev, t->bytes);
+}
+
 /* ---- plan actions ----------------------------------------------------- */
 
 /* Unsets the preferred location a swap-out gave t. */
@@ -264,7 +315,7 @@ static int unprefer_host(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	rc = ctx->be.ops->advise(&ctx->be, t->dev, t->bytes,
 				 TMM_ADVISE_UNSET_PREFERRED);
 	if (rc < 0)
-		return backend_error(ctx, rc);
+		return tmm_mover_backend_error(ctx, rc);
 	t->uvm_host_preferred = false;
 	return 0;
 }
@@ -288,7 +339,7 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	/* A collective still reducing it: the migration waits for it. */
 	rc = tmm_tensor_wait_net(ctx, t, TMM_ENGINE_D2H, false);
 	if (rc < 0)
-		return backend_error(ctx, rc);
+		return tmm_mover_backend_error(ctx, rc);
 	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
 	rc = be->ops->advise(be, t->dev, t->bytes, TMM_ADVISE_PREFERRED_HOST);
 	if (rc == 0)
@@ -301,7 +352,7 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (rc < 0) {
 		be->ops->advise(be, t->dev, t->bytes,
 				TMM_ADVISE_UNSET_PREFERRED);
-		return backend_error(ctx, rc);
+		return tmm_mover_backend_error(ctx, rc);
 	}
 	t->uvm_host_preferred = true;
 	/* The migration is the driver's business: bookkeeping moves on at
@@ -330,7 +381,7 @@ static int after_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		return 0;
 	rc = ctx->be.ops->engine_wait(&ctx->be, TMM_ENGINE_COMPUTE, &t->copy);
 	ctx->be.ops->event_release(&ctx->be, &t->copy);
-	return rc < 0 ? backend_error(ctx, rc) : 0;
+	return rc < 0 ? tmm_mover_backend_error(ctx, rc) : 0;
 }
 
 /* HOST -> RESIDENT, as bookkeeping: its pages count from now on. */
@@ -375,7 +426,7 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (rc == 0)
 		rc = be->ops->event_record(be, TMM_ENGINE_H2D, &t->copy);
 	if (rc < 0)
-		return backend_error(ctx, rc);
+		return tmm_mover_backend_error(ctx, rc);
 	/*
 	 * In flight until its event completes, as a swap-in is: the mover
 	 * retires it (tmm_mover_progress), an access before then makes
@@ -413,7 +464,7 @@ static int prefetch_on_demand(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	rc = ctx->be.ops->prefetch(&ctx->be, TMM_ENGINE_COMPUTE, t->dev,
 				   t->bytes, TMM_LOC_DEVICE, -1);
 	if (rc < 0)
-		return backend_error(ctx, rc);
+		return tmm_mover_backend_error(ctx, rc);
 	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, true);
 	return 0;
 }
@@ -507,7 +558,7 @@ int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
 	rc = ctx->be.ops->advise(&ctx->be, t->dev, t->bytes, map[advice]);
 	if (rc < 0)
-		return backend_error(ctx, rc);
+		return tmm_mover_backend_error(ctx, rc);
 	switch (advice) {
 	case TMM_PLAN_ADVICE_PREFER_HOST:
 	case TMM_PLAN_ADVICE_PREFER_DEVICE:
@@ -531,279 +582,5 @@ int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	default:
 		break;
 	}
-	return 0;
-}
-
-/* ---- accesses --------------------------------------------------------- */
-
-void tmm_uvm_access_begin(struct tmm_ctx *ctx)
-{
-	ctx->uvm_n_ranges = 0;
-	ctx->uvm_ranges_failed = false;
-}
-
-void tmm_uvm_access_add(struct tmm_ctx *ctx, void *ptr, size_t bytes,
-			bool write)
-{
-	if (ctx->uvm_n_ranges == ctx->uvm_cap_ranges) {
-		unsigned cap = ctx->uvm_cap_ranges ? 2 * ctx->uvm_cap_ranges
-						   : 32;
-		void *p = tmm_realloc(ctx->uvm_ranges,
-				      cap * sizeof(*ctx->uvm_ranges));
-
-		if (!p) {
-			ctx->uvm_ranges_failed = true;
-			return;
-		}
-		ctx->uvm_ranges = p;
-		ctx->uvm_cap_ranges = cap;
-	}
-	ctx->uvm_ranges[ctx->uvm_n_ranges++] = (struct tmm_managed_range){
-		.ptr = ptr, .bytes = bytes, .write = write, .by_host = false
-	};
-}
-
-int tmm_uvm_access_commit(struct tmm_ctx *ctx)
-{
-	struct tmm_backend *be = &ctx->be;
-	uint64_t t0;
-	int rc;
-
-	if (ctx->uvm_ranges_failed)
-		return tmm_fail(ctx, -ENOMEM, "out of host memory listing the "
-				"managed ranges the op touches");
-	t0 = be->ops->now_ns(be);
-	rc = be->ops->managed_access(be, ctx->uvm_ranges, ctx->uvm_n_ranges);
-	/* Faults stall the kernels: the time is lost like a swap-in's. */
-	ctx->c.stall_ns += be->ops->now_ns(be) - t0;
-	tmm_uvm_sync_counters(ctx);
-	return rc < 0 ? backend_error(ctx, rc) : 0;
-}
-
-/*
- * Whether t's range is known to be on the device still: the arena noted
- * its pages there (a kernel touched them, a prefetch brought them) and
- * nothing since took them off, and no more bytes than tmm_uvm_driver_room have
- * ever been live, so the driver had no cause to evict them (a driver
- * that cannot be capped may still, where the device itself runs out of
- * memory taken by others: then a hint skipped costs a fault, never a
- * byte).
- */
-static bool range_on_device(const struct tmm_ctx *ctx, const void *ptr,
-			    size_t bytes)
-{
-	return tmm_uvm_arena_peak(ctx->uvm_arena) <= tmm_uvm_driver_room(ctx) &&
-	       tmm_uvm_arena_on_device(ctx->uvm_arena, ptr, bytes);
-}
-
-static bool known_on_device(const struct tmm_ctx *ctx,
-			    const struct tmm_tensor_rec *t)
-{
-	return range_on_device(ctx, t->dev, t->bytes);
-}
-
-int tmm_uvm_prefetch_fresh_range(struct tmm_ctx *ctx, void *ptr,
-				 size_t bytes)
-{
-	struct tmm_backend *be = &ctx->be;
-	int rc;
-
-	/* auto: without a figure the two ways cost the same (the sim's
-	 * faults of fresh pages are free where its profile has none). */
-	if (!ptr || !bytes || ctx->cfg.uvm_fresh == TMM_UVM_FRESH_FAULT ||
-	    (ctx->cfg.uvm_fresh == TMM_UVM_FRESH_AUTO &&
-	     !(be->info.uvm_fresh_gbps > 0)))
-		return 0;
-	/* The range's last tensor left its pages on the device (the arena
-	 * keeps them, pages_die): nothing is fresh, and a prefetch would
-	 * only cost the driver call and its ordering, every step. */
-	if (range_on_device(ctx, ptr, bytes))
-		return 0;
-	/* On the compute stream: in order with the kernels, behind no
-	 * copy the copy engines have queued for later ops. */
-	rc = be->ops->prefetch(be, TMM_ENGINE_COMPUTE, ptr, bytes,
-			       TMM_LOC_DEVICE, -1);
-	if (rc < 0)
-		return backend_error(ctx, rc);
-	tmm_uvm_arena_note(ctx->uvm_arena, ptr, bytes, true);
-	return 0;
-}
-
-int tmm_uvm_prefetch_fresh(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	return tmm_uvm_prefetch_fresh_range(ctx, t->dev, t->bytes);
-}
-
-void tmm_uvm_touched(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
-		     void *ptr, size_t bytes)
-{
-	/* The kernels' faults bring the pages to the device, unless advice
-	 * keeps them elsewhere (a preferred location, read duplicates). */
-	if (!t || (!t->uvm_advised && !t->uvm_host_preferred))
-		tmm_uvm_arena_note(ctx->uvm_arena, ptr, bytes, true);
-}
-
-int tmm_uvm_touch_op(struct tmm_ctx *ctx, struct tmm_tensor_rec *const *recs,
-		     unsigned n_inputs, unsigned n)
-{
-	int rc;
-
-	tmm_uvm_access_begin(ctx);
-	for (unsigned i = 0; i < n; i++) {
-		tmm_uvm_access_add(ctx, recs[i]->dev, recs[i]->bytes,
-				   i >= n_inputs);
-		recs[i]->uvm_host_touched = false;
-	}
-	rc = tmm_uvm_access_commit(ctx);
-	for (unsigned i = 0; i < n && rc == 0; i++)
-		tmm_uvm_touched(ctx, recs[i], recs[i]->dev, recs[i]->bytes);
-	return rc;
-}
-
-/* The host touches [offset, offset + bytes) of t. */
-static int host_touch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
-		      size_t offset, size_t bytes, bool write)
-{
-	struct tmm_managed_range r = { .ptr = (char *)t->dev + offset,
-				       .bytes = bytes, .write = write,
-				       .by_host = true };
-	int rc = ctx->be.ops->managed_access(&ctx->be, &r, 1);
-
-	/* The host's access migrates (or maps) those pages to it. */
-	tmm_uvm_arena_note(ctx->uvm_arena, r.ptr, bytes, false);
-	t->uvm_host_touched = true;
-	tmm_uvm_sync_counters(ctx);
-	return rc < 0 ? backend_error(ctx, rc) : 0;
-}
-
-/*
- * Whether the host's write to t may go by a copy on the compute stream,
- * as in swap mode, rather than by touching the managed pages: t's pages
- * are known on the device (known_on_device) and t is resident, with no
- * migration of its own under way.  A host touch would first wait for
- * every stream and then migrate the pages to the host, and the next
- * kernel would fault them back (issue #19: a 32 MiB input written every
- * step crossed the link twice by faults); a copy moves only the bytes
- * written and leaves the pages where the kernels want them.  Reads still
- * touch: a read is most often a small result (the loss), and a touch
- * gives the first iteration the residency its peak (budget=N%peak) was
- * measured with (a read by copy kept pages on the device, raised that
- * peak and moved the budgets auto plans for: test_auto_monotone).
- */
-static bool host_copy_ok(const struct tmm_ctx *ctx,
-			 const struct tmm_tensor_rec *t)
-{
-	return t->state == TMM_TS_RESIDENT && !t->host && !t->copy.valid &&
-	       known_on_device(ctx, t);
-}
-
-/*
- * A fresh tensor written whole, into a range whose pages are known on
- * the device (the same tensor of the previous step, most often): by a
- * copy, as swap mode writes one, where uvm_cap leaves it room.  The
- * range's last tensor's readers and migrations were waited for by the
- * compute stream when it went (forget_range), and the copy runs there.
- * Returns 1 when done, 0 when the caller must touch the pages instead,
- * or a negative errno.
- */
-static int write_fresh_by_copy(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
-			       const void *src, size_t bytes)
-{
-	int rc;
-
-	if (!src || bytes != t->bytes || !known_on_device(ctx, t) ||
-	    !tmm_uvm_cap_fits(ctx, t->bytes))
-		return 0;
-	rc = ctx->be.ops->copy_sync(&ctx->be, t->dev, src, bytes, true);
-	if (rc < 0)
-		return backend_error(ctx, rc);
-	tmm_tensor_set_state(t, TMM_TS_RESIDENT);
-	tmm_uvm_hold(ctx, t);
-	return 1;
-}
-
-int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
-		  size_t offset, const void *src, size_t bytes)
-{
-	bool fresh = t->state == TMM_TS_EMPTY;
-	/* Away by copy, it may hold no range: its bytes are the host's. */
-	int rc = t->host ? 0 : tmm_uvm_materialize(ctx, t);
-
-	if (rc == 0 && t->host)
-		rc = tmm_mover_settle(ctx, t);
-	if (rc < 0)
-		return rc;
-	if (t->host) {
-		/* Away by copy: its bytes are the host buffer's. */
-		if (src)
-			memcpy((char *)t->host + offset, src, bytes);
-		return 0;
-	}
-	if (fresh) {
-		rc = write_fresh_by_copy(ctx, t, src, bytes);
-		if (rc != 0)
-			return rc < 0 ? rc : 0;
-	} else if (src && host_copy_ok(ctx, t)) {
-		/* Not under a copy out that a back-access let go on, as
-		 * swap mode writes a resident tensor. */
-		rc = tmm_tensor_wait_readers(ctx, t);
-		if (rc == 0)
-			rc = ctx->be.ops->copy_sync(&ctx->be,
-						    (char *)t->dev + offset,
-						    src, bytes, true);
-		return rc < 0 ? backend_error(ctx, rc) : 0;
-	}
-	if (fresh && (offset != 0 || bytes != t->bytes)) {
-		/* The rest of a fresh tensor reads as zeros, as in swap
-		 * mode; managed memory promises nothing of the kind. */
-		rc = host_touch(ctx, t, 0, t->bytes, true);
-		if (rc < 0)
-			return rc;
-		if (src)
-			memset(t->dev, 0, t->bytes);
-	} else {
-		rc = host_touch(ctx, t, offset, bytes, true);
-		if (rc < 0)
-			return rc;
-	}
-	if (src)
-		memcpy((char *)t->dev + offset, src, bytes);
-	if (!fresh)
-		return 0;
-	/*
-	 * Its pages are on the host now.  It counts on the device only
-	 * where uvm_cap leaves it room, as swap mode places a written
-	 * tensor on the device only where it fits without evicting
-	 * (writing weights must not push out other weights); else it
-	 * waits on the host, with no advice, for its first use.
-	 */
-	if (tmm_uvm_cap_fits(ctx, t->bytes)) {
-		tmm_tensor_set_state(t, TMM_TS_RESIDENT);
-		tmm_uvm_hold(ctx, t);
-	} else {
-		tmm_tensor_set_state(t, TMM_TS_HOST);
-	}
-	return 0;
-}
-
-int tmm_uvm_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
-		 size_t offset, void *dst, size_t bytes)
-{
-	int rc;
-
-	if (t->state == TMM_TS_EMPTY || (!t->dev && !t->host))
-		return tmm_tensor_no_data(ctx, t, "tmm_tensor_read");
-	rc = t->host ? tmm_mover_settle(ctx, t) : 0;
-	if (rc < 0)
-		return rc;
-	if (t->host) {
-		/* Away by copy: its bytes are the host buffer's. */
-		memcpy(dst, (char *)t->host + offset, bytes);
-		return 0;
-	}
-	rc = host_touch(ctx, t, offset, bytes, false);
-	if (rc < 0)
-		return rc;
-	memcpy(dst, (char *)t->dev + offset, bytes);
 	return 0;
 }

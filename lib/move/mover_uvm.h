@@ -88,12 +88,18 @@ int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
  * t is an output the next kernel writes whole, and held nothing before
  * the op: with uvm_fresh=prefetch, or auto where the device measured the
  * rate of a prefetch of fresh pages (info.uvm_fresh_gbps: 90 against 8.5
- * GB/s for faults on the
- * measured H100), its range is prefetched to the device on the compute
- * stream, just before the kernel.  Returns 0 or a backend error; nothing is lost either
- * way, the kernel's faults would make the pages too.
+ * GB/s for faults on the measured H100), its range is prefetched to the
+ * device on the compute stream, just before the kernel.  Returns 0 or a
+ * backend error; nothing is lost either way, the kernel's faults would
+ * make the pages too.
  */
 int tmm_uvm_prefetch_fresh(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/* Whether t's range is known to be on the device still: its pages were
+ * noted there and nothing took them off since, and the arena never held
+ * more live bytes than the driver keeps on the device (mover_uvm.c). */
+bool tmm_uvm_known_on_device(const struct tmm_ctx *ctx,
+			     const struct tmm_tensor_rec *t);
 
 /*
  * The same for a range with no tensor of its own, or none yet: a
