@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "lib/base/fault.h"
 #include "lib/core/context.h"
 #include "lib/exec/guide.h"
 #include "lib/record/guide_state.h"
@@ -68,12 +69,30 @@ static int mix(void *const *in, void *const *out, void *user, void *stream)
 	return 0;
 }
 
+/* Set, op1's callback makes the next host allocation of the process
+ * fail, once: the guide's notes of what the device held, which op1's
+ * accesses make first in a guided step (note_held in guide.c). */
+static bool fail_next_alloc;
+
+static int mix_op1(void *const *in, void *const *out, void *user,
+		   void *stream)
+{
+	int rc = mix(in, out, user, stream);
+
+	if (fail_next_alloc) {
+		fail_next_alloc = false;
+		ck_assert_int_eq(tmm_fault_set(TMM_SITE_HOST_ALLOC "@1"), 0);
+	}
+	return rc;
+}
+
 static void run(tmm_ctx *ctx, const char *name, tmm_tensor *in,
 		unsigned n_in, tmm_tensor out, size_t *sizes, double flops)
 {
 	tmm_op op = { .name = name, .flags = TMM_OP_PURE, .inputs = in,
 		      .n_inputs = n_in, .outputs = &out, .n_outputs = 1,
-		      .run = mix, .user = sizes, .cost = { .flops = flops } };
+		      .run = strcmp(name, "op1") ? mix : mix_op1,
+		      .user = sizes, .cost = { .flops = flops } };
 
 	ck_assert_msg(tmm_run(ctx, &op) == 0, "%s: %s", name,
 		      tmm_last_error(ctx));
@@ -233,12 +252,63 @@ START_TEST(a_late_prefetch_stops_where_the_room_ends)
 }
 END_TEST
 
+/*
+ * With no memory for its notes (their allocation fails after op1 of the
+ * first guided step), the guide loses nothing: the step trains, op1's
+ * accesses stay unknown, which room_at takes as room (as before the
+ * notes existed), the next op's call makes the memory and notes, the
+ * next step notes op1 too, and the bound holds: the same prefetch, the
+ * same bytes, no passive eviction.
+ */
+START_TEST(no_memory_for_the_notes_loses_nothing)
+{
+	struct step s, ref;
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	const struct tmm_plan *p;
+	uint8_t got[SMALL], want[SMALL];
+	uint32_t op3, trigger = 0;
+
+	open_step(&ref, "256MiB");
+	for (unsigned i = 0; i < STEPS; i++)
+		one_step(&ref);
+	read_d(&ref, want);
+	ck_assert_int_eq(tmm_ctx_destroy(ref.ctx), 0);
+
+	open_step(&s, "10MiB");
+	op3 = install_plan(&s);
+	fail_next_alloc = true;
+	one_step(&s);
+	ck_assert(!fail_next_alloc);
+	ck_assert_int_eq(tmm_fault_set(NULL), 0);
+	/* The fault was spent on op1's notes, lost (0: unknown, which is
+	 * room); op2's made the memory for them, and were noted. */
+	p = tmm_guide_plan(s.ctx);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(s.ctx->guide->n_held_at, p->n_accesses);
+	ck_assert_uint_eq(s.ctx->guide->held_at[0], 0);
+	ck_assert_uint_gt(s.ctx->guide->held_at[2], 0);
+	for (unsigned i = 2; i < STEPS; i++)
+		one_step(&s);
+	ck_assert_uint_gt(s.ctx->guide->held_at[0], 0);
+	for (uint32_t i = 0; i < p->n_actions; i++)
+		if (p->actions[i].type == TMM_ACT_PREFETCH)
+			trigger = p->actions[i].trigger;
+	ck_assert_uint_gt(trigger, op3);
+	ck_assert_int_eq(tmm_stats_get(s.ctx, &st), 0);
+	ck_assert_uint_eq(st.guided_passive_evictions, 0);
+	read_d(&s, got);
+	ck_assert_mem_eq(got, want, SMALL);
+	ck_assert_int_eq(tmm_ctx_destroy(s.ctx), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("prefetch_feedback");
 	TCase *tc = tcase_create("room");
 
 	tcase_add_test(tc, a_late_prefetch_stops_where_the_room_ends);
+	tcase_add_test(tc, no_memory_for_the_notes_loses_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
