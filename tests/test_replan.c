@@ -154,6 +154,53 @@ START_TEST(retimed_trace)
 }
 END_TEST
 
+/*
+ * The first plan's trace (tmm_trace_without_stalls): an op that waited
+ * for the memory manager before it began (op 2, 300 ns of a 310 ns gap;
+ * op 1's 50 ns exceed its 10 ns gap) begins that much earlier, durations
+ * stay, a direct access keeps its distance from the op before it, and a
+ * tensor made and freed inside moves with the ops.  The retimed trace of
+ * a drift leaves the stalls out the same way.
+ */
+START_TEST(the_first_plan_waits_for_no_stall)
+{
+	static const uint64_t d[3] = { 1000, 1000, 1000 };
+	struct tmm_replan *rp;
+	struct small base;
+	struct tmm_trace out;
+
+	small_trace(&base, d);
+	base.ops[1].stall_ns = 50;
+	base.ops[2].begin_ns += 300;
+	base.ops[2].end_ns += 300;
+	base.ops[2].stall_ns = 300;
+	base.acc[3].begin_ns += 300;
+	base.acc[3].end_ns += 300;
+	base.tensor.alloc_ns = base.ops[2].begin_ns + 100;
+	base.tensor.free_ns = base.ops[2].end_ns + 50;
+	ck_assert_int_eq(tmm_trace_without_stalls(&base.t, &out), 0);
+	ck_assert_uint_eq(out.ops[0].begin_ns, 100);
+	ck_assert_uint_eq(out.ops[0].end_ns, 1100);
+	ck_assert_uint_eq(out.ops[1].begin_ns, 1100);
+	ck_assert_uint_eq(out.ops[1].end_ns, 2100);
+	ck_assert_uint_eq(out.accesses[2].begin_ns, 2105);
+	ck_assert_uint_eq(out.ops[2].begin_ns, 2110);
+	ck_assert_uint_eq(out.ops[2].end_ns, 3110);
+	ck_assert_uint_eq(out.accesses[3].begin_ns, 2110);
+	ck_assert_uint_eq(out.tensors[0].alloc_ns, 2210);
+	ck_assert_uint_eq(out.tensors[0].free_ns, 3160);
+	ck_assert_uint_eq(out.ops[2].stall_ns, 300);
+	tmm_trace_free(&out);
+
+	ck_assert_int_eq(tmm_replan_create(&rp), 0);
+	ck_assert_int_eq(tmm_replan_reset(rp, &base.t), 0);
+	ck_assert_int_eq(tmm_replan_trace(rp, &base.t, &out), 0);
+	ck_assert_uint_eq(out.ops[2].begin_ns, 2110);
+	tmm_trace_free(&out);
+	tmm_replan_destroy(rp);
+}
+END_TEST
+
 #define STEPS 6
 
 static void train(const char *config, uint8_t **weights, size_t *len,
@@ -274,6 +321,7 @@ int main(void)
 	tcase_add_test(tc, ewma_and_drift);
 	tcase_add_test(tc, a_split_op_is_no_drift);
 	tcase_add_test(tc, retimed_trace);
+	tcase_add_test(tc, the_first_plan_waits_for_no_stall);
 	tcase_add_test(tc, jitter_makes_new_plans);
 	tcase_add_test(tc, an_unfit_plan_warns_once);
 	tcase_set_timeout(tc, 120);

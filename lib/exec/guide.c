@@ -522,14 +522,35 @@ void tmm_guide_iteration_end(struct tmm_ctx *ctx)
 	g->following = false;
 }
 
+/*
+ * The first plan, made from the measured iteration with its stalls taken
+ * out (tmm_trace_without_stalls): the ops of a guided iteration do not
+ * wait for passive mode's evictions or faults, and a prefetch timed by
+ * those waits comes late.  Where the copy cannot be had, from the trace
+ * as measured.
+ */
+static void plan_first(struct tmm_ctx *ctx)
+{
+	const struct tmm_trace *first = tmm_tracker_first(ctx);
+	struct tmm_trace lean;
+	bool made;
+
+	if (tmm_trace_without_stalls(first, &lean) < 0)
+		made = make_plan(ctx, first);
+	else {
+		made = make_plan(ctx, &lean);
+		tmm_trace_free(&lean);
+	}
+	if (made)
+		(void)tmm_replan_reset(ctx->guide->replan, first);
+}
+
 void tmm_guide_plan_if_due(struct tmm_ctx *ctx)
 {
 	if (ctx->guide->from_file && tmm_tracker_first(ctx))
 		check_hints(ctx);
-	if (!ctx->guide->planned && tmm_tracker_first(ctx) &&
-	    make_plan(ctx, tmm_tracker_first(ctx)))
-		(void)tmm_replan_reset(ctx->guide->replan,
-				       tmm_tracker_first(ctx));
+	if (!ctx->guide->planned && tmm_tracker_first(ctx))
+		plan_first(ctx);
 }
 
 void tmm_guide_replan(struct tmm_ctx *ctx)

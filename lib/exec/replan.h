@@ -56,12 +56,24 @@ double tmm_replan_drift(const struct tmm_replan *rp);
 /*
  * A copy of trace base (the one the plan was made from, with the same ops)
  * into *out, retimed with the smoothed latencies: each op lasts its
- * average, the gaps between ops are kept, and every other time (direct
+ * average, the gaps between ops are kept less the ops' stalls
+ * (tmm_trace_without_stalls), and every other time (direct
  * accesses, tensor allocation and free) moves with the op it falls in or
  * after.  Returns 0, -EINVAL (another op count), or -ENOMEM.
  */
 int tmm_replan_trace(const struct tmm_replan *rp,
 		     const struct tmm_trace *base, struct tmm_trace *out);
+
+/*
+ * A copy of trace base into *out with its ops' waits for the memory
+ * manager taken out: each op keeps its duration and the host's gap
+ * before it, less the time it stalled (op->stall_ns), and the other times
+ * move with it, as tmm_replan_trace does.  The first plan is made from
+ * it, and tmm_replan_trace's copies leave the stalls out the same way.
+ * Returns 0 or -ENOMEM.
+ */
+int tmm_trace_without_stalls(const struct tmm_trace *base,
+			     struct tmm_trace *out);
 
 /* A new plan was made from the smoothed latencies: their sum becomes the
  * baseline. */
