@@ -535,9 +535,9 @@ static void plan_first(struct tmm_ctx *ctx)
 	struct tmm_trace lean;
 	bool made;
 
-	if (tmm_trace_without_stalls(first, &lean) < 0)
+	if (tmm_trace_without_stalls(first, &lean) < 0) {
 		made = make_plan(ctx, first);
-	else {
+	} else {
 		made = make_plan(ctx, &lean);
 		tmm_trace_free(&lean);
 	}

@@ -160,7 +160,6 @@ static int retime(const struct tmm_trace *base, const double *avg,
 	for (uint32_t o = 0; o < base->n_ops; o++) {
 		const struct tmm_trace_op *op = &base->ops[o];
 		uint64_t prev_end = o ? base->ops[o - 1].end_ns : 0;
-
 		uint64_t gap = op->begin_ns > prev_end ? op->begin_ns - prev_end
 						       : 0;
 
