@@ -211,19 +211,27 @@ static void read_d(struct step *s, uint8_t *d)
 	ck_assert_int_eq(tmm_tensor_read(s->ctx, s->d, 0, d, SMALL), 0);
 }
 
+/* D after STEPS steps with room for everything: the bytes to match. */
+static void reference_d(uint8_t *d)
+{
+	struct step ref;
+
+	open_step(&ref, "256MiB");
+	for (unsigned i = 0; i < STEPS; i++)
+		one_step(&ref);
+	read_d(&ref, d);
+	ck_assert_int_eq(tmm_ctx_destroy(ref.ctx), 0);
+}
+
 START_TEST(a_late_prefetch_stops_where_the_room_ends)
 {
-	struct step s, ref;
+	struct step s;
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	const struct tmm_plan *p;
 	uint8_t got[SMALL], want[SMALL];
 	uint32_t op3, late = 0, moved = 0, trigger = 0;
 
-	open_step(&ref, "256MiB");
-	for (unsigned i = 0; i < STEPS; i++)
-		one_step(&ref);
-	read_d(&ref, want);
-	ck_assert_int_eq(tmm_ctx_destroy(ref.ctx), 0);
+	reference_d(want);
 
 	open_step(&s, "10MiB");
 	op3 = install_plan(&s);
@@ -262,17 +270,13 @@ END_TEST
  */
 START_TEST(no_memory_for_the_notes_loses_nothing)
 {
-	struct step s, ref;
+	struct step s;
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	const struct tmm_plan *p;
 	uint8_t got[SMALL], want[SMALL];
 	uint32_t op3, trigger = 0;
 
-	open_step(&ref, "256MiB");
-	for (unsigned i = 0; i < STEPS; i++)
-		one_step(&ref);
-	read_d(&ref, want);
-	ck_assert_int_eq(tmm_ctx_destroy(ref.ctx), 0);
+	reference_d(want);
 
 	open_step(&s, "10MiB");
 	op3 = install_plan(&s);
