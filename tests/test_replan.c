@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "lib/base/fault.h"
 #include "mlp_model.h"
 #include "lib/exec/replan.h"
 #include "tensormm.h"
@@ -201,6 +202,40 @@ START_TEST(the_first_plan_waits_for_no_stall)
 }
 END_TEST
 
+/*
+ * No memory for the lean copy (each of its allocations failing in turn,
+ * the fault site host_alloc): -ENOMEM, with nothing left allocated (the
+ * sanitizer pass's leak check), and the guide makes the first plan from
+ * the trace as measured (plan_first).  Every allocation is reached before
+ * one more succeeds.
+ */
+START_TEST(no_memory_for_the_lean_trace)
+{
+	static const uint64_t d[3] = { 1000, 1000, 1000 };
+	struct small base;
+	struct tmm_trace out;
+	char spec[32];
+	int failed = 0, rc = -ENOMEM;
+
+	small_trace(&base, d);
+	for (int n = 1; rc == -ENOMEM && n < 32; n++) {
+		snprintf(spec, sizeof(spec), "%s@%d", TMM_SITE_HOST_ALLOC, n);
+		ck_assert_int_eq(tmm_fault_set(spec), 0);
+		rc = tmm_trace_without_stalls(&base.t, &out);
+		ck_assert_int_eq(tmm_fault_set(NULL), 0);
+		if (rc == -ENOMEM)
+			failed++;
+	}
+	ck_assert_int_eq(rc, 0);
+	/* Its two timelines, then the copy's arrays (tensors, ops,
+	 * op_tensors, accesses: the small trace has no events or
+	 * strings). */
+	ck_assert_int_eq(failed, 6);
+	ck_assert_uint_eq(out.n_accesses, 4);
+	tmm_trace_free(&out);
+}
+END_TEST
+
 #define STEPS 6
 
 static void train(const char *config, uint8_t **weights, size_t *len,
@@ -322,6 +357,7 @@ int main(void)
 	tcase_add_test(tc, a_split_op_is_no_drift);
 	tcase_add_test(tc, retimed_trace);
 	tcase_add_test(tc, the_first_plan_waits_for_no_stall);
+	tcase_add_test(tc, no_memory_for_the_lean_trace);
 	tcase_add_test(tc, jitter_makes_new_plans);
 	tcase_add_test(tc, an_unfit_plan_warns_once);
 	tcase_set_timeout(tc, 120);
