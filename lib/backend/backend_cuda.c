@@ -42,6 +42,7 @@
 #include "backend.h"
 #include "backend_cuda.h"
 #include "cuda_link.h"
+#include "backend_cuda_managed.h"
 #include "backend_cuda_mem.h"
 #include "backend_cuda_vmm.h"
 #include "cuda_timing.h"

@@ -76,17 +76,6 @@ struct cuda_state {
 	unsigned long synced[TMM_ENGINE_COUNT];
 };
 
-/*
- * Said by the backend just before the host touches [ptr, ptr + bytes) of
- * managed memory (a write when `write`), once it has waited for the
- * device work on those bytes (tmm_cuda_managed_access).  A weak
- * definition that does nothing: the CUDA test double's (tests/cudafake/)
- * checks that no work it has queued on the bytes is left unwaited for,
- * which its race detector could not otherwise see (the host's own
- * accesses are plain loads and stores).
- */
-void tmm_cuda_host_touch(const void *ptr, size_t bytes, bool write);
-
 static inline struct cuda_state *st_of(struct tmm_backend *be)
 {
 	return be->state;
@@ -140,8 +129,9 @@ int tmm_cuda_bad_engine(struct tmm_backend *be, const char *what,
 			enum tmm_engine engine);
 
 /*
- * The ops of device, managed and host memory, of copies and of managed
- * ranges, for backend_cuda.c's table (backend.h says what each does).
+ * The ops of device, managed and host memory and of copies, for
+ * backend_cuda.c's table (backend.h says what each does); those of
+ * managed ranges are backend_cuda_managed.h's.
  */
 int tmm_cuda_dev_alloc(struct tmm_backend *be, size_t bytes, void **ptr);
 void tmm_cuda_dev_free(struct tmm_backend *be, void *ptr, size_t bytes);
@@ -160,17 +150,5 @@ int tmm_cuda_copy_on_device(struct tmm_backend *be, void *dst,
 			    const void *src, size_t bytes);
 int tmm_cuda_copy_sync(struct tmm_backend *be, void *dst, const void *src,
 		       size_t bytes, bool to_device);
-int tmm_cuda_prefetch(struct tmm_backend *be, enum tmm_engine engine,
-		      void *ptr, size_t bytes, enum tmm_location to,
-		      int numa_node);
-int tmm_cuda_advise(struct tmm_backend *be, void *ptr, size_t bytes,
-		    enum tmm_advice advice);
-int tmm_cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes);
-int tmm_cuda_managed_access(struct tmm_backend *be,
-			    const struct tmm_managed_range *ranges,
-			    unsigned n);
-int tmm_cuda_managed_limit(struct tmm_backend *be, uint64_t bytes);
-int tmm_cuda_managed_stats(struct tmm_backend *be,
-			   struct tmm_managed_stats *st);
 
 #endif /* TMM_BACKEND_CUDA_MEM_H */

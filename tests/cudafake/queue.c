@@ -37,7 +37,7 @@
 
 #include "fake.h"
 #include "lib/backend/backend_cuda.h"
-#include "lib/backend/backend_cuda_mem.h"
+#include "lib/backend/backend_cuda_managed.h"
 
 #define MAX_RACES 64
 #define MAX_LOG 65536
@@ -542,7 +542,7 @@ void cudafake_host_access(const void *p, size_t n, bool write)
 }
 
 /* The cuda backend's word that the host is about to touch managed memory
- * (backend_cuda_mem.h), replacing its weak one, which does nothing. */
+ * (backend_cuda_managed.h), replacing its weak one, which does nothing. */
 void tmm_cuda_host_touch(const void *ptr, size_t bytes, bool write)
 {
 	fake_host_access(ptr, bytes, write, __builtin_return_address(0));
