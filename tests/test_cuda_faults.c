@@ -12,12 +12,18 @@
  *    fails, and once memory comes back, the tensor takes its bytes.
  *  - A uvm swap-out's prefetch fails: the swap-out fails, the tensor stays
  *    resident with its bytes.
+ *  - A batch of uvm prefetches fails, or an event after it: the tensors
+ *    not queued stay on the host with their bytes and their pages
+ *    uncounted; a driver that refuses batches gets the prefetches one by
+ *    one, from then on; a batch that cannot grow sends the prefetch at
+ *    once.
  *  - Every cudaEventRecord and every cudaStreamWaitEvent of a swap-out,
  *    a swap-in and an op, in swap and in uvm mode, fails in turn: the
  *    step fails naming the call, and once the fault is gone the same
  *    context runs the steps again with every byte intact.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +34,7 @@
 #include "lib/base/fault.h"
 #include "lib/core/context.h"
 #include "lib/move/mover.h"
+#include "lib/move/mover_uvm.h"
 #include "tensormm.h"
 
 #define BYTES (64u << 10)
@@ -156,6 +163,201 @@ START_TEST(a_failed_uvm_swap_out_keeps_the_tensor)
 }
 END_TEST
 
+/* Two tensors written and swapped out by prefetch, with their bytes in
+ * in[0] and in[1]. */
+static tmm_ctx *two_away(tmm_tensor t[2], struct tmm_tensor_rec *r[2],
+			 uint8_t in[2][BYTES])
+{
+	tmm_ctx *ctx = make_ctx("uvm,uvm_swap_path=prefetch", "");
+
+	for (int i = 0; i < 2; i++) {
+		fill(in[i], (uint8_t)(7 + i));
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_PERSISTENT,
+						   i ? "w2" : "w1", &t[i]),
+				 0);
+		ck_assert_int_eq(tmm_tensor_write(ctx, t[i], 0, in[i], BYTES),
+				 0);
+		r[i] = tmm_tensor_find(ctx, t[i]);
+		ck_assert_int_eq(tmm_mover_swap_out(ctx, r[i], false), 0);
+		ck_assert_int_eq(r[i]->state, TMM_TS_HOST);
+	}
+	return ctx;
+}
+
+/* Gathers both tensors' prefetches, and closes the batch with `fault`
+ * armed.  Returns close's result. */
+static int batch_of_two(tmm_ctx *ctx, struct tmm_tensor_rec *r[2],
+			const char *fault)
+{
+	int rc;
+
+	tmm_uvm_batch_open(ctx);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(tmm_uvm_prefetch(ctx, r[i]), 0);
+		/* Gathered: held, not yet on its way. */
+		ck_assert_int_eq(r[i]->state, TMM_TS_HOST);
+	}
+	/* Twice is refused: its prefetch is gathered already. */
+	ck_assert_int_eq(tmm_uvm_prefetch(ctx, r[0]), -EINVAL);
+	ck_assert_int_eq(tmm_fault_set(fault), 0);
+	rc = tmm_uvm_batch_close(ctx);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	return rc;
+}
+
+/* The n-th call of `site` fails as the batch of two goes: an error that
+ * names it, each tensor either on its way and counted or on the host and
+ * not, and no byte lost.  Returns how many are on their way. */
+static int failed_batch(const char *site, unsigned long n)
+{
+	uint8_t in[2][BYTES];
+	struct tmm_tensor_rec *r[2];
+	tmm_tensor t[2];
+	tmm_ctx *ctx = two_away(t, r, in);
+	uint64_t held = ctx->uvm_held;
+	char fault[64];
+	int going = 0;
+
+	snprintf(fault, sizeof(fault), "%s@%lu", site, n);
+	ck_assert_int_lt(batch_of_two(ctx, r, fault), 0);
+	printf("%s: %s\n", fault, tmm_last_error(ctx));
+	ck_assert_msg(strstr(tmm_last_error(ctx), site), "%s",
+		      tmm_last_error(ctx));
+	for (int i = 0; i < 2; i++) {
+		ck_assert(r[i]->state == TMM_TS_HOST ||
+			  r[i]->state == TMM_TS_SWAPPING_IN);
+		going += r[i]->state == TMM_TS_SWAPPING_IN;
+	}
+	/* In order: the second goes only after the first. */
+	ck_assert(r[0]->state == TMM_TS_SWAPPING_IN ||
+		  r[1]->state == TMM_TS_HOST);
+	ck_assert_uint_eq(ctx->uvm_held, held + (uint64_t)going * BYTES);
+	for (int i = 0; i < 2; i++)
+		expect_bytes(ctx, t[i], in[i]);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	return going;
+}
+
+START_TEST(a_failed_prefetch_batch_loses_nothing)
+{
+	uint8_t in[2][BYTES];
+	struct tmm_tensor_rec *r[2];
+	struct cudafake_calls c0, c1;
+	tmm_tensor t[2];
+	tmm_ctx *ctx = two_away(t, r, in);
+	unsigned long records;
+
+	/* The events a batch that works records: the ordering's and one
+	 * per tensor. */
+	cudafake_calls(&c0);
+	ck_assert_int_eq(batch_of_two(ctx, r, ""), 0);
+	cudafake_calls(&c1);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	records = c1.event_records - c0.event_records;
+	ck_assert_uint_ge(records, 2);
+	ck_assert_int_eq(failed_batch("cudaMemPrefetchBatchAsync", 1), 0);
+	for (unsigned long n = 1; n <= records; n++) {
+		int going = failed_batch("cudaEventRecord", n);
+
+		/* The last is the second tensor's, the one before the
+		 * first's. */
+		if (n == records)
+			ck_assert_int_eq(going, 1);
+		if (n == records - 1)
+			ck_assert_int_eq(going, 0);
+	}
+}
+END_TEST
+
+/* No memory to grow the batch: the prefetch goes at once, alone, and the
+ * next one is gathered as before. */
+START_TEST(no_memory_for_the_batch_prefetches_at_once)
+{
+	for (unsigned n = 1; n <= 2; n++) {
+		uint8_t in[2][BYTES];
+		struct tmm_tensor_rec *r[2];
+		char fault[32];
+		tmm_tensor t[2];
+		tmm_ctx *ctx = two_away(t, r, in);
+
+		snprintf(fault, sizeof(fault), "host_alloc@%u", n);
+		tmm_uvm_batch_open(ctx);
+		ck_assert_int_eq(tmm_fault_set(fault), 0);
+		ck_assert_int_eq(tmm_uvm_prefetch(ctx, r[0]), 0);
+		ck_assert_int_eq(tmm_fault_set(""), 0);
+		ck_assert_int_eq(r[0]->state, TMM_TS_SWAPPING_IN);
+		ck_assert_int_eq(tmm_uvm_prefetch(ctx, r[1]), 0);
+		ck_assert_int_eq(r[1]->state, TMM_TS_HOST);
+		ck_assert_int_eq(tmm_uvm_batch_close(ctx), 0);
+		ck_assert_int_eq(r[1]->state, TMM_TS_SWAPPING_IN);
+		ck_assert_uint_eq(ctx->uvm_held, 2 * BYTES);
+		for (int i = 0; i < 2; i++)
+			expect_bytes(ctx, t[i], in[i]);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+}
+END_TEST
+
+/* A driver older than the runtime refuses the batch: the prefetches go
+ * one by one, and the next batch does not ask again. */
+START_TEST(a_refused_prefetch_batch_goes_one_by_one)
+{
+	uint8_t in[2][BYTES];
+	struct tmm_tensor_rec *r[2];
+	struct cudafake_calls c0, c1, c2;
+	tmm_tensor t[2];
+	tmm_ctx *ctx;
+
+	setenv("CUDAFAKE_PREFETCH_BATCH", "0", 1);
+	ctx = two_away(t, r, in);
+	cudafake_calls(&c0);
+	ck_assert_int_eq(batch_of_two(ctx, r, ""), 0);
+	cudafake_calls(&c1);
+	ck_assert_uint_eq(c1.prefetch_batches - c0.prefetch_batches, 1);
+	ck_assert_uint_eq(c1.batched_prefetches, c0.batched_prefetches);
+	ck_assert_uint_eq(c1.prefetches - c0.prefetches, 2);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(r[i]->state, TMM_TS_SWAPPING_IN);
+		expect_bytes(ctx, t[i], in[i]);
+		ck_assert_int_eq(tmm_mover_swap_out(ctx, r[i], false), 0);
+	}
+	cudafake_calls(&c1);
+	ck_assert_int_eq(batch_of_two(ctx, r, ""), 0);
+	cudafake_calls(&c2);
+	ck_assert_uint_eq(c2.prefetch_batches, c1.prefetch_batches);
+	ck_assert_uint_eq(c2.prefetches - c1.prefetches, 2);
+	unsetenv("CUDAFAKE_PREFETCH_BATCH");
+	for (int i = 0; i < 2; i++)
+		expect_bytes(ctx, t[i], in[i]);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* Where batches are had, the two prefetches are one call, and one
+ * ordering after the other streams. */
+START_TEST(a_prefetch_batch_is_one_call)
+{
+	uint8_t in[2][BYTES];
+	struct tmm_tensor_rec *r[2];
+	struct cudafake_calls c0, c1;
+	tmm_tensor t[2];
+	tmm_ctx *ctx = two_away(t, r, in);
+
+	cudafake_calls(&c0);
+	ck_assert_int_eq(batch_of_two(ctx, r, ""), 0);
+	cudafake_calls(&c1);
+	ck_assert_uint_eq(c1.prefetch_batches - c0.prefetch_batches, 1);
+	ck_assert_uint_eq(c1.batched_prefetches - c0.batched_prefetches, 2);
+	ck_assert_uint_eq(c1.prefetches, c0.prefetches);
+	ck_assert_uint_le(c1.stream_waits - c0.stream_waits, 2);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(r[i]->state, TMM_TS_SWAPPING_IN);
+		expect_bytes(ctx, t[i], in[i]);
+	}
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 static int copy_op(void *const *in, void *const *out, void *user,
 		   void *stream)
 {
@@ -274,6 +476,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, no_pinned_memory_at_all_fails_cleanly);
 	tcase_add_test(tc, a_failed_uvm_swap_out_keeps_the_tensor);
 	tcase_add_test(tc, every_failed_event_call_fails_cleanly);
+	tcase_add_test(tc, a_failed_prefetch_batch_loses_nothing);
+	tcase_add_test(tc, a_refused_prefetch_batch_goes_one_by_one);
+	tcase_add_test(tc, no_memory_for_the_batch_prefetches_at_once);
+	tcase_add_test(tc, a_prefetch_batch_is_one_call);
 	suite_add_tcase(s, tc);
 	return s;
 }

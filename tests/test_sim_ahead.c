@@ -44,6 +44,7 @@
 #include "lib/backend/backend_sim.h"
 #include "lib/base/fault.h"
 #include "lib/base/tunables.h"
+#include "lib/core/context.h"
 #include "tensormm.h"
 #include "zoo.h"
 
@@ -426,6 +427,55 @@ START_TEST(a_run_ahead_keeps_every_byte)
 }
 END_TEST
 
+/* What the run of uvm_prefetches_fired_together_go_together gathered. */
+static int note_gathered(void *arg, tmm_ctx *ctx, unsigned n)
+{
+	(void)n;
+	*(uint64_t *)arg = ctx->c.prefetches_gathered;
+	return 0;
+}
+
+/*
+ * mode=uvm by prefetch: the plan's prefetches that fire together after an
+ * op go to the device in one call (tmm_uvm_batch_flush), and the run
+ * still ends with the unconstrained run's bytes.
+ */
+START_TEST(uvm_prefetches_fired_together_go_together)
+{
+	uint64_t peak, gathered = 0;
+	size_t len;
+	uint8_t *want = unconstrained_weights(&len, &peak);
+	const struct zoo_model *m = zoo_find(BYTES_MODEL);
+	struct zoo_args a = { BYTES_BATCH, 1 };
+	char config[512];
+	struct drive_opts o = { .config = config, .iterations = ITERATIONS,
+				.weight_bytes = true,
+				.after_iteration = note_gathered,
+				.after_arg = &gathered };
+	struct zgraph g;
+
+	snprintf(config, sizeof(config),
+		 BACKED_ANY_MODE ",mode=uvm,uvm_swap_path=prefetch,"
+		 "policy=tensile,budget=%lluB,sim_host=ahead",
+		 (unsigned long long)(peak * 2 / 5));
+	ck_assert_msg(zoo_build(m, &a, &g) == 0, "%s", g.errmsg);
+	free(result.weights);
+	zoo_drive(&g, &o, &result);
+	zg_free(&g);
+	ck_assert_msg(result.rc == 0, "%s", result.error);
+	printf("%s: %llu of %llu prefetches went with others\n", config,
+	       (unsigned long long)gathered,
+	       (unsigned long long)result.st.swap_in_count);
+	ck_assert_uint_gt(gathered, 1);
+	ck_assert_uint_eq(result.weights_len, len);
+	ck_assert_msg(memcmp(result.weights, want, len) == 0,
+		      "the weights differ from the unconstrained run's");
+	free(want);
+	free(result.weights);
+	result.weights = NULL;
+}
+END_TEST
+
 /*
  * Failure: each of a spread of the engine waits of a run ahead under
  * tensile (the compute waits that retire arriving tensors among them,
@@ -506,6 +556,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, uvm_plans_run_ahead_as_in_lockstep);
 	tcase_add_test(tc, auto_judges_plans_as_the_host_runs_them);
 	tcase_add_loop_test(tc, a_run_ahead_keeps_every_byte, 0, 4);
+	tcase_add_test(tc, uvm_prefetches_fired_together_go_together);
 	tcase_add_loop_test(tc, a_failed_wait_ahead_loses_nothing, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;

@@ -176,6 +176,8 @@ static void teardown(struct tmm_ctx *ctx)
 	free(ctx->deferred);
 	free(ctx->ptr_scratch);
 	free(ctx->uvm_ranges);
+	free(ctx->uvm_batch.tensors);
+	free(ctx->uvm_batch.ranges);
 	ctx->magic = 0;
 	free(ctx);
 }

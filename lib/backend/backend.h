@@ -260,6 +260,17 @@ struct tmm_backend_ops {
 	int (*prefetch)(struct tmm_backend *be, enum tmm_engine engine,
 			void *ptr, size_t bytes, enum tmm_location to,
 			int numa_node);
+	/*
+	 * Several ranges to one place, as one prefetch each would, taking
+	 * effect after the same work: the device may order the ranges'
+	 * migrations among themselves as it likes.  On failure no range is
+	 * known to have moved.  NULL where the backend has no cheaper way
+	 * than one prefetch per range (tmm_backend_prefetch_many).
+	 */
+	int (*prefetch_batch)(struct tmm_backend *be, enum tmm_engine engine,
+			      const struct tmm_managed_range *ranges,
+			      unsigned n, enum tmm_location to,
+			      int numa_node);
 	int (*advise)(struct tmm_backend *be, void *ptr, size_t bytes,
 		      enum tmm_advice advice);
 	int (*discard)(struct tmm_backend *be, void *ptr, size_t bytes);
@@ -397,6 +408,13 @@ struct tmm_backend {
  * headers (backend_sim.h, backend_cuda.h); choosing and opening one is
  * backend_open.h's.
  */
+
+/* ranges[0 .. n) to `to`: by the backend's prefetch_batch where it has
+ * one, else one prefetch per range.  Returns 0 or the first error. */
+int tmm_backend_prefetch_many(struct tmm_backend *be, enum tmm_engine engine,
+			      const struct tmm_managed_range *ranges,
+			      unsigned n, enum tmm_location to,
+			      int numa_node);
 
 /* Formats a message into be->error (printf-style) and returns `code`. */
 int tmm_backend_fail(struct tmm_backend *be, int code, const char *fmt, ...)

@@ -276,6 +276,7 @@ static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
 					"cuda backend: out of memory");
 	s->device = device;
 	s->host_numa_ok = true;
+	s->prefetch_batch_ok = true;
 	s->kernel_caller_device = -1;
 	info->index = device;
 
@@ -775,6 +776,7 @@ const struct tmm_backend_ops tmm_backend_cuda_ops = {
 	.copy_on_device = tmm_cuda_copy_on_device,
 	.fill = tmm_cuda_fill,
 	.prefetch = tmm_cuda_prefetch,
+	.prefetch_batch = tmm_cuda_prefetch_batch,
 	.advise = tmm_cuda_advise,
 	.discard = tmm_cuda_discard,
 	.managed_access = tmm_cuda_managed_access,

@@ -187,6 +187,119 @@ int tmm_cuda_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 	return 0;
 }
 
+/* Ranges one batch call takes at most: a longer run is cut in calls of
+ * this many, each ordered once. */
+#define PREFETCH_BATCH_MAX 64
+
+#if CUDART_VERSION >= 13000
+/* Whether `e` says the runtime has no batched prefetch to give (a driver
+ * older than the runtime), rather than that a range is wrong. */
+static bool batch_refused(cudaError_t e)
+{
+	return e == cudaErrorNotSupported ||
+	       e == cudaErrorCallRequiresNewerDriver;
+}
+
+/* ranges[0 .. n) to one place in one cudaMemPrefetchBatchAsync, ordered
+ * after the other streams once (n <= PREFETCH_BATCH_MAX). */
+static cudaError_t batch_call(struct cuda_state *s, enum tmm_engine engine,
+			      const struct tmm_managed_range *ranges,
+			      unsigned n, enum tmm_location to, int numa_node,
+			      const char **call)
+{
+	void *ptrs[PREFETCH_BATCH_MAX];
+	size_t sizes[PREFETCH_BATCH_MAX], first = 0;
+	struct cudaMemLocation l = to == TMM_LOC_DEVICE
+					   ? loc_device(s)
+					   : loc_host(s, numa_node);
+	cudaError_t e;
+
+	for (unsigned i = 0; i < n; i++) {
+		ptrs[i] = ranges[i].ptr;
+		sizes[i] = ranges[i].bytes;
+	}
+	e = after_other_streams(s, engine, call);
+	if (e != cudaSuccess)
+		return e;
+	s->queued[engine]++;
+	*call = "cudaMemPrefetchBatchAsync";
+	e = cudaMemPrefetchBatchAsync(ptrs, sizes, n, &l, &first, 1, 0,
+				      s->stream[engine]);
+	if (e != cudaSuccess && l.type == cudaMemLocationTypeHostNuma &&
+	    numa_refused(e) && !batch_refused(e)) {
+		(void)cudaGetLastError();
+		l = loc_host(s, -1);
+		e = cudaMemPrefetchBatchAsync(ptrs, sizes, n, &l, &first, 1,
+					      0, s->stream[engine]);
+		if (e == cudaSuccess)
+			s->host_numa_ok = false;
+	}
+	return e;
+}
+#endif
+
+/*
+ * A run of prefetches to one place costs one ordering after the other
+ * streams and one driver call (CUDA 13's batched prefetch; the ranges'
+ * migrations may run in any order among themselves, which is all one
+ * where ranges do not overlap), where one by one each costs both: the
+ * mover gathers the prefetches the plan fires together (issue #19).
+ * Where the runtime has no batch, or refuses it once, the ranges go one
+ * by one (tmm_cuda_prefetch).  Ranges of 0 bytes are skipped.
+ */
+int tmm_cuda_prefetch_batch(struct tmm_backend *be, enum tmm_engine engine,
+			    const struct tmm_managed_range *ranges, unsigned n,
+			    enum tmm_location to, int numa_node)
+{
+	struct cuda_state *s = st_of(be);
+	unsigned done = 0;
+
+	if ((unsigned)engine >= TMM_ENGINE_COUNT)
+		return tmm_cuda_bad_engine(be, "prefetch_batch", engine);
+#if CUDART_VERSION >= 13000
+	while (s->prefetch_batch_ok && n - done > 1) {
+		CUDA_ON_DEVICE(be);
+		struct tmm_managed_range part[PREFETCH_BATCH_MAX];
+		unsigned k = 0, start = done;
+		const char *call = "";
+		cudaError_t e;
+
+		for (; done < n && k < PREFETCH_BATCH_MAX; done++)
+			if (ranges[done].bytes)
+				part[k++] = ranges[done];
+		if (k == 0)
+			break;
+		e = batch_call(s, engine, part, k, to, numa_node, &call);
+		if (e == cudaSuccess)
+			continue;
+		if (batch_refused(e) &&
+		    strcmp(call, "cudaMemPrefetchBatchAsync") == 0) {
+			/* Ordered already: the singles order again. */
+			(void)cudaGetLastError();
+			s->prefetch_batch_ok = false;
+			done = start;
+			break;
+		}
+		return tmm_cuda_fail(be, e, "%s, %s %u ranges to the %s, the "
+				     "first %p (%zu bytes)", call,
+				     strcmp(call, "cudaMemPrefetchBatchAsync")
+					     ? "ordering after the other "
+					       "streams a prefetch of"
+					     : "prefetching",
+				     k, to == TMM_LOC_DEVICE ? "device" : "host",
+				     part[0].ptr, part[0].bytes);
+	}
+#endif
+	for (; done < n; done++) {
+		int rc = tmm_cuda_prefetch(be, engine, ranges[done].ptr,
+					   ranges[done].bytes, to, numa_node);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int tmm_cuda_advise(struct tmm_backend *be, void *ptr, size_t bytes,
 		    enum tmm_advice advice)
 {

@@ -49,6 +49,10 @@ struct cuda_state {
 	int host_node;
 	/* Cleared when the driver refuses host NUMA locations. */
 	bool host_numa_ok;
+	/* Cleared when the runtime refuses cudaMemPrefetchBatchAsync (a
+	 * driver older than the runtime): batches go range by range from
+	 * then on (tmm_cuda_prefetch_batch). */
+	bool prefetch_batch_ok;
 	/* Set when cudaHostRegister was refused: host buffers come from
 	 * cudaMallocHost from then on (info.host_pinning says why). */
 	bool host_register_refused;

@@ -196,6 +196,8 @@ struct tmm_counters {
 				    * (late_prefetch.h) */
 	uint64_t dead_discards, dead_discard_bytes; /* lib/move/dead.h */
 	uint64_t plans_made, plan_ns, prefetches;
+	uint64_t prefetches_gathered; /* mode=uvm: queued in one call with
+				       * others (tmm_uvm_batch_flush) */
 	uint64_t guided_passive_evictions;
 	uint64_t compaction_moves, compaction_bytes;
 	uint64_t uvm_fault_batches, uvm_faults, uvm_fault_bytes;
@@ -282,6 +284,15 @@ struct tmm_ctx {
 	/* mode=uvm: the managed ranges of the next kernels (mover_uvm.c). */
 	struct tmm_managed_range *uvm_ranges;
 	unsigned uvm_n_ranges, uvm_cap_ranges;
+	/* mode=uvm: the plan's prefetches to the device gathered while the
+	 * guide fires a run of them, each tensor held but still HOST, to
+	 * go in one backend call (tmm_uvm_batch_open, mover_uvm.h). */
+	struct tmm_uvm_batch {
+		struct tmm_tensor_rec **tensors;
+		struct tmm_managed_range *ranges;
+		unsigned n, cap;
+		bool open;
+	} uvm_batch;
 	/* budget=N%peak: the budget was set from a measured peak
 	 * (peak_budget.c). */
 	bool peak_budget_set;

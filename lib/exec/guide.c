@@ -15,6 +15,7 @@
 #include "guide.h"
 #include "layer_sync.h"
 #include "lib/move/mover.h"
+#include "lib/move/mover_uvm.h"
 #include "lib/io/plan_file.h"
 #include "hints/planner.h"
 #include "late_prefetch.h"
@@ -770,9 +771,22 @@ int tmm_guide_after_accesses(struct tmm_ctx *ctx, uint32_t first, uint32_t n)
 	/* The layer boundary: the op just run waits no more for what ran
 	 * beside it (layer_sync.h). */
 	rc = tmm_layer_sync_after_op(ctx);
+	/* A run of prefetches goes in one call (mover_uvm.h); any other
+	 * action waits for those before it to be queued. */
+	tmm_uvm_batch_open(ctx);
 	while (rc == 0 && g->next < g->plan.n_actions &&
-	       g->plan.actions[g->next].trigger < end)
-		rc = fire(ctx, g->next++);
+	       g->plan.actions[g->next].trigger < end) {
+		if (g->plan.actions[g->next].type != TMM_ACT_PREFETCH)
+			rc = tmm_uvm_batch_flush(ctx);
+		if (rc == 0)
+			rc = fire(ctx, g->next++);
+	}
+	{
+		int crc = tmm_uvm_batch_close(ctx);
+
+		if (rc == 0)
+			rc = crc;
+	}
 	tmm_layer_sync_abandon(ctx, rc < 0);
 	return rc;
 }

@@ -25,6 +25,7 @@
 #include "swap_engine.h"
 #include "uvm_path.h"
 #include "lib/base/managed_page.h"
+#include "lib/base/xalloc.h"
 #include "lib/io/plan.h"
 #include "lib/mem/pool.h"
 #include "lib/mem/uvm_arena.h"
@@ -401,6 +402,33 @@ static int copy_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return rc < 0 ? rc : tmm_uvm_copy_in(ctx, t);
 }
 
+/*
+ * t's prefetch to the device is queued on the H2D stream: in flight until
+ * the event recorded after it completes, as a swap-in is.  The mover
+ * retires it (tmm_mover_progress), an access before then makes compute
+ * wait for it, and the plan's feedback sees it late.  Returns 0 or the
+ * backend's error, t then still HOST.
+ */
+static int prefetch_queued(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	int rc = ctx->be.ops->event_record(&ctx->be, TMM_ENGINE_H2D, &t->copy);
+
+	if (rc < 0)
+		return tmm_mover_backend_error(ctx, rc);
+	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_uvm_hold(ctx, t);
+	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
+	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
+	ctx->c.swap_in_count++;
+	ctx->c.swap_in_bytes += t->bytes;
+	tmm_uvm_sync_counters(ctx);
+	return 0;
+}
+
+static bool gathered(const struct tmm_ctx *ctx,
+		     const struct tmm_tensor_rec *t);
+static int gather(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
 int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_backend *be = &ctx->be;
@@ -412,8 +440,16 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 				"cannot prefetch tensor %s: it is %s",
 				tmm_tensor_label(t, label, sizeof(label)),
 				tmm_tstate_name(t->state));
-	if (t->host) /* it left by copy: it comes back by copy */
-		return copy_back(ctx, t);
+	if (t->host) { /* it left by copy: it comes back by copy */
+		/* Its copy is queued now: the gathered prefetches first,
+		 * so that the two ways keep the plan's order. */
+		rc = tmm_uvm_batch_flush(ctx);
+		return rc < 0 ? rc : copy_back(ctx, t);
+	}
+	if (gathered(ctx, t))
+		return tmm_fail(ctx, -EINVAL, "cannot prefetch tensor %s: its "
+				"prefetch is gathered already",
+				tmm_tensor_label(t, label, sizeof(label)));
 	rc = unprefer_host(ctx, t);
 	if (rc < 0)
 		return rc;
@@ -421,25 +457,101 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	/* The backend orders the prefetch after the swap-out's migration;
 	 * t->copy becomes the prefetch's own. */
 	be->ops->event_release(be, &t->copy);
+	/* Held now, so that the next prefetch's room counts it. */
+	if (ctx->uvm_batch.open && gather(ctx, t) == 0) {
+		tmm_uvm_hold(ctx, t);
+		return 0;
+	}
 	rc = be->ops->prefetch(be, TMM_ENGINE_H2D, t->dev, t->bytes,
 			       TMM_LOC_DEVICE, -1);
-	if (rc == 0)
-		rc = be->ops->event_record(be, TMM_ENGINE_H2D, &t->copy);
 	if (rc < 0)
 		return tmm_mover_backend_error(ctx, rc);
-	/*
-	 * In flight until its event completes, as a swap-in is: the mover
-	 * retires it (tmm_mover_progress), an access before then makes
-	 * compute wait for it, and the plan's feedback sees it late.
-	 */
-	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
-	tmm_uvm_hold(ctx, t);
-	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
-	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
-	ctx->c.swap_in_count++;
-	ctx->c.swap_in_bytes += t->bytes;
-	tmm_uvm_sync_counters(ctx);
+	return prefetch_queued(ctx, t);
+}
+
+/* ---- prefetches gathered ---------------------------------------------- */
+
+/*
+ * The guide fires an op's actions in a run after the op, and a plan
+ * prefetches the tensors of a layer together: one by one, each prefetch
+ * costs the host an ordering after the other streams (an event recorded
+ * and waited for) and a driver call; gathered, the run costs one of each
+ * (tmm_backend_prefetch_many: CUDA 13's batched prefetch), and then an
+ * event per tensor, which the retirement of swap-ins needs.  A gathered
+ * tensor is held (its pages count against the budget at once) but stays
+ * HOST, off the swapping-in list, until the batch goes: nothing may
+ * retire a swap-in whose prefetch is not queued yet.
+ */
+void tmm_uvm_batch_open(struct tmm_ctx *ctx)
+{
+	ctx->uvm_batch.open = ctx->mode == TMM_MODE_UVM;
+}
+
+/* Whether t's prefetch is gathered and not yet queued. */
+static bool gathered(const struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
+{
+	for (unsigned i = 0; i < ctx->uvm_batch.n; i++)
+		if (ctx->uvm_batch.tensors[i] == t)
+			return true;
+	return false;
+}
+
+/* Adds t to the batch.  -ENOMEM where it cannot grow: t then goes at
+ * once, as without a batch. */
+static int gather(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_uvm_batch *b = &ctx->uvm_batch;
+
+	if (b->n == b->cap) {
+		unsigned cap = b->cap ? 2 * b->cap : 16;
+		void *p = tmm_realloc(b->tensors, cap * sizeof(*b->tensors));
+
+		if (!p)
+			return -ENOMEM;
+		b->tensors = p;
+		p = tmm_realloc(b->ranges, cap * sizeof(*b->ranges));
+		if (!p)
+			return -ENOMEM;
+		b->ranges = p;
+		b->cap = cap;
+	}
+	b->tensors[b->n] = t;
+	b->ranges[b->n++] = (struct tmm_managed_range){ .ptr = t->dev,
+							.bytes = t->bytes };
 	return 0;
+}
+
+int tmm_uvm_batch_flush(struct tmm_ctx *ctx)
+{
+	struct tmm_uvm_batch *b = &ctx->uvm_batch;
+	unsigned n = b->n, i = 0;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	b->n = 0;
+	rc = tmm_backend_prefetch_many(&ctx->be, TMM_ENGINE_H2D, b->ranges, n,
+				       TMM_LOC_DEVICE, -1);
+	if (rc < 0)
+		rc = tmm_mover_backend_error(ctx, rc);
+	while (rc == 0 && i < n && (rc = prefetch_queued(ctx,
+						       b->tensors[i])) == 0)
+		i++;
+	if (n > 1)
+		ctx->c.prefetches_gathered += i;
+	/* Not queued, or no event to say when it lands: HOST, as a
+	 * prefetch that failed leaves it, and its pages count no more. */
+	for (; i < n; i++)
+		tmm_uvm_unhold(ctx, b->tensors[i]);
+	return rc;
+}
+
+int tmm_uvm_batch_close(struct tmm_ctx *ctx)
+{
+	int rc = tmm_uvm_batch_flush(ctx);
+
+	ctx->uvm_batch.open = false;
+	return rc;
 }
 
 /*

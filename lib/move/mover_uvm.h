@@ -73,6 +73,20 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * HOST) or a backend error. */
 int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
+/*
+ * Between open and close, the prefetches of tmm_uvm_prefetch are gathered
+ * (each tensor held, still HOST) and go to the device in one backend call
+ * (tmm_backend_prefetch_many) at the next flush or at close; the guide
+ * opens it around a run of the plan's actions and flushes before any
+ * other action, so that the moves keep the plan's order.  A prefetch
+ * that comes back by copy flushes first.  Open only in mode=uvm.  flush
+ * and close return 0 or the backend's error: the tensors not queued stay
+ * HOST, their pages uncounted, and come back on demand.
+ */
+void tmm_uvm_batch_open(struct tmm_ctx *ctx);
+int tmm_uvm_batch_flush(struct tmm_ctx *ctx);
+int tmm_uvm_batch_close(struct tmm_ctx *ctx);
+
 /* HOST -> RESIDENT on demand: the advice goes, the faults bring the pages
  * (or, when !need_data, the old pages are discarded).  Returns 0 or a
  * backend error. */

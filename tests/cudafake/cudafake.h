@@ -112,6 +112,9 @@ struct cudafake_calls {
 	unsigned long stream_syncs, device_syncs;
 	unsigned long prefetches, advises, discards;
 	unsigned long copies, memsets, mem_get_info;
+	/* cudaMemPrefetchBatchAsync calls, and the prefetches they
+	 * queued (not counted in prefetches) */
+	unsigned long prefetch_batches, batched_prefetches;
 };
 void cudafake_calls(struct cudafake_calls *c);
 

@@ -724,6 +724,67 @@ cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t bytes,
 	return fake_enqueue(op, &a, 1, "cudaMemPrefetchAsync", SITE);
 }
 
+/*
+ * Runtime API, cudaMemPrefetchBatchAsync: flags must be zero, the stream
+ * must not be the legacy NULL stream, the first of prefetchLocIdxs is 0,
+ * each greater than the one before and below count, numPrefetchLocs at
+ * most count; each prefetch is cudaMemPrefetchAsync's, in any order
+ * among themselves (here, the order given; the race detector sees each).
+ * CUDAFAKE_PREFETCH_BATCH=0 makes a driver older than the runtime, which
+ * refuses the call (cudaErrorNotSupported).
+ */
+cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes,
+				      size_t count,
+				      struct cudaMemLocation *prefetchLocs,
+				      size_t *prefetchLocIdxs,
+				      size_t numPrefetchLocs,
+				      unsigned long long flags,
+				      cudaStream_t stream)
+{
+	rt.calls.prefetch_batches++;
+	init();
+	if (!fake_env_size("CUDAFAKE_PREFETCH_BATCH", 1))
+		return fail(cudaErrorNotSupported);
+	if (flags || !dptrs || !sizes || count == 0 || !prefetchLocs ||
+	    !prefetchLocIdxs || numPrefetchLocs == 0 ||
+	    numPrefetchLocs > count || prefetchLocIdxs[0] != 0 ||
+	    stream == NULL || stream == cudaStreamLegacy)
+		return fail(cudaErrorInvalidValue);
+	for (size_t k = 1; k < numPrefetchLocs; k++)
+		if (prefetchLocIdxs[k] <= prefetchLocIdxs[k - 1] ||
+		    prefetchLocIdxs[k] >= count)
+			return fail(cudaErrorInvalidValue);
+	for (size_t i = 0; i < count; i++)
+		if (sizes[i] == 0 || !managed(dptrs[i], sizes[i]))
+			return fail(cudaErrorInvalidValue);
+	if (injected("cudaMemPrefetchBatchAsync", TMM_SITE_COPY))
+		return fail(cudaErrorUnknown);
+	for (size_t i = 0, k = 0; i < count; i++) {
+		struct fake_access a = { (uintptr_t)dptrs[i],
+					 (uintptr_t)dptrs[i] + sizes[i],
+					 USE_MIGRATE };
+		struct fake_op *op = fake_op_new(OP_PREFETCH, stream);
+		cudaError_t e;
+
+		while (k + 1 < numPrefetchLocs && prefetchLocIdxs[k + 1] <= i)
+			k++;
+		if (!op)
+			return fail(cudaErrorInvalidResourceHandle);
+		op->dst = dptrs[i];
+		op->bytes = sizes[i];
+		op->value = prefetchLocs[k].type == cudaMemLocationTypeDevice;
+		rt.calls.batched_prefetches++;
+		if (!op->value) {
+			rt.moves_out.prefetches++;
+			rt.moves_out.prefetch_bytes += sizes[i];
+		}
+		e = fake_enqueue(op, &a, 1, "cudaMemPrefetchBatchAsync", SITE);
+		if (e != cudaSuccess)
+			return fail(e);
+	}
+	return cudaSuccess;
+}
+
 cudaError_t cudaMemAdvise(const void *ptr, size_t bytes,
 			  enum cudaMemoryAdvise advice,
 			  struct cudaMemLocation location)
