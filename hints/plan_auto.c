@@ -34,7 +34,8 @@
  * slow at 55% of its peak as at 50% (issue #23).
  * On a real GPU there is no twin (nor on the simulator with the tunable
  * auto_twin=off, which lends none: lib/exec/guide.c), and the forecast
- * (plan_forecast.h) judges every plan alike:
+ * (plan_forecast.h), at the rates the run moves tensors at
+ * (price_at_move_rates), judges every plan alike:
  *   1. a plan whose forecast fits the budget beats one that does not, and
  *      a planner's own claim to fit is required too (its model knows
  *      things the forecast does not, such as the margin it keeps for
@@ -508,6 +509,37 @@ static int gather(const struct tmm_planner_input *in,
 	return 0;
 }
 
+/*
+ * Where the run moves tensors at other rates than the host link that the
+ * planners plan by (in->moves_*: mode=uvm by prefetch), each candidate's
+ * forecast is made again at those rates, which decide its time.  By the
+ * link, on the compute-bound MLP of issue #19 at 40% (h100-sxm5-pcie5-80g,
+ * host ahead, simulated), three plans tied at the unconstrained step, and
+ * the one with fewer actions, tensile's, ran at 2.06x where stream's ran
+ * at 1.46x; priced at the prefetch rates, with the forecast's steady
+ * state, stream's wins, as the twin finds.  The planners keep the link:
+ * given the prefetch rates, their own plans got slower (auto 2.34x
+ * there).  Returns 0 or -ENOMEM.
+ */
+static int price_at_move_rates(const struct tmm_planner_input *in,
+			       const struct tmm_analysis *an,
+			       struct candidate *c, size_t n)
+{
+	struct tmm_analysis moved = *an; /* its arrays, only read */
+	int rc = 0;
+
+	if (!(in->moves_h2d_gbps > 0) && !(in->moves_d2h_gbps > 0))
+		return 0;
+	if (in->moves_h2d_gbps > 0)
+		moved.dev.h2d_gbps = in->moves_h2d_gbps;
+	if (in->moves_d2h_gbps > 0)
+		moved.dev.d2h_gbps = in->moves_d2h_gbps;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (c[i].plan.policy[0])
+			rc = tmm_forecast_plan(&moved, &c[i].plan, &c[i].f);
+	return rc;
+}
+
 /* The best candidate for `in` into *out (its plan keeps its maker's
  * name), `rungs` rungs deep.  Returns 0, -EINVAL when no planner made a
  * plan, or -ENOMEM. */
@@ -524,6 +556,8 @@ static int pick(const struct tmm_planner_input *in, unsigned rungs,
 	if (rc < 0)
 		return rc;
 	rc = gather(in, &an, rungs, c, c + N_BASE);
+	if (rc == 0)
+		rc = price_at_move_rates(in, &an, c, N_SLOTS);
 	for (size_t i = 0; rc == 0 && i < N_SLOTS; i++) {
 		if (!c[i].plan.policy[0])
 			continue;

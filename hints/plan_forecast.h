@@ -9,7 +9,9 @@
  * any plan against the trace it was made for with one model: the memory
  * curve of hints/analysis.c under the plan's evictions, and a timeline of
  * the compute engine and the two copy engines (one transfer at a time per
- * direction, as the runtime's copy streams run them).  A planner's own
+ * direction, as the runtime's copy streams run them), and no shorter than
+ * either engine's transfers: iterations repeat, so what one engine cannot
+ * move within an iteration delays every next one.  A planner's own
  * `fits` stays its claim; the forecast is the referee.
  */
 #ifndef TMM_PLAN_FORECAST_H
@@ -25,7 +27,9 @@ struct tmm_forecast {
 	uint64_t peak;	       /* device bytes at the curve's peak */
 	uint32_t peak_at;      /* the access where it is */
 	uint64_t compute_ns;   /* the ops' own time: the ideal iteration */
-	uint64_t stall_ns;     /* compute waiting for copies to land */
+	uint64_t stall_ns;     /* compute waiting for copies to land, and
+				* the steady state's wait for an engine with
+				* more to move than an iteration lasts */
 	uint64_t recompute_ns; /* ops run again for dropped tensors */
 	uint64_t split_ns;     /* launch overhead of micro-ops (TSPLIT) */
 	uint64_t passive_ns;   /* estimate: what passive mode pays where the

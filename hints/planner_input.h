@@ -120,6 +120,14 @@ struct tmm_planner_input {
 	/* A twin that plans can be tried on, or NULL: a real device, or a
 	 * trial already. */
 	const struct tmm_twin *twin;
+	/*
+	 * The rates the run's moves go at where they are not the host
+	 * link's, GB/s (0: the link's, device.h2d_gbps and d2h_gbps): in
+	 * mode=uvm by prefetch, the device's measured prefetch rates.  The
+	 * planners plan by the link; auto prices their plans at these
+	 * (plan_auto.c).
+	 */
+	double moves_h2d_gbps, moves_d2h_gbps;
 	enum tmm_auto_goal auto_goal; /* policy auto only */
 	unsigned auto_rungs;	      /* policy auto only: the smaller
 				       * budgets it plans for too

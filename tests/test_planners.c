@@ -689,6 +689,63 @@ START_TEST(a_clean_tensor_leaves_the_forecasts_link_free)
 }
 END_TEST
 
+/*
+ * Iterations repeat, so the engine to the host must move each
+ * iteration's evictions within it.  W comes back at the start of the
+ * iteration (its prefetch pairs with the eviction at the end of the one
+ * before) and leaves again at the end; no op waits for that copy out in
+ * the iteration it is made, but the next one's prefetch does.  With the
+ * link to the host ten times slower than the other way (a prefetch to
+ * the host, on the measured H100), the copy out is longer than the rest
+ * of the iteration, and the forecast says the iteration is that long.
+ */
+START_TEST(an_engine_busier_than_the_iteration_sets_its_length)
+{
+	struct builder b;
+	struct tmm_analysis an;
+	struct tmm_forecast f;
+	struct tmm_planner_input in;
+	struct tmm_plan p;
+	uint32_t w, x, y[3];
+	uint64_t out_ns, in_ns;
+
+	b_init(&b);
+	w = b_tensor(&b, 4000 * 1000, false);
+	x = b_tensor(&b, 1000, false);
+	for (int i = 0; i < 3; i++)
+		y[i] = b_tensor(&b, 256, true);
+	b_op(&b, TMM_OP_PURE, 100000, &x, 1, &y[0], 1); /* accesses 0, 1 */
+	b_op(&b, TMM_OP_PURE, 100000, &x, 1, &y[1], 1); /* 2, 3 */
+	b_op(&b, TMM_OP_PURE, 100000, &w, 1, &y[2], 1); /* 4, 5 */
+	b_free_after_last_use(&b);
+	ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 0,
+				      b.tensors[w].key, 4, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 4,
+				      b.tensors[w].key, TMM_PLAN_NONE, 0), 0);
+	tmm_plan_sort(&p);
+	in = input(&b, 1ull << 30, 40);
+	in.device.d2h_gbps = 4;
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	out_ns = tmm_swap_ns(&an, an.life[w].bytes, false);
+	in_ns = tmm_swap_ns(&an, an.life[w].bytes, true);
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
+	/* 1 ms out, 0.1 ms in, 0.3 ms of ops: the copy out is the
+	 * iteration. */
+	ck_assert_uint_gt(out_ns, f.compute_ns + in_ns);
+	ck_assert_uint_eq(f.total_ns, out_ns);
+	ck_assert_uint_eq(f.stall_ns, out_ns - f.compute_ns);
+	/* Both ways at 40 GB/s, the ops are the iteration again. */
+	tmm_analysis_free(&an);
+	in.device.d2h_gbps = 40;
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
+	ck_assert_uint_eq(f.total_ns, f.compute_ns);
+	tmm_analysis_free(&an);
+	tmm_plan_free(&p);
+}
+END_TEST
+
 /* auto, with no twin to try plans on, keeps the plan the forecast likes
  * best: none of the candidates that fits runs shorter. */
 START_TEST(auto_keeps_the_best_forecast)
@@ -740,6 +797,7 @@ int main(void)
 	TCase *tc = tcase_create("planners");
 
 	tcase_add_test(tc, checkpoint_of_a_linear_chain);
+	tcase_add_test(tc, an_engine_busier_than_the_iteration_sets_its_length);
 	tcase_add_test(tc, checkpoint_at_articulation_points_of_residual_blocks);
 	tcase_add_test(tc, vdnn_keeps_a_residual_input);
 	tcase_add_test(tc, capuchin_swaps_the_largest_free_time_first);

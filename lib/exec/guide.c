@@ -299,7 +299,7 @@ static struct tmm_planner_input planner_input(const struct tmm_ctx *ctx,
 {
 	const struct tmm_device_info *d = &ctx->be.info;
 
-	return (struct tmm_planner_input){
+	struct tmm_planner_input in = {
 		.trace = t,
 		.budget = ctx->budget,
 		.auto_goal = ctx->cfg.auto_goal,
@@ -317,6 +317,15 @@ static struct tmm_planner_input planner_input(const struct tmm_ctx *ctx,
 			    .net_gbps = d->net_gbps,
 			    .net_latency_ns = d->net_latency_ns },
 	};
+
+	/* By prefetch, tensors leave and come back at the managed rates
+	 * (9.3-10.5 GB/s to the host on the H200, against 54 by pinned
+	 * copy): what auto prices its candidates at (plan_auto.c). */
+	if (ctx->mode == TMM_MODE_UVM && !ctx->uvm_copy_out) {
+		in.moves_h2d_gbps = d->uvm_prefetch_h2d_gbps;
+		in.moves_d2h_gbps = d->uvm_prefetch_d2h_gbps;
+	}
+	return in;
 }
 
 /*
