@@ -41,7 +41,10 @@
  *      things the forecast does not, such as the margin it keeps for
  *      allocator waste);
  *   2. among plans that fit, the shortest forecast iteration wins, ties
- *      going to the plan with fewer actions (less to go wrong);
+ *      going to the plan whose prefetches land earliest before their use
+ *      (the forecast's least lead: a plan timed just in time is the
+ *      first to be late where the forecast is optimistic), then to the
+ *      one with fewer actions (less to go wrong);
  *   3. when none fits, the lowest forecast peak wins: passive mode then
  *      has the least to make up.
  *
@@ -126,6 +129,8 @@ static bool forecast_better(const struct candidate *a,
 		return a->f.peak < b->f.peak;
 	if (a->f.total_ns != b->f.total_ns)
 		return a->f.total_ns < b->f.total_ns;
+	if (a->f.least_lead_ns != b->f.least_lead_ns)
+		return a->f.least_lead_ns > b->f.least_lead_ns;
 	return a->plan.n_actions < b->plan.n_actions;
 }
 

@@ -320,6 +320,9 @@ static void bring_back(struct timeline *tl, uint32_t t, uint32_t at,
 		} else if (c->ready_at > tl->now) {
 			tl->f->stall_ns += c->ready_at - tl->now;
 			tl->now = c->ready_at;
+			tl->f->least_lead_ns = 0;
+		} else if (tl->now - c->ready_at < tl->f->least_lead_ns) {
+			tl->f->least_lead_ns = tl->now - c->ready_at;
 		}
 		c->clean = true;
 	} else if (c->where == DROPPED) {
@@ -470,6 +473,7 @@ int tmm_forecast_plan(const struct tmm_analysis *an, const struct tmm_plan *p,
 	int rc;
 
 	memset(f, 0, sizeof(*f));
+	f->least_lead_ns = UINT64_MAX;
 	if (key_index_init(&ki, tr) < 0)
 		return -ENOMEM;
 	rc = evictions(an, p, &ki, &ev, &n);

@@ -36,6 +36,10 @@ struct tmm_forecast {
 				* curve is over the budget */
 	uint64_t total_ns;     /* the iteration, all of the above */
 	bool fits;	       /* peak within the budget */
+	/* The least time by which a prefetched tensor landed before its
+	 * use: 0 where one was late, UINT64_MAX where none was waited
+	 * for.  What the forecast's optimism may cost before it shows. */
+	uint64_t least_lead_ns;
 };
 
 /*
