@@ -441,9 +441,17 @@ START_TEST(host_io_and_acquire_in_uvm_mode)
 	ck_assert_uint_eq(st.uvm_faults, 1);
 	ck_assert_uint_eq(st.uvm_fault_bytes, 64 * 1024);
 	ck_assert_uint_eq(st.device_in_use, 64 * 1024);
-	/* A host read takes the device-only page back. */
+	/* A host read between steps copies from the device-only page and
+	 * leaves it there; within a step it takes the page back. */
 	ck_assert_int_eq(tmm_tensor_read(c, t, 0, back, 4), 0);
 	ck_assert_str_eq(back, "dev");
+	ck_assert_int_eq(tmm_stats_get(c, &st), 0);
+	ck_assert_uint_eq(st.device_in_use, 64 * 1024);
+	ck_assert_int_eq(tmm_iteration_begin(c), 0);
+	memset(back, 0, sizeof(back));
+	ck_assert_int_eq(tmm_tensor_read(c, t, 0, back, 4), 0);
+	ck_assert_str_eq(back, "dev");
+	ck_assert_int_eq(tmm_iteration_end(c), 0);
 	ck_assert_int_eq(tmm_stats_get(c, &st), 0);
 	ck_assert_uint_eq(st.device_in_use, 0);
 	ck_assert_uint_eq(st.device_peak, 64 * 1024);

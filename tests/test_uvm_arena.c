@@ -7,10 +7,11 @@
  * and when everything fits its later steps take no fault: their tensors
  * land on pages the previous step populated.  Tensors are whole big pages
  * apart, so a discard of one leaves its neighbour's bytes exact (the
- * simulator poisons the whole pages a discard touches).  A segment the
- * backend refuses (the device_alloc fault site) fails the op that needed
- * it with a message naming the op and the budget, and the context goes
- * on.  The arena alone: segments, page alignment, reuse; and its kept
+ * simulator poisons the whole pages a discard touches).  A read between
+ * steps of pages on the device goes by copy and leaves them there.  A
+ * segment the backend refuses (the device_alloc fault site) fails the op
+ * that needed it with a message naming the op and the budget, and the
+ * context goes on.  The arena alone: segments, page alignment, reuse; and its kept
  * blocks (uvm_keep): an exact size is served first, a larger block is
  * cut to size with its head discarded, the longest kept go first when
  * trimmed, kept blocks never make the arena grow, and a discard the
@@ -207,6 +208,48 @@ START_TEST(an_input_written_each_step_stays_on_the_device)
 			      (unsigned long long)(faults[s] - faults[s - 1]),
 			      (unsigned long long)(migrated[s] -
 						   migrated[s - 1]));
+}
+END_TEST
+
+/*
+ * Between steps, the host reads a tensor whose pages the device holds by
+ * a copy from them: the pages stay, and the next step's kernel takes no
+ * fault.  Within a step the read touches them, as before: they migrate
+ * to the host, and the next step faults them back.  Both reads give the
+ * same bytes.
+ */
+START_TEST(a_read_between_steps_leaves_the_pages_on_the_device)
+{
+	static uint32_t between[ELEMS], within[ELEMS];
+	uint64_t f0, m0, f1, m1, f2, m2;
+	tmm_ctx *ctx;
+	tmm_tensor w;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory="
+					      "backed,mode=uvm,budget=64MiB"),
+			 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_PERSISTENT, "w",
+					   &w), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, w, 0, between, BYTES), 0);
+	input_step(ctx, w, 0, &f0, &m0);
+	input_step(ctx, w, 1, &f0, &m0);
+	ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, between, BYTES), 0);
+	ck_assert(tmm_uvm_known_on_device(ctx, tmm_tensor_find(ctx, w)));
+	ck_assert_uint_eq(stats(ctx).uvm_faults, f0);
+	input_step(ctx, w, 2, &f1, &m1);
+	ck_assert_uint_eq(f1, f0);
+	ck_assert_uint_eq(m1, m0);
+	/* Within a step: a touch, and the pages come back by faults. */
+	ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, between, BYTES), 0);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, within, BYTES), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_mem_eq(between, within, BYTES);
+	ck_assert(!tmm_uvm_known_on_device(ctx, tmm_tensor_find(ctx, w)));
+	input_step(ctx, w, 3, &f2, &m2);
+	ck_assert_uint_gt(f2, f1);
+	ck_assert_uint_ge(m2 - m1, BYTES);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
 
@@ -676,6 +719,7 @@ static Suite *arena_suite(void)
 	tcase_add_test(tc, segments_are_kept_and_blocks_are_whole_pages);
 	tcase_add_test(tc, the_arena_notes_pages_on_the_device);
 	tcase_add_test(tc, an_input_written_each_step_stays_on_the_device);
+	tcase_add_test(tc, a_read_between_steps_leaves_the_pages_on_the_device);
 	tcase_add_test(tc, a_kept_block_goes_to_the_next_tensor_of_its_size);
 	tcase_add_test(tc, a_trim_lets_the_longest_kept_go_first);
 	tcase_add_test(tc, kept_blocks_never_grow_the_arena);

@@ -152,8 +152,10 @@ void tmm_uvm_free_scratch(struct tmm_ctx *ctx, struct tmm_pool_block *block);
  * starts clean); t becomes EMPTY. */
 void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
-/* Host writes and reads of a managed tensor (the host touches its pages,
- * which moves them).  Return 0, -ENODATA (read of EMPTY), -ENOMEM, or a
+/* Host writes and reads of a managed tensor: the host touches its pages,
+ * which moves them, or, where they are known on the device, a copy on the
+ * compute stream writes them, and reads them between steps
+ * (uvm_access.c).  Return 0, -ENODATA (read of EMPTY), -ENOMEM, or a
  * backend error. */
 int tmm_uvm_write(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		  size_t offset, const void *src, size_t bytes);

@@ -112,11 +112,12 @@ static int host_touch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
  * every stream and then migrate the pages to the host, and the next
  * kernel would fault them back (issue #19: a 32 MiB input written every
  * step crossed the link twice by faults); a copy moves only the bytes
- * written and leaves the pages where the kernels want them.  Reads still
- * touch: a read is most often a small result (the loss), and a touch
- * gives the first iteration the residency its peak (budget=N%peak) was
- * measured with (a read by copy kept pages on the device, raised that
- * peak and moved the budgets auto plans for: test_auto_monotone).
+ * written and leaves the pages where the kernels want them.  Reads within
+ * a step still touch: a read is most often a small result (the loss),
+ * and a touch gives the first iteration the residency its peak
+ * (budget=N%peak) was measured with (a read by copy kept pages on the
+ * device, raised that peak and moved the budgets auto plans for:
+ * test_auto_monotone); between steps they go by copy (tmm_uvm_read).
  */
 static bool host_copy_ok(const struct tmm_ctx *ctx,
 			 const struct tmm_tensor_rec *t)
@@ -228,6 +229,24 @@ int tmm_uvm_read(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		/* Away by copy: its bytes are the host buffer's. */
 		memcpy(dst, (char *)t->host + offset, bytes);
 		return 0;
+	}
+	if (!ctx->in_iteration && host_copy_ok(ctx, t)) {
+		/* Between steps (the weights at the end, a checkpoint) a
+		 * read of pages on the device goes by a copy from them, as
+		 * a write does: no migration of the whole range to the
+		 * host for the next step to fault back, and the bytes are
+		 * read where the kernels wrote them, by the engine that
+		 * reads them for every copy out, not by the host's
+		 * migration of pages the way out discarded (the one wrong
+		 * result of docs/gpu-h200.md was such a read).  Within a
+		 * step a read still touches: the first step's residency
+		 * is what budget=N%peak measured. */
+		rc = tmm_tensor_wait_net(ctx, t, TMM_ENGINE_COMPUTE, false);
+		if (rc == 0)
+			rc = ctx->be.ops->copy_sync(&ctx->be, dst,
+						    (char *)t->dev + offset,
+						    bytes, false);
+		return rc < 0 ? tmm_mover_backend_error(ctx, rc) : 0;
 	}
 	rc = host_touch(ctx, t, offset, bytes, false);
 	if (rc < 0)
