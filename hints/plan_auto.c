@@ -521,7 +521,7 @@ static int gather(const struct tmm_planner_input *in,
  * link, on the compute-bound MLP of issue #19 at 40% (h100-sxm5-pcie5-80g,
  * host ahead, simulated), three plans tied at the unconstrained step, and
  * the one with fewer actions, tensile's, ran at 2.06x where stream's ran
- * at 1.46x; priced at the prefetch rates, with the forecast's steady
+ * at 1.48x; priced at the prefetch rates, with the forecast's steady
  * state, stream's wins, as the twin finds.  The planners keep the link:
  * given the prefetch rates, their own plans got slower (auto 2.34x
  * there).  Returns 0 or -ENOMEM.

@@ -383,7 +383,7 @@ END_TEST
  * profile's prefetch to the host, 8.7 GB/s, against 55 by pinned copy),
  * with the forecast's steady state.  Priced by the pinned link, three
  * plans tied at the unconstrained step and auto took tensile's, which ran
- * at 2.06x, where stream's ran at 1.46x.  Now auto is within 3% of the
+ * at 2.06x, where stream's ran at 1.48x.  Now auto is within 3% of the
  * best of the two.
  */
 START_TEST(auto_prices_plans_at_the_prefetch_rates)
@@ -503,8 +503,8 @@ static int note_gathered(void *arg, tmm_ctx *ctx, unsigned n)
 
 /*
  * mode=uvm by prefetch: the plan's prefetches that fire together after an
- * op go to the device in one call (tmm_uvm_batch_flush), and the run
- * still ends with the unconstrained run's bytes.
+ * op for one later op go to the device in one call (tmm_uvm_batch_flush),
+ * and the run still ends with the unconstrained run's bytes.
  */
 START_TEST(uvm_prefetches_fired_together_go_together)
 {

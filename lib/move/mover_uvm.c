@@ -477,7 +477,9 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
  * costs the host an ordering after the other streams (an event recorded
  * and waited for) and a driver call; gathered, the run costs one of each
  * (tmm_backend_prefetch_many: CUDA 13's batched prefetch), and then an
- * event per tensor, which the retirement of swap-ins needs.  A gathered
+ * event per tensor, which the retirement of swap-ins needs.  Each event
+ * follows the whole batch, so the guide gathers only prefetches for one
+ * op, which needs them all.  A gathered
  * tensor is held (its pages count against the budget at once) but stays
  * HOST, off the swapping-in list, until the batch goes: nothing may
  * retire a swap-in whose prefetch is not queued yet.

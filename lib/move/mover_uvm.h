@@ -78,7 +78,8 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
  * (each tensor held, still HOST) and go to the device in one backend call
  * (tmm_backend_prefetch_many) at the next flush or at close; the guide
  * opens it around a run of the plan's actions and flushes before any
- * other action, so that the moves keep the plan's order.  A prefetch
+ * other action, so that the moves keep the plan's order, and before a
+ * prefetch for another op than the batch's (a batch lands as a whole).  A prefetch
  * that comes back by copy flushes first.  Open only in mode=uvm.  flush
  * and close return 0 or the backend's error: the tensors not queued stay
  * HOST, their pages uncounted, and come back on demand.
