@@ -64,16 +64,6 @@ void tmm_guide_replan(struct tmm_ctx *ctx);
  * (of the first trace, under liveness alone); 0 before a first trace. */
 uint64_t tmm_guide_demand(struct tmm_ctx *ctx);
 
-struct tmm_trial_device;
-
-/*
- * Fills *dev, the twin a plan for this context can be tried on, from a
- * context on the sim backend.  Returns 0, or -ENODEV when the context's
- * device is not simulated (no twin can be made).
- */
-int tmm_guide_twin_device(const struct tmm_ctx *ctx,
-			  struct tmm_trial_device *dev);
-
 void tmm_guide_note_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 /*

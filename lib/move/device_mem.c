@@ -12,6 +12,7 @@
 #include "lib/base/managed_page.h"
 #include "lib/mem/pool.h"
 #include "lib/mem/uvm_arena.h"
+#include "lib/record/tracker.h"
 
 int tmm_device_take(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
@@ -190,5 +191,16 @@ void tmm_uvm_discard(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	 * the range is still the tensor's, to be rewritten on use. */
 	if (t->dev && ctx->be.ops->discard(&ctx->be, t->dev, t->bytes) < 0)
 		tmm_log(ctx, TMM_LOG_WARN, "%s", ctx->be.error);
+	tmm_uvm_sync_counters(ctx);
+}
+
+void tmm_uvm_arriving(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
+	tmm_uvm_hold(ctx, t);
+	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
+	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
+	ctx->c.swap_in_count++;
+	ctx->c.swap_in_bytes += t->bytes;
 	tmm_uvm_sync_counters(ctx);
 }

@@ -100,4 +100,11 @@ void tmm_uvm_copied_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 /* Copies the backend's managed-memory counters into ctx->c. */
 void tmm_uvm_sync_counters(struct tmm_ctx *ctx);
 
+/*
+ * t's way back to the device in mode=uvm is queued, by prefetch or by
+ * copy, with the event that ends it in t->copy: SWAPPING_IN until the
+ * mover retires it, its pages held, and counted as a swap-in.
+ */
+void tmm_uvm_arriving(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
 #endif /* TMM_DEVICE_MEM_H */

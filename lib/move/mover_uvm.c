@@ -415,13 +415,7 @@ static int prefetch_queued(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 
 	if (rc < 0)
 		return tmm_mover_backend_error(ctx, rc);
-	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
-	tmm_uvm_hold(ctx, t);
-	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
-	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
-	ctx->c.swap_in_count++;
-	ctx->c.swap_in_bytes += t->bytes;
-	tmm_uvm_sync_counters(ctx);
+	tmm_uvm_arriving(ctx, t);
 	return 0;
 }
 

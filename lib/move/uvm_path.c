@@ -22,7 +22,6 @@
 #include "device_mem.h"
 #include "swap_engine.h"
 #include "lib/mem/uvm_arena.h"
-#include "lib/record/tracker.h"
 
 /* ns per byte of moving at `gbps`; `none` when the rate is unknown. */
 static double per_byte(double gbps, double none)
@@ -82,12 +81,6 @@ int tmm_uvm_copy_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 		return rc;
 	/* Its buffer may stay as its clean copy (clean_copy.h). */
 	tmm_clean_note_swap_in(t);
-	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
-	tmm_uvm_hold(ctx, t);
-	tmm_list_add_tail(&ctx->swapping_in, &t->in_flight);
-	tmm_tracker_event(ctx, TMM_EV_SWAP_IN, t);
-	ctx->c.swap_in_count++;
-	ctx->c.swap_in_bytes += t->bytes;
-	tmm_uvm_sync_counters(ctx);
+	tmm_uvm_arriving(ctx, t);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "lib/core/context.h"
 #include "lib/exec/tensor.h"
 #include "lib/exec/guide.h"
+#include "lib/exec/guide_input.h"
 #include "lib/move/mover.h"
 #include "lib/record/tracker.h"
 #include "trial.h"
