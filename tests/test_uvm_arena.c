@@ -216,7 +216,7 @@ END_TEST
  * a copy from them: the pages stay, and the next step's kernel takes no
  * fault.  Within a step the read touches them, as before: they migrate
  * to the host, and the next step faults them back.  Both reads give the
- * same bytes.
+ * same bytes.  A copy that fails fails the read and loses nothing.
  */
 START_TEST(a_read_between_steps_leaves_the_pages_on_the_device)
 {
@@ -233,6 +233,14 @@ START_TEST(a_read_between_steps_leaves_the_pages_on_the_device)
 	ck_assert_int_eq(tmm_tensor_write(ctx, w, 0, between, BYTES), 0);
 	input_step(ctx, w, 0, &f0, &m0);
 	input_step(ctx, w, 1, &f0, &m0);
+	/* The copy failing (the fault site copy): the read fails naming
+	 * it, and the next one reads the same bytes, the pages still on
+	 * the device. */
+	ck_assert_int_eq(tmm_fault_set("copy@1"), 0);
+	ck_assert_int_lt(tmm_tensor_read(ctx, w, 0, within, BYTES), 0);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_msg(strstr(tmm_last_error(ctx), "copy"), "%s",
+		      tmm_last_error(ctx));
 	ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, between, BYTES), 0);
 	ck_assert(tmm_uvm_known_on_device(ctx, tmm_tensor_find(ctx, w)));
 	ck_assert_uint_eq(stats(ctx).uvm_faults, f0);
