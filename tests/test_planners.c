@@ -459,6 +459,72 @@ START_TEST(a_planner_out_of_memory_frees_only_its_own)
 }
 END_TEST
 
+/* The host allocations policy auto makes for `in`, counted with a fault
+ * armed past them; the plan must come out. */
+static unsigned long auto_allocations(struct tmm_planner_input *in)
+{
+	struct tmm_plan p;
+	char err[256];
+	unsigned long n;
+
+	ck_assert_int_eq(tmm_fault_set("host_alloc@100000000"), 0);
+	ck_assert_int_eq(tmm_planner_make("auto", in, &p, err, sizeof(err)),
+			 0);
+	n = tmm_fault_calls("host_alloc");
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	tmm_plan_free(&p);
+	return n;
+}
+
+/*
+ * Where the moves go at other rates than the link (mode=uvm by
+ * prefetch), auto prices its candidates again after making them
+ * (plan_auto.c, price_at_move_rates): the allocations past those of
+ * the plain run are that pricing's.  Each failing fails the plan with
+ * -ENOMEM and its message, but for the memory curve's scratch, without
+ * which the forecast takes the curve without evictions (pessimistic):
+ * then the plan is whole and valid.
+ */
+START_TEST(auto_out_of_memory_while_pricing_fails_cleanly)
+{
+	struct builder b;
+	struct tmm_planner_input in;
+	unsigned long plain, priced, failed = 0;
+	char err[256], spec[32];
+
+	eight_layers(&b, false);
+	in = input(&b, 300 * 1024, 10);
+	plain = auto_allocations(&in);
+	in.moves_h2d_gbps = 5;
+	in.moves_d2h_gbps = 1;
+	priced = auto_allocations(&in);
+	ck_assert_uint_gt(priced, plain);
+	for (unsigned long k = plain + 1; k <= priced; k++) {
+		struct tmm_plan p;
+		int rc;
+
+		memset(&p, 0xA5, sizeof(p));
+		snprintf(spec, sizeof(spec), "host_alloc@%lu", k);
+		ck_assert_int_eq(tmm_fault_set(spec), 0);
+		rc = tmm_planner_make("auto", &in, &p, err, sizeof(err));
+		ck_assert_int_eq(tmm_fault_set(""), 0);
+		if (rc == 0) {
+			/* tmm_curve's own buffers: without them it gives
+			 * the curve without evictions, pessimistic. */
+			ck_assert_msg(tmm_plan_validate(&p, &b.t, err,
+							sizeof(err)) == 0,
+				      "%s: %s", spec, err);
+			tmm_plan_free(&p);
+			continue;
+		}
+		ck_assert_msg(rc == -ENOMEM, "%s: %d", spec, rc);
+		ck_assert_ptr_nonnull(strstr(err, "out of memory"));
+		failed++;
+	}
+	ck_assert_uint_gt(failed, 0);
+}
+END_TEST
+
 /* The forecast of one swap on a known timeline.  A is written by op 0,
  * untouched by ops 1 and 2, read by op 3; every op takes 1000 ns and a
  * copy of A takes S each way, S = 1500 ns.  Out after op 0 (the copy ends
@@ -863,6 +929,7 @@ int main(void)
 	tcase_add_test(tc, checkpoint_of_a_linear_chain);
 	tcase_add_test(tc, an_engine_busier_than_the_iteration_sets_its_length);
 	tcase_add_test(tc, the_forecast_says_how_early_prefetches_land);
+	tcase_add_test(tc, auto_out_of_memory_while_pricing_fails_cleanly);
 	tcase_add_test(tc, checkpoint_at_articulation_points_of_residual_blocks);
 	tcase_add_test(tc, vdnn_keeps_a_residual_input);
 	tcase_add_test(tc, capuchin_swaps_the_largest_free_time_first);
