@@ -261,6 +261,64 @@ START_TEST(a_read_between_steps_leaves_the_pages_on_the_device)
 }
 END_TEST
 
+/*
+ * A batch of prefetches on the simulator, which has no batch call and
+ * prefetches range by range (tmm_backend_prefetch_many): the second
+ * range failing (fault site copy) fails the batch, and neither tensor is
+ * counted on its way; both keep their bytes, and a batch without the
+ * fault brings them.
+ */
+START_TEST(a_batch_failing_part_way_loses_nothing)
+{
+	static uint32_t in[2][ELEMS], out[ELEMS];
+	struct tmm_tensor_rec *r[2];
+	tmm_tensor t[2];
+	tmm_ctx *ctx;
+	uint64_t held;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory="
+					      "backed,mode=uvm,"
+					      "uvm_swap_path=prefetch,"
+					      "budget=64MiB"), 0);
+	for (int i = 0; i < 2; i++) {
+		for (uint32_t k = 0; k < ELEMS; k++)
+			in[i][k] = (k + 3) * (uint32_t)(i + 11) * 2654435761u;
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_PERSISTENT,
+						   i ? "b" : "a", &t[i]), 0);
+		ck_assert_int_eq(tmm_tensor_write(ctx, t[i], 0, in[i], BYTES),
+				 0);
+		r[i] = tmm_tensor_find(ctx, t[i]);
+		ck_assert_int_eq(tmm_uvm_swap_out(ctx, r[i]), 0);
+		ck_assert_int_eq(r[i]->state, TMM_TS_HOST);
+	}
+	held = ctx->uvm_held;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		tmm_uvm_batch_open(ctx);
+		for (int i = 0; i < 2; i++)
+			ck_assert_int_eq(tmm_uvm_prefetch(ctx, r[i]), 0);
+		ck_assert_int_eq(tmm_fault_set(attempt ? "" : "copy@2"), 0);
+		if (attempt == 0) {
+			ck_assert_int_lt(tmm_uvm_batch_close(ctx), 0);
+			for (int i = 0; i < 2; i++)
+				ck_assert_int_eq(r[i]->state, TMM_TS_HOST);
+			ck_assert_uint_eq(ctx->uvm_held, held);
+		} else {
+			ck_assert_int_eq(tmm_uvm_batch_close(ctx), 0);
+			for (int i = 0; i < 2; i++)
+				ck_assert_int_eq(r[i]->state,
+						 TMM_TS_SWAPPING_IN);
+		}
+		ck_assert_int_eq(tmm_fault_set(""), 0);
+		for (int i = 0; i < 2; i++) {
+			ck_assert_int_eq(tmm_tensor_read(ctx, t[i], 0, out,
+							 BYTES), 0);
+			ck_assert_mem_eq(out, in[i], BYTES);
+		}
+	}
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 /* A fresh page touched by a kernel costs a fault (zero-filled: no copy
  * and no time on the copy engines), a page still populated does not: a
  * tensor destroyed inside an iteration leaves its pages to the next one.
@@ -728,6 +786,7 @@ static Suite *arena_suite(void)
 	tcase_add_test(tc, the_arena_notes_pages_on_the_device);
 	tcase_add_test(tc, an_input_written_each_step_stays_on_the_device);
 	tcase_add_test(tc, a_read_between_steps_leaves_the_pages_on_the_device);
+	tcase_add_test(tc, a_batch_failing_part_way_loses_nothing);
 	tcase_add_test(tc, a_kept_block_goes_to_the_next_tensor_of_its_size);
 	tcase_add_test(tc, a_trim_lets_the_longest_kept_go_first);
 	tcase_add_test(tc, kept_blocks_never_grow_the_arena);
