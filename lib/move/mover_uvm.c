@@ -419,9 +419,55 @@ static int prefetch_queued(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return 0;
 }
 
-static bool gathered(const struct tmm_ctx *ctx,
-		     const struct tmm_tensor_rec *t);
-static int gather(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+/* ---- prefetches gathered ---------------------------------------------- */
+
+/*
+ * The guide fires an op's actions in a run after the op, and a plan
+ * prefetches the tensors of a layer together: one by one, each prefetch
+ * costs the host an ordering after the other streams (an event recorded
+ * and waited for) and a driver call; gathered, the run costs one of each
+ * (tmm_backend_prefetch_many: CUDA 13's batched prefetch), and then an
+ * event per tensor, which the retirement of swap-ins needs.  Each event
+ * follows the whole batch, so the guide gathers only prefetches for one
+ * op, which needs them all.  A gathered tensor is held (its pages count
+ * against the budget at once) but stays HOST, off the swapping-in list,
+ * until the batch goes: nothing may retire a swap-in whose prefetch is
+ * not queued yet.
+ */
+
+/* Whether t's prefetch is gathered and not yet queued. */
+static bool gathered(const struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
+{
+	for (unsigned i = 0; i < ctx->uvm_batch.n; i++)
+		if (ctx->uvm_batch.tensors[i] == t)
+			return true;
+	return false;
+}
+
+/* Adds t to the batch.  -ENOMEM where it cannot grow: t then goes at
+ * once, as without a batch. */
+static int gather(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	struct tmm_uvm_batch *b = &ctx->uvm_batch;
+
+	if (b->n == b->cap) {
+		unsigned cap = b->cap ? 2 * b->cap : 16;
+		void *p = tmm_realloc(b->tensors, cap * sizeof(*b->tensors));
+
+		if (!p)
+			return -ENOMEM;
+		b->tensors = p;
+		p = tmm_realloc(b->ranges, cap * sizeof(*b->ranges));
+		if (!p)
+			return -ENOMEM;
+		b->ranges = p;
+		b->cap = cap;
+	}
+	b->tensors[b->n] = t;
+	b->ranges[b->n++] = (struct tmm_managed_range){ .ptr = t->dev,
+							.bytes = t->bytes };
+	return 0;
+}
 
 int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
@@ -463,58 +509,10 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return prefetch_queued(ctx, t);
 }
 
-/* ---- prefetches gathered ---------------------------------------------- */
-
-/*
- * The guide fires an op's actions in a run after the op, and a plan
- * prefetches the tensors of a layer together: one by one, each prefetch
- * costs the host an ordering after the other streams (an event recorded
- * and waited for) and a driver call; gathered, the run costs one of each
- * (tmm_backend_prefetch_many: CUDA 13's batched prefetch), and then an
- * event per tensor, which the retirement of swap-ins needs.  Each event
- * follows the whole batch, so the guide gathers only prefetches for one
- * op, which needs them all.  A gathered
- * tensor is held (its pages count against the budget at once) but stays
- * HOST, off the swapping-in list, until the batch goes: nothing may
- * retire a swap-in whose prefetch is not queued yet.
- */
+/* The batch opened, flushed and closed (mover_uvm.h). */
 void tmm_uvm_batch_open(struct tmm_ctx *ctx)
 {
 	ctx->uvm_batch.open = ctx->mode == TMM_MODE_UVM;
-}
-
-/* Whether t's prefetch is gathered and not yet queued. */
-static bool gathered(const struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
-{
-	for (unsigned i = 0; i < ctx->uvm_batch.n; i++)
-		if (ctx->uvm_batch.tensors[i] == t)
-			return true;
-	return false;
-}
-
-/* Adds t to the batch.  -ENOMEM where it cannot grow: t then goes at
- * once, as without a batch. */
-static int gather(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
-{
-	struct tmm_uvm_batch *b = &ctx->uvm_batch;
-
-	if (b->n == b->cap) {
-		unsigned cap = b->cap ? 2 * b->cap : 16;
-		void *p = tmm_realloc(b->tensors, cap * sizeof(*b->tensors));
-
-		if (!p)
-			return -ENOMEM;
-		b->tensors = p;
-		p = tmm_realloc(b->ranges, cap * sizeof(*b->ranges));
-		if (!p)
-			return -ENOMEM;
-		b->ranges = p;
-		b->cap = cap;
-	}
-	b->tensors[b->n] = t;
-	b->ranges[b->n++] = (struct tmm_managed_range){ .ptr = t->dev,
-							.bytes = t->bytes };
-	return 0;
 }
 
 int tmm_uvm_batch_flush(struct tmm_ctx *ctx)
