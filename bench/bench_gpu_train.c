@@ -19,18 +19,23 @@
  * each run's lower bound.  Progress goes to stderr, the tables to stdout
  * and, with --append FILE, to the end of FILE as well, so that runs of
  * one shape or one mode each (every run under 10 minutes) make one
- * report.
+ * report.  With --goals it makes only the runs issue #19's goals are
+ * judged by (gpu_train_cells), and ends with a table of those goals, each
+ * beside the figure that meets or misses it (gpu_goals.h): the first call
+ * of a short GPU loan.
  *
  *   bench/bench_gpu_train [--shape compute|transfer|all|WxLxB]
  *       [--modes swap,uvm,uvm-copy,uvm-prefetch,uvm-copy-nokeep]
  *       [--policies all|P,P,...] [--budgets 0.4,0.3]
  *       [--steps N] [--warmup N] [--append FILE] [--commit TEXT]
+ *       [--goals]
  *
  * The commit printed is --commit's, else $TMM_BENCH_COMMIT's (the
  * bundle of scripts/gpu-check --prepare sets it), else "unknown".
  * Exit status: 0 when every run ran and was bit-identical to the
  * unconstrained one (and in mode=swap kept its peak under the budget),
- * 1 otherwise, 2 for a wrong option, 77 when there is no GPU.
+ * 1 otherwise, 2 for a wrong option, 77 when there is no GPU.  A goal
+ * missed is a measurement, not a failure: it changes no exit status.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -43,6 +48,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu_goals.h"
 #include "gpu_train_options.h"
 #include "mlp_gpu_train.h"
 #include "mlp_model.h"
@@ -330,7 +336,9 @@ struct bench {
 	double h2d, d2h;	/* GB/s */
 	char device[512];	/* name, memory, versions */
 	char date[32];
+	time_t started;
 	int failed;		/* runs that failed or differed */
+	struct goal_book goals; /* every budgeted run, for --goals */
 };
 
 static void print_header(const struct bench *b, const struct shape *sh)
@@ -436,6 +444,8 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 	const struct options *o = b->o;
 	struct run *ref = calloc(1, sizeof(*ref)), *r = calloc(1, sizeof(*r));
 	char config[192], budget_text[64], why[300], verdict[128];
+	struct cell cells[MAX_CELLS];
+	unsigned n_cells;
 	double compute_ms;
 	int rc = -1;
 
@@ -464,79 +474,73 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 		b->failed++;
 		goto done;
 	}
-	for (unsigned m = 0; m < o->n_modes; m++) {
-		const struct run_mode *mode = o->modes[m];
-		bool uvm = mode->uvm;
+	n_cells = gpu_train_cells(o, sh, cells);
+	for (unsigned c = 0; c < n_cells; c++) {
+		const struct run_mode *mode = cells[c].mode;
+		const char *policy = cells[c].policy;
+		unsigned long long budget = (unsigned long long)(
+			(double)ref->end.device_peak * cells[c].budget);
+		struct goal_run noted = { sh->name, mode->name, policy,
+					  cells[c].budget, 0, 0, false };
+		bool same;
 
-		for (unsigned f = 0; f < o->n_budgets; f++) {
-			unsigned long long budget = (unsigned long long)(
-				(double)ref->end.device_peak * o->budgets[f]);
+		snprintf(budget_text, sizeof(budget_text), "%.0f%% (%.1f MiB)",
+			 100 * cells[c].budget, budget / MIB);
+		if (mode->uvm) {
+			size_t free_b = 0, total_b = 0;
 
-			snprintf(budget_text, sizeof(budget_text),
-				 "%.0f%% (%.1f MiB)", 100 * o->budgets[f],
-				 budget / MIB);
-			for (unsigned p = 0; p < o->n_policies; p++) {
-				const char *policy = o->policies[p];
-
-				if (uvm) {
-					size_t free_b = 0, total_b = 0;
-
-					if (cuda_failed(cudaMemGetInfo(
-								&free_b,
-								&total_b),
-							"cudaMemGetInfo"))
-						goto done;
-					/* Never more managed memory than the
-					 * card has free. */
-					if (ref->end.device_peak + UVM_MARGIN >
-					    free_b) {
-						snprintf(why, sizeof(why),
-							 "skipped: needs %.0f "
-							 "MiB managed, %.0f "
-							 "MiB free",
-							 (ref->end.device_peak +
-							  UVM_MARGIN) / MIB,
-							 free_b / MIB);
-						print_failed(policy, mode->name,
-							     budget_text, why);
-						continue;
-					}
-				}
-				fprintf(stderr,
-					"bench_gpu_train: %s: %s, %s, %s\n",
-					sh->name, policy, mode->name,
-					budget_text);
-				snprintf(config, sizeof(config),
-					 "backend=cuda,%s,policy=%s,"
-					 "budget=%lluB",
-					 mode->config, policy, budget);
-				memset(r, 0, sizeof(*r));
-				r->steps = o->steps;
-				r->warmup = o->warmup;
-				if (train(sh, config, r)) {
-					snprintf(why, sizeof(why),
-						 "error: %s", r->err);
-					print_failed(policy, mode->name,
-						     budget_text, why);
-					b->failed++;
-					run_free(r);
-					continue;
-				}
-				if (!compare(ref, r, sh, verdict,
-					     sizeof(verdict)))
-					b->failed++;
-				if (!uvm && r->end.device_peak > budget) {
-					snprintf(verdict + strlen(verdict),
-						 sizeof(verdict) -
-							 strlen(verdict),
-						 "; peak above the budget");
-					b->failed++;
-				}
-				print_row(b, policy, mode->name, budget_text,
-					  r, compute_ms, verdict);
-				run_free(r);
+			if (cuda_failed(cudaMemGetInfo(&free_b, &total_b),
+					"cudaMemGetInfo"))
+				goto done;
+			/* Never more managed memory than the card has
+			 * free. */
+			if (ref->end.device_peak + UVM_MARGIN > free_b) {
+				snprintf(why, sizeof(why),
+					 "skipped: needs %.0f MiB managed, "
+					 "%.0f MiB free",
+					 (ref->end.device_peak + UVM_MARGIN) /
+						 MIB,
+					 free_b / MIB);
+				print_failed(policy, mode->name, budget_text,
+					     why);
+				goal_book_add(&b->goals, &noted);
+				continue;
 			}
 		}
+		fprintf(stderr, "bench_gpu_train: %s: %s, %s, %s (%.0f s in)\n",
+			sh->name, policy, mode->name, budget_text,
+			difftime(time(NULL), b->started));
+		snprintf(config, sizeof(config),
+			 "backend=cuda,%s,policy=%s,budget=%lluB",
+			 mode->config, policy, budget);
+		memset(r, 0, sizeof(*r));
+		r->steps = o->steps;
+		r->warmup = o->warmup;
+		if (train(sh, config, r)) {
+			snprintf(why, sizeof(why), "error: %s", r->err);
+			print_failed(policy, mode->name, budget_text, why);
+			goal_book_add(&b->goals, &noted);
+			b->failed++;
+			run_free(r);
+			continue;
+		}
+		same = compare(ref, r, sh, verdict, sizeof(verdict));
+		if (!same)
+			b->failed++;
+		if (!mode->uvm && r->end.device_peak > budget) {
+			snprintf(verdict + strlen(verdict),
+				 sizeof(verdict) - strlen(verdict),
+				 "; peak above the budget");
+			b->failed++;
+			same = false;
+		}
+		print_row(b, policy, mode->name, budget_text, r, compute_ms,
+			  verdict);
+		noted.ms = median_ms(r);
+		noted.x = noted.ms / compute_ms;
+		noted.ok = same;
+		goal_book_add(&b->goals, &noted);
+		run_free(r);
 	}
 	rc = 0;
 done:
@@ -573,8 +577,8 @@ static void describe_device(char *buf, size_t len)
 int main(int argc, char **argv)
 {
 	struct options o;
-	struct bench b = { .o = &o };
 	time_t now = time(NULL);
+	struct bench b = { .o = &o, .started = now };
 	int n = 0, status;
 
 	memset(&o, 0, sizeof(o));
@@ -606,6 +610,9 @@ int main(int argc, char **argv)
 		if (bench_shape(&b, &o.shapes[s]))
 			break;
 	mlp_gpu_blas_close();
+	if (o.goals)
+		goal_book_print(&b.goals, out);
+	goal_book_free(&b.goals);
 	if (b.failed)
 		out("\n%d run(s) failed, differed from the unconstrained run "
 		    "or went above the budget.\n", b.failed);

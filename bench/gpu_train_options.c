@@ -45,7 +45,7 @@ static void usage(FILE *f)
 		"[--modes swap,uvm]\n"
 		"         [--policies all|P,P,...] [--budgets 0.4,0.3] "
 		"[--steps N] [--warmup N]\n"
-		"         [--append FILE] [--commit TEXT]\n"
+		"         [--append FILE] [--commit TEXT] [--goals]\n"
 		"  --shape     compute (width 4096, 12 layers, batch 2048), "
 		"transfer (1024,\n"
 		"              24, 8192), all (both, the default) or "
@@ -67,7 +67,16 @@ static void usage(FILE *f)
 		"(default 2)\n"
 		"  --append    also append the tables to FILE\n"
 		"  --commit    the commit to print (default "
-		"$TMM_BENCH_COMMIT)\n");
+		"$TMM_BENCH_COMMIT)\n"
+		"  --goals     only the runs issue #19's goals are judged by "
+		"(each shape at\n"
+		"              its goal budget: auto, tensile, capuchin, "
+		"tsplit in swap\n"
+		"              and uvm, auto by uvm-copy, none in uvm at "
+		"200%%), then a\n"
+		"              table of the goals, met or not; not with "
+		"--modes,\n"
+		"              --policies or --budgets\n");
 }
 
 static int bad(const char *opt, const char *val)
@@ -127,6 +136,7 @@ int gpu_train_parse_args(struct options *o, int argc, char **argv)
 {
 	static char lists[3][512];
 	char *items[16];
+	const char *cells_chosen = NULL; /* --modes, --policies, --budgets */
 	unsigned n;
 
 	o->shapes[0] = known_shapes[0];
@@ -151,6 +161,13 @@ int gpu_train_parse_args(struct options *o, int argc, char **argv)
 			usage(stdout);
 			return 1;
 		}
+		if (!strcmp(a, "--goals")) {
+			o->goals = true;
+			continue;
+		}
+		if (!strcmp(a, "--modes") || !strcmp(a, "--policies") ||
+		    !strcmp(a, "--budgets"))
+			cells_chosen = a;
 		if (i + 1 >= argc) {
 			fprintf(stderr, "bench_gpu_train: unknown option or "
 				"no value: %s\n", a);
@@ -227,6 +244,11 @@ int gpu_train_parse_args(struct options *o, int argc, char **argv)
 			return 2;
 		}
 	}
+	if (o->goals && cells_chosen) {
+		fprintf(stderr, "bench_gpu_train: --goals picks its own runs: "
+			"leave out %s\n", cells_chosen);
+		return 2;
+	}
 	if (o->warmup >= o->steps) {
 		fprintf(stderr, "bench_gpu_train: --warmup (%u) must be "
 			"below --steps (%u)\n", o->warmup, o->steps);
@@ -237,3 +259,36 @@ int gpu_train_parse_args(struct options *o, int argc, char **argv)
 	return 0;
 }
 
+
+/* The peers of auto in --goals: the policies nearest to it on the H200
+ * (docs/gpu-h200.md: tensile at compute-bound 40% in swap mode, tsplit and
+ * capuchin in mode=uvm). */
+static const char *const goal_peers[] = { "auto", "tensile", "capuchin",
+					  "tsplit" };
+
+unsigned gpu_train_cells(const struct options *o, const struct shape *sh,
+			 struct cell *cells)
+{
+	double budget = strcmp(sh->name, "compute-bound") ? 0.3 : 0.4;
+	unsigned n = 0;
+
+	if (!o->goals) {
+		for (unsigned m = 0; m < o->n_modes; m++)
+			for (unsigned f = 0; f < o->n_budgets; f++)
+				for (unsigned p = 0; p < o->n_policies; p++)
+					cells[n++] = (struct cell){
+						o->modes[m], o->policies[p],
+						o->budgets[f]
+					};
+		return n;
+	}
+	for (unsigned m = 0; m < 2; m++) /* swap, uvm */
+		for (unsigned p = 0; p < sizeof(goal_peers) /
+						 sizeof(goal_peers[0]);
+		     p++)
+			cells[n++] = (struct cell){ &all_modes[m],
+						    goal_peers[p], budget };
+	cells[n++] = (struct cell){ &all_modes[2], "auto", budget };
+	cells[n++] = (struct cell){ &all_modes[1], "none", 2.0 };
+	return n;
+}

@@ -42,7 +42,18 @@ struct options {
 	unsigned steps, warmup;
 	const char *append;
 	const char *commit;
+	bool goals; /* --goals: issue #19's cells, and its goals table */
 };
+
+/* One run of a shape's table: a mode, a policy, a fraction of the peak. */
+struct cell {
+	const struct run_mode *mode;
+	const char *policy;
+	double budget;
+};
+
+/* The most cells of one shape: every mode x policy x budget. */
+#define MAX_CELLS (MAX_MODES * N_POLICIES * 8)
 
 /*
  * Fills o (zeroed by the caller) from argv.  Returns 0, 1 after printing
@@ -50,5 +61,17 @@ struct options {
  * what was wrong with the command line.
  */
 int gpu_train_parse_args(struct options *o, int argc, char **argv);
+
+/*
+ * The runs of shape sh's table, in the order they run, into cells (room
+ * for MAX_CELLS); returns how many.  Every mode x budget x policy chosen,
+ * or with --goals the cells issue #19's goals are judged by
+ * (gpu_goals.h): at the shape's goal budget (40% compute-bound, 30%
+ * otherwise) auto and the peers closest to it on the H200 (tensile,
+ * capuchin, tsplit) in mode=swap and mode=uvm, auto by the copy way
+ * (uvm-copy), and policy none in mode=uvm at 200% (no pressure).
+ */
+unsigned gpu_train_cells(const struct options *o, const struct shape *sh,
+			 struct cell *cells);
 
 #endif /* BENCH_GPU_TRAIN_OPTIONS_H */

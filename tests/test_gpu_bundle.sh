@@ -6,10 +6,11 @@
 # make): at most 32 MiB; the GPU programs in it, stripped programs and not
 # libtool wrappers; `ldd` on each, with the bundle's lib/, finds every
 # library but CUDA's (the GPU machine's, which run searches for); `run`
-# exits 77 where there is no GPU, from any directory, and `run --libs`
-# finds every library here.  Skips (77) where the build has no cuda
-# backend or no GPU example (no cuBLAS or nvcc).  Ends with a Check-style
-# summary line for scripts/test.
+# (and its --bench and --goals) exits 77 where there is no GPU, from any
+# directory, writing no report; `run --goals` takes no arguments; `run
+# --libs` finds every library here.  Skips (77) where the build has no
+# cuda backend or no GPU example (no cuBLAS or nvcc).  Ends with a
+# Check-style summary line for scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
 src=$(cd "${srcdir:-.}" && pwd)
 build=$(cd "${top_builddir:-.}" && pwd)
@@ -34,7 +35,7 @@ echo "bundle: $size bytes"
 [ "$size" -le $((limit << 20)) ] ||
 	fail "the bundle is $size bytes, over $limit MiB"
 for f in run COMMIT bin/mlp_gpu bin/bench_cuda_copy bin/bench_gpu_train \
-	 bin/test_cuda_backend bin/test_cuda_timing \
+	 bin/test_cuda_backend bin/test_cuda_timing bin/test_cuda_copy_way \
 	 lib/fallback; do
 	checks=$((checks + 1))
 	[ -e "$bundle/$f" ] || fail "no $f in the bundle"
@@ -79,9 +80,19 @@ else
 	rc=$?
 	[ "$rc" -eq 77 ] || fail "run --bench exited with $rc, not 77"
 	checks=$((checks + 1))
+	(cd "$tmp/elsewhere" && "$bundle/run" --goals >/dev/null 2>&1)
+	rc=$?
+	[ "$rc" -eq 77 ] || fail "run --goals exited with $rc, not 77"
+	checks=$((checks + 1))
 	[ ! -e "$tmp/elsewhere/gpu-bench-report.md" ] ||
-		fail "run --bench wrote a report with no GPU"
+		fail "run --bench or --goals wrote a report with no GPU"
 fi
+# --goals picks its runs itself: arguments are refused before anything
+# runs, GPU or not.
+checks=$((checks + 1))
+(cd "$tmp/elsewhere" && "$bundle/run" --goals --steps 4 >/dev/null 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] || fail "run --goals --steps 4 exited with $rc, not 2"
 checks=$((checks + 1))
 out=$(cd "$tmp/elsewhere" && "$bundle/run" --libs 2>&1)
 rc=$?

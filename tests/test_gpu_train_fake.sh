@@ -111,10 +111,59 @@ for mode in uvm-copy uvm-prefetch uvm-copy-nokeep swap-keep uvm-keep; do
 	done
 done
 
-# A wrong option is refused with status 2.
+# --goals: issue #19's runs only (at 30%, the goal budget of a shape
+# other than compute-bound), every one bit-identical, then the goals
+# table judged from them: auto against its peers in each mode, uvm over
+# swap, uvm with no pressure, and bit-identity over the 10 runs.
+CUDAFAKE_RACES=abort TENSORMM_LOG=error \
+	"$prog" --shape 64x4x1024 --steps 4 --warmup 2 --goals \
+	>"$tmp/goals" 2>"$tmp/err"
+rc=$?
+checks=$((checks + 1))
+[ "$rc" -eq 0 ] || { fail "goals: exit status $rc"; cat "$tmp/err" >&2; }
+for cell in "auto | swap | 30%" "tensile | swap | 30%" \
+	    "capuchin | swap | 30%" "tsplit | swap | 30%" \
+	    "auto | uvm | 30%" "tensile | uvm | 30%" "capuchin | uvm | 30%" \
+	    "tsplit | uvm | 30%" "auto | uvm-copy | 30%" \
+	    "none | uvm | 200%"; do
+	checks=$((checks + 1))
+	[ "$(grep -c "^| $cell (.*| yes |\$" "$tmp/goals")" -eq 1 ] ||
+		fail "--goals: no single bit-identical row for $cell"
+done
+checks=$((checks + 1))
+rows=$(grep -c '^| [a-z-]* | \(swap\|uvm\|uvm-copy\) | [0-9]*% (' "$tmp/goals")
+[ "$rows" -eq 10 ] || fail "--goals made $rows budgeted runs, not 10"
+checks=$((checks + 1))
+grep -q "^### Issue #19's goals, from the runs above\$" "$tmp/goals" ||
+	fail "--goals printed no goals table"
+for goal in "custom 30%: uvm+auto over swap+auto" \
+	    "custom 30%, swap: auto against the best of tensile, capuchin, tsplit" \
+	    "custom 30%, uvm: auto against the best of tensile, capuchin, tsplit" \
+	    "custom, uvm with no pressure (none, 200%)"; do
+	checks=$((checks + 1))
+	grep "^| $goal | " "$tmp/goals" |
+		grep -q '| \(yes\|\*\*no\*\*\) |$' ||
+		fail "--goals: no judged row for \"$goal\""
+done
+checks=$((checks + 1))
+grep -q '^| every run bit-identical to the unconstrained one | 10 of 10 | all | yes |$' \
+	"$tmp/goals" || fail "--goals: bit-identity not 10 of 10"
+checks=$((checks + 1))
+grep -q '^[0-9][0-9]* goal(s) missed or not measured[.]$' "$tmp/goals" ||
+	fail "--goals: no count of the goals missed"
+
+# A wrong option is refused with status 2, as is --goals with runs
+# chosen by hand.
 checks=$((checks + 1))
 "$prog" --modes swap,gpu >/dev/null 2>&1
 rc=$?
 [ "$rc" -eq 2 ] || fail "--modes swap,gpu exited with $rc, not 2"
+checks=$((checks + 1))
+"$prog" --goals --budgets 0.4 >/dev/null 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "--goals --budgets exited with $rc, not 2"
+checks=$((checks + 1))
+grep -q 'leave out --budgets' "$tmp/err" ||
+	fail "--goals --budgets did not say which option to leave out"
 
 summary
