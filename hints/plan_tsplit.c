@@ -30,9 +30,10 @@
  *   copied.  Only the op's first tensor and first sliced output trade
  *   (tmm_split_pair); ops that hold weights or several big inputs save
  *   on those two.  The output needs the room of one part right below the
- *   input: where the free space there is smaller, the runtime cuts the
- *   op into more parts until one part's rows fit (up to
- *   TMM_SPLIT_MAX_PARTS), rather than falling back to a whole output.
+ *   input: where the free space there is smaller and the budget has no
+ *   room for the whole output, the runtime cuts the op into more parts
+ *   until one part's rows fit (up to TMM_SPLIT_MAX_PARTS); where it has
+ *   room, the output is whole (tmm_split_place_output).
  * - Split dimension: the sample (row) dimension only, the outermost of
  *   the op's sliced tensors; the paper's parameter split has no
  *   counterpart in our op descriptors.

@@ -67,8 +67,17 @@ START_TEST(test_limit_bounds_in_use_until_raised)
 	tmm_pool_get_stats(pool, &st);
 	ck_assert_uint_eq(st.limit, 16 * 1024); /* rounded down */
 	ck_assert_int_eq(tmm_pool_alloc(pool, 256, &b), -ENOMEM);
+	/* tmm_pool_fits says what tmm_pool_alloc would: no, past the
+	 * limit, though the arena has a hole. */
+	ck_assert_int_eq(tmm_pool_fits(pool, 256), 0);
 	/* Freeing goes under it; then only what is left of it fits. */
 	tmm_pool_free(pool, a);
+	ck_assert_int_eq(tmm_pool_fits(pool, 16 * 1024), 1);
+	ck_assert_int_eq(tmm_pool_fits(pool, 16 * 1024 + 1), 0);
+	ck_assert_int_eq(tmm_pool_alloc(pool, 8 * 1024, &b), 0);
+	ck_assert_int_eq(tmm_pool_fits(pool, 8 * 1024), 1);
+	ck_assert_int_eq(tmm_pool_fits(pool, 8 * 1024 + 1), 0);
+	tmm_pool_free(pool, b);
 	ck_assert_int_eq(tmm_pool_alloc(pool, 16 * 1024, &b), 0);
 	ck_assert_int_eq(tmm_pool_alloc(pool, 256, &c), -ENOMEM);
 	/* Raised past the arena: capped at the capacity. */

@@ -10,7 +10,7 @@
  * part when there is room below the input, unchanged (and counted) when
  * there is not, and the bytes of every iteration are the unsplit one's;
  * where the room below holds the lead of more parts than the plan's
- * only, the op runs as that many.
+ * only, the op runs as that many, unless the whole output has room.
  * A swapped input is on the host, whole and exact, once the op is over,
  * and each of its slices' copies was waited for when its rows were
  * needed.
@@ -29,6 +29,7 @@
 #include "lib/exec/guide.h"
 #include "lib/io/plan.h"
 #include "lib/mem/pool.h"
+#include "lib/move/mover.h"
 #include "lib/base/sim_profile.h"
 #include "split_fixture.h"
 #include "toy_ops.h"
@@ -76,6 +77,12 @@ static int rows_slice_noting_peak(void *const *in, void *const *out,
 /* pad's bytes: as x's, unless a test makes the room below x smaller. */
 static uint64_t pad_bytes = BYTES;
 
+/* Nonzero: while rows runs split (once the plan is in), the limit leaves
+ * only this much room above what the pool holds (a share's limit moving,
+ * tmm_mover_set_limit). */
+static uint64_t rows_room;
+static bool plan_in;
+
 /*
  * pad = fill(w); x = fill(w); y = rows(x); u = mix(y, x).  With
  * `room_below`, pad is gone before rows runs, so the pool has room just
@@ -103,8 +110,16 @@ static void reuse_iteration(tmm_ctx *ctx, tmm_tensor w, bool room_below,
 		struct tmm_sim_counters before, after;
 
 		sim_counters(ctx, &before);
+		if (rows_room && plan_in)
+			ck_assert_int_eq(tmm_mover_set_limit(
+						 ctx, tmm_pool_in_use(ctx->pool) +
+							      rows_room),
+					 0);
 		split_run_op(ctx, "rows", rows_noting_peak,
 			     rows_slice_noting_peak, &t[0], 1, t[1], NULL);
+		if (rows_room && plan_in)
+			ck_assert_int_eq(tmm_mover_set_limit(ctx, ctx->budget),
+					 0);
 		sim_counters(ctx, &after);
 		rows_stall_ns = after.stall_ns - before.stall_ns;
 		rows_copies_d2h = after.copies_d2h - before.copies_d2h;
@@ -183,6 +198,7 @@ static uint64_t reuse_run(uint32_t parts, bool room_below,
 	tmm_ctx *ctx = split_ctx(SWAP);
 	tmm_tensor w = toy_weight(ctx, 9);
 
+	plan_in = false;
 	peak_ctx = ctx;
 	sim_prof = tmm_sim_profile_find(ctx->cfg.sim_profile);
 	for (int it = 0; it < RUNS; it++) {
@@ -190,6 +206,7 @@ static uint64_t reuse_run(uint32_t parts, bool room_below,
 		if (it == 0) {
 			*whole_peak = peak_in_use;
 			install_plan(ctx, parts, how);
+			plan_in = true;
 		} else {
 			ck_assert_msg(!memcmp(got[it], got[0], sizeof(got[0])),
 				      "%u parts: iteration %d differs from "
@@ -246,10 +263,33 @@ START_TEST(split_without_room_below_falls_back)
 END_TEST
 
 /* The room below the input holds an eighth of it: not the lead of the
- * plan's 2 parts (half the output), but that of 8.  The op runs as 8
+ * plan's 2 parts (half the output), but that of 8; and the limit leaves
+ * a quarter of it free, no room for the whole output.  The op runs as 8
  * micro-ops, the output grows into the input's rows all the same, and the
- * device holds the input and an eighth of the output; same bytes. */
+ * device holds the input and an eighth of the output; same bytes.  (The
+ * limit is x's in the iterations that split only: the first runs rows
+ * whole.) */
 START_TEST(small_room_below_takes_more_parts)
+{
+	uint64_t whole, split;
+	struct tmm_stats st;
+
+	pad_bytes = BYTES / 8;
+	rows_room = BYTES / 4;
+	split = reuse_run(2, true, DROP_X, &whole, &st);
+	pad_bytes = BYTES;
+	rows_room = 0;
+	ck_assert_uint_eq(st.split_fallbacks, 0);
+	ck_assert_uint_eq(st.micro_ops, 8 * (RUNS - 1));
+	ck_assert_uint_eq(whole - split, BYTES - BYTES / 8);
+}
+END_TEST
+
+/* The same small room below the input, with room for the whole output
+ * under the limit: more micro-ops would only cost launches, so the
+ * output is allocated whole, as the first iteration's, the op runs as
+ * the plan's 2 micro-ops, and the fallback is counted; same bytes. */
+START_TEST(small_room_below_with_room_elsewhere_falls_back)
 {
 	uint64_t whole, split;
 	struct tmm_stats st;
@@ -257,9 +297,9 @@ START_TEST(small_room_below_takes_more_parts)
 	pad_bytes = BYTES / 8;
 	split = reuse_run(2, true, DROP_X, &whole, &st);
 	pad_bytes = BYTES;
-	ck_assert_uint_eq(st.split_fallbacks, 0);
-	ck_assert_uint_eq(st.micro_ops, 8 * (RUNS - 1));
-	ck_assert_uint_eq(whole - split, BYTES - BYTES / 8);
+	ck_assert_uint_eq(st.split_fallbacks, RUNS - 1);
+	ck_assert_uint_eq(st.micro_ops, 2 * (RUNS - 1));
+	ck_assert_uint_eq(split, whole);
 }
 END_TEST
 
@@ -447,6 +487,7 @@ int main(void)
 			    SPLIT_PART_COUNTS);
 	tcase_add_test(reuse, split_without_room_below_falls_back);
 	tcase_add_test(reuse, small_room_below_takes_more_parts);
+	tcase_add_test(reuse, small_room_below_with_room_elsewhere_falls_back);
 	tcase_add_test(reuse, drop_without_split_is_whole);
 	tcase_add_loop_test(reuse, split_swaps_the_input_out_row_by_row, 0,
 			    SPLIT_PART_COUNTS);

@@ -190,6 +190,7 @@ void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 	uint32_t planned = *parts;
 	struct tmm_tensor_rec *in = recs[0], *out = NULL;
 	unsigned n = op->n_inputs + op->n_outputs;
+	bool whole_fits;
 	uint64_t offset;
 
 	memset(r, 0, sizeof(*r));
@@ -218,13 +219,18 @@ void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 	offset = in->block->offset;
 	/* The free space right below the input may hold the lead of more
 	 * parts than the plan asked for, not of as many: the smaller
-	 * micro-ops cost launches, a fallback costs the whole output. */
+	 * micro-ops cost launches, a fallback costs the whole output.
+	 * Where the pool has room for it now, the whole output costs
+	 * nothing more, and more parts would cost launches (with the host
+	 * ahead of its device the space below is often a bias's few KiB:
+	 * 2048 parts, before). */
+	whole_fits = tmm_pool_fits(ctx->pool, out->bytes);
 	for (;;) {
 		r->lead = output_lead(r, op->slice_extent, *parts);
 		if (offset >= r->lead &&
 		    tmm_mover_place_at(ctx, out, offset - r->lead, r->lead) == 0)
 			break;
-		if (*parts >= TMM_SPLIT_MAX_PARTS ||
+		if (whole_fits || *parts >= TMM_SPLIT_MAX_PARTS ||
 		    2 * (uint64_t)*parts > op->slice_extent ||
 		    r->lead <= TMM_POOL_ALIGN) {
 			r->lead = 0;

@@ -120,11 +120,13 @@ struct tmm_split_reuse {
  * recomputable, a swapped one with its host buffer taken), placing the
  * first sliced output below the input; otherwise leaves r->in NULL,
  * counting a fallback when only the place was missing.  Where the free
- * space right below the input is smaller than the lead of *parts parts,
- * *parts is doubled (up to TMM_SPLIT_MAX_PARTS and the op's rows) until
- * the lead fits: the op then runs as that many micro-ops (TSPLIT's
- * micro-tensors each take their own memory, §IV-B; ours share the
- * input's block, so the rows ahead are what must find room).
+ * space right below the input is smaller than the lead of *parts parts
+ * and the pool has no room for the whole output, *parts is doubled (up
+ * to TMM_SPLIT_MAX_PARTS and the op's rows) until the lead fits: the op
+ * then runs as that many micro-ops (TSPLIT's micro-tensors each take
+ * their own memory, §IV-B; ours share the input's block, so the rows
+ * ahead are what must find room).  Where the whole output has room, it
+ * falls back instead: more micro-ops would only cost launches.
  */
 void tmm_split_place_output(struct tmm_ctx *ctx, const tmm_op *op,
 			    struct tmm_tensor_rec *const *recs,

@@ -663,6 +663,11 @@ int tmm_pool_fits(const struct tmm_pool *pool, uint64_t bytes)
 
 	if (!pool || bytes == 0 || bytes > pool->capacity)
 		return 0;
+	/* Past the limit, as tmm_pool_alloc sees it. */
+	if (round_up_to_align(bytes) >
+	    pool->limit - (pool->in_use < pool->limit ? pool->in_use
+						      : pool->limit))
+		return 0;
 	largest = tmm_pool_find_largest(pool);
 	return largest && largest->pub.size >= round_up_to_align(bytes);
 }

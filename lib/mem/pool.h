@@ -166,7 +166,9 @@ void tmm_pool_walk(const struct tmm_pool *pool,
 int tmm_pool_owns(const struct tmm_pool *pool,
 		  const struct tmm_pool_block *block);
 
-/* Would an allocation of `bytes` succeed now? */
+/* Would an allocation of `bytes` succeed now: a hole that holds it, and
+ * room under the limit?  (pool=chunks: a chunk that fails to map is not
+ * foreseen.) */
 int tmm_pool_fits(const struct tmm_pool *pool, uint64_t bytes);
 
 void tmm_pool_get_stats(const struct tmm_pool *pool,
