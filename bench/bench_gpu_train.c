@@ -611,7 +611,8 @@ int main(int argc, char **argv)
 			break;
 	mlp_gpu_blas_close();
 	if (o.goals)
-		goal_book_print(&b.goals, out);
+		goal_book_print(&b.goals,
+				"Issue #19's goals, from the runs above", out);
 	goal_book_free(&b.goals);
 	if (b.failed)
 		out("\n%d run(s) failed, differed from the unconstrained run "

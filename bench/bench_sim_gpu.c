@@ -21,16 +21,21 @@
  *   bench/bench_sim_gpu [--profile P] [--shape compute|transfer|all]
  *                       [--modes swap,uvm] [--budgets 0.4,0.3]
  *
+ * It ends with issue #19's goals judged from these runs, in lockstep and
+ * ahead, in the table bench_gpu_train --goals prints for a real GPU
+ * (gpu_goals.h; the bytes are phantom, so no bit-identity goal).
  * Every time but the wall time at the end is simulated.  Six steps a run;
  * the last is the figure, as in the GPU runs.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "drive.h"
+#include "gpu_goals.h"
 #include "lib/base/sim_profile.h"
 #include "tensormm.h"
 #include "zoo.h"
@@ -47,12 +52,26 @@ static const char *const policies[] = {
 struct shape {
 	const char *name, *model;
 	unsigned batch;
+	const char *goal_name; /* bench_gpu_train's, for its goals */
 };
 
 static const struct shape shapes[] = {
-	{ "compute", "mlp_compute", 2048 },
-	{ "transfer", "mlp_transfer", 8192 },
+	{ "compute", "mlp_compute", 2048, "compute-bound" },
+	{ "transfer", "mlp_transfer", 8192, "transfer-bound" },
 };
+
+/* Every run, in lockstep [0] and ahead [1], for #19's goals. */
+static struct goal_book goals[2] = { { .no_bytes = true },
+				     { .no_bytes = true } };
+
+static void goal_out(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
 
 /* The H200's swap-mode ratios after 45de6ad (docs/gpu-h200.md, "Swap
  * mode", the "after" columns), by shape, budget and policy; 0: none. */
@@ -225,6 +244,18 @@ static void table(const struct tmm_sim_profile *p, const struct shape *sh,
 					 ahead ? ",sim_host=ahead" : "");
 				ok = drive_one(sh, config, &r[ahead]);
 			}
+			for (int ahead = 0; ahead < 2; ahead++) {
+				struct goal_run g = { sh->goal_name, mode,
+						      policies[i], budgets[b],
+						      0, 0, ok };
+
+				if (ok) {
+					g.ms = r[ahead].ns / 1e6;
+					g.x = (double)r[ahead].ns /
+					      (double)free_run[ahead].ns;
+				}
+				goal_book_add(&goals[ahead], &g);
+			}
 			if (!ok) {
 				printf("| %s | %.0f%% | failed | | | | | | | |\n",
 				       policies[i], 100 * budgets[b]);
@@ -335,6 +366,15 @@ int main(int argc, char **argv)
 		if (strstr(modes, "uvm"))
 			table(p, &shapes[s], "uvm", budgets, nb);
 	}
+	goal_book_print(&goals[0],
+			"Issue #19's goals on the simulator, host in lockstep",
+			goal_out);
+	goal_book_print(&goals[1],
+			"Issue #19's goals on the simulator, host ahead (as "
+			"a GPU's)",
+			goal_out);
+	goal_book_free(&goals[0]);
+	goal_book_free(&goals[1]);
 	printf("\nWall time: %.1f s (host).\n", bench_now_s() - t0);
 	return 0;
 }

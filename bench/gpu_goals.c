@@ -181,15 +181,19 @@ static void judge_uvm_against_swap(const struct goal_book *b,
 	}
 }
 
+/* Peers named one by one up to this many; more are counted. */
+#define PEERS_NAMED 4
+
 static void judge_auto_against_peers(const struct goal_book *b,
 				     struct judge *j)
 {
-	char goal[128], measured[512], limit[32], peers[256];
+	char goal[256], measured[512], limit[32], peers[256];
 
 	snprintf(limit, sizeof(limit), "≤ +%.0f%%",
 		 100 * (AUTO_OVER_BEST - 1));
 	for (unsigned k = 0; k < b->n; k++) {
 		const struct goal_run *a = &b->runs[k], *best = NULL;
+		unsigned n_peers = 0;
 		size_t used = 0;
 
 		if (strcmp(a->policy, "auto") || seen_before(b, k, true))
@@ -204,7 +208,7 @@ static void judge_auto_against_peers(const struct goal_book *b,
 			    !same_budget(q->budget, a->budget) ||
 			    !strcmp(q->policy, "auto") || !q->ok)
 				continue;
-			if (used < sizeof(peers))
+			if (n_peers++ < PEERS_NAMED && used < sizeof(peers))
 				used += (size_t)snprintf(
 					peers + used, sizeof(peers) - used,
 					"%s%s", used ? ", " : "", q->policy);
@@ -213,6 +217,9 @@ static void judge_auto_against_peers(const struct goal_book *b,
 		}
 		if (!best)
 			continue; /* no peer ran: nothing to judge by */
+		if (n_peers > PEERS_NAMED)
+			snprintf(peers, sizeof(peers), "the %u other policies",
+				 n_peers);
 		snprintf(goal, sizeof(goal),
 			 "%s %.0f%%, %s: auto against the best of %s",
 			 a->shape, 100 * a->budget, a->mode, peers);
@@ -252,17 +259,18 @@ static void judge_no_pressure(const struct goal_book *b, struct judge *j)
 	}
 }
 
-unsigned goal_book_print(const struct goal_book *b,
+unsigned goal_book_print(const struct goal_book *b, const char *title,
 			 void (*out)(const char *fmt, ...))
 {
 	struct judge j = { .out = out };
 	char measured[128];
 	unsigned same = 0;
 
-	out("\n### Issue #19's goals, from the runs above\n\n");
+	out("\n### %s\n\n", title);
 	out("Each goal beside the figure of this invocation's runs that "
 	    "judges it; *x* over the unconstrained step of the same shape. "
-	    "A run that failed or was not bit-identical gives no figure.\n\n");
+	    "A run that failed%s gives no figure.\n\n",
+	    b->no_bytes ? "" : " or was not bit-identical");
 	out("| goal | measured | limit | met |\n|---|---:|---:|---|\n");
 	judge_cells(b, &j);
 	judge_uvm_against_swap(b, &j);
@@ -272,8 +280,11 @@ unsigned goal_book_print(const struct goal_book *b,
 		same += b->runs[k].ok;
 	snprintf(measured, sizeof(measured), "%u of %u%s", same,
 		 b->n + b->lost, b->lost ? " (some not noted: no memory)" : "");
-	row(&j, "every run bit-identical to the unconstrained one", measured,
-	    "all", same == b->n && !b->lost && b->n);
+	if (!b->no_bytes)
+		row(&j, "every run bit-identical to the unconstrained one",
+		    measured, "all", same == b->n && !b->lost && b->n);
+	else if (b->lost)
+		row(&j, "every run noted", measured, "all", 0);
 	out("\n%u goal(s) missed or not measured.\n", j.missed);
 	return j.missed;
 }

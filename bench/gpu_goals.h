@@ -41,7 +41,10 @@ struct goal_run {
 struct goal_book {
 	struct goal_run *runs;
 	unsigned n, cap;
-	unsigned lost; /* runs goal_book_add had no memory for */
+	unsigned lost;	 /* runs goal_book_add had no memory for */
+	bool no_bytes;	 /* the runs' bytes were not compared (the
+			  * simulator's phantom memory): no bit-identity
+			  * goal, and `ok` means only that a run ran */
 };
 
 /* Notes one run; the strings must outlive the book.  0, or -ENOMEM (the
@@ -50,9 +53,10 @@ int goal_book_add(struct goal_book *b, const struct goal_run *r);
 
 void goal_book_free(struct goal_book *b);
 
-/* Prints the goals table through `out` (printf-like); returns how many
- * goals were judged and missed (not run and failed included). */
-unsigned goal_book_print(const struct goal_book *b,
+/* Prints the goals table, under a heading of `title`, through `out`
+ * (printf-like); returns how many goals were judged and missed (not run
+ * and failed included). */
+unsigned goal_book_print(const struct goal_book *b, const char *title,
 			 void (*out)(const char *fmt, ...));
 
 #endif /* BENCH_GPU_GOALS_H */

@@ -46,7 +46,7 @@ static unsigned print(const struct goal_book *b)
 {
 	used = 0;
 	printed[0] = 0;
-	return goal_book_print(b, capture);
+	return goal_book_print(b, "Goals", capture);
 }
 
 /* The table's row of `goal`, or NULL. */
@@ -145,7 +145,8 @@ END_TEST
 /*
  * Auto against the best peer of its own shape, mode and budget: 2.9%
  * behind tensile meets, 3.4% behind misses; a faster peer in another
- * mode, at another budget, or that was not bit-identical does not count.
+ * mode, at another budget, or that was not bit-identical does not count;
+ * more than four peers are counted rather than named.
  */
 START_TEST(auto_is_judged_against_its_own_cells_peers)
 {
@@ -168,6 +169,19 @@ START_TEST(auto_is_judged_against_its_own_cells_peers)
 	ck_assert(row_says("custom 30%, uvm: auto against the best of "
 			   "capuchin",
 			   "**no**"));
+	/* Five peers are counted, not named. */
+	add(&b, "transfer-bound", "swap", "auto", 0.4, 40.0, 40, true);
+	add(&b, "transfer-bound", "swap", "none", 0.4, 41.0, 40, true);
+	add(&b, "transfer-bound", "swap", "passive", 0.4, 90.0, 40, true);
+	add(&b, "transfer-bound", "swap", "tensile", 0.4, 40.0, 40, true);
+	add(&b, "transfer-bound", "swap", "tsplit", 0.4, 39.9, 40, true);
+	add(&b, "transfer-bound", "swap", "stream", 0.4, 45.0, 40, true);
+	print(&b);
+	ck_assert_msg(row_says("transfer-bound 40%, swap: auto against the "
+			       "best of the 5 other policies",
+			       "yes"),
+		      "%s", printed);
+	ck_assert(strstr(printed, "+0.3% (40.0 ms; tsplit 39.9 ms)"));
 	/* No auto at compute-bound 30%: no row for it. */
 	ck_assert_ptr_null(strstr(printed, "| compute-bound 30%"));
 	/* The named cell without uvm+auto says so. */
@@ -204,6 +218,24 @@ START_TEST(no_pressure_is_uvm_none_above_the_peak)
 }
 END_TEST
 
+/* Runs whose bytes were not compared (the simulator's phantom memory):
+ * no bit-identity goal; a run that failed still gives no figure. */
+START_TEST(runs_without_bytes_have_no_identity_goal)
+{
+	struct goal_book b = { .no_bytes = true };
+
+	add(&b, "compute-bound", "swap", "auto", 0.4, 50.0, 50, true);
+	add(&b, "compute-bound", "uvm", "auto", 0.4, 0, 50, false);
+	ck_assert_uint_eq(print(&b), 2);
+	ck_assert_ptr_null(strstr(printed, "bit-identical"));
+	ck_assert(row_says("compute-bound 40%: swap+auto", "yes"));
+	ck_assert(row_says("compute-bound 40%: uvm+auto", "—"));
+	ck_assert(row_says("compute-bound 40%: uvm+auto over swap+auto",
+			   "—"));
+	goal_book_free(&b);
+}
+END_TEST
+
 /* No run at all: only the bit-identity goal, missed (nothing ran). */
 START_TEST(an_empty_book_measures_nothing)
 {
@@ -227,6 +259,7 @@ int main(void)
 	tcase_add_test(tc, uvm_over_swap_and_a_failed_run);
 	tcase_add_test(tc, auto_is_judged_against_its_own_cells_peers);
 	tcase_add_test(tc, no_pressure_is_uvm_none_above_the_peak);
+	tcase_add_test(tc, runs_without_bytes_have_no_identity_goal);
 	tcase_add_test(tc, an_empty_book_measures_nothing);
 	suite_add_tcase(s, tc);
 	return check_run_all(srunner_create(s));
