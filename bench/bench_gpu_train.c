@@ -22,13 +22,16 @@
  * report.  With --goals it makes only the runs issue #19's goals are
  * judged by (gpu_train_cells), and ends with a table of those goals, each
  * beside the figure that meets or misses it (gpu_goals.h): the first call
- * of a short GPU loan.
+ * of a short GPU loan.  With --deadline S no run starts S seconds after
+ * the program did: the rows not made say so, and the tables and the goals
+ * are printed all the same, so that a time limit around the program (a
+ * loan's) loses none of what ran.
  *
  *   bench/bench_gpu_train [--shape compute|transfer|all|WxLxB]
  *       [--modes swap,uvm,uvm-copy,uvm-prefetch,uvm-copy-nokeep]
  *       [--policies all|P,P,...] [--budgets 0.4,0.3]
  *       [--steps N] [--warmup N] [--append FILE] [--commit TEXT]
- *       [--goals]
+ *       [--goals] [--deadline S]
  *
  * The commit printed is --commit's, else $TMM_BENCH_COMMIT's (the
  * bundle of scripts/gpu-check --prepare sets it), else "unknown".
@@ -338,6 +341,7 @@ struct bench {
 	char date[32];
 	time_t started;
 	int failed;		/* runs that failed or differed */
+	int not_run;		/* runs not started: past --deadline */
 	struct goal_book goals; /* every budgeted run, for --goals */
 };
 
@@ -438,6 +442,13 @@ static void print_failed(const char *policy, const char *mode,
 	    policy, mode, budget, why);
 }
 
+/* Whether --deadline has passed: no run starts then. */
+static bool past_deadline(const struct bench *b)
+{
+	return b->o->has_deadline &&
+	       difftime(time(NULL), b->started) >= (double)b->o->deadline_s;
+}
+
 /* Runs one shape's table; 0, or -1 when it could not go on. */
 static int bench_shape(struct bench *b, const struct shape *sh)
 {
@@ -453,7 +464,15 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 		fprintf(stderr, "bench_gpu_train: out of memory\n");
 		goto done;
 	}
+	goal_book_expect(&b->goals, sh->name);
 	print_header(b, sh);
+	if (past_deadline(b)) {
+		print_failed("unconstrained", "swap", "90%",
+			     "not run: past --deadline");
+		b->not_run++;
+		rc = 0;
+		goto done;
+	}
 	fprintf(stderr, "bench_gpu_train: %s: unconstrained run\n", sh->name);
 	ref->steps = o->steps;
 	ref->warmup = o->warmup;
@@ -486,6 +505,12 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 
 		snprintf(budget_text, sizeof(budget_text), "%.0f%% (%.1f MiB)",
 			 100 * cells[c].budget, budget / MIB);
+		if (past_deadline(b)) {
+			print_failed(policy, mode->name, budget_text,
+				     "not run: past --deadline");
+			b->not_run++;
+			continue;
+		}
 		if (mode->uvm) {
 			size_t free_b = 0, total_b = 0;
 
@@ -614,6 +639,9 @@ int main(int argc, char **argv)
 		goal_book_print(&b.goals,
 				"Issue #19's goals, from the runs above", out);
 	goal_book_free(&b.goals);
+	if (b.not_run)
+		out("\n%d run(s) not made: past --deadline (%u s).\n",
+		    b.not_run, o.deadline_s);
 	if (b.failed)
 		out("\n%d run(s) failed, differed from the unconstrained run "
 		    "or went above the budget.\n", b.failed);

@@ -45,10 +45,17 @@ int goal_book_add(struct goal_book *b, const struct goal_run *r)
 	return 0;
 }
 
+void goal_book_expect(struct goal_book *b, const char *shape)
+{
+	if (b->n_meant < sizeof(b->meant) / sizeof(b->meant[0]))
+		b->meant[b->n_meant++] = shape;
+}
+
 void goal_book_free(struct goal_book *b)
 {
 	free(b->runs);
-	*b = (struct goal_book){ 0 };
+	b->runs = NULL;
+	b->n = b->cap = b->lost = b->n_meant = 0;
 }
 
 static bool same_budget(double a, double b)
@@ -71,10 +78,14 @@ static const struct goal_run *find(const struct goal_book *b,
 	return NULL;
 }
 
+/* Whether a run of `shape` was made or meant. */
 static bool shape_ran(const struct goal_book *b, const char *shape)
 {
 	for (unsigned i = 0; i < b->n; i++)
 		if (!strcmp(b->runs[i].shape, shape))
+			return true;
+	for (unsigned i = 0; i < b->n_meant; i++)
+		if (!strcmp(b->meant[i], shape))
 			return true;
 	return false;
 }

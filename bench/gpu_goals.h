@@ -20,7 +20,7 @@
  * A run that failed or differed counts for no figure: its goal says
  * "failed".  A goal whose runs were not made is left out, except the four
  * named cells of the known shapes, which say "not run" when their shape
- * ran without them.
+ * ran, or was meant to, without them.
  */
 #ifndef BENCH_GPU_GOALS_H
 #define BENCH_GPU_GOALS_H
@@ -45,11 +45,19 @@ struct goal_book {
 	bool no_bytes;	 /* the runs' bytes were not compared (the
 			  * simulator's phantom memory): no bit-identity
 			  * goal, and `ok` means only that a run ran */
+	const char *meant[4]; /* shapes meant to run, their runs made or
+			       * not (goal_book_expect) */
+	unsigned n_meant;
 };
 
 /* Notes one run; the strings must outlive the book.  0, or -ENOMEM (the
  * run is then left out of the goals, which say so). */
 int goal_book_add(struct goal_book *b, const struct goal_run *r);
+
+/* Notes that `shape` was meant to run (the string must outlive the
+ * book): its named goals then say "not run" even where none of its runs
+ * was made (a deadline passed first). */
+void goal_book_expect(struct goal_book *b, const char *shape);
 
 void goal_book_free(struct goal_book *b);
 

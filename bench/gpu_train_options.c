@@ -45,7 +45,8 @@ static void usage(FILE *f)
 		"[--modes swap,uvm]\n"
 		"         [--policies all|P,P,...] [--budgets 0.4,0.3] "
 		"[--steps N] [--warmup N]\n"
-		"         [--append FILE] [--commit TEXT] [--goals]\n"
+		"         [--append FILE] [--commit TEXT] [--goals] "
+		"[--deadline S]\n"
 		"  --shape     compute (width 4096, 12 layers, batch 2048), "
 		"transfer (1024,\n"
 		"              24, 8192), all (both, the default) or "
@@ -76,7 +77,14 @@ static void usage(FILE *f)
 		"200%%), then a\n"
 		"              table of the goals, met or not; not with "
 		"--modes,\n"
-		"              --policies or --budgets\n");
+		"              --policies or --budgets\n"
+		"  --deadline  seconds from the start after which no run "
+		"starts (each one\n"
+		"              not made is said so); the tables and the "
+		"goals are still\n"
+		"              printed, so that a time limit around the "
+		"program loses none\n"
+		"              of what ran\n");
 }
 
 static int bad(const char *opt, const char *val)
@@ -237,6 +245,10 @@ int gpu_train_parse_args(struct options *o, int argc, char **argv)
 			o->append = v;
 		} else if (!strcmp(a, "--commit")) {
 			o->commit = v;
+		} else if (!strcmp(a, "--deadline")) {
+			if (!parse_uint(v, 0, 7 * 24 * 3600, &o->deadline_s))
+				return bad(a, v);
+			o->has_deadline = true;
 		} else {
 			fprintf(stderr, "bench_gpu_train: unknown option: "
 				"%s\n", a);

@@ -43,6 +43,8 @@ struct options {
 	const char *append;
 	const char *commit;
 	bool goals; /* --goals: issue #19's cells, and its goals table */
+	bool has_deadline;
+	unsigned deadline_s; /* --deadline: no run starts past it */
 };
 
 /* One run of a shape's table: a mode, a policy, a fraction of the peak. */

@@ -152,6 +152,31 @@ checks=$((checks + 1))
 grep -q '^[0-9][0-9]* goal(s) missed or not measured[.]$' "$tmp/goals" ||
 	fail "--goals: no count of the goals missed"
 
+# --deadline: past it no run starts, and what would have run says so;
+# the goals are printed all the same, the compute-bound shape's named
+# cells "not run" (a deadline of 0: not even the reference runs).
+CUDAFAKE_RACES=abort TENSORMM_LOG=error \
+	"$prog" --shape compute --goals --deadline 0 \
+	>"$tmp/late" 2>"$tmp/err"
+rc=$?
+checks=$((checks + 1))
+[ "$rc" -eq 0 ] || { fail "deadline: exit status $rc"; cat "$tmp/err" >&2; }
+checks=$((checks + 1))
+grep -q '^| unconstrained | swap | 90% | .*| not run: past --deadline |$' \
+	"$tmp/late" || fail "--deadline 0: the reference run is not said not run"
+checks=$((checks + 1))
+grep -q '^1 run(s) not made: past --deadline (0 s)[.]$' "$tmp/late" ||
+	fail "--deadline 0: no count of the runs not made"
+for goal in "compute-bound 40%: swap+auto" "compute-bound 40%: uvm+auto"; do
+	checks=$((checks + 1))
+	grep -q "^| $goal | not run | " "$tmp/late" ||
+		fail "--deadline 0: \"$goal\" is not said not run"
+done
+checks=$((checks + 1))
+"$prog" --deadline soon >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "--deadline soon exited with $rc, not 2"
+
 # A wrong option is refused with status 2, as is --goals with runs
 # chosen by hand.
 checks=$((checks + 1))
