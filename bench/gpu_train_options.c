@@ -271,8 +271,7 @@ int gpu_train_parse_args(struct options *o, int argc, char **argv)
 	return 0;
 }
 
-
-/* The peers of auto in --goals: the policies nearest to it on the H200
+/* The policies of --goals: auto, and the peers nearest to it on the H200
  * (docs/gpu-h200.md: tensile at compute-bound 40% in swap mode, tsplit and
  * capuchin in mode=uvm). */
 static const char *const goal_peers[] = { "auto", "tensile", "capuchin",
