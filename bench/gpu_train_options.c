@@ -20,8 +20,9 @@ static const struct shape known_shapes[] = {
  * GPU uvm_swap_path=auto takes the prefetch, docs/gpu-h200.md);
  * uvm-copy-nokeep: the copy way with uvm_keep=off, the runtime before
  * kept blocks; swap-keep, uvm-keep: liveness=keep, dead tensors copied
- * out as before they were discarded by default; each for a side by
- * side. */
+ * out as before they were discarded by default; uvm-nocupti: cupti=off,
+ * op times by events and the driver's work not counted (what CUPTI's
+ * unified-memory counters cost); each for a side by side. */
 static const struct run_mode all_modes[MAX_MODES] = {
 	{ "swap", "mode=swap", false },
 	{ "uvm", "mode=uvm", true },
@@ -31,6 +32,7 @@ static const struct run_mode all_modes[MAX_MODES] = {
 	  true },
 	{ "swap-keep", "mode=swap,liveness=keep", false },
 	{ "uvm-keep", "mode=uvm,liveness=keep", true },
+	{ "uvm-nocupti", "mode=uvm,cupti=off", true },
 };
 
 static const char *const all_policies[N_POLICIES] = {
@@ -55,7 +57,7 @@ static void usage(FILE *f)
 		"              uvm-prefetch (mode=uvm by that way out),\n"
 		"              uvm-copy-nokeep (by copy, uvm_keep=off), and\n"
 		"              swap-keep, uvm-keep (liveness=keep: dead tensors\n"
-		"              copied out)\n"
+		"              copied out), uvm-nocupti (cupti=off)\n"
 		"  --policies  all (the default) or a list of: none, passive, "
 		"vdnn-conv,\n"
 		"              vdnn-all, checkpoint, superneurons, capuchin, "
@@ -73,11 +75,11 @@ static void usage(FILE *f)
 		"(each shape at\n"
 		"              its goal budget: auto, tensile, capuchin, "
 		"tsplit in swap\n"
-		"              and uvm, auto by uvm-copy, none in uvm at "
-		"200%%), then a\n"
-		"              table of the goals, met or not; not with "
-		"--modes,\n"
-		"              --policies or --budgets\n"
+		"              and uvm, auto by uvm-copy and uvm-nocupti, none "
+		"in uvm at\n"
+		"              200%%), then a table of the goals, met or "
+		"not; not with\n"
+		"              --modes, --policies or --budgets\n"
 		"  --deadline  seconds from the start after which no run "
 		"starts (each one\n"
 		"              not made is said so); the tables and the "
@@ -300,6 +302,7 @@ unsigned gpu_train_cells(const struct options *o, const struct shape *sh,
 			cells[n++] = (struct cell){ &all_modes[m],
 						    goal_peers[p], budget };
 	cells[n++] = (struct cell){ &all_modes[2], "auto", budget };
+	cells[n++] = (struct cell){ &all_modes[7], "auto", budget };
 	cells[n++] = (struct cell){ &all_modes[1], "none", 2.0 };
 	return n;
 }

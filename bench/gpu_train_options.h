@@ -26,7 +26,7 @@ struct run_mode {
 	bool uvm;
 };
 
-#define MAX_MODES 7
+#define MAX_MODES 8
 
 /* What the command line chose. */
 struct options {
@@ -71,7 +71,8 @@ int gpu_train_parse_args(struct options *o, int argc, char **argv);
  * (gpu_goals.h): at the shape's goal budget (40% compute-bound, 30%
  * otherwise) auto and the peers closest to it on the H200 (tensile,
  * capuchin, tsplit) in mode=swap and mode=uvm, auto by the copy way
- * (uvm-copy), and policy none in mode=uvm at 200% (no pressure).
+ * (uvm-copy) and with CUPTI off (uvm-nocupti: what its counters cost),
+ * and policy none in mode=uvm at 200% (no pressure).
  */
 unsigned gpu_train_cells(const struct options *o, const struct shape *sh,
 			 struct cell *cells);

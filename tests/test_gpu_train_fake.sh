@@ -98,12 +98,13 @@ checks=$((checks + 1))
 # both modes with liveness=keep: one row each, bit-identical.
 CUDAFAKE_RACES=abort TENSORMM_LOG=error \
 	"$prog" --shape 64x4x1024 --steps 4 --warmup 2 --budgets 0.3 \
-	--modes uvm-copy,uvm-prefetch,uvm-copy-nokeep,swap-keep,uvm-keep \
+	--modes uvm-copy,uvm-prefetch,uvm-copy-nokeep,swap-keep,uvm-keep,uvm-nocupti \
 	--policies tensile,auto >"$tmp/ways" 2>"$tmp/err"
 rc=$?
 checks=$((checks + 1))
 [ "$rc" -eq 0 ] || { fail "ways: exit status $rc"; cat "$tmp/err" >&2; }
-for mode in uvm-copy uvm-prefetch uvm-copy-nokeep swap-keep uvm-keep; do
+for mode in uvm-copy uvm-prefetch uvm-copy-nokeep swap-keep uvm-keep \
+	    uvm-nocupti; do
 	for policy in tensile auto; do
 		checks=$((checks + 1))
 		grep -q "^| $policy | $mode | 30% (.*| yes |\$" "$tmp/ways" ||
@@ -114,7 +115,7 @@ done
 # --goals: issue #19's runs only (at 30%, the goal budget of a shape
 # other than compute-bound), every one bit-identical, then the goals
 # table judged from them: auto against its peers in each mode, uvm over
-# swap, uvm with no pressure, and bit-identity over the 10 runs.
+# swap, uvm with no pressure, and bit-identity over the 11 runs.
 CUDAFAKE_RACES=abort TENSORMM_LOG=error \
 	"$prog" --shape 64x4x1024 --steps 4 --warmup 2 --goals \
 	>"$tmp/goals" 2>"$tmp/err"
@@ -125,14 +126,14 @@ for cell in "auto | swap | 30%" "tensile | swap | 30%" \
 	    "capuchin | swap | 30%" "tsplit | swap | 30%" \
 	    "auto | uvm | 30%" "tensile | uvm | 30%" "capuchin | uvm | 30%" \
 	    "tsplit | uvm | 30%" "auto | uvm-copy | 30%" \
-	    "none | uvm | 200%"; do
+	    "auto | uvm-nocupti | 30%" "none | uvm | 200%"; do
 	checks=$((checks + 1))
 	[ "$(grep -c "^| $cell (.*| yes |\$" "$tmp/goals")" -eq 1 ] ||
 		fail "--goals: no single bit-identical row for $cell"
 done
 checks=$((checks + 1))
-rows=$(grep -c '^| [a-z-]* | \(swap\|uvm\|uvm-copy\) | [0-9]*% (' "$tmp/goals")
-[ "$rows" -eq 10 ] || fail "--goals made $rows budgeted runs, not 10"
+rows=$(grep -c '^| [a-z-]* | \(swap\|uvm\|uvm-copy\|uvm-nocupti\) | [0-9]*% (' "$tmp/goals")
+[ "$rows" -eq 11 ] || fail "--goals made $rows budgeted runs, not 11"
 checks=$((checks + 1))
 grep -q "^### Issue #19's goals, from the runs above\$" "$tmp/goals" ||
 	fail "--goals printed no goals table"
@@ -146,8 +147,8 @@ for goal in "custom 30%: uvm+auto over swap+auto" \
 		fail "--goals: no judged row for \"$goal\""
 done
 checks=$((checks + 1))
-grep -q '^| every run bit-identical to the unconstrained one | 10 of 10 | all | yes |$' \
-	"$tmp/goals" || fail "--goals: bit-identity not 10 of 10"
+grep -q '^| every run bit-identical to the unconstrained one | 11 of 11 | all | yes |$' \
+	"$tmp/goals" || fail "--goals: bit-identity not 11 of 11"
 checks=$((checks + 1))
 grep -q '^[0-9][0-9]* goal(s) missed or not measured[.]$' "$tmp/goals" ||
 	fail "--goals: no count of the goals missed"
