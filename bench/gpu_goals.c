@@ -198,7 +198,7 @@ static void judge_uvm_against_swap(const struct goal_book *b,
 static void judge_auto_against_peers(const struct goal_book *b,
 				     struct judge *j)
 {
-	char goal[256], measured[512], limit[32], peers[256];
+	char goal[512], measured[512], limit[32], peers[256];
 
 	snprintf(limit, sizeof(limit), "≤ +%.0f%%",
 		 100 * (AUTO_OVER_BEST - 1));
