@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gpu_goals.h"
+#include "lib/base/xalloc.h"
 
 /* A named cell of the issue: auto in `mode` at `budget` of `shape`. */
 struct cell_goal {
@@ -32,7 +33,7 @@ int goal_book_add(struct goal_book *b, const struct goal_run *r)
 {
 	if (b->n == b->cap) {
 		unsigned cap = b->cap ? 2 * b->cap : 16;
-		struct goal_run *p = realloc(b->runs, cap * sizeof(*p));
+		struct goal_run *p = tmm_realloc(b->runs, cap * sizeof(*p));
 
 		if (!p) {
 			b->lost++;

@@ -3,10 +3,12 @@
  * test_gpu_goals.c — bench_gpu_train's table of issue #19's goals
  * (bench/gpu_goals.c), judged from runs made up here: each goal met and
  * missed at its limit, a failed or missing run giving no figure, auto
- * judged against its peers of the same shape, mode and budget only, and
- * the count of missed goals the table ends with.
+ * judged against its peers of the same shape, mode and budget only, a
+ * run left out for want of memory (fault injection), and the count of
+ * missed goals the table ends with.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 
 #include "check_main.h"
 #include "bench/gpu_goals.h"
+#include "lib/base/fault.h"
 
 /* What the table printed, for the checks. */
 static char printed[16384];
@@ -236,6 +239,32 @@ START_TEST(runs_without_bytes_have_no_identity_goal)
 }
 END_TEST
 
+/* No memory to note a run (the fault site host_alloc): the run is left
+ * out and counted, the runs noted before stay, and bit-identity is
+ * missed, saying so. */
+START_TEST(a_run_not_noted_is_counted)
+{
+	struct goal_book b = { 0 };
+	struct goal_run r = { "compute-bound", "swap", "auto", 0.4, 50, 1,
+			      true };
+
+	for (int i = 0; i < 16; i++)
+		ck_assert_int_eq(goal_book_add(&b, &r), 0);
+	/* The 17th grows the book: its allocation fails. */
+	ck_assert_int_eq(tmm_fault_set("host_alloc@1"), 0);
+	ck_assert_int_eq(goal_book_add(&b, &r), -ENOMEM);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_uint_eq(b.n, 16);
+	ck_assert_uint_eq(b.lost, 1);
+	print(&b);
+	ck_assert(row_says("compute-bound 40%: swap+auto", "yes"));
+	ck_assert(row_says("every run bit-identical to the unconstrained one",
+			   "**no**"));
+	ck_assert(strstr(printed, "| 16 of 17 (some not noted: no memory) |"));
+	goal_book_free(&b);
+}
+END_TEST
+
 /* No run at all: only the bit-identity goal, missed (nothing ran). */
 START_TEST(an_empty_book_measures_nothing)
 {
@@ -260,6 +289,7 @@ int main(void)
 	tcase_add_test(tc, auto_is_judged_against_its_own_cells_peers);
 	tcase_add_test(tc, no_pressure_is_uvm_none_above_the_peak);
 	tcase_add_test(tc, runs_without_bytes_have_no_identity_goal);
+	tcase_add_test(tc, a_run_not_noted_is_counted);
 	tcase_add_test(tc, an_empty_book_measures_nothing);
 	suite_add_tcase(s, tc);
 	return check_run_all(srunner_create(s));
