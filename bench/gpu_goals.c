@@ -271,6 +271,71 @@ static void judge_no_pressure(const struct goal_book *b, struct judge *j)
 	}
 }
 
+/* The limit of the uvm cell of `shape` at `budget`, or 0 where the
+ * issue names none there. */
+static double uvm_cell_limit(const char *shape, double budget)
+{
+	for (size_t i = 0; i < sizeof(cell_goals) / sizeof(cell_goals[0]);
+	     i++)
+		if (!strcmp(cell_goals[i].mode, "uvm") &&
+		    !strcmp(cell_goals[i].shape, shape) &&
+		    same_budget(cell_goals[i].budget, budget))
+			return cell_goals[i].limit;
+	return 0;
+}
+
+/*
+ * auto in the other mode=uvm variants the call ran (uvm-copy, the copy
+ * way out, which auto takes on a GPU only once it is shown bit-identical;
+ * uvm-nocupti, CUPTI's counters off), against the limits uvm+auto is held
+ * to: not goals, since auto's way is the one judged above, but what
+ * taking another way would give, so that one call says whether it would
+ * meet them.  Not counted among the missed.
+ */
+static void print_other_ways(const struct goal_book *b,
+				 void (*out)(const char *fmt, ...))
+{
+	unsigned rows = 0;
+
+	for (unsigned k = 0; k < b->n; k++) {
+		const struct goal_run *r = &b->runs[k], *s;
+		double limit = uvm_cell_limit(r->shape, r->budget);
+		char cell[64], over[96], fig[96];
+		bool within;
+
+		if (strncmp(r->mode, "uvm-", 4) || strcmp(r->policy, "auto") ||
+		    r->budget > 1 || seen_before(b, k, true))
+			continue;
+		r = find(b, r->shape, r->mode, "auto", r->budget);
+		s = find(b, r->shape, "swap", "auto", r->budget);
+		within = r->ok;
+		if (!rows++)
+			out("\nNot goals: auto in the other mode=uvm ways this "
+			    "call ran, against uvm+auto's limits, to say what "
+			    "taking that way would give (`uvm-copy`: out by "
+			    "copy, which auto takes on a GPU only once shown "
+			    "bit-identical; `uvm-nocupti`: CUPTI's counters "
+			    "off).\n\n| cell | way | x | over swap+auto | "
+			    "within uvm's limits |\n|---|---|---:|---:|---|\n");
+		snprintf(cell, sizeof(cell), "%s %.0f%%", r->shape,
+			 100 * r->budget);
+		if (figure_of(r, fig, sizeof(fig)) == 0)
+			snprintf(fig, sizeof(fig), "%.2fx (%.1f ms)%s", r->x,
+				 r->ms, limit > 0 ? "" : ", no cell limit");
+		if (r->ok && limit > 0 && r->x > limit)
+			within = false;
+		if (!r->ok || !s || !s->ok) {
+			snprintf(over, sizeof(over), "—");
+		} else {
+			snprintf(over, sizeof(over), "%.2fx", r->ms / s->ms);
+			if (r->ms > UVM_OVER_SWAP * s->ms)
+				within = false;
+		}
+		out("| %s | %s | %s | %s | %s |\n", cell, r->mode, fig, over,
+		    within ? "yes" : "**no**");
+	}
+}
+
 unsigned goal_book_print(const struct goal_book *b, const char *title,
 			 void (*out)(const char *fmt, ...))
 {
@@ -298,5 +363,6 @@ unsigned goal_book_print(const struct goal_book *b, const char *title,
 	else if (b->lost)
 		row(&j, "every run noted", measured, "all", 0);
 	out("\n%u goal(s) missed or not measured.\n", j.missed);
+	print_other_ways(b, out);
 	return j.missed;
 }

@@ -21,6 +21,11 @@
  * "failed".  A goal whose runs were not made is left out, except the four
  * named cells of the known shapes, which say "not run" when their shape
  * ran, or was meant to, without them.
+ *
+ * Below the table, auto in the other mode=uvm ways the call ran
+ * (uvm-copy, uvm-nocupti, ...) is held to uvm+auto's limits in a table of
+ * its own, not counted among the missed goals: it says what taking that
+ * way would give, where auto's own way is the one the goals judge.
  */
 #ifndef BENCH_GPU_GOALS_H
 #define BENCH_GPU_GOALS_H

@@ -152,6 +152,14 @@ grep -q '^| every run bit-identical to the unconstrained one | 11 of 11 | all | 
 checks=$((checks + 1))
 grep -q '^[0-9][0-9]* goal(s) missed or not measured[.]$' "$tmp/goals" ||
 	fail "--goals: no count of the goals missed"
+# Below it, auto by the copy way and with CUPTI off, against uvm's
+# limits (a custom shape has no cell limit, so swap+auto's alone).
+for way in uvm-copy uvm-nocupti; do
+	checks=$((checks + 1))
+	grep "^| custom 30% | $way | [0-9.]*x (.*, no cell limit | [0-9.]*x | " \
+		"$tmp/goals" | grep -q '| \(yes\|\*\*no\*\*\) |$' ||
+		fail "--goals: no row for auto by $way below the goals"
+done
 
 # --deadline: past it no run starts, and what would have run says so;
 # the goals are printed all the same, the compute-bound shape's named
