@@ -502,7 +502,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 11
+#define TMM_STATS_VERSION 12
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -519,7 +519,8 @@ enum tmm_plan_state {
  * split_fallbacks; 5: up to device_mapped_peak; 6: up to
  * uvm_held_peak; 7: up to reserved7; 8: up to
  * clean_eviction_bytes; 9: up to dead_discard_bytes; 10: up to
- * uvm_kept_hits) is still filled up to its last field.  Times are in
+ * uvm_kept_hits; 11: up to reserved11) is still filled up to its last
+ * field.  Times are in
  * nanoseconds of the backend's clock: virtual nanoseconds on the
  * simulator.
  */
@@ -675,6 +676,22 @@ struct tmm_stats {
 				       * iteration's end); 0: not known, they
 				       * read zero */
 	uint32_t reserved11;	      /* zero */
+	/* Version 12: the rates the planners price moves at, and which way
+	 * mode=uvm's evictions went.  In MB/s (1e6 bytes a second): the
+	 * profile's on the simulator; on CUDA measured when the context
+	 * was made, or an estimate where they could not be (the log at
+	 * level info says which at that time). */
+	uint64_t link_h2d_mbps;	      /* a pinned copy to the device */
+	uint64_t link_d2h_mbps;	      /* a pinned copy to the host */
+	uint64_t uvm_prefetch_h2d_mbps; /* managed pages moved to the device
+					 * by a prefetch */
+	uint64_t uvm_prefetch_d2h_mbps; /* ... and to the host: on the
+					 * H100 of docs/gpu-h100.md a sixth
+					 * of a copy's rate */
+	uint64_t uvm_prefetch_out_bytes; /* of swap_out_bytes, those that
+					  * left by a prefetch to the host
+					  * (mode=uvm's prefetch way), not
+					  * by a pinned copy */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

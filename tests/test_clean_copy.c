@@ -304,6 +304,38 @@ START_TEST(uvm_by_prefetch_keeps_no_copy)
 }
 END_TEST
 
+/* The public statistics say which way mode=uvm's evictions went: by
+ * prefetch every swap-out's bytes, by copy none of them. */
+static uint64_t out_by_prefetch(uint64_t *out_bytes)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	*out_bytes = st.swap_out_bytes;
+	return st.uvm_prefetch_out_bytes;
+}
+
+START_TEST(the_stats_say_which_way_evictions_went)
+{
+	tmm_tensor h;
+	struct tmm_tensor_rec *t = make(&h, TMM_PERSISTENT);
+	uint64_t out_bytes;
+
+	/* By copy (the fixture's way). */
+	round_trip(t);
+	ck_assert_uint_eq(out_by_prefetch(&out_bytes), 0);
+	ck_assert_uint_eq(out_bytes, N);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	open_ctx("uvm,uvm_swap_path=prefetch");
+	t = make(&h, TMM_PERSISTENT);
+	round_trip(t);
+	round_trip(t);
+	ck_assert_uint_eq(out_by_prefetch(&out_bytes), 2 * N);
+	ck_assert_uint_eq(out_bytes, 2 * N);
+	reads_back(h, data);
+}
+END_TEST
+
 /* mode=uvm by copy: a clean eviction moves nothing (no swap-out bytes),
  * its pages count no more against the budget, and the tensor comes back
  * from its kept buffer whole, by another copy. */
@@ -405,6 +437,7 @@ int main(void)
 	tcase_add_checked_fixture(uvm, setup_uvm_copy, teardown);
 	add_common(uvm);
 	tcase_add_test(uvm, uvm_by_copy_a_clean_eviction_moves_nothing);
+	tcase_add_test(uvm, the_stats_say_which_way_evictions_went);
 	suite_add_tcase(s, uvm);
 	return check_run_all(srunner_create(s));
 }

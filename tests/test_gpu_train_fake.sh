@@ -112,6 +112,36 @@ for mode in uvm-copy uvm-prefetch uvm-copy-nokeep swap-keep uvm-keep \
 	done
 done
 
+# A slow way out by prefetch (1 GB/s to the host, a tenth of a copy's):
+# the library measures it at open, and the bound of a run by prefetch
+# counts its bytes out at that rate (1 MB a ms), where by copy they go
+# at 10 GB/s.
+CUDAFAKE_HOST_PREFETCH_MBPS=1000 CUDAFAKE_RACES=abort TENSORMM_LOG=error \
+	"$prog" --shape 64x4x1024 --steps 4 --warmup 2 --budgets 0.3 \
+	--modes uvm-copy,uvm-prefetch --policies tensile \
+	>"$tmp/slow" 2>"$tmp/err"
+rc=$?
+checks=$((checks + 1))
+[ "$rc" -eq 0 ] || { fail "slow prefetch: exit status $rc"; cat "$tmp/err" >&2; }
+# Fields: 12 out MB, 17 bound ms.
+bound_ok() {
+	awk -F'|' -v mode="$1" -v per_ms="$2" '
+		$3 == " " mode " " {
+			n++
+			want = $12 / per_ms
+			if ($17 + 0 < want - 0.06 || $17 + 0 > want + 0.06)
+				bad = 1
+		}
+		END { exit !(n == 1 && !bad) }' "$tmp/slow"
+}
+checks=$((checks + 1))
+bound_ok uvm-prefetch 1 ||
+	fail "the bound by prefetch is not its bytes out at 1 GB/s"
+checks=$((checks + 1))
+awk -F'|' '$3 == " uvm-copy " { n++; if ($17 + 0 >= $12 + 0) bad = 1 }
+	END { exit !(n == 1 && !bad) }' "$tmp/slow" ||
+	fail "the bound by copy counts its bytes at the prefetch's rate"
+
 # --goals: issue #19's runs only (at 30%, the goal budget of a shape
 # other than compute-bound), every one bit-identical, then the goals
 # table judged from them: auto against its peers in each mode, uvm over

@@ -388,6 +388,8 @@ static int iteration(struct run *x, const struct drive_opts *o, unsigned n)
 	it->ns = b.last_iteration_ns;
 	it->passive_evictions = b.passive_evictions - a.passive_evictions;
 	it->swap_out_bytes = b.swap_out_bytes - a.swap_out_bytes;
+	it->uvm_prefetch_out_bytes =
+		b.uvm_prefetch_out_bytes - a.uvm_prefetch_out_bytes;
 	it->swap_in_bytes = b.swap_in_bytes - a.swap_in_bytes;
 	it->recomputations = b.recomputations - a.recomputations;
 	return 0;

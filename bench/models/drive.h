@@ -105,6 +105,8 @@ struct drive_iteration {
 				      * free bytes */
 	uint64_t passive_evictions;  /* during this iteration */
 	uint64_t swap_out_bytes, swap_in_bytes, recomputations;
+	uint64_t uvm_prefetch_out_bytes; /* of swap_out_bytes, those that
+					  * left by prefetch (mode=uvm) */
 	uint64_t accesses;	     /* tensor accesses recorded */
 	/* Convolution workspaces: bytes taken (the sum over the ops), what
 	 * the fastest algorithms would have taken, the largest one taken,

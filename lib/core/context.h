@@ -203,6 +203,7 @@ struct tmm_counters {
 	uint64_t uvm_fault_batches, uvm_faults, uvm_fault_bytes;
 	uint64_t uvm_prefetch_bytes, uvm_evictions, uvm_eviction_bytes;
 	uint64_t uvm_remote_bytes, uvm_discard_bytes;
+	uint64_t uvm_prefetch_out_bytes; /* evictions by prefetch, mode=uvm */
 	uint64_t uvm_fault_ns;	/* the driver's fault path */
 	uint64_t split_ops, micro_ops, split_fallbacks; /* split.c */
 	uint64_t uvm_resident, uvm_resident_peak; /* device_in_use/peak in

@@ -37,7 +37,14 @@ static const size_t version_size[] = {
 	[9] = offsetof(struct tmm_stats, dead_discard_bytes) +
 	      sizeof(uint64_t),
 	[10] = offsetof(struct tmm_stats, uvm_kept_hits) + sizeof(uint64_t),
+	[11] = offsetof(struct tmm_stats, reserved11) + sizeof(uint32_t),
 };
+
+/* A rate in GB/s as whole MB/s; 0 for none. */
+static uint64_t mbps(double gbps)
+{
+	return gbps > 0 ? (uint64_t)(gbps * 1e3 + 0.5) : 0;
+}
 
 int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 {
@@ -138,6 +145,11 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->uvm_fault_ns = c->uvm_fault_ns;
 	s->uvm_driver_counted = ctx->mode == TMM_MODE_UVM &&
 				ctx->be.info.managed_counted;
+	s->link_h2d_mbps = mbps(ctx->be.info.h2d_gbps);
+	s->link_d2h_mbps = mbps(ctx->be.info.d2h_gbps);
+	s->uvm_prefetch_h2d_mbps = mbps(ctx->be.info.uvm_prefetch_h2d_gbps);
+	s->uvm_prefetch_d2h_mbps = mbps(ctx->be.info.uvm_prefetch_d2h_gbps);
+	s->uvm_prefetch_out_bytes = c->uvm_prefetch_out_bytes;
 	s->share_reservation = tmm_share_reservation(ctx);
 	s->share_budget_changes = c->share_budget_changes;
 	s->split_ops = c->split_ops;
@@ -247,6 +259,19 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 	     (unsigned long long)s->passive_evictions,
 	     tmm_fmt_bytes(s->passive_eviction_bytes, b, sizeof(b)),
 	     (unsigned long long)s->swap_out_waits);
+	/* What the planners price a move at, beside which way the moves
+	 * of mode=uvm went: a prefetch to the host may be far slower than
+	 * a copy (docs/gpu-h100.md). */
+	emit(p, "  link      copies %.1f GB/s in, %.1f out; prefetches "
+		"%.1f in, %.1f out%s\n",
+	     s->link_h2d_mbps / 1e3, s->link_d2h_mbps / 1e3,
+	     s->uvm_prefetch_h2d_mbps / 1e3, s->uvm_prefetch_d2h_mbps / 1e3,
+	     s->simulated ? " (the profile's)"
+			  : " (measured at open where they could be)");
+	if (strcmp(s->mode, "uvm") == 0)
+		emit(p, "  way out   %s of the swap-outs by prefetch to the "
+			"host, the rest by pinned copy (uvm_swap_path)\n",
+		     tmm_fmt_bytes(s->uvm_prefetch_out_bytes, a, sizeof(a)));
 	if (s->clean_evictions)
 		emit(p, "  clean     %llu evictions (%s) copied nothing: the "
 			"host held their bytes\n",
@@ -370,7 +395,9 @@ static const struct {
 	U64_FIELD(clean_eviction_bytes), U64_FIELD(prefetch_wait_ns),
 	U64_FIELD(dead_discards),     U64_FIELD(dead_discard_bytes),
 	U64_FIELD(uvm_kept),	      U64_FIELD(uvm_kept_hits),
-	U64_FIELD(uvm_fault_ns),
+	U64_FIELD(uvm_fault_ns),      U64_FIELD(link_h2d_mbps),
+	U64_FIELD(link_d2h_mbps),     U64_FIELD(uvm_prefetch_h2d_mbps),
+	U64_FIELD(uvm_prefetch_d2h_mbps), U64_FIELD(uvm_prefetch_out_bytes),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)

@@ -364,6 +364,7 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
 	ctx->c.swap_out_count++;
 	ctx->c.swap_out_bytes += t->bytes;
+	ctx->c.uvm_prefetch_out_bytes += t->bytes;
 	tmm_uvm_sync_counters(ctx);
 	return 0;
 }
