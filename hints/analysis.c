@@ -10,6 +10,7 @@
 #include "lib/base/pool_align.h"
 #include "tensormm.h"
 #include "lib/base/xalloc.h"
+#include "read_mostly.h"
 
 /*
  * Plans aim below the budget by this fraction of it.  The curve counts
@@ -200,6 +201,12 @@ int tmm_analysis_init(struct tmm_analysis *an,
 	an->op_ns = tmm_calloc(t->n_ops + 1, sizeof(uint64_t));
 	an->op_start = tmm_malloc(sizeof(uint32_t) * (t->n_accesses + 1));
 	an->op_end = tmm_malloc(sizeof(uint32_t) * (t->n_accesses + 1));
+	if (in->read_mostly_frozen) {
+		an->frozen = tmm_calloc(t->n_tensors + 1, sizeof(bool));
+		if (!an->frozen)
+			goto nomem;
+		tmm_frozen_tensors(t, an->frozen);
+	}
 	if (!an->life || !an->base || !an->op_ns || !an->op_start ||
 	    !an->op_end || index_accesses(an) < 0)
 		goto nomem;
@@ -269,6 +276,7 @@ void tmm_analysis_free(struct tmm_analysis *an)
 	free(an->op_ns);
 	free(an->op_start);
 	free(an->op_end);
+	free(an->frozen);
 	memset(an, 0, sizeof(*an));
 }
 

@@ -44,6 +44,10 @@ struct tmm_analysis {
 	bool offload_idle;	/* in->offload_idle is ON (idle_state.h) */
 	bool liveness_discard;	/* in->liveness_discard */
 	bool clean_copies;	/* in->clean_copies */
+	/* Per trace tensor where in->read_mostly_frozen, else NULL: frozen
+	 * (read_mostly.h), advised read-mostly, so that its eviction moves
+	 * nothing. */
+	bool *frozen;
 	struct tmm_life *life;	/* per trace tensor */
 	uint32_t *acc;		/* access indices, grouped by tensor */
 	uint64_t *base;		/* curve under liveness alone */

@@ -361,9 +361,11 @@ static void fire(struct timeline *tl, const struct tmm_plan_action *a,
 			break;
 		if (tmm_leaves_free(tl->an, t, a->back_access) ||
 		    (c->clean && tl->an->clean_copies &&
-		     tl->an->trace->tensors[t].kind != TMM_SCRATCH)) {
-			/* Dead, or its host copy is whole: it leaves with
-			 * no copy, at once. */
+		     tl->an->trace->tensors[t].kind != TMM_SCRATCH) ||
+		    (tl->an->frozen && tl->an->frozen[t])) {
+			/* Dead, or its host copy is whole (a clean copy, or
+			 * a frozen tensor's read-mostly duplicate): it
+			 * leaves with no copy, at once. */
 			c->out_done = tl->now;
 		} else {
 			ns = tmm_swap_ns(tl->an, bytes, false);

@@ -151,6 +151,11 @@ struct tmm_planner_input {
 	 * mode, and mode=uvm by its copy way.  An eviction of a tensor
 	 * back from the host and not written since copies nothing. */
 	bool clean_copies;
+	/* mode=uvm by prefetch with the uvm_read_mostly tunable on: each
+	 * persistent tensor the iteration reads and never writes is advised
+	 * read-mostly (read_mostly.h), so that the host keeps a copy of its
+	 * pages and an eviction of it moves no bytes. */
+	bool read_mostly_frozen;
 	unsigned auto_threads;	      /* policy auto only: threads that
 				       * make the candidates' plans at
 				       * once; 0 = one per online CPU, 1 =

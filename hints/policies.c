@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "link_share.h"
+#include "read_mostly.h"
 #include "policies.h"
 
 static const struct {
@@ -48,8 +49,11 @@ int tmm_policy_run(tmm_planner_fn *make, const char *policy,
 				       : "could not make a plan");
 		return rc;
 	}
-	/* Every policy's copies keep off a link a collective holds. */
+	/* Every policy's copies keep off a link a collective holds, and
+	 * by prefetch its frozen tensors leave with no copy. */
 	rc = tmm_link_share_avoid(in, out);
+	if (rc == 0)
+		rc = tmm_read_mostly_advise(in, out);
 	if (rc < 0) {
 		tmm_plan_free(out);
 		snprintf(err, errlen, "planner '%s': out of memory", policy);

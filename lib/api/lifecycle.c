@@ -178,6 +178,7 @@ static void teardown(struct tmm_ctx *ctx)
 	free(ctx->uvm_ranges);
 	free(ctx->uvm_batch.tensors);
 	free(ctx->uvm_batch.ranges);
+	free(ctx->uvm_leaving.tensors);
 	ctx->magic = 0;
 	free(ctx);
 }

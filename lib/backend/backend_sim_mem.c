@@ -568,6 +568,12 @@ int tmm_sim_advise(struct tmm_backend *be, void *ptr, size_t bytes,
 		return 0;
 	if (sim_check_managed(be, "advise", ptr, bytes) < 0)
 		return -EINVAL;
+	if (tmm_fault_now(TMM_SITE_ADVISE))
+		return tmm_backend_fail(be, -EIO,
+					"sim advise: advice %d on %zu bytes at "
+					"%p not taken (an injected fault, site "
+					"%s)", advice, bytes, ptr,
+					TMM_SITE_ADVISE);
 	return tmm_sim_uvm_advise(sim_of(be)->uvm, ptr, bytes, advice);
 }
 

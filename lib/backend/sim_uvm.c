@@ -542,11 +542,16 @@ int tmm_sim_uvm_prefetch(struct tmm_sim_uvm *u, uint64_t *t,
 			b->host &= ~(miss & ~b->read_mostly);
 		} else {
 			uint64_t ondev = m & b->dev;
+			/* A read-mostly page gets a host copy and keeps its
+			 * device one (Runtime API, cudaMemAdvise: a
+			 * prefetch of a read-mostly range makes a read-only
+			 * copy at its destination). */
+			uint64_t gone = ondev & ~b->read_mostly;
 
 			moved += bytes_of(u, b, ondev & ~b->host);
-			u->st.resident -= bytes_of(u, b, ondev);
+			u->st.resident -= bytes_of(u, b, gone);
 			b->host |= ondev;
-			b->dev &= ~ondev;
+			b->dev &= ~gone;
 		}
 		lru_touch(u, b);
 	}
@@ -611,11 +616,21 @@ int tmm_sim_uvm_advise(struct tmm_sim_uvm *u, const void *ptr, size_t bytes,
 		case TMM_ADVISE_READ_MOSTLY:
 			b->read_mostly |= m;
 			break;
-		case TMM_ADVISE_UNSET_READ_MOSTLY:
-			/* Duplicates collapse onto the device copy. */
+		case TMM_ADVISE_UNSET_READ_MOSTLY: {
+			/* Duplicates collapse into one copy: at the
+			 * preferred location where that holds one, else
+			 * (CUDA: "arbitrary") on the device. */
+			uint64_t dup = m & b->dev & b->host;
+			uint64_t to_host = dup & b->prefer_host;
+
 			b->read_mostly &= ~m;
-			b->host &= ~(m & b->dev);
+			b->host &= ~(dup & ~to_host);
+			b->dev &= ~to_host;
+			u->st.resident -= bytes_of(u, b, to_host);
+			if (!b->dev)
+				lru_unlink(b);
 			break;
+		}
 		default:
 			return -EINVAL;
 		}

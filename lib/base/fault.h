@@ -17,6 +17,7 @@
  * pinned_alloc and copy (the backends' device or managed memory, pinned
  * host memory and copies), wait (an engine made to wait for an event, on
  * the simulator), discard (a discard of managed pages, on the simulator),
+ * advise (advice on managed pages, on the simulator),
  * file_write (the plan file and the trace),
  * dlopen and dlsym (a library loaded on first use, dynlib.h).
  *
@@ -67,6 +68,7 @@ static inline bool tmm_fault_now(const char *site)
 #define TMM_SITE_COPY "copy"		     /* a copy, a fill or a prefetch */
 #define TMM_SITE_WAIT "wait"		     /* an engine made to wait (sim) */
 #define TMM_SITE_DISCARD "discard"	     /* managed pages discarded (sim) */
+#define TMM_SITE_ADVISE "advise"	     /* advice on managed pages (sim) */
 #define TMM_SITE_FILE_WRITE "file_write"     /* the plan file, the trace */
 #define TMM_SITE_DLOPEN "dlopen"	     /* CUPTI or cuDNN not found */
 #define TMM_SITE_DLSYM "dlsym"		     /* an entry point missing */

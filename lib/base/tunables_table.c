@@ -545,6 +545,21 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.since = "0.1",
 		.choices = off_on_choices,
 	},
+	[TMM_T_UVM_READ_MOSTLY] = {
+		.name = "uvm_read_mostly",
+		.env = "TENSORMM_UVM_READ_MOSTLY",
+		.type = TMM_TYPE_CHOICE,
+		.def = "on",
+		.accepted = "on or off",
+		.help = "mode=uvm by prefetch: the plan advises read-mostly "
+			"each persistent tensor the iteration reads and never "
+			"writes (frozen weights), so that the host keeps a "
+			"copy of its pages and an eviction moves none of its "
+			"bytes; off = such tensors leave by prefetch like any "
+			"other",
+		.since = "0.1",
+		.choices = off_on_choices,
+	},
 	[TMM_T_CHECK] = {
 		.name = "check",
 		.env = "TENSORMM_CHECK",

@@ -294,6 +294,12 @@ struct tmm_ctx {
 		unsigned n, cap;
 		bool open;
 	} uvm_batch;
+	/* mode=uvm: read-mostly tensors evicted by prefetch whose advice is
+	 * lifted once the prefetch completes (uvm_read_mostly.h). */
+	struct tmm_uvm_leaving {
+		struct tmm_tensor_rec **tensors;
+		unsigned n, cap;
+	} uvm_leaving;
 	/* budget=N%peak: the budget was set from a measured peak
 	 * (peak_budget.c). */
 	bool peak_budget_set;

@@ -62,6 +62,7 @@ struct tmm_planner_input tmm_guide_planner_input(const struct tmm_ctx *ctx,
 	if (ctx->mode == TMM_MODE_UVM && !ctx->uvm_copy_out) {
 		in.moves_h2d_gbps = d->uvm_prefetch_h2d_gbps;
 		in.moves_d2h_gbps = d->uvm_prefetch_d2h_gbps;
+		in.read_mostly_frozen = ctx->cfg.uvm_read_mostly;
 	}
 	return in;
 }

@@ -24,6 +24,7 @@
 #include "clean_copy.h"
 #include "swap_engine.h"
 #include "uvm_path.h"
+#include "uvm_read_mostly.h"
 #include "lib/base/managed_page.h"
 #include "lib/base/xalloc.h"
 #include "lib/io/plan.h"
@@ -39,12 +40,6 @@ static int host_node(const struct tmm_ctx *ctx)
 }
 
 /* ---- allocations ------------------------------------------------------ */
-
-/* The plan advice a tensor holds (t->uvm_advised), unset when its range
- * goes to another tensor. */
-#define ADVISED_PREFERRED 0x1u
-#define ADVISED_ACCESSED_BY 0x2u
-#define ADVISED_READ_MOSTLY 0x4u
 
 /* The op an allocation is for, for messages. */
 static const char *op_name(const struct tmm_ctx *ctx)
@@ -165,6 +160,9 @@ static int forget_range(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	if (rc == 0 && (t->uvm_advised & ADVISED_ACCESSED_BY))
 		rc = be->ops->advise(be, t->dev, t->bytes,
 				     TMM_ADVISE_UNSET_ACCESSED_BY);
+	/* Lifted already where it is AWAY, or to be where PENDING: it
+	 * goes off that list, and the advice now. */
+	tmm_uvm_read_mostly_forget(ctx, t);
 	if (rc == 0 && (t->uvm_advised & ADVISED_READ_MOSTLY))
 		rc = be->ops->advise(be, t->dev, t->bytes,
 				     TMM_ADVISE_UNSET_READ_MOSTLY);
@@ -361,10 +359,21 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	tmm_tensor_set_state(t, TMM_TS_SWAPPING_OUT);
 	tmm_tensor_set_state(t, TMM_TS_HOST);
 	tmm_uvm_unhold(ctx, t);
-	tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
-	ctx->c.swap_out_count++;
-	ctx->c.swap_out_bytes += t->bytes;
-	ctx->c.uvm_prefetch_out_bytes += t->bytes;
+	if (tmm_uvm_read_mostly_clean(ctx, t)) {
+		/* Read-mostly and not written: the host's copy is whole
+		 * and the prefetch moves nothing.  A clean eviction. */
+		tmm_tracker_event_clean(ctx, t);
+		ctx->c.clean_evictions++;
+		ctx->c.clean_eviction_bytes += t->bytes;
+	} else {
+		tmm_tracker_event(ctx, TMM_EV_SWAP_OUT, t);
+		ctx->c.swap_out_count++;
+		ctx->c.swap_out_bytes += t->bytes;
+		ctx->c.uvm_prefetch_out_bytes += t->bytes;
+	}
+	/* A prefetch leaves a read-mostly range's device copy: lifting the
+	 * advice once it has run frees it (uvm_read_mostly.h). */
+	tmm_uvm_read_mostly_leave(ctx, t);
 	tmm_uvm_sync_counters(ctx);
 	return 0;
 }
@@ -494,6 +503,7 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	rc = unprefer_host(ctx, t);
 	if (rc < 0)
 		return rc;
+	tmm_uvm_read_mostly_back(ctx, t);
 	tmm_uvm_trim_kept(ctx, tmm_managed_pages_bytes(t->bytes));
 	/* The backend orders the prefetch after the swap-out's migration;
 	 * t->copy becomes the prefetch's own. */
@@ -606,8 +616,10 @@ int tmm_uvm_bring_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 	}
 	rc = unprefer_host(ctx, t);
 
-	if (rc == 0)
+	if (rc == 0) {
+		tmm_uvm_read_mostly_back(ctx, t);
 		rc = after_swap_out(ctx, t);
+	}
 	if (rc < 0)
 		return rc;
 	if (!need_data) {
@@ -660,6 +672,12 @@ int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 				"read-mostly advice refused for tensor %s: "
 				"the iteration writes it",
 				tmm_tensor_label(t, label, sizeof(label)));
+	/* Each iteration's plan advises it again: held already, or given
+	 * back with the tensor (uvm_read_mostly.h), it costs no call. */
+	if (advice == TMM_PLAN_ADVICE_READ_MOSTLY &&
+	    (t->uvm_advised & (ADVISED_READ_MOSTLY | ADVISED_READ_MOSTLY_AWAY |
+			       ADVISED_READ_MOSTLY_PENDING)))
+		return 0;
 	/* Advice may keep the pages off the device (remote mappings, read
 	 * duplicates): what the arena knew of them no longer holds. */
 	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
@@ -681,7 +699,10 @@ int tmm_uvm_advise(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		t->uvm_advised |= ADVISED_READ_MOSTLY;
 		break;
 	case TMM_PLAN_ADVICE_UNSET_READ_MOSTLY:
-		t->uvm_advised &= (uint8_t)~ADVISED_READ_MOSTLY;
+		tmm_uvm_read_mostly_forget(ctx, t);
+		t->uvm_advised &= (uint8_t)~(ADVISED_READ_MOSTLY |
+					     ADVISED_READ_MOSTLY_AWAY |
+					     ADVISED_READ_MOSTLY_HOSTED);
 		break;
 	case TMM_PLAN_ADVICE_ACCESSED_BY_DEVICE:
 		t->uvm_advised |= ADVISED_ACCESSED_BY;

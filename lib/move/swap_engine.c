@@ -18,6 +18,7 @@
 #include "lib/mem/pool.h"
 #include "lib/record/tracker.h"
 #include "swap_engine.h"
+#include "uvm_read_mostly.h"
 #include "lib/base/xalloc.h"
 
 /* ---- waiting, with the time lost counted as stall -------------------- */
@@ -278,6 +279,8 @@ void tmm_mover_progress(struct tmm_ctx *ctx)
 
 	retire_completed(ctx, &ctx->swapping_out, complete_swap_out);
 	retire_completed(ctx, &ctx->swapping_in, complete_swap_in);
+	if (ctx->uvm_leaving.n)
+		tmm_uvm_read_mostly_progress(ctx);
 	for (i = kept = 0; i < ctx->n_deferred; i++) {
 		struct tmm_deferred *d = &ctx->deferred[i];
 
