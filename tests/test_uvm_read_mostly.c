@@ -54,6 +54,42 @@ static void eviction_done(tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	tmm_mover_progress(ctx);
 }
 
+/* A context by prefetch with w read by an op and advised read-mostly. */
+static tmm_ctx *advised_weight(tmm_tensor *w, tmm_tensor *out,
+			       struct tmm_tensor_rec **rw, uint32_t *want)
+{
+	tmm_ctx *ctx;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, BY_PREFETCH ",budget=16MiB"),
+			 0);
+	*w = toy_weight(ctx, 11);
+	ck_assert_int_eq(tmm_tensor_read(ctx, *w, 0, want, BYTES), 0);
+	*rw = tmm_tensor_lookup(ctx, *w, "test");
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "o",
+					   out), 0);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, w, 1, out, 1);
+	ck_assert_int_eq(tmm_mover_advise(ctx, *rw,
+					  TMM_PLAN_ADVICE_READ_MOSTLY), 0);
+	return ctx;
+}
+
+/* w read again by an op and by the host: its bytes; then closed, with
+ * no fault left set. */
+static void still_whole(tmm_ctx *ctx, tmm_tensor w, tmm_tensor out,
+			const uint32_t *want)
+{
+	static uint32_t got[ELEMS];
+
+	ck_assert_int_eq(tmm_fault_set(NULL), 0);
+	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &out, 1);
+	ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, got, BYTES), 0);
+	ck_assert_mem_eq(got, want, BYTES);
+	ck_assert_int_eq(tmm_tensor_destroy(ctx, out), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+
 /*
  * One frozen tensor, step by step: advised once its pages are on the
  * device alone, its first eviction moves its bytes; back, advised again,
@@ -62,23 +98,12 @@ static void eviction_done(tmm_ctx *ctx, struct tmm_tensor_rec *t)
  */
 START_TEST(a_frozen_tensor_leaves_with_no_bytes_from_its_second_eviction)
 {
-	static uint32_t want[ELEMS], got[ELEMS];
+	static uint32_t want[ELEMS];
 	struct tmm_tensor_rec *rw;
 	struct tmm_stats a, b;
 	tmm_tensor w, out;
-	tmm_ctx *ctx;
+	tmm_ctx *ctx = advised_weight(&w, &out, &rw, want);
 
-	ck_assert_int_eq(tmm_ctx_create(&ctx, BY_PREFETCH ",budget=16MiB"),
-			 0);
-	w = toy_weight(ctx, 7);
-	ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, want, BYTES), 0);
-	rw = tmm_tensor_lookup(ctx, w, "test");
-	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
-	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "o",
-					   &out), 0);
-	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &out, 1);
-	ck_assert_int_eq(tmm_mover_advise(ctx, rw,
-					  TMM_PLAN_ADVICE_READ_MOSTLY), 0);
 	ck_assert(rw->uvm_advised & ADVISED_READ_MOSTLY);
 
 	/* First eviction: the host has no copy, the prefetch moves it. */
@@ -116,13 +141,7 @@ START_TEST(a_frozen_tensor_leaves_with_no_bytes_from_its_second_eviction)
 	b = stats(ctx);
 	ck_assert_uint_lt(b.device_in_use, a.device_in_use);
 
-	/* Read again by an op and by the host: the same bytes. */
-	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &out, 1);
-	ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, got, BYTES), 0);
-	ck_assert_mem_eq(got, want, BYTES);
-	ck_assert_int_eq(tmm_tensor_destroy(ctx, out), 0);
-	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
-	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	still_whole(ctx, w, out, want);
 }
 END_TEST
 
@@ -133,20 +152,11 @@ END_TEST
  */
 START_TEST(a_tensor_destroyed_while_leaving_goes_off_the_list)
 {
+	static uint32_t want[ELEMS];
 	struct tmm_tensor_rec *rw;
 	tmm_tensor w, out;
-	tmm_ctx *ctx;
+	tmm_ctx *ctx = advised_weight(&w, &out, &rw, want);
 
-	ck_assert_int_eq(tmm_ctx_create(&ctx, BY_PREFETCH ",budget=16MiB"),
-			 0);
-	w = toy_weight(ctx, 3);
-	rw = tmm_tensor_lookup(ctx, w, "test");
-	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
-	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "o",
-					   &out), 0);
-	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &out, 1);
-	ck_assert_int_eq(tmm_mover_advise(ctx, rw,
-					  TMM_PLAN_ADVICE_READ_MOSTLY), 0);
 	ck_assert_int_eq(tmm_mover_swap_out(ctx, rw, true), 0);
 	ck_assert_uint_eq(ctx->uvm_leaving.n, 1);
 	ck_assert_int_eq(tmm_tensor_destroy(ctx, w), 0);
@@ -159,41 +169,6 @@ START_TEST(a_tensor_destroyed_while_leaving_goes_off_the_list)
 END_TEST
 
 /* ---- failures ----------------------------------------------------------- */
-
-/* A context by prefetch with w read by an op and advised read-mostly. */
-static tmm_ctx *advised_weight(tmm_tensor *w, tmm_tensor *out,
-			       struct tmm_tensor_rec **rw, uint32_t *want)
-{
-	tmm_ctx *ctx;
-
-	ck_assert_int_eq(tmm_ctx_create(&ctx, BY_PREFETCH ",budget=16MiB"),
-			 0);
-	*w = toy_weight(ctx, 11);
-	ck_assert_int_eq(tmm_tensor_read(ctx, *w, 0, want, BYTES), 0);
-	*rw = tmm_tensor_lookup(ctx, *w, "test");
-	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
-	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "o",
-					   out), 0);
-	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, w, 1, out, 1);
-	ck_assert_int_eq(tmm_mover_advise(ctx, *rw,
-					  TMM_PLAN_ADVICE_READ_MOSTLY), 0);
-	return ctx;
-}
-
-/* w read again by an op and by the host: its bytes; then closed. */
-static void still_whole(tmm_ctx *ctx, tmm_tensor w, tmm_tensor out,
-			const uint32_t *want)
-{
-	static uint32_t got[ELEMS];
-
-	ck_assert_int_eq(tmm_fault_set(NULL), 0);
-	toy_run(ctx, "fill", TMM_OP_PURE, toy_fill, &w, 1, &out, 1);
-	ck_assert_int_eq(tmm_tensor_read(ctx, w, 0, got, BYTES), 0);
-	ck_assert_mem_eq(got, want, BYTES);
-	ck_assert_int_eq(tmm_tensor_destroy(ctx, out), 0);
-	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
-	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
-}
 
 /* No memory to note the eviction (host_alloc): the advice stays, the
  * device keeps its copy, and nothing is lost. */
