@@ -10,7 +10,8 @@
  * fine-tuning with a frozen backbone) need not move at all: advised
  * read-mostly, its pages are duplicated when the device reads them, the
  * host keeps its copy, and an eviction only drops the device's (the
- * runtime collapses the duplicates onto the host, lib/move/mover_uvm.c).
+ * runtime collapses the duplicates onto the host once the eviction has
+ * run, lib/move/uvm_read_mostly.h).
  * Only persistent tensors are advised: a tensor made in the iteration has
  * no host copy to keep, and one the host writes between iterations would
  * have its duplicates collapsed each time.

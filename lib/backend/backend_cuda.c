@@ -226,7 +226,7 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 		snprintf(info->uvm_paths, sizeof(info->uvm_paths),
 			 "not measured: no concurrent managed access");
 	tmm_cuda_roofline(s, info, prop.major, prop.minor,
-				 prop.multiProcessorCount);
+			  prop.multiProcessorCount);
 	/* Not measured: 5 us is a common figure for one kernel launch and
 	 * its synchronisation.  An estimate. */
 	info->launch_ns = 5000;
@@ -234,8 +234,8 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 	/* Placement is an optimisation: an unknown node is not an error. */
 	if (cudaDeviceGetPCIBusId(bus_id, (int)sizeof(bus_id), s->device) ==
 	    cudaSuccess) {
-		tmm_cuda_pci_id_copy(info->pci_bus_id, sizeof(info->pci_bus_id),
-			    bus_id);
+		tmm_cuda_pci_id_copy(info->pci_bus_id,
+				     sizeof(info->pci_bus_id), bus_id);
 		info->numa_node = tmm_numa_node_of_pci("/sys", bus_id);
 	}
 #if CUDART_VERSION >= 12020
