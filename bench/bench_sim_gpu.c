@@ -138,19 +138,23 @@ struct run {
 	uint64_t out_by_prefetch; /* of out, by prefetch (mode=uvm) */
 };
 
+/* The profile's rate of a prefetch to the host, GB/s: the pinned one
+ * where it has none of its own (as the simulator moves them). */
+static double prefetch_out_gbps(const struct tmm_sim_profile *p)
+{
+	return p->uvm_prefetch_d2h_gbps > 0 ? p->uvm_prefetch_d2h_gbps
+					    : p->d2h_gbps;
+}
+
 /* The least time the run's moves to the host take: by copy at the
  * pinned rate, by prefetch at the profile's prefetch rate to the host
  * (on the H100 measured a sixth of a copy's), in ns. */
 static double out_ns_at_least(const struct tmm_sim_profile *p,
 			      const struct run *r)
 {
-	double by_prefetch = p->uvm_prefetch_d2h_gbps > 0
-				     ? p->uvm_prefetch_d2h_gbps
-				     : p->d2h_gbps;
-
 	/* B / (GB/s) = ns */
 	return (double)(r->out - r->out_by_prefetch) / p->d2h_gbps +
-	       (double)r->out_by_prefetch / by_prefetch;
+	       (double)r->out_by_prefetch / prefetch_out_gbps(p);
 }
 
 /* One run of STEPS steps; false (and a message) where it failed. */
@@ -377,10 +381,7 @@ int main(int argc, char **argv)
 	       "moves (in mode=uvm the driver's own faults and evictions "
 	       "are not in it); *H200 x*: measured, "
 	       "swap mode, runtime of 45de6ad (docs/gpu-h200.md).\n",
-	       STEPS, p->d2h_gbps,
-	       p->uvm_prefetch_d2h_gbps > 0 ? p->uvm_prefetch_d2h_gbps
-					    : p->d2h_gbps,
-	       p->h2d_gbps);
+	       STEPS, p->d2h_gbps, prefetch_out_gbps(p), p->h2d_gbps);
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		if (strcmp(shape, "all") != 0 &&
 		    strcmp(shape, shapes[s].name) != 0)
