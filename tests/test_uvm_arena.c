@@ -11,11 +11,8 @@
  * steps of pages on the device goes by copy and leaves them there.  A
  * segment the backend refuses (the device_alloc fault site) fails the op
  * that needed it with a message naming the op and the budget, and the
- * context goes on.  The arena alone: segments, page alignment, reuse; and its kept
- * blocks (uvm_keep): an exact size is served first, a larger block is
- * cut to size with its head discarded, the longest kept go first when
- * trimmed, kept blocks never make the arena grow, and a discard the
- * backend refuses still frees the block.
+ * context goes on.  The arena alone: segments, page alignment, reuse
+ * (its kept blocks are tested in test_uvm_arena_kept.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -606,171 +603,6 @@ START_TEST(the_arena_notes_pages_on_the_device)
 }
 END_TEST
 
-static struct tmm_uvm_arena_stats arena_stats(const struct tmm_uvm_arena *a)
-{
-	struct tmm_uvm_arena_stats st;
-
-	tmm_uvm_arena_get_stats(a, &st);
-	return st;
-}
-
-static void *take(struct tmm_uvm_arena *a, uint64_t bytes,
-		  struct tmm_pool_block **b)
-{
-	char why[256];
-	void *p;
-
-	ck_assert_msg(tmm_uvm_arena_alloc(a, bytes, b, &p, why,
-					  sizeof(why)) == 0, "%s", why);
-	return p;
-}
-
-/* The same size first, else the smallest larger block, cut to size: its
- * head goes back to the pool with its pages, its tail keeps them. */
-START_TEST(a_kept_block_goes_to_the_next_tensor_of_its_size)
-{
-	struct tmm_uvm_arena *a, *other;
-	struct tmm_pool_block *b[4], *stranger;
-	struct tmm_backend be;
-	char *pa, *pb, *p;
-
-	open_phantom_p100(&be);
-	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
-	pa = take(a, 3 * PAGE, &b[0]);
-	pb = take(a, PAGE, &b[1]);
-	tmm_uvm_arena_note(a, pa, 3 * PAGE, true);
-	ck_assert(tmm_uvm_arena_keep(a, b[0]));
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 3 * PAGE);
-	ck_assert_uint_eq(arena_stats(a).in_use, PAGE);
-	/* The same size: the same block, pages and all. */
-	p = take(a, 3 * PAGE - 100, &b[2]);
-	ck_assert_ptr_eq(p, pa);
-	ck_assert_ptr_eq(b[2], b[0]);
-	ck_assert(tmm_uvm_arena_on_device(a, p, 3 * PAGE));
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
-	ck_assert_uint_eq(arena_stats(a).kept_hits, 1);
-	ck_assert_uint_eq(arena_stats(a).in_use, 4 * PAGE);
-	/* A smaller tensor takes the tail of a larger kept block. */
-	ck_assert(tmm_uvm_arena_keep(a, b[2]));
-	p = take(a, PAGE, &b[3]);
-	ck_assert_ptr_eq(p, pa + 2 * PAGE);
-	ck_assert(tmm_uvm_arena_on_device(a, p, PAGE));
-	ck_assert(!tmm_uvm_arena_on_device(a, pa, PAGE));
-	ck_assert(!tmm_uvm_arena_on_device(a, pa + PAGE, PAGE));
-	ck_assert_uint_eq(arena_stats(a).kept_discards, 1);
-	ck_assert_uint_eq(arena_stats(a).in_use, 2 * PAGE);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
-	/* The head is the pool's again. */
-	p = take(a, 2 * PAGE, &b[0]);
-	ck_assert_ptr_eq(p, pa);
-	/* Nothing kept that fits: a block of the pool. */
-	ck_assert(tmm_uvm_arena_keep(a, b[1]));
-	p = take(a, 2 * PAGE, &b[2]);
-	ck_assert_ptr_ne(p, pb);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), PAGE);
-	/* Not this arena's, or nothing: not kept. */
-	ck_assert_int_eq(tmm_uvm_arena_create(&other, &be, 3 * MIB), 0);
-	take(other, PAGE, &stranger);
-	ck_assert(!tmm_uvm_arena_keep(a, stranger));
-	ck_assert(!tmm_uvm_arena_keep(a, NULL));
-	ck_assert(!tmm_uvm_arena_keep(NULL, b[0]));
-	ck_assert_uint_eq(tmm_uvm_arena_kept(NULL), 0);
-	tmm_uvm_arena_free(other, stranger);
-	tmm_uvm_arena_destroy(other);
-	tmm_uvm_arena_free(a, b[0]);
-	tmm_uvm_arena_free(a, b[2]);
-	tmm_uvm_arena_free(a, b[3]);
-	ck_assert_uint_eq(arena_stats(a).in_use, 0);
-	tmm_uvm_arena_destroy(a);
-	be.ops->close(&be);
-}
-END_TEST
-
-/* A trim lets the longest kept go first, each with a discard; one the
- * backend refuses still frees its block and says so. */
-START_TEST(a_trim_lets_the_longest_kept_go_first)
-{
-	struct tmm_uvm_arena *a;
-	struct tmm_pool_block *b[3];
-	struct tmm_backend be;
-	char *pa, *pb, *pc, *p;
-	bool failed = false;
-
-	open_phantom_p100(&be);
-	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
-	pa = take(a, 2 * PAGE, &b[0]);
-	pb = take(a, PAGE, &b[1]);
-	tmm_uvm_arena_note(a, pa, 2 * PAGE, true);
-	tmm_uvm_arena_note(a, pb, PAGE, true);
-	ck_assert(tmm_uvm_arena_keep(a, b[0]));
-	ck_assert(tmm_uvm_arena_keep(a, b[1]));
-	ck_assert_uint_eq(tmm_uvm_arena_trim(a, PAGE, &failed), 2 * PAGE);
-	ck_assert(!failed);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), PAGE);
-	ck_assert(!tmm_uvm_arena_on_device(a, pa, PAGE));
-	ck_assert(tmm_uvm_arena_on_device(a, pb, PAGE));
-	/* Already under the limit: nothing goes. */
-	ck_assert_uint_eq(tmm_uvm_arena_trim(a, PAGE, NULL), 0);
-	p = take(a, PAGE, &b[1]);
-	ck_assert_ptr_eq(p, pb);
-	/* A refused discard: the block is free all the same. */
-	pc = take(a, PAGE, &b[2]);
-	ck_assert(tmm_uvm_arena_keep(a, b[2]));
-	ck_assert_int_eq(tmm_fault_set(TMM_SITE_DISCARD "@1"), 0);
-	ck_assert_uint_eq(tmm_uvm_arena_trim(a, 0, &failed), PAGE);
-	ck_assert_int_eq(tmm_fault_set(""), 0);
-	ck_assert(failed);
-	ck_assert_ptr_nonnull(strstr(be.error, TMM_SITE_DISCARD));
-	ck_assert_uint_eq(arena_stats(a).discards_failed, 1);
-	ck_assert_uint_eq(arena_stats(a).kept_discards, 2);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
-	ck_assert_uint_eq(arena_stats(a).in_use, PAGE);
-	p = take(a, PAGE, &b[2]);
-	ck_assert_ptr_eq(p, pc);
-	tmm_uvm_arena_free(a, b[1]);
-	tmm_uvm_arena_free(a, b[2]);
-	tmm_uvm_arena_destroy(a);
-	be.ops->close(&be);
-}
-END_TEST
-
-/* Kept blocks give way before a new segment is made, and go with
- * tmm_uvm_arena_release_empty. */
-START_TEST(kept_blocks_never_grow_the_arena)
-{
-	/* A 1 MiB budget: 2 MiB segments, 32 big pages. */
-	enum { PAGES = 32 };
-	struct tmm_uvm_arena *a;
-	struct tmm_pool_block *big, *small[2], *two;
-	struct tmm_backend be;
-	char *p;
-
-	open_phantom_p100(&be);
-	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, MIB), 0);
-	take(a, (PAGES - 2) * PAGE, &big);
-	p = take(a, PAGE, &small[0]);
-	tmm_uvm_arena_note(a, p, PAGE, true);
-	take(a, PAGE, &small[1]);
-	ck_assert_uint_eq(arena_stats(a).segments, 1);
-	ck_assert(tmm_uvm_arena_keep(a, small[0]));
-	tmm_uvm_arena_free(a, small[1]);
-	/* Two pages: the kept page is too small to serve, but with it
-	 * freed the segment has them. */
-	take(a, 2 * PAGE, &two);
-	ck_assert_uint_eq(arena_stats(a).segments, 1);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
-	ck_assert_uint_eq(arena_stats(a).kept_discards, 1);
-	/* A segment holding only a kept block is empty. */
-	tmm_uvm_arena_free(a, big);
-	ck_assert(tmm_uvm_arena_keep(a, two));
-	ck_assert_uint_eq(tmm_uvm_arena_release_empty(a), PAGES * PAGE);
-	ck_assert_uint_eq(arena_stats(a).segments, 0);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
-	tmm_uvm_arena_destroy(a);
-	be.ops->close(&be);
-}
-END_TEST
-
 static Suite *arena_suite(void)
 {
 	Suite *s = suite_create("uvm_arena");
@@ -787,9 +619,6 @@ static Suite *arena_suite(void)
 	tcase_add_test(tc, an_input_written_each_step_stays_on_the_device);
 	tcase_add_test(tc, a_read_between_steps_leaves_the_pages_on_the_device);
 	tcase_add_test(tc, a_batch_failing_part_way_loses_nothing);
-	tcase_add_test(tc, a_kept_block_goes_to_the_next_tensor_of_its_size);
-	tcase_add_test(tc, a_trim_lets_the_longest_kept_go_first);
-	tcase_add_test(tc, kept_blocks_never_grow_the_arena);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -22,9 +22,11 @@
  * it (tmm_pool_owns).
  *
  * Kept blocks (tmm_uvm_arena_keep) are a list, oldest first, searched
- * newest first for an exact size, else for the best fit: a training step
- * makes its tensors in the same sizes every step, and a model has a few
- * hundred at most.
+ * newest first for an exact size, else for the best fit, else for the
+ * largest smaller one that can grow in place: a training step makes its
+ * tensors in the same sizes every step, and a model has a few hundred at
+ * most.  Kept blocks that touch are merged as they are kept, so the list
+ * stays as short as the holes between live tensors.
  *
  * Alignment: every block size is a multiple of TMM_MANAGED_PAGE and so is
  * every segment, and the pool carves a block from the bottom or the top
@@ -278,6 +280,14 @@ static struct segment *owner(const struct tmm_uvm_arena *a,
 	return NULL;
 }
 
+void *tmm_uvm_arena_block_ptr(const struct tmm_uvm_arena *a,
+			      const struct tmm_pool_block *block)
+{
+	const struct segment *s = a && block ? owner(a, block) : NULL;
+
+	return s ? s->base + block->offset : NULL;
+}
+
 void tmm_uvm_arena_free(struct tmm_uvm_arena *a, struct tmm_pool_block *block)
 {
 	struct segment *s;
@@ -292,6 +302,210 @@ void tmm_uvm_arena_free(struct tmm_uvm_arena *a, struct tmm_pool_block *block)
 }
 
 /* ---- kept blocks ------------------------------------------------------- */
+
+/* Removes kept entry i from the list, keeping the others' order. */
+static void drop_entry(struct tmm_uvm_arena *a, uint32_t i)
+{
+	memmove(&a->kept[i], &a->kept[i + 1],
+		(a->n_kept - i - 1) * sizeof(*a->kept));
+	a->n_kept--;
+}
+
+/* Entry i is no longer kept: its block is the caller's. */
+static void unkeep(struct tmm_uvm_arena *a, uint32_t i)
+{
+	a->kept_bytes -= a->kept[i].block->size;
+	drop_entry(a, i);
+}
+
+/* Drops the first `bytes` of kept entry i's pages and gives them back to
+ * the pool (tmm_pool_trim; whole big pages).  Returns 0, or the pool's
+ * error, where nothing changed. */
+static int discard_head(struct tmm_uvm_arena *a, uint32_t i, uint64_t bytes,
+			bool *failed)
+{
+	struct kept *k = &a->kept[i];
+	struct segment *s = owner(a, k->block);
+
+	if (!s || tmm_pool_trim(s->pool, k->block, bytes) < 0)
+		return -ENOMEM;
+	a->kept_bytes -= bytes;
+	tmm_uvm_arena_note(a, k->ptr, bytes, false);
+	if (a->be->ops->discard(a->be, k->ptr, bytes) < 0) {
+		a->discards_failed++;
+		if (failed)
+			*failed = true;
+	}
+	a->kept_discards++;
+	k->ptr += bytes;
+	return 0;
+}
+
+/*
+ * Kept blocks that touch in a segment are one: a tensor destroyed beside
+ * another's kept range, as a step frees its activations, adds its pages
+ * to that range, so that a larger tensor later finds them all in one
+ * place instead of fresh ones (issue #19: BERT-base under auto at half its
+ * peak, on the simulated H100, discarded 4.9 GB of pages a step and made
+ * them afresh, where each size found no kept block of its own; 0.7 GB
+ * with kept blocks merged, split and grown).  The newest entry (just kept) merges with an entry that
+ * ends where it starts or starts where it ends, again until none does:
+ * the higher block is freed and the lower grows over it
+ * (tmm_pool_extend, which needs no host memory: the space right after
+ * the lower block is then free and at least as large).  The merged
+ * entry is the newest.
+ */
+static void coalesce(struct tmm_uvm_arena *a)
+{
+	uint32_t i = a->n_kept - 1;
+	struct segment *s = owner(a, a->kept[i].block);
+
+	for (uint32_t j = 0; s && j < a->n_kept; j++) {
+		struct tmm_pool_block *bi = a->kept[i].block;
+		struct tmm_pool_block *bj = a->kept[j].block;
+		struct kept low;
+		struct tmm_pool_block *high;
+		uint64_t size;
+		int rc;
+
+		if (j == i || owner(a, bj) != s)
+			continue;
+		if (bj->offset + bj->size == bi->offset) {
+			low = a->kept[j];
+			high = bi;
+		} else if (bi->offset + bi->size == bj->offset) {
+			low = a->kept[i];
+			high = bj;
+		} else {
+			continue;
+		}
+		size = high->size;
+		tmm_pool_free(s->pool, high);
+		rc = tmm_pool_extend(s->pool, low.block, size);
+		assert(rc == 0);
+		(void)rc;
+		/* Both entries go; the merged one is the newest. */
+		drop_entry(a, i > j ? i : j);
+		drop_entry(a, i > j ? j : i);
+		a->kept[a->n_kept++] = low;
+		i = a->n_kept - 1;
+		j = (uint32_t)-1; /* from the start again */
+	}
+}
+
+/* Whether kept entry i comes before entry j (j == n_kept: before
+ * none) in grow_kept's order: the larger first, the newer of a size. */
+static bool before(const struct tmm_uvm_arena *a, uint32_t i, uint32_t j)
+{
+	uint64_t si = a->kept[i].block->size, sj;
+
+	if (j == a->n_kept)
+		return true;
+	sj = a->kept[j].block->size;
+	return si > sj || (si == sj && i > j);
+}
+
+/*
+ * Where no kept block is as large as `want`: the largest smaller one that
+ * the free space right after it can grow to `want` (tmm_pool_extend), so
+ * that the tensor finds that many of its pages made.  Into *block and
+ * *ptr; false when none can.
+ */
+static bool grow_kept(struct tmm_uvm_arena *a, uint64_t want,
+		      struct tmm_pool_block **block, void **ptr)
+{
+	uint32_t last = a->n_kept; /* the one tried last */
+
+	for (;;) {
+		uint32_t next = a->n_kept;
+		struct segment *s;
+		struct kept k;
+		uint64_t old;
+
+		/* The first after `last` in that order. */
+		for (uint32_t i = 0; i < a->n_kept; i++)
+			if (a->kept[i].block->size < want &&
+			    (last == a->n_kept || before(a, last, i)) &&
+			    before(a, i, next))
+				next = i;
+		if (next == a->n_kept)
+			return false;
+		last = next;
+		k = a->kept[next];
+		old = k.block->size;
+		s = owner(a, k.block);
+		if (!s || tmm_pool_extend(s->pool, k.block, want - old) < 0)
+			continue;
+		/* Kept at its old size; it leaves at its new one. */
+		a->kept_bytes += want - old;
+		*block = k.block;
+		*ptr = k.ptr;
+		unkeep(a, next);
+		return true;
+	}
+}
+
+/*
+ * A kept block for `want` bytes into *block and *ptr: one of exactly that
+ * size, the most recently kept; else the smallest larger one, of which
+ * the tensor takes the tail while the head stays kept with its pages
+ * (tmm_pool_trim, then tmm_pool_alloc_at gives the head a block of its
+ * own; where the pool has no host record for that, the head's pages are
+ * discarded and it goes back to the pool); else a smaller one grown
+ * (grow_kept).  False when none will do.
+ */
+static bool take_kept(struct tmm_uvm_arena *a, uint64_t want,
+		      struct tmm_pool_block **block, void **ptr)
+{
+	uint32_t best = a->n_kept;
+	struct tmm_pool_block *head_block;
+	struct segment *s;
+	struct kept k;
+	uint64_t head;
+
+	for (uint32_t i = a->n_kept; i-- > 0;) {
+		uint64_t size = a->kept[i].block->size;
+
+		if (size == want) {
+			best = i;
+			break;
+		}
+		if (size > want && (best == a->n_kept ||
+				    size < a->kept[best].block->size))
+			best = i;
+	}
+	if (best == a->n_kept) {
+		if (!grow_kept(a, want, block, ptr))
+			return false;
+	} else if (a->kept[best].block->size == want) {
+		*block = a->kept[best].block;
+		*ptr = a->kept[best].ptr;
+		unkeep(a, best);
+	} else {
+		k = a->kept[best];
+		head = k.block->size - want;
+		s = owner(a, k.block);
+		if (!s || tmm_pool_trim(s->pool, k.block, head) < 0)
+			return false;
+		*block = k.block;
+		*ptr = k.ptr + head;
+		if (tmm_pool_alloc_at(s->pool, (uint64_t)(k.ptr - s->base),
+				      head, &head_block) == 0) {
+			a->kept[best].block = head_block;
+			a->kept_bytes -= want;
+		} else {
+			tmm_uvm_arena_note(a, k.ptr, head, false);
+			if (a->be->ops->discard(a->be, k.ptr, head) < 0)
+				a->discards_failed++;
+			a->kept_discards++;
+			a->kept_bytes -= k.block->size + head;
+			drop_entry(a, best);
+		}
+	}
+	hand_out(a, *block);
+	a->kept_hits++;
+	return true;
+}
 
 bool tmm_uvm_arena_keep(struct tmm_uvm_arena *a, struct tmm_pool_block *block)
 {
@@ -309,66 +523,7 @@ bool tmm_uvm_arena_keep(struct tmm_uvm_arena *a, struct tmm_pool_block *block)
 					      .ptr = s->base + block->offset };
 	a->in_use -= block->size;
 	a->kept_bytes += block->size;
-	return true;
-}
-
-/* Removes kept entry i, keeping the others' order. */
-static void unkeep(struct tmm_uvm_arena *a, uint32_t i)
-{
-	a->kept_bytes -= a->kept[i].block->size;
-	memmove(&a->kept[i], &a->kept[i + 1],
-		(a->n_kept - i - 1) * sizeof(*a->kept));
-	a->n_kept--;
-}
-
-/*
- * A kept block for `want` bytes into *block and *ptr: one of exactly that
- * size, the most recently kept, else the smallest larger one, whose
- * first pages go back to its pool discarded (tmm_pool_trim: a block's
- * tail keeps its place), so that a tensor that evicted a larger one for
- * its room takes its pages.  False when none will do.
- */
-static bool take_kept(struct tmm_uvm_arena *a, uint64_t want,
-		      struct tmm_pool_block **block, void **ptr)
-{
-	uint32_t best = a->n_kept;
-	struct kept k;
-
-	for (uint32_t i = a->n_kept; i-- > 0;) {
-		uint64_t size = a->kept[i].block->size;
-
-		if (size == want) {
-			best = i;
-			break;
-		}
-		if (size > want && (best == a->n_kept ||
-				    size < a->kept[best].block->size))
-			best = i;
-	}
-	if (best == a->n_kept)
-		return false;
-	k = a->kept[best];
-	if (k.block->size > want) {
-		uint64_t head = k.block->size - want;
-		struct segment *s = owner(a, k.block);
-
-		if (!s || tmm_pool_trim(s->pool, k.block, head) < 0)
-			return false;
-		/* The head leaves the block: its pages die, as a trimmed
-		 * kept block's do. */
-		a->kept_bytes -= head;
-		tmm_uvm_arena_note(a, k.ptr, head, false);
-		if (a->be->ops->discard(a->be, k.ptr, head) < 0)
-			a->discards_failed++;
-		a->kept_discards++;
-		k.ptr += head;
-		a->kept[best].ptr = k.ptr;
-	}
-	*block = k.block;
-	*ptr = k.ptr;
-	unkeep(a, best);
-	hand_out(a, *block);
-	a->kept_hits++;
+	coalesce(a);
 	return true;
 }
 
@@ -380,8 +535,16 @@ uint64_t tmm_uvm_arena_trim(struct tmm_uvm_arena *a, uint64_t limit,
 	if (!a)
 		return 0;
 	while (a->kept_bytes > limit) {
+		uint64_t excess = round_up(a->kept_bytes - limit,
+					   TMM_MANAGED_PAGE);
 		struct kept k = a->kept[0];
 
+		/* Only what passes the limit, where the oldest has more. */
+		if (k.block->size > excess &&
+		    discard_head(a, 0, excess, failed) == 0) {
+			gone += excess;
+			break;
+		}
 		unkeep(a, 0);
 		tmm_uvm_arena_note(a, k.ptr, k.block->size, false);
 		if (a->be->ops->discard(a->be, k.ptr, k.block->size) < 0) {

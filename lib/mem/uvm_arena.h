@@ -66,34 +66,45 @@ int tmm_uvm_arena_alloc(struct tmm_uvm_arena *a, uint64_t bytes,
 			struct tmm_pool_block **block, void **ptr, char *why,
 			size_t why_len);
 
+/* Where `block`, handed out by this arena, starts; NULL for any other
+ * block. */
+void *tmm_uvm_arena_block_ptr(const struct tmm_uvm_arena *a,
+			      const struct tmm_pool_block *block);
+
 /* Gives a block back to its segment, which keeps the memory.  NULL, and
  * blocks this arena did not hand out, are ignored. */
 void tmm_uvm_arena_free(struct tmm_uvm_arena *a, struct tmm_pool_block *block);
 
 /*
- * Populated blocks, kept for the next tensor of their size.  A managed
+ * Populated blocks, kept for the next tensor that fits them.  A managed
  * range costs its pages' making whenever it is populated afresh (31.6
  * GB/s by prefetch on the H200 of docs/gpu-h200.md, a fault a page
  * otherwise), where swap mode's pool hands the same memory on for
  * nothing.  A tensor destroyed with its pages on the device gives its
- * block here instead of back to the pool, and the next allocation of
- * the same size (page-rounded) takes it, pages and all: the next step's
- * copy of that tensor, most often, whose own range a swap-out by copy
- * has since discarded.  Where no kept block has that size, the smallest
- * larger one is cut to it (its first pages are discarded and go back to
- * the pool): an allocation that evicted a larger tensor for its room
- * takes that tensor's pages.
+ * block here instead of back to the pool, and the next allocation takes
+ * populated pages where it can:
+ *  - a kept block of its size (page-rounded), the most recently kept:
+ *    the next step's copy of that tensor, most often, whose own range a
+ *    swap-out by copy has since discarded;
+ *  - else the smallest larger one: the tensor takes its tail, and its
+ *    head stays kept, pages and all (an allocation that evicted a larger
+ *    tensor for its room takes that tensor's pages);
+ *  - else the largest smaller one that the free space right after it
+ *    lets grow to the size: the tensor has those pages made already.
+ * Blocks kept side by side are merged as they are kept, so that the
+ * pages a step's activations leave behind serve a larger tensor later.
  *
- * keep: `block` (handed out by this arena, its pages known on the
- * device by the caller) waits for a tensor of its size.  False where no
- * host memory records it: the caller frees it as it would have.
+ * keep: `block` (handed out by this arena, its pages on the device as
+ * far as the caller knows) waits for a tensor.  False where no host
+ * memory records it: the caller frees it as it would have.
  *
- * trim: lets kept blocks go, the longest kept first, until at most
- * `limit` bytes are kept; each is discarded (its pages die with no
- * write-back) and freed.  Returns the bytes let go.  A discard the
- * backend refuses still frees the block (its pages only cost room), is
- * counted in the stats, and sets *failed where given (the backend's
- * message is in its error).
+ * trim: lets kept pages go, the longest kept first, until at most
+ * `limit` bytes are kept: whole blocks, and of the last one only the
+ * head that passes the limit (whole big pages).  Their pages die with a
+ * discard (no write-back) and go back to the pool.  Returns the bytes
+ * let go.  A discard the backend refuses still frees them (they only
+ * cost room), is counted in the stats, and sets *failed where given
+ * (the backend's message is in its error).
  *
  * An allocation that finds no free block in any segment trims to 0
  * before it makes a new segment, so kept blocks never grow the arena.

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_uvm_arena_kept.c — the managed arena's kept blocks
+ * (lib/mem/uvm_arena.h), alone on a phantom simulated device.
+ *
+ * A kept block waits, pages and all, for the next tensor that fits it:
+ * one of its size first; else the tail of the smallest larger one, whose
+ * head stays kept with its pages; else the largest smaller one, grown in
+ * place into the free space after it.  Blocks kept side by side merge,
+ * so that a larger tensor finds their pages.  A trim lets the longest
+ * kept go first, and of the last only the head that passes its limit;
+ * a discard the backend refuses still frees the pages.  Kept blocks
+ * never make the arena grow.  Every case says which pages are still
+ * known on the device and how many discards it took: a kept page that
+ * was discarded would cost its next tensor a fault or a prefetch.
+ *
+ * Each managed block (a big page or more) comes from the top of the hole
+ * it is carved from (pool.h, TMM_POOL_LARGE), so blocks taken one after
+ * another lie downward from the top of a segment; the layouts below rely
+ * on that.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "lib/backend/backend_sim.h"
+#include "lib/base/fault.h"
+#include "lib/base/managed_page.h"
+#include "lib/base/tunables.h"
+#include "lib/mem/uvm_arena.h"
+
+#define PAGE TMM_MANAGED_PAGE
+#define MIB (1024u * 1024u)
+
+static void open_phantom_p100(struct tmm_backend *be)
+{
+	struct tmm_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.backend = TMM_BACKEND_SIM;
+	snprintf(cfg.sim_profile, sizeof(cfg.sim_profile), "p100-pcie3-16g");
+	cfg.sim_memory = TMM_SIM_PHANTOM;
+	cfg.host_numa_node = -1;
+	memset(be, 0, sizeof(*be));
+	be->ops = &tmm_backend_sim_ops;
+	ck_assert_msg(be->ops->open(be, &cfg) == 0, "%s", be->error);
+}
+
+static struct tmm_uvm_arena_stats arena_stats(const struct tmm_uvm_arena *a)
+{
+	struct tmm_uvm_arena_stats st;
+
+	tmm_uvm_arena_get_stats(a, &st);
+	return st;
+}
+
+static char *take(struct tmm_uvm_arena *a, uint64_t bytes,
+		  struct tmm_pool_block **b)
+{
+	char why[256];
+	void *p;
+
+	ck_assert_msg(tmm_uvm_arena_alloc(a, bytes, b, &p, why,
+					  sizeof(why)) == 0, "%s", why);
+	return p;
+}
+
+/* A block of `pages` pages, its pages noted on the device, then kept. */
+static char *kept(struct tmm_uvm_arena *a, uint64_t pages,
+		  struct tmm_pool_block **b)
+{
+	char *p = take(a, pages * PAGE, b);
+
+	tmm_uvm_arena_note(a, p, pages * PAGE, true);
+	ck_assert(tmm_uvm_arena_keep(a, *b));
+	return p;
+}
+
+/* The same size first: the same block, pages and all. */
+START_TEST(a_kept_block_goes_to_the_next_tensor_of_its_size)
+{
+	struct tmm_uvm_arena *a, *other;
+	struct tmm_pool_block *b[3], *stranger;
+	struct tmm_backend be;
+	char *pa, *p;
+
+	open_phantom_p100(&be);
+	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
+	pa = take(a, 3 * PAGE, &b[0]);
+	take(a, PAGE, &b[1]);
+	tmm_uvm_arena_note(a, pa, 3 * PAGE, true);
+	ck_assert(tmm_uvm_arena_keep(a, b[0]));
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 3 * PAGE);
+	ck_assert_uint_eq(arena_stats(a).in_use, PAGE);
+	p = take(a, 3 * PAGE - 100, &b[2]);
+	ck_assert_ptr_eq(p, pa);
+	ck_assert_ptr_eq(b[2], b[0]);
+	ck_assert(tmm_uvm_arena_on_device(a, p, 3 * PAGE));
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
+	ck_assert_uint_eq(arena_stats(a).kept_hits, 1);
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 0);
+	ck_assert_uint_eq(arena_stats(a).in_use, 4 * PAGE);
+	/* Not this arena's, or nothing: not kept. */
+	ck_assert_int_eq(tmm_uvm_arena_create(&other, &be, 3 * MIB), 0);
+	take(other, PAGE, &stranger);
+	ck_assert(!tmm_uvm_arena_keep(a, stranger));
+	ck_assert(!tmm_uvm_arena_keep(a, NULL));
+	ck_assert(!tmm_uvm_arena_keep(NULL, b[0]));
+	ck_assert_uint_eq(tmm_uvm_arena_kept(NULL), 0);
+	ck_assert_ptr_null(tmm_uvm_arena_block_ptr(a, stranger));
+	ck_assert_ptr_eq(tmm_uvm_arena_block_ptr(a, b[2]), pa);
+	tmm_uvm_arena_free(other, stranger);
+	tmm_uvm_arena_destroy(other);
+	tmm_uvm_arena_free(a, b[1]);
+	tmm_uvm_arena_free(a, b[2]);
+	ck_assert_uint_eq(arena_stats(a).in_use, 0);
+	tmm_uvm_arena_destroy(a);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* A smaller tensor takes the tail of a larger kept block; the head stays
+ * kept with its pages and serves the next tensor of its size. */
+START_TEST(a_larger_kept_block_is_split_and_its_head_stays_kept)
+{
+	struct tmm_uvm_arena *a;
+	struct tmm_pool_block *b[3];
+	struct tmm_backend be;
+	char *pa, *p;
+
+	open_phantom_p100(&be);
+	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
+	pa = kept(a, 3, &b[0]);
+	p = take(a, PAGE, &b[1]);
+	ck_assert_ptr_eq(p, pa + 2 * PAGE);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 2 * PAGE);
+	ck_assert(tmm_uvm_arena_on_device(a, pa, 3 * PAGE));
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 0);
+	ck_assert_uint_eq(arena_stats(a).in_use, PAGE);
+	p = take(a, 2 * PAGE, &b[2]);
+	ck_assert_ptr_eq(p, pa);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
+	ck_assert_uint_eq(arena_stats(a).kept_hits, 2);
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 0);
+	ck_assert_uint_eq(arena_stats(a).in_use, 3 * PAGE);
+	tmm_uvm_arena_free(a, b[1]);
+	tmm_uvm_arena_free(a, b[2]);
+	ck_assert_uint_eq(arena_stats(a).in_use, 0);
+	tmm_uvm_arena_destroy(a);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* Blocks kept side by side are one: a tensor of their size takes them
+ * all, in whatever order they were kept, with no discard. */
+START_TEST(kept_neighbours_merge_for_a_larger_tensor)
+{
+	struct tmm_uvm_arena *a;
+	struct tmm_pool_block *b[5], *big;
+	struct tmm_backend be;
+	char *p[4], *got;
+
+	open_phantom_p100(&be);
+	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
+	for (int i = 0; i < 4; i++)
+		p[i] = take(a, PAGE, &b[i]);
+	take(a, PAGE, &b[4]);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_ptr_eq(p[i], p[0] - i * PAGE);
+		tmm_uvm_arena_note(a, p[i], PAGE, true);
+	}
+	/* Kept out of order: the second, the fourth, the first, the third. */
+	ck_assert(tmm_uvm_arena_keep(a, b[1]));
+	ck_assert(tmm_uvm_arena_keep(a, b[3]));
+	ck_assert(tmm_uvm_arena_keep(a, b[0]));
+	ck_assert(tmm_uvm_arena_keep(a, b[2]));
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 4 * PAGE);
+	got = take(a, 4 * PAGE, &big);
+	ck_assert_ptr_eq(got, p[3]);
+	ck_assert_uint_eq(big->size, 4 * PAGE);
+	ck_assert(tmm_uvm_arena_on_device(a, got, 4 * PAGE));
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
+	ck_assert_uint_eq(arena_stats(a).kept_hits, 1);
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 0);
+	ck_assert_uint_eq(arena_stats(a).segments, 1);
+	ck_assert_uint_eq(arena_stats(a).in_use, 5 * PAGE);
+	tmm_uvm_arena_free(a, big);
+	tmm_uvm_arena_free(a, b[4]);
+	ck_assert_uint_eq(arena_stats(a).in_use, 0);
+	tmm_uvm_arena_destroy(a);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* No kept block is large enough: the largest one that the free space
+ * after it lets grow takes the tensor, its pages still made. */
+START_TEST(a_smaller_kept_block_grows_in_place)
+{
+	struct tmm_uvm_arena *a;
+	struct tmm_pool_block *top, *b[3], *grown;
+	struct tmm_backend be;
+	char *small, *large, *got;
+
+	open_phantom_p100(&be);
+	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
+	/* From the top down: three pages freed again, `large`, a live
+	 * page, `small`. */
+	take(a, 3 * PAGE, &top);
+	large = take(a, 2 * PAGE, &b[0]);
+	take(a, PAGE, &b[1]);
+	small = take(a, PAGE, &b[2]);
+	tmm_uvm_arena_free(a, top);
+	tmm_uvm_arena_note(a, small, PAGE, true);
+	tmm_uvm_arena_note(a, large, 2 * PAGE, true);
+	ck_assert(tmm_uvm_arena_keep(a, b[2]));
+	ck_assert(tmm_uvm_arena_keep(a, b[0]));
+	got = take(a, 5 * PAGE, &grown);
+	ck_assert_ptr_eq(got, large);
+	ck_assert_uint_eq(grown->size, 5 * PAGE);
+	ck_assert(tmm_uvm_arena_on_device(a, got, 2 * PAGE));
+	ck_assert(!tmm_uvm_arena_on_device(a, got + 2 * PAGE, PAGE));
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), PAGE);
+	ck_assert_uint_eq(arena_stats(a).kept_hits, 1);
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 0);
+	ck_assert_uint_eq(arena_stats(a).in_use, 6 * PAGE);
+	/* `small`, hemmed in by the live page above it, cannot grow: a
+	 * block of the pool. */
+	tmm_uvm_arena_free(a, grown);
+	got = take(a, 2 * PAGE, &b[0]);
+	ck_assert_ptr_ne(got, small);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), PAGE);
+	ck_assert_uint_eq(arena_stats(a).kept_hits, 1);
+	tmm_uvm_arena_free(a, b[0]);
+	tmm_uvm_arena_free(a, b[1]);
+	tmm_uvm_arena_destroy(a);
+	be.ops->close(&be);
+}
+END_TEST
+
+/*
+ * A trim lets the longest kept go first, each with a discard, and of the
+ * last only the head that passes the limit; one the backend refuses still
+ * frees its pages and says so.
+ */
+START_TEST(a_trim_lets_the_longest_kept_go_first)
+{
+	struct tmm_uvm_arena *a;
+	struct tmm_pool_block *b[6];
+	struct tmm_backend be;
+	char *pa, *pb, *pc, *p;
+	bool failed = false;
+
+	open_phantom_p100(&be);
+	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
+	pa = take(a, 2 * PAGE, &b[0]);
+	take(a, PAGE, &b[1]); /* apart: no merging */
+	pb = take(a, 3 * PAGE, &b[2]);
+	take(a, PAGE, &b[3]);
+	tmm_uvm_arena_note(a, pa, 2 * PAGE, true);
+	tmm_uvm_arena_note(a, pb, 3 * PAGE, true);
+	ck_assert(tmm_uvm_arena_keep(a, b[0]));
+	ck_assert(tmm_uvm_arena_keep(a, b[2]));
+	/* pa whole, then pb's first page. */
+	ck_assert_uint_eq(tmm_uvm_arena_trim(a, 2 * PAGE, &failed), 3 * PAGE);
+	ck_assert(!failed);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 2 * PAGE);
+	ck_assert(!tmm_uvm_arena_on_device(a, pa, 2 * PAGE));
+	ck_assert(!tmm_uvm_arena_on_device(a, pb, PAGE));
+	ck_assert(tmm_uvm_arena_on_device(a, pb + PAGE, 2 * PAGE));
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 2);
+	/* Already under the limit: nothing goes. */
+	ck_assert_uint_eq(tmm_uvm_arena_trim(a, 2 * PAGE, NULL), 0);
+	/* The trimmed page is the pool's again; the kept tail serves. */
+	p = take(a, 2 * PAGE, &b[0]);
+	ck_assert_ptr_eq(p, pb + PAGE);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
+	/* A refused discard: the pages are free all the same. */
+	pc = take(a, PAGE, &b[4]);
+	ck_assert(tmm_uvm_arena_keep(a, b[4]));
+	ck_assert_int_eq(tmm_fault_set(TMM_SITE_DISCARD "@1"), 0);
+	ck_assert_uint_eq(tmm_uvm_arena_trim(a, 0, &failed), PAGE);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert(failed);
+	ck_assert_ptr_nonnull(strstr(be.error, TMM_SITE_DISCARD));
+	ck_assert_uint_eq(arena_stats(a).discards_failed, 1);
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 3);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
+	p = take(a, PAGE, &b[5]);
+	ck_assert_ptr_eq(p, pc);
+	tmm_uvm_arena_free(a, b[0]);
+	tmm_uvm_arena_free(a, b[1]);
+	tmm_uvm_arena_free(a, b[3]);
+	tmm_uvm_arena_free(a, b[5]);
+	ck_assert_uint_eq(arena_stats(a).in_use, 0);
+	tmm_uvm_arena_destroy(a);
+	be.ops->close(&be);
+}
+END_TEST
+
+/* Kept blocks give way before a new segment is made, and go with
+ * tmm_uvm_arena_release_empty. */
+START_TEST(kept_blocks_never_grow_the_arena)
+{
+	/* A 1 MiB budget: 2 MiB segments, 32 big pages. */
+	enum { PAGES = 32 };
+	struct tmm_uvm_arena *a;
+	struct tmm_pool_block *big, *gap, *k, *live, *two;
+	struct tmm_backend be;
+	char *pk, *pgap, *p;
+
+	open_phantom_p100(&be);
+	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, MIB), 0);
+	/* From the top down: a live page, the kept one, a gap, the rest. */
+	take(a, PAGE, &live);
+	pk = take(a, PAGE, &k);
+	pgap = take(a, PAGE, &gap);
+	take(a, (PAGES - 3) * PAGE, &big);
+	tmm_uvm_arena_note(a, pk, PAGE, true);
+	ck_assert(tmm_uvm_arena_keep(a, k));
+	tmm_uvm_arena_free(a, gap);
+	ck_assert_uint_eq(arena_stats(a).segments, 1);
+	/* Two pages: the kept page is too small and hemmed in by a live
+	 * block, the free page beside it too small alone; with the kept
+	 * page let go the segment has them. */
+	p = take(a, 2 * PAGE, &two);
+	ck_assert_ptr_eq(p, pgap);
+	ck_assert_uint_eq(arena_stats(a).segments, 1);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 1);
+	/* A segment holding only a kept block is empty. */
+	tmm_uvm_arena_free(a, big);
+	tmm_uvm_arena_free(a, live);
+	ck_assert(tmm_uvm_arena_keep(a, two));
+	ck_assert_uint_eq(tmm_uvm_arena_release_empty(a), PAGES * PAGE);
+	ck_assert_uint_eq(arena_stats(a).segments, 0);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
+	tmm_uvm_arena_destroy(a);
+	be.ops->close(&be);
+}
+END_TEST
+
+static Suite *kept_suite(void)
+{
+	Suite *s = suite_create("uvm_arena_kept");
+	TCase *tc = tcase_create("kept");
+
+	tcase_add_test(tc, a_kept_block_goes_to_the_next_tensor_of_its_size);
+	tcase_add_test(tc, a_larger_kept_block_is_split_and_its_head_stays_kept);
+	tcase_add_test(tc, kept_neighbours_merge_for_a_larger_tensor);
+	tcase_add_test(tc, a_smaller_kept_block_grows_in_place);
+	tcase_add_test(tc, a_trim_lets_the_longest_kept_go_first);
+	tcase_add_test(tc, kept_blocks_never_grow_the_arena);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_main(kept_suite);
+}
