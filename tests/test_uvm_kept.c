@@ -11,7 +11,8 @@
  * its own, bytes intact; outside an iteration, or with uvm_keep=off, its
  * range stays its own, discarded.  A training loop whose kept blocks are
  * trimmed under uvm_cap=library trains swap mode's bytes with every one
- * of its discards failing in turn.
+ * of its discards failing in turn.  Scratch (a recomputation's buffer, a
+ * workspace) is kept where it fits and discarded where not.
  */
 #include <check.h>
 #include <stdint.h>
@@ -262,6 +263,63 @@ START_TEST(refused_discards_of_kept_blocks_change_no_byte)
 }
 END_TEST
 
+/*
+ * A recomputation buffer or workspace (scratch) is kept for the next
+ * tensor where its pages fit beside those the library holds, inside an
+ * iteration, and discarded otherwise, never left populated and counted
+ * by no one; a discard the backend refuses still frees its block.
+ */
+START_TEST(scratch_is_kept_where_it_fits_and_discarded_where_not)
+{
+	struct tmm_pool_block *b;
+	tmm_tensor w, a, c;
+	tmm_ctx *ctx;
+	void *p, *again;
+
+	/* Room: kept. */
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					      "mode=uvm,budget=16MiB"), 0);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_mover_alloc_scratch(ctx, 2 * PAGE, &b, &p), 0);
+	tmm_mover_free_scratch(ctx, b);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(ctx->uvm_arena), 2 * PAGE);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	/* Outside an iteration: no tensor is sure to come, discarded. */
+	ck_assert_int_eq(tmm_release_cached(ctx, NULL), 0);
+	ck_assert_int_eq(tmm_mover_alloc_scratch(ctx, 2 * PAGE, &b, &p), 0);
+	tmm_mover_free_scratch(ctx, b);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(ctx->uvm_arena), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+
+	/* No room beside two held pages under a 256 KiB budget. */
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					      "mode=uvm,budget=256KiB,"
+					      "log=error"), 0);
+	w = toy_weight(ctx, 4);
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	made(ctx, w, &a);
+	ck_assert_int_eq(tmm_mover_alloc_scratch(ctx, 3 * PAGE, &b, &p), 0);
+	tmm_mover_free_scratch(ctx, b);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(ctx->uvm_arena), 0);
+	/* The same again, its discard refused: freed all the same. */
+	ck_assert_int_eq(tmm_mover_alloc_scratch(ctx, 3 * PAGE, &b, &again),
+			 0);
+	ck_assert_ptr_eq(again, p);
+	ck_assert_int_eq(tmm_fault_set(TMM_SITE_DISCARD "@1"), 0);
+	tmm_mover_free_scratch(ctx, b);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_ptr_nonnull(strstr(ctx->be.error, TMM_SITE_DISCARD));
+	ck_assert_uint_eq(tmm_uvm_arena_kept(ctx->uvm_arena), 0);
+	ck_assert_int_eq(tmm_mover_alloc_scratch(ctx, 3 * PAGE, &b, &again),
+			 0);
+	ck_assert_ptr_eq(again, p);
+	tmm_mover_free_scratch(ctx, b);
+	made(ctx, w, &c);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 static Suite *kept_suite(void)
 {
 	Suite *s = suite_create("uvm_kept");
@@ -272,6 +330,7 @@ static Suite *kept_suite(void)
 	tcase_add_test(tc, uvm_keep_off_keeps_the_range_discarded);
 	tcase_add_test(tc, kept_blocks_serve_the_next_step_and_go_on_release);
 	tcase_add_test(tc, refused_discards_of_kept_blocks_change_no_byte);
+	tcase_add_test(tc, scratch_is_kept_where_it_fits_and_discarded_where_not);
 	suite_add_tcase(s, tc);
 	return s;
 }

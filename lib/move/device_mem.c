@@ -103,15 +103,18 @@ uint64_t tmm_uvm_driver_room(const struct tmm_ctx *ctx)
 	return ctx->budget;
 }
 
+bool tmm_uvm_room_to_keep(const struct tmm_ctx *ctx, uint64_t bytes)
+{
+	return ctx->cfg.uvm_keep && ctx->in_iteration &&
+	       ctx->uvm_held + tmm_uvm_arena_kept(ctx->uvm_arena) + bytes <=
+		       tmm_uvm_driver_room(ctx);
+}
+
 bool tmm_uvm_may_keep(const struct tmm_ctx *ctx,
 		      const struct tmm_tensor_rec *t)
 {
-	uint64_t room = tmm_uvm_driver_room(ctx);
-
-	return ctx->cfg.uvm_keep && ctx->in_iteration && t->block &&
-	       !t->uvm_host_touched &&
-	       ctx->uvm_held + tmm_uvm_arena_kept(ctx->uvm_arena) +
-			       t->block->size <= room &&
+	return t->block && !t->uvm_host_touched &&
+	       tmm_uvm_room_to_keep(ctx, t->block->size) &&
 	       tmm_uvm_arena_on_device(ctx->uvm_arena, t->dev, t->bytes);
 }
 

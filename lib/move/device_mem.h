@@ -60,6 +60,15 @@ void tmm_uvm_hold_scratch(struct tmm_ctx *ctx, uint64_t bytes, int sign);
 uint64_t tmm_uvm_driver_room(const struct tmm_ctx *ctx);
 
 /*
+ * mode=uvm: whether `bytes` more of kept pages fit: keeping is on
+ * (uvm_keep), an iteration runs (the next step makes its tensors again),
+ * and the pages the library holds, the blocks kept already and these fit
+ * under tmm_uvm_driver_room, so that the driver has no cause to evict
+ * them.
+ */
+bool tmm_uvm_room_to_keep(const struct tmm_ctx *ctx, uint64_t bytes);
+
+/*
  * mode=uvm: whether t's block, pages and all, may wait in the arena for
  * the next tensor of its size (tmm_uvm_arena_keep) rather than go back
  * to its pool or have its pages discarded: inside an iteration (the
