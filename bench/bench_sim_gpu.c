@@ -20,7 +20,14 @@
  * commit 45de6ad: "after" there; — where it has none).
  *
  *   bench/bench_sim_gpu [--profile P] [--shape compute|transfer|all]
+ *                       [--model NAME [--batch N]]
  *                       [--modes swap,uvm] [--budgets 0.4,0.3]
+ *
+ * --model runs one model of the zoo instead of the two shapes (any of
+ * `tensormm-bench --models list`), so that mode=uvm can be held to swap
+ * mode beyond the MLPs the GPU measured: its goals table then judges
+ * uvm+auto against swap+auto and auto against the other policies for
+ * that model.
  *
  * It ends with issue #19's goals judged from these runs, in lockstep and
  * ahead, in the table bench_gpu_train --goals prints for a real GPU
@@ -196,11 +203,16 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench_sim_gpu [--profile P] "
 		   "[--shape compute|transfer|all] [--modes swap,uvm]\n"
-		   "                     [--budgets 0.4,0.3]\n"
+		   "                     [--model NAME [--batch N]] "
+		   "[--budgets 0.4,0.3]\n"
 		   "  --profile  a sim profile (default h100-sxm5-pcie5-80g, "
 		   "the card of docs/gpu-h100.md)\n"
 		   "  --shape    compute (12x4096, batch 2048), transfer "
 		   "(24x1024, batch 8192) or all (default)\n"
+		   "  --model    a model of the zoo instead of the shapes "
+		   "(tensormm-bench\n"
+		   "             --models list), no H200 figure beside it\n"
+		   "  --batch    its batch (default 32)\n"
 		   "  --modes    swap, uvm or both (default swap)\n"
 		   "  --budgets  fractions of the unconstrained peak, 0 < F "
 		   "<= 1 (default 0.4,0.3)\n");
@@ -241,8 +253,13 @@ static void table(const struct tmm_sim_profile *p, const struct shape *sh,
 		if (!drive_one(sh, config, &free_run[ahead]))
 			exit(1);
 	}
-	printf("\n### %s shape (%s, batch %u), mode=%s, %s (simulated)\n\n",
-	       sh->name, sh->model, sh->batch, mode, p->name);
+	if (strcmp(sh->name, sh->model) == 0)
+		printf("\n### %s, batch %u, mode=%s, %s (simulated)\n\n",
+		       sh->model, sh->batch, mode, p->name);
+	else
+		printf("\n### %s shape (%s, batch %u), mode=%s, %s "
+		       "(simulated)\n\n", sh->name, sh->model, sh->batch,
+		       mode, p->name);
 	printf("Unconstrained: %.1f ms a step in lockstep, %.1f ms ahead; "
 	       "peak %llu MiB.\n\n", free_run[0].ns / 1e6,
 	       free_run[1].ns / 1e6,
@@ -311,10 +328,23 @@ static void table(const struct tmm_sim_profile *p, const struct shape *sh,
 	}
 }
 
+/* The shape's table in each of `modes`. */
+static void tables(const struct tmm_sim_profile *p, const struct shape *sh,
+		   const char *modes, const double *budgets, unsigned nb)
+{
+	if (strstr(modes, "swap"))
+		table(p, sh, "swap", budgets, nb);
+	if (strstr(modes, "uvm"))
+		table(p, sh, "uvm", budgets, nb);
+}
+
 int main(int argc, char **argv)
 {
 	const char *profile = "h100-sxm5-pcie5-80g", *shape = "all";
-	const char *modes = "swap";
+	const char *modes = "swap", *model = NULL;
+	struct shape custom;
+	unsigned long batch = 32;
+	char *end;
 	double budgets[MAX_BUDGETS] = { 0.4, 0.3 };
 	unsigned nb = 2;
 	const struct tmm_sim_profile *p;
@@ -338,6 +368,17 @@ int main(int argc, char **argv)
 			shape = v;
 		else if (strcmp(argv[i], "--modes") == 0)
 			modes = v;
+		else if (strcmp(argv[i], "--model") == 0)
+			model = v;
+		else if (strcmp(argv[i], "--batch") == 0) {
+			batch = strtoul(v, &end, 10);
+			if (*end || batch == 0 || batch > 65536) {
+				fprintf(stderr, "bench_sim_gpu: --batch %s: "
+					"give a whole number from 1 to "
+					"65536\n", v);
+				return 2;
+			}
+		}
 		else if (strcmp(argv[i], "--budgets") == 0) {
 			if (!parse_budgets(v, budgets, &nb)) {
 				fprintf(stderr, "bench_sim_gpu: --budgets %s: "
@@ -364,13 +405,22 @@ int main(int argc, char **argv)
 			"or all\n", shape);
 		return 2;
 	}
+	if (model && !zoo_find(model)) {
+		fprintf(stderr, "bench_sim_gpu: --model %s: no such model "
+			"(tensormm-bench --models list names them)\n", model);
+		return 2;
+	}
 	if (!strstr("swap,uvm", modes) && !strstr("uvm,swap", modes)) {
 		fprintf(stderr, "bench_sim_gpu: --modes %s: swap, uvm or "
 			"swap,uvm\n", modes);
 		return 2;
 	}
-	printf("## Issue #19's shapes on the simulator, host in lockstep and "
-	       "ahead, beside the H200\n\n");
+	if (model)
+		printf("## %s on the simulator, host in lockstep and ahead\n\n",
+		       model);
+	else
+		printf("## Issue #19's shapes on the simulator, host in "
+		       "lockstep and ahead, beside the H200\n\n");
 	printf("Simulated times; *x* over the unconstrained step of the same "
 	       "kind; *skipped*: plan actions the run ahead skipped, over "
 	       "its %d steps; *passive*: its passive evictions while "
@@ -382,15 +432,15 @@ int main(int argc, char **argv)
 	       "are not in it); *H200 x*: measured, "
 	       "swap mode, runtime of 45de6ad (docs/gpu-h200.md).\n",
 	       STEPS, p->d2h_gbps, prefetch_out_gbps(p), p->h2d_gbps);
-	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
-		if (strcmp(shape, "all") != 0 &&
-		    strcmp(shape, shapes[s].name) != 0)
-			continue;
-		if (strstr(modes, "swap"))
-			table(p, &shapes[s], "swap", budgets, nb);
-		if (strstr(modes, "uvm"))
-			table(p, &shapes[s], "uvm", budgets, nb);
+	if (model) {
+		custom = (struct shape){ model, model, (unsigned)batch, model };
+		tables(p, &custom, modes, budgets, nb);
 	}
+	for (size_t s = 0; !model && s < sizeof(shapes) / sizeof(shapes[0]);
+	     s++)
+		if (strcmp(shape, "all") == 0 ||
+		    strcmp(shape, shapes[s].name) == 0)
+			tables(p, &shapes[s], modes, budgets, nb);
 	goal_book_print(&goals[0],
 			"Issue #19's goals on the simulator, host in lockstep",
 			goal_out);

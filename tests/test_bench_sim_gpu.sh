@@ -1,0 +1,37 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_bench_sim_gpu.sh — bench/bench_sim_gpu --model runs one model of
+# the zoo in both modes instead of issue #19's two shapes, and its goals
+# table holds uvm+auto to swap+auto for that model; a model the zoo does
+# not have, or a bad batch, is refused with exit status 2 and a message
+# that says where the names are.  A small batch of ResNet-50 (seconds).
+# Ends with a Check-style summary line for scripts/test.
+. "$(dirname "$0")/lib.sh" || exit 99
+build=${top_builddir:-.}
+bench="$build/bench/bench_sim_gpu"
+make_tmp
+
+"$bench" --model resnet50 --batch 4 --modes swap,uvm --budgets 0.5 \
+	>"$tmp/out" 2>"$tmp/err"
+check "a zoo model runs in both modes" test $? -eq 0
+check_failed() { cat "$tmp/err" "$tmp/out" >&2; }
+check "its swap table is there" \
+	grep -q '^### resnet50, batch 4, mode=swap' "$tmp/out"
+check "its uvm table is there" \
+	grep -q '^### resnet50, batch 4, mode=uvm' "$tmp/out"
+check "auto has a row at 50% in it" grep -q '^| auto | 50% | [0-9]' "$tmp/out"
+check "uvm+auto is judged against swap+auto" \
+	grep -q '^| resnet50 50%: uvm+auto over swap+auto | [0-9.]*x' "$tmp/out"
+check "issue #19's shapes did not run" \
+	sh -c "! grep -q 'compute shape' '$tmp/out'"
+check_failed() { :; }
+
+"$bench" --model nosuchnet >"$tmp/out" 2>"$tmp/err"
+check "an unknown model is refused with 2" test $? -eq 2
+check "the refusal says where the names are" \
+	grep -q 'nosuchnet.*tensormm-bench --models list' "$tmp/err"
+"$bench" --model resnet50 --batch 0 >"$tmp/out" 2>"$tmp/err"
+check "a batch of 0 is refused with 2" test $? -eq 2
+check "the refusal names the option" grep -q -- '--batch 0' "$tmp/err"
+
+summary
