@@ -9,6 +9,8 @@
 
 #include "clock.h"
 #include "drive.h"
+#include "lib/base/managed_page.h"
+#include "lib/base/pool_align.h"
 
 struct run {
 	const struct zgraph *g;
@@ -176,6 +178,11 @@ static int make_persistent(struct run *x)
 	return 0;
 }
 
+static uint64_t rounded(uint64_t bytes, uint64_t unit)
+{
+	return (bytes + unit - 1) / unit * unit;
+}
+
 /*
  * Picks op i's convolution algorithm (x->ws) and creates its workspace
  * tensor of that algorithm's size; returns the algorithm's index, or a
@@ -184,9 +191,9 @@ static int make_persistent(struct run *x)
 static int take_ws(struct run *x, uint32_t i)
 {
 	const struct zg_op *op = &x->g->op[i];
-	const zg_t *out = zg_outputs(x->g, i);
+	const zg_t *in = zg_inputs(x->g, i), *out = zg_outputs(x->g, i);
 	struct tmm_stats s = { .version = TMM_STATS_VERSION };
-	uint64_t room, need = 0, ws;
+	uint64_t room, need = 0, whole, unit, ws;
 	unsigned a = 0, last = op->n_algo - 1;
 	int rc;
 
@@ -199,6 +206,21 @@ static int take_ws(struct run *x, uint32_t i)
 		if (out[k] != op->ws && !x->h[out[k]].id)
 			need += x->g->t[out[k]].bytes;
 	room = room > need ? room - need : 0;
+	/* And the op must fit the budget whole, its inputs brought back
+	 * too: what is free now may be free only because they are away,
+	 * and tmm_run refuses an op whose tensors pass the budget.  Each
+	 * tensor counts as the library rounds it (mode=uvm: whole managed
+	 * pages), and the workspace's own rounding is left room for. */
+	unit = strcmp(s.mode, "uvm") == 0 ? TMM_MANAGED_PAGE : TMM_POOL_ALIGN;
+	whole = unit;
+	for (uint32_t k = 0; k < op->n_in; k++)
+		whole += rounded(x->g->t[in[k]].bytes, unit);
+	for (uint32_t k = 0; k < op->n_out; k++)
+		if (out[k] != op->ws)
+			whole += rounded(x->g->t[out[k]].bytes, unit);
+	whole = s.budget > whole ? s.budget - whole : 0;
+	if (whole < room)
+		room = whole;
 	switch (x->ws) {
 	case DRIVE_WS_FALLBACK:
 		/* At every launch, as TensorFlow's: the autotuned

@@ -48,10 +48,14 @@ enum drive_ws {
 	 * the workspace costs time, never a batch; Capuchin §6.3.2 saw
 	 * VGG-16's convolutions "fall back to slower convolution
 	 * algorithms due to memory limit at a larger batch size".  Asked
-	 * at every launch, as TensorFlow does. */
+	 * at every launch, as TensorFlow does.  "Can be had" here also
+	 * means the op fits the budget whole with it, its inputs brought
+	 * back: tmm_run refuses an op past the budget, where TensorFlow's
+	 * allocator would have failed the workspace alone. */
 	DRIVE_WS_FALLBACK,
 	/* SuperNeurons §3.5: the fastest algorithm whose workspace fits
-	 * in what is free at that step. */
+	 * in what is free at that step (and leaves the op the budget, as
+	 * above). */
 	DRIVE_WS_DYNAMIC,
 	/* Always the fastest's workspace, evicting for it if need be (a
 	 * framework that reserves it, for tests and comparisons). */
