@@ -5,8 +5,9 @@
  *
  * A kept block waits, pages and all, for the next tensor that fits it:
  * one of its size first; else the tail of the smallest larger one, whose
- * head stays kept with its pages; else the largest smaller one, grown in
- * place into the free space after it.  Blocks kept side by side merge,
+ * head stays kept with its pages; else a window over kept and free space
+ * that covers the most kept pages (a kept block grown up or down, or
+ * several with free space between).  Blocks kept side by side merge,
  * so that a larger tensor finds their pages.  A trim lets the longest
  * kept go first, and of the last only the head that passes its limit;
  * a discard the backend refuses still frees the pages.  Kept blocks
@@ -194,8 +195,9 @@ START_TEST(kept_neighbours_merge_for_a_larger_tensor)
 }
 END_TEST
 
-/* No kept block is large enough: the largest one that the free space
- * after it lets grow takes the tensor, its pages still made. */
+/* No kept block is large enough: the window over kept and free space
+ * that covers the most kept pages takes the tensor, those pages still
+ * made: a kept block grown up, or down where it cannot grow up. */
 START_TEST(a_smaller_kept_block_grows_in_place)
 {
 	struct tmm_uvm_arena *a;
@@ -225,15 +227,65 @@ START_TEST(a_smaller_kept_block_grows_in_place)
 	ck_assert_uint_eq(arena_stats(a).kept_hits, 1);
 	ck_assert_uint_eq(arena_stats(a).kept_discards, 0);
 	ck_assert_uint_eq(arena_stats(a).in_use, 6 * PAGE);
-	/* `small`, hemmed in by the live page above it, cannot grow: a
-	 * block of the pool. */
+	/* `small`, hemmed in by the live page above it, grows down into
+	 * the free space below it. */
 	tmm_uvm_arena_free(a, grown);
 	got = take(a, 2 * PAGE, &b[0]);
-	ck_assert_ptr_ne(got, small);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(a), PAGE);
-	ck_assert_uint_eq(arena_stats(a).kept_hits, 1);
+	ck_assert_ptr_eq(got, small - PAGE);
+	ck_assert(tmm_uvm_arena_on_device(a, small, PAGE));
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
+	ck_assert_uint_eq(arena_stats(a).kept_hits, 2);
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 0);
 	tmm_uvm_arena_free(a, b[0]);
 	tmm_uvm_arena_free(a, b[1]);
+	tmm_uvm_arena_destroy(a);
+	be.ops->close(&be);
+}
+END_TEST
+
+/*
+ * A window may span several kept blocks and the free space between them;
+ * what lies outside it of a kept block at its edge stays kept.
+ */
+START_TEST(a_window_spans_kept_blocks_and_a_gap)
+{
+	struct tmm_uvm_arena *a;
+	struct tmm_pool_block *b[5], *got_b;
+	struct tmm_backend be;
+	char *p[5], *got;
+
+	open_phantom_p100(&be);
+	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, 3 * MIB), 0);
+	/* From the top down: live, K1 (2 pages), gap, K2 (2 pages), live. */
+	p[0] = take(a, PAGE, &b[0]);
+	p[1] = take(a, 2 * PAGE, &b[1]);
+	p[2] = take(a, PAGE, &b[2]);
+	p[3] = take(a, 2 * PAGE, &b[3]);
+	p[4] = take(a, PAGE, &b[4]);
+	tmm_uvm_arena_note(a, p[1], 2 * PAGE, true);
+	tmm_uvm_arena_note(a, p[3], 2 * PAGE, true);
+	tmm_uvm_arena_free(a, b[2]);
+	ck_assert(tmm_uvm_arena_keep(a, b[1]));
+	ck_assert(tmm_uvm_arena_keep(a, b[3]));
+	/* Four pages: all of K2, the gap, K1's lower page; K1's upper page
+	 * stays kept. */
+	got = take(a, 4 * PAGE, &got_b);
+	ck_assert_ptr_eq(got, p[3]);
+	ck_assert_uint_eq(got_b->size, 4 * PAGE);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), PAGE);
+	ck_assert(tmm_uvm_arena_on_device(a, p[1] + PAGE, PAGE));
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 0);
+	ck_assert_uint_eq(arena_stats(a).kept_hits, 1);
+	/* The page left kept serves the next tensor of its size. */
+	got = take(a, PAGE, &b[1]);
+	ck_assert_ptr_eq(got, p[1] + PAGE);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
+	ck_assert_uint_eq(arena_stats(a).in_use, 7 * PAGE);
+	tmm_uvm_arena_free(a, b[0]);
+	tmm_uvm_arena_free(a, b[1]);
+	tmm_uvm_arena_free(a, b[4]);
+	tmm_uvm_arena_free(a, got_b);
+	ck_assert_uint_eq(arena_stats(a).in_use, 0);
 	tmm_uvm_arena_destroy(a);
 	be.ops->close(&be);
 }
@@ -321,14 +373,14 @@ START_TEST(kept_blocks_never_grow_the_arena)
 	ck_assert(tmm_uvm_arena_keep(a, k));
 	tmm_uvm_arena_free(a, gap);
 	ck_assert_uint_eq(arena_stats(a).segments, 1);
-	/* Two pages: the kept page is too small and hemmed in by a live
-	 * block, the free page beside it too small alone; with the kept
-	 * page let go the segment has them. */
+	/* Two pages fit only over the kept page and the free one below
+	 * it: there, in this segment, with nothing discarded. */
 	p = take(a, 2 * PAGE, &two);
 	ck_assert_ptr_eq(p, pgap);
 	ck_assert_uint_eq(arena_stats(a).segments, 1);
 	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
-	ck_assert_uint_eq(arena_stats(a).kept_discards, 1);
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 0);
+	ck_assert(tmm_uvm_arena_on_device(a, pk, PAGE));
 	/* A segment holding only a kept block is empty. */
 	tmm_uvm_arena_free(a, big);
 	tmm_uvm_arena_free(a, live);
@@ -350,6 +402,7 @@ static Suite *kept_suite(void)
 	tcase_add_test(tc, a_larger_kept_block_is_split_and_its_head_stays_kept);
 	tcase_add_test(tc, kept_neighbours_merge_for_a_larger_tensor);
 	tcase_add_test(tc, a_smaller_kept_block_grows_in_place);
+	tcase_add_test(tc, a_window_spans_kept_blocks_and_a_gap);
 	tcase_add_test(tc, a_trim_lets_the_longest_kept_go_first);
 	tcase_add_test(tc, kept_blocks_never_grow_the_arena);
 	suite_add_tcase(s, tc);

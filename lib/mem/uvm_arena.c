@@ -393,56 +393,208 @@ static void coalesce(struct tmm_uvm_arena *a)
 	}
 }
 
-/* Whether kept entry i comes before entry j (j == n_kept: before
- * none) in grow_kept's order: the larger first, the newer of a size. */
-static bool before(const struct tmm_uvm_arena *a, uint32_t i, uint32_t j)
-{
-	uint64_t si = a->kept[i].block->size, sj;
+/* An interval of a segment, in bytes from its base. */
+struct span {
+	uint64_t at, len;
+};
 
-	if (j == a->n_kept)
-		return true;
-	sj = a->kept[j].block->size;
-	return si > sj || (si == sj && i > j);
+/* What place_over_kept gathers walking one segment's pool: the runs of
+ * free and kept space, each with its kept blocks, and the best window. */
+struct placing {
+	uint64_t want;
+	const uint64_t *kept_at; /* the segment's kept offsets, sorted */
+	uint32_t n_kept_at, next_kept;
+	struct span run;	 /* the run so far */
+	struct span *in_run;	 /* its kept blocks */
+	uint32_t n_in_run;
+	struct span best;	 /* the window chosen, len 0: none */
+	uint64_t best_warm;
+};
+
+static uint64_t overlap(struct span x, struct span y)
+{
+	uint64_t lo = x.at > y.at ? x.at : y.at;
+	uint64_t hi = x.at + x.len < y.at + y.len ? x.at + x.len
+						  : y.at + y.len;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+/* The window of `want` bytes at `at`, moved inside the run, if it covers
+ * more kept bytes than the best so far. */
+static void try_window(struct placing *pl, uint64_t at)
+{
+	struct span w;
+	uint64_t warm = 0;
+
+	if (at + pl->want > pl->run.at + pl->run.len)
+		at = pl->run.at + pl->run.len - pl->want;
+	if (at < pl->run.at)
+		at = pl->run.at;
+	w = (struct span){ at, pl->want };
+	for (uint32_t i = 0; i < pl->n_in_run; i++)
+		warm += overlap(w, pl->in_run[i]);
+	if (warm > pl->best_warm) {
+		pl->best_warm = warm;
+		pl->best = w;
+	}
+}
+
+/* The run ends: its windows that start or end with one of its kept
+ * blocks are tried (the best one does, or covers a whole run). */
+static void end_run(struct placing *pl)
+{
+	if (pl->run.len >= pl->want)
+		for (uint32_t i = 0; i < pl->n_in_run; i++) {
+			try_window(pl, pl->in_run[i].at);
+			if (pl->in_run[i].at + pl->in_run[i].len >= pl->want)
+				try_window(pl, pl->in_run[i].at +
+						       pl->in_run[i].len -
+						       pl->want);
+		}
+	pl->run.len = 0;
+	pl->n_in_run = 0;
+}
+
+static void walk_block(void *arg, const struct tmm_pool_block *b, int used)
+{
+	struct placing *pl = arg;
+	bool kept = false;
+
+	/* The pool walks in address order, as kept_at is sorted. */
+	while (pl->next_kept < pl->n_kept_at &&
+	       pl->kept_at[pl->next_kept] < b->offset)
+		pl->next_kept++;
+	if (used && pl->next_kept < pl->n_kept_at &&
+	    pl->kept_at[pl->next_kept] == b->offset)
+		kept = true;
+	if (used && !kept) {
+		end_run(pl);
+		return;
+	}
+	if (!pl->run.len)
+		pl->run.at = b->offset;
+	pl->run.len += b->size;
+	if (kept)
+		pl->in_run[pl->n_in_run++] = (struct span){ b->offset,
+							    b->size };
+}
+
+static int by_offset(const void *x, const void *y)
+{
+	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
+
+	return p < q ? -1 : p > q;
 }
 
 /*
- * Where no kept block is as large as `want`: the largest smaller one that
- * the free space right after it can grow to `want` (tmm_pool_extend), so
- * that the tensor finds that many of its pages made.  Into *block and
- * *ptr; false when none can.
+ * Kept entry i loses its block: freed to its pool but for the parts of it
+ * outside `w`, which stay kept (tmm_pool_alloc_at gives each a block of
+ * its own) or, where the pool has no host record for that, die with a
+ * discard.
  */
-static bool grow_kept(struct tmm_uvm_arena *a, uint64_t want,
-		      struct tmm_pool_block **block, void **ptr)
+static void give_up_entry(struct tmm_uvm_arena *a, struct segment *s,
+			  uint32_t i, struct span w,
+			  struct span rest[2], unsigned *n_rest)
 {
-	uint32_t last = a->n_kept; /* the one tried last */
+	struct tmm_pool_block *b = a->kept[i].block;
+	struct span k = { b->offset, b->size };
 
-	for (;;) {
-		uint32_t next = a->n_kept;
-		struct segment *s;
-		struct kept k;
-		uint64_t old;
+	unkeep(a, i);
+	tmm_pool_free(s->pool, b);
+	if (k.at < w.at)
+		rest[(*n_rest)++] = (struct span){ k.at, w.at - k.at };
+	if (k.at + k.len > w.at + w.len)
+		rest[(*n_rest)++] = (struct span){
+			w.at + w.len, k.at + k.len - (w.at + w.len)
+		};
+}
 
-		/* The first after `last` in that order. */
-		for (uint32_t i = 0; i < a->n_kept; i++)
-			if (a->kept[i].block->size < want &&
-			    (last == a->n_kept || before(a, last, i)) &&
-			    before(a, i, next))
-				next = i;
-		if (next == a->n_kept)
-			return false;
-		last = next;
-		k = a->kept[next];
-		old = k.block->size;
-		s = owner(a, k.block);
-		if (!s || tmm_pool_extend(s->pool, k.block, want - old) < 0)
-			continue;
-		/* Kept at its old size; it leaves at its new one. */
-		a->kept_bytes += want - old;
-		*block = k.block;
-		*ptr = k.ptr;
-		unkeep(a, next);
-		return true;
+/* The part `r` of a kept block, free in its pool now: kept again, or
+ * discarded where no block can be had for it. */
+static void keep_again(struct tmm_uvm_arena *a, struct segment *s,
+		       struct span r)
+{
+	struct tmm_pool_block *b;
+
+	if (tmm_pool_alloc_at(s->pool, r.at, r.len, &b) == 0) {
+		if (tmm_grow((void **)&a->kept, &a->cap_kept,
+			     a->n_kept + 1ull, sizeof(*a->kept))) {
+			a->kept[a->n_kept++] = (struct kept){
+				.block = b, .ptr = s->base + r.at
+			};
+			a->kept_bytes += r.len;
+			return;
+		}
+		tmm_pool_free(s->pool, b);
 	}
+	tmm_uvm_arena_note(a, s->base + r.at, r.len, false);
+	if (a->be->ops->discard(a->be, s->base + r.at, r.len) < 0)
+		a->discards_failed++;
+	a->kept_discards++;
+}
+
+/*
+ * Where no kept block is as large as `want`: the window of `want` bytes
+ * over free and kept space that covers the most kept pages, so that the
+ * tensor finds those made (a kept block grown into the free space after
+ * or before it, or several kept blocks with free space between them).
+ * The kept blocks it covers are its own; what lies outside it of them
+ * stays kept.  Into *block and *ptr; false when no window covers a kept
+ * page, or on a failure, which changes nothing but may discard pages.
+ */
+static bool place_over_kept(struct tmm_uvm_arena *a, uint64_t want,
+			    struct tmm_pool_block **block, void **ptr)
+{
+	struct placing best = { .best_warm = 0 };
+	struct segment *best_s = NULL;
+	uint64_t *at = tmm_calloc(a->n_kept ? a->n_kept : 1, sizeof(*at));
+	struct span *in_run = tmm_calloc(a->n_kept ? a->n_kept : 1,
+					 sizeof(*in_run));
+	struct span rest[2 * 2];
+	unsigned n_rest = 0;
+	bool ok = false;
+
+	for (size_t si = 0; at && in_run && si < a->n; si++) {
+		struct segment *s = &a->seg[si];
+		struct placing pl = { .want = want, .kept_at = at,
+				      .in_run = in_run };
+
+		for (uint32_t i = 0; i < a->n_kept; i++)
+			if (owner(a, a->kept[i].block) == s)
+				at[pl.n_kept_at++] = a->kept[i].block->offset;
+		if (!pl.n_kept_at)
+			continue;
+		qsort(at, pl.n_kept_at, sizeof(*at), by_offset);
+		tmm_pool_walk(s->pool, walk_block, &pl);
+		end_run(&pl);
+		if (pl.best_warm > best.best_warm) {
+			best = pl;
+			best_s = s;
+		}
+	}
+	free(at);
+	free(in_run);
+	if (!best_s)
+		return false;
+	/* The window's kept blocks, at most one at each end cut. */
+	for (uint32_t i = a->n_kept; i-- > 0;) {
+		const struct tmm_pool_block *k = a->kept[i].block;
+
+		if (owner(a, k) == best_s &&
+		    overlap(best.best, (struct span){ k->offset, k->size }))
+			give_up_entry(a, best_s, i, best.best, rest, &n_rest);
+	}
+	if (tmm_pool_alloc_at(best_s->pool, best.best.at, want, block) == 0) {
+		*ptr = best_s->base + best.best.at;
+		ok = true;
+	} else {
+		/* No host record to carve it: the covered pages die. */
+		rest[n_rest++] = best.best;
+	}
+	for (unsigned r = 0; r < n_rest; r++)
+		keep_again(a, best_s, rest[r]);
+	return ok;
 }
 
 /*
@@ -451,8 +603,8 @@ static bool grow_kept(struct tmm_uvm_arena *a, uint64_t want,
  * the tensor takes the tail while the head stays kept with its pages
  * (tmm_pool_trim, then tmm_pool_alloc_at gives the head a block of its
  * own; where the pool has no host record for that, the head's pages are
- * discarded and it goes back to the pool); else a smaller one grown
- * (grow_kept).  False when none will do.
+ * discarded and it goes back to the pool); else a window over kept and
+ * free space (place_over_kept).  False when none will do.
  */
 static bool take_kept(struct tmm_uvm_arena *a, uint64_t want,
 		      struct tmm_pool_block **block, void **ptr)
@@ -475,7 +627,7 @@ static bool take_kept(struct tmm_uvm_arena *a, uint64_t want,
 			best = i;
 	}
 	if (best == a->n_kept) {
-		if (!grow_kept(a, want, block, ptr))
+		if (!place_over_kept(a, want, block, ptr))
 			return false;
 	} else if (a->kept[best].block->size == want) {
 		*block = a->kept[best].block;
