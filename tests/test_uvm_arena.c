@@ -29,11 +29,10 @@
 #include "lib/core/context.h"
 #include "lib/mem/uvm_arena.h"
 #include "lib/move/mover_uvm.h"
+#include "test_sim.h"
 #include "toy_ops.h"
 
-#define KIB 1024u
 #define PAGE TMM_MANAGED_PAGE
-#define MIB (1024u * 1024u)
 #define CHAIN 12
 #define STEPS 4
 
@@ -494,14 +493,8 @@ static void open_phantom_p100(struct tmm_backend *be)
 {
 	struct tmm_config cfg;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.backend = TMM_BACKEND_SIM;
-	snprintf(cfg.sim_profile, sizeof(cfg.sim_profile), "p100-pcie3-16g");
-	cfg.sim_memory = TMM_SIM_PHANTOM;
-	cfg.host_numa_node = -1;
-	memset(be, 0, sizeof(*be));
-	be->ops = &tmm_backend_sim_ops;
-	ck_assert_msg(be->ops->open(be, &cfg) == 0, "%s", be->error);
+	cfg_init(&cfg, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	open_cfg(be, &cfg);
 }
 
 START_TEST(segments_are_kept_and_blocks_are_whole_pages)

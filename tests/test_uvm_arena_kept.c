@@ -31,22 +31,16 @@
 #include "lib/base/managed_page.h"
 #include "lib/base/tunables.h"
 #include "lib/mem/uvm_arena.h"
+#include "test_sim.h"
 
 #define PAGE TMM_MANAGED_PAGE
-#define MIB (1024u * 1024u)
 
 static void open_phantom_p100(struct tmm_backend *be)
 {
 	struct tmm_config cfg;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.backend = TMM_BACKEND_SIM;
-	snprintf(cfg.sim_profile, sizeof(cfg.sim_profile), "p100-pcie3-16g");
-	cfg.sim_memory = TMM_SIM_PHANTOM;
-	cfg.host_numa_node = -1;
-	memset(be, 0, sizeof(*be));
-	be->ops = &tmm_backend_sim_ops;
-	ck_assert_msg(be->ops->open(be, &cfg) == 0, "%s", be->error);
+	cfg_init(&cfg, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	open_cfg(be, &cfg);
 }
 
 static struct tmm_uvm_arena_stats arena_stats(const struct tmm_uvm_arena *a)
