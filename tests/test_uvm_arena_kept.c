@@ -11,7 +11,8 @@
  * so that a larger tensor finds their pages.  A trim lets the longest
  * kept go first, and of the last only the head that passes its limit;
  * a discard the backend refuses still frees the pages.  Kept blocks
- * never make the arena grow.  Every case says which pages are still
+ * never make the arena grow, even without host memory to look for a
+ * window.  Every case says which pages are still
  * known on the device and how many discards it took: a kept page that
  * was discarded would cost its next tensor a fault or a prefetch.
  *
@@ -387,6 +388,45 @@ START_TEST(kept_blocks_never_grow_the_arena)
 }
 END_TEST
 
+/*
+ * Without host memory to look for a window, an allocation that finds no
+ * free block lets the kept pages go, and the pool has room for it then:
+ * served all the same, in the same segment.
+ */
+START_TEST(without_host_memory_kept_pages_give_way)
+{
+	enum { PAGES = 32 };
+	struct tmm_uvm_arena *a;
+	struct tmm_pool_block *big, *gap, *k, *live, *two;
+	struct tmm_backend be;
+	char *pk, *pgap, *p;
+
+	open_phantom_p100(&be);
+	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, MIB), 0);
+	take(a, PAGE, &live);
+	pk = take(a, PAGE, &k);
+	pgap = take(a, PAGE, &gap);
+	take(a, (PAGES - 3) * PAGE, &big);
+	tmm_uvm_arena_note(a, pk, PAGE, true);
+	ck_assert(tmm_uvm_arena_keep(a, k));
+	tmm_uvm_arena_free(a, gap);
+	ck_assert_int_eq(tmm_fault_set(TMM_SITE_HOST_ALLOC "@1"), 0);
+	p = take(a, 2 * PAGE, &two);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_ptr_eq(p, pgap);
+	ck_assert_uint_eq(arena_stats(a).segments, 1);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
+	ck_assert_uint_eq(arena_stats(a).kept_discards, 1);
+	ck_assert(!tmm_uvm_arena_on_device(a, pk, PAGE));
+	tmm_uvm_arena_free(a, two);
+	tmm_uvm_arena_free(a, big);
+	tmm_uvm_arena_free(a, live);
+	ck_assert_uint_eq(arena_stats(a).in_use, 0);
+	tmm_uvm_arena_destroy(a);
+	be.ops->close(&be);
+}
+END_TEST
+
 static Suite *kept_suite(void)
 {
 	Suite *s = suite_create("uvm_arena_kept");
@@ -399,6 +439,7 @@ static Suite *kept_suite(void)
 	tcase_add_test(tc, a_window_spans_kept_blocks_and_a_gap);
 	tcase_add_test(tc, a_trim_lets_the_longest_kept_go_first);
 	tcase_add_test(tc, kept_blocks_never_grow_the_arena);
+	tcase_add_test(tc, without_host_memory_kept_pages_give_way);
 	suite_add_tcase(s, tc);
 	return s;
 }

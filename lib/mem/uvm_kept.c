@@ -67,8 +67,9 @@ static int discard_head(struct tmm_uvm_arena *a, uint32_t i, uint64_t bytes,
  * place instead of fresh ones (issue #19: BERT-base under auto at half its
  * peak, on the simulated H100, discarded 4.9 GB of pages a step and made
  * them afresh, where each size found no kept block of its own; 0.7 GB
- * with kept blocks merged, split and grown).  The newest entry (just kept) merges with an entry that
- * ends where it starts or starts where it ends, again until none does:
+ * with kept blocks merged, split and grown).  The newest entry (just
+ * kept) merges with an entry that ends where it starts or starts where it
+ * ends, again until none does:
  * the higher block is freed and the lower grows over it
  * (tmm_pool_extend, which needs no host memory: the space right after
  * the lower block is then free and at least as large).  The merged
@@ -213,8 +214,8 @@ static int by_offset(const void *x, const void *y)
  * discard.
  */
 static void give_up_entry(struct tmm_uvm_arena *a, struct segment *s,
-			  uint32_t i, struct span w,
-			  struct span rest[2], unsigned *n_rest)
+			  uint32_t i, struct span w, struct span *rest,
+			  unsigned *n_rest)
 {
 	struct tmm_pool_block *b = a->kept[i].block;
 	struct span k = { b->offset, b->size };
@@ -270,7 +271,9 @@ static bool place_over_kept(struct tmm_uvm_arena *a, uint64_t want,
 	uint64_t *at = tmm_calloc(a->n_kept ? a->n_kept : 1, sizeof(*at));
 	struct span *in_run = tmm_calloc(a->n_kept ? a->n_kept : 1,
 					 sizeof(*in_run));
-	struct span rest[2 * 2];
+	/* At most a part of a kept block at each end of the window, and
+	 * the window itself where it cannot be carved. */
+	struct span rest[3];
 	unsigned n_rest = 0;
 	bool ok = false;
 
