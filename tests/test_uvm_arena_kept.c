@@ -119,7 +119,7 @@ END_TEST
 
 /* A smaller tensor takes the tail of a larger kept block; the head stays
  * kept with its pages and serves the next tensor of its size. */
-START_TEST(a_larger_kept_block_is_split_and_its_head_stays_kept)
+START_TEST(a_larger_kept_block_is_split_its_head_kept)
 {
 	struct tmm_uvm_arena *a;
 	struct tmm_pool_block *b[3];
@@ -433,7 +433,7 @@ static Suite *kept_suite(void)
 	TCase *tc = tcase_create("kept");
 
 	tcase_add_test(tc, a_kept_block_goes_to_the_next_tensor_of_its_size);
-	tcase_add_test(tc, a_larger_kept_block_is_split_and_its_head_stays_kept);
+	tcase_add_test(tc, a_larger_kept_block_is_split_its_head_kept);
 	tcase_add_test(tc, kept_neighbours_merge_for_a_larger_tensor);
 	tcase_add_test(tc, a_smaller_kept_block_grows_in_place);
 	tcase_add_test(tc, a_window_spans_kept_blocks_and_a_gap);

@@ -269,7 +269,7 @@ END_TEST
  * iteration, and discarded otherwise, never left populated and counted
  * by no one; a discard the backend refuses still frees its block.
  */
-START_TEST(scratch_is_kept_where_it_fits_and_discarded_where_not)
+START_TEST(scratch_is_kept_where_it_fits_else_discarded)
 {
 	struct tmm_pool_block *b;
 	tmm_tensor w, a, c;
@@ -330,7 +330,7 @@ static Suite *kept_suite(void)
 	tcase_add_test(tc, uvm_keep_off_keeps_the_range_discarded);
 	tcase_add_test(tc, kept_blocks_serve_the_next_step_and_go_on_release);
 	tcase_add_test(tc, refused_discards_of_kept_blocks_change_no_byte);
-	tcase_add_test(tc, scratch_is_kept_where_it_fits_and_discarded_where_not);
+	tcase_add_test(tc, scratch_is_kept_where_it_fits_else_discarded);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -50,8 +50,9 @@ int tmm_uvm_arena_create(struct tmm_uvm_arena **out, struct tmm_backend *be,
 	if (!a)
 		return -ENOMEM;
 	a->be = be;
-	a->segment_min = tmm_uvm_round_up(budget > UINT64_MAX / 2 ? budget : 2 * budget,
-				  TMM_MANAGED_BLOCK);
+	a->segment_min = tmm_uvm_round_up(
+		budget > UINT64_MAX / 2 ? budget : 2 * budget,
+		TMM_MANAGED_BLOCK);
 	if (!a->segment_min)
 		a->segment_min = TMM_MANAGED_BLOCK;
 	*out = a;
@@ -221,7 +222,8 @@ int tmm_uvm_arena_alloc(struct tmm_uvm_arena *a, uint64_t bytes,
 void *tmm_uvm_arena_block_ptr(const struct tmm_uvm_arena *a,
 			      const struct tmm_pool_block *block)
 {
-	const struct segment *s = a && block ? tmm_uvm_arena_owner(a, block) : NULL;
+	const struct segment *s =
+		a && block ? tmm_uvm_arena_owner(a, block) : NULL;
 
 	return s ? s->base + block->offset : NULL;
 }
