@@ -405,6 +405,11 @@ int main(int argc, char **argv)
 			"or all\n", shape);
 		return 2;
 	}
+	if (model && strcmp(shape, "all") != 0) {
+		fprintf(stderr, "bench_sim_gpu: --model %s and --shape %s: "
+			"give one or the other\n", model, shape);
+		return 2;
+	}
 	if (model && !zoo_find(model)) {
 		fprintf(stderr, "bench_sim_gpu: --model %s: no such model "
 			"(tensormm-bench --models list names them)\n", model);

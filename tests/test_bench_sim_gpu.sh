@@ -3,8 +3,8 @@
 # test_bench_sim_gpu.sh — bench/bench_sim_gpu --model runs one model of
 # the zoo in both modes instead of issue #19's two shapes, and its goals
 # table holds uvm+auto to swap+auto for that model; a model the zoo does
-# not have, or a bad batch, is refused with exit status 2 and a message
-# that says where the names are.  A small batch of ResNet-50 (seconds).
+# not have, a bad batch, or a model with a shape, is refused with exit
+# status 2 and a message that says what to give.  A small batch of ResNet-50 (seconds).
 # Ends with a Check-style summary line for scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
@@ -30,6 +30,9 @@ check_failed() { :; }
 check "an unknown model is refused with 2" test $? -eq 2
 check "the refusal says where the names are" \
 	grep -q 'nosuchnet.*tensormm-bench --models list' "$tmp/err"
+"$bench" --model resnet50 --shape compute >"$tmp/out" 2>"$tmp/err"
+check "a model and a shape together are refused with 2" test $? -eq 2
+check "the refusal says to give one" grep -q 'one or the other' "$tmp/err"
 "$bench" --model resnet50 --batch 0 >"$tmp/out" 2>"$tmp/err"
 check "a batch of 0 is refused with 2" test $? -eq 2
 check "the refusal names the option" grep -q -- '--batch 0' "$tmp/err"
