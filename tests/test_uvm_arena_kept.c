@@ -346,41 +346,63 @@ START_TEST(a_trim_lets_the_longest_kept_go_first)
 }
 END_TEST
 
+/* A 1 MiB budget: 2 MiB segments, 32 big pages. */
+#define HEMMED_PAGES 32
+
+/* The blocks of hemmed(), and where the kept page and the gap are. */
+struct hemmed {
+	struct tmm_pool_block *live, *kept, *big;
+	char *pk, *pgap;
+};
+
+/*
+ * One full segment, from the top down: a live page, a kept page (noted
+ * on the device), a free page (the gap), and a live block of the rest.
+ * Two pages fit only over the kept page and the gap.
+ */
+static struct hemmed hemmed(struct tmm_uvm_arena *a)
+{
+	struct tmm_pool_block *gap;
+	struct hemmed h;
+
+	take(a, PAGE, &h.live);
+	h.pk = take(a, PAGE, &h.kept);
+	h.pgap = take(a, PAGE, &gap);
+	take(a, (HEMMED_PAGES - 3) * PAGE, &h.big);
+	tmm_uvm_arena_note(a, h.pk, PAGE, true);
+	ck_assert(tmm_uvm_arena_keep(a, h.kept));
+	tmm_uvm_arena_free(a, gap);
+	ck_assert_uint_eq(arena_stats(a).segments, 1);
+	return h;
+}
+
 /* Kept blocks give way before a new segment is made, and go with
  * tmm_uvm_arena_release_empty. */
 START_TEST(kept_blocks_never_grow_the_arena)
 {
-	/* A 1 MiB budget: 2 MiB segments, 32 big pages. */
-	enum { PAGES = 32 };
 	struct tmm_uvm_arena *a;
-	struct tmm_pool_block *big, *gap, *k, *live, *two;
+	struct tmm_pool_block *two;
 	struct tmm_backend be;
-	char *pk, *pgap, *p;
+	struct hemmed h;
+	char *p;
 
 	open_phantom_p100(&be);
 	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, MIB), 0);
-	/* From the top down: a live page, the kept one, a gap, the rest. */
-	take(a, PAGE, &live);
-	pk = take(a, PAGE, &k);
-	pgap = take(a, PAGE, &gap);
-	take(a, (PAGES - 3) * PAGE, &big);
-	tmm_uvm_arena_note(a, pk, PAGE, true);
-	ck_assert(tmm_uvm_arena_keep(a, k));
-	tmm_uvm_arena_free(a, gap);
-	ck_assert_uint_eq(arena_stats(a).segments, 1);
+	h = hemmed(a);
 	/* Two pages fit only over the kept page and the free one below
 	 * it: there, in this segment, with nothing discarded. */
 	p = take(a, 2 * PAGE, &two);
-	ck_assert_ptr_eq(p, pgap);
+	ck_assert_ptr_eq(p, h.pgap);
 	ck_assert_uint_eq(arena_stats(a).segments, 1);
 	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
 	ck_assert_uint_eq(arena_stats(a).kept_discards, 0);
-	ck_assert(tmm_uvm_arena_on_device(a, pk, PAGE));
+	ck_assert(tmm_uvm_arena_on_device(a, h.pk, PAGE));
 	/* A segment holding only a kept block is empty. */
-	tmm_uvm_arena_free(a, big);
-	tmm_uvm_arena_free(a, live);
+	tmm_uvm_arena_free(a, h.big);
+	tmm_uvm_arena_free(a, h.live);
 	ck_assert(tmm_uvm_arena_keep(a, two));
-	ck_assert_uint_eq(tmm_uvm_arena_release_empty(a), PAGES * PAGE);
+	ck_assert_uint_eq(tmm_uvm_arena_release_empty(a),
+			  HEMMED_PAGES * PAGE);
 	ck_assert_uint_eq(arena_stats(a).segments, 0);
 	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
 	tmm_uvm_arena_destroy(a);
@@ -395,32 +417,26 @@ END_TEST
  */
 START_TEST(without_host_memory_kept_pages_give_way)
 {
-	enum { PAGES = 32 };
 	struct tmm_uvm_arena *a;
-	struct tmm_pool_block *big, *gap, *k, *live, *two;
+	struct tmm_pool_block *two;
 	struct tmm_backend be;
-	char *pk, *pgap, *p;
+	struct hemmed h;
+	char *p;
 
 	open_phantom_p100(&be);
 	ck_assert_int_eq(tmm_uvm_arena_create(&a, &be, MIB), 0);
-	take(a, PAGE, &live);
-	pk = take(a, PAGE, &k);
-	pgap = take(a, PAGE, &gap);
-	take(a, (PAGES - 3) * PAGE, &big);
-	tmm_uvm_arena_note(a, pk, PAGE, true);
-	ck_assert(tmm_uvm_arena_keep(a, k));
-	tmm_uvm_arena_free(a, gap);
+	h = hemmed(a);
 	ck_assert_int_eq(tmm_fault_set(TMM_SITE_HOST_ALLOC "@1"), 0);
 	p = take(a, 2 * PAGE, &two);
 	ck_assert_int_eq(tmm_fault_set(""), 0);
-	ck_assert_ptr_eq(p, pgap);
+	ck_assert_ptr_eq(p, h.pgap);
 	ck_assert_uint_eq(arena_stats(a).segments, 1);
 	ck_assert_uint_eq(tmm_uvm_arena_kept(a), 0);
 	ck_assert_uint_eq(arena_stats(a).kept_discards, 1);
-	ck_assert(!tmm_uvm_arena_on_device(a, pk, PAGE));
+	ck_assert(!tmm_uvm_arena_on_device(a, h.pk, PAGE));
 	tmm_uvm_arena_free(a, two);
-	tmm_uvm_arena_free(a, big);
-	tmm_uvm_arena_free(a, live);
+	tmm_uvm_arena_free(a, h.big);
+	tmm_uvm_arena_free(a, h.live);
 	ck_assert_uint_eq(arena_stats(a).in_use, 0);
 	tmm_uvm_arena_destroy(a);
 	be.ops->close(&be);
