@@ -16,8 +16,9 @@
  *   evict (EVICT_SWAP)  prefetch to the host + preferred location host,
  *                       RESIDENT -> HOST; the advice is unset when the
  *                       tensor is brought back
- *   drop (EVICT_DROP)   discard (no write-back) where the pages would
- *                       die, else none (tmm_uvm_drop), RESIDENT ->
+ *   drop (EVICT_DROP)   under pressure the range to the kept blocks,
+ *                       else a discard (no write-back) where the pages
+ *                       would die, else none (tmm_uvm_drop), RESIDENT ->
  *                       DROPPED; the recompute lineage regenerates it
  *                       on its next use
  *   prefetch            prefetch to the device, HOST -> SWAPPING_IN,
@@ -135,10 +136,11 @@ void tmm_uvm_touched(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
 		     void *ptr, size_t bytes);
 
 /*
- * Drops t's bytes (drop.c), its range kept for the recomputation: its
- * pages stop counting, and are discarded only where the driver would
- * evict them or the host holds them; else they stay on the device for
- * the re-run to overwrite (mover_uvm.c).
+ * Drops t's bytes (drop.c): its pages stop counting.  Where nothing
+ * presses they stay in t's range for the re-run to overwrite; under
+ * pressure the range goes back to the arena as a kept block (t then has
+ * none until the recomputation places it), or, where it cannot be kept,
+ * its pages are discarded (mover_uvm.c).
  */
 void tmm_uvm_drop(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
