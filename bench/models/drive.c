@@ -193,12 +193,16 @@ static int take_ws(struct run *x, uint32_t i)
 	const struct zg_op *op = &x->g->op[i];
 	const zg_t *in = zg_inputs(x->g, i), *out = zg_outputs(x->g, i);
 	struct tmm_stats s = { .version = TMM_STATS_VERSION };
-	uint64_t room, need = 0, whole, unit, ws;
+	uint64_t room, used, need = 0, whole, unit, ws;
 	unsigned a = 0, last = op->n_algo - 1;
 	int rc;
 
 	tmm_stats_get(x->ctx, &s);
-	room = s.budget > s.device_in_use ? s.budget - s.device_in_use : 0;
+	/* mode=uvm: the pages the library holds; those it keeps populated
+	 * for the next tensor (uvm_kept, in device_in_use on the
+	 * simulator) are room a workspace takes over. */
+	used = strcmp(s.mode, "uvm") == 0 ? s.uvm_held : s.device_in_use;
+	room = s.budget > used ? s.budget - used : 0;
 	if (strcmp(s.mode, "swap") == 0 && s.pool_largest_free < room)
 		room = s.pool_largest_free;
 	/* the op's other outputs are placed before it runs */
