@@ -249,8 +249,8 @@ START_TEST(uvm_plan_prefetches_advises_and_discards)
 	char config[128];
 	uint64_t budget = uvm_budget(30);
 
-	snprintf(config, sizeof(config), "backend=sim,mode=uvm,budget=%lluB",
-		 (unsigned long long)budget);
+	snprintf(config, sizeof(config), "backend=sim,mode=uvm,uvm_cap=driver,"
+		 "budget=%lluB", (unsigned long long)budget);
 	with_advice = true;
 	check_plan_run(config, HANDMADE_MIXED, &st);
 	with_advice = false;
@@ -282,8 +282,8 @@ START_TEST(uvm_without_a_plan_faults_and_evicts)
 	uint32_t *got = malloc(sizeof(uint32_t) * RESULT_ELEMS * ITERATIONS);
 
 	ck_assert_ptr_nonnull(got);
-	snprintf(config, sizeof(config), "backend=sim,mode=uvm,budget=%lluB",
-		 (unsigned long long)budget);
+	snprintf(config, sizeof(config), "backend=sim,mode=uvm,uvm_cap=driver,"
+		 "budget=%lluB", (unsigned long long)budget);
 	train(config, -1, got, &st);
 	ck_assert_mem_eq(got, reference,
 			 sizeof(uint32_t) * RESULT_ELEMS * ITERATIONS);

@@ -274,6 +274,7 @@ START_TEST(phantom_runs_cost_only_ops_in_uvm_mode)
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 
 	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,mode=uvm,"
+					      "uvm_cap=driver,"
 					      "sim_memory=phantom,"
 					      "budget=3GiB"), 0);
 	for (int i = 0; i < 8; i++)
@@ -314,8 +315,8 @@ START_TEST(chain_in_uvm_mode_is_bit_identical)
 				   "mode=swap,budget=100%", &free_run), 0);
 	budget = free_run.st.device_peak * 30 / 100;
 	snprintf(config, sizeof(config),
-		 "backend=sim,sim_memory=backed,mode=uvm,budget=%lluB",
-		 (unsigned long long)budget);
+		 "backend=sim,sim_memory=backed,mode=uvm,uvm_cap=driver,"
+		 "budget=%lluB", (unsigned long long)budget);
 	ck_assert_int_eq(run_chain(config, &tight), 0);
 	ck_assert_msg(memcmp(free_run.bytes, tight.bytes,
 			     (size_t)CHAIN * tensor) == 0,

@@ -203,13 +203,13 @@ static void check_chunks_fraction(int model, unsigned percent)
 	ck_assert_uint_eq(got.st.guided_iterations, STEPS - 1);
 }
 
-/* mode=uvm with policy none: the driver faults and, under 100%,
- * evicts. */
+/* mode=uvm with policy none and uvm_cap=driver: the driver faults and,
+ * under 100%, evicts. */
 static void check_uvm_fraction(int model, unsigned percent)
 {
 	struct run got = { 0 };
 
-	check_run(model, "uvm", percent, NULL, &got);
+	check_run(model, "uvm,uvm_cap=driver", percent, NULL, &got);
 	ck_assert_str_eq(got.st.mode, "uvm");
 	ck_assert_uint_gt(got.st.uvm_faults, 0);
 	ck_assert_uint_gt(got.st.uvm_fault_batches, 0);
@@ -226,13 +226,14 @@ static void check_uvm_fraction(int model, unsigned percent)
 	ck_assert_uint_eq(got.st.uvm_held, 0);
 }
 
-/* mode=uvm following a plan: prefetches, discards and recomputation. */
+/* mode=uvm following a plan, uvm_cap=driver: prefetches, discards and
+ * recomputation, and the driver evicts the rest. */
 static void check_uvm_plan(int model, unsigned percent)
 {
 	static const enum handmade_style mixed = HANDMADE_MIXED;
 	struct run got = { 0 };
 
-	check_run(model, "uvm", percent, &mixed, &got);
+	check_run(model, "uvm,uvm_cap=driver", percent, &mixed, &got);
 	ck_assert_uint_eq(got.st.guided_iterations, STEPS - 1);
 	ck_assert_uint_eq(got.st.plan_divergences, 0);
 	ck_assert_uint_gt(got.st.drops, 0);
@@ -257,7 +258,8 @@ static struct run check_uvm_by_copy(int model, unsigned percent, bool plan,
 	struct run got = { 0 };
 	char mode[96];
 
-	snprintf(mode, sizeof(mode), "uvm,uvm_swap_path=copy%s", extra);
+	snprintf(mode, sizeof(mode), "uvm,uvm_cap=driver,uvm_swap_path=copy%s",
+		 extra);
 	check_run(model, mode, percent, plan ? &mixed : NULL, &got);
 	ck_assert_str_eq(got.st.mode, "uvm");
 	ck_assert_uint_gt(got.st.swap_out_count, 0);

@@ -14,7 +14,9 @@
  * the budget, the driver must evict nothing (uvm_evictions), and the
  * library's swap-outs are counted as passive evictions.  The same budget
  * with uvm_cap=driver is the contrast: there the driver evicts and the
- * library does not.  The errors name the knobs.
+ * library does not.  With uvm_cap=both, the default, the library evicts
+ * as with library while it finds tensors to swap out, and the driver
+ * takes only what it cannot.  The errors name the knobs.
  */
 #include <check.h>
 #include <errno.h>
@@ -156,6 +158,22 @@ static void check_driver(int model, unsigned percent)
 }
 
 /*
+ * uvm_cap=both (the default) at the same budget: the library evicts
+ * ahead of the driver, which then has nothing to evict; the pages stay
+ * within the budget as with uvm_cap=library.
+ */
+static void check_both(int model, unsigned percent, const char *extra)
+{
+	struct run got = { 0 };
+
+	run_at(model, percent, extra, &got);
+	ck_assert_uint_le(got.st.uvm_held_peak, got.st.budget);
+	ck_assert_uint_le(got.st.device_peak, got.st.budget);
+	ck_assert_uint_eq(got.st.uvm_evictions, 0);
+	ck_assert_uint_gt(got.st.passive_evictions, 0);
+}
+
+/*
  * budget=30%peak: the first iteration measures the library's count of
  * pages with the whole device, and the budget drops to 30% of it, the
  * tensors over it swapped out there and then (tmm_mover_set_limit).
@@ -245,14 +263,16 @@ END_TEST
  * but not beside it finds nothing to swap out, and the message says
  * what holds the pages and which knobs to turn.  Released, it is the
  * one swapped out.  With uvm_cap=driver the same op runs: the driver
- * oversubscribes.
+ * oversubscribes; so it does with uvm_cap=both, whose library finds
+ * nothing it may swap out and leaves the pages over the budget to the
+ * driver, which evicts.
  */
 START_TEST(pinned_pages_leave_no_room_and_say_so)
 {
-	static const char *const caps[] = { "library", "driver" };
+	static const char *const caps[] = { "library", "driver", "both" };
 	size_t small = 256 * KIB;
 
-	for (int c = 0; c < 2; c++) {
+	for (int c = 0; c < 3; c++) {
 		struct tmm_stats st = { .version = TMM_STATS_VERSION };
 		char config[128];
 		tmm_ctx *ctx;
@@ -274,7 +294,7 @@ START_TEST(pinned_pages_leave_no_room_and_say_so)
 			has(tmm_last_error(ctx), "tensor 'b'");
 			has(tmm_last_error(ctx), "tmm_acquire pins");
 			has(tmm_last_error(ctx), "TENSORMM_BUDGET");
-			has(tmm_last_error(ctx), "TENSORMM_UVM_CAP=driver");
+			has(tmm_last_error(ctx), "TENSORMM_UVM_CAP=both");
 			ck_assert_int_eq(tmm_release(ctx, big), 0);
 			ck_assert_int_eq(run_copy(ctx, a, b, &small), 0);
 			ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
@@ -286,6 +306,7 @@ START_TEST(pinned_pages_leave_no_room_and_say_so)
 			ck_assert_msg(rc == 0, "%s", tmm_last_error(ctx));
 			ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
 			ck_assert_uint_eq(st.passive_evictions, 0);
+			ck_assert_uint_gt(st.uvm_evictions, 0);
 			ck_assert_int_eq(tmm_release(ctx, big), 0);
 		}
 		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
@@ -358,6 +379,16 @@ END_TEST
 START_TEST(gpt_passive_at_30_percent) { check_library(1, 30, "passive"); }
 END_TEST
 START_TEST(gpt_driver_at_30_percent) { check_driver(1, 30); }
+
+START_TEST(mlp_both_at_30_percent)
+{
+	check_both(0, 30, ",uvm_cap=both,policy=passive");
+}
+
+START_TEST(gpt_by_default_at_30_percent)
+{
+	check_both(1, 30, ",policy=passive");
+}
 END_TEST
 
 int main(void)
@@ -373,6 +404,7 @@ int main(void)
 	tcase_add_test(mlp, mlp_at_30_percent);
 	tcase_add_test(mlp, mlp_passive_at_30_percent);
 	tcase_add_test(mlp, mlp_driver_at_30_percent);
+	tcase_add_test(mlp, mlp_both_at_30_percent);
 	tcase_add_test(mlp, mlp_at_30_percent_of_its_peak);
 	tcase_add_test(mlp, an_op_over_the_budget_names_the_knobs);
 	tcase_add_test(mlp, pinned_pages_leave_no_room_and_say_so);
@@ -381,6 +413,7 @@ int main(void)
 	tcase_add_test(gpt, gpt_at_30_percent);
 	tcase_add_test(gpt, gpt_passive_at_30_percent);
 	tcase_add_test(gpt, gpt_driver_at_30_percent);
+	tcase_add_test(gpt, gpt_by_default_at_30_percent);
 	suite_add_tcase(s, mlp);
 	suite_add_tcase(s, gpt);
 	sr = srunner_create(s);

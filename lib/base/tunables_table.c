@@ -86,6 +86,7 @@ static const char *const uvm_swap_path_choices[] = {
 static const char *const uvm_cap_choices[] = {
 	[TMM_UVM_CAP_DRIVER] = "driver",
 	[TMM_UVM_CAP_LIBRARY] = "library",
+	[TMM_UVM_CAP_BOTH] = "both",
 	NULL
 };
 
@@ -516,15 +517,18 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.name = "uvm_cap",
 		.env = "TENSORMM_UVM_CAP",
 		.type = TMM_TYPE_CHOICE,
-		.def = "driver",
-		.accepted = "driver or library",
+		.def = "both",
+		.accepted = "both, driver or library",
 		.help = "mode=uvm: what holds the pages on the device within "
 			"the budget; driver = the driver's limit, where the "
 			"backend has one (the simulator; on CUDA the budget "
 			"only shapes the plans); library = the library swaps "
 			"out least recently used tensors before an op's "
 			"tensors would take its count of pages past the "
-			"budget, on every backend",
+			"budget, on every backend; both = the library swaps "
+			"out so before its count passes the driver's room "
+			"while it has tensors to swap out, and the driver "
+			"takes the rest (an op's own pages, a prefetch)",
 		.since = "0.1",
 		.choices = uvm_cap_choices,
 	},

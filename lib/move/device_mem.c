@@ -8,6 +8,8 @@
  * dropping (drop.c), which only gives memory back, and below the swap
  * engine, whose copy out in mode=uvm ends in a discard (uvm_path.h).
  */
+#include <stdio.h>
+
 #include "device_mem.h"
 #include "lib/base/managed_page.h"
 #include "lib/mem/pool.h"
@@ -97,7 +99,7 @@ void tmm_uvm_sync_counters(struct tmm_ctx *ctx)
 
 uint64_t tmm_uvm_driver_room(const struct tmm_ctx *ctx)
 {
-	if (ctx->cfg.uvm_cap == TMM_UVM_CAP_DRIVER &&
+	if (ctx->cfg.uvm_cap != TMM_UVM_CAP_LIBRARY &&
 	    !ctx->be.info.managed_limit_binds)
 		return ctx->be.info.free_at_open;
 	return ctx->budget;
@@ -206,4 +208,51 @@ void tmm_uvm_arriving(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	ctx->c.swap_in_count++;
 	ctx->c.swap_in_bytes += t->bytes;
 	tmm_uvm_sync_counters(ctx);
+}
+
+/*
+ * mode=uvm with uvm_cap=library: nothing left to swap out, and `bytes`
+ * for t (NULL: a recomputation buffer or the workspace) would take the
+ * count of pages past the budget.  Says what holds the count, and the
+ * knobs.
+ */
+int tmm_uvm_no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
+		    size_t bytes)
+{
+	uint64_t pinned = 0, in_flight = 0, tensors = 0;
+	char label[64], what[96], b1[32], b2[32], b3[32], b4[32], b5[32];
+	struct tmm_list *n;
+
+	for (n = ctx->device_lru.next; n != &ctx->device_lru; n = n->next) {
+		const struct tmm_tensor_rec *r =
+			tmm_container_of(n, struct tmm_tensor_rec, on_device);
+		uint64_t pages = tmm_managed_pages_bytes(r->bytes);
+
+		tensors += pages;
+		if (r->pins)
+			pinned += pages;
+		else if (r->state != TMM_TS_RESIDENT)
+			in_flight += pages;
+	}
+	if (t)
+		snprintf(what, sizeof(what), "tensor %s",
+			 tmm_tensor_label(t, label, sizeof(label)));
+	else
+		snprintf(what, sizeof(what), "a scratch buffer");
+	return tmm_fail(ctx, -ENOMEM,
+			"op '%s': no room on the device for %s (%s) under the "
+			"%s budget, which the library holds with "
+			"uvm_cap=library: of its pages there, %s are tensors "
+			"the running op or tmm_acquire pins, %s copies in "
+			"flight and %s recomputation buffers or the "
+			"workspace; raise TENSORMM_BUDGET, release acquired "
+			"tensors, or set TENSORMM_UVM_CAP=both to leave the "
+			"pages over it to the driver",
+			ctx->current_op ? ctx->current_op : "(none)", what,
+			tmm_fmt_bytes(bytes, b1, sizeof(b1)),
+			tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)),
+			tmm_fmt_bytes(pinned, b3, sizeof(b3)),
+			tmm_fmt_bytes(in_flight, b4, sizeof(b4)),
+			tmm_fmt_bytes(ctx->uvm_held - tensors, b5,
+				      sizeof(b5)));
 }

@@ -116,4 +116,13 @@ void tmm_uvm_sync_counters(struct tmm_ctx *ctx);
  */
 void tmm_uvm_arriving(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
+/*
+ * mode=uvm with uvm_cap=library: nothing left to swap out, and `bytes`
+ * for t (NULL: a recomputation buffer or the workspace) would take the
+ * count of pages past the budget.  Fails with -ENOMEM and a message that
+ * says what holds the count, and the knobs.
+ */
+int tmm_uvm_no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
+		    size_t bytes);
+
 #endif /* TMM_DEVICE_MEM_H */

@@ -80,53 +80,6 @@ static struct tmm_tensor_rec *outer_placing_victim(struct tmm_ctx *ctx)
 	return NULL;
 }
 
-/*
- * mode=uvm with uvm_cap=library: nothing left to swap out, and `bytes`
- * for t (NULL: a recomputation buffer or the workspace) would take the
- * count of pages past the budget.  Says what holds the count, and the
- * knobs.
- */
-static int uvm_no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t,
-		       size_t bytes)
-{
-	uint64_t pinned = 0, in_flight = 0, tensors = 0;
-	char label[64], what[96], b1[32], b2[32], b3[32], b4[32], b5[32];
-	struct tmm_list *n;
-
-	for (n = ctx->device_lru.next; n != &ctx->device_lru; n = n->next) {
-		const struct tmm_tensor_rec *r =
-			tmm_container_of(n, struct tmm_tensor_rec, on_device);
-		uint64_t pages = tmm_mover_footprint(ctx, r->bytes);
-
-		tensors += pages;
-		if (r->pins)
-			pinned += pages;
-		else if (r->state != TMM_TS_RESIDENT)
-			in_flight += pages;
-	}
-	if (t)
-		snprintf(what, sizeof(what), "tensor %s",
-			 tmm_tensor_label(t, label, sizeof(label)));
-	else
-		snprintf(what, sizeof(what), "a scratch buffer");
-	return tmm_fail(ctx, -ENOMEM,
-			"op '%s': no room on the device for %s (%s) under the "
-			"%s budget, which the library holds with "
-			"uvm_cap=library: of its pages there, %s are tensors "
-			"the running op or tmm_acquire pins, %s copies in "
-			"flight and %s recomputation buffers or the "
-			"workspace; raise TENSORMM_BUDGET, release acquired "
-			"tensors, or set TENSORMM_UVM_CAP=driver to leave the "
-			"pages to the driver",
-			ctx->current_op ? ctx->current_op : "(none)", what,
-			tmm_fmt_bytes(bytes, b1, sizeof(b1)),
-			tmm_fmt_bytes(ctx->budget, b2, sizeof(b2)),
-			tmm_fmt_bytes(pinned, b3, sizeof(b3)),
-			tmm_fmt_bytes(in_flight, b4, sizeof(b4)),
-			tmm_fmt_bytes(ctx->uvm_held - tensors, b5,
-				      sizeof(b5)));
-}
-
 static int no_room(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)
 {
 	struct tmm_pool_stats ps;
@@ -185,8 +138,8 @@ static int compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too)
 
 /*
  * Whether `bytes` fit now: in swap mode a block of the pool, taken into
- * *block; in mode=uvm room under the cap, taken by the caller
- * (tmm_uvm_cap_fits: always with uvm_cap=driver).
+ * *block; in mode=uvm room under the cap (tmm_uvm_cap_fits), taken by the
+ * caller.
  */
 static bool room_now(struct tmm_ctx *ctx, size_t bytes,
 		     struct tmm_pool_block **block)
@@ -194,6 +147,24 @@ static bool room_now(struct tmm_ctx *ctx, size_t bytes,
 	if (tmm_mover_uvm(ctx))
 		return tmm_uvm_cap_fits(ctx, bytes);
 	return tmm_pool_alloc(ctx->pool, bytes, block) == 0;
+}
+
+/*
+ * uvm_cap=both: pages that pass the driver's room are the driver's to
+ * make room for, by its own evictions, but the library evicts ahead of
+ * it, as with uvm_cap=library, while it has victims: its way out
+ * (a pinned copy on the simulator's profiles, 55 GB/s on the H100 of
+ * docs/gpu-h100.md) is faster than the driver's write-back (8.7 GB/s
+ * there), which then has nothing to evict (issue #19: ResNet-50 at half
+ * its peak under checkpoint, simulated, 242.9 ms a step with the driver
+ * evicting, 39.0 ms so).  What it cannot evict (the running op's own
+ * tensors, tensors tmm_acquire pins) the driver takes, so an op that fits
+ * the budget but not beside them still runs, as with uvm_cap=driver.  A
+ * plan's prefetch (no eviction) goes to the driver at once, as before.
+ */
+static bool uvm_driver_takes(const struct tmm_ctx *ctx)
+{
+	return tmm_mover_uvm(ctx) && ctx->cfg.uvm_cap == TMM_UVM_CAP_BOTH;
 }
 
 /* A passive eviction (Capuchin §4.2) of victim, synchronous for the
@@ -262,6 +233,8 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		return rc;
 	for (;;) {
 		if (room_now(ctx, bytes, block))
+			return 0;
+		if (!may_evict && uvm_driver_takes(ctx))
 			return 0;
 		/* Decoupled swapping: a pending swap-out will free its
 		 * memory soon, so wait for the earliest one first. */
@@ -359,7 +332,8 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			moved_placing = false; /* it frees room to move in */
 		}
 		if (!victim && uvm)
-			return uvm_no_room(ctx, t, bytes);
+			return uvm_driver_takes(ctx) ? 0
+						     : tmm_uvm_no_room(ctx, t, bytes);
 		if (!victim)
 			return t ? no_room(ctx, t)
 				 : tmm_fail(ctx, -ENOMEM,
@@ -426,9 +400,19 @@ int tmm_mover_set_limit(struct tmm_ctx *ctx, uint64_t limit)
 {
 	int rc;
 
-	if (tmm_mover_uvm(ctx) && ctx->cfg.uvm_cap == TMM_UVM_CAP_DRIVER) {
+	if (tmm_mover_uvm(ctx) && ctx->cfg.uvm_cap != TMM_UVM_CAP_LIBRARY) {
 		rc = ctx->be.ops->managed_limit(&ctx->be, limit);
-		return rc < 0 ? tmm_mover_backend_error(ctx, rc) : 0;
+		if (rc < 0)
+			return tmm_mover_backend_error(ctx, rc);
+		/* both: the library swaps out to a limit that binds the
+		 * driver (CUDA's room is the device's, whatever the
+		 * budget), and what it cannot now (pinned) the driver
+		 * evicts. */
+		if (ctx->cfg.uvm_cap == TMM_UVM_CAP_DRIVER ||
+		    !ctx->be.info.managed_limit_binds)
+			return 0;
+		rc = tmm_mover_shrink_to(ctx, limit);
+		return rc == -EBUSY ? 0 : rc;
 	}
 	if (!tmm_mover_uvm(ctx))
 		tmm_pool_set_limit(ctx->pool, limit);

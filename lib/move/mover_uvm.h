@@ -49,14 +49,17 @@ struct tmm_pool_block;
 /*
  * Whether `bytes` more of managed memory may come onto the device:
  * always with uvm_cap=driver, whose driver bounds the pages itself;
- * with uvm_cap=library, while the library's count of the pages it keeps
- * there (ctx->uvm_held, device_mem.h) stays within the budget.
+ * with uvm_cap=library or both, while the library's count of the pages
+ * it keeps there (ctx->uvm_held, device_mem.h) stays within what the
+ * driver keeps on the device (tmm_uvm_driver_room: the budget with
+ * library, and with both where the driver's limit binds).
  */
 static inline bool tmm_uvm_cap_fits(const struct tmm_ctx *ctx,
 				    uint64_t bytes)
 {
-	return ctx->cfg.uvm_cap != TMM_UVM_CAP_LIBRARY ||
-	       ctx->uvm_held + tmm_managed_pages_bytes(bytes) <= ctx->budget;
+	return ctx->cfg.uvm_cap == TMM_UVM_CAP_DRIVER ||
+	       ctx->uvm_held + tmm_managed_pages_bytes(bytes) <=
+		       tmm_uvm_driver_room(ctx);
 }
 
 /* Gives t its block of the managed arena if it has none (t->dev,
