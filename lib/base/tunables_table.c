@@ -528,7 +528,7 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"budget, on every backend; both = the library swaps "
 			"out so before its count passes the driver's room "
 			"while it has tensors to swap out, and the driver "
-			"takes the rest (an op's own pages, a prefetch)",
+			"takes the rest (an op's own pages, pinned ones)",
 		.since = "0.1",
 		.choices = uvm_cap_choices,
 	},
