@@ -33,9 +33,13 @@ enum tmm_uvm_swap_path {
 enum tmm_uvm_fresh { TMM_UVM_FRESH_AUTO, TMM_UVM_FRESH_PREFETCH,
 		     TMM_UVM_FRESH_FAULT };
 /* Who holds mode=uvm's pages within the budget: the driver, where the
- * backend can limit it (the simulator), or the library, by evicting
- * (lib/move/mover.c). */
-enum tmm_uvm_cap { TMM_UVM_CAP_DRIVER, TMM_UVM_CAP_LIBRARY, TMM_UVM_CAP_BOTH };
+ * backend can limit it (the simulator), the library, by evicting
+ * (lib/move/mover.c), or both, the library first. */
+enum tmm_uvm_cap {
+	TMM_UVM_CAP_DRIVER,
+	TMM_UVM_CAP_LIBRARY,
+	TMM_UVM_CAP_BOTH
+};
 /* What swap mode's device pool is made of (lib/mem/pool_map.c). */
 enum tmm_pool_choice { TMM_POOL_ARENA, TMM_POOL_CHUNKS };
 enum tmm_log_level { TMM_LOG_ERROR, TMM_LOG_WARN, TMM_LOG_INFO, TMM_LOG_DEBUG };

@@ -332,9 +332,10 @@ static int make_room_for(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 			victim = outer_placing_victim(ctx);
 			moved_placing = false; /* it frees room to move in */
 		}
+		if (!victim && uvm && uvm_driver_takes(ctx))
+			return 0;
 		if (!victim && uvm)
-			return uvm_driver_takes(ctx) ? 0
-						     : tmm_uvm_no_room(ctx, t, bytes);
+			return tmm_uvm_no_room(ctx, t, bytes);
 		if (!victim)
 			return t ? no_room(ctx, t)
 				 : tmm_fail(ctx, -ENOMEM,

@@ -9,8 +9,9 @@
  * never move between buffers, so a tensor's data survives every state
  * change except a drop, which leaves the range undefined (discarded, or
  * stale where its pages are kept: tmm_uvm_drop) or hands it to the kept
- * blocks, until the recomputation writes it again (the simulator, whose drops discard under pressure,
- * poisons it to prove that nothing reads it before).
+ * blocks, until the recomputation writes it again (the simulator, whose
+ * drops discard where they cannot hand on, poisons a discarded range to
+ * prove that nothing reads it before).
  *
  * The ranges are blocks of the context's managed arena (uvm_arena.h),
  * which keeps its segments until the context goes: a tensor destroyed
