@@ -6,10 +6,12 @@
  * Trains the MLP of examples/ for a few steps with the whole device, then
  * at 200% (room for its tensors in whole managed pages, which the peak in
  * bytes does not have), 100%, 50% and 30% of that run's peak, in
- * mode=uvm with no plan (the simulated driver faults and evicts on its
- * own), in mode=uvm with uvm_cap=library (the library swaps out before
- * its count of pages passes the budget, the driver keeping the whole
- * device, as CUDA's does) and in mode=swap (the runtime's passive
+ * mode=uvm with no plan and uvm_cap=driver (the simulated driver faults
+ * and evicts on its own), in mode=uvm with uvm_cap=library (the library
+ * swaps out before its count of pages passes the budget, the driver
+ * keeping the whole device, as CUDA's does), in mode=uvm with
+ * uvm_cap=both, the default (the library swaps out first, the driver
+ * takes what it cannot), and in mode=swap (the runtime's passive
  * swapping).  For each it prints the
  * simulated time of the last iteration and what moved.  Every time here is
  * SIMULATED on the profile named, not measured: it is the model's verdict
@@ -86,7 +88,7 @@ int main(int argc, char **argv)
 	       profile, machine);
 	printf("unconstrained peak %.2f MiB; budgets are percentages of it\n\n",
 	       mib(ref.device_peak));
-	printf("%-7s %-7s %10s %8s %8s %10s %9s %10s %8s %12s %12s\n",
+	printf("%-8s %-7s %10s %8s %8s %10s %9s %10s %8s %12s %12s\n",
 	       "mode", "budget", "iter (ms)", "batches", "faults",
 	       "fault MiB", "evictions", "wrote MiB", "passive",
 	       "swap-out MiB", "swap-in MiB");
@@ -94,20 +96,22 @@ int main(int argc, char **argv)
 		unsigned long long budget =
 			ref.device_peak * percents[i] / 100;
 
-		/* uvm-lib: mode=uvm with uvm_cap=library. */
+		/* uvm: the driver holds the budget; uvm-lib: the
+		 * library; uvm-both: the library first (the default). */
 		static const char *const modes[][2] = {
-			{ "uvm", "uvm" },
+			{ "uvm", "uvm,uvm_cap=driver" },
 			{ "uvm-lib", "uvm,uvm_cap=library" },
+			{ "uvm-both", "uvm,uvm_cap=both" },
 			{ "swap", "swap" },
 		};
 
-		for (int m = 0; m < 3; m++) {
+		for (int m = 0; m < 4; m++) {
 			snprintf(config, sizeof(config),
 				 "backend=sim,sim_memory=backed,sim_profile="
 				 "%s,mode=%s,budget=%lluB", profile,
 				 modes[m][1], budget);
 			train(config, &st);
-			printf("%-7s %6u%% %10.3f %8llu %8llu %10.2f %9llu "
+			printf("%-8s %6u%% %10.3f %8llu %8llu %10.2f %9llu "
 			       "%10.2f %8llu %12.2f %12.2f\n", modes[m][0],
 			       percents[i],
 			       (double)st.last_iteration_ns / 1e6,
