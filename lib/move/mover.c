@@ -167,7 +167,7 @@ static bool room_now(struct tmm_ctx *ctx, size_t bytes,
  */
 static bool uvm_driver_takes(const struct tmm_ctx *ctx)
 {
-	return tmm_mover_uvm(ctx) && ctx->cfg.uvm_cap == TMM_UVM_CAP_BOTH;
+	return ctx->cfg.uvm_cap == TMM_UVM_CAP_BOTH;
 }
 
 /* A passive eviction (Capuchin §4.2) of victim, synchronous for the
