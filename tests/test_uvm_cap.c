@@ -323,6 +323,73 @@ static struct tmm_stats stats(tmm_ctx *ctx)
 }
 
 /*
+ * uvm_cap=both with budget=25%peak, a tensor pinned by tmm_acquire over
+ * the first iteration's end: the budget drops below the pinned pages,
+ * which the library may not swap out.  Lowering the limit is no error
+ * (the driver holds it and evicts what it must), and the run goes on,
+ * every byte intact; released, the tensor is the library's to swap out
+ * again: the next allocation evicts down to the lowered budget.
+ */
+START_TEST(a_pinned_tensor_over_a_lowered_budget_is_the_drivers)
+{
+	static unsigned char want[640 * KIB], got[640 * KIB];
+	size_t small = 256 * KIB;
+	struct tmm_stats st;
+	uint64_t before, driver_evictions;
+	tmm_tensor big, a, b, c;
+	tmm_ctx *ctx;
+	void *p;
+
+	for (size_t i = 0; i < sizeof(want); i++)
+		want[i] = (unsigned char)(i * 131u + 7u);
+	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
+					"mode=uvm,uvm_cap=both,"
+					"budget=25%peak,log=error"), 0);
+	before = stats(ctx).budget;
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, sizeof(want), TMM_ACTIVATION,
+					   "big", &big), 0);
+	ck_assert_int_eq(tmm_tensor_write(ctx, big, 0, want, sizeof(want)),
+			 0);
+	ck_assert_int_eq(tmm_acquire(ctx, big, TMM_READ, &p), 0);
+	a = written(ctx, small, "a");
+	ck_assert_int_eq(tmm_tensor_create(ctx, small, TMM_ACTIVATION, "b",
+					   &b), 0);
+	ck_assert_int_eq(run_copy(ctx, a, b, &small), 0);
+	ck_assert_msg(tmm_iteration_end(ctx) == 0, "%s", tmm_last_error(ctx));
+	st = stats(ctx);
+	ck_assert_uint_lt(st.budget, before);
+	ck_assert_uint_lt(st.budget, sizeof(want)); /* below the pinned */
+	ck_assert_uint_gt(st.uvm_held, st.budget);
+
+	/* The next op fits only where the driver evicts: it does. */
+	driver_evictions = st.uvm_evictions;
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_msg(run_copy(ctx, b, a, &small) == 0, "%s",
+		      tmm_last_error(ctx));
+	ck_assert_uint_gt(stats(ctx).uvm_evictions, driver_evictions);
+	ck_assert_int_eq(tmm_release(ctx, big), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+
+	/* Released: the next tensor's pages come by the library's
+	 * evictions, down to the budget, the driver's no more. */
+	driver_evictions = stats(ctx).uvm_evictions;
+	ck_assert_int_eq(tmm_iteration_begin(ctx), 0);
+	ck_assert_int_eq(tmm_tensor_create(ctx, small, TMM_ACTIVATION, "c",
+					   &c), 0);
+	ck_assert_int_eq(run_copy(ctx, a, c, &small), 0);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	st = stats(ctx);
+	ck_assert_uint_le(st.uvm_held, st.budget);
+	ck_assert_uint_gt(st.passive_evictions, 0);
+	ck_assert_uint_eq(st.uvm_evictions, driver_evictions);
+	ck_assert_int_eq(tmm_tensor_read(ctx, big, 0, got, sizeof(got)), 0);
+	ck_assert(memcmp(got, want, sizeof(want)) == 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/*
  * A host write of a new tensor takes room on the device only where the
  * budget has it: writing weights must not push out other weights, so the
  * third of three half-budget tensors waits on the host, uncounted, and
@@ -408,6 +475,7 @@ int main(void)
 	tcase_add_test(mlp, mlp_at_30_percent_of_its_peak);
 	tcase_add_test(mlp, an_op_over_the_budget_names_the_knobs);
 	tcase_add_test(mlp, pinned_pages_leave_no_room_and_say_so);
+	tcase_add_test(mlp, a_pinned_tensor_over_a_lowered_budget_is_the_drivers);
 	tcase_add_test(mlp, a_host_write_with_no_room_stays_on_the_host);
 	tcase_add_test(gpt, gpt_at_50_percent);
 	tcase_add_test(gpt, gpt_at_30_percent);
