@@ -6,10 +6,16 @@
  */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check_main.h"
 #include "tensormm.h"
+#include "lib/base/fault.h"
+#include "lib/core/context.h"
+#include "lib/mem/compact.h"
+#include "lib/mem/pool.h"
+#include "lib/move/mover.h"
 
 #define KIB 1024u
 #define SLOTS 16
@@ -161,6 +167,60 @@ START_TEST(without_room_to_move_eviction_still_works)
 }
 END_TEST
 
+/*
+ * Every other slot of the full pool holds a swap-in still landing, the
+ * slots between free but for the last, a resident tensor: 28 KiB free in
+ * 4 KiB holes, and no hole of 8 KiB can be had by moving what has
+ * landed.  An op making an 8 KiB output waits for a swap-in to land and
+ * moves it, rather than evict the resident tensor, as a host ahead of
+ * its device would otherwise each time its prefetches land late.
+ */
+START_TEST(a_swap_in_still_landing_is_waited_for_not_evicted_around)
+{
+	tmm_tensor t[SLOTS], big;
+	struct fill_spec f = { 8 * KIB, 0x4c };
+	tmm_ctx *ctx = full_pool(t);
+	struct tmm_tensor_rec *r[SLOTS];
+	struct tmm_stats st;
+	uint64_t swapped_out;
+
+	for (int i = 0; i < SLOTS; i++)
+		r[i] = tmm_tensor_lookup(ctx, t[i], "test");
+	for (int i = 0; i < SLOTS; i += 2)
+		ck_assert_int_eq(tmm_mover_swap_out(ctx, r[i], true), 0);
+	for (int i = 0; i < SLOTS; i += 2) {
+		ck_assert_int_eq(tmm_mover_swap_in(ctx, r[i]), 0);
+		ck_assert_uint_eq(r[i]->block->offset % (8 * KIB), 0);
+	}
+	for (int i = 1; i < SLOTS - 1; i += 2)
+		destroy(ctx, &t[i]);
+	for (int i = 0; i < SLOTS; i += 2)
+		ck_assert_int_eq(r[i]->state, TMM_TS_SWAPPING_IN);
+	/* Short of host memory to look, it names none: the caller then
+	 * evicts as before (without_room_to_move_eviction_still_works). */
+	for (int n = 1; n <= 4; n++) {
+		char fault[32];
+
+		snprintf(fault, sizeof(fault), TMM_SITE_HOST_ALLOC "@%d", n);
+		ck_assert_int_eq(tmm_fault_set(fault), 0);
+		ck_assert_ptr_null(tmm_compact_landing_in_the_way(ctx,
+								  8 * KIB));
+		ck_assert_int_eq(tmm_fault_set(""), 0);
+	}
+	ck_assert_ptr_nonnull(tmm_compact_landing_in_the_way(ctx, 8 * KIB));
+	/* Waiting makes no hole larger than the free bytes. */
+	ck_assert_ptr_null(tmm_compact_landing_in_the_way(ctx, 32 * KIB));
+	swapped_out = ctx->c.swap_out_count;
+	st = make_big(ctx, &f, &big);
+	ck_assert_uint_eq(st.passive_evictions, 0);
+	ck_assert_uint_eq(st.swap_out_count, swapped_out);
+	ck_assert_uint_ge(st.compaction_moves, 1);
+	ck_assert_int_eq(r[SLOTS - 1]->state, TMM_TS_RESIDENT);
+	check_kept(ctx, t, &big, &f);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 /* The op of the running-op tests: its output is its input's bytes,
  * repeated, each xor 0x5a. */
 struct spread_spec {
@@ -266,6 +326,8 @@ int main(void)
 	tcase_add_test(tc, compaction_makes_a_hole_without_evicting);
 	tcase_add_test(tc, the_moves_out_of_a_window_stay_out_of_it);
 	tcase_add_test(tc, without_room_to_move_eviction_still_works);
+	tcase_add_test(tc,
+		       a_swap_in_still_landing_is_waited_for_not_evicted_around);
 	tcase_add_test(tc, the_running_ops_input_moves_to_make_its_output_fit);
 	tcase_add_test(tc,
 		       an_input_sliding_by_less_than_its_size_keeps_its_bytes);

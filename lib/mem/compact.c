@@ -29,6 +29,13 @@
  * pieces no larger than the distance, lowest first, so that no piece
  * reads bytes a piece before it wrote.
  *
+ * A swap-in still landing cannot move (its copy writes the block), so a
+ * host that runs ahead of its device, whose prefetches land late as it
+ * sees them, can find every window passing one.  The mover then asks
+ * which swap-in, once landed, would let a window empty
+ * (tmm_compact_landing_in_the_way), waits for it, and compacts, rather
+ * than evict tensors that need not leave.
+ *
  * pool=chunks (pool_map.c): a hole costs address space, not device
  * memory, and the range has room for any hole, so moving tensors to make
  * one is pointless; what can run short is chunks.  There compaction only
@@ -95,9 +102,11 @@ static int by_offset(const void *a, const void *b)
 }
 
 /* Marks the slots whose tensors may move: resident and unpinned, or
- * with placing_too pinned only by an op still placing them. */
+ * with placing_too pinned only by an op still placing them; with
+ * landing_too, swap-ins still landing count as resident (they may move
+ * once waited for: tmm_compact_landing_in_the_way). */
 static int mark_movable(struct tmm_ctx *ctx, struct walk *w,
-			bool placing_too)
+			bool placing_too, bool landing_too)
 {
 	struct tmm_tensor_rec **m = NULL;
 	size_t n = 0, cap = 0, j = 0;
@@ -107,8 +116,9 @@ static int mark_movable(struct tmm_ctx *ctx, struct walk *w,
 		struct tmm_tensor_rec *t =
 			tmm_container_of(l, struct tmm_tensor_rec, on_device);
 
-		if (t->state != TMM_TS_RESIDENT || !t->block ||
-		    t->pins != (placing_too ? t->placing_pins : 0))
+		if ((t->state != TMM_TS_RESIDENT &&
+		     !(landing_too && t->state == TMM_TS_SWAPPING_IN)) ||
+		    !t->block || t->pins != (placing_too ? t->placing_pins : 0))
 			continue;
 		if (n == cap) {
 			void *p;
@@ -471,7 +481,7 @@ static int compact_chunks(struct tmm_ctx *ctx, bool placing_too)
 	if (!placing_too)
 		return -ENOSPC;
 	tmm_pool_walk(ctx->pool, collect, &w);
-	if (!w.nomem && mark_movable(ctx, &w, true) == 0) {
+	if (!w.nomem && mark_movable(ctx, &w, true, false) == 0) {
 		tmm_pool_keep_mapped(ctx->pool, true);
 		rc = pack(ctx, &w);
 		tmm_pool_keep_mapped(ctx->pool, false);
@@ -506,7 +516,7 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too)
 		return compact_chunks(ctx, placing_too);
 	tmm_pool_walk(ctx->pool, collect, &w);
 	/* Short of host memory, compaction is skipped, not failed. */
-	if (w.nomem || mark_movable(ctx, &w, placing_too) < 0)
+	if (w.nomem || mark_movable(ctx, &w, placing_too, false) < 0)
 		goto out;
 	win = windows(&w, size, &n_win);
 	scratch = tmm_malloc(sizeof(uint64_t) * 2 * (w.n + 1));
@@ -584,4 +594,46 @@ out:
 	free(held);
 	free(w.s);
 	return rc;
+}
+
+struct tmm_tensor_rec *tmm_compact_landing_in_the_way(struct tmm_ctx *ctx,
+						      size_t bytes)
+{
+	struct walk w = { 0 };
+	struct window *win = NULL;
+	uint64_t *scratch = NULL;
+	size_t n_win = 0;
+	struct tmm_tensor_rec *wait = NULL;
+
+	if (tmm_list_empty(&ctx->swapping_in) ||
+	    tmm_pool_is_mapped(ctx->pool) || !tmm_compact_has_bytes(ctx, bytes))
+		return NULL;
+	tmm_pool_walk(ctx->pool, collect, &w);
+	if (w.nomem || mark_movable(ctx, &w, false, true) < 0)
+		goto out;
+	win = windows(&w, pool_size(bytes), &n_win);
+	scratch = tmm_malloc(sizeof(uint64_t) * 2 * (w.n + 1));
+	if (!win || !scratch)
+		goto out;
+	for (size_t k = 0; k < n_win && k < MAX_TRIES; k++) {
+		if (!placeable(&w, &win[k], scratch))
+			continue;
+		/* The earliest queued of its swap-ins: the copy engine
+		 * lands them in order, so it costs the shortest wait. */
+		for (struct tmm_list *l = ctx->swapping_in.next;
+		     l != &ctx->swapping_in && !wait; l = l->next) {
+			struct tmm_tensor_rec *t = tmm_container_of(
+				l, struct tmm_tensor_rec, in_flight);
+
+			for (size_t i = win[k].first; i <= win[k].last; i++)
+				if (w.s[i].t == t)
+					wait = t;
+		}
+		break;
+	}
+out:
+	free(win);
+	free(scratch);
+	free(w.s);
+	return wait;
 }

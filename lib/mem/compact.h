@@ -38,4 +38,16 @@ bool tmm_compact_has_bytes(const struct tmm_ctx *ctx, size_t bytes);
  */
 int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too);
 
+/*
+ * After tmm_compact_for found no way: whether one would exist were the
+ * swap-ins still landing (ctx->swapping_in) movable, as they are once
+ * landed and retired.  Returns the swap-in, queued earliest, of the
+ * window that would move the fewest bytes, for the caller to wait for
+ * before compacting again; NULL where waiting would make no hole (no
+ * swap-in in the way, too few free bytes, pool=chunks, or short of
+ * host memory to look).  Moves nothing.
+ */
+struct tmm_tensor_rec *tmm_compact_landing_in_the_way(struct tmm_ctx *ctx,
+						      size_t bytes);
+
 #endif /* TMM_COMPACT_H */

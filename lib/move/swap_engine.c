@@ -33,6 +33,22 @@ int tmm_mover_host_wait(struct tmm_ctx *ctx, const tmm_event *ev)
 	return rc;
 }
 
+int tmm_mover_wait_landed(struct tmm_ctx *ctx, struct tmm_tensor_rec *in)
+{
+	while (in->state == TMM_TS_SWAPPING_IN) {
+		struct tmm_tensor_rec *first =
+			IN_FLIGHT_FIRST(&ctx->swapping_in);
+		int rc = tmm_mover_host_wait(ctx, &first->copy);
+
+		if (rc < 0)
+			return tmm_mover_backend_error(ctx, rc);
+		tmm_mover_progress(ctx);
+		if (first->state == TMM_TS_SWAPPING_IN)
+			return 0;
+	}
+	return 1;
+}
+
 int tmm_mover_compute_wait(struct tmm_ctx *ctx, const tmm_event *ev)
 {
 	struct tmm_backend *be = &ctx->be;

@@ -183,6 +183,12 @@ static inline bool tmm_mover_uvm(const struct tmm_ctx *ctx)
  * the backend's error (no message). */
 int tmm_mover_host_wait(struct tmm_ctx *ctx, const tmm_event *ev);
 
+/* The host waits for swap-in `in` to land, and for the swap-ins queued
+ * before it, which retire first (tmm_mover_progress): its block may then
+ * move or be evicted like any resident tensor's.  Returns 1, 0 where it
+ * is not retired even so, or a backend error with its message. */
+int tmm_mover_wait_landed(struct tmm_ctx *ctx, struct tmm_tensor_rec *in);
+
 /* Later compute waits for ev.  Returns 0 or the backend's error. */
 int tmm_mover_compute_wait(struct tmm_ctx *ctx, const tmm_event *ev);
 
