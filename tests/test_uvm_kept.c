@@ -370,6 +370,31 @@ static void regenerated(tmm_ctx *ctx, tmm_tensor t,
 	ck_assert_mem_eq(got, want, BYTES);
 }
 
+/* r, pressed(), dropped with `fault` injected: its page discarded where
+ * it is, nothing kept, and regenerated there with its bytes; where
+ * `named`, the backend's message names it.  The context is then done. */
+static void dropped_in_place(tmm_ctx *ctx, struct tmm_tensor_rec *r,
+			     tmm_tensor t5, const uint32_t *want,
+			     const char *fault, const char *named)
+{
+	void *p = r->dev;
+	uint64_t discards_before = discarded(ctx);
+
+	ck_assert_int_eq(tmm_fault_set(fault), 0);
+	ck_assert_int_eq(tmm_recompute_drop(ctx, r), 0);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	if (named)
+		ck_assert_ptr_nonnull(strstr(ctx->be.error, named));
+	ck_assert_int_eq(r->state, TMM_TS_DROPPED);
+	ck_assert_ptr_eq(r->dev, p);
+	ck_assert_uint_eq(tmm_uvm_arena_kept(ctx->uvm_arena), 0);
+	ck_assert_uint_gt(discarded(ctx), discards_before);
+	regenerated(ctx, t5, r, want);
+	ck_assert_ptr_eq(r->dev, p);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+
 /*
  * Under pressure (the arena has held more than the budget), a dropped
  * tensor's range goes back as a kept block with its page, as swap mode's
@@ -412,19 +437,7 @@ START_TEST(a_pressed_drop_leaves_its_pages_to_the_next)
 	ck_assert_int_eq(tmm_ctx_create(&ctx, PRESSED), 0);
 	w = toy_weight(ctx, 9);
 	r = pressed(ctx, w, t, want);
-	p = r->dev;
-	discards_before = discarded(ctx);
-	ck_assert_int_eq(tmm_fault_set(TMM_SITE_HOST_ALLOC "@1"), 0);
-	ck_assert_int_eq(tmm_recompute_drop(ctx, r), 0);
-	ck_assert_int_eq(tmm_fault_set(""), 0);
-	ck_assert_int_eq(r->state, TMM_TS_DROPPED);
-	ck_assert_ptr_eq(r->dev, p);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(ctx->uvm_arena), 0);
-	ck_assert_uint_gt(discarded(ctx), discards_before);
-	regenerated(ctx, t[5], r, want);
-	ck_assert_ptr_eq(r->dev, p);
-	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
-	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	dropped_in_place(ctx, r, t[5], want, TMM_SITE_HOST_ALLOC "@1", NULL);
 
 	/* Its range's last migration cannot be waited for: the range is
 	 * not handed on to a tensor whose writes could race with it.  The
@@ -440,20 +453,8 @@ START_TEST(a_pressed_drop_leaves_its_pages_to_the_next)
 					   &c), 0);
 	toy_run(ctx, "copy", TMM_OP_PURE, toy_fill, &t[5], 1, &c, 1);
 	ck_assert(r->state == TMM_TS_RESIDENT && r->copy.valid);
-	p = r->dev;
-	discards_before = discarded(ctx);
-	ck_assert_int_eq(tmm_fault_set(TMM_SITE_WAIT "@1"), 0);
-	ck_assert_int_eq(tmm_recompute_drop(ctx, r), 0);
-	ck_assert_int_eq(tmm_fault_set(""), 0);
-	ck_assert_ptr_nonnull(strstr(ctx->be.error, TMM_SITE_WAIT));
-	ck_assert_int_eq(r->state, TMM_TS_DROPPED);
-	ck_assert_ptr_eq(r->dev, p);
-	ck_assert_uint_eq(tmm_uvm_arena_kept(ctx->uvm_arena), 0);
-	ck_assert_uint_gt(discarded(ctx), discards_before);
-	regenerated(ctx, t[5], r, want);
-	ck_assert_ptr_eq(r->dev, p);
-	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
-	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	dropped_in_place(ctx, r, t[5], want, TMM_SITE_WAIT "@1",
+			 TMM_SITE_WAIT);
 }
 END_TEST
 
