@@ -16,8 +16,8 @@
  * and the host's reads and writes of the range must too (issue #19: a
  * wrong bias read back on an H200, by the copy way only).  In swap mode,
  * a swap-in that compaction moves to make room is moved only once it has
- * landed.  Every seed of the double's order is tried, and the bytes are
- * checked after each.
+ * landed, and a failed wait for it loses nothing.  Every seed of the
+ * double's order is tried, and the bytes are checked after each.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -28,6 +28,7 @@
 
 #include "cuda_main.h"
 #include "cudafake/cudafake.h"
+#include "lib/base/fault.h"
 #include "lib/core/context.h"
 #include "lib/move/mover.h"
 #include "lib/move/swap_engine.h"
@@ -329,10 +330,76 @@ static int fill_twice_run(void *const *in, void *const *out, void *user,
 #define SLOTS 16
 
 /*
- * Swap mode on a device that lags the host: a full pool of SLOTS tensors,
- * every other one swapped out and straight back in, the others destroyed
- * but the last, so that swap-ins still landing sit between the holes.  An
- * output of two slots fits only once one of them has landed and moved
+ * Swap mode on a device that lags the host: a full pool of SLOTS tensors
+ * (tensor i holds bytes i + 1), every other one swapped out and straight
+ * back in, the others destroyed but the last, so that swap-ins still
+ * landing sit between the holes; the double's order is `seed`.
+ */
+static tmm_ctx *swap_ins_between_holes(unsigned seed, tmm_tensor *t)
+{
+	struct tmm_tensor_rec *r[SLOTS];
+	tmm_ctx *ctx;
+
+	ck_assert_msg(tmm_ctx_create(&ctx, "backend=cuda,mode=swap,"
+					   "budget=4MiB,cupti=off,"
+					   "stats_shm=off,policy=passive") == 0,
+		      "%s", tmm_last_error(NULL));
+	for (int i = 0; i < SLOTS; i++) {
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_PERSISTENT,
+						   NULL, &t[i]), 0);
+		write_t(ctx, t[i], (uint8_t)(i + 1));
+		r[i] = tmm_tensor_find(ctx, t[i]);
+	}
+	ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+	cudafake_reset(seed);
+	for (int i = 0; i < SLOTS; i += 2)
+		ck_assert_int_eq(tmm_mover_swap_out(ctx, r[i], true), 0);
+	for (int i = 0; i < SLOTS; i += 2)
+		ck_assert_int_eq(tmm_mover_swap_in(ctx, r[i]), 0);
+	for (int i = 1; i < SLOTS - 1; i += 2)
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, t[i]), 0);
+	ck_assert_int_eq(r[0]->state, TMM_TS_SWAPPING_IN);
+	return ctx;
+}
+
+/* Makes `big`, two slots, and runs its kernel, which fills it with
+ * 0x4c; returns tmm_run's result. */
+static int make_big(tmm_ctx *ctx, tmm_tensor *big)
+{
+	tmm_op op = { .name = "fill", .outputs = big, .n_outputs = 1,
+		      .run = fill_twice_run, .user = (void *)(uintptr_t)0x4c };
+
+	if (!big->id)
+		ck_assert_int_eq(tmm_tensor_create(ctx, 2 * BYTES,
+						   TMM_ACTIVATION, "big", big),
+				 0);
+	return tmm_run(ctx, &op);
+}
+
+/* No race, nothing evicted, and every byte where it was: the tensors
+ * left by swap_ins_between_holes, and big's. */
+static void all_kept(tmm_ctx *ctx, unsigned seed, const tmm_tensor *t,
+		     tmm_tensor big)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	uint8_t *buf = malloc(2 * BYTES);
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.passive_evictions, 0);
+	ck_assert_uint_ge(st.compaction_moves, 1);
+	expect_no_race(seed);
+	for (int i = 0; i < SLOTS; i += 2)
+		expect_bytes(ctx, t[i], (uint8_t)(i + 1));
+	expect_bytes(ctx, t[SLOTS - 1], SLOTS);
+	ck_assert_int_eq(tmm_tensor_read(ctx, big, 0, buf, 2 * BYTES), 0);
+	for (size_t k = 0; k < 2 * BYTES; k++)
+		ck_assert_uint_eq(buf[k], 0x4c);
+	free(buf);
+}
+
+/*
+ * An output of two slots fits only once a swap-in has landed and moved
  * (mover.c, tmm_compact_landing_in_the_way): the move, on the compute
  * stream, must read the tensor after its copy has written it, and the
  * output's kernel write the hole after the move; nothing is evicted.
@@ -341,55 +408,39 @@ START_TEST(a_swap_in_moved_for_room_moves_after_it_lands)
 {
 	setenv("CUDAFAKE_LAG", "20", 1);
 	for (unsigned seed = 1; seed <= SEEDS; seed++) {
-		struct tmm_stats st = { .version = TMM_STATS_VERSION };
-		struct tmm_tensor_rec *r[SLOTS];
-		tmm_tensor t[SLOTS], big;
-		tmm_op op = { .name = "fill", .outputs = &big, .n_outputs = 1,
-			      .run = fill_twice_run,
-			      .user = (void *)(uintptr_t)0x4c };
-		uint8_t *buf = malloc(2 * BYTES);
-		tmm_ctx *ctx;
+		tmm_tensor t[SLOTS], big = { 0 };
+		tmm_ctx *ctx = swap_ins_between_holes(seed, t);
 
-		ck_assert_ptr_nonnull(buf);
-		ck_assert_msg(tmm_ctx_create(&ctx, "backend=cuda,mode=swap,"
-						   "budget=4MiB,cupti=off,"
-						   "stats_shm=off,"
-						   "policy=passive") == 0,
-			      "%s", tmm_last_error(NULL));
-		for (int i = 0; i < SLOTS; i++) {
-			ck_assert_int_eq(tmm_tensor_create(ctx, BYTES,
-							   TMM_PERSISTENT,
-							   NULL, &t[i]), 0);
-			write_t(ctx, t[i], (uint8_t)(i + 1));
-			r[i] = tmm_tensor_find(ctx, t[i]);
-		}
-		ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
-		cudafake_reset(seed);
-		for (int i = 0; i < SLOTS; i += 2)
-			ck_assert_int_eq(tmm_mover_swap_out(ctx, r[i], true),
-					 0);
-		for (int i = 0; i < SLOTS; i += 2)
-			ck_assert_int_eq(tmm_mover_swap_in(ctx, r[i]), 0);
-		for (int i = 1; i < SLOTS - 1; i += 2)
-			ck_assert_int_eq(tmm_tensor_destroy(ctx, t[i]), 0);
-		ck_assert_int_eq(r[0]->state, TMM_TS_SWAPPING_IN);
-		ck_assert_int_eq(tmm_tensor_create(ctx, 2 * BYTES,
-						   TMM_ACTIVATION, "big",
-						   &big), 0);
-		ck_assert_msg(tmm_run(ctx, &op) == 0, "%s",
+		ck_assert_msg(make_big(ctx, &big) == 0, "%s",
 			      tmm_last_error(ctx));
-		ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
-		ck_assert_uint_eq(st.passive_evictions, 0);
-		ck_assert_uint_ge(st.compaction_moves, 1);
-		expect_no_race(seed);
-		for (int i = 0; i < SLOTS; i += 2)
-			expect_bytes(ctx, t[i], (uint8_t)(i + 1));
-		expect_bytes(ctx, t[SLOTS - 1], SLOTS);
-		ck_assert_int_eq(tmm_tensor_read(ctx, big, 0, buf, 2 * BYTES),
-				 0);
-		for (size_t k = 0; k < 2 * BYTES; k++)
-			ck_assert_uint_eq(buf[k], 0x4c);
-		free(buf);
+		all_kept(ctx, seed, t, big);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+	unsetenv("CUDAFAKE_LAG");
+}
+END_TEST
+
+/*
+ * The same, the host's wait for the swap-in failing: the op fails and
+ * names the call, nothing has moved or left, and the op runs when asked
+ * again.
+ */
+START_TEST(a_failed_wait_for_a_landing_loses_nothing)
+{
+	setenv("CUDAFAKE_LAG", "20", 1);
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		tmm_tensor t[SLOTS], big = { 0 };
+		tmm_ctx *ctx = swap_ins_between_holes(seed, t);
+
+		ck_assert_int_eq(tmm_fault_set("cudaEventSynchronize@1"), 0);
+		ck_assert_int_lt(make_big(ctx, &big), 0);
+		ck_assert_int_eq(tmm_fault_set(""), 0);
+		ck_assert_msg(strstr(tmm_last_error(ctx),
+				     "cudaEventSynchronize"),
+			      "%s", tmm_last_error(ctx));
+		ck_assert_msg(make_big(ctx, &big) == 0, "%s",
+			      tmm_last_error(ctx));
+		all_kept(ctx, seed, t, big);
 		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 	}
 	unsetenv("CUDAFAKE_LAG");
@@ -408,6 +459,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, the_copy_way_back_is_read_after_its_discard);
 	tcase_add_test(tc, a_range_discarded_by_the_copy_way_is_written_after_it);
 	tcase_add_test(tc, a_swap_in_moved_for_room_moves_after_it_lands);
+	tcase_add_test(tc, a_failed_wait_for_a_landing_loses_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -585,6 +585,10 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
 	rt.calls.event_syncs++;
 	if (!event || !event->live)
 		return fail(cudaErrorInvalidResourceHandle);
+	/* Injected as the work before the event having failed, as
+	 * cudaStreamSynchronize's is. */
+	if (tmm_fault_hit("cudaEventSynchronize"))
+		return fail(cudaErrorLaunchFailure);
 	fake_sync_event(event);
 	return cudaSuccess;
 }
