@@ -175,7 +175,7 @@ END_TEST
  * moves it, rather than evict the resident tensor, as a host ahead of
  * its device would otherwise each time its prefetches land late.
  */
-START_TEST(a_swap_in_still_landing_is_waited_for_not_evicted_around)
+START_TEST(a_swap_in_landing_is_waited_for_not_evicted_around)
 {
 	tmm_tensor t[SLOTS], big;
 	struct fill_spec f = { 8 * KIB, 0x4c };
@@ -326,8 +326,7 @@ int main(void)
 	tcase_add_test(tc, compaction_makes_a_hole_without_evicting);
 	tcase_add_test(tc, the_moves_out_of_a_window_stay_out_of_it);
 	tcase_add_test(tc, without_room_to_move_eviction_still_works);
-	tcase_add_test(tc,
-		       a_swap_in_still_landing_is_waited_for_not_evicted_around);
+	tcase_add_test(tc, a_swap_in_landing_is_waited_for_not_evicted_around);
 	tcase_add_test(tc, the_running_ops_input_moves_to_make_its_output_fit);
 	tcase_add_test(tc,
 		       an_input_sliding_by_less_than_its_size_keeps_its_bytes);

@@ -475,7 +475,8 @@ int main(void)
 	tcase_add_test(mlp, mlp_at_30_percent_of_its_peak);
 	tcase_add_test(mlp, an_op_over_the_budget_names_the_knobs);
 	tcase_add_test(mlp, pinned_pages_leave_no_room_and_say_so);
-	tcase_add_test(mlp, a_pinned_tensor_over_a_lowered_budget_is_the_drivers);
+	tcase_add_test(mlp,
+		       a_pinned_tensor_over_a_lowered_budget_is_the_drivers);
 	tcase_add_test(mlp, a_host_write_with_no_room_stays_on_the_host);
 	tcase_add_test(gpt, gpt_at_50_percent);
 	tcase_add_test(gpt, gpt_at_30_percent);
