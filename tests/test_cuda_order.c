@@ -40,6 +40,7 @@
 /* The host twin of a kernel that fills its output with one byte. */
 struct fill {
 	uint8_t *out;
+	size_t bytes;
 	uint8_t value;
 };
 
@@ -47,23 +48,30 @@ static void fill_twin(void *arg)
 {
 	struct fill *f = arg;
 
-	memset(f->out, f->value, BYTES);
+	memset(f->out, f->value, f->bytes);
 	free(f);
+}
+
+/* Launches fill_twin over `bytes` of out[0], with the byte `user`. */
+static int launch_fill(void *const *out, size_t bytes, void *user,
+		       void *stream)
+{
+	struct fill *f = malloc(sizeof(*f));
+	struct cudafake_range r = { out[0], bytes, true };
+
+	if (!f)
+		return -1;
+	*f = (struct fill){ out[0], bytes, (uint8_t)(uintptr_t)user };
+	return cudafake_launch(stream, fill_twin, f, &r, 1) == cudaSuccess
+		       ? 0
+		       : -1;
 }
 
 static int fill_run(void *const *in, void *const *out, void *user,
 		    void *stream)
 {
-	struct fill *f = malloc(sizeof(*f));
-	struct cudafake_range r = { out[0], BYTES, true };
-
 	(void)in;
-	if (!f)
-		return -1;
-	*f = (struct fill){ out[0], (uint8_t)(uintptr_t)user };
-	return cudafake_launch(stream, fill_twin, f, &r, 1) == cudaSuccess
-		       ? 0
-		       : -1;
+	return launch_fill(out, BYTES, user, stream);
 }
 
 /* mode=uvm, evicting by prefetch (the default's choice on a GPU that is
@@ -302,29 +310,12 @@ START_TEST(a_range_discarded_by_the_copy_way_is_written_after_it)
 }
 END_TEST
 
-/* The host twin of a kernel that fills an output twice BYTES long. */
-static void fill_twice_twin(void *arg)
-{
-	struct fill *f = arg;
-
-	memset(f->out, f->value, 2 * BYTES);
-	free(f);
-}
-
+/* The kernel of an output twice BYTES long. */
 static int fill_twice_run(void *const *in, void *const *out, void *user,
 			  void *stream)
 {
-	struct fill *f = malloc(sizeof(*f));
-	struct cudafake_range r = { out[0], 2 * BYTES, true };
-
 	(void)in;
-	if (!f)
-		return -1;
-	*f = (struct fill){ out[0], (uint8_t)(uintptr_t)user };
-	return cudafake_launch(stream, fill_twice_twin, f, &r, 1) ==
-			       cudaSuccess
-		       ? 0
-		       : -1;
+	return launch_fill(out, 2 * BYTES, user, stream);
 }
 
 #define SLOTS 16
