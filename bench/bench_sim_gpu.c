@@ -27,7 +27,12 @@
  * `tensormm-bench --models list`), so that mode=uvm can be held to swap
  * mode beyond the MLPs the GPU measured: its goals table then judges
  * uvm+auto against swap+auto and auto against the other policies for
- * that model.
+ * that model.  Where the model's convolutions pick an algorithm, each row
+ * plays its paper's framework (docs/model-zoo.md): superneurons then
+ * runs twice, in its own and in TensorFlow's, and auto once more in
+ * SuperNeurons', and the goals judge auto against every policy in
+ * auto's framework, TensorFlow's, so that they judge plans, not
+ * frameworks.
  *
  * It ends with issue #19's goals judged from these runs, in lockstep and
  * ahead, in the table bench_gpu_train --goals prints for a real GPU
@@ -193,13 +198,15 @@ static unsigned median_step(const struct drive_result *r)
 	return STEPS - 1; /* not reached: the order above is total */
 }
 
-/* One run of STEPS steps; false (and a message) where it failed. */
+/* One run of STEPS steps, its convolutions' workspaces picked as `ws`
+ * says; false (and a message) where it failed. */
 static bool drive_one(const struct shape *sh, const char *config,
-		      struct run *out)
+		      enum drive_ws ws, struct run *out)
 {
 	const struct zoo_model *m = zoo_find(sh->model);
 	struct zoo_args a = { sh->batch, 1 };
-	struct drive_opts o = { .config = config, .iterations = STEPS };
+	struct drive_opts o = { .config = config, .iterations = STEPS,
+				.ws = ws };
 	static struct drive_result r;
 	struct zgraph g;
 	unsigned med;
@@ -228,6 +235,23 @@ static bool drive_one(const struct shape *sh, const char *config,
 		if (r.it[i].peak > out->peak)
 			out->peak = r.it[i].peak;
 	return true;
+}
+
+/* Whether the shape's framework has a choice to make: an op with more
+ * than one convolution algorithm (the zoo's CNNs; not the MLPs). */
+static bool picks_algorithms(const struct shape *sh)
+{
+	const struct zoo_model *m = zoo_find(sh->model);
+	struct zoo_args a = { sh->batch, 1 };
+	struct zgraph g;
+	bool picks = false;
+
+	if (!m || zoo_build(m, &a, &g) != 0)
+		return false;
+	for (uint32_t i = 0; i < g.nop && !picks; i++)
+		picks = g.op[i].n_algo > 1;
+	zg_free(&g);
+	return picks;
 }
 
 static void usage(FILE *f)
@@ -270,18 +294,95 @@ static bool parse_budgets(const char *s, double *b, unsigned *n)
 	return *n > 0;
 }
 
+/* What every row of one table shares. */
+struct table_ctx {
+	const struct tmm_sim_profile *p;
+	const struct shape *sh;
+	const char *mode, *base;
+	struct run free_run[2]; /* unconstrained, lockstep and ahead */
+};
+
+/*
+ * One row: `policy` at `budget` bytes (the fraction `frac` of the peak),
+ * its convolutions' workspaces picked as `ws` says, in lockstep and
+ * ahead, printed as `label`; into the goals under the policy's name when
+ * `to_goals` (one run per policy there: auto is judged against the
+ * others in one framework).
+ */
+static void row(const struct table_ctx *c, double frac, uint64_t budget,
+		const char *policy, const char *label, enum drive_ws ws,
+		bool to_goals)
+{
+	const struct tmm_sim_profile *p = c->p;
+	const struct shape *sh = c->sh;
+	char config[512];
+	struct run r[2];
+	double bound, out_ns, in_ns, gx;
+	bool ok = true;
+
+	for (int ahead = 0; ahead < 2 && ok; ahead++) {
+		snprintf(config, sizeof(config),
+			 "%s,mode=%s,policy=%s,budget=%lluB%s", c->base,
+			 c->mode, policy, (unsigned long long)budget,
+			 ahead ? ",sim_host=ahead" : "");
+		ok = drive_one(sh, config, ws, &r[ahead]);
+	}
+	for (int ahead = 0; ahead < 2 && to_goals; ahead++) {
+		struct goal_run g = { sh->goal_name, c->mode, policy, frac,
+				      0, 0, ok };
+
+		if (ok) {
+			g.ms = r[ahead].ns / 1e6;
+			g.x = (double)r[ahead].ns /
+			      (double)c->free_run[ahead].ns;
+		}
+		goal_book_add(&goals[ahead], &g);
+	}
+	if (!ok) {
+		printf("| %s | %.0f%% | failed | | | | | | | |\n", label,
+		       100 * frac);
+		return;
+	}
+	/* B / (GB/s) = ns */
+	out_ns = out_ns_at_least(p, &r[1]);
+	in_ns = (double)r[1].in / p->h2d_gbps;
+	bound = (double)c->free_run[1].ns;
+	if (out_ns > bound)
+		bound = out_ns;
+	if (in_ns > bound)
+		bound = in_ns;
+	gx = strcmp(c->mode, "swap") == 0 && ws == DRIVE_WS_BY_POLICY
+		     ? gpu_x(sh->name, frac, policy)
+		     : 0;
+	printf("| %s | %.0f%% | %.1f | %.2f | %.1f | %.2f | %llu | %llu | "
+	       "%.2f | ",
+	       label, 100 * frac, r[0].ns / 1e6,
+	       (double)r[0].ns / (double)c->free_run[0].ns, r[1].ns / 1e6,
+	       (double)r[1].ns / (double)c->free_run[1].ns,
+	       (unsigned long long)r[1].skipped,
+	       (unsigned long long)r[1].guided_passive,
+	       bound / (double)c->free_run[1].ns);
+	if (gx > 0)
+		printf("%.2f |\n", gx);
+	else
+		printf("— |\n");
+}
+
 static void table(const struct tmm_sim_profile *p, const struct shape *sh,
 		  const char *mode, const double *budgets, unsigned nb)
 {
 	char base[256], config[512];
-	struct run free_run[2], r[2];
+	struct table_ctx c = { p, sh, mode, base, { { 0 } } };
+	struct run *free_run = c.free_run;
+	bool picks = picks_algorithms(sh);
 
 	snprintf(base, sizeof(base), "backend=sim,sim_memory=phantom,"
 		 "sim_profile=%s,log=error", p->name);
 	for (int ahead = 0; ahead < 2; ahead++) {
 		snprintf(config, sizeof(config), "%s,mode=swap,policy=none%s",
 			 base, ahead ? ",sim_host=ahead" : "");
-		if (!drive_one(sh, config, &free_run[ahead]))
+		if (!drive_one(sh, config, DRIVE_WS_BY_POLICY,
+			       &free_run[ahead]))
 			exit(1);
 	}
 	if (strcmp(sh->name, sh->model) == 0)
@@ -303,60 +404,37 @@ static void table(const struct tmm_sim_profile *p, const struct shape *sh,
 					     budgets[b]);
 
 		for (size_t i = 0; i < NPOLICY; i++) {
-			double bound, out_ns, in_ns, gx;
-			bool ok = true;
+			bool own = !picks || strcmp(policies[i],
+						    "superneurons") != 0;
 
-			for (int ahead = 0; ahead < 2 && ok; ahead++) {
-				snprintf(config, sizeof(config),
-					 "%s,mode=%s,policy=%s,budget=%lluB%s",
-					 base, mode, policies[i],
-					 (unsigned long long)budget,
-					 ahead ? ",sim_host=ahead" : "");
-				ok = drive_one(sh, config, &r[ahead]);
-			}
-			for (int ahead = 0; ahead < 2; ahead++) {
-				struct goal_run g = { sh->goal_name, mode,
-						      policies[i], budgets[b],
-						      0, 0, ok };
-
-				if (ok) {
-					g.ms = r[ahead].ns / 1e6;
-					g.x = (double)r[ahead].ns /
-					      (double)free_run[ahead].ns;
-				}
-				goal_book_add(&goals[ahead], &g);
-			}
-			if (!ok) {
-				printf("| %s | %.0f%% | failed | | | | | | | |\n",
-				       policies[i], 100 * budgets[b]);
-				continue;
-			}
-			/* B / (GB/s) = ns */
-			out_ns = out_ns_at_least(p, &r[1]);
-			in_ns = (double)r[1].in / p->h2d_gbps;
-			bound = (double)free_run[1].ns;
-			if (out_ns > bound)
-				bound = out_ns;
-			if (in_ns > bound)
-				bound = in_ns;
-			gx = strcmp(mode, "swap") == 0
-				     ? gpu_x(sh->name, budgets[b], policies[i])
-				     : 0;
-			printf("| %s | %.0f%% | %.1f | %.2f | %.1f | %.2f | "
-			       "%llu | %llu | %.2f | ",
-			       policies[i], 100 * budgets[b], r[0].ns / 1e6,
-			       (double)r[0].ns / (double)free_run[0].ns,
-			       r[1].ns / 1e6,
-			       (double)r[1].ns / (double)free_run[1].ns,
-			       (unsigned long long)r[1].skipped,
-			       (unsigned long long)r[1].guided_passive,
-			       bound / (double)free_run[1].ns);
-			if (gx > 0)
-				printf("%.2f |\n", gx);
-			else
-				printf("— |\n");
+			/* SuperNeurons' framework picks the fastest
+			 * algorithm that fits what is free; every other
+			 * row's, TensorFlow's, the fastest or none.  Auto
+			 * is judged against superneurons' plan in auto's
+			 * framework; both rows are printed (the figures:
+			 * docs/model-zoo.md). */
+			row(&c, budgets[b], budget, policies[i],
+			    own ? policies[i] : "superneurons, its workspaces",
+			    DRIVE_WS_BY_POLICY, own);
+			if (!own)
+				row(&c, budgets[b], budget, policies[i],
+				    "superneurons, TensorFlow's workspaces",
+				    DRIVE_WS_FALLBACK, true);
 		}
+		if (picks)
+			row(&c, budgets[b], budget, "auto",
+			    "auto, SuperNeurons' workspaces", DRIVE_WS_DYNAMIC,
+			    false);
 	}
+	if (picks)
+		printf("\nEach row's framework picks its convolutions' "
+		       "algorithms as its paper's did (docs/model-zoo.md): "
+		       "TensorFlow's the fastest when its workspace is free, "
+		       "else one that needs none; SuperNeurons' the fastest "
+		       "whose workspace is free.  The goals judge auto "
+		       "against every policy in auto's framework, "
+		       "TensorFlow's: superneurons there is its row with "
+		       "TensorFlow's workspaces.\n");
 }
 
 /* The shape's table in each of `modes`. */

@@ -4,7 +4,11 @@
 # the zoo in both modes instead of issue #19's two shapes, and its goals
 # table holds uvm+auto to swap+auto for that model; a model the zoo does
 # not have, a bad batch, or a model with a shape, is refused with exit
-# status 2 and a message that says what to give.  A small batch of ResNet-50 (seconds).
+# status 2 and a message that says what to give.  A model whose
+# convolutions pick an algorithm prints superneurons in its own
+# framework and in auto's, and auto in SuperNeurons', but the goals
+# count each policy once; the MLP shapes, with nothing to pick, print
+# superneurons once.  A small batch of ResNet-50 (seconds).
 # Ends with a Check-style summary line for scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
@@ -24,6 +28,25 @@ check "uvm+auto is judged against swap+auto" \
 	grep -q '^| resnet50 50%: uvm+auto over swap+auto | [0-9.]*x' "$tmp/out"
 check "issue #19's shapes did not run" \
 	sh -c "! grep -q 'compute shape' '$tmp/out'"
+check "superneurons has a row in its own framework" \
+	grep -q "^| superneurons, its workspaces | 50% | [0-9]" "$tmp/out"
+check "and one in auto's" \
+	grep -q "^| superneurons, TensorFlow's workspaces | 50% | [0-9]" \
+	"$tmp/out"
+check "auto has a row in SuperNeurons' framework" \
+	grep -q "^| auto, SuperNeurons' workspaces | 50% | [0-9]" "$tmp/out"
+check "the goals judge auto against the other policies" \
+	grep -q 'auto against the best of the 9 other policies' "$tmp/out"
+check "counting each policy once, in one framework" \
+	sh -c "grep 'auto against the best of' '$tmp/out' |
+		grep -qv 'best of the 9 other policies'; test \$? -eq 1"
+check_failed() { :; }
+
+"$bench" --shape transfer --budgets 0.3 >"$tmp/out" 2>"$tmp/err"
+check "the transfer-bound shape runs" test $? -eq 0
+check_failed() { cat "$tmp/err" "$tmp/out" >&2; }
+check "its superneurons has one row: the MLP picks no algorithm" \
+	test "$(grep -c '^| superneurons' "$tmp/out")" -eq 1
 check_failed() { :; }
 
 "$bench" --model nosuchnet >"$tmp/out" 2>"$tmp/err"
