@@ -48,11 +48,11 @@ struct tmm_trial_device {
 			    * where a plan that fits the bytes may still
 			    * want more chunks than the pool may map */
 	/* mode=uvm's ways, as the context's uvm_swap_path, uvm_fresh and
-	 * uvm_cap tunables say them (their choice index), and uvm_keep: the
-	 * twin moves tensors the way the run does, evicts where it does,
-	 * and hands freed pages on as it does. */
+	 * uvm_cap tunables say them (their choice index), and uvm_keep and
+	 * uvm_compact: the twin moves tensors the way the run does, evicts
+	 * where it does, and hands freed pages on as it does. */
 	unsigned uvm_swap_path, uvm_fresh, uvm_cap;
-	bool uvm_keep;
+	bool uvm_keep, uvm_compact;
 	/* The liveness tunable: with discard, dead tensors leave without a
 	 * copy on the twin as in the run (lib/move/dead.h). */
 	bool liveness_discard;

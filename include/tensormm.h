@@ -589,7 +589,9 @@ struct tmm_stats {
 					    * guided iterations: a plan
 					    * that did not fit */
 	uint64_t compaction_moves;    /* tensors moved on the device to
-				       * make a hole in the pool */
+				       * make a hole in the pool (mode=uvm:
+				       * out of a large tensor's way over
+				       * kept pages, uvm_compact) */
 	uint64_t compaction_bytes;
 	uint32_t plan_state;	      /* enum tmm_plan_state */
 	uint32_t reserved;	      /* zero */

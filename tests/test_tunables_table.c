@@ -65,6 +65,7 @@ static const struct {
 	{ TMM_T_UVM_FRESH, "fault", "prefetch" },
 	{ TMM_T_UVM_CAP, "library", "driver" },
 	{ TMM_T_UVM_KEEP, "off", "on" },
+	{ TMM_T_UVM_COMPACT, "off", "on" },
 	{ TMM_T_UVM_READ_MOSTLY, "off", "on" },
 	{ TMM_T_CHECK, "on", "off" },
 	{ TMM_T_LIVENESS, "discard", "keep" },
@@ -185,7 +186,7 @@ START_TEST(test_unknown_key_in_config)
 		"host_numa_node, pinned_pool, trace, trace_max, hints, "
 		"hints_max, stats_shm, share, max_swap_rate, cupti, "
 		"dl_path, uvm_swap_path, uvm_fresh, uvm_cap, uvm_keep, "
-		"uvm_read_mostly, check, "
+		"uvm_compact, uvm_read_mostly, check, "
 		"liveness, "
 		"pool, "
 		"log");

@@ -168,6 +168,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_UVM_KEEP:
 		cfg->uvm_keep = v->choice == 1;
 		return true;
+	case TMM_T_UVM_COMPACT:
+		cfg->uvm_compact = v->choice == 1;
+		return true;
 	case TMM_T_UVM_READ_MOSTLY:
 		cfg->uvm_read_mostly = v->choice == 1;
 		return true;
@@ -609,6 +612,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_UVM_KEEP:
 		text_add_choice(&t, id, cfg->uvm_keep ? 1 : 0);
+		break;
+	case TMM_T_UVM_COMPACT:
+		text_add_choice(&t, id, cfg->uvm_compact ? 1 : 0);
 		break;
 	case TMM_T_UVM_READ_MOSTLY:
 		text_add_choice(&t, id, cfg->uvm_read_mostly ? 1 : 0);

@@ -64,6 +64,9 @@ struct tmm_config {
 	bool uvm_keep;	       /* freed managed blocks stay populated for
 				* the next tensor of their size
 				* (lib/mem/uvm_arena.h) */
+	bool uvm_compact;      /* idle tensors move out of a large one's
+				* way over kept pages
+				* (lib/move/uvm_compact.h) */
 	bool uvm_read_mostly;  /* mode=uvm by prefetch: frozen tensors are
 				* advised read-mostly, so that they leave
 				* with no copy (hints/read_mostly.h) */

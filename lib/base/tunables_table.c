@@ -549,6 +549,20 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.since = "0.1",
 		.choices = off_on_choices,
 	},
+	[TMM_T_UVM_COMPACT] = {
+		.name = "uvm_compact",
+		.env = "TENSORMM_UVM_COMPACT",
+		.type = TMM_TYPE_CHOICE,
+		.def = "on",
+		.accepted = "on or off",
+		.help = "mode=uvm: a tensor of 8 MiB or more that no kept "
+			"block holds is placed over kept pages, the idle "
+			"tensors in their way moved out by a copy on the "
+			"device, where that makes at most half of its pages "
+			"afresh; off = its pages are made afresh, as before",
+		.since = "0.1",
+		.choices = off_on_choices,
+	},
 	[TMM_T_UVM_READ_MOSTLY] = {
 		.name = "uvm_read_mostly",
 		.env = "TENSORMM_UVM_READ_MOSTLY",

@@ -27,6 +27,7 @@ int tmm_guide_twin_device(const struct tmm_ctx *ctx,
 	dev->uvm_fresh = (unsigned)ctx->cfg.uvm_fresh;
 	dev->uvm_cap = (unsigned)ctx->cfg.uvm_cap;
 	dev->uvm_keep = ctx->cfg.uvm_keep;
+	dev->uvm_compact = ctx->cfg.uvm_compact;
 	dev->liveness_discard = ctx->cfg.liveness_discard;
 	dev->host_ahead = ctx->cfg.sim_host_ahead;
 	return 0;

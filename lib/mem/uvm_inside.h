@@ -3,12 +3,14 @@
  * uvm_inside.h — the inside of mode=uvm's managed arena: its segments, its
  * kept blocks and the arena itself.
  *
- * struct tmm_uvm_arena spans three files, which all say so: uvm_arena.c
+ * struct tmm_uvm_arena spans four files, which all say so: uvm_arena.c
  * makes the segments and hands out and takes back blocks, uvm_kept.c
- * keeps blocks populated for the next tensors, and uvm_pages.c keeps the
- * bitmap of pages known on the device.  Nothing outside lib/mem/uvm_*.c
- * includes this header; everyone else sees the arena through
- * uvm_arena.h, which includes the other two's headers.
+ * keeps blocks populated for the next tensors, uvm_window.c finds a large
+ * tensor a window over kept pages and the live blocks in their way, and
+ * uvm_pages.c keeps the bitmap of pages known on the device.  Nothing
+ * outside lib/mem/uvm_*.c includes this header; everyone else sees the
+ * arena through uvm_arena.h, which includes uvm_kept.h and uvm_pages.h,
+ * and through uvm_window.h.
  */
 #ifndef TMM_UVM_INSIDE_H
 #define TMM_UVM_INSIDE_H

@@ -70,6 +70,8 @@ static int twin_config(const struct tmm_trial_device *dev, char *buf,
 			val = tt[i].choices[dev->uvm_cap];
 		else if (strcmp(key, "uvm_keep") == 0)
 			val = tt[i].choices[dev->uvm_keep ? 1 : 0];
+		else if (strcmp(key, "uvm_compact") == 0)
+			val = tt[i].choices[dev->uvm_compact ? 1 : 0];
 		else if (strcmp(key, "liveness") == 0)
 			val = tt[i].choices[dev->liveness_discard ? 1 : 0];
 		else if (strcmp(key, "sim_host") == 0)
