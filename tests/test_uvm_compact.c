@@ -133,77 +133,72 @@ static void check_bytes(tmm_ctx *ctx, const struct layout *l, tmm_tensor big)
 	}
 }
 
+/* One test's run: a context under `config`, the layout (in the measured
+ * iteration where `measuring`), and a BIG_BYTES tensor made after it,
+ * with the stats from just before. */
+struct run {
+	tmm_ctx *ctx;
+	struct layout l;
+	tmm_tensor big;
+	struct tmm_stats before;
+};
+
+static void place_big(const char *config, bool measuring, struct run *r)
+{
+	ck_assert_int_eq(tmm_ctx_create(&r->ctx, config), 0);
+	lay_out(r->ctx, &r->l, measuring);
+	r->before = stats(r->ctx);
+	r->big = made(r->ctx, r->l.w, BIG_BYTES);
+}
+
+/* Checks the bytes, and ends the iteration and the context. */
+static void finish(struct run *r)
+{
+	check_bytes(r->ctx, &r->l, r->big);
+	ck_assert_int_eq(tmm_iteration_end(r->ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(r->ctx), 0);
+}
+
 START_TEST(a_large_tensor_takes_kept_pages_moving_idle_ones)
 {
-	struct tmm_stats before, after;
-	struct tmm_tensor_rec *rb;
-	struct layout l;
-	tmm_tensor big;
-	tmm_ctx *ctx;
+	static struct run r;
+	struct tmm_stats after;
 
-	ck_assert_int_eq(tmm_ctx_create(&ctx, CONFIG), 0);
-	lay_out(ctx, &l, false);
-	before = stats(ctx);
-	big = made(ctx, l.w, BIG_BYTES);
-	after = stats(ctx);
-	rb = tmm_tensor_find(ctx, big);
-	ck_assert_msg(inside(&l, rb->dev, BIG_BYTES),
+	place_big(CONFIG, false, &r);
+	after = stats(r.ctx);
+	ck_assert_msg(inside(&r.l, tmm_tensor_find(r.ctx, r.big)->dev,
+			     BIG_BYTES),
 		      "the large tensor is not over the kept pages");
-	ck_assert_uint_eq(after.compaction_moves - before.compaction_moves, 2);
-	ck_assert_ptr_ne(tmm_tensor_find(ctx, l.s1)->dev, l.s1_at);
+	ck_assert_uint_eq(after.compaction_moves - r.before.compaction_moves,
+			  2);
+	ck_assert_ptr_ne(tmm_tensor_find(r.ctx, r.l.s1)->dev, r.l.s1_at);
 	/* Its pages were there: nothing was fetched or made for it. */
-	ck_assert_uint_eq(after.uvm_faults, before.uvm_faults);
-	ck_assert_uint_eq(after.uvm_prefetch_bytes, before.uvm_prefetch_bytes);
+	ck_assert_uint_eq(after.uvm_faults, r.before.uvm_faults);
+	ck_assert_uint_eq(after.uvm_prefetch_bytes,
+			  r.before.uvm_prefetch_bytes);
 	/* What its window did not cover of k3 stays kept. */
-	ck_assert_uint_eq(tmm_uvm_arena_kept(ctx->uvm_arena),
+	ck_assert_uint_eq(tmm_uvm_arena_kept(r.ctx->uvm_arena),
 			  3 * KEPT_BYTES + 2 * TMM_MANAGED_PAGE - BIG_BYTES);
-	check_bytes(ctx, &l, big);
-	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
-	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	finish(&r);
 }
 END_TEST
 
-START_TEST(uvm_compact_off_makes_its_pages_elsewhere)
-{
-	struct tmm_stats before, after;
-	struct layout l;
-	tmm_tensor big;
-	tmm_ctx *ctx;
-
-	ck_assert_int_eq(tmm_ctx_create(&ctx, CONFIG ",uvm_compact=off"), 0);
-	lay_out(ctx, &l, false);
-	before = stats(ctx);
-	big = made(ctx, l.w, BIG_BYTES);
-	after = stats(ctx);
-	ck_assert(!inside(&l, tmm_tensor_find(ctx, big)->dev, BIG_BYTES));
-	ck_assert_uint_eq(after.compaction_moves, before.compaction_moves);
-	ck_assert_ptr_eq(tmm_tensor_find(ctx, l.s1)->dev, l.s1_at);
-	check_bytes(ctx, &l, big);
-	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
-	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
-}
-END_TEST
-
-/* In the iteration the planners measure nothing moves: the moves' time
- * on the compute stream would be counted as the ops' (TSPLIT on
+/* uvm_compact=off, or the iteration the planners measure: nothing moves
+ * and the tensor goes elsewhere.  In the measured iteration the moves'
+ * time on the compute stream would be counted as the ops' (TSPLIT on
  * DenseNet-121 at 30% of its peak, simulated, then swapped where it
  * recomputes, 76 to 139 ms a step). */
-START_TEST(the_measured_iteration_moves_nothing)
+START_TEST(off_or_measuring_moves_nothing)
 {
-	struct tmm_stats before;
-	struct layout l;
-	tmm_tensor big;
-	tmm_ctx *ctx;
+	static struct run r;
 
-	ck_assert_int_eq(tmm_ctx_create(&ctx, CONFIG), 0);
-	lay_out(ctx, &l, true);
-	before = stats(ctx);
-	big = made(ctx, l.w, BIG_BYTES);
-	ck_assert_uint_eq(stats(ctx).compaction_moves, before.compaction_moves);
-	ck_assert(!inside(&l, tmm_tensor_find(ctx, big)->dev, BIG_BYTES));
-	check_bytes(ctx, &l, big);
-	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
-	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	place_big(_i ? CONFIG : CONFIG ",uvm_compact=off", _i == 1, &r);
+	ck_assert_uint_eq(stats(r.ctx).compaction_moves,
+			  r.before.compaction_moves);
+	ck_assert(!inside(&r.l, tmm_tensor_find(r.ctx, r.big)->dev,
+			  BIG_BYTES));
+	ck_assert_ptr_eq(tmm_tensor_find(r.ctx, r.l.s1)->dev, r.l.s1_at);
+	finish(&r);
 }
 END_TEST
 
@@ -261,8 +256,7 @@ static Suite *suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, a_large_tensor_takes_kept_pages_moving_idle_ones);
-	tcase_add_test(tc, uvm_compact_off_makes_its_pages_elsewhere);
-	tcase_add_test(tc, the_measured_iteration_moves_nothing);
+	tcase_add_loop_test(tc, off_or_measuring_moves_nothing, 0, 2);
 	tcase_add_test(tc, a_failed_move_loses_nothing);
 	suite_add_tcase(s, tc);
 	return s;

@@ -239,10 +239,8 @@ static bool placeable(const struct walk *w, const struct window *v,
 	return true;
 }
 
-/* Orders the work queued next on `waiter` after what `waited` has
- * queued so far. */
-static int engine_after(struct tmm_ctx *ctx, enum tmm_engine waiter,
-			enum tmm_engine waited)
+int tmm_compact_order(struct tmm_ctx *ctx, enum tmm_engine waiter,
+		       enum tmm_engine waited)
 {
 	struct tmm_backend *be = &ctx->be;
 	tmm_event ev;
@@ -284,7 +282,7 @@ static int order_before_moves(struct tmm_ctx *ctx, const struct walk *w,
  * host-to-device engine, after the moves have read it. */
 static int order_after_moves(struct tmm_ctx *ctx)
 {
-	return engine_after(ctx, TMM_ENGINE_H2D, TMM_ENGINE_COMPUTE);
+	return tmm_compact_order(ctx, TMM_ENGINE_H2D, TMM_ENGINE_COMPUTE);
 }
 
 static void count_move(struct tmm_ctx *ctx, const struct tmm_tensor_rec *t)

@@ -50,4 +50,11 @@ int tmm_compact_for(struct tmm_ctx *ctx, size_t bytes, bool placing_too);
 struct tmm_tensor_rec *tmm_compact_landing_in_the_way(struct tmm_ctx *ctx,
 						      size_t bytes);
 
+/* Orders the work queued next on `waiter` after what `waited` has queued
+ * so far: a copy engine after a compaction's moves on the compute engine
+ * (here and in mode=uvm's, lib/move/uvm_compact.c).  Returns 0, or the
+ * backend's error with the context's message. */
+int tmm_compact_order(struct tmm_ctx *ctx, enum tmm_engine waiter,
+		      enum tmm_engine waited);
+
 #endif /* TMM_COMPACT_H */

@@ -10,6 +10,7 @@
 #include "uvm_fresh.h"
 #include "swap_engine.h"
 #include "lib/base/managed_page.h"
+#include "lib/mem/compact.h"
 #include "lib/mem/uvm_arena.h"
 #include "lib/mem/uvm_window.h"
 #include "lib/record/guide_state.h"
@@ -170,23 +171,6 @@ static int move_out(struct tmm_ctx *ctx, struct tmm_uvm_window *w,
 	return 0;
 }
 
-/* Orders what the host-to-device engine queues next after the compute
- * engine's work so far. */
-static int h2d_after_compute(struct tmm_ctx *ctx)
-{
-	struct tmm_backend *be = &ctx->be;
-	tmm_event ev;
-	int rc = be->ops->event_record(be, TMM_ENGINE_COMPUTE, &ev);
-
-	if (rc == 0) {
-		rc = be->ops->engine_wait(be, TMM_ENGINE_H2D, &ev);
-		be->ops->event_release(be, &ev);
-	}
-	return rc < 0 ? tmm_fail(ctx, rc, "mode=uvm: ordering copies after "
-				 "a compaction's moves: %s", be->error)
-		      : 0;
-}
-
 int tmm_uvm_compact_for(struct tmm_ctx *ctx, size_t bytes,
 			struct tmm_pool_block **block, void **ptr)
 {
@@ -226,7 +210,7 @@ int tmm_uvm_compact_for(struct tmm_ctx *ctx, size_t bytes,
 	}
 	/* A copy back into the window, on the host-to-device engine, comes
 	 * after the moves that read it. */
-	rc = h2d_after_compute(ctx);
+	rc = tmm_compact_order(ctx, TMM_ENGINE_H2D, TMM_ENGINE_COMPUTE);
 	if (rc < 0) {
 		tmm_uvm_window_release(a, &w);
 		return rc;
