@@ -6,8 +6,9 @@
  * Three kept blocks of 4 MiB lie between two small live tensors; a
  * tensor of 10 MiB, which no kept block holds, takes the kept pages, the
  * small tensors moved out of its way with their bytes, and no page of it
- * is made afresh; with uvm_compact=off, or in the iteration the
- * planners measure, it is placed elsewhere and its pages are made.  A move that fails (its destination's pages, or its
+ * is made afresh, and a workspace of its size does the same; with
+ * uvm_compact=off, or in the iteration the planners measure, it is
+ * placed elsewhere and its pages are made.  A move that fails (its destination's pages, or its
  * copy) fails the op with a message that names the tunable, loses no
  * byte and leaves the arena whole: the op run again places the tensor.
  */
@@ -202,6 +203,31 @@ START_TEST(off_or_measuring_moves_nothing)
 }
 END_TEST
 
+/* A workspace (tmm_workspace) of the large tensor's size takes the kept
+ * pages as the tensor does. */
+START_TEST(a_large_workspace_takes_kept_pages_too)
+{
+	static struct layout l;
+	uint64_t before;
+	tmm_ctx *ctx;
+	size_t got;
+	void *p;
+
+	ck_assert_int_eq(tmm_ctx_create(&ctx, CONFIG), 0);
+	lay_out(ctx, &l, false);
+	before = stats(ctx).compaction_moves;
+	ck_assert_int_eq(tmm_workspace(ctx, BIG_BYTES, BIG_BYTES, &p, &got),
+			 0);
+	ck_assert_uint_eq(got, BIG_BYTES);
+	ck_assert(inside(&l, p, BIG_BYTES));
+	ck_assert_uint_eq(stats(ctx).compaction_moves - before, 2);
+	ck_assert_int_eq(tmm_workspace_release(ctx), 0);
+	check_bytes(ctx, &l, l.s1);
+	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 /*
  * Each of the four calls a compaction makes on the device fails in turn
  * (each move's destination pages, then its copy): the op fails naming
@@ -257,6 +283,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, a_large_tensor_takes_kept_pages_moving_idle_ones);
 	tcase_add_loop_test(tc, off_or_measuring_moves_nothing, 0, 2);
+	tcase_add_test(tc, a_large_workspace_takes_kept_pages_too);
 	tcase_add_test(tc, a_failed_move_loses_nothing);
 	suite_add_tcase(s, tc);
 	return s;

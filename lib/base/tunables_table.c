@@ -555,7 +555,8 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.type = TMM_TYPE_CHOICE,
 		.def = "on",
 		.accepted = "on or off",
-		.help = "mode=uvm: a tensor of 8 MiB or more that no kept "
+		.help = "mode=uvm: a tensor, workspace or recomputation "
+			"buffer of 8 MiB or more that no kept "
 			"block holds is placed over kept pages, the idle "
 			"tensors in their way moved out by a copy on the "
 			"device, where that makes at most half of its pages "

@@ -275,8 +275,15 @@ int tmm_uvm_alloc_scratch(struct tmm_ctx *ctx, size_t bytes,
 	char why[256];
 	int rc;
 
-	rc = tmm_uvm_arena_alloc(ctx->uvm_arena, bytes, block, ptr, why,
-				 sizeof(why));
+	/* A large workspace takes kept pages as a large tensor does. */
+	rc = tmm_uvm_compact_for(ctx, bytes, block, ptr);
+	if (rc > 0)
+		rc = 0;
+	else if (rc == 0)
+		rc = tmm_uvm_arena_alloc(ctx->uvm_arena, bytes, block, ptr,
+					 why, sizeof(why));
+	else
+		return rc;
 	if (rc < 0)
 		return tmm_fail(ctx, rc,
 				"op '%s': no managed memory for a %zu-byte "

@@ -36,8 +36,8 @@
 #include "lib/core/context.h"
 
 /*
- * For a tensor of `bytes` about to be placed (mode=uvm, uvm_compact=on,
- * a plan installed):
+ * For a tensor of `bytes` about to be placed, or a workspace or a
+ * recomputation's buffer (mode=uvm, uvm_compact=on, a plan installed):
  * where it is worth it, moves idle tensors out of a window of kept pages
  * and gives the window to the caller in *block and *ptr (handed out, as
  * tmm_uvm_arena_alloc would).  Returns 1 then, 0 where it placed nothing
