@@ -297,7 +297,8 @@ int tmm_uvm_window_find(struct tmm_uvm_arena *a, uint64_t want,
 		if (cs.nomem || !moved)
 			goto out;
 		/* Cheapest bound first; none past the best exact cost. */
-		qsort(cs.c, cs.n, sizeof(*cs.c), by_bound);
+		if (cs.n)
+			qsort(cs.c, cs.n, sizeof(*cs.c), by_bound);
 		for (uint32_t k = 0; k < cs.n; k++) {
 			double cost;
 
