@@ -28,6 +28,7 @@
 
 #include "cuda_main.h"
 #include "cudafake/cudafake.h"
+#include "fill_twin.h"
 #include "lib/base/fault.h"
 #include "lib/core/context.h"
 #include "lib/move/mover.h"
@@ -37,34 +38,12 @@
 #define BYTES (256u << 10)
 #define SEEDS 20
 
-/* The host twin of a kernel that fills its output with one byte. */
-struct fill {
-	uint8_t *out;
-	size_t bytes;
-	uint8_t value;
-};
-
-static void fill_twin(void *arg)
-{
-	struct fill *f = arg;
-
-	memset(f->out, f->value, f->bytes);
-	free(f);
-}
-
-/* Launches fill_twin over `bytes` of out[0], with the byte `user`. */
+/* A kernel that fills `bytes` of out[0] with the byte `user`. */
 static int launch_fill(void *const *out, size_t bytes, void *user,
 		       void *stream)
 {
-	struct fill *f = malloc(sizeof(*f));
-	struct cudafake_range r = { out[0], bytes, true };
-
-	if (!f)
-		return -1;
-	*f = (struct fill){ out[0], bytes, (uint8_t)(uintptr_t)user };
-	return cudafake_launch(stream, fill_twin, f, &r, 1) == cudaSuccess
-		       ? 0
-		       : -1;
+	return fill_twin_launch(out[0], bytes, (uint8_t)(uintptr_t)user,
+				stream);
 }
 
 static int fill_run(void *const *in, void *const *out, void *user,

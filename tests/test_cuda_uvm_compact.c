@@ -14,10 +14,10 @@
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cuda_main.h"
 #include "cudafake/cudafake.h"
+#include "fill_twin.h"
 #include "lib/core/context.h"
 #include "tensormm.h"
 
@@ -27,42 +27,26 @@
 #define BIG_BYTES (10 * MIB)
 #define SEEDS 4
 
-/* The host twin of a kernel that fills its output whole with a byte. */
+/* What a fill kernel writes: the tensor whole, with one byte. */
 struct fill {
-	uint8_t *out;
 	size_t bytes;
 	uint8_t value;
 };
 
-static void fill_twin(void *arg)
-{
-	struct fill *f = arg;
-
-	memset(f->out, f->value, f->bytes);
-	free(f);
-}
-
 static int fill_run(void *const *in, void *const *out, void *user,
 		    void *stream)
 {
-	const struct fill *want = user;
-	struct fill *f = malloc(sizeof(*f));
-	struct cudafake_range r = { out[0], want->bytes, true };
+	const struct fill *f = user;
 
 	(void)in;
-	if (!f)
-		return -1;
-	*f = (struct fill){ out[0], want->bytes, want->value };
-	return cudafake_launch(stream, fill_twin, f, &r, 1) == cudaSuccess
-		       ? 0
-		       : -1;
+	return fill_twin_launch(out[0], f->bytes, f->value, stream);
 }
 
 /* A tensor of `bytes` that a kernel fills with value: the large one's
  * overwrites whatever is left in its window. */
 static tmm_tensor made(tmm_ctx *ctx, size_t bytes, uint8_t value)
 {
-	struct fill want = { NULL, bytes, value };
+	struct fill want = { bytes, value };
 	tmm_tensor t;
 	tmm_op op = { .name = "fill", .outputs = &t, .n_outputs = 1,
 		      .run = fill_run, .user = &want };
