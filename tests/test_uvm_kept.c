@@ -446,13 +446,16 @@ START_TEST(a_pressed_drop_leaves_its_pages_to_the_next)
 	ck_assert_int_eq(tmm_ctx_create(&ctx, PRESSED), 0);
 	w = toy_weight(ctx, 9);
 	r = pressed(ctx, w, t, want);
-	/* Out and back by prefetch: the way back's event is its copy. */
+	/* Out by copy and read again before the copy ended: the tensor is
+	 * resident, and the copy, still reading its range, is what the
+	 * next user of the range must wait for (read_by). */
+	ctx->uvm_copy_out = true;
 	ck_assert_int_eq(tmm_mover_swap_out(ctx, r, false), 0);
-	ck_assert_int_eq(tmm_mover_prefetch(ctx, r), 0);
+	ck_assert_int_eq(r->state, TMM_TS_SWAPPING_OUT);
 	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, NULL,
 					   &c), 0);
 	toy_run(ctx, "copy", TMM_OP_PURE, toy_fill, &t[5], 1, &c, 1);
-	ck_assert(r->state == TMM_TS_RESIDENT && r->copy.valid);
+	ck_assert(r->state == TMM_TS_RESIDENT && r->read_by.valid);
 	dropped_in_place(ctx, r, t[5], want, TMM_SITE_WAIT "@1",
 			 TMM_SITE_WAIT);
 }

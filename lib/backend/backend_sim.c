@@ -537,11 +537,16 @@ static int sim_timed_wait_ns(struct tmm_backend *be, tmm_timed_wait *w,
 	return 0;
 }
 
-/* A sim event is a plain timestamp: nothing to release. */
+/*
+ * A sim event is a plain timestamp: nothing to free.  It is still made
+ * invalid, as CUDA's is, so that code reading an event after releasing it
+ * behaves on the simulator as it would on a GPU.
+ */
 static void sim_event_release(struct tmm_backend *be, tmm_event *ev)
 {
 	(void)be;
-	(void)ev;
+	ev->valid = false;
+	ev->t_ns = 0;
 }
 
 /* ------------------------------------------------------------------------
