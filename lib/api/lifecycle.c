@@ -184,10 +184,61 @@ static void teardown(struct tmm_ctx *ctx)
 }
 
 /*
- * Resolves mode=auto once the backend is open: uvm where the device can
- * prefetch and advise managed memory while kernels run (Pascal or later on
- * Linux, and the simulator), else swap.
+ * mode=auto takes swap under a budget where mode=uvm would move a byte
+ * more than this many times slower than swap mode's pinned copies.  Where
+ * it was measured the two ends are clear: by the copy way (a ratio of 1)
+ * uvm+auto was within 10% of swap+auto in 18 of the 20 zoo cells of the
+ * simulator; by prefetch (3.6 on the measured H100: 8.7 GB/s out) it ran
+ * at 1.48x the unconstrained step where swap+auto ran at 1.04x (compute-
+ * bound MLP at 40%, h100-sxm5-pcie5-80g, simulated), and on the H200 at
+ * 3.33x against 2.02x (docs/gpu-h200.md).  Between them nothing has been
+ * measured.
  */
+#define AUTO_UVM_MOVE_COST_MAX 1.5
+
+/* Whether the budget asks for less than the device had free: a size or a
+ * share below it, or a share of the program's peak. */
+static bool budget_presses(const struct tmm_ctx *ctx)
+{
+	uint64_t free_b = ctx->be.info.free_at_open;
+
+	return ctx->cfg.budget.of_peak ||
+	       tmm_config_budget(&ctx->cfg, free_b) < free_b;
+}
+
+/*
+ * mode=auto, once the backend is open: swap where the device cannot
+ * prefetch and advise managed memory while kernels run (before Pascal,
+ * or not on Linux), and under a budget where mode=uvm's way of moving
+ * tensors is slow (AUTO_UVM_MOVE_COST_MAX); else uvm, whose managed
+ * memory holds on the device only what the tensors use.  Without
+ * pressure the two modes ran alike on the H200 (uvm at 1.01-1.04x of
+ * unconstrained), and swap mode would take the whole budget at creation.
+ */
+static enum tmm_mode_choice auto_mode(struct tmm_ctx *ctx)
+{
+	const struct tmm_device_info *info = &ctx->be.info;
+	bool copy;
+	double ratio;
+
+	if (!info->concurrent_managed)
+		return TMM_MODE_SWAP;
+	if (!budget_presses(ctx))
+		return TMM_MODE_UVM;
+	copy = tmm_uvm_path_copy(info, ctx->cfg.uvm_swap_path);
+	ratio = tmm_uvm_move_cost_ratio(info, copy);
+	if (ratio <= AUTO_UVM_MOVE_COST_MAX)
+		return TMM_MODE_UVM;
+	tmm_log(ctx, TMM_LOG_INFO, "mode=auto: swap, since under the budget "
+		"mode=uvm would move tensors by prefetch (%.1f GB/s out, %.1f "
+		"in), %.1fx the time of swap mode's pinned copies (%.1f out, "
+		"%.1f in); mode=uvm keeps tensors in managed memory all the "
+		"same", info->uvm_prefetch_d2h_gbps,
+		info->uvm_prefetch_h2d_gbps, ratio, info->d2h_gbps,
+		info->h2d_gbps);
+	return TMM_MODE_SWAP;
+}
+
 static int resolve_mode(struct tmm_ctx *ctx)
 {
 	switch (ctx->cfg.mode) {
@@ -209,8 +260,7 @@ static int resolve_mode(struct tmm_ctx *ctx)
 		ctx->mode = TMM_MODE_UVM;
 		return 0;
 	case TMM_MODE_AUTO:
-		ctx->mode = ctx->be.info.concurrent_managed ? TMM_MODE_UVM
-							    : TMM_MODE_SWAP;
+		ctx->mode = auto_mode(ctx);
 		return 0;
 	default:
 		return create_fail(-EINVAL, "mode %d is not auto, swap or uvm",

@@ -54,6 +54,20 @@ bool tmm_uvm_path_copy(const struct tmm_device_info *info,
 	return copy < 0.95 * prefetch;
 }
 
+double tmm_uvm_move_cost_ratio(const struct tmm_device_info *info,
+			       bool copy)
+{
+	double pinned = per_byte(info->d2h_gbps, 0) +
+			per_byte(info->h2d_gbps, 0);
+
+	if (copy || !(pinned > 0) || !(info->uvm_prefetch_d2h_gbps > 0) ||
+	    !(info->uvm_prefetch_h2d_gbps > 0))
+		return 1;
+	return (per_byte(info->uvm_prefetch_d2h_gbps, 0) +
+		per_byte(info->uvm_prefetch_h2d_gbps, 0)) /
+	       pinned;
+}
+
 int tmm_uvm_copy_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_backend *be = &ctx->be;

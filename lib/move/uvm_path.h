@@ -35,6 +35,17 @@ bool tmm_uvm_path_copy(const struct tmm_device_info *info,
 		       enum tmm_uvm_swap_path asked);
 
 /*
+ * What mode=uvm pays to move a byte out and back, over what swap mode's
+ * pinned copies pay, with the device's rates: by copy (copy true) the
+ * pinned copies' own round trip, so 1 (its fresh pages are left out:
+ * kept blocks spare most of them); by prefetch, bytes / prefetch_d2h +
+ * bytes / prefetch_h2d over bytes / d2h + bytes / h2d.  1 where a rate
+ * is unknown.  On the H100 that was measured, by prefetch, 3.6.
+ */
+double tmm_uvm_move_cost_ratio(const struct tmm_device_info *info,
+			       bool copy);
+
+/*
  * HOST (with t->host) -> SWAPPING_IN: a prefetch makes t's pages on the
  * device, and a copy on the same engine fills them from t->host; t is
  * RESIDENT, its host buffer given back, when the copy is retired.
