@@ -9,15 +9,18 @@
  * pages; with
  * CUDAFAKE_LAG the device falls behind the host until it waits, and
  * with CUDAFAKE_KERNEL_COST a kernel takes time by its bytes; events
- * are stamped on a timeline where streams run side by side.
+ * are stamped on a timeline where streams run side by side, and with
+ * CUDAFAKE_CLOCK=timeline the host's clock is its time on it.
  */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "cuda_main.h"
 #include "cudafake/cudafake.h"
+#include "lib/backend/backend_cuda.h"
 
 #define SEEDS 40
 
@@ -478,6 +481,55 @@ START_TEST(streams_run_side_by_side_on_the_timeline)
 }
 END_TEST
 
+/*
+ * Two streams' memsets of 1 MiB (0.1 ms each), side by side, then a wait
+ * for both: on the timeline's clock the host's clock moves by one memset
+ * and the launches, as a GPU's host's wall clock does, and an event is
+ * not complete before the host's time reaches it, even where the double
+ * has run its work; on the serial clock (the default) it moves by both.
+ */
+START_TEST(the_host_clock_can_follow_the_timeline)
+{
+	size_t bytes = (size_t)1 << 20;
+	cudaEvent_t done;
+	uint64_t t0, ns;
+	uint8_t *x;
+
+	ck_assert_int_eq(cudaMalloc((void **)&x, 2 * bytes), cudaSuccess);
+	ck_assert_int_eq(cudaEventCreate(&done), cudaSuccess);
+	for (unsigned timeline = 0; timeline < 2; timeline++) {
+		cudaStream_t a = stream(cudaStreamNonBlocking);
+		cudaStream_t b = stream(cudaStreamNonBlocking);
+
+		if (timeline)
+			setenv("CUDAFAKE_CLOCK", "timeline", 1);
+		cudafake_reset(1);
+		t0 = tmm_cuda_host_ns();
+		ck_assert_int_eq(cudaMemsetAsync(x, 1, bytes, a), cudaSuccess);
+		ck_assert_int_eq(cudaMemsetAsync(x + bytes, 2, bytes, b),
+				 cudaSuccess);
+		ck_assert_int_eq(cudaEventRecord(done, b), cudaSuccess);
+		if (timeline)
+			ck_assert_int_eq(cudaEventQuery(done),
+					 cudaErrorNotReady);
+		ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+		ck_assert_int_eq(cudaEventQuery(done), cudaSuccess);
+		ns = tmm_cuda_host_ns() - t0;
+		if (timeline) {
+			ck_assert_uint_ge(ns, 100000);
+			ck_assert_uint_lt(ns, 150000);
+		} else {
+			ck_assert_uint_ge(ns, 200000);
+		}
+		unsetenv("CUDAFAKE_CLOCK");
+		ck_assert_int_eq(cudaStreamDestroy(a), cudaSuccess);
+		ck_assert_int_eq(cudaStreamDestroy(b), cudaSuccess);
+	}
+	ck_assert_int_eq(cudaEventDestroy(done), cudaSuccess);
+	ck_assert_int_eq(cudaFree(x), cudaSuccess);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cudafake");
@@ -494,6 +546,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_lagging_device_runs_only_when_waited_for);
 	tcase_add_test(tc, a_kernel_costs_what_its_bytes_say);
 	tcase_add_test(tc, streams_run_side_by_side_on_the_timeline);
+	tcase_add_test(tc, the_host_clock_can_follow_the_timeline);
 	suite_add_tcase(s, tc);
 	return s;
 }

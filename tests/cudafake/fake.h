@@ -169,6 +169,10 @@ unsigned fake_env_seed(void);
  * work lets queued work run at once (queue.c); 1, the default, is every
  * call. */
 unsigned fake_env_lag(void);
+/* CUDAFAKE_CLOCK=timeline, read at every call: the host's clock is its
+ * time on the device timeline (queue.c), and event queries answer by
+ * it. */
+bool fake_env_timeline_clock(void);
 /* A decimal environment variable, or dflt when unset or not a number;
  * read at every call. */
 size_t fake_env_size(const char *name, size_t dflt);

@@ -488,14 +488,31 @@ void fake_sync_stream(struct CUstream_st *s)
 	prune();
 }
 
-bool fake_event_done(struct CUevent_st *e)
+/* The event has been reached: the host is ordered after it, and on the
+ * timeline no earlier than its time. */
+static void event_seen(struct CUevent_st *e)
 {
-	init();
-	if (e->reached < e->recorded)
-		return false;
 	host_waited(e->at_ms);
 	vc_max(&q.host, &e->vc);
 	prune();
+}
+
+bool fake_event_done(struct CUevent_st *e)
+{
+	init();
+	/* On the timeline's clock a query answers as a GPU's would at the
+	 * host's time: the work before the event is run (in the double's
+	 * order, which only the timeline times), and the event is complete
+	 * only where its time has come. */
+	if (fake_env_timeline_clock()) {
+		while (e->reached < e->recorded && step())
+			;
+		if (e->reached < e->recorded || e->at_ms > q.host_ms)
+			return false;
+	}
+	if (e->reached < e->recorded)
+		return false;
+	event_seen(e);
 	return true;
 }
 
@@ -504,7 +521,8 @@ void fake_sync_event(struct CUevent_st *e)
 	init();
 	while (e->reached < e->recorded && step())
 		;
-	(void)fake_event_done(e);
+	if (e->reached >= e->recorded)
+		event_seen(e);
 }
 
 void fake_sync_all(void)
@@ -580,9 +598,18 @@ double fake_clock_ms(void)
 /* The cuda backend's host clock (backend_cuda.h), replacing its weak
  * one: the double's, which moves only as the double runs work, so that a
  * trace is the same on every machine.  Each reading moves it a
- * nanosecond, for a clock that never stands still between readings. */
+ * nanosecond, for a clock that never stands still between readings.  It
+ * is the serial clock, or with CUDAFAKE_CLOCK=timeline the host's time
+ * on the device timeline: queuing costs a launch, and a wait lasts until
+ * what it waits for ends there, so that an iteration's wall time counts
+ * copies under compute once, as a GPU's does. */
 uint64_t tmm_cuda_host_ns(void)
 {
+	init();
+	if (fake_env_timeline_clock()) {
+		q.host_ms += 1e-6;
+		return (uint64_t)(q.host_ms * 1e6);
+	}
 	q.clock_ms += 1e-6;
 	return (uint64_t)(q.clock_ms * 1e6);
 }

@@ -93,6 +93,13 @@ unsigned fake_env_lag(void)
 	return lag < 1 ? 1 : lag > UINT32_MAX ? UINT32_MAX : (unsigned)lag;
 }
 
+bool fake_env_timeline_clock(void)
+{
+	const char *v = getenv("CUDAFAKE_CLOCK");
+
+	return v && strcmp(v, "timeline") == 0;
+}
+
 size_t cudafake_page_size(void)
 {
 	init();
