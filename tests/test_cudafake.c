@@ -345,8 +345,8 @@ static float kernel_ms(uint8_t *x, size_t bytes, const char *cost)
 }
 
 /* CUDAFAKE_KERNEL_COST: a kernel takes as long as a copy of that many
- * times its bytes (10 GB/s), so that plans made from the double's times
- * see compute as a real GPU's do; unset, a microsecond. */
+ * (a decimal) times its bytes (10 GB/s), so that plans made from the
+ * double's times see compute as a real GPU's do; unset, a microsecond. */
 START_TEST(a_kernel_costs_what_its_bytes_say)
 {
 	size_t bytes = (size_t)1 << 20;
@@ -358,6 +358,11 @@ START_TEST(a_kernel_costs_what_its_bytes_say)
 	/* 8 MiB at 10 GB/s: 0.84 ms, and the events' microseconds. */
 	ck_assert_float_gt(kernel_ms(x, bytes, "8"), 0.83f);
 	ck_assert_float_lt(kernel_ms(x, bytes, "8"), 0.86f);
+	/* A decimal: 0.5 MiB, 0.05 ms; not a positive number: unset. */
+	ck_assert_float_gt(kernel_ms(x, bytes, "0.5"), 0.052f);
+	ck_assert_float_lt(kernel_ms(x, bytes, "0.5"), 0.056f);
+	ck_assert_float_lt(kernel_ms(x, bytes, "-2"), 0.01f);
+	ck_assert_float_lt(kernel_ms(x, bytes, "8x"), 0.01f);
 	ck_assert_int_eq(cudaFree(x), cudaSuccess);
 }
 END_TEST

@@ -177,8 +177,9 @@ bool fake_env_timeline_clock(void);
  * read at every call. */
 size_t fake_env_size(const char *name, size_t dflt);
 /* A kernel's time, as the bytes a copy of that time moves: with
- * CUDAFAKE_KERNEL_COST=N, N times the bytes of its n accesses (0, the
- * default: a kernel takes only the microsecond every operation takes). */
+ * CUDAFAKE_KERNEL_COST=N (a decimal: 0.6), N times the bytes of its n
+ * accesses (0, the default, or not a positive number: a kernel takes only
+ * the microsecond every operation takes). */
 size_t fake_kernel_cost(const struct fake_access *a, unsigned n);
 
 #endif /* CUDAFAKE_FAKE_H */

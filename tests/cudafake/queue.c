@@ -464,11 +464,19 @@ cudaError_t fake_enqueue(struct fake_op *op, const struct fake_access *a,
 
 size_t fake_kernel_cost(const struct fake_access *a, unsigned n)
 {
-	size_t factor = fake_env_size("CUDAFAKE_KERNEL_COST", 0), sum = 0;
+	const char *v = getenv("CUDAFAKE_KERNEL_COST");
+	double factor = 0;
+	size_t sum = 0;
+	char *end;
 
+	if (v && *v) {
+		factor = strtod(v, &end);
+		if (*end || !(factor > 0))
+			factor = 0;
+	}
 	for (unsigned k = 0; k < n; k++)
 		sum += a[k].hi - a[k].lo;
-	return factor * sum;
+	return (size_t)(factor * (double)sum);
 }
 
 /* The host waited for the device up to `ms` on its timeline. */
