@@ -194,6 +194,7 @@ int tmm_analysis_init(struct tmm_analysis *an,
 	an->offload_idle = in->offload_idle == TMM_OFFLOAD_IDLE_ON;
 	an->liveness_discard = in->liveness_discard;
 	an->clean_copies = in->clean_copies;
+	an->prefetch_after_evictions = in->prefetch_after_evictions;
 	an->target = in->budget - (uint64_t)((double)in->budget *
 					     TARGET_MARGIN);
 	an->life = tmm_calloc(t->n_tensors + 1, sizeof(*an->life));

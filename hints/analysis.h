@@ -44,6 +44,7 @@ struct tmm_analysis {
 	bool offload_idle;	/* in->offload_idle is ON (idle_state.h) */
 	bool liveness_discard;	/* in->liveness_discard */
 	bool clean_copies;	/* in->clean_copies */
+	bool prefetch_after_evictions; /* in->prefetch_after_evictions */
 	/* Per trace tensor where in->read_mostly_frozen, else NULL: frozen
 	 * (read_mostly.h), advised read-mostly, so that its eviction moves
 	 * nothing. */

@@ -151,6 +151,11 @@ struct tmm_planner_input {
 	 * mode, and mode=uvm by its copy way.  An eviction of a tensor
 	 * back from the host and not written since copies nothing. */
 	bool clean_copies;
+	/* mode=uvm where the backend orders each prefetch after the work
+	 * queued on every stream before it (CUDA's:
+	 * tmm_device_info.prefetch_after_copies): a prefetch waits for
+	 * every eviction queued before it, not only its own tensor's. */
+	bool prefetch_after_evictions;
 	/* mode=uvm by prefetch with the uvm_read_mostly tunable on: each
 	 * persistent tensor the iteration reads and never writes is advised
 	 * read-mostly (read_mostly.h), so that the host keeps a copy of its

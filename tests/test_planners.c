@@ -604,6 +604,63 @@ START_TEST(forecast_times_a_late_prefetch)
 END_TEST
 
 /*
+ * Where the backend orders a prefetch after every stream (CUDA's, in
+ * mode=uvm: prefetch_after_evictions), a prefetch waits for the swap-outs
+ * queued before it, not only its own tensor's.  A and B (1.5 MB, S = 1500
+ * ns each way) are written by ops 0 and 1 and read by op 3; A leaves after
+ * op 0 (out 1000 to 2500), B after op 1 (out 2500 to 4000), and A's
+ * prefetch is asked for as op 1 ends (2000); B comes back on demand.
+ * Ordered behind A's swap-out alone, A lands at 4000 and op 3, due at
+ * 3000, waits 1000 for it, then S for B: 2500.  Behind B's too, A starts
+ * at 4000, lands at 5500, and B's copy follows: 4000, S more.
+ */
+START_TEST(a_prefetch_after_every_stream_waits_for_earlier_evictions)
+{
+	struct builder b;
+	struct tmm_analysis an;
+	struct tmm_forecast f;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	uint32_t x, a, bt, y2, y3, out[] = { 0 }, reads[2];
+	uint64_t s_ns, stall[2];
+
+	b_init(&b);
+	x = b_tensor(&b, 1000, false);
+	a = b_tensor(&b, 1500 * 1000, true);
+	bt = b_tensor(&b, 1500 * 1000, true);
+	y2 = b_tensor(&b, 256, true);
+	y3 = b_tensor(&b, 256, true);
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &a, 1);  /* accesses 0, 1 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &bt, 1); /* 2, 3 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y2, 1); /* 4, 5 */
+	reads[0] = a;
+	reads[1] = bt;
+	out[0] = y3;
+	b_op(&b, TMM_OP_PURE, 1000, reads, 2, out, 1); /* 6, 7, 8 */
+	for (int after = 0; after < 2; after++) {
+		in = input(&b, 1ull << 30, 1000);
+		in.prefetch_after_evictions = after;
+		ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+		s_ns = tmm_swap_ns(&an, an.life[a].bytes, false);
+		ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 1,
+					      b.tensors[a].key, 6, 0), 0);
+		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 3,
+					      b.tensors[bt].key, 7, 0), 0);
+		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 3,
+					      b.tensors[a].key, 6, 0), 0);
+		ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
+		ck_assert_uint_eq(f.compute_ns, 4000);
+		stall[after] = f.stall_ns;
+		tmm_plan_free(&p);
+		tmm_analysis_free(&an);
+	}
+	ck_assert_uint_eq(stall[0], 1000 + 2 * s_ns - 3000 + s_ns);
+	ck_assert_uint_eq(stall[1], 1000 + 3 * s_ns - 3000 + s_ns);
+}
+END_TEST
+
+/*
  * liveness=discard (tmm_leaves_free): a dead tensor's eviction copies
  * nothing in the run, so the forecast books no time of the engine to the
  * host for it.  D (1.5 MB, made and freed in the iteration) leaves after
@@ -939,6 +996,7 @@ int main(void)
 	tcase_add_test(tc, every_planner_makes_a_valid_plan);
 	tcase_add_test(tc, a_planner_out_of_memory_frees_only_its_own);
 	tcase_add_test(tc, forecast_times_a_late_prefetch);
+	tcase_add_test(tc, a_prefetch_after_every_stream_waits_for_earlier_evictions);
 	tcase_add_test(tc, a_dead_tensor_leaves_the_forecasts_link_free);
 	tcase_add_test(tc, a_clean_tensor_leaves_the_forecasts_link_free);
 	tcase_add_test(tc, auto_keeps_the_best_forecast);

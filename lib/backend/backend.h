@@ -145,6 +145,11 @@ struct tmm_device_info {
 	 * they cannot be (uvm_paths says which). */
 	double uvm_prefetch_h2d_gbps, uvm_prefetch_d2h_gbps;
 	double uvm_fresh_gbps;
+	/* A prefetch starts only once the work queued before it on every
+	 * stream has ended, the copy streams' included: CUDA's backend
+	 * orders it so (after_other_streams, backend_cuda_managed.c), the
+	 * simulator's after compute and its own pages' moves alone. */
+	bool prefetch_after_copies;
 	/* The fixed cost of launching one op, which a split op pays once
 	 * per micro-op (TSPLIT Eq. 6): the profile's on the sim, an
 	 * estimate on CUDA. */

@@ -47,6 +47,8 @@ struct tmm_planner_input tmm_guide_planner_input(const struct tmm_ctx *ctx,
 		.tsplit_no_retry = !ctx->cfg.tsplit_retry,
 		.liveness_discard = ctx->cfg.liveness_discard,
 		.clean_copies = ctx->mode != TMM_MODE_UVM || ctx->uvm_copy_out,
+		.prefetch_after_evictions = ctx->mode == TMM_MODE_UVM &&
+					    d->prefetch_after_copies,
 		.device = { .capacity = d->capacity,
 			    .h2d_gbps = d->h2d_gbps,
 			    .d2h_gbps = d->d2h_gbps,
