@@ -10,9 +10,10 @@
  * device-to-host engine, prefetches on the host-to-device engine behind
  * the swap-out of the same tensor, or, where the backend orders a
  * prefetch after every stream (CUDA's, in mode=uvm), behind every swap-out
- * queued before it.  Op durations are the trace's ideal ones.  What the model leaves out: the compaction and allocator waits of
- * the runtime, and the exact choice of passive victims, which is costed
- * as the excess leaving and coming back once per stretch over the budget.
+ * queued before it.  Op durations are the trace's ideal ones.  What the
+ * model leaves out: the compaction and allocator waits of the runtime,
+ * and the exact choice of passive victims, which is costed as the excess
+ * leaving and coming back once per stretch over the budget.
  */
 #include <errno.h>
 #include <stdlib.h>
