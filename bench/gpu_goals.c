@@ -287,10 +287,10 @@ static double uvm_cell_limit(const char *shape, double budget)
 /*
  * auto in the other mode=uvm variants the call ran (uvm-copy, the copy
  * way out, which auto takes on a GPU only once it is shown bit-identical;
- * uvm-nocupti, CUPTI's counters off), against the limits uvm+auto is held
- * to: not goals, since auto's way is the one judged above, but what
- * taking another way would give, so that one call says whether it would
- * meet them.  Not counted among the missed.
+ * uvm-counters, CUPTI's unified-memory counters on), against the limits
+ * uvm+auto is held to: not goals, since auto's way is the one judged
+ * above, but what taking another way would give, so that one call says
+ * whether it would meet them.  Not counted among the missed.
  */
 static void print_other_ways(const struct goal_book *b,
 				 void (*out)(const char *fmt, ...))
@@ -314,8 +314,8 @@ static void print_other_ways(const struct goal_book *b,
 			    "call ran, against uvm+auto's limits, to say what "
 			    "taking that way would give (`uvm-copy`: out by "
 			    "copy, which auto takes on a GPU only once shown "
-			    "bit-identical; `uvm-nocupti`: CUPTI's counters "
-			    "off).\n\n| cell | way | x | over swap+auto | "
+			    "bit-identical; `uvm-counters`: CUPTI's "
+			    "unified-memory counters on).\n\n| cell | way | x | over swap+auto | "
 			    "within uvm's limits |\n|---|---|---:|---:|---|\n");
 		snprintf(cell, sizeof(cell), "%s %.0f%%", r->shape,
 			 100 * r->budget);

@@ -21,8 +21,8 @@ static const struct shape known_shapes[] = {
  * uvm-copy-nokeep: the copy way with uvm_keep=off, the runtime before
  * kept blocks; swap-keep, uvm-keep: liveness=keep, dead tensors copied
  * out as before they were discarded by default; uvm-nocupti: cupti=off,
- * op times by events and the driver's work not counted (what CUPTI's
- * unified-memory counters cost); each for a side by side. */
+ * op times by events; uvm-counters: CUPTI's unified-memory counters on
+ * (what counting the driver's work costs); each for a side by side. */
 static const struct run_mode all_modes[MAX_MODES] = {
 	{ "swap", "mode=swap", false },
 	{ "uvm", "mode=uvm", true },
@@ -33,6 +33,7 @@ static const struct run_mode all_modes[MAX_MODES] = {
 	{ "swap-keep", "mode=swap,liveness=keep", false },
 	{ "uvm-keep", "mode=uvm,liveness=keep", true },
 	{ "uvm-nocupti", "mode=uvm,cupti=off", true },
+	{ "uvm-counters", "mode=uvm,uvm_counters=on", true },
 };
 
 static const char *const all_policies[N_POLICIES] = {
@@ -57,7 +58,8 @@ static void usage(FILE *f)
 		"              uvm-prefetch (mode=uvm by that way out),\n"
 		"              uvm-copy-nokeep (by copy, uvm_keep=off), and\n"
 		"              swap-keep, uvm-keep (liveness=keep: dead tensors\n"
-		"              copied out), uvm-nocupti (cupti=off)\n"
+		"              copied out), uvm-nocupti (cupti=off),\n"
+		"              uvm-counters (uvm_counters=on)\n"
 		"  --policies  all (the default) or a list of: none, passive, "
 		"vdnn-conv,\n"
 		"              vdnn-all, checkpoint, superneurons, capuchin, "
@@ -75,7 +77,7 @@ static void usage(FILE *f)
 		"(each shape at\n"
 		"              its goal budget: auto, tensile, capuchin, "
 		"tsplit in swap\n"
-		"              and uvm, auto by uvm-copy and uvm-nocupti, none "
+		"              and uvm, auto by uvm-copy and uvm-counters, none "
 		"in uvm at\n"
 		"              200%%), then a table of the goals, met or "
 		"not; not with\n"
@@ -302,7 +304,7 @@ unsigned gpu_train_cells(const struct options *o, const struct shape *sh,
 			cells[n++] = (struct cell){ &all_modes[m],
 						    goal_peers[p], budget };
 	cells[n++] = (struct cell){ &all_modes[2], "auto", budget };
-	cells[n++] = (struct cell){ &all_modes[7], "auto", budget };
+	cells[n++] = (struct cell){ &all_modes[8], "auto", budget };
 	cells[n++] = (struct cell){ &all_modes[1], "none", 2.0 };
 	return n;
 }

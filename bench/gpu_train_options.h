@@ -26,7 +26,7 @@ struct run_mode {
 	bool uvm;
 };
 
-#define MAX_MODES 8
+#define MAX_MODES 9
 
 /* What the command line chose. */
 struct options {

@@ -76,18 +76,22 @@ bad=$(grep '^| [a-z-]* | \(swap\|uvm\) |' "$tmp/out" | awk -F'|' '
 	($3 == " uvm " && $14 != " not counted ")')
 [ -z "$bad" ] || fail "rows whose driver column is wrong: $bad"
 
-# With CUPTI's records, mode=uvm counts the driver's work: bytes each way
-# and the fault path's time, numbers.
+# With CUPTI's records, mode=uvm counts the driver's work where the
+# counters are asked for (uvm-counters): bytes each way and the fault
+# path's time, numbers.  By default (uvm) it does not.
 CUDAFAKE_CUPTI=records CUDAFAKE_RACES=abort TENSORMM_LOG=error \
 	"$prog" --shape 64x4x1024 --steps 4 --warmup 2 --budgets 0.3 \
-	--modes uvm --policies tensile >"$tmp/counted" 2>"$tmp/err"
+	--modes uvm,uvm-counters --policies tensile >"$tmp/counted" 2>"$tmp/err"
 rc=$?
 checks=$((checks + 1))
 [ "$rc" -eq 0 ] || { fail "counted: exit status $rc"; cat "$tmp/err" >&2; }
 checks=$((checks + 1))
-grep '^| tensile | uvm | 30% (' "$tmp/counted" | awk -F'|' '
+grep '^| tensile | uvm-counters | 30% (' "$tmp/counted" | awk -F'|' '
 	$14 ~ /^ [0-9]+\.[0-9]\/[0-9]+\.[0-9], [0-9]+\.[0-9][0-9] $/ { ok = 1 }
 	END { exit !ok }' || fail "no counted driver figures with CUPTI's records"
+checks=$((checks + 1))
+grep -q '^| tensile | uvm | 30% (.*| not counted |' "$tmp/counted" ||
+	fail "mode=uvm counted the driver's work with uvm_counters off"
 
 # --append: the file kept its chunk and gained exactly stdout.
 checks=$((checks + 1))
@@ -98,13 +102,13 @@ checks=$((checks + 1))
 # both modes with liveness=keep: one row each, bit-identical.
 CUDAFAKE_RACES=abort TENSORMM_LOG=error \
 	"$prog" --shape 64x4x1024 --steps 4 --warmup 2 --budgets 0.3 \
-	--modes uvm-copy,uvm-prefetch,uvm-copy-nokeep,swap-keep,uvm-keep,uvm-nocupti \
+	--modes uvm-copy,uvm-prefetch,uvm-copy-nokeep,swap-keep,uvm-keep,uvm-nocupti,uvm-counters \
 	--policies tensile,auto >"$tmp/ways" 2>"$tmp/err"
 rc=$?
 checks=$((checks + 1))
 [ "$rc" -eq 0 ] || { fail "ways: exit status $rc"; cat "$tmp/err" >&2; }
 for mode in uvm-copy uvm-prefetch uvm-copy-nokeep swap-keep uvm-keep \
-	    uvm-nocupti; do
+	    uvm-nocupti uvm-counters; do
 	for policy in tensile auto; do
 		checks=$((checks + 1))
 		grep -q "^| $policy | $mode | 30% (.*| yes |\$" "$tmp/ways" ||
@@ -156,13 +160,13 @@ for cell in "auto | swap | 30%" "tensile | swap | 30%" \
 	    "capuchin | swap | 30%" "tsplit | swap | 30%" \
 	    "auto | uvm | 30%" "tensile | uvm | 30%" "capuchin | uvm | 30%" \
 	    "tsplit | uvm | 30%" "auto | uvm-copy | 30%" \
-	    "auto | uvm-nocupti | 30%" "none | uvm | 200%"; do
+	    "auto | uvm-counters | 30%" "none | uvm | 200%"; do
 	checks=$((checks + 1))
 	[ "$(grep -c "^| $cell (.*| yes |\$" "$tmp/goals")" -eq 1 ] ||
 		fail "--goals: no single bit-identical row for $cell"
 done
 checks=$((checks + 1))
-rows=$(grep -c '^| [a-z-]* | \(swap\|uvm\|uvm-copy\|uvm-nocupti\) | [0-9]*% (' "$tmp/goals")
+rows=$(grep -c '^| [a-z-]* | \(swap\|uvm\|uvm-copy\|uvm-counters\) | [0-9]*% (' "$tmp/goals")
 [ "$rows" -eq 11 ] || fail "--goals made $rows budgeted runs, not 11"
 checks=$((checks + 1))
 grep -q "^### Issue #19's goals, from the runs above\$" "$tmp/goals" ||
@@ -182,9 +186,9 @@ grep -q '^| every run bit-identical to the unconstrained one | 11 of 11 | all | 
 checks=$((checks + 1))
 grep -q '^[0-9][0-9]* goal(s) missed or not measured[.]$' "$tmp/goals" ||
 	fail "--goals: no count of the goals missed"
-# Below it, auto by the copy way and with CUPTI off, against uvm's
+# Below it, auto by the copy way and with the counters on, against uvm's
 # limits (a custom shape has no cell limit, so swap+auto's alone).
-for way in uvm-copy uvm-nocupti; do
+for way in uvm-copy uvm-counters; do
 	checks=$((checks + 1))
 	grep "^| custom 30% | $way | [0-9.]*x (.*, no cell limit | [0-9.]*x | " \
 		"$tmp/goals" | grep -q '| \(yes\|\*\*no\*\*\) |$' ||

@@ -60,6 +60,7 @@ static const struct {
 	{ TMM_T_SHARE, "auto", "group-1.a_b" },
 	{ TMM_T_MAX_SWAP_RATE, "0.25", "0" },
 	{ TMM_T_CUPTI, "off", "on" },
+	{ TMM_T_UVM_COUNTERS, "on", "off" },
 	{ TMM_T_DL_PATH, "/opt/env/lib", "/opt/a:/opt/b" },
 	{ TMM_T_UVM_SWAP_PATH, "copy", "prefetch" },
 	{ TMM_T_UVM_FRESH, "fault", "prefetch" },
@@ -184,7 +185,7 @@ START_TEST(test_unknown_key_in_config)
 		"sim_profile, "
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, sim_host, "
 		"host_numa_node, pinned_pool, trace, trace_max, hints, "
-		"hints_max, stats_shm, share, max_swap_rate, cupti, "
+		"hints_max, stats_shm, share, max_swap_rate, cupti, uvm_counters, "
 		"dl_path, uvm_swap_path, uvm_fresh, uvm_cap, uvm_keep, "
 		"uvm_compact, uvm_read_mostly, check, "
 		"liveness, "

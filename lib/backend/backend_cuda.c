@@ -191,11 +191,17 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 		 tmm_cuda_timing_method(s->timing), why[0] ? " (" : "", why,
 		 why[0] ? ")" : "");
 	/* The driver's own migrations and faults, for a context that may
-	 * use managed memory: CUPTI's unified-memory counters (cuda_um.h). */
-	if (!cfg || cfg->mode != TMM_MODE_SWAP)
+	 * use managed memory and asks: CUPTI's unified-memory counters
+	 * (cuda_um.h).  Not by default: on the H200 they cost a third of
+	 * a step in mode=uvm with nothing to migrate (docs/gpu-h200.md). */
+	if (cfg && cfg->mode != TMM_MODE_SWAP && cfg->uvm_counters)
 		info->managed_counted = tmm_cuda_timing_count_managed(
 			s->timing, info->managed_counts,
 			sizeof(info->managed_counts));
+	else if (!cfg || cfg->mode != TMM_MODE_SWAP)
+		snprintf(info->managed_counts, sizeof(info->managed_counts),
+			 "uvm_counters=off (the default: on counts them, at "
+			 "a cost on every step)");
 
 	/* The name is a nicety: cut to fit rather than fail. */
 	len = strnlen(prop.name, sizeof(info->name) - 1);

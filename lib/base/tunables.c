@@ -153,6 +153,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_CUPTI:
 		cfg->cupti = v->choice == 1;
 		return true;
+	case TMM_T_UVM_COUNTERS:
+		cfg->uvm_counters = v->choice == 1;
+		return true;
 	case TMM_T_DL_PATH:
 		return copy_string(cfg->dl_path, sizeof(cfg->dl_path), v->str,
 				   why, whylen);
@@ -597,6 +600,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_CUPTI:
 		text_add_choice(&t, id, cfg->cupti ? 1 : 0);
+		break;
+	case TMM_T_UVM_COUNTERS:
+		text_add_choice(&t, id, cfg->uvm_counters ? 1 : 0);
 		break;
 	case TMM_T_DL_PATH:
 		tmm_text_add(&t, "%s", cfg->dl_path);

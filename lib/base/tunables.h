@@ -56,6 +56,8 @@ struct tmm_config {
 	char share[33];	       /* "off", "auto" or a group name (gpu_share.c) */
 	double max_swap_rate;  /* TENSILE's MSR: share of a deficit taken */
 	bool cupti;	       /* cuda: op times from CUPTI, else events */
+	bool uvm_counters;     /* cuda, mode=uvm: CUPTI's unified-memory
+				* counters on (costly: tunables_table.c) */
 	char dl_path[4096];    /* where CUPTI and cuDNN are looked for; "":
 				* the dynamic linker's search (dynlib.h) */
 	enum tmm_uvm_swap_path uvm_swap_path; /* how mode=uvm evicts */
