@@ -22,7 +22,9 @@ static const struct shape known_shapes[] = {
  * kept blocks; swap-keep, uvm-keep: liveness=keep, dead tensors copied
  * out as before they were discarded by default; uvm-nocupti: cupti=off,
  * op times by events; uvm-counters: CUPTI's unified-memory counters on
- * (what counting the driver's work costs); each for a side by side. */
+ * (what counting the driver's work costs); auto: mode=auto, the mode the
+ * library takes by itself (a uvm run for the free-memory check, as it may
+ * be one); each for a side by side. */
 static const struct run_mode all_modes[MAX_MODES] = {
 	{ "swap", "mode=swap", false },
 	{ "uvm", "mode=uvm", true },
@@ -34,6 +36,7 @@ static const struct run_mode all_modes[MAX_MODES] = {
 	{ "uvm-keep", "mode=uvm,liveness=keep", true },
 	{ "uvm-nocupti", "mode=uvm,cupti=off", true },
 	{ "uvm-counters", "mode=uvm,uvm_counters=on", true },
+	{ "auto", "mode=auto", true },
 };
 
 static const char *const all_policies[N_POLICIES] = {
@@ -59,7 +62,8 @@ static void usage(FILE *f)
 		"              uvm-copy-nokeep (by copy, uvm_keep=off), and\n"
 		"              swap-keep, uvm-keep (liveness=keep: dead tensors\n"
 		"              copied out), uvm-nocupti (cupti=off),\n"
-		"              uvm-counters (uvm_counters=on)\n"
+		"              uvm-counters (uvm_counters=on), auto "
+		"(mode=auto)\n"
 		"  --policies  all (the default) or a list of: none, passive, "
 		"vdnn-conv,\n"
 		"              vdnn-all, checkpoint, superneurons, capuchin, "
