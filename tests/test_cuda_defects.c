@@ -119,31 +119,52 @@ START_TEST(uvm_needs_concurrent_managed_access)
 }
 END_TEST
 
-/*
- * Under a budget, auto takes swap where the library measured at open that
- * a prefetch to the host is slow (the H100 moved 8.7 GB/s so, a sixth of
- * a pinned copy's rate) and auto's way out on a GPU is that prefetch; at
- * the pinned copies' rate it takes uvm.
- */
-START_TEST(auto_takes_swap_where_prefetch_out_is_slow)
+/* The mode auto takes with a prefetch to the host at `host_mbps` and one
+ * to the device (which makes fresh pages too) at `device_mbps` (NULL: the
+ * double's 10 GB/s), where a copy moves 10 GB/s; `extra` is appended to
+ * the mode.  The context is returned, for a round trip. */
+static tmm_ctx *auto_at(const char *host_mbps, const char *device_mbps,
+			const char *extra, const char *want)
 {
 	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	char mode[64];
 	tmm_ctx *ctx;
 
-	setenv("CUDAFAKE_HOST_PREFETCH_MBPS", "1000", 1);
-	ctx = make_ctx("auto");
+	if (host_mbps)
+		setenv("CUDAFAKE_HOST_PREFETCH_MBPS", host_mbps, 1);
+	if (device_mbps)
+		setenv("CUDAFAKE_DEVICE_PREFETCH_MBPS", device_mbps, 1);
+	snprintf(mode, sizeof(mode), "auto%s", extra);
+	ctx = make_ctx(mode);
 	unsetenv("CUDAFAKE_HOST_PREFETCH_MBPS");
-	ck_assert_msg(ctx->be.info.uvm_prefetch_d2h_gbps < 1.5, "%.2f GB/s",
-		      ctx->be.info.uvm_prefetch_d2h_gbps);
+	unsetenv("CUDAFAKE_DEVICE_PREFETCH_MBPS");
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
-	ck_assert_str_eq(st.mode, "swap");
+	ck_assert_msg(!strcmp(st.mode, want), "%s/%s%s: %s, not %s",
+		      host_mbps ? host_mbps : "-",
+		      device_mbps ? device_mbps : "-", extra, st.mode, want);
+	return ctx;
+}
+
+/*
+ * Under a budget, auto takes swap where the library measured at open that
+ * mode=uvm's way out and back is slow against pinned copies: at the H200's
+ * proportions (a prefetch 0.18 of a copy's rate out, fresh pages 0.57 of
+ * it) by the copy way, its fresh pages costing 1.9 times a pinned round
+ * trip; by prefetch asked for, 5.5 times.  Where fresh pages are cheap,
+ * or every path moves at the pinned rate, it takes uvm.
+ */
+START_TEST(auto_takes_swap_where_uvm_moves_slowly)
+{
+	tmm_ctx *ctx = auto_at("1800", "5700", "", "swap");
+
 	round_trip(ctx);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
-
-	ctx = make_ctx("auto");
-	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
-	ck_assert_str_eq(st.mode, "uvm");
-	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(auto_at("1000", NULL,
+						 ",uvm_swap_path=prefetch",
+						 "swap")), 0);
+	ck_assert_int_eq(tmm_ctx_destroy(auto_at("1000", "100000", "", "uvm")),
+			 0);
+	ck_assert_int_eq(tmm_ctx_destroy(auto_at(NULL, NULL, "", "uvm")), 0);
 }
 END_TEST
 
@@ -203,10 +224,12 @@ START_TEST(a_forbidden_numa_node_falls_back)
 }
 END_TEST
 
-/* mode=uvm's way out on a real GPU: by prefetch unless copy is asked
- * for, since the copy way gave a wrong result on the H200
- * (lib/move/uvm_path.c). */
-START_TEST(uvm_evicts_by_prefetch_unless_asked_to_copy)
+/* mode=uvm's way out on CUDA: the cheaper round trip by the rates
+ * measured at open (lib/move/uvm_path.c), or the way asked for.  At the
+ * double's own rates a prefetch each way (2 units) beats a copy each way
+ * and fresh pages (3); with a prefetch out at a tenth of them, the copy
+ * way wins. */
+START_TEST(uvm_evicts_by_the_cheaper_way)
 {
 	tmm_ctx *ctx = make_ctx("uvm");
 
@@ -214,6 +237,14 @@ START_TEST(uvm_evicts_by_prefetch_unless_asked_to_copy)
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 	ctx = make_ctx("uvm,uvm_swap_path=copy");
 	ck_assert(ctx->uvm_copy_out);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	setenv("CUDAFAKE_HOST_PREFETCH_MBPS", "1000", 1);
+	ctx = make_ctx("uvm");
+	ck_assert(ctx->uvm_copy_out);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	ctx = make_ctx("uvm,uvm_swap_path=prefetch");
+	unsetenv("CUDAFAKE_HOST_PREFETCH_MBPS");
+	ck_assert(!ctx->uvm_copy_out);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
@@ -324,12 +355,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, host_copies_avoid_the_legacy_stream);
 	tcase_add_test(tc, host_access_waits_for_the_streams_not_the_device);
 	tcase_add_test(tc, uvm_needs_concurrent_managed_access);
-	tcase_add_test(tc, auto_takes_swap_where_prefetch_out_is_slow);
+	tcase_add_test(tc, auto_takes_swap_where_uvm_moves_slowly);
 	tcase_add_test(tc, the_share_key_is_the_device_uuid);
 	tcase_add_test(tc, a_refused_host_register_falls_back);
 	tcase_add_test(tc, a_forbidden_numa_node_falls_back);
 	tcase_add_test(tc, the_link_is_measured);
-	tcase_add_test(tc, uvm_evicts_by_prefetch_unless_asked_to_copy);
+	tcase_add_test(tc, uvm_evicts_by_the_cheaper_way);
 	tcase_add_test(tc, another_threads_device_is_kept);
 	tcase_add_test(tc, an_older_cupti_is_not_used);
 	suite_add_tcase(s, tc);

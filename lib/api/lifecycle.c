@@ -185,14 +185,16 @@ static void teardown(struct tmm_ctx *ctx)
 
 /*
  * mode=auto takes swap under a budget where mode=uvm would move a byte
- * more than this many times slower than swap mode's pinned copies.  Where
- * it was measured the two ends are clear: by the copy way (a ratio of 1)
- * uvm+auto was within 10% of swap+auto in 18 of the 20 zoo cells of the
- * simulator; by prefetch (3.6 on the measured H100: 8.7 GB/s out) it ran
- * at 1.48x the unconstrained step where swap+auto ran at 1.04x (compute-
- * bound MLP at 40%, h100-sxm5-pcie5-80g, simulated), and on the H200 at
- * 3.33x against 2.02x (docs/gpu-h200.md).  Between them nothing has been
- * measured.
+ * more than this many times slower than swap mode's pinned copies
+ * (tmm_uvm_move_cost_ratio).  Where it was measured the two ends are
+ * clear: at a ratio of 1 to 1.3 (the copy way on the simulator) uvm+auto
+ * was within 10% of swap+auto in 18 of the 20 zoo cells; by prefetch
+ * (3.6 on the measured H100: 8.7 GB/s out) it ran at 1.48x the
+ * unconstrained step where swap+auto ran at 1.04x (compute-bound MLP at
+ * 40%, h100-sxm5-pcie5-80g, simulated).  On the H200 at f15ab58, by copy
+ * (1.87: fresh pages at 31.6 GB/s) uvm+auto ran at 1.66x against
+ * swap+auto's 1.04x there, and by prefetch (3.7) at 1.88x
+ * (docs/gpu-h200.md).
  */
 #define AUTO_UVM_MOVE_COST_MAX 1.5
 
@@ -229,13 +231,23 @@ static enum tmm_mode_choice auto_mode(struct tmm_ctx *ctx)
 	ratio = tmm_uvm_move_cost_ratio(info, copy);
 	if (ratio <= AUTO_UVM_MOVE_COST_MAX)
 		return TMM_MODE_UVM;
-	tmm_log(ctx, TMM_LOG_INFO, "mode=auto: swap, since under the budget "
-		"mode=uvm would move tensors by prefetch (%.1f GB/s out, %.1f "
-		"in), %.1fx the time of swap mode's pinned copies (%.1f out, "
-		"%.1f in); mode=uvm keeps tensors in managed memory all the "
-		"same", info->uvm_prefetch_d2h_gbps,
-		info->uvm_prefetch_h2d_gbps, ratio, info->d2h_gbps,
-		info->h2d_gbps);
+	if (copy)
+		tmm_log(ctx, TMM_LOG_INFO, "mode=auto: swap, since under the "
+			"budget mode=uvm would move tensors by copy with fresh "
+			"pages made on the way back (%.1f GB/s), %.1fx the "
+			"time of swap mode's pinned copies (%.1f out, %.1f in); "
+			"mode=uvm keeps tensors in managed memory all the same",
+			info->uvm_fresh_gbps, ratio, info->d2h_gbps,
+			info->h2d_gbps);
+	else
+		tmm_log(ctx, TMM_LOG_INFO, "mode=auto: swap, since under the "
+			"budget mode=uvm would move tensors by prefetch (%.1f "
+			"GB/s out, %.1f in), %.1fx the time of swap mode's "
+			"pinned copies (%.1f out, %.1f in); mode=uvm keeps "
+			"tensors in managed memory all the same",
+			info->uvm_prefetch_d2h_gbps,
+			info->uvm_prefetch_h2d_gbps, ratio, info->d2h_gbps,
+			info->h2d_gbps);
 	return TMM_MODE_SWAP;
 }
 

@@ -503,10 +503,9 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.help = "mode=uvm: how an evicted tensor leaves the device and "
 			"comes back; prefetch = cudaMemPrefetchAsync both "
 			"ways, copy = a pinned copy out and a discard, then a "
-			"prefetch and a copy back; auto = on the sim the "
-			"cheaper round trip by the profile's rates, on a real "
-			"GPU prefetch (the copy way gave a wrong result on an "
-			"H200: docs/gpu-h200.md)",
+			"prefetch and a copy back; auto = the cheaper round "
+			"trip by the rates measured at open (the profile's on "
+			"the sim): copy on the H100 and H200 measured",
 		.since = "0.1",
 		.choices = uvm_swap_path_choices,
 	},

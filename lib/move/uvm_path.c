@@ -36,22 +36,24 @@ bool tmm_uvm_path_copy(const struct tmm_device_info *info,
 
 	if (asked != TMM_UVM_PATH_AUTO)
 		return asked == TMM_UVM_PATH_COPY;
-	/* On a real GPU the copy way has given a wrong result: on the H200
-	 * (docs/gpu-h200.md), tsplit at 30% in mode=uvm ended with one bias
-	 * tensor's bytes wrong in 1 run of 3 by copy (and in one earlier
-	 * run whose way is not known), and right in 3 of 3 by prefetch,
-	 * which every run on the H100 used.  Until the fault is
-	 * found, auto takes the prefetch there; copy is still there to ask
-	 * for.  The sim keeps the rates' choice, whose figures it models. */
-	if (!info->simulated)
-		return false;
-	copy = per_byte(info->d2h_gbps, 0) + per_byte(info->h2d_gbps, 0) +
-	       per_byte(info->uvm_fresh_gbps, 0);
+	/* The rates' choice, on a GPU too.  The H200 once ended a copy-way
+	 * run with one bias tensor wrong (1 of 3, at 45de6ad), and auto took
+	 * the prefetch on a GPU from 844ee9b to f15ab58.  Since the host
+	 * reads such a tensor by a copy from its device pages (tmm_uvm_read)
+	 * the same cell ran bit-identical 13 times of 13 there, and every
+	 * other copy-way run too (docs/gpu-h200.md, "The copy way again"). */
+	copy = tmm_uvm_copy_way_ns_per_byte(info);
 	prefetch = per_byte(info->uvm_prefetch_d2h_gbps,
 			    per_byte(info->d2h_gbps, 0)) +
 		   per_byte(info->uvm_prefetch_h2d_gbps,
 			    per_byte(info->h2d_gbps, 0));
 	return copy < 0.95 * prefetch;
+}
+
+double tmm_uvm_copy_way_ns_per_byte(const struct tmm_device_info *info)
+{
+	return per_byte(info->d2h_gbps, 0) + per_byte(info->h2d_gbps, 0) +
+	       per_byte(info->uvm_fresh_gbps, 0);
 }
 
 double tmm_uvm_move_cost_ratio(const struct tmm_device_info *info,
@@ -60,7 +62,11 @@ double tmm_uvm_move_cost_ratio(const struct tmm_device_info *info,
 	double pinned = per_byte(info->d2h_gbps, 0) +
 			per_byte(info->h2d_gbps, 0);
 
-	if (copy || !(pinned > 0) || !(info->uvm_prefetch_d2h_gbps > 0) ||
+	if (!(pinned > 0))
+		return 1;
+	if (copy)
+		return tmm_uvm_copy_way_ns_per_byte(info) / pinned;
+	if (!(info->uvm_prefetch_d2h_gbps > 0) ||
 	    !(info->uvm_prefetch_h2d_gbps > 0))
 		return 1;
 	return (per_byte(info->uvm_prefetch_d2h_gbps, 0) +

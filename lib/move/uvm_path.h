@@ -35,12 +35,21 @@ bool tmm_uvm_path_copy(const struct tmm_device_info *info,
 		       enum tmm_uvm_swap_path asked);
 
 /*
+ * The copy way's round trip, in ns a byte: a pinned copy out, the fresh
+ * pages its discarded range needs back on the device (made by a
+ * prefetch: uvm_fresh_gbps, free where 0), and a pinned copy in.
+ */
+double tmm_uvm_copy_way_ns_per_byte(const struct tmm_device_info *info);
+
+/*
  * What mode=uvm pays to move a byte out and back, over what swap mode's
- * pinned copies pay, with the device's rates: by copy (copy true) the
- * pinned copies' own round trip, so 1 (its fresh pages are left out:
- * kept blocks spare most of them); by prefetch, bytes / prefetch_d2h +
- * bytes / prefetch_h2d over bytes / d2h + bytes / h2d.  1 where a rate
- * is unknown.  On the H100 that was measured, by prefetch, 3.6.
+ * pinned copies pay, with the device's rates: by copy (copy true)
+ * tmm_uvm_copy_way_ns_per_byte over the pinned round trip, whose fresh
+ * pages make the difference; by prefetch, bytes / prefetch_d2h + bytes /
+ * prefetch_h2d over bytes / d2h + bytes / h2d.  1 where a rate is
+ * unknown.  On the H100 that was measured, by prefetch, 3.6; on the
+ * H200, by copy 1.87 (fresh pages at 31.6 GB/s, copies at 55) and by
+ * prefetch 3.7 (9.9 GB/s out).
  */
 double tmm_uvm_move_cost_ratio(const struct tmm_device_info *info,
 			       bool copy);

@@ -287,20 +287,21 @@ struct fake_op *fake_op_new(enum fake_kind kind, cudaStream_t stream)
 
 /* Time enough to tell events apart: a microsecond an operation and
  * 10 GB/s for its bytes (a kernel's: fake_kernel_cost's), but a
- * prefetch to the host at CUDAFAKE_HOST_PREFETCH_MBPS where that is set
- * (the H100 of docs/gpu-h100.md moved them at a sixth of a copy's
- * rate). */
+ * prefetch to the host at CUDAFAKE_HOST_PREFETCH_MBPS and one to a
+ * device at CUDAFAKE_DEVICE_PREFETCH_MBPS where those are set (the H100
+ * of docs/gpu-h100.md moved them out at a sixth of a copy's rate; the
+ * H200 of docs/gpu-h200.md moved them in, and made fresh pages, at
+ * about 0.57 of it). */
 static double op_cost_ms(const struct fake_op *op)
 {
-	size_t host_prefetch_mbps;
+	size_t mbps = 0;
 
-	if (op->kind == OP_PREFETCH && !op->value) {
-		host_prefetch_mbps =
-			fake_env_size("CUDAFAKE_HOST_PREFETCH_MBPS", 0);
-		if (host_prefetch_mbps > 0)
-			return 0.001 + (double)op->bytes /
-					       (1e3 * (double)host_prefetch_mbps);
-	}
+	if (op->kind == OP_PREFETCH)
+		mbps = fake_env_size(op->value ? "CUDAFAKE_DEVICE_PREFETCH_MBPS"
+					       : "CUDAFAKE_HOST_PREFETCH_MBPS",
+				     0);
+	if (mbps > 0)
+		return 0.001 + (double)op->bytes / (1e3 * (double)mbps);
 	return 0.001 + (double)op->bytes / 1e7;
 }
 
