@@ -8,8 +8,7 @@
  * stream, a prefetch back is one to the device on the H2D stream, and a
  * drop or an overwrite is a discard on the compute stream, where the
  * kernels run.  Each must come after what last wrote or discarded the
- * range, on whichever stream that ran, and a discard after nothing that
- * does not touch its pages (issue #20: "The uvm mover's
+ * range, on whichever stream that ran (issue #20: "The uvm mover's
  * prefetch to the host is not ordered after the compute that last wrote
  * the tensor, nor after a discard").  By the copy way (uvm_path.h) a
  * swap-out is a pinned copy and, once the host sees it complete, a
@@ -54,9 +53,8 @@ static int fill_run(void *const *in, void *const *out, void *user,
 	return launch_fill(out, BYTES, user, stream);
 }
 
-/* mode=uvm, evicting by prefetch (the default's choice at the double's
- * rates, where a prefetch moves as fast as a copy) or, with `copy`, by
- * pinned copy (uvm_path.h). */
+/* mode=uvm, evicting by prefetch (the default's choice on a GPU that is
+ * not simulated) or, with `copy`, by pinned copy (uvm_path.h). */
 static tmm_ctx *make_ctx_way(tmm_tensor *t, bool copy)
 {
 	tmm_ctx *ctx;
@@ -291,100 +289,6 @@ START_TEST(a_range_discarded_by_the_copy_way_is_written_after_it)
 }
 END_TEST
 
-/* Tensors this long lie in driver pages (2 MiB) of their own. */
-#define FAR_BYTES (4u << 20)
-
-static int fill_far_run(void *const *in, void *const *out, void *user,
-			void *stream)
-{
-	(void)in;
-	return launch_fill(out, FAR_BYTES, user, stream);
-}
-
-static unsigned long stream_waits(void)
-{
-	struct cudafake_calls c;
-
-	cudafake_calls(&c);
-	return c.stream_waits;
-}
-
-/*
- * A discard, on the compute stream, waits for the copy streams' work on
- * its own pages and for nothing else: on the H200 a wait for every copy
- * stream held the compute stream behind the swap-ins queued ahead for
- * later ops (docs/gpu-h200-goals.md).  b comes back by the copy way (its
- * fresh pages and its copy on the H2D stream) while a's range, in other
- * pages, is discarded: no wait.  Then b's own range is discarded while
- * its copy back may still run: that discard must wait, or the double's
- * race detector sees the copy and the discard unordered.
- */
-START_TEST(a_discard_waits_only_for_moves_of_its_pages)
-{
-	setenv("CUDAFAKE_LAG", "20", 1);
-	for (unsigned seed = 1; seed <= SEEDS; seed++) {
-		tmm_tensor a, gap, b;
-		tmm_ctx *ctx;
-		struct tmm_tensor_rec *ra, *rb;
-		unsigned long before;
-
-		ck_assert_msg(tmm_ctx_create(&ctx, "backend=cuda,mode=uvm,"
-						   "budget=64MiB,cupti=off,"
-						   "stats_shm=off,"
-						   "policy=passive,"
-						   "uvm_swap_path=copy") == 0,
-			      "%s", tmm_last_error(NULL));
-		ck_assert_int_eq(tmm_tensor_create(ctx, FAR_BYTES,
-						   TMM_ACTIVATION, "a", &a), 0);
-		/* a and b more than a driver page apart, wherever the
-		 * arena's segment starts: gap placed between them (each
-		 * is placed when its op first writes it, below). */
-		ck_assert_int_eq(tmm_tensor_create(ctx, FAR_BYTES,
-						   TMM_ACTIVATION, "gap", &gap),
-				 0);
-		ck_assert_int_eq(tmm_tensor_create(ctx, FAR_BYTES,
-						   TMM_ACTIVATION, "b", &b), 0);
-		for (int i = 0; i < 3; i++) {
-			tmm_op op = { .name = "fill",
-				      .outputs = i == 0   ? &a
-						 : i == 1 ? &gap
-							  : &b,
-				      .n_outputs = 1, .run = fill_far_run,
-				      .user = (void *)(uintptr_t)0x19 };
-
-			ck_assert_msg(tmm_run(ctx, &op) == 0, "%s",
-				      tmm_last_error(ctx));
-		}
-		ra = tmm_tensor_find(ctx, a);
-		rb = tmm_tensor_find(ctx, b);
-		ck_assert_ptr_nonnull(ra->dev);
-		ck_assert_ptr_nonnull(rb->dev);
-		ck_assert_uint_ge(ra->dev < rb->dev
-					  ? (uintptr_t)rb->dev -
-						    (uintptr_t)ra->dev - FAR_BYTES
-					  : (uintptr_t)ra->dev -
-						    (uintptr_t)rb->dev - FAR_BYTES,
-				  2u << 20);
-		ck_assert_int_eq(tmm_mover_swap_out(ctx, rb, false), 0);
-		ck_assert_int_eq(tmm_mover_settle(ctx, rb), 0);
-		ck_assert_int_eq(rb->state, TMM_TS_HOST);
-		cudafake_reset(seed);
-		ck_assert_int_eq(tmm_mover_prefetch(ctx, rb), 0);
-		ck_assert_int_eq(rb->state, TMM_TS_SWAPPING_IN);
-		before = stream_waits();
-		ck_assert_int_eq(ctx->be.ops->discard(&ctx->be, ra->dev,
-						      FAR_BYTES), 0);
-		ck_assert_uint_eq(stream_waits(), before);
-		ck_assert_int_eq(ctx->be.ops->discard(&ctx->be, rb->dev,
-						      FAR_BYTES), 0);
-		ck_assert_uint_eq(stream_waits(), before + 1);
-		expect_no_race(seed);
-		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
-	}
-	unsetenv("CUDAFAKE_LAG");
-}
-END_TEST
-
 /* The kernel of an output twice BYTES long. */
 static int fill_twice_run(void *const *in, void *const *out, void *user,
 			  void *stream)
@@ -527,7 +431,6 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_block_freed_under_a_swap_out_waits_for_it);
 	tcase_add_test(tc, the_copy_way_back_is_read_after_its_discard);
 	tcase_add_test(tc, a_range_discarded_by_the_copy_way_is_written_after_it);
-	tcase_add_test(tc, a_discard_waits_only_for_moves_of_its_pages);
 	tcase_add_test(tc, a_swap_in_moved_for_room_moves_after_it_lands);
 	tcase_add_test(tc, a_failed_wait_for_a_landing_loses_nothing);
 	suite_add_tcase(s, tc);

@@ -165,7 +165,6 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 
 	for (int i = 0; i < TMM_ENGINE_COUNT; i++) {
 		s->queued[i] = 1; /* unknown work: wait for it once */
-		s->moves_lost[i] = true;
 		e = cudaStreamCreateWithFlags(&s->stream[i],
 					      cudaStreamNonBlocking);
 		if (e != cudaSuccess) {

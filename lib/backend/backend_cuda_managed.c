@@ -92,48 +92,12 @@ static struct cudaMemLocation loc_host(const struct cuda_state *s, int node)
  * that the backend does not see.  On failure *call names the CUDA call
  * that failed, for the message.
  */
-static cudaError_t wait_for_stream(struct cuda_state *s,
-				   enum tmm_engine engine, int i,
-				   const char **call)
-{
-	cudaEvent_t ev;
-	cudaError_t e;
-
-	if (s->nspare > 0) {
-		ev = s->spare[--s->nspare];
-	} else {
-		*call = "cudaEventCreateWithFlags";
-		e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
-		if (e != cudaSuccess)
-			return e;
-	}
-	*call = "cudaEventRecord";
-	e = cudaEventRecord(ev, s->stream[i]);
-	if (e == cudaSuccess) {
-		*call = "cudaStreamWaitEvent";
-		e = cudaStreamWaitEvent(s->stream[engine], ev, 0);
-	}
-	if (s->nspare < CUDA_EVENT_CACHE)
-		s->spare[s->nspare++] = ev;
-	else
-		(void)cudaEventDestroy(ev);
-	if (e != cudaSuccess)
-		return e;
-	s->waited[engine][i] = s->queued[i];
-	/* The compute stream is after all of i's work: none of it can
-	 * overlap a discard queued there from now on. */
-	if (engine == TMM_ENGINE_COMPUTE) {
-		s->n_moves[i] = 0;
-		s->moves_lost[i] = false;
-	}
-	return cudaSuccess;
-}
-
 static cudaError_t after_other_streams(struct cuda_state *s,
 				       enum tmm_engine engine,
 				       const char **call)
 {
 	for (int i = 0; i < TMM_ENGINE_COUNT; i++) {
+		cudaEvent_t ev;
 		cudaError_t e;
 
 		if (i == (int)engine)
@@ -141,61 +105,28 @@ static cudaError_t after_other_streams(struct cuda_state *s,
 		if (i != TMM_ENGINE_COMPUTE &&
 		    s->waited[engine][i] == s->queued[i])
 			continue;
-		e = wait_for_stream(s, engine, i, call);
+		if (s->nspare > 0) {
+			ev = s->spare[--s->nspare];
+		} else {
+			*call = "cudaEventCreateWithFlags";
+			e = cudaEventCreateWithFlags(&ev,
+						     cudaEventDisableTiming);
+			if (e != cudaSuccess)
+				return e;
+		}
+		*call = "cudaEventRecord";
+		e = cudaEventRecord(ev, s->stream[i]);
+		if (e == cudaSuccess) {
+			*call = "cudaStreamWaitEvent";
+			e = cudaStreamWaitEvent(s->stream[engine], ev, 0);
+		}
+		if (s->nspare < CUDA_EVENT_CACHE)
+			s->spare[s->nspare++] = ev;
+		else
+			(void)cudaEventDestroy(ev);
 		if (e != cudaSuccess)
 			return e;
-	}
-	return cudaSuccess;
-}
-
-/* The driver's migrations and discards work in pages of up to 2 MiB (a
- * GPU's large pages): bytes that share one may move together. */
-#define DRIVER_PAGE ((uintptr_t)2 << 20)
-
-/* Whether copy stream i's work since the compute stream last waited for
- * it may touch the pages of [lo, hi). */
-static bool stream_touches(const struct cuda_state *s, int i, uintptr_t lo,
-			   uintptr_t hi)
-{
-	if (s->moves_lost[i])
-		return true;
-	lo &= ~(DRIVER_PAGE - 1);
-	hi = (hi + DRIVER_PAGE - 1) & ~(DRIVER_PAGE - 1);
-	for (unsigned k = 0; k < s->n_moves[i]; k++)
-		if (s->moves[i][k].lo < hi && lo < s->moves[i][k].hi)
-			return true;
-	return false;
-}
-
-/*
- * Orders a discard of [ptr, ptr + bytes), queued on the compute stream,
- * after the copy streams' work that may touch its pages, and only that:
- * where a copy stream's recent work is elsewhere, the discard does not
- * wait for it.  after_other_streams would: the compute stream then waits,
- * at every discard, for the swap-ins queued ahead for later ops, their
- * fresh pages and copies (on the H200, mode=uvm by copy ran 33 ms a step
- * behind swap mode on the compute-bound MLP at 40%, about what those take:
- * docs/gpu-h200-goals.md).
- * The bytes a discard drops may not be read, written or migrated beside
- * it (Runtime API, cudaMemDiscardBatchAsync); the kernels are on its own
- * stream, before it.  What comes after it on a copy stream (a prefetch
- * to make the range's pages again) waits for the compute stream there.
- */
-static cudaError_t discard_after_moves(struct cuda_state *s, void *ptr,
-				       size_t bytes, const char **call)
-{
-	uintptr_t lo = (uintptr_t)ptr, hi = lo + bytes;
-
-	for (int i = 0; i < TMM_ENGINE_COUNT; i++) {
-		cudaError_t e;
-
-		if (i == TMM_ENGINE_COMPUTE ||
-		    s->waited[TMM_ENGINE_COMPUTE][i] == s->queued[i] ||
-		    !stream_touches(s, i, lo, hi))
-			continue;
-		e = wait_for_stream(s, TMM_ENGINE_COMPUTE, i, call);
-		if (e != cudaSuccess)
-			return e;
+		s->waited[engine][i] = s->queued[i];
 	}
 	return cudaSuccess;
 }
@@ -227,7 +158,6 @@ int tmm_cuda_prefetch(struct tmm_backend *be, enum tmm_engine engine,
 				     "bytes) after the other streams", call,
 				     ptr, bytes);
 	s->queued[engine]++;
-	tmm_cuda_note_move(s, engine, ptr, bytes);
 #if CUDA_MEMLOC
 	struct cudaMemLocation l = to == TMM_LOC_DEVICE
 					   ? loc_device(s)
@@ -292,8 +222,6 @@ static cudaError_t batch_call(struct cuda_state *s, enum tmm_engine engine,
 	if (e != cudaSuccess)
 		return e;
 	s->queued[engine]++;
-	for (unsigned i = 0; i < n; i++)
-		tmm_cuda_note_move(s, engine, ptrs[i], sizes[i]);
 	*call = "cudaMemPrefetchBatchAsync";
 	e = cudaMemPrefetchBatchAsync(ptrs, sizes, n, &l, &first, 1, 0,
 				      s->stream[engine]);
@@ -442,8 +370,8 @@ int tmm_cuda_advise(struct tmm_backend *be, void *ptr, size_t bytes,
 /*
  * Drops a managed range's contents without writing them back.  It is
  * queued on the compute stream because that is where the range's last
- * reader ran, and after the copy streams' work that may touch its pages
- * (discard_after_moves), where a migration of the range may still run.
+ * reader ran, and after the copy streams' work (after_other_streams),
+ * where a migration of the range may still run.
  */
 int tmm_cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 {
@@ -462,11 +390,11 @@ int tmm_cuda_discard(struct tmm_backend *be, void *ptr, size_t bytes)
 	 */
 	if (bytes == 0 || !be->info.concurrent_managed)
 		return 0;
-	e = discard_after_moves(s, ptr, bytes, &call);
+	e = after_other_streams(s, TMM_ENGINE_COMPUTE, &call);
 	if (e != cudaSuccess)
 		return tmm_cuda_fail(be, e, "%s, ordering a discard (%p, %zu "
-				     "bytes) after the copy streams' moves of "
-				     "its pages", call, ptr, bytes);
+				     "bytes) after the other streams", call,
+				     ptr, bytes);
 	e = cudaMemDiscardBatchAsync(ptrs, sizes, 1, 0,
 				     s->stream[TMM_ENGINE_COMPUTE]);
 	if (e != cudaSuccess)

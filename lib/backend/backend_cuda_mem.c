@@ -258,22 +258,6 @@ void tmm_cuda_host_free(struct tmm_backend *be, void *ptr, size_t bytes)
  * Copies
  * ---------------------------------------------------------------------- */
 
-void tmm_cuda_note_move(struct cuda_state *s, enum tmm_engine engine,
-			const void *p, size_t bytes)
-{
-	unsigned *n = &s->n_moves[engine];
-
-	if (engine == TMM_ENGINE_COMPUTE || s->moves_lost[engine])
-		return;
-	if (*n == CUDA_MOVES_KEPT) {
-		s->moves_lost[engine] = true;
-		return;
-	}
-	s->moves[engine][(*n)++] = (struct cuda_move){
-		(uintptr_t)p, (uintptr_t)p + bytes
-	};
-}
-
 int tmm_cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 			void *dst, const void *src, size_t bytes)
 {
@@ -288,8 +272,6 @@ int tmm_cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 	if (bytes == 0)
 		return 0;
 	s->queued[engine]++;
-	tmm_cuda_note_move(s, engine, dst, bytes);
-	tmm_cuda_note_move(s, engine, src, bytes);
 	/* Default: unified addressing tells the direction from the pointers. */
 	e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
 			    s->stream[engine]);

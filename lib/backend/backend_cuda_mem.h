@@ -30,14 +30,6 @@ struct tmm_cuda_vmm;
 /* Released events kept for reuse: a swap records two per tensor. */
 #define CUDA_EVENT_CACHE 64
 
-/* The byte ranges kept of each copy stream's recent work (struct
- * cuda_state's moves); past them a discard waits for the stream. */
-#define CUDA_MOVES_KEPT 64
-
-struct cuda_move {
-	uintptr_t lo, hi; /* [lo, hi) */
-};
-
 /*
  * The backend's state.  It spans two files: backend_cuda.c opens and
  * closes it and runs the streams, events and timing; backend_cuda_mem.c
@@ -86,22 +78,7 @@ struct cuda_state {
 	/* The count of each stream's work the host last waited for
 	 * (tmm_cuda_managed_access). */
 	unsigned long synced[TMM_ENGINE_COUNT];
-	/* The bytes each copy stream's work touches (both ends of a copy,
-	 * a prefetch's range) since the compute stream last waited for all
-	 * of it: a discard, queued on the compute stream, waits only for a
-	 * stream whose work may touch its pages (tmm_cuda_discard).
-	 * moves_lost: more than CUDA_MOVES_KEPT, or work from before the
-	 * backend kept count (at open): not known, so waited for. */
-	struct cuda_move moves[TMM_ENGINE_COUNT][CUDA_MOVES_KEPT];
-	unsigned n_moves[TMM_ENGINE_COUNT];
-	bool moves_lost[TMM_ENGINE_COUNT];
 };
-
-/* Notes that work just queued on copy stream `engine` touches
- * [p, p + bytes) (backend_cuda_managed.c); nothing for the compute
- * stream, which a discard queued there follows in order. */
-void tmm_cuda_note_move(struct cuda_state *s, enum tmm_engine engine,
-			const void *p, size_t bytes);
 
 static inline struct cuda_state *st_of(struct tmm_backend *be)
 {
