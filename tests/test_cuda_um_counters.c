@@ -16,8 +16,8 @@
  *    trains the same, and tmm_stats says the figures are not known, the
  *    context's info naming CUPTI's refusal.
  *  - mode=swap and cupti=off do not count, nor does mode=uvm by
- *    default (uvm_counters=off: on an H200 the counters cost a third
- *    more time a step with nothing migrating, docs/gpu-h200.md), and its
+ *    default (uvm_counters=off: on an H200 the counters made a step
+ *    with nothing migrating 1.35x as long, docs/gpu-h200-goals.md), and its
  *    info names the knob.
  */
 #include "config.h"

@@ -194,7 +194,7 @@ static void teardown(struct tmm_ctx *ctx)
  * 40%, h100-sxm5-pcie5-80g, simulated).  On the H200 at f15ab58, by copy
  * (1.87: fresh pages at 31.6 GB/s) uvm+auto ran at 1.66x against
  * swap+auto's 1.04x there, and by prefetch (3.7) at 1.88x
- * (docs/gpu-h200.md).
+ * (docs/gpu-h200-goals.md).
  */
 #define AUTO_UVM_MOVE_COST_MAX 1.5
 

@@ -192,8 +192,9 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 		 why[0] ? ")" : "");
 	/* The driver's own migrations and faults, for a context that may
 	 * use managed memory and asks: CUPTI's unified-memory counters
-	 * (cuda_um.h).  Not by default: on the H200 they cost a third of
-	 * a step in mode=uvm with nothing to migrate (docs/gpu-h200.md). */
+	 * (cuda_um.h).  Not by default: on the H200 they made a step in
+	 * mode=uvm with nothing to migrate 1.35x as long
+	 * (docs/gpu-h200-goals.md). */
 	if (cfg && cfg->mode != TMM_MODE_SWAP && cfg->uvm_counters)
 		info->managed_counted = tmm_cuda_timing_count_managed(
 			s->timing, info->managed_counts,

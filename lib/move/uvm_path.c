@@ -41,7 +41,7 @@ bool tmm_uvm_path_copy(const struct tmm_device_info *info,
 	 * the prefetch on a GPU from 844ee9b to f15ab58.  Since the host
 	 * reads such a tensor by a copy from its device pages (tmm_uvm_read)
 	 * the same cell ran bit-identical 13 times of 13 there, and every
-	 * other copy-way run too (docs/gpu-h200.md, "The copy way again"). */
+	 * other copy-way run too (docs/gpu-h200-goals.md). */
 	copy = tmm_uvm_copy_way_ns_per_byte(info);
 	prefetch = per_byte(info->uvm_prefetch_d2h_gbps,
 			    per_byte(info->d2h_gbps, 0)) +
