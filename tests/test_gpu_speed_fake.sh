@@ -56,8 +56,8 @@ for budget in 40% 30%; do
 		     "$(row none swap "$budget")"
 done
 
-# mode=uvm by prefetch with a slow way out (the H100's ratio: 1.6 GB/s
-# against 10 by copy), on the transfer-bound shape's proportions (kernels
+# mode=uvm by prefetch (asked for: at these rates auto would copy) with a
+# slow way out (the H100's ratio: 1.6 GB/s against 10 by copy), on the transfer-bound shape's proportions (kernels
 # 0.6 times a copy of their bytes): each prefetch waits for every
 # eviction queued before it (the backend orders it after every stream),
 # which auto's forecast must count.  Without it auto took capuchin's plan
@@ -65,7 +65,7 @@ done
 # stream's ran at 1.21x.  Auto within 3% of the best of its peers here.
 CUDAFAKE_CLOCK=timeline CUDAFAKE_KERNEL_COST=0.6 \
 	CUDAFAKE_HOST_PREFETCH_MBPS=1600 CUDAFAKE_RACES=abort \
-	TENSORMM_LOG=error \
+	TENSORMM_LOG=error TENSORMM_UVM_SWAP_PATH=prefetch \
 	"$prog" --shape 128x24x1024 --steps 5 --warmup 2 --budgets 0.3 \
 	--modes uvm --policies auto,stream,tensile >"$tmp/slow" 2>"$tmp/err"
 rc=$?

@@ -100,6 +100,15 @@ bool fake_env_timeline_clock(void)
 	return v && strcmp(v, "timeline") == 0;
 }
 
+/* Copies with a managed end return only once done, as CUDA's do, unless
+ * CUDAFAKE_MANAGED_COPY=async. */
+static bool managed_copies_sync(void)
+{
+	const char *v = getenv("CUDAFAKE_MANAGED_COPY");
+
+	return !(v && strcmp(v, "async") == 0);
+}
+
 size_t cudafake_page_size(void)
 {
 	init();
@@ -622,7 +631,10 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 		{ (uintptr_t)src, (uintptr_t)src + bytes, USE_READ },
 		{ (uintptr_t)dst, (uintptr_t)dst + bytes, USE_WRITE },
 	};
+	struct CUstream_st *s;
 	struct fake_op *op;
+	bool managed;
+	cudaError_t e;
 
 	rt.calls.copies++;
 	(void)kind;
@@ -638,11 +650,20 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 	op->dst = dst;
 	op->src = src;
 	op->bytes = bytes;
+	managed = find(src, ALLOC_MANAGED) || find(dst, ALLOC_MANAGED);
 	if (find(src, ALLOC_MANAGED) && !find(dst, ALLOC_MANAGED)) {
 		rt.moves_out.copies++;
 		rt.moves_out.copy_bytes += bytes;
 	}
-	return fake_enqueue(op, a, 2, "cudaMemcpyAsync", SITE);
+	s = op->s;
+	e = fake_enqueue(op, a, 2, "cudaMemcpyAsync", SITE);
+	/* CUDA's runtime API, "API synchronization behavior": transfers
+	 * involving Unified Memory are fully synchronous with respect to the
+	 * host.  On the H200 that made mode=uvm's copies serial with its
+	 * kernels (docs/gpu-h200-goals.md). */
+	if (e == cudaSuccess && managed && managed_copies_sync())
+		fake_sync_stream(s);
+	return e;
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
