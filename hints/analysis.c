@@ -195,6 +195,7 @@ int tmm_analysis_init(struct tmm_analysis *an,
 	an->liveness_discard = in->liveness_discard;
 	an->clean_copies = in->clean_copies;
 	an->prefetch_after_evictions = in->prefetch_after_evictions;
+	an->uvm_copies_serial = in->uvm_copies_serial;
 	an->target = in->budget - (uint64_t)((double)in->budget *
 					     TARGET_MARGIN);
 	an->life = tmm_calloc(t->n_tensors + 1, sizeof(*an->life));

@@ -45,6 +45,7 @@ struct tmm_analysis {
 	bool liveness_discard;	/* in->liveness_discard */
 	bool clean_copies;	/* in->clean_copies */
 	bool prefetch_after_evictions; /* in->prefetch_after_evictions */
+	bool uvm_copies_serial; /* in->uvm_copies_serial */
 	/* Per trace tensor where in->read_mostly_frozen, else NULL: frozen
 	 * (read_mostly.h), advised read-mostly, so that its eviction moves
 	 * nothing. */

@@ -156,6 +156,11 @@ struct tmm_planner_input {
 	 * tmm_device_info.prefetch_after_copies): a prefetch waits for
 	 * every eviction queued before it, not only its own tensor's. */
 	bool prefetch_after_evictions;
+	/* mode=uvm by its copy way where a copy of managed memory returns to
+	 * the host only once done (CUDA's:
+	 * tmm_device_info.managed_copies_block_host): compute waits for each
+	 * copy out and back, as no kernel is queued meanwhile. */
+	bool uvm_copies_serial;
 	/* mode=uvm by prefetch with the uvm_read_mostly tunable on: each
 	 * persistent tensor the iteration reads and never writes is advised
 	 * read-mostly (read_mostly.h), so that the host keeps a copy of its

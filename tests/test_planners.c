@@ -661,6 +661,62 @@ START_TEST(a_prefetch_after_every_stream_waits_for_earlier_evictions)
 END_TEST
 
 /*
+ * Where a copy of managed memory holds the host until it has run (CUDA's,
+ * in mode=uvm by copy: uvm_copies_serial), compute waits for each copy.
+ * A (1.5 MB, S = 1500 ns each way) is written by op 0 and read by op 3
+ * (ops of 1000 ns); it leaves after op 0 and its prefetch is asked for as
+ * op 1 ends.  Queued, the copy out runs 1000 to 2500 beside op 1, the copy
+ * back 2500 to 4000, and op 3, due at 3000, waits 1000.  Holding the host,
+ * op 1 starts once the copy out ends (2500), the copy back runs from its
+ * end (3500) to 5000, and ops 2 and 3 follow: 2S of stall, none hidden.
+ */
+START_TEST(a_copy_that_holds_the_host_is_not_hidden)
+{
+	struct builder b;
+	struct tmm_analysis an;
+	struct tmm_forecast f;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	uint32_t x, a, y1, y2, y3;
+	uint64_t s_ns = 0, stall[2], total[2];
+
+	b_init(&b);
+	x = b_tensor(&b, 1000, false);
+	a = b_tensor(&b, 1500 * 1000, true);
+	y1 = b_tensor(&b, 256, true);
+	y2 = b_tensor(&b, 256, true);
+	y3 = b_tensor(&b, 256, true);
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &a, 1);  /* accesses 0, 1 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y1, 1); /* 2, 3 */
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y2, 1); /* 4, 5 */
+	b_op(&b, TMM_OP_PURE, 1000, &a, 1, &y3, 1); /* 6, 7 */
+	for (int serial = 0; serial < 2; serial++) {
+		in = input(&b, 1ull << 30, 1000);
+		in.uvm_copies_serial = serial;
+		ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+		s_ns = tmm_swap_ns(&an, an.life[a].bytes, false);
+		ck_assert_uint_eq(s_ns, tmm_swap_ns(&an, an.life[a].bytes,
+						    true));
+		ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 1,
+					      b.tensors[a].key, 6, 0), 0);
+		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 3,
+					      b.tensors[a].key, 6, 0), 0);
+		ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
+		ck_assert_uint_eq(f.compute_ns, 4000);
+		stall[serial] = f.stall_ns;
+		total[serial] = f.total_ns;
+		tmm_plan_free(&p);
+		tmm_analysis_free(&an);
+	}
+	ck_assert_uint_gt(s_ns, 1000);
+	ck_assert_uint_eq(stall[0], 1000 + 2 * s_ns - 3000);
+	ck_assert_uint_eq(stall[1], 2 * s_ns);
+	ck_assert_uint_eq(total[1], 4000 + 2 * s_ns);
+}
+END_TEST
+
+/*
  * liveness=discard (tmm_leaves_free): a dead tensor's eviction copies
  * nothing in the run, so the forecast books no time of the engine to the
  * host for it.  D (1.5 MB, made and freed in the iteration) leaves after
@@ -997,6 +1053,7 @@ int main(void)
 	tcase_add_test(tc, a_planner_out_of_memory_frees_only_its_own);
 	tcase_add_test(tc, forecast_times_a_late_prefetch);
 	tcase_add_test(tc, a_prefetch_after_every_stream_waits_for_earlier_evictions);
+	tcase_add_test(tc, a_copy_that_holds_the_host_is_not_hidden);
 	tcase_add_test(tc, a_dead_tensor_leaves_the_forecasts_link_free);
 	tcase_add_test(tc, a_clean_tensor_leaves_the_forecasts_link_free);
 	tcase_add_test(tc, auto_keeps_the_best_forecast);

@@ -150,6 +150,14 @@ struct tmm_device_info {
 	 * orders it so (after_other_streams, backend_cuda_managed.c), the
 	 * simulator's after compute and its own pages' moves alone. */
 	bool prefetch_after_copies;
+	/* A copy to or from managed memory returns to the host only once it
+	 * has run, its stream's earlier work included, so that the host can
+	 * queue no kernel meanwhile: CUDA's runtime documents it for
+	 * transfers involving Unified Memory ("API synchronization
+	 * behavior"), and on the H200 mode=uvm's copy way ran its kernels
+	 * and its copies one after the other (docs/gpu-h200-goals.md).  The
+	 * simulator's copies are queued like any. */
+	bool managed_copies_block_host;
 	/* The fixed cost of launching one op, which a split op pays once
 	 * per micro-op (TSPLIT Eq. 6): the profile's on the sim, an
 	 * estimate on CUDA. */

@@ -217,6 +217,7 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 	info->phantom = false;
 	info->concurrent_managed = attr != 0;
 	info->prefetch_after_copies = true; /* after_other_streams */
+	info->managed_copies_block_host = true;
 	/* The runtime API does not report the link's width or generation,
 	 * so it is measured (cuda_link.c).  Where it cannot be, Capuchin
 	 * §4.3's 12 GB/s of pinned PCIe 3.0 x16 copies: a faster link only

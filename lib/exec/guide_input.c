@@ -49,6 +49,9 @@ struct tmm_planner_input tmm_guide_planner_input(const struct tmm_ctx *ctx,
 		.clean_copies = ctx->mode != TMM_MODE_UVM || ctx->uvm_copy_out,
 		.prefetch_after_evictions = ctx->mode == TMM_MODE_UVM &&
 					    d->prefetch_after_copies,
+		.uvm_copies_serial = ctx->mode == TMM_MODE_UVM &&
+				     ctx->uvm_copy_out &&
+				     d->managed_copies_block_host,
 		.device = { .capacity = d->capacity,
 			    .h2d_gbps = d->h2d_gbps,
 			    .d2h_gbps = d->d2h_gbps,
