@@ -286,7 +286,7 @@ static double uvm_cell_limit(const char *shape, double budget)
 
 /*
  * auto in the other mode=uvm variants the call ran (uvm-copy, the copy
- * way out, which auto takes on a GPU only once it is shown bit-identical;
+ * way out asked for, which auto takes by itself at the H200's rates;
  * uvm-counters, CUPTI's unified-memory counters on), against the limits
  * uvm+auto is held to: not goals, since auto's way is the one judged
  * above, but what taking another way would give, so that one call says
@@ -313,10 +313,10 @@ static void print_other_ways(const struct goal_book *b,
 			out("\nNot goals: auto in the other mode=uvm ways this "
 			    "call ran, against uvm+auto's limits, to say what "
 			    "taking that way would give (`uvm-copy`: out by "
-			    "copy, which auto takes on a GPU only once shown "
-			    "bit-identical; `uvm-counters`: CUPTI's "
-			    "unified-memory counters on).\n\n| cell | way | x | over swap+auto | "
-			    "within uvm's limits |\n|---|---|---:|---:|---|\n");
+			    "copy, asked for; `uvm-counters`: CUPTI's "
+			    "unified-memory counters on).\n\n| cell | way | "
+			    "x | over swap+auto | within uvm's limits |\n"
+			    "|---|---|---:|---:|---|\n");
 		snprintf(cell, sizeof(cell), "%s %.0f%%", r->shape,
 			 100 * r->budget);
 		if (figure_of(r, fig, sizeof(fig)) == 0)

@@ -14,7 +14,9 @@
 # are made from op times where compute costs as much as the copies (as
 # on the H200, whose compute shape this is; by default the double's
 # kernels are all but free, and its plans recompute rather than swap),
-# and the first race aborting the program.
+# the first race aborting the program, and copies of managed memory
+# queued like any (CUDAFAKE_MANAGED_COPY=async: the order must not rest
+# on CUDA's copies holding the host).
 # Every row must be bit-identical to the unconstrained run: the losses of
 # every step and the final weights read back by tmm_tensor_read.  The
 # shape keeps the compute shape's proportions (weights twice an
@@ -31,7 +33,7 @@ for path in copy prefetch; do
 	for seed in 1 2 3; do
 		checks=$((checks + 1))
 		CUDAFAKE_LAG=20 CUDAFAKE_KERNEL_COST=8 CUDAFAKE_SEED=$seed \
-			CUDAFAKE_RACES=abort \
+			CUDAFAKE_RACES=abort CUDAFAKE_MANAGED_COPY=async \
 			TENSORMM_UVM_SWAP_PATH=$path TENSORMM_LOG=error \
 			"$prog" --shape 128x12x64 --modes uvm \
 			--policies tsplit,auto --budgets 0.3 --steps 6 \
