@@ -212,10 +212,14 @@ static bool budget_presses(const struct tmm_ctx *ctx)
  * mode=auto, once the backend is open: swap where the device cannot
  * prefetch and advise managed memory while kernels run (before Pascal,
  * or not on Linux), and under a budget where mode=uvm's way of moving
- * tensors is slow (AUTO_UVM_MOVE_COST_MAX); else uvm, whose managed
- * memory holds on the device only what the tensors use.  Without
- * pressure the two modes ran alike on the H200 (uvm at 1.01-1.04x of
- * unconstrained), and swap mode would take the whole budget at creation.
+ * tensors is slow (AUTO_UVM_MOVE_COST_MAX) or, by copy, cannot hide under
+ * compute (managed_copies_block_host: CUDA's copies of managed memory
+ * hold the host, so that on the H200 every copy-way step took the
+ * unconstrained one plus its copies, where swap mode's hid; docs/gpu-h200-
+ * goals.md); else uvm, whose managed memory holds on the device only what
+ * the tensors use.  Without pressure the two modes ran alike on the H200
+ * (uvm at 1.00-1.02x of unconstrained), and swap mode would take the
+ * whole budget at creation.
  */
 static enum tmm_mode_choice auto_mode(struct tmm_ctx *ctx)
 {
@@ -228,6 +232,15 @@ static enum tmm_mode_choice auto_mode(struct tmm_ctx *ctx)
 	if (!budget_presses(ctx))
 		return TMM_MODE_UVM;
 	copy = tmm_uvm_path_copy(info, ctx->cfg.uvm_swap_path);
+	if (copy && info->managed_copies_block_host) {
+		tmm_log(ctx, TMM_LOG_INFO, "mode=auto: swap, since under the "
+			"budget mode=uvm would move tensors by copy, and a copy "
+			"of managed memory holds the host until it has run, so "
+			"that no kernel runs beside it; swap mode's copies hide "
+			"under compute; mode=uvm keeps tensors in managed "
+			"memory all the same");
+		return TMM_MODE_SWAP;
+	}
 	ratio = tmm_uvm_move_cost_ratio(info, copy);
 	if (ratio <= AUTO_UVM_MOVE_COST_MAX)
 		return TMM_MODE_UVM;
