@@ -34,7 +34,8 @@ size=$(du -sb "$bundle" | cut -f1)
 echo "bundle: $size bytes"
 [ "$size" -le $((limit << 20)) ] ||
 	fail "the bundle is $size bytes, over $limit MiB"
-for f in run COMMIT bin/mlp_gpu bin/bench_cuda_copy bin/bench_gpu_train \
+for f in run COMMIT bin/mlp_gpu bin/bench_cuda_copy bin/bench_managed_copy \
+	 bin/bench_gpu_train \
 	 bin/test_cuda_backend bin/test_cuda_timing bin/test_cuda_copy_way \
 	 lib/fallback; do
 	checks=$((checks + 1))
