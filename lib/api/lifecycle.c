@@ -217,9 +217,9 @@ static bool budget_presses(const struct tmm_ctx *ctx)
  * hold the host, so that on the H200 every copy-way step took the
  * unconstrained one plus its copies, where swap mode's hid:
  * docs/gpu-h200-goals.md); else uvm, whose managed memory holds on the
- * device only what the tensors use.  Without pressure the two modes ran alike on the H200
- * (uvm at 1.00-1.02x of unconstrained), and swap mode would take the
- * whole budget at creation.
+ * device only what the tensors use.  Without pressure the two modes ran
+ * alike on the H200 (uvm at 1.00-1.02x of unconstrained), and swap mode
+ * would take the whole budget at creation.
  */
 static enum tmm_mode_choice auto_mode(struct tmm_ctx *ctx)
 {
