@@ -26,18 +26,12 @@
 #include "lib/backend/backend.h"
 #include "lib/backend/backend_open.h"
 #include "clock.h"
+#include "cuda_check.h"
 #include "lib/base/tunables.h"
 
 #define ROUNDS 5
 
-static int cuda_check(cudaError_t e, const char *call)
-{
-	if (e == cudaSuccess)
-		return 0;
-	fprintf(stderr, "bench_cuda_copy: %s: %s (%s)\n", call,
-		cudaGetErrorString(e), cudaGetErrorName(e));
-	return -1;
-}
+#define cuda_check(e, call) bench_cuda_check("bench_cuda_copy", e, call)
 
 /* GB/s of the best round of `total` bytes in `chunk` pieces, plain. */
 static int peak(void *dev, void *host, size_t total, size_t chunk,

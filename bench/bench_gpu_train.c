@@ -51,6 +51,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda_check.h"
 #include "gpu_goals.h"
 #include "gpu_train_options.h"
 #include "mlp_gpu_train.h"
@@ -94,14 +95,7 @@ static void out(const char *fmt, ...)
 	}
 }
 
-static int cuda_failed(cudaError_t e, const char *call)
-{
-	if (e == cudaSuccess)
-		return 0;
-	fprintf(stderr, "bench_gpu_train: %s: %s (%s)\n", call,
-		cudaGetErrorString(e), cudaGetErrorName(e));
-	return -1;
-}
+#define cuda_failed(e, call) bench_cuda_check("bench_gpu_train", e, call)
 
 /* ---- the copy bandwidth ------------------------------------------------ */
 

@@ -34,20 +34,14 @@
 #include <cuda_runtime_api.h>
 
 #include "clock.h"
+#include "cuda_check.h"
 
 #define ROUNDS 5
 /* Memsets of the work buffer queued before the copy: enough to outlast
  * it several times over on any GPU this library targets. */
 #define WORK_SETS 40
 
-static int cuda_check(cudaError_t e, const char *call)
-{
-	if (e == cudaSuccess)
-		return 0;
-	fprintf(stderr, "bench_managed_copy: %s: %s (%s)\n", call,
-		cudaGetErrorString(e), cudaGetErrorName(e));
-	return -1;
-}
+#define cuda_check(e, call) bench_cuda_check("bench_managed_copy", e, call)
 
 struct buffers {
 	void *dev, *managed, *host, *work;
@@ -181,18 +175,15 @@ static int setup(struct buffers *b, size_t bytes)
 
 static void teardown(struct buffers *b)
 {
-	if (b->a)
-		cudaEventDestroy(b->a);
-	if (b->b)
-		cudaEventDestroy(b->b);
-	if (b->w0)
-		cudaEventDestroy(b->w0);
-	if (b->w1)
-		cudaEventDestroy(b->w1);
-	if (b->copy)
-		cudaStreamDestroy(b->copy);
-	if (b->compute)
-		cudaStreamDestroy(b->compute);
+	cudaEvent_t events[] = { b->a, b->b, b->w0, b->w1 };
+	cudaStream_t streams[] = { b->copy, b->compute };
+
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if (events[i])
+			cudaEventDestroy(events[i]);
+	for (size_t i = 0; i < sizeof(streams) / sizeof(streams[0]); i++)
+		if (streams[i])
+			cudaStreamDestroy(streams[i]);
 	cudaFreeHost(b->host);
 	cudaFree(b->managed);
 	cudaFree(b->work);
