@@ -25,14 +25,31 @@ prog=$build/tests/bench_gpu_train_fake
 [ -x "$prog" ] || skip "SKIP: $prog is not built (no CUDA or cuBLAS)"
 make_tmp
 
-CUDAFAKE_CLOCK=timeline CUDAFAKE_KERNEL_COST=1 CUDAFAKE_RACES=abort \
-	TENSORMM_LOG=error \
-	"$prog" --shape 256x12x256 --steps 6 --warmup 2 --budgets 0.4,0.3 \
-	--modes swap,uvm --policies auto,none >"$tmp/out" 2>"$tmp/err"
-rc=$?
-cat "$tmp/out"
-checks=$((checks + 1))
-[ "$rc" -eq 0 ] || { fail "exit status $rc"; cat "$tmp/err" >&2; }
+# Runs the benchmark on the double's timeline clock, the first race
+# aborting it, with the environment assignments given first and the
+# arguments after "--"; its tables go to $tmp/$1 and are shown, and an
+# exit status other than 0 fails.
+run_bench() {
+	name=$1
+	shift
+	vars=
+	while [ "$1" != -- ]; do
+		vars="$vars $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086 # the assignments, one word each
+	env CUDAFAKE_CLOCK=timeline CUDAFAKE_RACES=abort TENSORMM_LOG=error \
+		$vars "$prog" "$@" >"$tmp/$name" 2>"$tmp/err"
+	rc=$?
+	cat "$tmp/$name"
+	checks=$((checks + 1))
+	[ "$rc" -eq 0 ] || { fail "$name: exit status $rc"; cat "$tmp/err" >&2; }
+}
+
+run_bench out CUDAFAKE_KERNEL_COST=1 -- \
+	--shape 256x12x256 --steps 6 --warmup 2 --budgets 0.4,0.3 \
+	--modes swap,uvm --policies auto,none
 
 # Fields: 2 policy, 3 mode, 4 budget, 6 x, 8 late, 18 bound x, 19 same.
 row() {
@@ -76,15 +93,10 @@ auto_near_peers() {
 # which auto's forecast must count.  Without it auto took capuchin's plan
 # with idle state out, at 1.70x with 36 late prefetches a step, where
 # stream's ran at 1.21x.  Auto within 3% of the best of its peers here.
-CUDAFAKE_CLOCK=timeline CUDAFAKE_KERNEL_COST=0.6 \
-	CUDAFAKE_HOST_PREFETCH_MBPS=1600 CUDAFAKE_RACES=abort \
-	TENSORMM_LOG=error TENSORMM_UVM_SWAP_PATH=prefetch \
-	"$prog" --shape 128x24x1024 --steps 5 --warmup 2 --budgets 0.3 \
-	--modes uvm --policies auto,stream,tensile >"$tmp/slow" 2>"$tmp/err"
-rc=$?
-cat "$tmp/slow"
-checks=$((checks + 1))
-[ "$rc" -eq 0 ] || { fail "slow way out: exit status $rc"; cat "$tmp/err" >&2; }
+run_bench slow CUDAFAKE_KERNEL_COST=0.6 CUDAFAKE_HOST_PREFETCH_MBPS=1600 \
+	TENSORMM_UVM_SWAP_PATH=prefetch -- \
+	--shape 128x24x1024 --steps 5 --warmup 2 --budgets 0.3 \
+	--modes uvm --policies auto,stream,tensile
 checks=$((checks + 1))
 auto_near_peers "$tmp/slow" 0 ||
 	fail "auto by prefetch, slow way out: not within 3% of stream and" \
@@ -97,16 +109,10 @@ auto_near_peers "$tmp/slow" 0 ||
 # unconstrained step plus the bytes at the pinned rate, within 4%).
 # Auto's forecast must count that: without it auto took a plan 3.5%
 # slower than tensile's here.  Auto within 3% of the best of its peers.
-CUDAFAKE_CLOCK=timeline CUDAFAKE_KERNEL_COST=0.6 \
-	CUDAFAKE_HOST_PREFETCH_MBPS=1800 CUDAFAKE_DEVICE_PREFETCH_MBPS=5700 \
-	CUDAFAKE_RACES=abort TENSORMM_LOG=error \
-	"$prog" --shape 128x24x1024 --steps 6 --warmup 2 --budgets 0.3 \
-	--modes uvm --policies auto,tensile,capuchin,tsplit,stream \
-	>"$tmp/held" 2>"$tmp/err"
-rc=$?
-cat "$tmp/held"
-checks=$((checks + 1))
-[ "$rc" -eq 0 ] || { fail "held host: exit status $rc"; cat "$tmp/err" >&2; }
+run_bench held CUDAFAKE_KERNEL_COST=0.6 CUDAFAKE_HOST_PREFETCH_MBPS=1800 \
+	CUDAFAKE_DEVICE_PREFETCH_MBPS=5700 -- \
+	--shape 128x24x1024 --steps 6 --warmup 2 --budgets 0.3 \
+	--modes uvm --policies auto,tensile,capuchin,tsplit,stream
 checks=$((checks + 1))
 auto_near_peers "$tmp/held" 1.1 ||
 	fail "auto by copy, copies holding the host: not within 3% of its" \
