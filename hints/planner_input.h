@@ -60,6 +60,9 @@ struct tmm_trial_device {
 	 * the run's does: the twin's host then sees copies end as late as
 	 * the run's, and a plan that waits on them pays there too. */
 	bool host_ahead;
+	/* sim_managed_copy=held, as the run's: the twin's copies of managed
+	 * memory hold its host as the run's do (backend_sim.c). */
+	bool managed_copy_held;
 };
 
 /* A passive eviction in a guided iteration: which tensor had to leave,

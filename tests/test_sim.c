@@ -90,6 +90,10 @@ static const struct {
 	 * 52.1: 20609248.06; 54.9: 19558138.87 (measured) */
 	{ "h100-sxm5-pcie5-80g", 80 * GIB, 24880622, 502512, 20619248,
 	  19568139 },
+	/* 67 TF as above; 4800 GB/s: 208333.33;
+	 * 55.3: 19416669.51 each way (measured) */
+	{ "h200-sxm-pcie5-141g", 141 * GIB, 24880622, 352222, 19426670,
+	  19426670 },
 	/* 4.29 TF: 388500388.50; 288 GB/s: 5787037.04;
 	 * 10.04: 106946396.81; 10.05: 106839982.49 (measured) */
 	{ "k40-pcie3-12g", 12 * GIB, 388505389, 5792037, 106956397,
@@ -192,13 +196,15 @@ END_TEST
 
 /*
  * mode=uvm's way out (uvm_path.h), chosen by the profile's rates: only the
- * measured H100, whose prefetch to the host is a sixth of a pinned copy,
- * evicts by copy; where the two ways cost the same the prefetch stays.
+ * measured H100 and H200, whose prefetch to the host is a sixth of a
+ * pinned copy, evict by copy; where the two ways cost the same the
+ * prefetch stays.
  */
 START_TEST(test_uvm_path_choice)
 {
 	struct tmm_backend be;
-	bool measured = strcmp(expect[_i].name, "h100-sxm5-pcie5-80g") == 0;
+	bool measured = strcmp(expect[_i].name, "h100-sxm5-pcie5-80g") == 0 ||
+			strcmp(expect[_i].name, "h200-sxm-pcie5-141g") == 0;
 
 	open_sim(&be, expect[_i].name, TMM_SIM_PHANTOM);
 	ck_assert(be.info.uvm_prefetch_h2d_gbps > 0);

@@ -595,7 +595,12 @@ START_TEST(a_failed_wait_ahead_loses_nothing)
 	size_t len;
 	uint8_t *want = unconstrained_weights(&len, &peak);
 	unsigned long calls, step, errors = 0;
-	const char *mode = _i ? "mode=uvm,uvm_swap_path=copy" : "mode=swap";
+	/* The copies out queued like any, as CUDA's are not: held, the host
+	 * would see each one end before it goes on, and no wait would
+	 * retire one. */
+	const char *mode = _i ? "mode=uvm,uvm_swap_path=copy,"
+				"sim_managed_copy=queued"
+			      : "mode=swap";
 
 	snprintf(config, sizeof(config), BACKED_ANY_MODE ",%s,policy=tensile,"
 		 "budget=%lluB,sim_host=ahead,fault=wait@999999999", mode,

@@ -6,7 +6,9 @@
  *
  * Copies on one engine run one after the other, the engines overlap, and
  * the host waits only where it syncs on an event, which counts as a
- * stall, and a timed wait measures what the engine stood still; prefetches are timed like copies.  The expected times are worked
+ * stall, and a timed wait measures what the engine stood still;
+ * prefetches are timed like copies, and a copy of managed memory holds
+ * the host until it has run, as CUDA's.  The expected times are worked
  * out by hand from the profile figures (the arithmetic is in the
  * comments), not by calling the code under test.  Jitter of 0 is exact, a
  * seed repeats its times, and the times centre on the roofline, never
@@ -269,6 +271,62 @@ START_TEST(test_prefetch_timed_like_copy)
 					  TMM_LOC_DEVICE, -1), -EINVAL);
 	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_H2D, m, 2 * GIB + 1,
 					  TMM_LOC_DEVICE, -1), -EINVAL);
+	be.ops->close(&be);
+}
+END_TEST
+
+/*
+ * sim_managed_copy=held (the default): a copy with a managed end returns
+ * to the host only once it has run, as CUDA's does, so the next kernel
+ * starts after it; a copy of device memory never holds.  queued: it
+ * overlaps like any.  In lockstep (_i 0, 1) and ahead (_i 2, 3).
+ */
+START_TEST(test_managed_copy_holds_the_host)
+{
+	bool ahead = _i >= 2, held = _i % 2 == 0;
+	struct tmm_cost cost = { .flops = 1e12, .bytes = 1e6 };
+	/* Ahead, the host has paid the kernel's launch and no more. */
+	uint64_t issued = ahead ? 5000 : P100_TFLOP, end, after;
+	struct tmm_config cfg;
+	struct tmm_backend be;
+	void *h, *m, *d;
+
+	cfg_init(&cfg, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	cfg.sim_host_ahead = ahead;
+	cfg.sim_managed_copy_held = held;
+	open_cfg(&be, &cfg);
+	ck_assert(be.info.managed_copies_block_host == held);
+	ck_assert_int_eq(be.ops->host_alloc(&be, GIB, -1, &h), 0);
+	ck_assert_int_eq(be.ops->managed_alloc(&be, GIB, &m), 0);
+	ck_assert_int_eq(be.ops->dev_alloc(&be, GIB, &d), 0);
+	ck_assert_int_eq(be.ops->kernel_begin(&be, &cost), 0);
+	ck_assert_int_eq(be.ops->kernel_end(&be, &cost, NULL), 0);
+	ck_assert_uint_eq(be.ops->now_ns(&be), issued);
+
+	/* Into device memory: queued, whichever way. */
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, d, h, GIB),
+			 0);
+	ck_assert_uint_eq(be.ops->now_ns(&be), issued);
+	/* Into managed memory: behind that one on the engine. */
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_H2D, m, h, GIB),
+			 0);
+	end = issued + 2 * P100_H2D_GIB;
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_H2D), end);
+	ck_assert_uint_eq(be.ops->now_ns(&be), held ? end : issued);
+	ck_assert_uint_eq(counters(&be).host_wait_ns, held ? end - issued : 0);
+	ck_assert_uint_eq(counters(&be).stall_ns, 0);
+	/* Out of managed memory too: D2H is free, so it starts now. */
+	after = be.ops->now_ns(&be);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_D2H, h, m, GIB),
+			 0);
+	ck_assert_uint_eq(be.ops->now_ns(&be),
+			  held ? after + P100_D2H_GIB : after);
+	/* The next kernel runs after what the host was held for. */
+	after = be.ops->now_ns(&be);
+	ck_assert_int_eq(be.ops->kernel_begin(&be, &cost), 0);
+	ck_assert_int_eq(be.ops->kernel_end(&be, &cost, NULL), 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_COMPUTE),
+			  held ? after + P100_TFLOP : 2 * P100_TFLOP);
 	be.ops->close(&be);
 }
 END_TEST
@@ -608,6 +666,7 @@ void add_sim_engine_tests(Suite *s)
 	tcase_add_test(tc, test_event_query_follows_compute);
 	tcase_add_test(tc, test_engine_wait);
 	tcase_add_test(tc, test_prefetch_timed_like_copy);
+	tcase_add_loop_test(tc, test_managed_copy_holds_the_host, 0, 4);
 	tcase_add_test(tc, test_bad_engine_and_advice);
 	tcase_add_test(tc, test_collective_time);
 	tcase_add_test(tc, test_collective_shares_pcie);

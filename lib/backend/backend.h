@@ -156,7 +156,7 @@ struct tmm_device_info {
 	 * transfers involving Unified Memory ("API synchronization
 	 * behavior"), and on the H200 mode=uvm's copy way ran its kernels
 	 * and its copies one after the other (docs/gpu-h200-goals.md).  The
-	 * simulator's copies are queued like any. */
+	 * simulator's are held the same way unless sim_managed_copy=queued. */
 	bool managed_copies_block_host;
 	/* The fixed cost of launching one op, which a split op pays once
 	 * per micro-op (TSPLIT Eq. 6): the profile's on the sim, an

@@ -23,8 +23,10 @@ struct tmm_sim_counters {
 	uint64_t stall_ns;		      /* compute (in lockstep, the
 					       * host) waiting in
 					       * event_sync/engine_wait */
-	uint64_t host_wait_ns;		      /* sim_host=ahead: the host
-					       * waiting for the device */
+	uint64_t host_wait_ns;		      /* the host waiting for the
+					       * device: ahead, wherever
+					       * it syncs; either way, in
+					       * a held managed copy */
 	uint64_t dev_allocated, dev_peak;     /* dev_alloc bytes live, max */
 	uint64_t kernels;		      /* kernel_end calls */
 	uint64_t managed_allocs;	      /* managed_alloc calls that

@@ -62,6 +62,9 @@ struct sim {
 	 * is unused. */
 	bool ahead;
 	uint64_t host;
+	/* sim_managed_copy=held: a copy with a managed end returns to the
+	 * host only once done, as CUDA's (copy_async, backend_sim.c). */
+	bool managed_copy_held;
 	struct tmm_sim_counters c;
 	struct sim_map *maps;
 	size_t nmaps, maps_cap;

@@ -17,7 +17,8 @@
  * Host<->device link figures: the P100's are measured (Microway,
  * "Tesla P100 PCI-E 16GB up close", bandwidthTest, pinned, 32 MiB), and
  * so are the H100 SXM5's, with its managed-memory paths, on the machine
- * this project was run on (docs/gpu-h100.md), and the K40's (Microway,
+ * this project was run on (docs/gpu-h100.md), the H200's on the one lent
+ * since (docs/gpu-h200-goals.md), and the K40's (Microway,
  * bandwidthTest, below).  The other PCIe 3.0 x16
  * boards are given the same figures; PCIe 4.0 and 5.0
  * double the signalling rate per generation with the same 128b/130b
@@ -305,6 +306,58 @@ static const struct tmm_sim_profile profiles[] = {
 		 * The GPU's passive uvm run suggests it was faster there
 		 * (docs/gpu-h100.md); no figure says by how much. */
 		.uvm_evict_gbps = 8.7,
+	},
+	{
+		/*
+		 * The card lent twice since (docs/gpu-h200.md,
+		 * docs/gpu-h200-goals.md): an H200 naming itself "NVIDIA
+		 * H200" (the SXM part; the PCIe card is the "H200 NVL"),
+		 * 143771 MiB, on a PCIe Gen5 x16 host link.  The link and
+		 * managed prefetch figures are measured there; the fault
+		 * path and first touch were not, and are the H100 SXM5's,
+		 * measured on the same kind of link and driver.  Same
+		 * GH100 die and clocks as the H100 SXM5, so the same
+		 * arithmetic rates; HBM3e in place of HBM3.
+		 */
+		.name = "h200-sxm-pcie5-141g",
+		.description = "NVIDIA H200 SXM 141 GB on PCIe Gen5",
+		/* 141 GB HBM3e (NVIDIA H200 datasheet), as 141 GiB */
+		.capacity = 141 * GIB,
+		/* measured: pinned cudaMemcpyAsync of 256 MiB, best of 3,
+		 * 55.2-55.5 GB/s each way at each run's start; the copy-
+		 * way steps fit 55.3 (docs/gpu-h200-goals.md) */
+		.h2d_gbps = 55.3,
+		.d2h_gbps = 55.3,
+		/* 67 TFLOPS fp32, 989 TFLOPS fp16 tensor dense (1,979
+		 * with sparsity, halved) (NVIDIA H200 datasheet, SXM
+		 * column) */
+		.fp32_tflops = 67.0,
+		.fp16_tflops = 989.0,
+		/* 4.8 TB/s HBM3e (NVIDIA H200 datasheet) */
+		.hbm_gbps = 4800.0,
+		SHARED_FIGURES,
+		/* NVLink 4, 900 GB/s bidirectional (NVIDIA H200
+		 * datasheet, SXM column), 450 each way, apart from PCIe */
+		.net_link = "NVLink 4 through NVSwitch",
+		.net_gbps = 450.0,
+		.net_latency_ns = NET_LATENCY_NVLINK_NS,
+		.net_over_pcie = false,
+		/* the H100 SXM5's (not measured here) */
+		.uvm_fault_gbps = 9.35,
+		/* estimate: see UVM_REMOTE_FRACTION */
+		.uvm_remote_gbps = 55.3 * UVM_REMOTE_FRACTION,
+		/* the H100 SXM5's (not measured here) */
+		.uvm_first_touch_gbps = 8.51,
+		/* measured at each context's open (lib/backend/
+		 * cuda_link.c, 32 MiB): prefetch to the device 31.6
+		 * GB/s, to the host 9.3-10.5, fresh pages made by a
+		 * prefetch 31.6 (docs/gpu-h200.md) */
+		.uvm_prefetch_h2d_gbps = 31.6,
+		.uvm_prefetch_d2h_gbps = 9.9,
+		.uvm_prefetch_fresh_gbps = 31.6,
+		/* estimate: an eviction is the driver's migration to the
+		 * host, as measured by prefetch */
+		.uvm_evict_gbps = 9.9,
 	},
 	{
 		/*

@@ -120,6 +120,9 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_SIM_HOST:
 		cfg->sim_host_ahead = v->choice == 1;
 		return true;
+	case TMM_T_SIM_MANAGED_COPY:
+		cfg->sim_managed_copy_held = v->choice == 0;
+		return true;
 	case TMM_T_HOST_NUMA_NODE:
 		cfg->host_numa_node = (int)v->i;
 		return true;
@@ -567,6 +570,9 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_SIM_HOST:
 		text_add_choice(&t, id, cfg->sim_host_ahead ? 1 : 0);
+		break;
+	case TMM_T_SIM_MANAGED_COPY:
+		text_add_choice(&t, id, cfg->sim_managed_copy_held ? 0 : 1);
 		break;
 	case TMM_T_HOST_NUMA_NODE:
 		tmm_text_add(&t, "%d", cfg->host_numa_node);

@@ -45,6 +45,9 @@ struct tmm_config {
 	uint64_t sim_seed;
 	bool sim_host_ahead;    /* the simulated host issues ahead of the
 				* device, as a real GPU's does (backend_sim.c) */
+	bool sim_managed_copy_held; /* a simulated copy with a managed end
+				     * holds the host until done, as CUDA's
+				     * (backend_sim.c) */
 	int host_numa_node;    /* -1: the GPU's node, else local */
 	uint64_t pinned_pool;  /* bytes of free pinned host memory cached */
 	char trace[4096];      /* "" when off */

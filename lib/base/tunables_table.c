@@ -63,6 +63,9 @@ static const char *const sim_memory_choices[] = {
 static const char *const sim_host_choices[] = { "lockstep", "ahead",
 						  NULL };
 
+static const char *const sim_managed_copy_choices[] = { "held", "queued",
+							 NULL };
+
 static const char *const off_on_choices[] = { "off", "on", NULL };
 
 static const char *const offload_idle_choices[] = { "auto", "on", "off",
@@ -335,6 +338,18 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"and waits only where it syncs, as with a real GPU",
 		.since = "0.1",
 		.choices = sim_host_choices,
+	},
+	[TMM_T_SIM_MANAGED_COPY] = {
+		.name = "sim_managed_copy",
+		.env = "TENSORMM_SIM_MANAGED_COPY",
+		.type = TMM_TYPE_CHOICE,
+		.def = "held",
+		.accepted = "held or queued",
+		.help = "held: a simulated copy to or from managed memory "
+			"returns to the host only once done, as CUDA's does; "
+			"queued: it is queued like any copy",
+		.since = "0.1",
+		.choices = sim_managed_copy_choices,
 	},
 	[TMM_T_HOST_NUMA_NODE] = {
 		.name = "host_numa_node",

@@ -30,6 +30,7 @@ int tmm_guide_twin_device(const struct tmm_ctx *ctx,
 	dev->uvm_compact = ctx->cfg.uvm_compact;
 	dev->liveness_discard = ctx->cfg.liveness_discard;
 	dev->host_ahead = ctx->cfg.sim_host_ahead;
+	dev->managed_copy_held = ctx->cfg.sim_managed_copy_held;
 	return 0;
 }
 

@@ -76,6 +76,8 @@ static int twin_config(const struct tmm_trial_device *dev, char *buf,
 			val = tt[i].choices[dev->liveness_discard ? 1 : 0];
 		else if (strcmp(key, "sim_host") == 0)
 			val = tt[i].choices[dev->host_ahead ? 1 : 0];
+		else if (strcmp(key, "sim_managed_copy") == 0)
+			val = tt[i].choices[dev->managed_copy_held ? 0 : 1];
 		else if (strcmp(key, "budget") == 0 ||
 			 strcmp(key, "sim_capacity") == 0) {
 			/* With its unit: a bare budget is refused. */
