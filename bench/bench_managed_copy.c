@@ -21,11 +21,25 @@
  * A call that holds the host about as long as its copy runs is what the
  * forecast's uvm_copies_serial assumes.  Best (least) of several rounds.
  *
+ * Then two ways around it that mode=uvm could take, each measured so that
+ * the next GPU says which is worth building (docs/gpu-h200-goals.md):
+ *
+ *  - a thread of its own: the managed copy out is called from a second
+ *    host thread while this one queues the work.  Whether the work's
+ *    queueing is held too (a lock in the runtime), and whether work and
+ *    copy then overlap on the device;
+ *  - a prefetch beside it: a prefetch of other managed pages to the host
+ *    queued on a third stream just before the managed copy out.  Whether
+ *    the held copy waits for that migration too, and whether the two
+ *    overlap, which a plan mixing the two ways out per tensor needs.
+ *
  *   bench/bench_managed_copy [--mib N]
  *
  * Exit status: 0, 1 on a CUDA error, 2 for a wrong option, 77 without a
  * GPU.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +59,9 @@
 
 struct buffers {
 	void *dev, *managed, *host, *work;
+	void *other; /* managed pages a prefetch moves beside the copy */
 	size_t bytes, work_bytes;
-	cudaStream_t copy, compute;
+	cudaStream_t copy, compute, migrate;
 	cudaEvent_t a, b, w0, w1;
 };
 
@@ -140,6 +155,202 @@ static int work_alone(struct buffers *b, double *out)
 	return 0;
 }
 
+/* ---- ways around it ---------------------------------------------------- */
+
+/* What one trial of a way around gave, in ms. */
+struct around {
+	double held_ms;	  /* the managed copy's call, in its thread */
+	double queue_ms;  /* this thread queueing the work (thread way) */
+	double copy_ms;	  /* the copy on the device */
+	double other_ms;  /* the work, or the prefetch, on the device */
+	double both_ms;	  /* from the first start to the last end */
+};
+
+/* The managed copy out, timed in the thread that calls it; `calling`
+ * says it is about to call (or has failed before: e). */
+struct copier {
+	struct buffers *b;
+	int device;
+	atomic_int calling;
+	double held_ms;
+	cudaError_t e;
+};
+
+static void *copy_in_thread(void *arg)
+{
+	struct copier *c = arg;
+	double t0;
+
+	c->e = cudaSetDevice(c->device);
+	t0 = bench_now_s();
+	atomic_store(&c->calling, 1);
+	if (c->e == cudaSuccess)
+		c->e = cudaMemcpyAsync(c->b->host, c->b->managed, c->b->bytes,
+				       cudaMemcpyDefault, c->b->copy);
+	c->held_ms = (bench_now_s() - t0) * 1e3;
+	if (c->e == cudaSuccess)
+		c->e = cudaEventRecord(c->b->b, c->b->copy);
+	return NULL;
+}
+
+static int elapsed(cudaEvent_t from, cudaEvent_t to, double *ms)
+{
+	float f;
+
+	if (cuda_check(cudaEventElapsedTime(&f, from, to),
+		       "cudaEventElapsedTime"))
+		return -1;
+	*ms = f;
+	return 0;
+}
+
+/* One trial: the copy out called from a second thread while this one
+ * queues the work on the compute stream. */
+static int thread_once(struct buffers *b, struct around *r)
+{
+	struct copier c = { .b = b };
+	pthread_t th;
+	double t0, to_copy_end;
+
+	if (cuda_check(cudaGetDevice(&c.device), "cudaGetDevice") ||
+	    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize") ||
+	    cuda_check(cudaEventRecord(b->w0, b->compute), "cudaEventRecord") ||
+	    cuda_check(cudaEventRecord(b->a, b->copy), "cudaEventRecord"))
+		return -1;
+	if (pthread_create(&th, NULL, copy_in_thread, &c) != 0) {
+		fprintf(stderr, "bench_managed_copy: pthread_create failed\n");
+		return -1;
+	}
+	/* Queue the work while the other thread is in its call: from
+	 * 50 us after it enters, well inside a copy of a MiB or more. */
+	while (!atomic_load(&c.calling))
+		;
+	t0 = bench_now_s();
+	while (bench_now_s() - t0 < 50e-6)
+		;
+	t0 = bench_now_s();
+	if (queue_work(b) ||
+	    cuda_check(cudaEventRecord(b->w1, b->compute), "cudaEventRecord")) {
+		pthread_join(th, NULL);
+		return -1;
+	}
+	r->queue_ms = (bench_now_s() - t0) * 1e3;
+	pthread_join(th, NULL);
+	if (cuda_check(c.e, "cudaMemcpyAsync (its thread)") ||
+	    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize") ||
+	    elapsed(b->a, b->b, &r->copy_ms) ||
+	    elapsed(b->w0, b->w1, &r->other_ms) ||
+	    elapsed(b->w0, b->b, &to_copy_end))
+		return -1;
+	r->held_ms = c.held_ms;
+	r->both_ms = to_copy_end > r->other_ms ? to_copy_end : r->other_ms;
+	return 0;
+}
+
+/* One trial: a prefetch of other managed pages to the host on a third
+ * stream, then the copy out; the pages go back to the device after. */
+static int prefetch_once(struct buffers *b, struct around *r)
+{
+	struct cudaMemLocation host = { .type = cudaMemLocationTypeHost };
+	struct cudaMemLocation dev = { .type = cudaMemLocationTypeDevice };
+	double t0, to_copy_end;
+	int device;
+
+	if (cuda_check(cudaGetDevice(&device), "cudaGetDevice"))
+		return -1;
+	dev.id = device;
+	if (cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize") ||
+	    cuda_check(cudaEventRecord(b->w0, b->migrate), "cudaEventRecord") ||
+	    cuda_check(cudaMemPrefetchAsync(b->other, b->bytes, host, 0,
+					    b->migrate),
+		       "cudaMemPrefetchAsync") ||
+	    cuda_check(cudaEventRecord(b->w1, b->migrate), "cudaEventRecord") ||
+	    cuda_check(cudaEventRecord(b->a, b->copy), "cudaEventRecord"))
+		return -1;
+	t0 = bench_now_s();
+	if (cuda_check(cudaMemcpyAsync(b->host, b->managed, b->bytes,
+				       cudaMemcpyDefault, b->copy),
+		       "cudaMemcpyAsync"))
+		return -1;
+	r->held_ms = (bench_now_s() - t0) * 1e3;
+	r->queue_ms = 0;
+	if (cuda_check(cudaEventRecord(b->b, b->copy), "cudaEventRecord") ||
+	    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize") ||
+	    elapsed(b->a, b->b, &r->copy_ms) ||
+	    elapsed(b->w0, b->w1, &r->other_ms) ||
+	    elapsed(b->w0, b->b, &to_copy_end))
+		return -1;
+	r->both_ms = to_copy_end > r->other_ms ? to_copy_end : r->other_ms;
+	return cuda_check(cudaMemPrefetchAsync(b->other, b->bytes, dev, 0,
+					       b->migrate),
+			  "cudaMemPrefetchAsync") ||
+	       cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+/* The least of ROUNDS trials, each field on its own. */
+static int best_around(struct buffers *b,
+		       int (*once)(struct buffers *, struct around *),
+		       struct around *best)
+{
+	struct around r;
+
+	for (int i = 0; i < ROUNDS; i++) {
+		if (once(b, &r))
+			return -1;
+		if (i == 0 || r.held_ms < best->held_ms)
+			best->held_ms = r.held_ms;
+		if (i == 0 || r.queue_ms < best->queue_ms)
+			best->queue_ms = r.queue_ms;
+		if (i == 0 || r.copy_ms < best->copy_ms)
+			best->copy_ms = r.copy_ms;
+		if (i == 0 || r.other_ms < best->other_ms)
+			best->other_ms = r.other_ms;
+		if (i == 0 || r.both_ms < best->both_ms)
+			best->both_ms = r.both_ms;
+	}
+	return 0;
+}
+
+/* The two ways around, as a table. */
+static int ways_around(struct buffers *b)
+{
+	struct around th, pf;
+
+	if (best_around(b, thread_once, &th) ||
+	    best_around(b, prefetch_once, &pf))
+		return -1;
+	printf("\nWays around it, the managed copy to the host in each (best "
+	       "of %d):\n\n", ROUNDS);
+	printf("| way | copy ms | other ms | call ms | held | together ms | "
+	       "sum ms | overlap |\n|---|---:|---:|---:|---|---:|---:|---|\n");
+	printf("| copy from a thread of its own, work queued here | %.2f | "
+	       "%.2f | %.3f | %s (queueing here: %.3f ms) | %.2f | %.2f | "
+	       "%s |\n", th.copy_ms, th.other_ms, th.held_ms,
+	       th.queue_ms >= 0.5 * th.copy_ms ? "this thread too"
+					       : "its thread alone",
+	       th.queue_ms, th.both_ms, th.copy_ms + th.other_ms,
+	       th.both_ms < 0.8 * (th.copy_ms + th.other_ms) ? "yes" : "no");
+	printf("| copy after a prefetch of other pages to the host on a "
+	       "stream of its own | %.2f | %.2f | %.3f | %s | %.2f | %.2f | "
+	       "%s |\n", pf.copy_ms, pf.other_ms, pf.held_ms,
+	       pf.held_ms >= 0.5 * pf.other_ms + pf.copy_ms
+		       ? "for the prefetch too"
+		       : "for the copy alone",
+	       pf.both_ms, pf.copy_ms + pf.other_ms,
+	       pf.both_ms < 0.8 * (pf.copy_ms + pf.other_ms) ? "yes" : "no");
+	printf("\n*other ms*: the work, or the prefetch, on its stream in "
+	       "the same trial; *call ms*: the managed copy's call; *held*: "
+	       "whether queueing the work here took half the copy or more "
+	       "while the other thread was in its copy (a lock in the "
+	       "runtime), or whether the copy's call lasted the prefetch "
+	       "too; *overlap*: together under 0.8 of the sum.  A thread of "
+	       "its own would let mode=uvm's copies hide if it holds its "
+	       "thread alone and they overlap; a mix of the two ways out "
+	       "per tensor needs the copy to wait for the prefetch neither "
+	       "on the host nor on the device.\n");
+	return 0;
+}
+
 static int setup(struct buffers *b, size_t bytes)
 {
 	int device;
@@ -153,11 +364,17 @@ static int setup(struct buffers *b, size_t bytes)
 	    cuda_check(cudaMallocManaged(&b->managed, bytes,
 					 cudaMemAttachGlobal),
 		       "cudaMallocManaged") ||
+	    cuda_check(cudaMallocManaged(&b->other, bytes,
+					 cudaMemAttachGlobal),
+		       "cudaMallocManaged") ||
 	    cuda_check(cudaMallocHost(&b->host, bytes), "cudaMallocHost") ||
 	    cuda_check(cudaStreamCreateWithFlags(&b->copy,
 						 cudaStreamNonBlocking),
 		       "cudaStreamCreateWithFlags") ||
 	    cuda_check(cudaStreamCreateWithFlags(&b->compute,
+						 cudaStreamNonBlocking),
+		       "cudaStreamCreateWithFlags") ||
+	    cuda_check(cudaStreamCreateWithFlags(&b->migrate,
 						 cudaStreamNonBlocking),
 		       "cudaStreamCreateWithFlags") ||
 	    cuda_check(cudaEventCreate(&b->a), "cudaEventCreate") ||
@@ -169,6 +386,7 @@ static int setup(struct buffers *b, size_t bytes)
 	/* The managed pages made and on the device, as mode=uvm's are when
 	 * it copies them out. */
 	return cuda_check(cudaMemset(b->managed, 3, bytes), "cudaMemset") ||
+	       cuda_check(cudaMemset(b->other, 5, bytes), "cudaMemset") ||
 	       cuda_check(cudaMemset(b->dev, 3, bytes), "cudaMemset") ||
 	       cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
@@ -176,7 +394,7 @@ static int setup(struct buffers *b, size_t bytes)
 static void teardown(struct buffers *b)
 {
 	cudaEvent_t events[] = { b->a, b->b, b->w0, b->w1 };
-	cudaStream_t streams[] = { b->copy, b->compute };
+	cudaStream_t streams[] = { b->copy, b->compute, b->migrate };
 
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
 		if (events[i])
@@ -186,6 +404,7 @@ static void teardown(struct buffers *b)
 			cudaStreamDestroy(streams[i]);
 	cudaFreeHost(b->host);
 	cudaFree(b->managed);
+	cudaFree(b->other);
 	cudaFree(b->work);
 	cudaFree(b->dev);
 }
@@ -247,6 +466,8 @@ int main(int argc, char **argv)
 	printf("\n*held beside*: the call lasted half the copy or more with "
 	       "work on another stream; a call that waits for that work too "
 	       "lasts about %.2f ms more.\n", work_ms);
+	if (ways_around(&b))
+		goto out;
 	status = 0;
 out:
 	teardown(&b);
