@@ -142,6 +142,16 @@
 	.uvm_fault_gbps = (h2d) / 2,                       \
 	.uvm_remote_gbps = (h2d) * UVM_REMOTE_FRACTION
 
+/* An SXM board's collectives: NVLink 4, 900 GB/s bidirectional per GPU
+ * (NVIDIA H100 and H200 datasheets, SXM columns), 450 each way, to the 8
+ * GPUs of an HGX node through NVSwitch; apart from PCIe.  Ranks beyond
+ * one node would cross NDR (50 GB/s), which no profile models. */
+#define NET_NVLINK4                                        \
+	.net_link = "NVLink 4 through NVSwitch",           \
+	.net_gbps = 450.0,                                 \
+	.net_latency_ns = NET_LATENCY_NVLINK_NS,           \
+	.net_over_pcie = false
+
 /* Collectives that leave through the board's PCIe link (to a NIC, or to
  * a peer) at gbps, sharing it with the swap engine's copies. */
 #define NET_THROUGH_PCIE(link, gbps)                       \
@@ -276,15 +286,7 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 3.35 TB/s HBM3 (NVIDIA H100 datasheet, SXM5 column) */
 		.hbm_gbps = 3350.0,
 		SHARED_FIGURES,
-		/* NVLink 4: 900 GB/s bidirectional per GPU (NVIDIA H100
-		 * datasheet, SXM5 column), 450 each way, to the 8 GPUs of
-		 * an HGX node through NVSwitch; apart from PCIe.  Ranks
-		 * beyond one node would cross NDR (50 GB/s), which this
-		 * profile does not model */
-		.net_link = "NVLink 4 through NVSwitch",
-		.net_gbps = 450.0,
-		.net_latency_ns = NET_LATENCY_NVLINK_NS,
-		.net_over_pcie = false,
+		NET_NVLINK4,
 		/* measured: a kernel faulting 1 GiB in from the host moves
 		 * 8.1 GB/s, 133 ms; less 16,384 faults and 64 batches
 		 * (17.7 ms) leaves 115 ms of transfer */
@@ -336,12 +338,7 @@ static const struct tmm_sim_profile profiles[] = {
 		/* 4.8 TB/s HBM3e (NVIDIA H200 datasheet) */
 		.hbm_gbps = 4800.0,
 		SHARED_FIGURES,
-		/* NVLink 4, 900 GB/s bidirectional (NVIDIA H200
-		 * datasheet, SXM column), 450 each way, apart from PCIe */
-		.net_link = "NVLink 4 through NVSwitch",
-		.net_gbps = 450.0,
-		.net_latency_ns = NET_LATENCY_NVLINK_NS,
-		.net_over_pcie = false,
+		NET_NVLINK4,
 		/* the H100 SXM5's (not measured here) */
 		.uvm_fault_gbps = 9.35,
 		/* estimate: see UVM_REMOTE_FRACTION */
