@@ -32,3 +32,15 @@ int tmm_planner_peak(const struct tmm_planner_input *in, uint64_t *peak)
 	tmm_analysis_free(&an);
 	return 0;
 }
+
+bool tmm_planner_uvm_way_copy(const struct tmm_uvm_rates *r,
+			      enum tmm_uvm_swap_path asked)
+{
+	return tmm_uvm_way_copy(r, asked);
+}
+
+struct tmm_auto_mode_choice
+tmm_planner_auto_mode(const struct tmm_auto_mode_facts *f)
+{
+	return tmm_auto_mode_choose(f);
+}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * planner.h — the planners' interface: choosing one by name
- * (TENSORMM_POLICY), and all that lib/ may know of hints/.
+ * (TENSORMM_POLICY), and all that lib/ may know of hints/, mode=uvm's
+ * way of moving tensors and mode=auto's choice of mode among it.
  *
  * Every planner is a pure function: one recorded iteration and the device
  * it will run on in, a plan out.  No CUDA, no globals, no I/O.  The one
@@ -20,6 +21,7 @@
 
 #include "lib/io/plan.h"
 #include "planner_input.h"
+#include "uvm_way.h"
 
 /*
  * Makes the plan of policy `policy` into *out (initialised here).  Returns
@@ -33,5 +35,18 @@ int tmm_planner_make(const char *policy, const struct tmm_planner_input *in,
  * unconstrained peak), into *peak.  Returns 0 or -ENOMEM.
  */
 int tmm_planner_peak(const struct tmm_planner_input *in, uint64_t *peak);
+
+/*
+ * Whether mode=uvm moves evicted tensors by copy on a device with rates
+ * r, `asked` being the uvm_swap_path tunable (tmm_uvm_way_copy,
+ * uvm_way.h).
+ */
+bool tmm_planner_uvm_way_copy(const struct tmm_uvm_rates *r,
+			      enum tmm_uvm_swap_path asked);
+
+/* mode=auto's choice of mode, and why (tmm_auto_mode_choose,
+ * uvm_way.h). */
+struct tmm_auto_mode_choice
+tmm_planner_auto_mode(const struct tmm_auto_mode_facts *f);
 
 #endif /* TMM_PLANNER_H */

@@ -23,7 +23,7 @@
 #include "lib/base/fault.h"
 #include "lib/base/sim_profile.h"
 #include "lib/base/tunables.h"
-#include "lib/move/uvm_path.h"
+#include "lib/exec/guide_input.h"
 #include "test_sim.h"
 
 /*
@@ -195,9 +195,9 @@ START_TEST(test_open_info)
 END_TEST
 
 /*
- * mode=uvm's way out (uvm_path.h), chosen by the profile's rates: only the
- * measured H100 and H200, whose prefetch to the host is a sixth of a
- * pinned copy, evict by copy; where the two ways cost the same the
+ * mode=uvm's way out (hints/uvm_way.h), chosen by the profile's rates:
+ * only the measured H100 and H200, whose prefetch to the host is a sixth
+ * of a pinned copy, evict by copy; where the two ways cost the same the
  * prefetch stays.
  */
 START_TEST(test_uvm_path_choice)
@@ -205,18 +205,19 @@ START_TEST(test_uvm_path_choice)
 	struct tmm_backend be;
 	bool measured = strcmp(expect[_i].name, "h100-sxm5-pcie5-80g") == 0 ||
 			strcmp(expect[_i].name, "h200-sxm-pcie5-141g") == 0;
+	struct tmm_uvm_rates r;
 
 	open_sim(&be, expect[_i].name, TMM_SIM_PHANTOM);
 	ck_assert(be.info.uvm_prefetch_h2d_gbps > 0);
 	ck_assert(be.info.uvm_prefetch_d2h_gbps > 0);
-	ck_assert_msg(tmm_uvm_path_copy(&be.info, TMM_UVM_PATH_AUTO) ==
-			      measured,
+	r = tmm_guide_uvm_rates(&be.info);
+	ck_assert_msg(tmm_uvm_way_copy(&r, TMM_UVM_PATH_AUTO) == measured,
 		      "%s: prefetch %.1f/%.1f GB/s, pinned %.1f/%.1f, fresh "
 		      "%.1f", expect[_i].name, be.info.uvm_prefetch_h2d_gbps,
 		      be.info.uvm_prefetch_d2h_gbps, be.info.h2d_gbps,
 		      be.info.d2h_gbps, be.info.uvm_fresh_gbps);
-	ck_assert(tmm_uvm_path_copy(&be.info, TMM_UVM_PATH_COPY));
-	ck_assert(!tmm_uvm_path_copy(&be.info, TMM_UVM_PATH_PREFETCH));
+	ck_assert(tmm_uvm_way_copy(&r, TMM_UVM_PATH_COPY));
+	ck_assert(!tmm_uvm_way_copy(&r, TMM_UVM_PATH_PREFETCH));
 	be.ops->close(&be);
 }
 END_TEST

@@ -38,7 +38,7 @@
 #include "lib/exec/guide.h"
 #include "lib/mem/hostmem.h"
 #include "lib/move/mover.h"
-#include "lib/move/uvm_path.h"
+#include "lib/exec/guide_input.h"
 #include "lib/exec/recompute.h"
 #include "lib/exec/rehearse.h"
 #include "lib/record/tracker.h"
@@ -183,21 +183,6 @@ static void teardown(struct tmm_ctx *ctx)
 	free(ctx);
 }
 
-/*
- * mode=auto takes swap under a budget where mode=uvm would move a byte
- * more than this many times slower than swap mode's pinned copies
- * (tmm_uvm_move_cost_ratio).  Where it was measured the two ends are
- * clear: at a ratio of 1 to 1.3 (the copy way on the simulator) uvm+auto
- * was within 10% of swap+auto in 18 of the 20 zoo cells; by prefetch
- * (3.6 on the measured H100: 8.7 GB/s out) it ran at 1.48x the
- * unconstrained step where swap+auto ran at 1.04x (compute-bound MLP at
- * 40%, h100-sxm5-pcie5-80g, simulated).  On the H200 at f15ab58, by copy
- * (1.87: fresh pages at 31.6 GB/s) uvm+auto ran at 1.66x against
- * swap+auto's 1.04x there, and by prefetch (3.7) at 1.88x
- * (docs/gpu-h200-goals.md).
- */
-#define AUTO_UVM_MOVE_COST_MAX 1.5
-
 /* Whether the budget asks for less than the device had free: a size or a
  * share below it, or a share of the program's peak. */
 static bool budget_presses(const struct tmm_ctx *ctx)
@@ -208,60 +193,46 @@ static bool budget_presses(const struct tmm_ctx *ctx)
 	       tmm_config_budget(&ctx->cfg, free_b) < free_b;
 }
 
-/*
- * mode=auto, once the backend is open: swap where the device cannot
- * prefetch and advise managed memory while kernels run (before Pascal,
- * or not on Linux), and under a budget where mode=uvm's way of moving
- * tensors is slow (AUTO_UVM_MOVE_COST_MAX) or, by copy, cannot hide under
- * compute (managed_copies_block_host: CUDA's copies of managed memory
- * hold the host, so that on the H200 every copy-way step took the
- * unconstrained one plus its copies, where swap mode's hid:
- * docs/gpu-h200-goals.md); else uvm, whose managed memory holds on the
- * device only what the tensors use.  Without pressure the two modes ran
- * alike on the H200 (uvm at 1.00-1.02x of unconstrained), and swap mode
- * would take the whole budget at creation.
- */
+/* mode=auto, once the backend is open: the choice is policy
+ * (tmm_auto_mode_choose, hints/uvm_way.h); where it takes swap for
+ * mode=uvm's moves, the log says why. */
 static enum tmm_mode_choice auto_mode(struct tmm_ctx *ctx)
 {
 	const struct tmm_device_info *info = &ctx->be.info;
-	bool copy;
-	double ratio;
+	struct tmm_auto_mode_facts f = {
+		.rates = tmm_guide_uvm_rates(info),
+		.asked = ctx->cfg.uvm_swap_path,
+		.concurrent_managed = info->concurrent_managed,
+		.budget_presses = budget_presses(ctx),
+		.copies_block_host = info->managed_copies_block_host,
+	};
+	struct tmm_auto_mode_choice c = tmm_planner_auto_mode(&f);
 
-	if (!info->concurrent_managed)
-		return TMM_MODE_SWAP;
-	if (!budget_presses(ctx))
-		return TMM_MODE_UVM;
-	copy = tmm_uvm_path_copy(info, ctx->cfg.uvm_swap_path);
-	if (copy && info->managed_copies_block_host) {
+	if (c.why == TMM_AUTO_WHY_HELD_COPIES)
 		tmm_log(ctx, TMM_LOG_INFO, "mode=auto: swap, since under the "
 			"budget mode=uvm would move tensors by copy, and a copy "
 			"of managed memory holds the host until it has run, so "
 			"that no kernel runs beside it; swap mode's copies hide "
 			"under compute; mode=uvm keeps tensors in managed "
 			"memory all the same");
-		return TMM_MODE_SWAP;
-	}
-	ratio = tmm_uvm_move_cost_ratio(info, copy);
-	if (ratio <= AUTO_UVM_MOVE_COST_MAX)
-		return TMM_MODE_UVM;
-	if (copy)
+	else if (c.why == TMM_AUTO_WHY_SLOW_MOVES && c.copy)
 		tmm_log(ctx, TMM_LOG_INFO, "mode=auto: swap, since under the "
 			"budget mode=uvm would move tensors by copy with fresh "
 			"pages made on the way back (%.1f GB/s), %.1fx the "
 			"time of swap mode's pinned copies (%.1f out, %.1f in); "
 			"mode=uvm keeps tensors in managed memory all the same",
-			info->uvm_fresh_gbps, ratio, info->d2h_gbps,
+			info->uvm_fresh_gbps, c.ratio, info->d2h_gbps,
 			info->h2d_gbps);
-	else
+	else if (c.why == TMM_AUTO_WHY_SLOW_MOVES)
 		tmm_log(ctx, TMM_LOG_INFO, "mode=auto: swap, since under the "
 			"budget mode=uvm would move tensors by prefetch (%.1f "
 			"GB/s out, %.1f in), %.1fx the time of swap mode's "
 			"pinned copies (%.1f out, %.1f in); mode=uvm keeps "
 			"tensors in managed memory all the same",
 			info->uvm_prefetch_d2h_gbps,
-			info->uvm_prefetch_h2d_gbps, ratio, info->d2h_gbps,
+			info->uvm_prefetch_h2d_gbps, c.ratio, info->d2h_gbps,
 			info->h2d_gbps);
-	return TMM_MODE_SWAP;
+	return c.mode;
 }
 
 static int resolve_mode(struct tmm_ctx *ctx)
@@ -405,9 +376,13 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 	rc = resolve_mode(ctx);
 	if (rc < 0)
 		goto fail;
-	ctx->uvm_copy_out = ctx->mode == TMM_MODE_UVM &&
-			    tmm_uvm_path_copy(&ctx->be.info,
-					      ctx->cfg.uvm_swap_path);
+	ctx->uvm_copy_out = false;
+	if (ctx->mode == TMM_MODE_UVM) {
+		struct tmm_uvm_rates rates = tmm_guide_uvm_rates(&ctx->be.info);
+
+		ctx->uvm_copy_out = tmm_planner_uvm_way_copy(
+			&rates, ctx->cfg.uvm_swap_path);
+	}
 
 	ctx->budget = tmm_config_budget(&ctx->cfg, ctx->be.info.free_at_open);
 	ctx->budget -= ctx->budget % TMM_POOL_ALIGN;

@@ -73,3 +73,14 @@ struct tmm_planner_input tmm_guide_planner_input(const struct tmm_ctx *ctx,
 	}
 	return in;
 }
+
+struct tmm_uvm_rates tmm_guide_uvm_rates(const struct tmm_device_info *d)
+{
+	return (struct tmm_uvm_rates){
+		.h2d_gbps = d->h2d_gbps,
+		.d2h_gbps = d->d2h_gbps,
+		.prefetch_h2d_gbps = d->uvm_prefetch_h2d_gbps,
+		.prefetch_d2h_gbps = d->uvm_prefetch_d2h_gbps,
+		.fresh_gbps = d->uvm_fresh_gbps,
+	};
+}

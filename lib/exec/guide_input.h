@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * guide_input.h — what the guide hands the planners: a context's view of
- * the planner input (hints/planner_input.h) and of the twin's device.
+ * the planner input (hints/planner_input.h), of the twin's device, and of
+ * the rates mode=uvm's ways move at (hints/uvm_way.h).
  */
 #ifndef TMM_GUIDE_INPUT_H
 #define TMM_GUIDE_INPUT_H
 
 #include "hints/planner.h"
+#include "lib/backend/backend.h"
 #include "lib/io/trace.h"
 
 struct tmm_ctx;
@@ -24,5 +26,9 @@ struct tmm_planner_input tmm_guide_planner_input(const struct tmm_ctx *ctx,
  */
 int tmm_guide_twin_device(const struct tmm_ctx *ctx,
 			  struct tmm_trial_device *dev);
+
+/* The rates of mode=uvm's two ways on device d, as measured at its open
+ * (on the simulator, its profile's). */
+struct tmm_uvm_rates tmm_guide_uvm_rates(const struct tmm_device_info *d);
 
 #endif /* TMM_GUIDE_INPUT_H */

@@ -1,13 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * uvm_path.c — mode=uvm's copy way out and back (see uvm_path.h).
- *
- * Why a copy: on the H100 that was measured, cudaMemPrefetchAsync to the
- * host moved 8.7 GB/s and a pinned copy 55 (docs/gpu-h100.md), so a
- * tensor leaving by prefetch cost six times its copy.  Coming back, a
- * prefetch of host pages moved 49 GB/s, but a tensor that left by copy
- * has no host pages: a prefetch of its discarded range only makes fresh
- * device pages (90 GB/s there), which the copy then fills at 52.
+ * Which way a context takes is policy: hints/uvm_way.c.
  *
  * The order of the steps is CUDA's: the copy out waits for the compute
  * that last wrote the tensor (an event), and the discard comes only once
@@ -22,57 +16,6 @@
 #include "device_mem.h"
 #include "swap_engine.h"
 #include "lib/mem/uvm_arena.h"
-
-/* ns per byte of moving at `gbps`; `none` when the rate is unknown. */
-static double per_byte(double gbps, double none)
-{
-	return gbps > 0 ? 1.0 / gbps : none;
-}
-
-bool tmm_uvm_path_copy(const struct tmm_device_info *info,
-		       enum tmm_uvm_swap_path asked)
-{
-	double copy, prefetch;
-
-	if (asked != TMM_UVM_PATH_AUTO)
-		return asked == TMM_UVM_PATH_COPY;
-	/* The rates' choice, on a GPU too.  The H200 once ended a copy-way
-	 * run with one bias tensor wrong (1 of 3, at 45de6ad), and auto took
-	 * the prefetch on a GPU from 844ee9b to f15ab58.  Since the host
-	 * reads such a tensor by a copy from its device pages (tmm_uvm_read)
-	 * the same cell ran bit-identical 13 times of 13 there, and every
-	 * other copy-way run too (docs/gpu-h200-goals.md). */
-	copy = tmm_uvm_copy_way_ns_per_byte(info);
-	prefetch = per_byte(info->uvm_prefetch_d2h_gbps,
-			    per_byte(info->d2h_gbps, 0)) +
-		   per_byte(info->uvm_prefetch_h2d_gbps,
-			    per_byte(info->h2d_gbps, 0));
-	return copy < 0.95 * prefetch;
-}
-
-double tmm_uvm_copy_way_ns_per_byte(const struct tmm_device_info *info)
-{
-	return per_byte(info->d2h_gbps, 0) + per_byte(info->h2d_gbps, 0) +
-	       per_byte(info->uvm_fresh_gbps, 0);
-}
-
-double tmm_uvm_move_cost_ratio(const struct tmm_device_info *info,
-			       bool copy)
-{
-	double pinned = per_byte(info->d2h_gbps, 0) +
-			per_byte(info->h2d_gbps, 0);
-
-	if (!(pinned > 0))
-		return 1;
-	if (copy)
-		return tmm_uvm_copy_way_ns_per_byte(info) / pinned;
-	if (!(info->uvm_prefetch_d2h_gbps > 0) ||
-	    !(info->uvm_prefetch_h2d_gbps > 0))
-		return 1;
-	return (per_byte(info->uvm_prefetch_d2h_gbps, 0) +
-		per_byte(info->uvm_prefetch_h2d_gbps, 0)) /
-	       pinned;
-}
 
 int tmm_uvm_copy_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
