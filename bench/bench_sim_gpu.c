@@ -532,7 +532,8 @@ int main(int argc, char **argv)
 	       "ahead, over its unconstrained step, counting the runtime's "
 	       "moves (in mode=uvm the driver's own faults and evictions "
 	       "are not in it); *H200 x*: measured on the H200 at d277e91 "
-	       "(docs/gpu-h200-goals.md), — where it ran no such cell.\n",
+	       "with mode=uvm's default way, copy (docs/gpu-h200-goals.md), "
+	       "— where it ran no such cell.\n",
 	       WARMUP + 1, STEPS, STEPS, p->d2h_gbps, prefetch_out_gbps(p),
 	       p->h2d_gbps);
 	if (model) {
