@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * planner.h — the planners' interface: choosing one by name
- * (TENSORMM_POLICY), and all that lib/ may know of hints/, mode=uvm's
- * way of moving tensors and mode=auto's choice of mode among it.
+ * (TENSORMM_POLICY), mode=uvm's way of moving tensors and mode=auto's
+ * choice of mode (uvm_way.h); all that lib/ may know of hints/.
  *
  * Every planner is a pure function: one recorded iteration and the device
  * it will run on in, a plan out.  No CUDA, no globals, no I/O.  The one
