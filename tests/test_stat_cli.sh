@@ -115,6 +115,16 @@ check "report has 3 iterations" \
 check "report swaps" out_has "top tensors by swapped bytes"
 check "report stalls" out_has "top tensors by stall time"
 check "report names tensors" out_has "^  weight "
+check "report has the last iteration's ops by time" \
+	out_has "^# top ops by time, iteration 3 (simulated)"
+# Each op of the workload: 2e6 flop at the P100 profile's 9.3 TFLOPS
+# times its 0.6 efficiency, 358.4 ns, plus the 5 us launch: 5.358 us,
+# so 0.373 TFLOP/s; and its 49152 bytes in that time, 9.2 GB/s.
+check "an op's time, mean and rates" grep -q -E \
+	"^  fwd1 +matmul +1 +0\.005 +[0-9.]+% +5\.358 +0\.000 +0\.373 +9\.2$" \
+	"$tmp/out"
+check "equal times rank by name" \
+	test "$(grep -A2 '^# op ' "$tmp/out" | sed -n 2p | awk '{print $1}')" = bwd0
 
 # liveness=discard: the liveness evictions of policy none drop the step's
 # dead tensors with no copy; the report counts them as dead, not drops.

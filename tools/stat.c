@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stat.c — what the commands of tensormm-stat share: the error message
- * on stderr, opening a trace file with a failure explained, JSON strings
- * and the timestamps of -t.
+ * on stderr, opening a trace file with a failure explained, JSON strings,
+ * the timestamps of -t and the names of op and tensor kinds.
  *
  * They live here, below the commands (stat_live.c, stat_report.c,
  * stat_plot.c) and below tensormm-stat.c, which dispatches to them, so
@@ -15,7 +15,27 @@
 #include <time.h>
 
 #include "stat.h"
+#include "tensormm.h"
 #include "lib/io/trace_read.h"
+
+static const char *const op_kinds[TMM_OP_KIND_COUNT] = {
+	"other", "conv", "matmul", "pool", "act", "norm", "elementwise",
+	"loss", "optimizer", "collective",
+};
+
+static const char *const tensor_kinds[TMM_KIND_COUNT] = {
+	"persistent", "activation", "gradient", "scratch",
+};
+
+const char *stat_op_kind_name(uint32_t kind)
+{
+	return kind < TMM_OP_KIND_COUNT ? op_kinds[kind] : "?";
+}
+
+const char *stat_tensor_kind_name(uint32_t kind)
+{
+	return kind < TMM_KIND_COUNT ? tensor_kinds[kind] : "?";
+}
 
 void stat_error(const char *fmt, ...)
 {

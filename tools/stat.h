@@ -4,7 +4,8 @@
  * segments (stat_live.c), trace reports (stat_report.c), timelines as SVG
  * (stat_plot.c), traces as Chrome/Perfetto JSON (stat_export.c);
  * tensormm-stat.c parses the command line.  What more than one of them
- * uses (errors, trace opening, JSON strings, timestamps) is in stat.c,
+ * uses (errors, trace opening, JSON strings, timestamps, the names of op
+ * and tensor kinds) is in stat.c,
  * and the column selection of the tables (-o) in stat_columns.c, so the
  * commands depend on those and never on each other.
  */
@@ -12,6 +13,7 @@
 #define TMM_STAT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -166,5 +168,10 @@ int stat_trace_open(const char *path, struct tmm_trace_reader **r,
 /* Prints a failed tmm_trace_reader_next on stderr.  Returns an exit
  * code. */
 int stat_trace_fail(const char *path, int rc, const char *err);
+
+/* The names of an op's kind (enum tmm_op_kind) and of a tensor's (enum
+ * tmm_kind), as the commands print them; "?" for a value out of range. */
+const char *stat_op_kind_name(uint32_t kind);
+const char *stat_tensor_kind_name(uint32_t kind);
 
 #endif /* TMM_STAT_H */

@@ -60,15 +60,6 @@ static const char *const track_names[] = {
 	[TR_RUNTIME] = "runtime",	[TR_NETWORK] = "network",
 };
 
-static const char *const op_kinds[TMM_OP_KIND_COUNT] = {
-	"other", "conv", "matmul", "pool", "act", "norm", "elementwise",
-	"loss", "optimizer", "collective",
-};
-
-static const char *const tensor_kinds[TMM_KIND_COUNT] = {
-	"persistent", "activation", "gradient", "scratch",
-};
-
 static const char *const event_names[TMM_EV_KIND_COUNT] = {
 	[TMM_EV_SWAP_OUT] = "swap-out",
 	[TMM_EV_SWAP_IN] = "swap-in",
@@ -163,7 +154,7 @@ static void op_event(struct out *o, const struct tmm_trace *t, uint32_t i,
 		"\"stall_us\":%.3f,\"backward\":%s,\"recomputable\":%s,"
 		"\"split\":%s,\"inputs\":%u,\"outputs\":%u,\"flops\":%.17g,"
 		"\"bytes\":%.17g,\"net_bytes\":%.17g}}", i,
-		op->kind < TMM_OP_KIND_COUNT ? op_kinds[op->kind] : "?",
+		stat_op_kind_name(op->kind),
 		(double)op->stall_ns / 1e3,
 		op->flags & TMM_OP_BACKWARD ? "true" : "false",
 		op->flags & TMM_OP_PURE ? "true" : "false",
@@ -202,8 +193,7 @@ static void runtime_event(struct out *o, const struct tmm_trace *t,
 		stat_json_string(o->f, tname, SIZE_MAX);
 		fprintf(o->f, ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\","
 			"\"key\":\"0x%" PRIx64 "\"", tt->bytes,
-			tt->kind < TMM_KIND_COUNT ? tensor_kinds[tt->kind]
-						  : "?",
+			stat_tensor_kind_name(tt->kind),
 			tt->key);
 	}
 	fputs("}}", o->f);

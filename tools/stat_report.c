@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stat_report.c — `tensormm-stat report TRACE`: what happened in each
- * recorded iteration, and which tensors cost the most, by bytes swapped
- * and by stall time.
+ * recorded iteration, which tensors cost the most, by bytes swapped and
+ * by stall time, and where the last iteration's time went, op by op.
  *
  * Tensors are followed across iterations by key (trace.h), so a tensor
  * made afresh each step adds up as one.  Stall time is recorded per op;
@@ -36,14 +36,6 @@ struct costs {
 	struct cost *slot;
 	size_t cap, len;
 };
-
-static const char *const kind_names[] = { "persistent", "activation",
-					  "gradient", "scratch" };
-
-static const char *kind_name(uint32_t kind)
-{
-	return kind < TMM_KIND_COUNT ? kind_names[kind] : "?";
-}
 
 static uint64_t hash64(uint64_t x)
 {
@@ -365,7 +357,8 @@ static void print_top(struct cost *list, size_t n, unsigned top,
 		printf("  %-20.20s %-18s %-10s %10.3f %6" PRIu64 " %6" PRIu64
 		       " %11.3f %10.3f\n",
 		       list[i].name[0] ? list[i].name : "(unnamed)", key,
-		       kind_name(list[i].kind), mib((double)list[i].bytes),
+		       stat_tensor_kind_name(list[i].kind),
+		       mib((double)list[i].bytes),
 		       list[i].swap_outs, list[i].swap_ins,
 		       mib((double)list[i].swapped_bytes),
 		       list[i].stall_ns / 1e6);
@@ -375,12 +368,99 @@ static void print_top(struct cost *list, size_t n, unsigned top,
 		printf("  (none)\n");
 }
 
+/* The ops of one name in an iteration. */
+struct op_time {
+	const char *name; /* in the trace's strings */
+	uint32_t kind;	  /* the first one's */
+	uint64_t count, ns, stall_ns;
+	double flops, bytes; /* their cost hints, summed */
+};
+
+static int by_op_time(const void *a, const void *b)
+{
+	const struct op_time *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Where the last iteration's time went, op name by op name: how many ran,
+ * their time in all (on CUDA what the device measured of each, on the
+ * simulator its roofline) and its share of the iteration, the mean, the
+ * stall before them, and the rates their cost hints say they reached.
+ * On the simulator an op reaches its profile's roofline times the
+ * efficiency; a GPU's trace beside a simulated one shows which ops the
+ * roofline misjudges.  Collectives count their network part too.
+ */
+static int print_top_ops(const struct tmm_trace *t, unsigned top,
+			 bool simulated)
+{
+	struct op_time *v = calloc(t->n_ops ? t->n_ops : 1, sizeof(*v));
+	uint64_t sum = 0;
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->n_ops; i++) {
+		const struct tmm_trace_op *op = &t->ops[i];
+		const char *name = tmm_trace_str(t, op->name);
+		uint64_t ns = op->end_ns - op->begin_ns;
+		size_t j;
+
+		if (!*name)
+			name = "(unnamed)";
+		for (j = 0; j < n && strcmp(v[j].name, name) != 0; j++)
+			;
+		if (j == n) {
+			v[n].name = name;
+			v[n++].kind = op->kind;
+		}
+		v[j].count++;
+		v[j].ns += ns;
+		v[j].stall_ns += op->stall_ns;
+		v[j].flops += op->flops;
+		v[j].bytes += op->bytes;
+		sum += ns;
+	}
+	qsort(v, n, sizeof(*v), by_op_time);
+	printf("\n# top ops by time, iteration %" PRIu64 "%s: %.3f ms in ops "
+	       "of a %.3f ms iteration\n", t->iteration,
+	       simulated ? " (simulated)" : "", (double)sum / 1e6,
+	       (double)t->duration_ns / 1e6);
+	printf("# %-20s %-11s %6s %10s %6s %10s %9s %8s %8s\n", "op", "kind",
+	       "count", "total_ms", "share", "mean_us", "stall_ms", "TFLOP/s",
+	       "GB/s");
+	for (size_t i = 0; i < n && i < top; i++) {
+		double s = (double)v[i].ns / 1e9;
+
+		/* flop / s / 1e12, bytes / s / 1e9; none without a time */
+		printf("  %-20.20s %-11s %6" PRIu64 " %10.3f %5.1f%% %10.3f "
+		       "%9.3f %8.3f %8.1f\n", v[i].name,
+		       stat_op_kind_name(v[i].kind), v[i].count,
+		       (double)v[i].ns / 1e6,
+		       t->duration_ns ? 100.0 * (double)v[i].ns /
+						(double)t->duration_ns
+				      : 0.0,
+		       (double)v[i].ns / 1e3 / (double)v[i].count,
+		       (double)v[i].stall_ns / 1e6,
+		       s > 0 ? v[i].flops / s / 1e12 : 0.0,
+		       s > 0 ? v[i].bytes / s / 1e9 : 0.0);
+	}
+	if (!n)
+		printf("  (none)\n");
+	free(v);
+	return 0;
+}
+
 int stat_report(const char *path, unsigned top, const char *columns)
 {
 	struct stat_selection sel;
 	struct tmm_trace_file_info info;
 	struct tmm_trace_reader *r;
-	struct tmm_trace t;
+	struct tmm_trace t, last;
+	bool have_last = false;
 	struct costs c = { 0 };
 	struct cost *list = NULL;
 	char err[1024];
@@ -404,7 +484,11 @@ int stat_report(const char *path, unsigned top, const char *columns)
 	stat_columns_header(report_cols, &sel, STAT_TS_NONE);
 	while ((rc = tmm_trace_reader_next(r, &t, err, sizeof(err))) == 1) {
 		rc = add_iteration(&t, &c, &sel);
-		tmm_trace_free(&t);
+		/* The last one is kept for its op table. */
+		if (have_last)
+			tmm_trace_free(&last);
+		last = t;
+		have_last = true;
 		if (rc < 0) {
 			stat_error("out of memory reading %s", path);
 			status = STAT_FAILED;
@@ -432,7 +516,13 @@ int stat_report(const char *path, unsigned top, const char *columns)
 			list[n++] = c.slot[i];
 	print_top(list, n, top, false, info.simulated);
 	print_top(list, n, top, true, info.simulated);
+	if (print_top_ops(&last, top, info.simulated) < 0) {
+		stat_error("out of memory reading %s", path);
+		status = STAT_FAILED;
+	}
 out:
+	if (have_last)
+		tmm_trace_free(&last);
 	free(list);
 	free(c.slot);
 	tmm_trace_reader_close(r);

@@ -111,10 +111,11 @@ static const struct command live_cmd = {
 static const struct command report_cmd = {
 	"report",
 	"usage: tensormm-stat report TRACE [--top N] [-o LIST]\n",
-	"Per-iteration summary of a trace file (TENSORMM_TRACE), and the\n"
-	"top tensors by swapped bytes and by stall time.\n"
+	"Per-iteration summary of a trace file (TENSORMM_TRACE), the top\n"
+	"tensors by swapped bytes and by stall time, and the last\n"
+	"iteration's top ops by time, with the rates they reached.\n"
 	"\n"
-	"      --top N            how many tensors in each top list "
+	"      --top N            how many rows in each top list "
 	"(default 10)\n"
 	"  -o, --columns LIST     the per-iteration table's columns, "
 	"comma-\n"
