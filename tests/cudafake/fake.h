@@ -148,6 +148,17 @@ void fake_host_access(const void *p, size_t n, bool write, const void *site);
 
 /* A failed call (runtime.c): what cudaGetLastError reports next. */
 cudaError_t fake_fail(cudaError_t e);
+/* The runtime's state read from the environment, once (runtime.c). */
+void fake_init(void);
+/* Whether [p, p + n) lies in one managed allocation (runtime.c). */
+bool fake_managed(const void *p, size_t n);
+/* The whole pages of managed memory that [p, p + n) touches, within its
+ * allocation, into [*lo, *hi); false outside managed memory (runtime.c). */
+bool fake_managed_pages(const void *p, size_t n, uintptr_t *lo,
+			uintptr_t *hi);
+/* The counters of cudafake.h the entry points add to (runtime.c). */
+struct cudafake_calls *fake_calls_count(void);
+struct cudafake_moves_out *fake_moves_out_count(void);
 /* Each device's bytes (CUDAFAKE_MEMORY) (runtime.c). */
 size_t fake_memory(void);
 

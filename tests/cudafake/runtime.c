@@ -8,14 +8,15 @@
  * are device.c's.  Device memory is host memory the double counts
  * against each device's CUDAFAKE_MEMORY (on the calling thread's current
  * device, which every allocation records: cudafake_device_of); managed
- * memory is host memory in whole pages, so a discard can poison whole pages without touching another allocation;
+ * memory is host memory in whole pages, so a discard can poison whole
+ * pages without touching another allocation;
  * pinned and registered host memory is plain memory.  Every asynchronous
  * call is queued on its stream (queue.c) with the bytes it reads and
- * writes.  Where the double's behaviour is an assumption about CUDA, the
- * comment names the section of the CUDA Runtime API reference it
- * follows.  The `fault` tunable's sites here (lib/base/fault.h):
- * cudaMalloc, cudaMallocManaged, cudaMallocHost, cudaHostRegister,
- * cudaMemcpyAsync, cudaMemPrefetchAsync, cudaEventRecord,
+ * writes; the copies, sets, prefetches, advice and discards are moves.c's.
+ * Where the double's behaviour is an assumption about CUDA, the comment
+ * names the section of the CUDA Runtime API reference it follows.  The
+ * `fault` tunable's sites here (lib/base/fault.h): cudaMalloc,
+ * cudaMallocManaged, cudaMallocHost, cudaHostRegister, cudaEventRecord,
  * cudaStreamWaitEvent.
  */
 #include <stdint.h>
@@ -78,6 +79,21 @@ static void init(void)
 	rt.page = fake_env_size("CUDAFAKE_PAGE", (size_t)64 << 10);
 }
 
+void fake_init(void)
+{
+	init();
+}
+
+struct cudafake_calls *fake_calls_count(void)
+{
+	return &rt.calls;
+}
+
+struct cudafake_moves_out *fake_moves_out_count(void)
+{
+	return &rt.moves_out;
+}
+
 unsigned fake_env_seed(void)
 {
 	init();
@@ -98,15 +114,6 @@ bool fake_env_timeline_clock(void)
 	const char *v = getenv("CUDAFAKE_CLOCK");
 
 	return v && strcmp(v, "timeline") == 0;
-}
-
-/* Copies with a managed end return only once done, as CUDA's do, unless
- * CUDAFAKE_MANAGED_COPY=async. */
-static bool managed_copies_sync(void)
-{
-	const char *v = getenv("CUDAFAKE_MANAGED_COPY");
-
-	return !(v && strcmp(v, "async") == 0);
 }
 
 size_t cudafake_page_size(void)
@@ -448,8 +455,8 @@ cudaError_t cudaHostUnregister(void *ptr)
  * discard of part of a page may take all of it).  False outside managed
  * memory.
  */
-static bool managed_pages(const void *p, size_t n, uintptr_t *lo,
-			  uintptr_t *hi)
+bool fake_managed_pages(const void *p, size_t n, uintptr_t *lo,
+			uintptr_t *hi)
 {
 	const struct alloc *a = find(p, ALLOC_MANAGED);
 
@@ -463,11 +470,18 @@ static bool managed_pages(const void *p, size_t n, uintptr_t *lo,
 	return true;
 }
 
+bool fake_managed(const void *p, size_t n)
+{
+	const struct alloc *a = find(p, ALLOC_MANAGED);
+
+	return a && (uintptr_t)p + n <= a->hi;
+}
+
 void fake_discard(void *p, size_t n)
 {
 	uintptr_t lo, hi;
 
-	if (managed_pages(p, n, &lo, &hi))
+	if (fake_managed_pages(p, n, &lo, &hi))
 		memset((void *)lo, CUDAFAKE_POISON, hi - lo);
 }
 
@@ -619,248 +633,5 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 	    start->reached < start->recorded || end->reached < end->recorded)
 		return fail(cudaErrorNotReady);
 	*ms = (float)(end->at_ms - start->at_ms);
-	return cudaSuccess;
-}
-
-/* ---- copies, sets, prefetches, discards ------------------------------ */
-
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
-			    enum cudaMemcpyKind kind, cudaStream_t stream)
-{
-	struct fake_access a[2] = {
-		{ (uintptr_t)src, (uintptr_t)src + bytes, USE_READ },
-		{ (uintptr_t)dst, (uintptr_t)dst + bytes, USE_WRITE },
-	};
-	struct CUstream_st *s;
-	struct fake_op *op;
-	bool managed;
-	cudaError_t e;
-
-	rt.calls.copies++;
-	(void)kind;
-	if (bytes == 0)
-		return cudaSuccess;
-	if (!dst || !src)
-		return fail(cudaErrorInvalidValue);
-	if (injected("cudaMemcpyAsync", TMM_SITE_COPY))
-		return fail(cudaErrorLaunchFailure);
-	op = fake_op_new(OP_COPY, stream);
-	if (!op)
-		return fail(cudaErrorInvalidResourceHandle);
-	op->dst = dst;
-	op->src = src;
-	op->bytes = bytes;
-	managed = find(src, ALLOC_MANAGED) || find(dst, ALLOC_MANAGED);
-	if (find(src, ALLOC_MANAGED) && !find(dst, ALLOC_MANAGED)) {
-		rt.moves_out.copies++;
-		rt.moves_out.copy_bytes += bytes;
-	}
-	s = op->s;
-	e = fake_enqueue(op, a, 2, "cudaMemcpyAsync", SITE);
-	/* CUDA's runtime API, "API synchronization behavior": transfers
-	 * involving Unified Memory are fully synchronous with respect to the
-	 * host.  On the H200 that made mode=uvm's copies serial with its
-	 * kernels (docs/gpu-h200-goals.md). */
-	if (e == cudaSuccess && managed && managed_copies_sync())
-		fake_sync_stream(s);
-	return e;
-}
-
-cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
-		       enum cudaMemcpyKind kind)
-{
-	struct fake_access a[2] = {
-		{ (uintptr_t)src, (uintptr_t)src + bytes, USE_READ },
-		{ (uintptr_t)dst, (uintptr_t)dst + bytes, USE_WRITE },
-	};
-	struct fake_op *op;
-	cudaError_t e;
-
-	rt.calls.copies++;
-	(void)kind;
-	if (bytes == 0)
-		return cudaSuccess;
-	if (!dst || !src)
-		return fail(cudaErrorInvalidValue);
-	/* On the legacy default stream, and the host waits for it (Runtime
-	 * API, "API synchronization behavior"). */
-	op = fake_op_new(OP_COPY, NULL);
-	if (!op)
-		return fail(cudaErrorMemoryAllocation);
-	op->dst = dst;
-	op->src = src;
-	op->bytes = bytes;
-	e = fake_enqueue(op, a, 2, "cudaMemcpy", SITE);
-	fake_sync_stream(fake_stream(NULL));
-	return e;
-}
-
-cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes,
-			    cudaStream_t stream)
-{
-	struct fake_access a = { (uintptr_t)dst, (uintptr_t)dst + bytes,
-				 USE_WRITE };
-	struct fake_op *op;
-
-	rt.calls.memsets++;
-	if (bytes == 0)
-		return cudaSuccess;
-	if (!dst)
-		return fail(cudaErrorInvalidValue);
-	op = fake_op_new(OP_SET, stream);
-	if (!op)
-		return fail(cudaErrorInvalidResourceHandle);
-	op->dst = dst;
-	op->value = value;
-	op->bytes = bytes;
-	return fake_enqueue(op, &a, 1, "cudaMemsetAsync", SITE);
-}
-
-/* Whether [p, p + n) lies in one managed allocation. */
-static bool managed(const void *p, size_t n)
-{
-	const struct alloc *a = find(p, ALLOC_MANAGED);
-
-	return a && (uintptr_t)p + n <= a->hi;
-}
-
-cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t bytes,
-				 struct cudaMemLocation location,
-				 unsigned int flags, cudaStream_t stream)
-{
-	/* A migration moves the bytes and keeps their values: it races with
-	 * a write or another migration of them, not with a read (queue.c,
-	 * conflict()).  It is ordered in its stream like a kernel (Runtime
-	 * API, cudaMemPrefetchAsync). */
-	struct fake_access a = { (uintptr_t)ptr, (uintptr_t)ptr + bytes,
-				 USE_MIGRATE };
-	struct fake_op *op;
-
-	rt.calls.prefetches++;
-	init();
-	if (flags || bytes == 0 || !managed(ptr, bytes))
-		return fail(cudaErrorInvalidValue);
-	if (injected("cudaMemPrefetchAsync", TMM_SITE_COPY))
-		return fail(cudaErrorNotSupported);
-	op = fake_op_new(OP_PREFETCH, stream);
-	if (!op)
-		return fail(cudaErrorInvalidResourceHandle);
-	op->dst = (void *)ptr;
-	op->bytes = bytes;
-	/* Where to (cupti.c writes the migration's record): 1 the device. */
-	op->value = location.type == cudaMemLocationTypeDevice;
-	if (location.type != cudaMemLocationTypeDevice) {
-		rt.moves_out.prefetches++;
-		rt.moves_out.prefetch_bytes += bytes;
-	}
-	return fake_enqueue(op, &a, 1, "cudaMemPrefetchAsync", SITE);
-}
-
-/*
- * Runtime API, cudaMemPrefetchBatchAsync: flags must be zero, the stream
- * must not be the legacy NULL stream, the first of prefetchLocIdxs is 0,
- * each greater than the one before and below count, numPrefetchLocs at
- * most count; each prefetch is cudaMemPrefetchAsync's, in any order
- * among themselves (here, the order given; the race detector sees each).
- * CUDAFAKE_PREFETCH_BATCH=0 makes a driver older than the runtime, which
- * refuses the call (cudaErrorNotSupported).
- */
-cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes,
-				      size_t count,
-				      struct cudaMemLocation *prefetchLocs,
-				      size_t *prefetchLocIdxs,
-				      size_t numPrefetchLocs,
-				      unsigned long long flags,
-				      cudaStream_t stream)
-{
-	rt.calls.prefetch_batches++;
-	init();
-	if (!fake_env_size("CUDAFAKE_PREFETCH_BATCH", 1))
-		return fail(cudaErrorNotSupported);
-	if (flags || !dptrs || !sizes || count == 0 || !prefetchLocs ||
-	    !prefetchLocIdxs || numPrefetchLocs == 0 ||
-	    numPrefetchLocs > count || prefetchLocIdxs[0] != 0 ||
-	    stream == NULL || stream == cudaStreamLegacy)
-		return fail(cudaErrorInvalidValue);
-	for (size_t k = 1; k < numPrefetchLocs; k++)
-		if (prefetchLocIdxs[k] <= prefetchLocIdxs[k - 1] ||
-		    prefetchLocIdxs[k] >= count)
-			return fail(cudaErrorInvalidValue);
-	for (size_t i = 0; i < count; i++)
-		if (sizes[i] == 0 || !managed(dptrs[i], sizes[i]))
-			return fail(cudaErrorInvalidValue);
-	if (injected("cudaMemPrefetchBatchAsync", TMM_SITE_COPY))
-		return fail(cudaErrorUnknown);
-	for (size_t i = 0, k = 0; i < count; i++) {
-		struct fake_access a = { (uintptr_t)dptrs[i],
-					 (uintptr_t)dptrs[i] + sizes[i],
-					 USE_MIGRATE };
-		struct fake_op *op = fake_op_new(OP_PREFETCH, stream);
-		cudaError_t e;
-
-		while (k + 1 < numPrefetchLocs && prefetchLocIdxs[k + 1] <= i)
-			k++;
-		if (!op)
-			return fail(cudaErrorInvalidResourceHandle);
-		op->dst = dptrs[i];
-		op->bytes = sizes[i];
-		op->value = prefetchLocs[k].type == cudaMemLocationTypeDevice;
-		rt.calls.batched_prefetches++;
-		if (!op->value) {
-			rt.moves_out.prefetches++;
-			rt.moves_out.prefetch_bytes += sizes[i];
-		}
-		e = fake_enqueue(op, &a, 1, "cudaMemPrefetchBatchAsync", SITE);
-		if (e != cudaSuccess)
-			return fail(e);
-	}
-	return cudaSuccess;
-}
-
-cudaError_t cudaMemAdvise(const void *ptr, size_t bytes,
-			  enum cudaMemoryAdvise advice,
-			  struct cudaMemLocation location)
-{
-	rt.calls.advises++;
-	(void)advice;
-	(void)location;
-	init();
-	/* Advice changes no bytes and is not stream-ordered: it only has
-	 * to name managed memory. */
-	if (bytes == 0 || !managed(ptr, bytes))
-		return fail(cudaErrorInvalidValue);
-	return cudaSuccess;
-}
-
-cudaError_t cudaMemDiscardBatchAsync(void **ptrs, size_t *sizes, size_t count,
-				     unsigned long long flags,
-				     cudaStream_t stream)
-{
-	rt.calls.discards++;
-	init();
-	/* Runtime API, cudaMemDiscardBatchAsync: flags must be zero, the
-	 * stream must not be the legacy NULL stream, every range managed;
-	 * reads of a discarded range before a write or a prefetch return
-	 * indeterminate values (here: CUDAFAKE_POISON). */
-	if (flags || !ptrs || !sizes || stream == NULL ||
-	    stream == cudaStreamLegacy)
-		return fail(cudaErrorInvalidValue);
-	for (size_t i = 0; i < count; i++) {
-		/* It writes (poisons) the whole pages it touches. */
-		struct fake_access a = { 0, 0, USE_WRITE };
-		struct fake_op *op;
-		cudaError_t e;
-
-		if (!managed_pages(ptrs[i], sizes[i], &a.lo, &a.hi))
-			return fail(cudaErrorInvalidValue);
-		op = fake_op_new(OP_DISCARD, stream);
-		if (!op)
-			return fail(cudaErrorInvalidResourceHandle);
-		op->dst = ptrs[i];
-		op->bytes = sizes[i];
-		e = fake_enqueue(op, &a, 1, "cudaMemDiscardBatchAsync", SITE);
-		if (e != cudaSuccess)
-			return fail(e);
-	}
 	return cudaSuccess;
 }
