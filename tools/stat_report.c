@@ -371,10 +371,16 @@ static void print_top(struct cost *list, size_t n, unsigned top,
 /* The ops of one name in an iteration. */
 struct op_time {
 	const char *name; /* in the trace's strings */
-	uint32_t kind;	  /* the first one's */
+	uint32_t kind;	  /* one of theirs: a name is one kind of op */
 	uint64_t count, ns, stall_ns;
 	double flops, bytes; /* their cost hints, summed */
 };
+
+static int by_op_name(const void *a, const void *b)
+{
+	return strcmp(((const struct op_time *)a)->name,
+		      ((const struct op_time *)b)->name);
+}
 
 static int by_op_time(const void *a, const void *b)
 {
@@ -403,26 +409,34 @@ static int print_top_ops(const struct tmm_trace *t, unsigned top,
 
 	if (!v)
 		return -ENOMEM;
+	/* One entry an op, sorted by name, then each run of one name
+	 * summed into one: n log n however many names a program gives. */
 	for (uint32_t i = 0; i < t->n_ops; i++) {
 		const struct tmm_trace_op *op = &t->ops[i];
 		const char *name = tmm_trace_str(t, op->name);
-		uint64_t ns = op->end_ns - op->begin_ns;
-		size_t j;
 
-		if (!*name)
-			name = "(unnamed)";
-		for (j = 0; j < n && strcmp(v[j].name, name) != 0; j++)
-			;
-		if (j == n) {
-			v[n].name = name;
-			v[n++].kind = op->kind;
+		v[i] = (struct op_time){
+			.name = *name ? name : "(unnamed)",
+			.kind = op->kind,
+			.count = 1,
+			.ns = op->end_ns - op->begin_ns,
+			.stall_ns = op->stall_ns,
+			.flops = op->flops,
+			.bytes = op->bytes,
+		};
+		sum += v[i].ns;
+	}
+	qsort(v, t->n_ops, sizeof(*v), by_op_name);
+	for (uint32_t i = 0; i < t->n_ops; i++) {
+		if (n && strcmp(v[n - 1].name, v[i].name) == 0) {
+			v[n - 1].count++;
+			v[n - 1].ns += v[i].ns;
+			v[n - 1].stall_ns += v[i].stall_ns;
+			v[n - 1].flops += v[i].flops;
+			v[n - 1].bytes += v[i].bytes;
+		} else {
+			v[n++] = v[i];
 		}
-		v[j].count++;
-		v[j].ns += ns;
-		v[j].stall_ns += op->stall_ns;
-		v[j].flops += op->flops;
-		v[j].bytes += op->bytes;
-		sum += ns;
 	}
 	qsort(v, n, sizeof(*v), by_op_time);
 	printf("\n# top ops by time, iteration %" PRIu64 "%s: %.3f ms in ops "
