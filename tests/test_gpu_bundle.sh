@@ -6,8 +6,9 @@
 # make): at most 32 MiB; the GPU programs in it, stripped programs and not
 # libtool wrappers; `ldd` on each, with the bundle's lib/, finds every
 # library but CUDA's (the GPU machine's, which run searches for); `run`
-# (and its --bench and --goals) exits 77 where there is no GPU, from any
-# directory, writing no report; `run --goals` takes no arguments; `run
+# (and its --bench, --goals and --op-times) exits 77 where there is no
+# GPU, from any directory, writing no report or trace; `run --goals` and
+# `run --op-times` take no arguments, and --help describes them; `run
 # --libs` finds every library here.  Skips (77) where the build has no
 # cuda backend or no GPU example (no cuBLAS or nvcc).  Ends with a
 # Check-style summary line for scripts/test.
@@ -85,8 +86,13 @@ else
 	rc=$?
 	[ "$rc" -eq 77 ] || fail "run --goals exited with $rc, not 77"
 	checks=$((checks + 1))
-	[ ! -e "$tmp/elsewhere/gpu-bench-report.md" ] ||
-		fail "run --bench or --goals wrote a report with no GPU"
+	(cd "$tmp/elsewhere" && "$bundle/run" --op-times >/dev/null 2>&1)
+	rc=$?
+	[ "$rc" -eq 77 ] || fail "run --op-times exited with $rc, not 77"
+	checks=$((checks + 1))
+	[ ! -e "$tmp/elsewhere/gpu-bench-report.md" ] &&
+	[ ! -e "$tmp/elsewhere/compute.trace" ] ||
+		fail "run --bench, --goals or --op-times wrote with no GPU"
 fi
 # --goals picks its runs itself: arguments are refused before anything
 # runs, GPU or not.
@@ -94,6 +100,13 @@ checks=$((checks + 1))
 (cd "$tmp/elsewhere" && "$bundle/run" --goals --steps 4 >/dev/null 2>&1)
 rc=$?
 [ "$rc" -eq 2 ] || fail "run --goals --steps 4 exited with $rc, not 2"
+checks=$((checks + 1))
+(cd "$tmp/elsewhere" && "$bundle/run" --op-times --steps 4 >/dev/null 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] || fail "run --op-times --steps 4 exited with $rc, not 2"
+checks=$((checks + 1))
+"$bundle/run" --help | grep -q -- '--op-times' ||
+	fail "run --help does not describe --op-times"
 checks=$((checks + 1))
 out=$(cd "$tmp/elsewhere" && "$bundle/run" --libs 2>&1)
 rc=$?
