@@ -8,7 +8,9 @@
 # convolutions pick an algorithm prints superneurons in its own
 # framework and in auto's, and auto in SuperNeurons', but the goals
 # count each policy once; the MLP shapes, with nothing to pick, print
-# superneurons once.  A small batch of ResNet-50 (seconds).
+# superneurons once.  A budget above 1 runs with no pressure, beside
+# the H200's figure; one above 4 is refused.  A small batch of ResNet-50
+# (seconds).
 # Ends with a Check-style summary line for scripts/test.
 . "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
@@ -48,6 +50,17 @@ check_failed() { cat "$tmp/err" "$tmp/out" >&2; }
 check "its superneurons has one row: the MLP picks no algorithm" \
 	test "$(grep -c '^| superneurons' "$tmp/out")" -eq 1
 check_failed() { :; }
+
+# Above 1, no pressure: the H200's figure is beside policy none at 200%,
+# and no run moves anything (x 1.00 in lockstep and ahead).
+"$bench" --shape compute --modes uvm --budgets 2 >"$tmp/out" 2>"$tmp/err"
+check "a budget of twice the peak runs" test $? -eq 0
+check "its none row runs at the unconstrained step, beside the H200's" \
+	grep -q -E '^\| none \| 200% \| [0-9.]+ \| 1\.00 \| [0-9.]+ \| 1\.00 \| 0 \| 0 \| 1\.00 \| 1\.02 \|$' \
+	"$tmp/out"
+"$bench" --budgets 5 >"$tmp/out" 2>"$tmp/err"
+check "a budget above 4 is refused with 2" test $? -eq 2
+check "the refusal says the range" grep -q 'at most 4' "$tmp/err"
 
 "$bench" --model nosuchnet >"$tmp/out" 2>"$tmp/err"
 check "an unknown model is refused with 2" test $? -eq 2
