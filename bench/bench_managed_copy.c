@@ -71,6 +71,25 @@ struct sample {
 	double call_ms, copy_ms;
 };
 
+/* The device's time from event `from` to event `to`, in ms. */
+static int elapsed(cudaEvent_t from, cudaEvent_t to, double *ms)
+{
+	float f;
+
+	if (cuda_check(cudaEventElapsedTime(&f, from, to),
+		       "cudaEventElapsedTime"))
+		return -1;
+	*ms = f;
+	return 0;
+}
+
+/* Keeps the least of a round's figures: round 0 sets it. */
+static void least(double *best, double v, int round)
+{
+	if (round == 0 || v < *best)
+		*best = v;
+}
+
 /* Queues the run of memsets that stands in for kernels on `compute`. */
 static int queue_work(struct buffers *b)
 {
@@ -91,7 +110,6 @@ static int copy_once(struct buffers *b, void *dev_side, bool to_host,
 		     bool beside, struct sample *s)
 {
 	double t0, t1;
-	float ms;
 
 	if (cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"))
 		return -1;
@@ -108,11 +126,9 @@ static int copy_once(struct buffers *b, void *dev_side, bool to_host,
 	t1 = bench_now_s();
 	if (cuda_check(cudaEventRecord(b->b, b->copy), "cudaEventRecord") ||
 	    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize") ||
-	    cuda_check(cudaEventElapsedTime(&ms, b->a, b->b),
-		       "cudaEventElapsedTime"))
+	    elapsed(b->a, b->b, &s->copy_ms))
 		return -1;
 	s->call_ms = (t1 - t0) * 1e3;
-	s->copy_ms = ms;
 	return 0;
 }
 
@@ -125,10 +141,8 @@ static int best_of(struct buffers *b, void *dev_side, bool to_host,
 	for (int r = 0; r < ROUNDS; r++) {
 		if (copy_once(b, dev_side, to_host, beside, &s))
 			return -1;
-		if (r == 0 || s.call_ms < best->call_ms)
-			best->call_ms = s.call_ms;
-		if (r == 0 || s.copy_ms < best->copy_ms)
-			best->copy_ms = s.copy_ms;
+		least(&best->call_ms, s.call_ms, r);
+		least(&best->copy_ms, s.copy_ms, r);
 	}
 	return 0;
 }
@@ -136,7 +150,7 @@ static int best_of(struct buffers *b, void *dev_side, bool to_host,
 /* The work alone, on the device, in ms (least of ROUNDS). */
 static int work_alone(struct buffers *b, double *out)
 {
-	float ms;
+	double ms;
 
 	for (int r = 0; r < ROUNDS; r++) {
 		if (cuda_check(cudaEventRecord(b->w0, b->compute),
@@ -146,11 +160,9 @@ static int work_alone(struct buffers *b, double *out)
 			       "cudaEventRecord") ||
 		    cuda_check(cudaEventSynchronize(b->w1),
 			       "cudaEventSynchronize") ||
-		    cuda_check(cudaEventElapsedTime(&ms, b->w0, b->w1),
-			       "cudaEventElapsedTime"))
+		    elapsed(b->w0, b->w1, &ms))
 			return -1;
-		if (r == 0 || ms < *out)
-			*out = ms;
+		least(out, ms, r);
 	}
 	return 0;
 }
@@ -193,14 +205,21 @@ static void *copy_in_thread(void *arg)
 	return NULL;
 }
 
-static int elapsed(cudaEvent_t from, cudaEvent_t to, double *ms)
+/*
+ * A trial's device times, once its events are recorded: the copy (a to
+ * b), the other work (w0 to w1), and both together, from w0, recorded
+ * first, to whichever ends last.
+ */
+static int trial_times(struct buffers *b, struct around *r)
 {
-	float f;
+	double to_copy_end;
 
-	if (cuda_check(cudaEventElapsedTime(&f, from, to),
-		       "cudaEventElapsedTime"))
+	if (cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize") ||
+	    elapsed(b->a, b->b, &r->copy_ms) ||
+	    elapsed(b->w0, b->w1, &r->other_ms) ||
+	    elapsed(b->w0, b->b, &to_copy_end))
 		return -1;
-	*ms = f;
+	r->both_ms = to_copy_end > r->other_ms ? to_copy_end : r->other_ms;
 	return 0;
 }
 
@@ -210,7 +229,7 @@ static int thread_once(struct buffers *b, struct around *r)
 {
 	struct copier c = { .b = b };
 	pthread_t th;
-	double t0, to_copy_end;
+	double t0;
 
 	if (cuda_check(cudaGetDevice(&c.device), "cudaGetDevice") ||
 	    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize") ||
@@ -236,15 +255,10 @@ static int thread_once(struct buffers *b, struct around *r)
 	}
 	r->queue_ms = (bench_now_s() - t0) * 1e3;
 	pthread_join(th, NULL);
-	if (cuda_check(c.e, "cudaMemcpyAsync (its thread)") ||
-	    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize") ||
-	    elapsed(b->a, b->b, &r->copy_ms) ||
-	    elapsed(b->w0, b->w1, &r->other_ms) ||
-	    elapsed(b->w0, b->b, &to_copy_end))
+	if (cuda_check(c.e, "cudaMemcpyAsync (its thread)"))
 		return -1;
 	r->held_ms = c.held_ms;
-	r->both_ms = to_copy_end > r->other_ms ? to_copy_end : r->other_ms;
-	return 0;
+	return trial_times(b, r);
 }
 
 /* One trial: a prefetch of other managed pages to the host on a third
@@ -253,7 +267,7 @@ static int prefetch_once(struct buffers *b, struct around *r)
 {
 	struct cudaMemLocation host = { .type = cudaMemLocationTypeHost };
 	struct cudaMemLocation dev = { .type = cudaMemLocationTypeDevice };
-	double t0, to_copy_end;
+	double t0;
 	int device;
 
 	if (cuda_check(cudaGetDevice(&device), "cudaGetDevice"))
@@ -275,12 +289,8 @@ static int prefetch_once(struct buffers *b, struct around *r)
 	r->held_ms = (bench_now_s() - t0) * 1e3;
 	r->queue_ms = 0;
 	if (cuda_check(cudaEventRecord(b->b, b->copy), "cudaEventRecord") ||
-	    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize") ||
-	    elapsed(b->a, b->b, &r->copy_ms) ||
-	    elapsed(b->w0, b->w1, &r->other_ms) ||
-	    elapsed(b->w0, b->b, &to_copy_end))
+	    trial_times(b, r))
 		return -1;
-	r->both_ms = to_copy_end > r->other_ms ? to_copy_end : r->other_ms;
 	return cuda_check(cudaMemPrefetchAsync(b->other, b->bytes, dev, 0,
 					       b->migrate),
 			  "cudaMemPrefetchAsync") ||
@@ -297,16 +307,11 @@ static int best_around(struct buffers *b,
 	for (int i = 0; i < ROUNDS; i++) {
 		if (once(b, &r))
 			return -1;
-		if (i == 0 || r.held_ms < best->held_ms)
-			best->held_ms = r.held_ms;
-		if (i == 0 || r.queue_ms < best->queue_ms)
-			best->queue_ms = r.queue_ms;
-		if (i == 0 || r.copy_ms < best->copy_ms)
-			best->copy_ms = r.copy_ms;
-		if (i == 0 || r.other_ms < best->other_ms)
-			best->other_ms = r.other_ms;
-		if (i == 0 || r.both_ms < best->both_ms)
-			best->both_ms = r.both_ms;
+		least(&best->held_ms, r.held_ms, i);
+		least(&best->queue_ms, r.queue_ms, i);
+		least(&best->copy_ms, r.copy_ms, i);
+		least(&best->other_ms, r.other_ms, i);
+		least(&best->both_ms, r.both_ms, i);
 	}
 	return 0;
 }
