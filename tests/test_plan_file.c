@@ -275,6 +275,67 @@ START_TEST(test_sync_round_trip_is_format_3)
 }
 END_TEST
 
+/* A swap-out moved by migration (UVM mode's copy way) is written as
+ * format 4 with the word "migrate", read back with its flag, and encoded
+ * again to the same bytes; without it the same plan, sync and keep
+ * included, is format 3 again, for readers from before migration. */
+START_TEST(test_migrate_round_trip_is_format_4)
+{
+	struct tmm_plan p, q;
+	char *text, *again;
+	size_t len, len2;
+	char err[512];
+
+	make_doc_plan(&p, 1);
+	ck_assert_uint_eq(p.actions[0].type, TMM_ACT_EVICT_SWAP);
+	p.actions[0].flags = TMM_ACT_MIGRATE;
+	p.actions[1].flags = TMM_ACT_KEEP;
+	p.actions[3].flags = TMM_ACT_SYNC;
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), 0);
+	ck_assert_ptr_nonnull(strstr(text, "tensormm-plan 4\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nEVICT_SWAP 0 p:0x1000001 4 - "
+					   "migrate\n"));
+	ck_assert_int_eq(tmm_plan_text_decode(text, len, &q, 1, err,
+					      sizeof(err)), 0);
+	require_same_plan(&q, &p);
+	ck_assert_uint_eq(q.actions[0].flags, TMM_ACT_MIGRATE);
+	ck_assert_int_eq(tmm_plan_text_encode(&q, 1, &again, &len2), 0);
+	ck_assert_uint_eq(len2, len);
+	ck_assert_str_eq(again, text);
+	free(again);
+	free(text);
+	tmm_plan_free(&q);
+	/* A SPLIT after the migration does not lower the version. */
+	ck_assert_int_eq(tmm_plan_add_split(&p, 3, tmm_key_of_ordinal(0), 2),
+			 0);
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), 0);
+	ck_assert_ptr_nonnull(strstr(text, "tensormm-plan 4\n"));
+	free(text);
+	p.n_actions--;
+	p.actions[0].flags = 0;
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), 0);
+	ck_assert_ptr_nonnull(strstr(text, "tensormm-plan 3\n"));
+	ck_assert_ptr_null(strstr(text, "migrate"));
+	free(text);
+	/* Only a swap-out moves by migration, and not a layer-synchronous
+	 * one, whose line would need two last words. */
+	p.actions[3].flags = TMM_ACT_MIGRATE;
+	ck_assert_int_eq(tmm_plan_text_check(&p, 1, err, sizeof(err)),
+			 -EINVAL);
+	HAS(err, "only a swap-out can move by migration");
+	p.actions[3].flags = 0;
+	p.actions[1].flags = TMM_ACT_MIGRATE;
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), -EINVAL);
+	p.actions[1].flags = 0;
+	p.actions[0].flags = TMM_ACT_MIGRATE | TMM_ACT_SYNC;
+	ck_assert_int_eq(tmm_plan_text_check(&p, 1, err, sizeof(err)),
+			 -EINVAL);
+	HAS(err, "cannot be both layer-synchronous and moved by migration");
+	ck_assert_int_eq(tmm_plan_text_encode(&p, 1, &text, &len), -EINVAL);
+	tmm_plan_free(&p);
+}
+END_TEST
+
 /* The encoder writes no SPLIT that the reader would refuse, and no parts
  * on anything else. */
 START_TEST(test_encoder_refuses_a_bad_split)
@@ -701,6 +762,7 @@ static Suite *plan_file_suite(void)
 	tcase_add_test(text, test_round_trip_every_type_and_advice);
 	tcase_add_test(text, test_split_round_trip_is_format_2);
 	tcase_add_test(text, test_sync_round_trip_is_format_3);
+	tcase_add_test(text, test_migrate_round_trip_is_format_4);
 	tcase_add_test(text, test_encoder_refuses_a_bad_split);
 	tcase_add_test(text, test_empty_plan_round_trip);
 	tcase_add_test(text, test_text_is_the_documented_example);

@@ -110,11 +110,11 @@ END_TEST
 START_TEST(test_future_version)
 {
 	char err[512];
-	char *text = seal("tensormm-plan 4\npolicy x\nsomething new\n");
+	char *text = seal("tensormm-plan 5\npolicy x\nsomething new\n");
 
 	decode_fails(text, strlen(text), err, sizeof(err));
-	HAS(err, "line 1: the file has plan format version 4");
-	HAS(err, "reads versions 1 to 3");
+	HAS(err, "line 1: the file has plan format version 5");
+	HAS(err, "reads versions 1 to 4");
 	HAS(err, "newer build");
 	free(text);
 	/* A version past 32 bits is damage, not the future. */
@@ -151,6 +151,11 @@ END_TEST
 /* The same, as format 3, which may flag an action "sync". */
 #define HEAD3                                                             \
 	"tensormm-plan 3\npolicy vdnn-all\naccesses 5\n0 p:0x1000001\n"    \
+	"1 i:0\n2 i:1\n3 i:0\n4 p:0x1000001\n"
+
+/* The same, as format 4, which may flag a swap-out "migrate". */
+#define HEAD4                                                             \
+	"tensormm-plan 4\npolicy capuchin\naccesses 5\n0 p:0x1000001\n"    \
 	"1 i:0\n2 i:1\n3 i:0\n4 p:0x1000001\n"
 
 /* The same, as format 2, which may hold a SPLIT. */
@@ -237,7 +242,8 @@ static const struct {
 	{ HEAD2 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - sync\n", "",
 	  "line 10: action 0: the last word \"sync\" is neither 'sync' on an "
 	  "EVICT_SWAP or PREFETCH nor 'keep' on an EVICT_DROP in a file of "
-	  "version 3 or later (this one is version 2)" },
+	  "version 3 or later, nor 'migrate' on an EVICT_SWAP in one of "
+	  "version 4 or later (this one is version 2)" },
 	{ HEAD3 "actions 1\nEVICT_DROP 1 i:0 3 - sync\n", "",
 	  "action 0: the last word \"sync\" is neither 'sync' on an "
 	  "EVICT_SWAP or PREFETCH nor 'keep' on an EVICT_DROP" },
@@ -248,6 +254,27 @@ static const struct {
 	{ HEAD3 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - syn\n", "",
 	  "action 0: the last word \"syn\" is neither" },
 	{ HEAD3 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - sync sync\n", "",
+	  "line 10: expected an action as" },
+	{ HEAD3 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - migrate\n", "",
+	  "line 10: action 0: the last word \"migrate\" is neither 'sync' on "
+	  "an EVICT_SWAP or PREFETCH nor 'keep' on an EVICT_DROP in a file of "
+	  "version 3 or later, nor 'migrate' on an EVICT_SWAP in one of "
+	  "version 4 or later (this one is version 3)" },
+	{ HEAD2 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - migrate\n", "",
+	  "the last word \"migrate\" is neither" },
+	{ HEAD4 "actions 1\nPREFETCH 2 p:0x1000001 4 - migrate\n", "",
+	  "line 10: action 0: the last word \"migrate\" is neither" },
+	{ HEAD4 "actions 1\nEVICT_DROP 1 i:0 3 - migrate\n", "",
+	  "the last word \"migrate\" is neither" },
+	{ HEAD4 "actions 1\nADVISE 2 i:1 - READ_MOSTLY migrate\n", "",
+	  "the last word \"migrate\" is neither" },
+	{ HEAD4 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - MIGRATE\n", "",
+	  "the last word \"MIGRATE\" is neither" },
+	{ HEAD4 "actions 1\nEVICT_SWAP 0 p:0x1000001 4 - migrate sync\n",
+	  "", "line 10: expected an action as '<type> <trigger> <key> "
+	      "<back-access or -> <advice or ->' and from version 3 an "
+	      "optional 'sync' or 'keep' (from version 4 also 'migrate')" },
+	{ HEAD4 "actions 1\nEVICT_DROP 1 i:0 3 - keep keep\n", "",
 	  "line 10: expected an action as" },
 	{ "tensormm-plan 01\n", "", "line 1: expected a format version" },
 	{ "tensormm-plan 1 \n", "", "line 1: expected a format version" },

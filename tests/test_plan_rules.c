@@ -67,19 +67,28 @@ static void small_iteration(tmm_ctx *ctx, tmm_tensor w)
 
 /* accesses: 0 w, 1 a (fill) | 2 a, 3 c, 4 b (mix) | 5 b (bump) |
  * 6 a, 7 b, 8 c (mix) */
-static void expect_rejected(tmm_ctx *ctx, enum tmm_action_type type,
-			    uint32_t trigger, uint64_t key, uint32_t back,
-			    const char *why)
+static void expect_flagged_rejected(tmm_ctx *ctx, enum tmm_action_type type,
+				    uint32_t trigger, uint64_t key,
+				    uint32_t back, uint32_t flags,
+				    const char *why)
 {
 	struct tmm_plan plan;
 
 	ck_assert_int_eq(tmm_plan_init(&plan, tmm_tracker_first(ctx), "t"),
 			 0);
 	ck_assert_int_eq(tmm_plan_add(&plan, type, trigger, key, back, 0), 0);
+	plan.actions[0].flags = flags;
 	ck_assert_int_eq(tmm_guide_install(ctx, &plan), -EINVAL);
 	ck_assert_msg(strstr(tmm_last_error(ctx), why),
 		      "'%s' does not say '%s'", tmm_last_error(ctx), why);
 	tmm_plan_free(&plan);
+}
+
+static void expect_rejected(tmm_ctx *ctx, enum tmm_action_type type,
+			    uint32_t trigger, uint64_t key, uint32_t back,
+			    const char *why)
+{
+	expect_flagged_rejected(ctx, type, trigger, key, back, 0, why);
 }
 
 START_TEST(plans_that_cannot_hold_are_rejected)
@@ -109,6 +118,29 @@ START_TEST(plans_that_cannot_hold_are_rejected)
 	expect_rejected(ctx, TMM_ACT_EVICT_SWAP, 2, a, 4, "another tensor");
 	expect_rejected(ctx, TMM_ACT_EVICT_SWAP, 9, a, 10, "past");
 	expect_rejected(ctx, TMM_ACT_PREFETCH, 2, 12345, 6, "no tensor");
+	/* Only a swap-out moves by migration, and not a layer-synchronous
+	 * one: vDNN's transfer is a copy. */
+	expect_flagged_rejected(ctx, TMM_ACT_PREFETCH, 2, a, 6,
+				TMM_ACT_MIGRATE, "only a swap-out can move by "
+				"migration");
+	expect_flagged_rejected(ctx, TMM_ACT_EVICT_DROP, 2, a, 6,
+				TMM_ACT_MIGRATE, "only a swap-out can move by "
+				"migration");
+	expect_flagged_rejected(ctx, TMM_ACT_EVICT_SWAP, 2, a, 6,
+				TMM_ACT_MIGRATE | TMM_ACT_SYNC, "both layer-"
+				"synchronous and moved by migration");
+	expect_flagged_rejected(ctx, TMM_ACT_EVICT_SWAP, 2, a, 6, 8,
+				"unknown flags 0x8");
+	/* The same swap-out moved by migration alone holds, in swap mode
+	 * too, where the flag changes nothing. */
+	ck_assert_int_eq(tmm_plan_init(&plan, tmm_tracker_first(ctx), "t"),
+			 0);
+	ck_assert_int_eq(tmm_plan_add(&plan, TMM_ACT_EVICT_SWAP, 2, a, 6, 0),
+			 0);
+	plan.actions[0].flags = TMM_ACT_MIGRATE;
+	ck_assert_msg(tmm_guide_install(ctx, &plan) == 0, "%s",
+		      tmm_last_error(ctx));
+	tmm_plan_free(&plan);
 	/* A drop that holds: a, made by the pure fill. */
 	ck_assert_int_eq(tmm_plan_init(&plan, tmm_tracker_first(ctx), "t"),
 			 0);

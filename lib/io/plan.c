@@ -326,6 +326,16 @@ int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,
 		    a->type != TMM_ACT_EVICT_DROP)
 			return bad(err, errlen, p, i, "only a drop can keep "
 				   "what is regenerated");
+		if ((a->flags & TMM_ACT_MIGRATE) &&
+		    a->type != TMM_ACT_EVICT_SWAP)
+			return bad(err, errlen, p, i, "only a swap-out can "
+				   "move by migration");
+		/* vDNN's layer-synchronous transfer is a copy, which is
+		 * what a migration is there to avoid. */
+		if ((a->flags & TMM_ACT_MIGRATE) && (a->flags & TMM_ACT_SYNC))
+			return bad(err, errlen, p, i, "a swap-out cannot be "
+				   "both layer-synchronous and moved by "
+				   "migration");
 		tensor = tensor_of_key(t, a->key);
 		if (tensor == TMM_TRACE_NONE)
 			return bad(err, errlen, p, i,

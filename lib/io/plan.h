@@ -55,6 +55,16 @@
  * memory runs short (Capuchin §5.3's collective recomputation), and
  * recomputed again when needed.
  *
+ * Moves by migration (mode=uvm): an EVICT_SWAP flagged TMM_ACT_MIGRATE,
+ * in a run that moves evicted tensors by its copy way (pinned copies of
+ * managed memory, which on CUDA hold the host until they are done),
+ * moves this tensor by the driver's migration instead: a prefetch to the
+ * host on a stream of its own (the migrate engine), and back by a
+ * prefetch there, so that neither holds the host.  In swap mode, and in
+ * mode=uvm by the prefetch way, the flag changes nothing.  Which tensors
+ * go so is hints/uvm_mix.c's choice.  A layer-synchronous copy is vDNN's
+ * and is a copy, so a swap-out is never both SYNC and MIGRATE.
+ *
  * Plans are plain data: planners (hints/) build them as pure functions of
  * a trace, tests write them by hand, and lib/exec/guide.c executes them.
  */
@@ -94,7 +104,9 @@ enum tmm_plan_advice {
 			 * (see above) */
 #define TMM_ACT_KEEP 2u	/* EVICT_DROP: once regenerated, kept until
 			 * its back-access (see above) */
-#define TMM_ACT_FLAGS_KNOWN (TMM_ACT_SYNC | TMM_ACT_KEEP)
+#define TMM_ACT_MIGRATE 4u /* EVICT_SWAP, not with SYNC: in mode=uvm's
+			    * copy way, moved by migration (see above) */
+#define TMM_ACT_FLAGS_KNOWN (TMM_ACT_SYNC | TMM_ACT_KEEP | TMM_ACT_MIGRATE)
 
 struct tmm_plan_action {
 	uint32_t type;	      /* enum tmm_action_type */
@@ -107,7 +119,7 @@ struct tmm_plan_action {
 			       * the iteration, its bytes kept) */
 	uint32_t advice;      /* enum tmm_plan_advice, for ADVISE */
 	uint32_t parts;	      /* SPLIT: micro-ops, >= 2; else 0 */
-	uint32_t flags;	      /* TMM_ACT_SYNC, or 0 */
+	uint32_t flags;	      /* TMM_ACT_SYNC, _KEEP or _MIGRATE, or 0 */
 	/* Feedback the runtime writes while executing the plan: */
 	uint32_t late;	      /* PREFETCH: back-accesses that found the
 			       * tensor still arriving */
@@ -174,7 +186,9 @@ enum tmm_drop_verdict tmm_plan_droppable(const struct tmm_trace *t,
  * each action's trigger is an access of the trace; its tensor is in the
  * trace; its back-access comes after the trigger and is an access of that
  * tensor; an EVICT_DROP names a tensor whose producer is a pure op that
- * does not also read the tensor (only those can be recomputed).  Returns
+ * does not also read the tensor (only those can be recomputed); its flags
+ * are ones its type takes (SYNC on a swap-out or a prefetch, KEEP on a
+ * drop, MIGRATE on a swap-out that is not SYNC).  Returns
  * 0, or -EINVAL with a message in err naming the action and what is wrong.
  */
 int tmm_plan_validate(const struct tmm_plan *p, const struct tmm_trace *t,

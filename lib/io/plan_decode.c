@@ -414,30 +414,43 @@ static int parse_action(struct dec *d, struct tmm_plan *p, const char *s,
 		return fail(d, d->line, "expected an action as '<type> "
 			    "<trigger> <key> <back-access or -> <advice or "
 			    "->' and from version %u an optional '"
-			    SYNC_WORD "' or '" KEEP_WORD "', found %s; "
-			    ADVICE_INVALID,
-			    TMM_PLAN_FORMAT_SYNC, shown(q, sizeof(q), s, e));
+			    SYNC_WORD "' or '" KEEP_WORD "' (from version %u "
+			    "also '" MIGRATE_WORD "'), found %s; "
+			    ADVICE_INVALID, TMM_PLAN_FORMAT_SYNC,
+			    TMM_PLAN_FORMAT_MIGRATE,
+			    shown(q, sizeof(q), s, e));
 	for (a.type = 0; a.type < TMM_ACT_TYPE_COUNT; a.type++)
 		if (is(&w[0], tmm_action_name(a.type)))
 			break;
 	/* The caller checked the type name. */
 	if (n_words == 6) {
 		bool sync = is(&w[5], SYNC_WORD), keep = is(&w[5], KEEP_WORD);
+		bool migrate = is(&w[5], MIGRATE_WORD);
+		/* Each word only where its version and its type allow it:
+		 * no writer made anything else, so anything else is damage
+		 * or a bug. */
+		bool v3 = d->version >= TMM_PLAN_FORMAT_SYNC;
+		bool v4 = d->version >= TMM_PLAN_FORMAT_MIGRATE;
 
-		if (d->version < TMM_PLAN_FORMAT_SYNC ||
-		    !((sync && (a.type == TMM_ACT_EVICT_SWAP ||
-				a.type == TMM_ACT_PREFETCH)) ||
-		      (keep && a.type == TMM_ACT_EVICT_DROP)))
+		if (!((v3 && sync && (a.type == TMM_ACT_EVICT_SWAP ||
+				      a.type == TMM_ACT_PREFETCH)) ||
+		      (v3 && keep && a.type == TMM_ACT_EVICT_DROP) ||
+		      (v4 && migrate && a.type == TMM_ACT_EVICT_SWAP)))
 			return fail(d, d->line, "action %" PRIu32 ": the last "
 				    "word %s is neither '" SYNC_WORD "' on an "
 				    "EVICT_SWAP or PREFETCH nor '" KEEP_WORD
 				    "' on an EVICT_DROP in a file of version "
-				    "%u or later (this one is version %" PRIu32
-				    "); " ADVICE_INVALID, i,
+				    "%u or later, nor '" MIGRATE_WORD "' on an "
+				    "EVICT_SWAP in one of version %u or later "
+				    "(this one is version %" PRIu32 "); "
+				    ADVICE_INVALID, i,
 				    shown(q, sizeof(q), w[5].s,
 					  w[5].s + w[5].n),
-				    TMM_PLAN_FORMAT_SYNC, d->version);
-		a.flags = sync ? TMM_ACT_SYNC : TMM_ACT_KEEP;
+				    TMM_PLAN_FORMAT_SYNC,
+				    TMM_PLAN_FORMAT_MIGRATE, d->version);
+		a.flags = sync ? TMM_ACT_SYNC
+			: keep ? TMM_ACT_KEEP
+			       : TMM_ACT_MIGRATE;
 	}
 	r = p->n_accesses ? parse_dec(&w[1], last, &a.trigger) : NUM_RANGE;
 	if (r != NUM_OK)

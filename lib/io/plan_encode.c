@@ -159,6 +159,18 @@ int tmm_plan_text_check(const struct tmm_plan *p, uint16_t serial, char *err,
 		     (a->flags & TMM_ACT_SYNC)))
 			return refuse_action(err, errlen, p, i, "only a drop "
 					     "can keep what is regenerated");
+		if ((a->flags & TMM_ACT_MIGRATE) &&
+		    a->type != TMM_ACT_EVICT_SWAP)
+			return refuse_action(err, errlen, p, i, "only a "
+					     "swap-out can move by "
+					     "migration");
+		/* The line has room for one last word, and a SYNC copy
+		 * is no migration anyway. */
+		if ((a->flags & TMM_ACT_MIGRATE) && (a->flags & TMM_ACT_SYNC))
+			return refuse_action(err, errlen, p, i, "a swap-out "
+					     "cannot be both layer-"
+					     "synchronous and moved by "
+					     "migration");
 		/* The file spells a non-ADVISE advice "-", read back as 0. */
 		if (a->type != TMM_ACT_ADVISE && a->advice != 0)
 			return refuse_action(err, errlen, p, i, "advice %"
@@ -236,9 +248,12 @@ static unsigned version_for(const struct tmm_plan *p)
 	unsigned v = 1;
 
 	for (uint32_t i = 0; i < p->n_actions; i++) {
+		if (p->actions[i].flags & TMM_ACT_MIGRATE)
+			return TMM_PLAN_FORMAT_MIGRATE;
 		if (p->actions[i].flags & (TMM_ACT_SYNC | TMM_ACT_KEEP))
-			return TMM_PLAN_FORMAT_SYNC;
-		if (p->actions[i].type == TMM_ACT_SPLIT)
+			v = TMM_PLAN_FORMAT_SYNC;
+		else if (p->actions[i].type == TMM_ACT_SPLIT &&
+			 v < TMM_PLAN_FORMAT_SPLIT)
 			v = TMM_PLAN_FORMAT_SPLIT;
 	}
 	return v;
@@ -283,9 +298,12 @@ int tmm_plan_text_encode(const struct tmm_plan *p, uint16_t serial,
 		else
 			put(&o, " %s", a->type == TMM_ACT_ADVISE
 			    ? tmm_plan_advice_names[a->advice] : "-");
-		put(&o, "%s\n", a->flags & TMM_ACT_SYNC   ? " " SYNC_WORD
-				 : a->flags & TMM_ACT_KEEP ? " " KEEP_WORD
-							   : "");
+		/* At most one word: the check lets no action carry two
+		 * of these flags. */
+		put(&o, "%s\n", a->flags & TMM_ACT_SYNC      ? " " SYNC_WORD
+				 : a->flags & TMM_ACT_KEEP    ? " " KEEP_WORD
+				 : a->flags & TMM_ACT_MIGRATE ? " " MIGRATE_WORD
+							      : "");
 	}
 	if (!o.failed)
 		put(&o, END_PREFIX "%08" PRIx32 "\n",

@@ -30,15 +30,19 @@
 #include "plan.h"
 
 /* The newest format version this build reads and writes.  A plan with a
- * layer-synchronous action or a kept drop is written as version 3,
- * which added the words "sync" and "keep"; one with a SPLIT (and no sync) as version 2, which added
+ * swap-out moved by migration is written as version 4, which added the
+ * word "migrate"; one with a layer-synchronous action or a kept drop
+ * (and no migration) as version 3, which added the words "sync" and
+ * "keep"; one with a SPLIT (and none of those) as version 2, which added
  * SPLIT; any other plan as version 1, so that older builds still read
  * every plan that does not need what they lack. */
-#define TMM_PLAN_FORMAT_VERSION 3u
-#define TMM_PLAN_FORMAT_SPLIT 2u /* the first version with SPLIT */
-#define TMM_PLAN_FORMAT_SYNC 3u	 /* the first version with "sync" */
-#define SYNC_WORD "sync"	 /* an action's flag TMM_ACT_SYNC */
-#define KEEP_WORD "keep"	 /* ... TMM_ACT_KEEP, also from version 3 */
+#define TMM_PLAN_FORMAT_VERSION 4u
+#define TMM_PLAN_FORMAT_SPLIT 2u   /* the first version with SPLIT */
+#define TMM_PLAN_FORMAT_SYNC 3u	   /* the first version with "sync" */
+#define TMM_PLAN_FORMAT_MIGRATE 4u /* the first version with "migrate" */
+#define SYNC_WORD "sync"	   /* an action's flag TMM_ACT_SYNC */
+#define KEEP_WORD "keep"	   /* ... TMM_ACT_KEEP, also from version 3 */
+#define MIGRATE_WORD "migrate"	   /* ... TMM_ACT_MIGRATE, from version 4 */
 
 /*
  * The most accesses and actions a plan file may hold.  A damaged count is
