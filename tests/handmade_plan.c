@@ -44,6 +44,9 @@ unsigned handmade_plan(const struct tmm_trace *t, enum handmade_style style,
 
 			ck_assert_int_eq(tmm_plan_add(plan, TMM_ACT_EVICT_SWAP,
 						      from, key, to, 0), 0);
+			if (style == HANDMADE_MIGRATE && evictions % 2 == 0)
+				plan->actions[plan->n_actions - 1].flags =
+					TMM_ACT_MIGRATE;
 			ck_assert_int_eq(tmm_plan_add(plan, TMM_ACT_PREFETCH,
 						      in, key, to, 0), 0);
 		}

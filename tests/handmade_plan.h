@@ -19,6 +19,8 @@ enum handmade_style {
 	HANDMADE_SWAP,	/* swaps and prefetches only */
 	HANDMADE_DROP,	/* drops wherever possible, swaps elsewhere */
 	HANDMADE_MIXED, /* alternates drops and swaps */
+	HANDMADE_MIGRATE, /* swaps only, every other one flagged
+			   * TMM_ACT_MIGRATE */
 };
 
 /* Fills *plan (initialised here); returns how many evictions it has. */

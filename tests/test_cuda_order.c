@@ -372,6 +372,60 @@ static void all_kept(tmm_ctx *ctx, unsigned seed, const tmm_tensor *t,
 }
 
 /*
+ * By the copy way with t away by migration (TMM_ACT_MIGRATE: a prefetch
+ * on the migrate stream) and u by copy: u's way back (fresh pages on the
+ * H2D stream, then a copy) is not ordered after the migrate stream
+ * (backend_cuda_managed.c), so it must touch nothing the migration does;
+ * t's way back on the migrate stream follows its way out; and once t is
+ * destroyed while away, the next tensor in its range is written after
+ * the migration.  Both keep their bytes, with no race, whatever the
+ * double's order.
+ */
+START_TEST(a_migration_beside_the_copy_way_races_nothing)
+{
+	setenv("CUDAFAKE_LAG", "20", 1);
+	for (unsigned seed = 1; seed <= SEEDS; seed++) {
+		tmm_tensor t, u, v;
+		tmm_ctx *ctx = make_ctx_way(&t, true);
+		struct tmm_tensor_rec *rt, *ru;
+
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
+						   "u", &u), 0);
+		cudafake_reset(seed);
+		write_t(ctx, t, 0x21);
+		write_t(ctx, u, 0x42);
+		rt = tmm_tensor_find(ctx, t);
+		ru = tmm_tensor_find(ctx, u);
+		ck_assert_int_eq(tmm_mover_migrate_out(ctx, rt), 0);
+		ck_assert(rt->uvm_migrated);
+		ck_assert_ptr_null(rt->host);
+		ck_assert_int_eq(tmm_mover_swap_out(ctx, ru, false), 0);
+		ck_assert_ptr_nonnull(ru->host);
+		ck_assert_int_eq(tmm_mover_settle(ctx, ru), 0);
+		ck_assert_int_eq(tmm_mover_prefetch(ctx, ru), 0);
+		ck_assert_int_eq(tmm_mover_prefetch(ctx, rt), 0);
+		ck_assert(!rt->uvm_migrated);
+		expect_bytes(ctx, u, 0x42);
+		expect_bytes(ctx, t, 0x21);
+		expect_no_race(seed);
+		/* Away by migration again, and destroyed there: its range
+		 * goes to v, which a kernel writes. */
+		cudafake_reset(seed);
+		ck_assert_int_eq(tmm_mover_make_resident(ctx, rt, true), 0);
+		ck_assert_int_eq(tmm_mover_migrate_out(ctx, rt), 0);
+		ck_assert_int_eq(tmm_tensor_destroy(ctx, t), 0);
+		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
+						   "v", &v), 0);
+		write_t(ctx, v, 0x63);
+		expect_bytes(ctx, v, 0x63);
+		expect_no_race(seed);
+		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	}
+	unsetenv("CUDAFAKE_LAG");
+}
+END_TEST
+
+/*
  * An output of two slots fits only once a swap-in has landed and moved
  * (mover.c, tmm_compact_landing_in_the_way): the move, on the compute
  * stream, must read the tensor after its copy has written it, and the
@@ -436,6 +490,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_block_freed_under_a_swap_out_waits_for_it);
 	tcase_add_test(tc, the_copy_way_back_is_read_after_its_discard);
 	tcase_add_test(tc, a_range_discarded_by_the_copy_way_is_written_after_it);
+	tcase_add_test(tc, a_migration_beside_the_copy_way_races_nothing);
 	tcase_add_test(tc, a_swap_in_moved_for_room_moves_after_it_lands);
 	tcase_add_test(tc, a_failed_wait_for_a_landing_loses_nothing);
 	suite_add_tcase(s, tc);

@@ -8,7 +8,8 @@
  * the host waits only where it syncs on an event, which counts as a
  * stall, and a timed wait measures what the engine stood still;
  * prefetches are timed like copies, and a copy of managed memory holds
- * the host until it has run, as CUDA's.  The expected times are worked
+ * the host until it has run, as CUDA's, but not behind a migration on the
+ * migrate engine.  The expected times are worked
  * out by hand from the profile figures (the arithmetic is in the
  * comments), not by calling the code under test.  Jitter of 0 is exact, a
  * seed repeats its times, and the times centre on the roofline, never
@@ -229,7 +230,7 @@ START_TEST(test_engine_wait)
 	ck_assert_int_eq(be.ops->engine_wait(&be, TMM_ENGINE_D2H, &early), 0);
 	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_D2H),
 			  P100_H2D_GIB + P100_D2H_GIB);
-	ck_assert_int_eq(be.ops->engine_wait(&be, (enum tmm_engine)3, &ev),
+	ck_assert_int_eq(be.ops->engine_wait(&be, TMM_ENGINE_COUNT, &ev),
 			 -EINVAL);
 	be.ops->close(&be);
 }
@@ -327,6 +328,47 @@ START_TEST(test_managed_copy_holds_the_host)
 	ck_assert_int_eq(be.ops->kernel_end(&be, &cost, NULL), 0);
 	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_COMPUTE),
 			  held ? after + P100_TFLOP : 2 * P100_TFLOP);
+	be.ops->close(&be);
+}
+END_TEST
+
+/*
+ * The migrate engine (TMM_ENGINE_MIGRATE) runs beside the copy engines:
+ * a held copy out of managed memory queued after a migration to the host
+ * on it starts at once (_i 0), where on the D2H engine it waits for the
+ * migration first (_i 1); either way the host is held until the copy
+ * ends.  It takes no copies.
+ */
+START_TEST(test_migrate_engine_beside_copies)
+{
+	enum tmm_engine e = _i == 0 ? TMM_ENGINE_MIGRATE : TMM_ENGINE_D2H;
+	struct tmm_config cfg;
+	struct tmm_backend be;
+	uint64_t in_end, out_end;
+	void *h, *m;
+
+	cfg_init(&cfg, "p100-pcie3-16g", TMM_SIM_PHANTOM);
+	cfg.sim_managed_copy_held = true;
+	open_cfg(&be, &cfg);
+	ck_assert_int_eq(be.ops->host_alloc(&be, GIB, -1, &h), 0);
+	ck_assert_int_eq(be.ops->managed_alloc(&be, 2 * GIB, &m), 0);
+	populate(&be, m, 2 * GIB);
+	ck_assert_int_eq(be.ops->prefetch(&be, TMM_ENGINE_H2D, m, 2 * GIB,
+					  TMM_LOC_DEVICE, -1), 0);
+	in_end = event_at(&be, TMM_ENGINE_H2D);
+	/* The first GiB back to the host: after it came in. */
+	ck_assert_int_eq(be.ops->prefetch(&be, e, m, GIB, TMM_LOC_HOST, 0), 0);
+	out_end = event_at(&be, e);
+	ck_assert_uint_gt(out_end, in_end);
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_MIGRATE, h, m,
+					    4096), -EINVAL);
+	/* The second GiB by a held copy. */
+	ck_assert_int_eq(be.ops->copy_async(&be, TMM_ENGINE_D2H, h,
+					    (char *)m + GIB, GIB), 0);
+	ck_assert_uint_eq(event_at(&be, TMM_ENGINE_D2H),
+			  e == TMM_ENGINE_MIGRATE ? P100_D2H_GIB
+						  : out_end + P100_D2H_GIB);
+	ck_assert_uint_eq(be.ops->now_ns(&be), event_at(&be, TMM_ENGINE_D2H));
 	be.ops->close(&be);
 }
 END_TEST
@@ -667,6 +709,7 @@ void add_sim_engine_tests(Suite *s)
 	tcase_add_test(tc, test_engine_wait);
 	tcase_add_test(tc, test_prefetch_timed_like_copy);
 	tcase_add_loop_test(tc, test_managed_copy_holds_the_host, 0, 4);
+	tcase_add_loop_test(tc, test_migrate_engine_beside_copies, 0, 2);
 	tcase_add_test(tc, test_bad_engine_and_advice);
 	tcase_add_test(tc, test_collective_time);
 	tcase_add_test(tc, test_collective_shares_pcie);

@@ -276,6 +276,31 @@ static struct run check_uvm_by_copy(int model, unsigned percent, bool plan,
 	return got;
 }
 
+/*
+ * mode=uvm by copy with half the plan's swaps by migration (TMM_ACT_MIGRATE,
+ * hints/uvm_mix.h), copies holding the host as CUDA's: both ways in one
+ * run, and the bytes are the reference's.
+ */
+START_TEST(mlp_uvm_mix_with_a_plan)
+{
+	static const enum handmade_style migrate = HANDMADE_MIGRATE;
+	struct run got = { 0 };
+
+	check_run(0, "uvm,uvm_cap=driver,uvm_swap_path=copy,"
+		  "sim_managed_copy=held", 50, &migrate, &got);
+	ck_assert_uint_eq(got.st.plan_divergences, 0);
+	ck_assert_uint_gt(got.st.swap_in_count, 0);
+	/* By migration: to the host by prefetch; by copy: the pages
+	 * discarded. */
+	ck_assert_uint_gt(got.st.uvm_prefetch_out_bytes, 0);
+	ck_assert_uint_lt(got.st.uvm_prefetch_out_bytes,
+			  got.st.swap_out_bytes);
+	ck_assert_uint_gt(got.st.uvm_discard_bytes, 0);
+	ck_assert_uint_eq(got.st.passive_evictions, 0);
+	ck_assert_uint_eq(got.st.uvm_held, 0);
+}
+END_TEST
+
 START_TEST(mlp_at_100_percent) { check_fraction(0, 100); }
 END_TEST
 START_TEST(mlp_at_50_percent) { check_fraction(0, 50); }
@@ -494,6 +519,7 @@ int main(void)
 	tcase_add_test(mlp, mlp_at_30_percent_of_its_peak);
 	tcase_add_test(mlp, a_peak_share_below_the_largest_op_stops_there);
 	tcase_add_test(mlp, mlp_uvm_by_copy_with_a_plan);
+	tcase_add_test(mlp, mlp_uvm_mix_with_a_plan);
 	tcase_add_test(mlp, mlp_uvm_by_copy_without_pinned_memory);
 	tcase_add_test(mlp, a_failed_training_names_its_failure);
 	tcase_add_test(gpt, gpt_at_100_percent);

@@ -284,7 +284,7 @@ START_TEST(a_batch_failing_part_way_loses_nothing)
 		ck_assert_int_eq(tmm_tensor_write(ctx, t[i], 0, in[i], BYTES),
 				 0);
 		r[i] = tmm_tensor_find(ctx, t[i]);
-		ck_assert_int_eq(tmm_uvm_swap_out(ctx, r[i]), 0);
+		ck_assert_int_eq(tmm_uvm_swap_out(ctx, r[i], false), 0);
 		ck_assert_int_eq(r[i]->state, TMM_TS_HOST);
 	}
 	held = ctx->uvm_held;

@@ -23,11 +23,20 @@
 
 struct tmm_config;
 
-/* The three in-order work queues of a device. */
+/* The four in-order work queues of a device. */
 enum tmm_engine {
 	TMM_ENGINE_COMPUTE = 0,
 	TMM_ENGINE_H2D = 1, /* host-to-device copy engine */
 	TMM_ENGINE_D2H = 2, /* device-to-host copy engine */
+	/* The driver's migrations of managed ranges, either way, beside
+	 * the copy engines: mode=uvm's tensors that a plan moves by
+	 * prefetch while the rest go by copy (plan.h, TMM_ACT_MIGRATE), so
+	 * that a copy queued after a slow migration to the host does not
+	 * wait for it.  It takes prefetches only, and other engines'
+	 * prefetches are not ordered after it: what runs on it touches
+	 * only the ranges of the tensors it moves, which nothing else
+	 * touches until they are back. */
+	TMM_ENGINE_MIGRATE = 3,
 	TMM_ENGINE_COUNT,
 	/* Not a queue the runtime puts work on: the engine of a
 	 * collective's event (collective_event below), which no engine's

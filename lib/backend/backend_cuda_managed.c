@@ -89,8 +89,16 @@ static struct cudaMemLocation loc_host(const struct cuda_state *s, int node)
  * event records and two waits for every prefetch of every op, with
  * nothing on the copy streams, were host time in every step).  The
  * compute stream is never skipped: the op callbacks queue kernels there
- * that the backend does not see.  On failure *call names the CUDA call
- * that failed, for the message.
+ * that the backend does not see.  Nor is any stream skipped for a
+ * prefetch on the migrate stream or for a discard.  But a prefetch on a
+ * copy stream does not wait for the migrate stream: what runs there
+ * touches only the ranges of tensors away by migration, which no copy
+ * touches until they are back, and a range freed meanwhile is discarded
+ * on the compute stream first (backend.h, TMM_ENGINE_MIGRATE).  Were it
+ * to wait, the fresh pages of each copy back would queue behind the
+ * slow migrations to the host (9.9 GB/s on the H200), and the copy
+ * after them, which holds the host, with them.  On failure *call names
+ * the CUDA call that failed, for the message.
  */
 static cudaError_t after_other_streams(struct cuda_state *s,
 				       enum tmm_engine engine,
@@ -101,6 +109,9 @@ static cudaError_t after_other_streams(struct cuda_state *s,
 		cudaError_t e;
 
 		if (i == (int)engine)
+			continue;
+		if (i == TMM_ENGINE_MIGRATE &&
+		    (engine == TMM_ENGINE_H2D || engine == TMM_ENGINE_D2H))
 			continue;
 		if (i != TMM_ENGINE_COMPUTE &&
 		    s->waited[engine][i] == s->queued[i])

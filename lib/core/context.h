@@ -137,6 +137,9 @@ struct tmm_tensor_rec {
 	bool uvm_host_preferred;
 	uint8_t uvm_advised;
 	bool uvm_host_touched;
+	/* Away by the migrate engine (a plan's TMM_ACT_MIGRATE while the
+	 * run's way is copy): it comes back by a prefetch there too. */
+	bool uvm_migrated;
 
 	/* Made during a rehearsal (rehearse.c): it holds no memory and
 	 * goes when the rehearsal ends. */
@@ -204,6 +207,9 @@ struct tmm_counters {
 	uint64_t uvm_prefetch_bytes, uvm_evictions, uvm_eviction_bytes;
 	uint64_t uvm_remote_bytes, uvm_discard_bytes;
 	uint64_t uvm_prefetch_out_bytes; /* evictions by prefetch, mode=uvm */
+	/* Of those, the ones on the migrate engine beside the copy way
+	 * (TMM_ACT_MIGRATE), and the prefetches that brought them back. */
+	uint64_t uvm_migrate_out_bytes, uvm_migrate_in_bytes;
 	uint64_t uvm_fault_ns;	/* the driver's fault path */
 	uint64_t split_ops, micro_ops, split_fallbacks; /* split.c */
 	uint64_t uvm_resident, uvm_resident_peak; /* device_in_use/peak in

@@ -615,6 +615,9 @@ static int fire(struct tmm_ctx *ctx, uint32_t index)
 				rc = 0;
 			else if (dead_here(ctx, a) && tmm_dead_discard(ctx, t))
 				rc = 0;
+			else if (t->state == TMM_TS_RESIDENT &&
+				 (a->flags & TMM_ACT_MIGRATE))
+				rc = tmm_mover_migrate_out(ctx, t);
 			else if (t->state == TMM_TS_RESIDENT)
 				rc = tmm_mover_swap_out(ctx, t, false);
 			if (rc == 0 && (a->flags & TMM_ACT_SYNC)) {

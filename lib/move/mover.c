@@ -548,11 +548,19 @@ int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 					: "");
 	if (!tmm_mover_uvm(ctx))
 		return tmm_mover_copy_out(ctx, t, sync);
-	rc = tmm_uvm_swap_out(ctx, t);
+	rc = tmm_uvm_swap_out(ctx, t, false);
 	/* By copy (uvm_path.h), it is in flight like a swap-out's copy. */
 	if (rc == 0 && sync && t->state == TMM_TS_SWAPPING_OUT)
 		return tmm_mover_settle(ctx, t);
 	return rc;
+}
+
+int tmm_mover_migrate_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+{
+	if (!tmm_mover_uvm(ctx) || t->state != TMM_TS_RESIDENT ||
+	    t->pins != t->placing_pins)
+		return tmm_mover_swap_out(ctx, t, false);
+	return tmm_uvm_swap_out(ctx, t, true);
 }
 
 int tmm_mover_swap_in(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)

@@ -51,6 +51,14 @@ int tmm_mover_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
 		       bool sync);
 
 /*
+ * tmm_mover_swap_out(ctx, t, false) for a plan's EVICT_SWAP flagged
+ * TMM_ACT_MIGRATE: in mode=uvm, t leaves by a prefetch to the host, on
+ * the migrate engine where the context's way is copy, and comes back the
+ * same way (mover_uvm.h).  The same errors.
+ */
+int tmm_mover_migrate_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+
+/*
  * Starts bringing a HOST tensor back: allocates device memory (which may
  * wait or evict) and queues a host-to-device copy.  Returns 0, -EINVAL
  * (wrong state), -ENOMEM, or a backend error.

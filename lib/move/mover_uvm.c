@@ -262,6 +262,7 @@ void tmm_uvm_release(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	t->uvm_host_preferred = false;
 	t->uvm_advised = 0;
 	t->uvm_host_touched = false;
+	t->uvm_migrated = false;
 	/* Retiring the record is not a life-cycle transition. */
 	t->state = TMM_TS_EMPTY;
 	tmm_uvm_sync_counters(ctx);
@@ -339,12 +340,18 @@ static int unprefer_host(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	return 0;
 }
 
-int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		     bool migrate)
 {
 	struct tmm_backend *be = &ctx->be;
+	enum tmm_engine engine = TMM_ENGINE_D2H;
 	int rc;
 
-	if (ctx->uvm_copy_out) {
+	if (ctx->uvm_copy_out && migrate) {
+		/* Beside the copies, not behind them, and the copies not
+		 * behind it (backend.h). */
+		engine = TMM_ENGINE_MIGRATE;
+	} else if (ctx->uvm_copy_out) {
 		rc = tmm_mover_copy_out(ctx, t, false);
 		if (rc != -ENOMEM)
 			return rc;
@@ -356,24 +363,27 @@ int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 			"raise pinned_pool or free host memory");
 	}
 	/* A collective still reducing it: the migration waits for it. */
-	rc = tmm_tensor_wait_net(ctx, t, TMM_ENGINE_D2H, false);
+	rc = tmm_tensor_wait_net(ctx, t, engine, false);
 	if (rc < 0)
 		return tmm_mover_backend_error(ctx, rc);
 	tmm_uvm_arena_note(ctx->uvm_arena, t->dev, t->bytes, false);
 	rc = be->ops->advise(be, t->dev, t->bytes, TMM_ADVISE_PREFERRED_HOST);
 	if (rc == 0)
-		rc = be->ops->prefetch(be, TMM_ENGINE_D2H, t->dev, t->bytes,
+		rc = be->ops->prefetch(be, engine, t->dev, t->bytes,
 				       TMM_LOC_HOST, host_node(ctx));
 	/* The migration's end, for a back-access that comes before it
 	 * (after_swap_out). */
 	if (rc == 0)
-		rc = be->ops->event_record(be, TMM_ENGINE_D2H, &t->copy);
+		rc = be->ops->event_record(be, engine, &t->copy);
 	if (rc < 0) {
 		be->ops->advise(be, t->dev, t->bytes,
 				TMM_ADVISE_UNSET_PREFERRED);
 		return tmm_mover_backend_error(ctx, rc);
 	}
 	t->uvm_host_preferred = true;
+	t->uvm_migrated = engine == TMM_ENGINE_MIGRATE;
+	if (t->uvm_migrated)
+		ctx->c.uvm_migrate_out_bytes += t->bytes;
 	/* The migration is the driver's business: bookkeeping moves on at
 	 * once, and a back-access before it ends simply waits for it. */
 	tmm_tensor_set_state(t, TMM_TS_SWAPPING_OUT);
@@ -418,6 +428,7 @@ static int after_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 /* HOST -> RESIDENT, as bookkeeping: its pages count from now on. */
 static void back_on_device(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
+	t->uvm_migrated = false;
 	tmm_tensor_set_state(t, TMM_TS_SWAPPING_IN);
 	tmm_tensor_set_state(t, TMM_TS_RESIDENT);
 	tmm_uvm_hold(ctx, t);
@@ -439,12 +450,14 @@ static int copy_back(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
  * wait for it, and the plan's feedback sees it late.  Returns 0 or the
  * backend's error, t then still HOST.
  */
-static int prefetch_queued(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
+static int prefetch_queued(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+			   enum tmm_engine engine)
 {
-	int rc = ctx->be.ops->event_record(&ctx->be, TMM_ENGINE_H2D, &t->copy);
+	int rc = ctx->be.ops->event_record(&ctx->be, engine, &t->copy);
 
 	if (rc < 0)
 		return tmm_mover_backend_error(ctx, rc);
+	t->uvm_migrated = false;
 	tmm_uvm_arriving(ctx, t);
 	return 0;
 }
@@ -502,6 +515,7 @@ static int gather(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 {
 	struct tmm_backend *be = &ctx->be;
+	enum tmm_engine engine = TMM_ENGINE_H2D;
 	char label[64];
 	int rc;
 
@@ -528,16 +542,23 @@ int tmm_uvm_prefetch(struct tmm_ctx *ctx, struct tmm_tensor_rec *t)
 	/* The backend orders the prefetch after the swap-out's migration;
 	 * t->copy becomes the prefetch's own. */
 	be->ops->event_release(be, &t->copy);
+	/* Away by migration, it comes back on the migrate engine, after
+	 * its own way out and beside the copies: not gathered with the
+	 * prefetches for the H2D engine. */
+	if (t->uvm_migrated)
+		engine = TMM_ENGINE_MIGRATE;
 	/* Held now, so that the next prefetch's room counts it. */
-	if (ctx->uvm_batch.open && gather(ctx, t) == 0) {
+	else if (ctx->uvm_batch.open && gather(ctx, t) == 0) {
 		tmm_uvm_hold(ctx, t);
 		return 0;
 	}
-	rc = be->ops->prefetch(be, TMM_ENGINE_H2D, t->dev, t->bytes,
-			       TMM_LOC_DEVICE, -1);
+	rc = be->ops->prefetch(be, engine, t->dev, t->bytes, TMM_LOC_DEVICE,
+			       -1);
 	if (rc < 0)
 		return tmm_mover_backend_error(ctx, rc);
-	return prefetch_queued(ctx, t);
+	if (engine == TMM_ENGINE_MIGRATE)
+		ctx->c.uvm_migrate_in_bytes += t->bytes;
+	return prefetch_queued(ctx, t, engine);
 }
 
 /* The batch opened, flushed and closed (mover_uvm.h). */
@@ -559,8 +580,8 @@ int tmm_uvm_batch_flush(struct tmm_ctx *ctx)
 				       TMM_LOC_DEVICE, -1);
 	if (rc < 0)
 		rc = tmm_mover_backend_error(ctx, rc);
-	while (rc == 0 && i < n && (rc = prefetch_queued(ctx,
-						       b->tensors[i])) == 0)
+	while (rc == 0 && i < n &&
+	       (rc = prefetch_queued(ctx, b->tensors[i], TMM_ENGINE_H2D)) == 0)
 		i++;
 	if (n > 1)
 		ctx->c.prefetches_gathered += i;

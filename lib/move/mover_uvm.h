@@ -69,9 +69,13 @@ static inline bool tmm_uvm_cap_fits(const struct tmm_ctx *ctx,
 int tmm_uvm_materialize(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
 
 
-/* RESIDENT -> HOST: prefetch to the host with preferred location host.
- * Returns 0 or a backend error (t unchanged). */
-int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t);
+/* RESIDENT -> HOST: by the context's way (uvm_path.h), or with `migrate`
+ * by a prefetch to the host, with preferred location host, on the
+ * migrate engine where that way is copy (TMM_ENGINE_MIGRATE; on the D2H
+ * engine where it is prefetch already).  Returns 0 or a backend error (t
+ * unchanged). */
+int tmm_uvm_swap_out(struct tmm_ctx *ctx, struct tmm_tensor_rec *t,
+		     bool migrate);
 
 /* HOST -> SWAPPING_IN by a prefetch to the device, RESIDENT once its
  * event completes (retired as a swap-in is).  Returns 0, -EINVAL (not
