@@ -24,7 +24,8 @@ static const struct shape known_shapes[] = {
  * op times by events; uvm-counters: CUPTI's unified-memory counters on
  * (what counting the driver's work costs); auto: mode=auto, the mode the
  * library takes by itself (a uvm run for the free-memory check, as it may
- * be one); each for a side by side. */
+ * be one); uvm-mix: by copy, with the swaps that fit by migration beside
+ * the copies (hints/uvm_mix.h); each for a side by side. */
 static const struct run_mode all_modes[MAX_MODES] = {
 	{ "swap", "mode=swap", false },
 	{ "uvm", "mode=uvm", true },
@@ -37,6 +38,7 @@ static const struct run_mode all_modes[MAX_MODES] = {
 	{ "uvm-nocupti", "mode=uvm,cupti=off", true },
 	{ "uvm-counters", "mode=uvm,uvm_counters=on", true },
 	{ "auto", "mode=auto", true },
+	{ "uvm-mix", "mode=uvm,uvm_swap_path=mix", true },
 };
 
 static const char *const all_policies[N_POLICIES] = {
@@ -63,7 +65,8 @@ static void usage(FILE *f)
 		"              swap-keep, uvm-keep (liveness=keep: dead tensors\n"
 		"              copied out), uvm-nocupti (cupti=off),\n"
 		"              uvm-counters (uvm_counters=on), auto "
-		"(mode=auto)\n"
+		"(mode=auto),\n"
+		"              uvm-mix (uvm_swap_path=mix)\n"
 		"  --policies  all (the default) or a list of: none, passive, "
 		"vdnn-conv,\n"
 		"              vdnn-all, checkpoint, superneurons, capuchin, "

@@ -26,7 +26,7 @@ struct run_mode {
 	bool uvm;
 };
 
-#define MAX_MODES 10
+#define MAX_MODES 11
 
 /* What the command line chose. */
 struct options {

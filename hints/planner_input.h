@@ -131,6 +131,13 @@ struct tmm_planner_input {
 	 * (plan_auto.c).
 	 */
 	double moves_h2d_gbps, moves_d2h_gbps;
+	/*
+	 * mode=uvm by copy where the copies hold the host and the
+	 * uvm_swap_path tunable is mix: the rates of the device's
+	 * migrations of managed memory (prefetches), GB/s, at which the
+	 * swaps that fit go beside the copies (uvm_mix.h).  0: no mix.
+	 */
+	double migrate_h2d_gbps, migrate_d2h_gbps;
 	enum tmm_auto_goal auto_goal; /* policy auto only */
 	unsigned auto_rungs;	      /* policy auto only: the smaller
 				       * budgets it plans for too

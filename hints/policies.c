@@ -13,6 +13,7 @@
 
 #include "link_share.h"
 #include "read_mostly.h"
+#include "uvm_mix.h"
 #include "policies.h"
 
 static const struct {
@@ -54,12 +55,17 @@ int tmm_policy_run(tmm_planner_fn *make, const char *policy,
 	rc = tmm_link_share_avoid(in, out);
 	if (rc == 0)
 		rc = tmm_read_mostly_advise(in, out);
+	if (rc >= 0) {
+		/* Where copies hold the host, the swaps that fit go by
+		 * migration beside them: of a plan sorted by trigger. */
+		tmm_plan_sort(out);
+		rc = tmm_uvm_mix(in, out);
+	}
 	if (rc < 0) {
 		tmm_plan_free(out);
 		snprintf(err, errlen, "planner '%s': out of memory", policy);
 		return rc;
 	}
-	tmm_plan_sort(out);
 	return 0;
 }
 

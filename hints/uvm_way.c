@@ -41,7 +41,7 @@ bool tmm_uvm_way_copy(const struct tmm_uvm_rates *r,
 		      enum tmm_uvm_swap_path asked)
 {
 	if (asked != TMM_UVM_PATH_AUTO)
-		return asked == TMM_UVM_PATH_COPY;
+		return asked == TMM_UVM_PATH_COPY || asked == TMM_UVM_PATH_MIX;
 	/* The rates' choice, on a GPU too.  The H200 once ended a copy-way
 	 * run with one bias tensor wrong (1 of 3, at 45de6ad), and auto took
 	 * the prefetch on a GPU from 844ee9b to f15ab58.  Since the host

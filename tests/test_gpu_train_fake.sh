@@ -99,16 +99,17 @@ checks=$((checks + 1))
 	fail "--append did not add stdout's tables to the end of the file"
 
 # mode=uvm by each way out, and by copy with uvm_keep=off beside it, and
-# both modes with liveness=keep: one row each, bit-identical.
+# both modes with liveness=keep, and the mix of copies and migrations on
+# the migrate stream: one row each, bit-identical, the race detector on.
 CUDAFAKE_RACES=abort TENSORMM_LOG=error \
 	"$prog" --shape 64x4x1024 --steps 4 --warmup 2 --budgets 0.3 \
-	--modes uvm-copy,uvm-prefetch,uvm-copy-nokeep,swap-keep,uvm-keep,uvm-nocupti,uvm-counters \
+	--modes uvm-copy,uvm-prefetch,uvm-copy-nokeep,swap-keep,uvm-keep,uvm-nocupti,uvm-counters,uvm-mix \
 	--policies tensile,auto >"$tmp/ways" 2>"$tmp/err"
 rc=$?
 checks=$((checks + 1))
 [ "$rc" -eq 0 ] || { fail "ways: exit status $rc"; cat "$tmp/err" >&2; }
 for mode in uvm-copy uvm-prefetch uvm-copy-nokeep swap-keep uvm-keep \
-	    uvm-nocupti uvm-counters; do
+	    uvm-nocupti uvm-counters uvm-mix; do
 	for policy in tensile auto; do
 		checks=$((checks + 1))
 		grep -q "^| $policy | $mode | 30% (.*| yes |\$" "$tmp/ways" ||

@@ -83,6 +83,7 @@ static const char *const uvm_swap_path_choices[] = {
 	[TMM_UVM_PATH_AUTO] = "auto",
 	[TMM_UVM_PATH_PREFETCH] = "prefetch",
 	[TMM_UVM_PATH_COPY] = "copy",
+	[TMM_UVM_PATH_MIX] = "mix",
 	NULL
 };
 
@@ -514,13 +515,17 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.env = "TENSORMM_UVM_SWAP_PATH",
 		.type = TMM_TYPE_CHOICE,
 		.def = "auto",
-		.accepted = "auto, prefetch or copy",
+		.accepted = "auto, prefetch, copy or mix",
 		.help = "mode=uvm: how an evicted tensor leaves the device and "
 			"comes back; prefetch = cudaMemPrefetchAsync both "
 			"ways, copy = a pinned copy out and a discard, then a "
-			"prefetch and a copy back; auto = the cheaper round "
-			"trip by the rates measured at open (the profile's on "
-			"the sim): copy on the H100 and H200 measured",
+			"prefetch and a copy back; mix = copy, but where a "
+			"copy of managed memory holds the host (CUDA's), the "
+			"plan's swaps whose prefetches fit between eviction "
+			"and use go by prefetch on a stream of their own; "
+			"auto = the cheaper round trip by the rates measured "
+			"at open (the profile's on the sim): copy on the H100 "
+			"and H200 measured",
 		.since = "0.1",
 		.choices = uvm_swap_path_choices,
 	},

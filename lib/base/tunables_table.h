@@ -27,7 +27,9 @@ enum tmm_offload_idle { TMM_OFFLOAD_IDLE_AUTO, TMM_OFFLOAD_IDLE_ON,
 enum tmm_uvm_swap_path {
 	TMM_UVM_PATH_AUTO,
 	TMM_UVM_PATH_PREFETCH,
-	TMM_UVM_PATH_COPY
+	TMM_UVM_PATH_COPY,
+	TMM_UVM_PATH_MIX /* copy, and by migration the swaps that fit
+			  * (hints/uvm_mix.h) */
 };
 /* How mode=uvm makes the pages of a fresh output (mover_uvm.c). */
 enum tmm_uvm_fresh { TMM_UVM_FRESH_AUTO, TMM_UVM_FRESH_PREFETCH,

@@ -63,6 +63,13 @@ struct tmm_planner_input tmm_guide_planner_input(const struct tmm_ctx *ctx,
 			    .net_latency_ns = d->net_latency_ns },
 	};
 
+	/* Where copies hold the host, mix asks for the swaps that fit by
+	 * migration beside them (hints/uvm_mix.h). */
+	if (in.uvm_copies_serial &&
+	    ctx->cfg.uvm_swap_path == TMM_UVM_PATH_MIX) {
+		in.migrate_h2d_gbps = d->uvm_prefetch_h2d_gbps;
+		in.migrate_d2h_gbps = d->uvm_prefetch_d2h_gbps;
+	}
 	/* By prefetch, tensors leave and come back at the managed rates
 	 * (9.3-10.5 GB/s to the host on the H200, against 54 by pinned
 	 * copy): what auto prices its candidates at (plan_auto.c). */
