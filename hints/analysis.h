@@ -46,6 +46,10 @@ struct tmm_analysis {
 	bool clean_copies;	/* in->clean_copies */
 	bool prefetch_after_evictions; /* in->prefetch_after_evictions */
 	bool uvm_copies_serial; /* in->uvm_copies_serial */
+	/* in->migrate_d2h_gbps and migrate_h2d_gbps, in ns a byte: the
+	 * migrate engine of a plan's TMM_ACT_MIGRATE swaps (uvm_mix.h); 0
+	 * where it has none. */
+	double migrate_out_ns_per_byte, migrate_in_ns_per_byte;
 	/* Per trace tensor where in->read_mostly_frozen, else NULL: frozen
 	 * (read_mostly.h), advised read-mostly, so that its eviction moves
 	 * nothing. */

@@ -12,7 +12,9 @@
  * prefetch after every stream (CUDA's, in mode=uvm), behind every swap-out
  * queued before it.  Where a copy of managed memory holds the host until
  * it has run (CUDA's, in mode=uvm by copy), compute waits for each copy
- * out and back.  Op durations are the trace's ideal ones.  What the
+ * out and back, but not for a swap the plan moves by migration
+ * (TMM_ACT_MIGRATE): out and back on the migrate engine, in order, at the
+ * device's managed rates (uvm_mix.h).  Op durations are the trace's ideal ones.  What the
  * model leaves out: the compaction and allocator waits of the runtime,
  * and the exact choice of passive victims, which is costed as the excess
  * leaving and coming back once per stretch over the budget.
@@ -277,6 +279,7 @@ struct tensor_clock {
 	bool prefetched;   /* a prefetch is bringing it back */
 	bool clean;	   /* back from the host and not written since: its
 			    * host copy holds its bytes (clean_copy.h) */
+	bool migrated;	   /* out on the migrate engine: back there too */
 	uint64_t out_done; /* its swap-out's copy ends */
 	uint64_t ready_at; /* its prefetch lands */
 };
@@ -285,6 +288,7 @@ struct timeline {
 	const struct tmm_analysis *an;
 	struct tensor_clock *tc;
 	uint64_t now, h2d_free, d2h_free;
+	uint64_t migrate_free; /* the migrate engine (uvm_mix.h) */
 	uint64_t h2d_busy, d2h_busy; /* each engine's transfers, summed */
 	struct tmm_forecast *f;
 };
@@ -328,12 +332,37 @@ static void host_held_until(struct timeline *tl, uint64_t end)
 	tl->now = end;
 }
 
-/* Tensor t copied back now, no prefetch having started it. */
+/* A move of `bytes` on the migrate engine asked for at `at` (after its
+ * tensor's own way out): when it ends. */
+static uint64_t migrate(struct timeline *tl, uint64_t at, uint64_t bytes,
+			bool in)
+{
+	const struct tmm_analysis *an = tl->an;
+	uint64_t start = tl->migrate_free > at ? tl->migrate_free : at;
+
+	tl->migrate_free = start + an->dev.copy_latency_ns +
+			   (uint64_t)((double)bytes *
+				      (in ? an->migrate_in_ns_per_byte
+					  : an->migrate_out_ns_per_byte));
+	return tl->migrate_free;
+}
+
+/* Tensor t copied back now, no prefetch having started it; away by
+ * migration, prefetched back on the compute stream once it has left. */
 static void swap_in_on_demand(struct timeline *tl, uint32_t t)
 {
 	struct tensor_clock *c = &tl->tc[t];
 	uint64_t start = in_start(tl, c);
 	uint64_t ns = tmm_swap_ns(tl->an, tl->an->life[t].bytes, true);
+
+	if (c->migrated) {
+		start = c->out_done > tl->now ? c->out_done : tl->now;
+		ns = (uint64_t)((double)tl->an->life[t].bytes *
+				tl->an->migrate_in_ns_per_byte);
+		tl->f->stall_ns += start + ns - tl->now;
+		tl->now = start + ns;
+		return;
+	}
 
 	tl->h2d_free = start + ns;
 	tl->h2d_busy += ns;
@@ -360,7 +389,9 @@ static void bring_back(struct timeline *tl, uint32_t t, uint32_t at,
 		} else if (tl->now - c->ready_at < tl->f->least_lead_ns) {
 			tl->f->least_lead_ns = tl->now - c->ready_at;
 		}
-		c->clean = true;
+		/* A migration back leaves no host copy to keep. */
+		c->clean = !c->migrated;
+		c->migrated = false;
 	} else if (c->where == DROPPED) {
 		c->clean = false; /* made again on the device alone */
 		op = tmm_producer_op(an, t, at);
@@ -403,6 +434,10 @@ static void fire(struct timeline *tl, const struct tmm_plan_action *a,
 			 * a frozen tensor's read-mostly duplicate): it
 			 * leaves with no copy, at once. */
 			c->out_done = tl->now;
+		} else if ((a->flags & TMM_ACT_MIGRATE) &&
+			   tl->an->migrate_out_ns_per_byte > 0) {
+			c->out_done = migrate(tl, tl->now, bytes, false);
+			c->migrated = true;
 		} else {
 			ns = tmm_swap_ns(tl->an, bytes, false);
 			start = tl->d2h_free > tl->now ? tl->d2h_free
@@ -422,6 +457,14 @@ static void fire(struct timeline *tl, const struct tmm_plan_action *a,
 	case TMM_ACT_PREFETCH:
 		if (c->where != SWAPPED || c->prefetched)
 			break;
+		if (c->migrated) {
+			c->ready_at = migrate(tl, c->out_done > tl->now
+							 ? c->out_done
+							 : tl->now,
+					      bytes, true);
+			c->prefetched = true;
+			break;
+		}
 		start = in_start(tl, c);
 		ns = tmm_swap_ns(tl->an, bytes, true);
 		tl->h2d_free = start + ns;

@@ -212,6 +212,58 @@ START_TEST(a_copy_that_holds_the_host_is_not_hidden)
 END_TEST
 
 /*
+ * The same swap of A flagged TMM_ACT_MIGRATE (uvm_mix.h), copies holding
+ * the host: with a migrate engine as fast as the link it goes there,
+ * beside compute, and op 3 waits only for the late prefetch, as when
+ * the copies were queued (1000 + 2S - 3000); at half the link's rate
+ * each way it leaves at 1000 + 2S and is back at 1000 + 4S.  Without a
+ * migrate engine (no mix asked for) the flag changes nothing: 2S, held.
+ */
+START_TEST(a_migrated_swap_does_not_hold_the_host)
+{
+	static const double rate[3] = { 1000, 500, 0 };
+	struct builder b;
+	struct tmm_analysis an;
+	struct tmm_forecast f;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	uint32_t x, a, y1, y2, y3;
+	uint64_t s_ns, stall[3];
+
+	b_init(&b);
+	x = b_tensor(&b, 1000, false);
+	a = b_tensor(&b, 1500 * 1000, true);
+	y1 = b_tensor(&b, 256, true);
+	y2 = b_tensor(&b, 256, true);
+	y3 = b_tensor(&b, 256, true);
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &a, 1);
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y1, 1);
+	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y2, 1);
+	b_op(&b, TMM_OP_PURE, 1000, &a, 1, &y3, 1);
+	for (int i = 0; i < 3; i++) {
+		in = input(&b, 1ull << 30, 1000);
+		in.uvm_copies_serial = true;
+		in.migrate_d2h_gbps = in.migrate_h2d_gbps = rate[i];
+		ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+		ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 1,
+					      b.tensors[a].key, 6, 0), 0);
+		p.actions[0].flags = TMM_ACT_MIGRATE;
+		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 3,
+					      b.tensors[a].key, 6, 0), 0);
+		ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
+		stall[i] = f.stall_ns;
+		tmm_plan_free(&p);
+		tmm_analysis_free(&an);
+	}
+	s_ns = 1500; /* 1.5 MB at 1000 GB/s, no latency */
+	ck_assert_uint_eq(stall[0], 1000 + 2 * s_ns - 3000);
+	ck_assert_uint_eq(stall[1], 1000 + 4 * s_ns - 3000);
+	ck_assert_uint_eq(stall[2], 2 * s_ns);
+}
+END_TEST
+
+/*
  * liveness=discard (tmm_leaves_free): a dead tensor's eviction copies
  * nothing in the run, so the forecast books no time of the engine to the
  * host for it.  D (1.5 MB, made and freed in the iteration) leaves after
@@ -492,6 +544,7 @@ int main(void)
 	tcase_add_test(tc, forecast_times_a_late_prefetch);
 	tcase_add_test(tc, a_prefetch_after_every_stream_waits_for_earlier_evictions);
 	tcase_add_test(tc, a_copy_that_holds_the_host_is_not_hidden);
+	tcase_add_test(tc, a_migrated_swap_does_not_hold_the_host);
 	tcase_add_test(tc, a_dead_tensor_leaves_the_forecasts_link_free);
 	tcase_add_test(tc, a_clean_tensor_leaves_the_forecasts_link_free);
 	tcase_add_test(tc, an_engine_busier_than_the_iteration_sets_its_length);
