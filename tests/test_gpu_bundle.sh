@@ -6,7 +6,7 @@
 # make): at most 32 MiB; the GPU programs in it, stripped programs and not
 # libtool wrappers; `ldd` on each, with the bundle's lib/, finds every
 # library but CUDA's (the GPU machine's, which run searches for); `run`
-# (and its --bench, --goals and --op-times) exits 77 where there is no
+# (and its --bench, --goals, --op-times and --mix) exits 77 where there is no
 # GPU, from any directory, writing no report or trace; `run --goals` and
 # `run --op-times` take no arguments, and --help describes them; `run
 # --libs` finds every library here.  Skips (77) where the build has no
@@ -90,6 +90,10 @@ else
 	rc=$?
 	[ "$rc" -eq 77 ] || fail "run --op-times exited with $rc, not 77"
 	checks=$((checks + 1))
+	(cd "$tmp/elsewhere" && "$bundle/run" --mix >/dev/null 2>&1)
+	rc=$?
+	[ "$rc" -eq 77 ] || fail "run --mix exited with $rc, not 77"
+	checks=$((checks + 1))
 	[ ! -e "$tmp/elsewhere/gpu-bench-report.md" ] &&
 	[ ! -e "$tmp/elsewhere/compute.trace" ] ||
 		fail "run --bench, --goals or --op-times wrote with no GPU"
@@ -105,8 +109,18 @@ checks=$((checks + 1))
 rc=$?
 [ "$rc" -eq 2 ] || fail "run --op-times --steps 4 exited with $rc, not 2"
 checks=$((checks + 1))
+(cd "$tmp/elsewhere" && "$bundle/run" --mix --steps 4 >/dev/null 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] || fail "run --mix --steps 4 exited with $rc, not 2"
+checks=$((checks + 1))
 "$bundle/run" --help | grep -q -- '--op-times' ||
 	fail "run --help does not describe --op-times"
+checks=$((checks + 1))
+"$bundle/run" --help | grep -q -- '--mix' ||
+	fail "run --help does not describe --mix"
+checks=$((checks + 1))
+"$bundle/run" --help | grep -q -- 'Exit status' ||
+	fail "run --help stops before the exit status"
 checks=$((checks + 1))
 out=$(cd "$tmp/elsewhere" && "$bundle/run" --libs 2>&1)
 rc=$?
