@@ -502,7 +502,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 12
+#define TMM_STATS_VERSION 13
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -519,8 +519,8 @@ enum tmm_plan_state {
  * split_fallbacks; 5: up to device_mapped_peak; 6: up to
  * uvm_held_peak; 7: up to reserved7; 8: up to
  * clean_eviction_bytes; 9: up to dead_discard_bytes; 10: up to
- * uvm_kept_hits; 11: up to reserved11) is still filled up to its last
- * field.  Times are in
+ * uvm_kept_hits; 11: up to reserved11; 12: up to
+ * uvm_prefetch_out_bytes) is still filled up to its last field.  Times are in
  * nanoseconds of the backend's clock: virtual nanoseconds on the
  * simulator.
  */
@@ -694,6 +694,13 @@ struct tmm_stats {
 					  * left by a prefetch to the host
 					  * (mode=uvm's prefetch way), not
 					  * by a pinned copy */
+	/* Version 13: uvm_swap_path=mix. */
+	uint64_t uvm_migrate_out_bytes; /* of uvm_prefetch_out_bytes, those
+					 * a plan moved by migration beside
+					 * the copy way (TENSORMM_UVM_SWAP_PATH
+					 * =mix), on a stream of their own */
+	uint64_t uvm_migrate_in_bytes;	/* ... and the bytes prefetched back
+					 * on that stream */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

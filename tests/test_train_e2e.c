@@ -295,6 +295,12 @@ START_TEST(mlp_uvm_mix_with_a_plan)
 	ck_assert_uint_gt(got.st.uvm_prefetch_out_bytes, 0);
 	ck_assert_uint_lt(got.st.uvm_prefetch_out_bytes,
 			  got.st.swap_out_bytes);
+	/* All of those on the migrate stream, and back there. */
+	ck_assert_uint_eq(got.st.uvm_migrate_out_bytes,
+			  got.st.uvm_prefetch_out_bytes);
+	ck_assert_uint_gt(got.st.uvm_migrate_in_bytes, 0);
+	ck_assert_uint_le(got.st.uvm_migrate_in_bytes,
+			  got.st.uvm_migrate_out_bytes);
 	ck_assert_uint_gt(got.st.uvm_discard_bytes, 0);
 	ck_assert_uint_eq(got.st.passive_evictions, 0);
 	ck_assert_uint_eq(got.st.uvm_held, 0);

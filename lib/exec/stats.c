@@ -38,6 +38,8 @@ static const size_t version_size[] = {
 	      sizeof(uint64_t),
 	[10] = offsetof(struct tmm_stats, uvm_kept_hits) + sizeof(uint64_t),
 	[11] = offsetof(struct tmm_stats, reserved11) + sizeof(uint32_t),
+	[12] = offsetof(struct tmm_stats, uvm_prefetch_out_bytes) +
+	       sizeof(uint64_t),
 };
 
 /* A rate in GB/s as whole MB/s; 0 for none. */
@@ -150,6 +152,8 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->uvm_prefetch_h2d_mbps = mbps(ctx->be.info.uvm_prefetch_h2d_gbps);
 	s->uvm_prefetch_d2h_mbps = mbps(ctx->be.info.uvm_prefetch_d2h_gbps);
 	s->uvm_prefetch_out_bytes = c->uvm_prefetch_out_bytes;
+	s->uvm_migrate_out_bytes = c->uvm_migrate_out_bytes;
+	s->uvm_migrate_in_bytes = c->uvm_migrate_in_bytes;
 	s->share_reservation = tmm_share_reservation(ctx);
 	s->share_budget_changes = c->share_budget_changes;
 	s->split_ops = c->split_ops;
@@ -272,6 +276,12 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 		emit(p, "  way out   %s of the swap-outs by prefetch to the "
 			"host, the rest by pinned copy (uvm_swap_path)\n",
 		     tmm_fmt_bytes(s->uvm_prefetch_out_bytes, a, sizeof(a)));
+	if (s->uvm_migrate_out_bytes || s->uvm_migrate_in_bytes)
+		emit(p, "  migrate   %s out and %s back by prefetch on the "
+			"migrate stream, beside the copies (uvm_swap_path="
+			"mix)\n",
+		     tmm_fmt_bytes(s->uvm_migrate_out_bytes, a, sizeof(a)),
+		     tmm_fmt_bytes(s->uvm_migrate_in_bytes, b, sizeof(b)));
 	if (s->clean_evictions)
 		emit(p, "  clean     %llu evictions (%s) copied nothing: the "
 			"host held their bytes\n",
@@ -398,6 +408,7 @@ static const struct {
 	U64_FIELD(uvm_fault_ns),      U64_FIELD(link_h2d_mbps),
 	U64_FIELD(link_d2h_mbps),     U64_FIELD(uvm_prefetch_h2d_mbps),
 	U64_FIELD(uvm_prefetch_d2h_mbps), U64_FIELD(uvm_prefetch_out_bytes),
+	U64_FIELD(uvm_migrate_out_bytes), U64_FIELD(uvm_migrate_in_bytes),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)
