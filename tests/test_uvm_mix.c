@@ -29,11 +29,14 @@
  *     and it is no candidate.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "check_main.h"
 #include "hints/uvm_mix.h"
+#include "lib/base/fault.h"
 #include "lib/io/plan.h"
 #include "tensormm.h"
 
@@ -237,6 +240,47 @@ START_TEST(test_sync_swap_stays)
 }
 END_TEST
 
+/* Out of memory at each of its allocations in turn: -ENOMEM, the plan's
+ * flags as they were, nothing leaked (valgrind, ASan's leak check); past
+ * them, the answer of test_swaps_that_fit_migrate. */
+START_TEST(out_of_memory_leaves_the_plan)
+{
+	struct fixture f;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	char spec[32];
+	uint32_t x_out = 0;
+	unsigned k;
+	int rc = -ENOMEM;
+
+	build(&f);
+	hand_plan(&f, &p);
+	/* A flag from before on X's swap, which the mix would clear. */
+	while (p.actions[x_out].type != TMM_ACT_EVICT_SWAP ||
+	       p.actions[x_out].key != key(&f, f.x))
+		x_out++;
+	p.actions[x_out].flags = TMM_ACT_MIGRATE;
+	in = mix_input(&f, 0.25, 0.5);
+	for (k = 1; k <= 64 && rc == -ENOMEM; k++) {
+		snprintf(spec, sizeof(spec), "host_alloc@%u", k);
+		ck_assert_int_eq(tmm_fault_set(spec), 0);
+		rc = tmm_uvm_mix(&in, &p);
+		ck_assert_int_eq(tmm_fault_set(""), 0);
+		if (rc == -ENOMEM)
+			for (uint32_t i = 0; i < p.n_actions; i++)
+				ck_assert_uint_eq(p.actions[i].flags,
+						  i == x_out ? TMM_ACT_MIGRATE
+							     : 0u);
+	}
+	ck_assert_uint_gt(k, 2); /* it failed at least once */
+	ck_assert_int_eq(rc, 2);
+	ck_assert(!migrates(&p, &f, f.x));
+	ck_assert(migrates(&p, &f, f.a));
+	ck_assert(!migrates(&p, &f, f.bt));
+	tmm_plan_free(&p);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("uvm_mix");
@@ -247,6 +291,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_a_short_wait_beats_the_held_copies);
 	tcase_add_test(tc, test_no_rates_no_change_and_again_the_same);
 	tcase_add_test(tc, test_sync_swap_stays);
+	tcase_add_test(tc, out_of_memory_leaves_the_plan);
 	suite_add_tcase(s, tc);
 	return s;
 }
