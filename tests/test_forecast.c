@@ -20,6 +20,28 @@
 
 #include "trace_builder.h"
 
+/*
+ * Four ops of 1000 ns reading X: op 0 writes A (1.5 MB: 1500 ns at 1000
+ * GB/s), ops 1 and 2 write small outputs, op 3 reads A (accesses 0-1,
+ * 2-3, 4-5, 6-7).  Returns A.
+ */
+static uint32_t a_read_three_ops_later(struct builder *b)
+{
+	uint32_t x, a, y1, y2, y3;
+
+	b_init(b);
+	x = b_tensor(b, 1000, false);
+	a = b_tensor(b, 1500 * 1000, true);
+	y1 = b_tensor(b, 256, true);
+	y2 = b_tensor(b, 256, true);
+	y3 = b_tensor(b, 256, true);
+	b_op(b, TMM_OP_PURE, 1000, &x, 1, &a, 1);
+	b_op(b, TMM_OP_PURE, 1000, &x, 1, &y1, 1);
+	b_op(b, TMM_OP_PURE, 1000, &x, 1, &y2, 1);
+	b_op(b, TMM_OP_PURE, 1000, &a, 1, &y3, 1);
+	return a;
+}
+
 /* The forecast of one swap on a known timeline.  A is written by op 0,
  * untouched by ops 1 and 2, read by op 3; every op takes 1000 ns and a
  * copy of A takes S each way, S = 1500 ns.  Out after op 0 (the copy ends
@@ -33,19 +55,10 @@ START_TEST(forecast_times_a_late_prefetch)
 	struct tmm_forecast f;
 	struct tmm_plan p;
 	struct tmm_planner_input in;
-	uint32_t x, a, y1, y2, y3;
+	uint32_t a;
 	uint64_t s_ns;
 
-	b_init(&b);
-	x = b_tensor(&b, 1000, false);
-	a = b_tensor(&b, 1500 * 1000, true); /* 1.5 MB: 1500 ns at 1000 GB/s */
-	y1 = b_tensor(&b, 256, true);
-	y2 = b_tensor(&b, 256, true);
-	y3 = b_tensor(&b, 256, true);
-	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &a, 1);	   /* accesses 0, 1 */
-	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y1, 1);   /* 2, 3 */
-	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y2, 1);   /* 4, 5 */
-	b_op(&b, TMM_OP_PURE, 1000, &a, 1, &y3, 1);   /* 6, 7 */
+	a = a_read_three_ops_later(&b);
 	in = input(&b, 1ull << 30, 1000);
 	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
 	s_ns = tmm_swap_ns(&an, an.life[a].bytes, false);
@@ -172,19 +185,10 @@ START_TEST(a_copy_that_holds_the_host_is_not_hidden)
 	struct tmm_forecast f;
 	struct tmm_plan p;
 	struct tmm_planner_input in;
-	uint32_t x, a, y1, y2, y3;
+	uint32_t a;
 	uint64_t s_ns = 0, stall[2], total[2];
 
-	b_init(&b);
-	x = b_tensor(&b, 1000, false);
-	a = b_tensor(&b, 1500 * 1000, true);
-	y1 = b_tensor(&b, 256, true);
-	y2 = b_tensor(&b, 256, true);
-	y3 = b_tensor(&b, 256, true);
-	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &a, 1);  /* accesses 0, 1 */
-	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y1, 1); /* 2, 3 */
-	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y2, 1); /* 4, 5 */
-	b_op(&b, TMM_OP_PURE, 1000, &a, 1, &y3, 1); /* 6, 7 */
+	a = a_read_three_ops_later(&b);
 	for (int serial = 0; serial < 2; serial++) {
 		in = input(&b, 1ull << 30, 1000);
 		in.uvm_copies_serial = serial;
@@ -227,19 +231,10 @@ START_TEST(a_migrated_swap_does_not_hold_the_host)
 	struct tmm_forecast f;
 	struct tmm_plan p;
 	struct tmm_planner_input in;
-	uint32_t x, a, y1, y2, y3;
+	uint32_t a;
 	uint64_t s_ns, stall[3];
 
-	b_init(&b);
-	x = b_tensor(&b, 1000, false);
-	a = b_tensor(&b, 1500 * 1000, true);
-	y1 = b_tensor(&b, 256, true);
-	y2 = b_tensor(&b, 256, true);
-	y3 = b_tensor(&b, 256, true);
-	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &a, 1);
-	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y1, 1);
-	b_op(&b, TMM_OP_PURE, 1000, &x, 1, &y2, 1);
-	b_op(&b, TMM_OP_PURE, 1000, &a, 1, &y3, 1);
+	a = a_read_three_ops_later(&b);
 	for (int i = 0; i < 3; i++) {
 		in = input(&b, 1ull << 30, 1000);
 		in.uvm_copies_serial = true;
