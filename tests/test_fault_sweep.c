@@ -6,7 +6,7 @@
  *
  * For the MLP and a zoo model, in mode swap and uvm, under policies auto,
  * capuchin, checkpoint and vdnn-all (for its layer-synchronous copies)
- * (a case), each of the library's fault sites
+ * (a case), and the MLP by uvm_swap_path=mix under auto, each of the library's fault sites
  * fails at a sample of its calls in a constrained run: the first and the
  * last, a stride over the run, a few at random (a fixed seed) and some
  * from-then-on failures.  Every run must finish with the unconstrained
@@ -40,11 +40,21 @@ static const char *const policies[] = { "auto", "capuchin", "checkpoint",
 					 "vdnn-all" };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-#define N_CASES (N_OF(models) * N_OF(modes) * N_OF(policies))
+#define N_GRID (N_OF(models) * N_OF(modes) * N_OF(policies))
+/* And one case past the grid: the MLP under auto by uvm_swap_path=mix,
+ * copies held as CUDA's, whose swaps go both by copy and by migration on
+ * the migrate engine (hints/uvm_mix.h). */
+#define N_CASES (N_GRID + 1)
 
 static struct sweep_case case_of(int i)
 {
 	struct sweep_case c;
+
+	if (i == (int)N_GRID)
+		return (struct sweep_case){
+			.model = SWEEP_MLP,
+			.mode = "uvm,uvm_swap_path=mix,sim_managed_copy=held",
+			.policy = "auto" };
 
 	c.policy = policies[i % N_OF(policies)];
 	i /= N_OF(policies);
