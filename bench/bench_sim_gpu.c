@@ -23,7 +23,10 @@
  *
  *   bench/bench_sim_gpu [--profile P] [--shape compute|transfer|all]
  *                       [--model NAME [--batch N]]
- *                       [--modes swap,uvm] [--budgets 0.4,0.3]
+ *                       [--modes swap,uvm,uvm-mix] [--budgets 0.4,0.3]
+ *
+ * uvm-mix is mode=uvm by uvm_swap_path=mix (the swaps that fit by
+ * migration beside the copies, hints/uvm_mix.h), a table beside uvm's.
  *
  * A budget above 1 puts no memory pressure on the run (the H200 ran 2,
  * twice the peak, for mode=uvm's own cost).
@@ -260,7 +263,9 @@ static void usage(FILE *f)
 		   "(tensormm-bench\n"
 		   "             --models list), no H200 figure beside it\n"
 		   "  --batch    its batch (default 32)\n"
-		   "  --modes    swap, uvm or both (default swap)\n"
+		   "  --modes    swap, uvm, uvm-mix (mode=uvm by "
+		   "uvm_swap_path=mix), or a list\n"
+		   "             of them (default swap)\n"
 		   "  --budgets  fractions of the unconstrained peak, 0 < F "
 		   "<= 4; above 1, no memory pressure\n"
 		   "             (default 0.4,0.3)\n");
@@ -429,14 +434,54 @@ static void table(const struct tmm_sim_profile *p, const struct shape *sh,
 		       "TensorFlow's workspaces.\n");
 }
 
-/* The shape's table in each of `modes`. */
+/* The --modes a table can be asked for, each with the `mode` it runs:
+ * uvm-mix is mode=uvm by uvm_swap_path=mix, beside uvm's own way. */
+static const struct {
+	const char *name, *mode;
+} known_modes[] = {
+	{ "swap", "swap" },
+	{ "uvm", "uvm" },
+	{ "uvm-mix", "uvm,uvm_swap_path=mix" },
+};
+
+#define N_MODES (sizeof(known_modes) / sizeof(known_modes[0]))
+
+/* Whether the comma-separated list `modes` names `name`. */
+static bool names_mode(const char *modes, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *m = modes; m; m = strchr(m, ',') ? strchr(m, ',') + 1
+							  : NULL)
+		if (strncmp(m, name, n) == 0 && (m[n] == ',' || !m[n]))
+			return true;
+	return false;
+}
+
+/* Whether every item of `modes` is a known mode, none empty. */
+static bool modes_known(const char *modes)
+{
+	for (const char *m = modes; m; m = strchr(m, ',') ? strchr(m, ',') + 1
+							  : NULL) {
+		size_t n = strcspn(m, ","), k;
+
+		for (k = 0; k < N_MODES; k++)
+			if (strlen(known_modes[k].name) == n &&
+			    strncmp(m, known_modes[k].name, n) == 0)
+				break;
+		if (k == N_MODES)
+			return false;
+	}
+	return true;
+}
+
+/* The shape's table in each of `modes`, in the order of known_modes. */
 static void tables(const struct tmm_sim_profile *p, const struct shape *sh,
 		   const char *modes, const double *budgets, unsigned nb)
 {
-	if (strstr(modes, "swap"))
-		table(p, sh, "swap", budgets, nb);
-	if (strstr(modes, "uvm"))
-		table(p, sh, "uvm", budgets, nb);
+	for (size_t k = 0; k < N_MODES; k++)
+		if (names_mode(modes, known_modes[k].name))
+			table(p, sh, known_modes[k].mode, budgets, nb);
 }
 
 int main(int argc, char **argv)
@@ -516,9 +561,9 @@ int main(int argc, char **argv)
 			"(tensormm-bench --models list names them)\n", model);
 		return 2;
 	}
-	if (!strstr("swap,uvm", modes) && !strstr("uvm,swap", modes)) {
-		fprintf(stderr, "bench_sim_gpu: --modes %s: swap, uvm or "
-			"swap,uvm\n", modes);
+	if (!modes_known(modes)) {
+		fprintf(stderr, "bench_sim_gpu: --modes %s: a list of swap, "
+			"uvm and uvm-mix\n", modes);
 		return 2;
 	}
 	if (model)

@@ -62,6 +62,23 @@ check "its none row runs at the unconstrained step, beside the H200's" \
 check "a budget above 4 is refused with 2" test $? -eq 2
 check "the refusal says the range" grep -q 'at most 4' "$tmp/err"
 
+# uvm-mix beside uvm in one run: by mix, uvm+auto at compute 40% runs
+# under its step by copy (1.37x against 1.45x when written), the copies
+# that fit gone to the migrate engine.
+"$bench" --shape compute --modes uvm,uvm-mix --budgets 0.4 >"$tmp/out" \
+	2>"$tmp/err"
+check "uvm and uvm-mix run side by side" test $? -eq 0
+check "the mix's table is headed by its way" \
+	grep -q 'mode=uvm,uvm_swap_path=mix, h200' "$tmp/out"
+check "auto by mix beats auto by copy" awk -F'|' '
+	/^### / { mix = /uvm_swap_path=mix/ }
+	$2 == " auto " && $3 == " 40% " { x[mix] = $7 + 0; n++ }
+	END { exit !(n == 2 && x[1] > 0 && x[1] < x[0]) }' "$tmp/out"
+"$bench" --modes uvm,mix >"$tmp/out" 2>"$tmp/err"
+check "an unknown mode is refused with 2" test $? -eq 2
+check "the refusal lists the modes" grep -q 'swap, uvm and uvm-mix' \
+	"$tmp/err"
+
 "$bench" --model nosuchnet >"$tmp/out" 2>"$tmp/err"
 check "an unknown model is refused with 2" test $? -eq 2
 check "the refusal says where the names are" \
