@@ -4,9 +4,10 @@
  * uvm_mix.h.
  *
  * Each candidate is tried in turn against the migrate engine's queue as
- * the candidates taken so far leave it.  The plan's actions are sorted by
- * trigger and an action fires as its trigger's op ends, so the queue's
- * order is the actions' order, and one pass over them replays it.
+ * the candidates taken so far leave it: their moves out and back, each
+ * asked for as its action's trigger's op ends, are sorted by that time
+ * over three iterations (a swap across the iteration's end comes back in
+ * the next) and run one after the other.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -67,8 +68,9 @@ static struct positions slice(const uint32_t *at, const uint32_t *first,
 				   .n = first[t + 1] - first[t] };
 }
 
-/* Counts then fills a per-tensor index of positions: first has
- * n_tensors + 1 entries. */
+/* Counts then fills a per-tensor index of the n positions tensor_at
+ * gives: tensor t's are at[first[t] .. first[t + 1]), in the order
+ * given (first has n_tensors + 2 entries, the last one spare). */
 static int index_positions(uint32_t n_tensors, uint32_t n,
 			   uint32_t (*tensor_at)(const void *, uint32_t,
 						 uint32_t *),
