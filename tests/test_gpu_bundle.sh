@@ -68,6 +68,15 @@ LD_LIBRARY_PATH=$bundle/lib "$bundle/bin/bench_gpu_train" --help \
 
 # From another directory, with no GPU: 77, and nothing run.
 mkdir "$tmp/elsewhere"
+# Whether `run ARGS...` from another folder exits with status $1.
+exits_with() {
+	want=$1
+	shift
+	checks=$((checks + 1))
+	(cd "$tmp/elsewhere" && "$bundle/run" "$@" >/dev/null 2>&1)
+	rc=$?
+	[ "$rc" -eq "$want" ] || fail "run $* exited with $rc, not $want"
+}
 if have nvidia-smi &&
    nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
 	echo "a GPU answers here: run's exit 77 is not checked"
@@ -77,41 +86,20 @@ else
 	rc=$?
 	echo "$out"
 	[ "$rc" -eq 77 ] || fail "run exited with $rc where there is no GPU"
-	checks=$((checks + 1))
-	(cd "$tmp/elsewhere" && "$bundle/run" --bench --steps 4 >/dev/null 2>&1)
-	rc=$?
-	[ "$rc" -eq 77 ] || fail "run --bench exited with $rc, not 77"
-	checks=$((checks + 1))
-	(cd "$tmp/elsewhere" && "$bundle/run" --goals >/dev/null 2>&1)
-	rc=$?
-	[ "$rc" -eq 77 ] || fail "run --goals exited with $rc, not 77"
-	checks=$((checks + 1))
-	(cd "$tmp/elsewhere" && "$bundle/run" --op-times >/dev/null 2>&1)
-	rc=$?
-	[ "$rc" -eq 77 ] || fail "run --op-times exited with $rc, not 77"
-	checks=$((checks + 1))
-	(cd "$tmp/elsewhere" && "$bundle/run" --mix >/dev/null 2>&1)
-	rc=$?
-	[ "$rc" -eq 77 ] || fail "run --mix exited with $rc, not 77"
+	exits_with 77 --bench --steps 4
+	exits_with 77 --goals
+	exits_with 77 --op-times
+	exits_with 77 --mix
 	checks=$((checks + 1))
 	[ ! -e "$tmp/elsewhere/gpu-bench-report.md" ] &&
 	[ ! -e "$tmp/elsewhere/compute.trace" ] ||
-		fail "run --bench, --goals or --op-times wrote with no GPU"
+		fail "run --bench, --goals, --op-times or --mix wrote with no GPU"
 fi
 # --goals picks its runs itself: arguments are refused before anything
 # runs, GPU or not.
-checks=$((checks + 1))
-(cd "$tmp/elsewhere" && "$bundle/run" --goals --steps 4 >/dev/null 2>&1)
-rc=$?
-[ "$rc" -eq 2 ] || fail "run --goals --steps 4 exited with $rc, not 2"
-checks=$((checks + 1))
-(cd "$tmp/elsewhere" && "$bundle/run" --op-times --steps 4 >/dev/null 2>&1)
-rc=$?
-[ "$rc" -eq 2 ] || fail "run --op-times --steps 4 exited with $rc, not 2"
-checks=$((checks + 1))
-(cd "$tmp/elsewhere" && "$bundle/run" --mix --steps 4 >/dev/null 2>&1)
-rc=$?
-[ "$rc" -eq 2 ] || fail "run --mix --steps 4 exited with $rc, not 2"
+exits_with 2 --goals --steps 4
+exits_with 2 --op-times --steps 4
+exits_with 2 --mix --steps 4
 checks=$((checks + 1))
 "$bundle/run" --help | grep -q -- '--op-times' ||
 	fail "run --help does not describe --op-times"
