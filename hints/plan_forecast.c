@@ -23,58 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "key_index.h"
 #include "plan_forecast.h"
 #include "tensormm.h"
 #include "lib/base/xalloc.h"
-
-/* Trace tensors sorted by key, to find an action's tensor. */
-struct keyed {
-	uint64_t key;
-	uint32_t tensor;
-};
-
-struct key_index {
-	struct keyed *by_key;
-	uint32_t n;
-};
-
-static int cmp_key(const void *a, const void *b)
-{
-	uint64_t x = ((const struct keyed *)a)->key;
-	uint64_t y = ((const struct keyed *)b)->key;
-
-	return x < y ? -1 : x > y;
-}
-
-static int key_index_init(struct key_index *ki, const struct tmm_trace *t)
-{
-	ki->n = t->n_tensors;
-	ki->by_key = tmm_malloc(sizeof(*ki->by_key) * (ki->n ? ki->n : 1));
-	if (!ki->by_key)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < ki->n; i++)
-		ki->by_key[i] = (struct keyed){ t->tensors[i].key, i };
-	qsort(ki->by_key, ki->n, sizeof(*ki->by_key), cmp_key);
-	return 0;
-}
-
-static uint32_t tensor_of(const struct key_index *ki, uint64_t key)
-{
-	uint32_t lo = 0, hi = ki->n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		uint64_t k = ki->by_key[mid].key;
-
-		if (k == key)
-			return ki->by_key[mid].tensor;
-		if (k < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return TMM_TRACE_NONE;
-}
 
 /*
  * The plan's actions grouped by key, each group in plan order, so that
@@ -206,7 +158,7 @@ static struct tmm_eviction pair(const struct tmm_analysis *an,
 
 /* tmm_plan_evictions, with the trace's key index made already. */
 static int evictions(const struct tmm_analysis *an, const struct tmm_plan *p,
-		     const struct key_index *ki, struct tmm_eviction **ev,
+		     const struct tmm_key_index *ki, struct tmm_eviction **ev,
 		     uint32_t *n)
 {
 	struct action_index ai;
@@ -225,7 +177,7 @@ static int evictions(const struct tmm_analysis *an, const struct tmm_plan *p,
 	}
 	for (uint32_t i = 0; i < p->n_actions; i++) {
 		const struct tmm_plan_action *a = &p->actions[i];
-		uint32_t t = tensor_of(ki, a->key);
+		uint32_t t = tmm_key_index_tensor(ki, a->key);
 
 		if (t == TMM_TRACE_NONE)
 			continue;
@@ -258,15 +210,15 @@ int tmm_plan_evictions(const struct tmm_analysis *an,
 		       const struct tmm_plan *p, struct tmm_eviction **ev,
 		       uint32_t *n)
 {
-	struct key_index ki;
+	struct tmm_key_index ki;
 	int rc;
 
 	*ev = NULL;
 	*n = 0;
-	if (key_index_init(&ki, an->trace) < 0)
+	if (tmm_key_index_init(&ki, an->trace) < 0)
 		return -ENOMEM;
 	rc = evictions(an, p, &ki, ev, n);
-	free(ki.by_key);
+	tmm_key_index_free(&ki);
 	return rc;
 }
 
@@ -550,14 +502,14 @@ int tmm_forecast_plan(const struct tmm_analysis *an, const struct tmm_plan *p,
 	const struct tmm_trace *tr = an->trace;
 	struct timeline tl = { .an = an, .f = f };
 	struct tmm_eviction *ev = NULL;
-	struct key_index ki;
+	struct tmm_key_index ki;
 	uint32_t n, next = 0;
 	uint64_t wrap_late = 0;
 	int rc;
 
 	memset(f, 0, sizeof(*f));
 	f->least_lead_ns = UINT64_MAX;
-	if (key_index_init(&ki, tr) < 0)
+	if (tmm_key_index_init(&ki, tr) < 0)
 		return -ENOMEM;
 	rc = evictions(an, p, &ki, &ev, &n);
 	if (rc == 0)
@@ -567,7 +519,7 @@ int tmm_forecast_plan(const struct tmm_analysis *an, const struct tmm_plan *p,
 			: NULL;
 	if (!tl.tc) {
 		free(ev);
-		free(ki.by_key);
+		tmm_key_index_free(&ki);
 		return rc < 0 ? rc : -ENOMEM;
 	}
 	/* Swapped out by the previous iteration, to be prefetched. */
@@ -583,7 +535,7 @@ int tmm_forecast_plan(const struct tmm_analysis *an, const struct tmm_plan *p,
 		for (; next < p->n_actions && p->actions[next].trigger < end;
 		     next++) {
 			const struct tmm_plan_action *a = &p->actions[next];
-			uint32_t t = tensor_of(&ki, a->key);
+			uint32_t t = tmm_key_index_tensor(&ki, a->key);
 
 			if (t == TMM_TRACE_NONE || a->trigger < k)
 				continue;
@@ -627,6 +579,6 @@ int tmm_forecast_plan(const struct tmm_analysis *an, const struct tmm_plan *p,
 		}
 	}
 	free(tl.tc);
-	free(ki.by_key);
+	tmm_key_index_free(&ki);
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "key_index.h"
 #include "lib/base/xalloc.h"
 #include "uvm_mix.h"
 
@@ -28,12 +29,6 @@ struct positions {
 struct per_tensor {
 	uint32_t *write_at, *write_first;
 	uint32_t *evict_at, *evict_first;
-};
-
-/* A trace tensor's key, for the search of an action's tensor. */
-struct keyed {
-	uint64_t key;
-	uint32_t tensor;
 };
 
 /* A tensor's first and last access in the iteration. */
@@ -51,9 +46,9 @@ struct mix {
 	uint64_t latency_ns;
 	uint64_t period;	   /* the iteration, ops back to back, ns */
 	uint64_t *need, *fire;	   /* per access (pack_ops) */
-	struct keyed *keys;	   /* the trace's tensors by key */
+	struct tmm_key_index keys; /* the trace's tensors by key */
 	uint32_t *tensor;	   /* per action: its trace tensor, or
-				    * UINT32_MAX */
+				    * TMM_TRACE_NONE */
 	struct life_span *span; /* per trace tensor */
 	struct moves *moves;	   /* per candidate EVICT_SWAP */
 	bool *candidate;	   /* per action: a swap that may migrate */
@@ -101,42 +96,24 @@ static int index_positions(uint32_t n_tensors, uint32_t n,
 	return 0;
 }
 
-/* The tensor access i writes, or UINT32_MAX. */
+/* The tensor access i writes, or TMM_TRACE_NONE. */
 static uint32_t write_of(const void *arg, uint32_t i, uint32_t *pos)
 {
 	const struct tmm_trace *tr = arg;
 
 	*pos = i;
 	return (tr->accesses[i].flags & TMM_TA_WRITE) ? tr->accesses[i].tensor
-						      : UINT32_MAX;
+						      : TMM_TRACE_NONE;
 }
 
-static int by_key(const void *a, const void *b)
-{
-	uint64_t x = ((const struct keyed *)a)->key;
-	uint64_t y = ((const struct keyed *)b)->key;
-
-	return (x > y) - (x < y);
-}
-
-/* The trace tensor of `key`, or UINT32_MAX. */
-static uint32_t tensor_of(const struct mix *m, uint64_t key)
-{
-	struct keyed k = { .key = key };
-	const struct keyed *hit = bsearch(&k, m->keys, m->tr->n_tensors,
-					  sizeof(*m->keys), by_key);
-
-	return hit ? hit->tensor : UINT32_MAX;
-}
-
-/* The tensor action i swaps out, or UINT32_MAX. */
+/* The tensor action i swaps out, or TMM_TRACE_NONE. */
 static uint32_t swap_of(const void *arg, uint32_t i, uint32_t *pos)
 {
 	const struct mix *m = arg;
 	const struct tmm_plan_action *a = &m->p->actions[i];
 
 	*pos = a->trigger;
-	return a->type == TMM_ACT_EVICT_SWAP ? m->tensor[i] : UINT32_MAX;
+	return a->type == TMM_ACT_EVICT_SWAP ? m->tensor[i] : TMM_TRACE_NONE;
 }
 
 /* The last position before x (at or before it with `at_too`), or, with
@@ -362,12 +339,9 @@ static int prepare(struct mix *m, struct per_tensor *pt)
 	const struct tmm_plan *p = m->p;
 	int rc;
 
-	for (uint32_t t = 0; t < tr->n_tensors; t++)
-		m->keys[t] = (struct keyed){ .key = tr->tensors[t].key,
-					     .tensor = t };
-	qsort(m->keys, tr->n_tensors, sizeof(*m->keys), by_key);
 	for (uint32_t i = 0; i < p->n_actions; i++)
-		m->tensor[i] = tensor_of(m, p->actions[i].key);
+		m->tensor[i] = tmm_key_index_tensor(&m->keys,
+						    p->actions[i].key);
 	rc = index_positions(tr->n_tensors, tr->n_accesses, write_of, tr,
 			     &pt->write_at, &pt->write_first);
 	if (rc == 0)
@@ -424,7 +398,7 @@ static void mix_free(struct mix *m, struct per_tensor *pt)
 	free(pt->evict_first);
 	free(m->need);
 	free(m->fire);
-	free(m->keys);
+	tmm_key_index_free(&m->keys);
 	free(m->tensor);
 	free(m->span);
 	free(m->moves);
@@ -479,16 +453,15 @@ int tmm_uvm_mix(const struct tmm_planner_input *in, struct tmm_plan *p)
 	m.latency_ns = in->device.copy_latency_ns;
 	m.need = tmm_calloc(tr->n_accesses + 1, sizeof(*m.need));
 	m.fire = tmm_calloc(tr->n_accesses + 1, sizeof(*m.fire));
-	m.keys = tmm_calloc(tr->n_tensors + 1, sizeof(*m.keys));
 	m.tensor = tmm_calloc(n, sizeof(*m.tensor));
 	m.span = tmm_calloc(tr->n_tensors + 1, sizeof(*m.span));
 	m.moves = tmm_calloc(n, sizeof(*m.moves));
 	m.candidate = tmm_calloc(n, sizeof(*m.candidate));
 	m.taken = tmm_calloc(n, sizeof(*m.taken));
 	m.queue = tmm_calloc(6 * (size_t)n, sizeof(*m.queue));
-	rc = m.need && m.fire && m.keys && m.tensor && m.span && m.moves &&
+	rc = m.need && m.fire && m.tensor && m.span && m.moves &&
 			     m.candidate && m.taken && m.queue
-		     ? 0
+		     ? tmm_key_index_init(&m.keys, tr)
 		     : -ENOMEM;
 	if (rc == 0)
 		m.period = pack_ops(tr, m.need, m.fire);
