@@ -53,31 +53,63 @@ static int fill_run(void *const *in, void *const *out, void *user,
 	return launch_fill(out, BYTES, user, stream);
 }
 
-/* mode=uvm, evicting by prefetch (the default's choice on a GPU that is
- * not simulated) or, with `copy`, by pinned copy (uvm_path.h). */
-static tmm_ctx *make_ctx_way(tmm_tensor *t, bool copy)
+/* How mode=uvm evicts: by prefetch (the default's choice on a GPU that
+ * is not simulated), or by pinned copy (uvm_path.h), made by the
+ * runtime's cudaMemcpyAsync or by the library's copy kernel
+ * (uvm_copier=kernel, cuda_copier.h). */
+enum way { BY_PREFETCH, BY_COPY, BY_COPY_KERNEL };
+
+static tmm_ctx *make_ctx_way(tmm_tensor *t, enum way way)
 {
+	static const char *const conf[] = {
+		[BY_PREFETCH] = "",
+		[BY_COPY] = ",uvm_swap_path=copy",
+		[BY_COPY_KERNEL] = ",uvm_swap_path=copy,uvm_copier=kernel",
+	};
+	char cfg[256];
 	tmm_ctx *ctx;
 
-	ck_assert_msg(tmm_ctx_create(&ctx, copy ? "backend=cuda,mode=uvm,"
-						  "budget=64MiB,cupti=off,"
-						  "stats_shm=off,"
-						  "policy=passive,"
-						  "uvm_swap_path=copy"
-						: "backend=cuda,mode=uvm,"
-						  "budget=64MiB,cupti=off,"
-						  "stats_shm=off,"
-						  "policy=passive") == 0,
-		      "%s", tmm_last_error(NULL));
+	snprintf(cfg, sizeof(cfg), "backend=cuda,mode=uvm,budget=64MiB,"
+		 "cupti=off,stats_shm=off,policy=passive%s", conf[way]);
+	ck_assert_msg(tmm_ctx_create(&ctx, cfg) == 0, "%s",
+		      tmm_last_error(NULL));
 	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
 					   "t", t),
 			 0);
 	return ctx;
 }
 
+/* The copy way of a loop test's round: _i 0 the runtime's copies, 1 the
+ * copy kernel's. */
+static enum way copy_way(int round)
+{
+	return round ? BY_COPY_KERNEL : BY_COPY;
+}
+
+/* The copy kernel made the copies where it was asked to, and only then
+ * (cudafake_calls counts its launches since the program began). */
+static void expect_copier(enum way way, unsigned long launches_before)
+{
+	struct cudafake_calls c;
+
+	cudafake_calls(&c);
+	if (way == BY_COPY_KERNEL)
+		ck_assert_uint_gt(c.kernel_copies, launches_before);
+	else
+		ck_assert_uint_eq(c.kernel_copies, launches_before);
+}
+
+static unsigned long copier_launches(void)
+{
+	struct cudafake_calls c;
+
+	cudafake_calls(&c);
+	return c.kernel_copies;
+}
+
 static tmm_ctx *make_ctx(tmm_tensor *t)
 {
-	return make_ctx_way(t, false);
+	return make_ctx_way(t, BY_PREFETCH);
 }
 
 static void write_t(tmm_ctx *ctx, tmm_tensor t, uint8_t value)
@@ -225,10 +257,13 @@ END_TEST
  */
 START_TEST(the_copy_way_back_is_read_after_its_discard)
 {
+	enum way way = copy_way(_i);
+	unsigned long launches = copier_launches();
+
 	setenv("CUDAFAKE_LAG", "20", 1);
 	for (unsigned seed = 1; seed <= SEEDS; seed++) {
 		tmm_tensor t;
-		tmm_ctx *ctx = make_ctx_way(&t, true);
+		tmm_ctx *ctx = make_ctx_way(&t, way);
 		struct tmm_tensor_rec *r;
 
 		write_t(ctx, t, 0x77);
@@ -247,6 +282,7 @@ START_TEST(the_copy_way_back_is_read_after_its_discard)
 		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 	}
 	unsetenv("CUDAFAKE_LAG");
+	expect_copier(way, launches);
 }
 END_TEST
 
@@ -260,10 +296,13 @@ END_TEST
  */
 START_TEST(a_range_discarded_by_the_copy_way_is_written_after_it)
 {
+	enum way way = copy_way(_i);
+	unsigned long launches = copier_launches();
+
 	setenv("CUDAFAKE_LAG", "20", 1);
 	for (unsigned seed = 1; seed <= SEEDS; seed++) {
 		tmm_tensor t, u;
-		tmm_ctx *ctx = make_ctx_way(&t, true);
+		tmm_ctx *ctx = make_ctx_way(&t, way);
 		uint8_t *buf = malloc(BYTES);
 
 		ck_assert_ptr_nonnull(buf);
@@ -286,6 +325,7 @@ START_TEST(a_range_discarded_by_the_copy_way_is_written_after_it)
 		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 	}
 	unsetenv("CUDAFAKE_LAG");
+	expect_copier(way, launches);
 }
 END_TEST
 
@@ -383,10 +423,13 @@ static void all_kept(tmm_ctx *ctx, unsigned seed, const tmm_tensor *t,
  */
 START_TEST(a_migration_beside_the_copy_way_races_nothing)
 {
+	enum way way = copy_way(_i);
+	unsigned long launches = copier_launches();
+
 	setenv("CUDAFAKE_LAG", "20", 1);
 	for (unsigned seed = 1; seed <= SEEDS; seed++) {
 		tmm_tensor t, u, v;
-		tmm_ctx *ctx = make_ctx_way(&t, true);
+		tmm_ctx *ctx = make_ctx_way(&t, way);
 		struct tmm_tensor_rec *rt, *ru;
 
 		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
@@ -422,6 +465,7 @@ START_TEST(a_migration_beside_the_copy_way_races_nothing)
 		ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 	}
 	unsetenv("CUDAFAKE_LAG");
+	expect_copier(way, launches);
 }
 END_TEST
 
@@ -488,9 +532,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_prefetch_back_waits_for_the_swap_out);
 	tcase_add_test(tc, a_swap_out_waits_for_a_discard);
 	tcase_add_test(tc, a_block_freed_under_a_swap_out_waits_for_it);
-	tcase_add_test(tc, the_copy_way_back_is_read_after_its_discard);
-	tcase_add_test(tc, a_range_discarded_by_the_copy_way_is_written_after_it);
-	tcase_add_test(tc, a_migration_beside_the_copy_way_races_nothing);
+	tcase_add_loop_test(tc, the_copy_way_back_is_read_after_its_discard, 0, 2);
+	tcase_add_loop_test(tc, a_range_discarded_by_the_copy_way_is_written_after_it, 0, 2);
+	tcase_add_loop_test(tc, a_migration_beside_the_copy_way_races_nothing, 0, 2);
 	tcase_add_test(tc, a_swap_in_moved_for_room_moves_after_it_lands);
 	tcase_add_test(tc, a_failed_wait_for_a_landing_loses_nothing);
 	suite_add_tcase(s, tc);

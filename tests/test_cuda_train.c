@@ -345,6 +345,20 @@ START_TEST(uvm_mode_by_copy_trains_bit_identically)
 }
 END_TEST
 
+/* The same, the copies made by the library's copy kernel
+ * (uvm_copier=kernel, lib/backend/cuda_copier.h), which the host does
+ * not wait for: the copy stream's order alone must keep the bytes. */
+START_TEST(uvm_mode_by_the_copy_kernel_trains_bit_identically)
+{
+	struct cudafake_moves_out before, after;
+
+	cudafake_moves_out(&before);
+	every_policy("uvm,uvm_swap_path=copy,uvm_copier=kernel");
+	cudafake_moves_out(&after);
+	ck_assert_uint_gt(after.kernel_copies, before.kernel_copies);
+}
+END_TEST
+
 /*
  * mode=uvm at the largest op's pages, with policy passive: the plan moves
  * nothing, so every move to the host is the library's.  With
@@ -463,6 +477,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, chunks_fall_back_to_the_arena_without_vmm);
 	tcase_add_test(tc, uvm_mode_trains_bit_identically);
 	tcase_add_test(tc, uvm_mode_by_copy_trains_bit_identically);
+	tcase_add_test(tc, uvm_mode_by_the_copy_kernel_trains_bit_identically);
 	tcase_add_test(tc, uvm_cap_library_swaps_out_itself);
 	suite_add_tcase(s, tc);
 	return s;

@@ -64,6 +64,8 @@ static const struct {
 	{ TMM_T_UVM_COUNTERS, "on", "off" },
 	{ TMM_T_DL_PATH, "/opt/env/lib", "/opt/a:/opt/b" },
 	{ TMM_T_UVM_SWAP_PATH, "copy", "prefetch" },
+	{ TMM_T_UVM_COPIER, "kernel", "runtime" },
+	{ TMM_T_UVM_COPIER_BLOCKS, "1", "1024" },
 	{ TMM_T_UVM_FRESH, "fault", "prefetch" },
 	{ TMM_T_UVM_CAP, "library", "driver" },
 	{ TMM_T_UVM_KEEP, "off", "on" },
@@ -187,7 +189,8 @@ START_TEST(test_unknown_key_in_config)
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, sim_host, "
 		"sim_managed_copy, host_numa_node, pinned_pool, trace, trace_max, hints, "
 		"hints_max, stats_shm, share, max_swap_rate, cupti, uvm_counters, "
-		"dl_path, uvm_swap_path, uvm_fresh, uvm_cap, uvm_keep, "
+		"dl_path, uvm_swap_path, uvm_copier, uvm_copier_blocks, "
+		"uvm_fresh, uvm_cap, uvm_keep, "
 		"uvm_compact, uvm_read_mostly, check, "
 		"liveness, "
 		"pool, "

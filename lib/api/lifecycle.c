@@ -521,6 +521,15 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 			"%s)", ctx->uvm_copy_out ? "pinned copy" : "prefetch",
 			ctx->be.info.uvm_paths[0] ? ctx->be.info.uvm_paths
 						  : "the profile's");
+	/* Asked for and not had: only time is lost, but the user asked. */
+	if (ctx->mode == TMM_MODE_UVM && ctx->uvm_copy_out &&
+	    ctx->be.info.managed_copier[0])
+		tmm_log(ctx, ctx->cfg.uvm_copier == TMM_UVM_COPIER_KERNEL &&
+				     ctx->be.info.managed_copies_block_host
+			     ? TMM_LOG_WARN
+			     : TMM_LOG_INFO,
+			"copies of managed memory by %s",
+			ctx->be.info.managed_copier);
 	/* Not a warning: training is right without, only the statistics
 	 * of the driver's own work are missing. */
 	if (ctx->mode == TMM_MODE_UVM && !ctx->be.info.managed_counted)

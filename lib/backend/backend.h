@@ -165,7 +165,8 @@ struct tmm_device_info {
 	 * transfers involving Unified Memory ("API synchronization
 	 * behavior"), and on the H200 mode=uvm's copy way ran its kernels
 	 * and its copies one after the other (docs/gpu-h200-goals.md).  The
-	 * simulator's are held the same way unless sim_managed_copy=queued. */
+	 * simulator's are held the same way unless sim_managed_copy=queued.
+	 * Not where uvm_copier=kernel makes them (cuda_copier.h). */
 	bool managed_copies_block_host;
 	/* The fixed cost of launching one op, which a split op pays once
 	 * per micro-op (TSPLIT Eq. 6): the profile's on the sim, an
@@ -191,6 +192,10 @@ struct tmm_device_info {
 				      * for a loader's message (dynlib.h) */
 	char link[160];		     /* how h2d/d2h_gbps were had ("" on the
 				      * sim: the profile's) */
+	char managed_copier[200];    /* what makes copies of managed
+				      * memory on the copy streams, and
+				      * where uvm_copier=kernel was not
+				      * had, why ("" on the sim) */
 	char uvm_paths[160];	     /* how the uvm_* rates were had ("" on
 				      * the sim: the profile's) */
 	char managed_counts[200];    /* where managed_counted is false on a

@@ -42,6 +42,7 @@
 
 #include "backend.h"
 #include "backend_cuda.h"
+#include "cuda_copier.h"
 #include "cuda_device.h"
 #include "cuda_link.h"
 #include "backend_cuda_managed.h"
@@ -63,6 +64,7 @@ static void cuda_release_all(struct cuda_state *s)
 		cudaEventDestroy(s->spare[i]);
 	s->nspare = 0;
 	tmm_cuda_timing_close(s->timing);
+	tmm_cuda_copier_close(s->copier);
 	for (int i = 0; i < TMM_ENGINE_COUNT; i++)
 		if (s->stream[i])
 			cudaStreamDestroy(s->stream[i]);
@@ -84,6 +86,44 @@ int tmm_cuda_device_count(void)
 
 static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 			struct cuda_state *s);
+
+/*
+ * uvm_copier=kernel, for a context that may use managed memory: the copy
+ * kernel (cuda_copier.h), so that copies with a managed end hold the host
+ * no longer.  Where it cannot be had the runtime's copies stay, which
+ * only costs time: info says why, and the context logs it.
+ */
+static void cuda_copier_open(struct cuda_state *s,
+			     const struct tmm_config *cfg,
+			     struct tmm_device_info *info)
+{
+	char why[160] = "";
+
+	info->managed_copies_block_host = true;
+	if (!cfg || cfg->mode == TMM_MODE_SWAP) {
+		info->managed_copier[0] = '\0';
+		return;
+	}
+	if (cfg->uvm_copier != TMM_UVM_COPIER_KERNEL) {
+		snprintf(info->managed_copier, sizeof(info->managed_copier),
+			 "cudaMemcpyAsync, which holds the host until the "
+			 "copy has run (uvm_copier=runtime)");
+		return;
+	}
+	if (tmm_cuda_copier_open(&s->copier, s->device,
+				 cfg->uvm_copier_blocks, why,
+				 sizeof(why)) < 0) {
+		snprintf(info->managed_copier, sizeof(info->managed_copier),
+			 "cudaMemcpyAsync, which holds the host: "
+			 "uvm_copier=kernel was asked, but %s", why);
+		return;
+	}
+	info->managed_copies_block_host = false;
+	snprintf(info->managed_copier, sizeof(info->managed_copier),
+		 "the library's copy kernel, at most %u blocks a copy "
+		 "(uvm_copier=kernel, uvm_copier_blocks)",
+		 cfg->uvm_copier_blocks);
+}
 
 /* Resolves the device, then opens it with it current, and gives the
  * caller's current device back. */
@@ -217,7 +257,7 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 	info->phantom = false;
 	info->concurrent_managed = attr != 0;
 	info->prefetch_after_copies = true; /* after_other_streams */
-	info->managed_copies_block_host = true;
+	cuda_copier_open(s, cfg, info);
 	/* The runtime API does not report the link's width or generation,
 	 * so it is measured (cuda_link.c).  Where it cannot be, Capuchin
 	 * §4.3's 12 GB/s of pinned PCIe 3.0 x16 copies: a faster link only

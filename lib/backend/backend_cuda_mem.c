@@ -30,6 +30,7 @@
 
 #include "backend.h"
 #include "backend_cuda_mem.h"
+#include "cuda_copier.h"
 #include "numa_place.h"
 
 /* ------------------------------------------------------------------------
@@ -143,12 +144,23 @@ int tmm_cuda_managed_alloc(struct tmm_backend *be, size_t bytes,
 		return tmm_cuda_fail(be, e, "cudaMallocManaged(%zu bytes)",
 				     bytes);
 	}
+	/* A copy to or from it goes by the copy kernel: it must know. */
+	if (tmm_cuda_copier_note(st_of(be)->copier, *ptr, bytes) < 0) {
+		if (cudaFree(*ptr) != cudaSuccess)
+			(void)cudaGetLastError();
+		*ptr = NULL;
+		return tmm_backend_fail(be, -ENOMEM, "cudaMallocManaged(%zu "
+					"bytes): out of host memory noting "
+					"the range for the copy kernel "
+					"(uvm_copier=kernel)", bytes);
+	}
 	return 0;
 }
 
 void tmm_cuda_managed_free(struct tmm_backend *be, void *ptr,
 			   size_t bytes)
 {
+	tmm_cuda_copier_forget(st_of(be)->copier, ptr);
 	tmm_cuda_dev_free(be, ptr, bytes);
 }
 
@@ -273,6 +285,19 @@ int tmm_cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 		return 0;
 	s->queued[engine]++;
 	/* Default: unified addressing tells the direction from the pointers. */
+	/* A managed end would hold the host until the copy has run: the
+	 * copy kernel, where it was asked for, holds nothing. */
+	if (tmm_cuda_copier_takes(s->copier, dst, src)) {
+		e = tmm_cuda_copier_launch(s->copier, dst, src, bytes,
+					   s->stream[engine]);
+		if (e != cudaSuccess)
+			return tmm_cuda_fail(be, e, "the copy kernel (%zu "
+					     "bytes, %s; uvm_copier=kernel)",
+					     bytes, engine == TMM_ENGINE_H2D
+							    ? "H2D"
+							    : "D2H");
+		return 0;
+	}
 	e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
 			    s->stream[engine]);
 	if (e != cudaSuccess)

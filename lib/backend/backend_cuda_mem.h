@@ -24,6 +24,7 @@
 
 #include "backend.h"
 
+struct tmm_cuda_copier;
 struct tmm_cuda_timing;
 struct tmm_cuda_vmm;
 
@@ -68,6 +69,9 @@ struct cuda_state {
 	/* pool=chunks: the driver's virtual memory calls and the ranges
 	 * reserved (backend_cuda_vmm.c); NULL until the first. */
 	struct tmm_cuda_vmm *vmm;
+	/* uvm_copier=kernel: the copy kernel and the managed ranges it
+	 * knows (cuda_copier.h); NULL: copies are the runtime's. */
+	struct tmm_cuda_copier *copier;
 	/* Work queued on each copy stream by this backend (copies and
 	 * prefetches), and, per stream, the count of each other stream's
 	 * work it last waited for (after_other_streams): a stream already

@@ -190,7 +190,11 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	s->jitter = cfg->sim_jitter;
 	s->rng = cfg->sim_seed;
 	s->ahead = cfg->sim_host_ahead;
-	s->managed_copy_held = cfg->sim_managed_copy_held;
+	/* uvm_copier=kernel: the copies are kernels, which hold no host
+	 * (cuda_copier.h).  The multiprocessors they take from the
+	 * kernels beside them are not modelled. */
+	s->managed_copy_held = cfg->sim_managed_copy_held &&
+			       cfg->uvm_copier != TMM_UVM_COPIER_KERNEL;
 	/* Until the runtime sets a budget, managed pages may fill the
 	 * whole device. */
 	if (tmm_sim_uvm_create(&s->uvm, prof, s->capacity) < 0) {

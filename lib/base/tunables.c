@@ -165,6 +165,12 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_UVM_SWAP_PATH:
 		cfg->uvm_swap_path = (enum tmm_uvm_swap_path)v->choice;
 		return true;
+	case TMM_T_UVM_COPIER:
+		cfg->uvm_copier = (enum tmm_uvm_copier)v->choice;
+		return true;
+	case TMM_T_UVM_COPIER_BLOCKS:
+		cfg->uvm_copier_blocks = (unsigned)v->i;
+		return true;
 	case TMM_T_UVM_FRESH:
 		cfg->uvm_fresh = (enum tmm_uvm_fresh)v->choice;
 		return true;
@@ -615,6 +621,12 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_UVM_SWAP_PATH:
 		text_add_choice(&t, id, cfg->uvm_swap_path);
+		break;
+	case TMM_T_UVM_COPIER:
+		text_add_choice(&t, id, cfg->uvm_copier);
+		break;
+	case TMM_T_UVM_COPIER_BLOCKS:
+		tmm_text_add(&t, "%u", cfg->uvm_copier_blocks);
 		break;
 	case TMM_T_UVM_FRESH:
 		text_add_choice(&t, id, cfg->uvm_fresh);

@@ -64,6 +64,8 @@ struct tmm_config {
 	char dl_path[4096];    /* where CUPTI and cuDNN are looked for; "":
 				* the dynamic linker's search (dynlib.h) */
 	enum tmm_uvm_swap_path uvm_swap_path; /* how mode=uvm evicts */
+	enum tmm_uvm_copier uvm_copier; /* what makes its managed copies */
+	unsigned uvm_copier_blocks; /* the copy kernel's blocks */
 	enum tmm_uvm_fresh uvm_fresh; /* how it makes fresh outputs' pages */
 	enum tmm_uvm_cap uvm_cap; /* who holds its pages within the budget */
 	bool uvm_keep;	       /* freed managed blocks stay populated for

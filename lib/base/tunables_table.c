@@ -87,6 +87,12 @@ static const char *const uvm_swap_path_choices[] = {
 	NULL
 };
 
+static const char *const uvm_copier_choices[] = {
+	[TMM_UVM_COPIER_RUNTIME] = "runtime",
+	[TMM_UVM_COPIER_KERNEL] = "kernel",
+	NULL
+};
+
 static const char *const uvm_cap_choices[] = {
 	[TMM_UVM_CAP_DRIVER] = "driver",
 	[TMM_UVM_CAP_LIBRARY] = "library",
@@ -528,6 +534,41 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 			"and H200 measured",
 		.since = "0.1",
 		.choices = uvm_swap_path_choices,
+	},
+	[TMM_T_UVM_COPIER] = {
+		.name = "uvm_copier",
+		.env = "TENSORMM_UVM_COPIER",
+		.type = TMM_TYPE_CHOICE,
+		.def = "runtime",
+		.accepted = "runtime or kernel",
+		.help = "cuda backend, mode=uvm by copy: what makes a copy "
+			"between managed memory and a pinned buffer on the "
+			"copy streams; runtime = cudaMemcpyAsync, which holds "
+			"the host until the copy has run (CUDA documents it "
+			"for Unified Memory), so no kernel is queued "
+			"meanwhile; kernel = the library's own copy kernel, "
+			"launched on the copy stream like any kernel, which "
+			"holds nothing but uvm_copier_blocks of the device's "
+			"multiprocessors while it runs; where it cannot be "
+			"loaded, runtime, and tmm_stats says why; the "
+			"simulator's copies then hold no host "
+			"(sim_managed_copy=queued)",
+		.since = "0.1",
+		.choices = uvm_copier_choices,
+	},
+	[TMM_T_UVM_COPIER_BLOCKS] = {
+		.name = "uvm_copier_blocks",
+		.env = "TENSORMM_UVM_COPIER_BLOCKS",
+		.type = TMM_TYPE_INT,
+		.def = "16",
+		.accepted = "an integer from 1 to 1024",
+		.help = "uvm_copier=kernel: the most blocks of 256 threads "
+			"one copy kernel runs, so the most multiprocessors it "
+			"takes from the kernels beside it; fewer copy slower "
+			"where the link is not yet the limit",
+		.since = "0.1",
+		.min = 1,
+		.max = 1024,
 	},
 	[TMM_T_UVM_FRESH] = {
 		.name = "uvm_fresh",

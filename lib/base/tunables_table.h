@@ -31,6 +31,11 @@ enum tmm_uvm_swap_path {
 	TMM_UVM_PATH_MIX /* copy, and by migration the swaps that fit
 			  * (hints/uvm_mix.h) */
 };
+/* What makes mode=uvm's copies of managed memory on the copy streams
+ * (lib/backend/cuda_copier.h): the runtime's cudaMemcpyAsync, which
+ * holds the host until it has run, or the library's own copy kernel,
+ * which does not. */
+enum tmm_uvm_copier { TMM_UVM_COPIER_RUNTIME, TMM_UVM_COPIER_KERNEL };
 /* How mode=uvm makes the pages of a fresh output (mover_uvm.c). */
 enum tmm_uvm_fresh { TMM_UVM_FRESH_AUTO, TMM_UVM_FRESH_PREFETCH,
 		     TMM_UVM_FRESH_FAULT };
@@ -79,6 +84,8 @@ enum tmm_tunable_id {
 	TMM_T_UVM_COUNTERS,
 	TMM_T_DL_PATH,
 	TMM_T_UVM_SWAP_PATH,
+	TMM_T_UVM_COPIER,
+	TMM_T_UVM_COPIER_BLOCKS,
 	TMM_T_UVM_FRESH,
 	TMM_T_UVM_CAP,
 	TMM_T_UVM_KEEP,

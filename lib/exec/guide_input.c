@@ -30,7 +30,8 @@ int tmm_guide_twin_device(const struct tmm_ctx *ctx,
 	dev->uvm_compact = ctx->cfg.uvm_compact;
 	dev->liveness_discard = ctx->cfg.liveness_discard;
 	dev->host_ahead = ctx->cfg.sim_host_ahead;
-	dev->managed_copy_held = ctx->cfg.sim_managed_copy_held;
+	/* The backend's: uvm_copier=kernel frees the host of them. */
+	dev->managed_copy_held = ctx->be.info.managed_copies_block_host;
 	return 0;
 }
 

@@ -97,6 +97,9 @@ unsigned long cudafake_device_syncs(void);
 struct cudafake_moves_out {
 	unsigned long prefetches, copies;
 	size_t prefetch_bytes, copy_bytes;
+	/* by the library's copy kernel (library.c), not in copies */
+	unsigned long kernel_copies;
+	size_t kernel_copy_bytes;
 };
 void cudafake_moves_out(struct cudafake_moves_out *m);
 
@@ -115,6 +118,8 @@ struct cudafake_calls {
 	/* cudaMemPrefetchBatchAsync calls, and the prefetches they
 	 * queued (not counted in prefetches) */
 	unsigned long prefetch_batches, batched_prefetches;
+	/* launches of the library's copy kernel (library.c), any way */
+	unsigned long kernel_copies;
 };
 void cudafake_calls(struct cudafake_calls *c);
 

@@ -131,6 +131,11 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 	case cudaDevAttrConcurrentManagedAccess:
 		*value = concurrent_managed();
 		return cudaSuccess;
+	case cudaDevAttrCanUseHostPointerForRegisteredMem:
+		/* As every GPU of unified addressing on Linux, unless
+		 * CUDAFAKE_HOST_POINTER=0 (library.c). */
+		*value = fake_env_size("CUDAFAKE_HOST_POINTER", 1) != 0;
+		return cudaSuccess;
 	case cudaDevAttrHostNumaId:
 		/* No node (the host is one) unless CUDAFAKE_NUMA_NODE names
 		 * one, which need not exist: the GPU's node may be outside

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cuda_copier.c — uvm_copier=kernel (lib/backend/cuda_copier.h) on
+ * the CUDA test double (tests/cudafake/): mode=uvm's copies of managed
+ * memory made by the library's copy kernel, which holds no host.
+ *
+ *  - the copier knows managed memory by the ranges the backend noted,
+ *    their ends exclusive, and takes only 16-byte aligned copies;
+ *  - the build embedded the kernel: the double finds its entry in the
+ *    PTX the backend loads;
+ *  - a swap out and back by the copy way goes by the kernel and keeps
+ *    the bytes; the device info says which copier runs;
+ *  - where the kernel cannot be had (the driver refuses the PTX, the
+ *    device cannot reach host memory by its address) the runtime's
+ *    copies stay, the device info says why and names the knob, and
+ *    the bytes are kept;
+ *  - a failed launch fails the swap-out with a message naming the knob,
+ *    and loses nothing: the tensor stays on the device, whole;
+ *  - out of host memory noting a managed range, its allocation fails
+ *    and says so.
+ * The order of the kernel's copies against the kernels and discards
+ * around them is test_cuda_order.c's, and whole trainings by it are
+ * test_cuda_train.c's.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_main.h"
+#include "cudafake/cudafake.h"
+#include "lib/backend/cuda_copier.h"
+#include "lib/base/fault.h"
+#include "lib/core/context.h"
+#include "lib/move/mover.h"
+#include "tensormm.h"
+
+#define BYTES (256u << 10)
+
+static tmm_ctx *make_ctx(const char *extra)
+{
+	char cfg[256];
+	tmm_ctx *ctx;
+
+	snprintf(cfg, sizeof(cfg), "backend=cuda,mode=uvm,budget=64MiB,"
+		 "cupti=off,stats_shm=off,policy=passive,log=error,"
+		 "uvm_swap_path=copy%s", extra);
+	ck_assert_msg(tmm_ctx_create(&ctx, cfg) == 0, "%s",
+		      tmm_last_error(NULL));
+	return ctx;
+}
+
+/* A tensor of BYTES bytes, each its index times 7, written from the
+ * host. */
+static tmm_tensor make_tensor(tmm_ctx *ctx)
+{
+	uint8_t *buf = malloc(BYTES);
+	tmm_tensor t;
+
+	ck_assert_ptr_nonnull(buf);
+	for (size_t i = 0; i < BYTES; i++)
+		buf[i] = (uint8_t)(i * 7);
+	ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION, "t",
+					   &t), 0);
+	ck_assert_msg(tmm_tensor_write(ctx, t, 0, buf, BYTES) == 0, "%s",
+		      tmm_last_error(ctx));
+	free(buf);
+	return t;
+}
+
+static void expect_bytes(tmm_ctx *ctx, tmm_tensor t)
+{
+	uint8_t *buf = malloc(BYTES);
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_msg(tmm_tensor_read(ctx, t, 0, buf, BYTES) == 0, "%s",
+		      tmm_last_error(ctx));
+	for (size_t i = 0; i < BYTES; i++)
+		ck_assert_msg(buf[i] == (uint8_t)(i * 7),
+			      "byte %zu is %#x, not %#x", i, buf[i],
+			      (uint8_t)(i * 7));
+	free(buf);
+}
+
+/* Out by copy, back, and the bytes; true when the copier made the
+ * copies, false when the runtime did (asserted: not both). */
+static bool round_trip(tmm_ctx *ctx, tmm_tensor t)
+{
+	struct tmm_tensor_rec *r = tmm_tensor_find(ctx, t);
+	struct cudafake_calls before, after;
+
+	cudafake_calls(&before);
+	ck_assert_int_eq(tmm_mover_swap_out(ctx, r, false), 0);
+	ck_assert_ptr_nonnull(r->host);
+	ck_assert_int_eq(tmm_mover_settle(ctx, r), 0);
+	ck_assert_int_eq(r->state, TMM_TS_HOST);
+	ck_assert_int_eq(tmm_mover_make_resident(ctx, r, true), 0);
+	ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+	cudafake_calls(&after);
+	expect_bytes(ctx, t);
+	ck_assert_uint_eq(cudafake_races(), 0);
+	ck_assert((after.kernel_copies > before.kernel_copies) !=
+		  (after.copies > before.copies));
+	return after.kernel_copies > before.kernel_copies;
+}
+
+START_TEST(the_copier_knows_managed_ranges_by_their_bounds)
+{
+	struct tmm_cuda_copier *c;
+	char why[160] = "";
+	uint8_t *host = (uint8_t *)(uintptr_t)0x900000;
+	uint8_t *a = (uint8_t *)(uintptr_t)0x10000,
+		*b = (uint8_t *)(uintptr_t)0x30000,
+		*m = (uint8_t *)(uintptr_t)0x20000;
+
+	ck_assert_msg(tmm_cuda_copier_open(&c, 0, 16, why, sizeof(why)) == 0,
+		      "%s", why);
+	ck_assert(!tmm_cuda_copier_takes(c, a, host));
+	/* Noted out of address order. */
+	ck_assert_int_eq(tmm_cuda_copier_note(c, a, 0x1000), 0);
+	ck_assert_int_eq(tmm_cuda_copier_note(c, b, 0x100), 0);
+	ck_assert_int_eq(tmm_cuda_copier_note(c, m, 0x10), 0);
+	ck_assert(tmm_cuda_copier_takes(c, a, host));
+	ck_assert(tmm_cuda_copier_takes(c, host, a + 0xff0));
+	ck_assert(!tmm_cuda_copier_takes(c, a + 0x1000, host));
+	ck_assert(!tmm_cuda_copier_takes(c, host, a - 16));
+	ck_assert(tmm_cuda_copier_takes(c, m, host));
+	ck_assert(!tmm_cuda_copier_takes(c, m + 0x10, host));
+	ck_assert(tmm_cuda_copier_takes(c, host, b + 0xf0));
+	/* Unaligned, at either end. */
+	ck_assert(!tmm_cuda_copier_takes(c, a + 8, host));
+	ck_assert(!tmm_cuda_copier_takes(c, a, host + 4));
+	tmm_cuda_copier_forget(c, m);
+	tmm_cuda_copier_forget(c, host); /* not noted: nothing */
+	ck_assert(!tmm_cuda_copier_takes(c, m, host));
+	ck_assert(tmm_cuda_copier_takes(c, a, host));
+	ck_assert(tmm_cuda_copier_takes(c, b, host));
+	tmm_cuda_copier_close(c);
+	ck_assert(!tmm_cuda_copier_takes(NULL, a, host));
+}
+END_TEST
+
+/* The list grows as ranges come: out of host memory growing it, the
+ * note fails and the ranges noted before stay known. */
+START_TEST(a_note_out_of_host_memory_keeps_the_others)
+{
+	struct tmm_cuda_copier *c;
+	char why[160] = "";
+	uint8_t *host = (uint8_t *)(uintptr_t)0x900000;
+	unsigned noted = 0;
+	int rc = 0;
+
+	ck_assert_msg(tmm_cuda_copier_open(&c, 0, 16, why, sizeof(why)) == 0,
+		      "%s", why);
+	ck_assert_int_eq(tmm_cuda_copier_note(c, (void *)0x1000, 16), 0);
+	while (rc == 0 && noted < 1000) {
+		ck_assert_int_eq(tmm_fault_set(TMM_SITE_HOST_ALLOC "@1"), 0);
+		rc = tmm_cuda_copier_note(c, (void *)(0x2000 + 0x100 *
+						      (uintptr_t)noted), 16);
+		noted += rc == 0;
+	}
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_int_eq(rc, -ENOMEM);
+	ck_assert(tmm_cuda_copier_takes(c, (void *)0x1000, host));
+	ck_assert(tmm_cuda_copier_takes(c, (void *)(0x2000 + 0x100 *
+						    (uintptr_t)(noted - 1)),
+					host));
+	ck_assert(!tmm_cuda_copier_takes(c, (void *)(0x2000 + 0x100 *
+						     (uintptr_t)noted),
+					 host));
+	tmm_cuda_copier_close(c);
+}
+END_TEST
+
+START_TEST(the_copy_way_goes_by_the_kernel_and_keeps_the_bytes)
+{
+	tmm_ctx *ctx = make_ctx(",uvm_copier=kernel");
+	tmm_tensor t = make_tensor(ctx);
+
+	ck_assert(!ctx->be.info.managed_copies_block_host);
+	ck_assert_msg(strstr(ctx->be.info.managed_copier, "copy kernel"), "%s",
+		      ctx->be.info.managed_copier);
+	ck_assert(round_trip(ctx, t));
+	ck_assert(round_trip(ctx, t));
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+	/* And by default, the runtime's copies, which hold the host. */
+	ctx = make_ctx("");
+	t = make_tensor(ctx);
+	ck_assert(ctx->be.info.managed_copies_block_host);
+	ck_assert_msg(strstr(ctx->be.info.managed_copier,
+			     "uvm_copier=runtime"), "%s",
+		      ctx->be.info.managed_copier);
+	ck_assert(!round_trip(ctx, t));
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* _i 0: the driver refuses the PTX; 1: the device cannot reach pinned
+ * host memory at its host address. */
+START_TEST(without_the_kernel_the_runtime_copies_stay)
+{
+	static const char *const cause[] = { "cudaLibraryLoadData",
+					     "host address" };
+	tmm_ctx *ctx;
+	tmm_tensor t;
+
+	/* The context sets the process's faults from its own tunable. */
+	if (_i == 1)
+		setenv("CUDAFAKE_HOST_POINTER", "0", 1);
+	ctx = make_ctx(_i == 0 ? ",uvm_copier=kernel,"
+				 "fault=cudaLibraryLoadData@1"
+			       : ",uvm_copier=kernel");
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	unsetenv("CUDAFAKE_HOST_POINTER");
+	ck_assert(ctx->be.info.managed_copies_block_host);
+	ck_assert_msg(strstr(ctx->be.info.managed_copier, cause[_i]) &&
+			      strstr(ctx->be.info.managed_copier,
+				     "uvm_copier=kernel"),
+		      "%s", ctx->be.info.managed_copier);
+	t = make_tensor(ctx);
+	ck_assert(!round_trip(ctx, t));
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+START_TEST(a_failed_copy_kernel_loses_nothing)
+{
+	tmm_ctx *ctx = make_ctx(",uvm_copier=kernel");
+	tmm_tensor t = make_tensor(ctx);
+	struct tmm_tensor_rec *r = tmm_tensor_find(ctx, t);
+
+	ck_assert_int_eq(tmm_fault_set("cudaLaunchKernel@1"), 0);
+	ck_assert_int_lt(tmm_mover_swap_out(ctx, r, false), 0);
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_msg(strstr(tmm_last_error(ctx), "copy kernel") &&
+			      strstr(tmm_last_error(ctx),
+				     "uvm_copier=kernel"),
+		      "%s", tmm_last_error(ctx));
+	ck_assert_int_eq(r->state, TMM_TS_RESIDENT);
+	expect_bytes(ctx, t);
+	ck_assert(round_trip(ctx, t));
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* The backend notes every managed allocation for the copier: where that
+ * runs out of host memory the allocation fails, says so, and leaves
+ * nothing allocated (the sanitizers' leak check). */
+START_TEST(a_managed_range_the_copier_cannot_note_is_not_allocated)
+{
+	tmm_ctx *ctx = make_ctx(",uvm_copier=kernel");
+	void *p[40];
+	unsigned n = 0;
+	int rc = 0;
+
+	while (rc == 0 && n < 40) {
+		ck_assert_int_eq(tmm_fault_set(TMM_SITE_HOST_ALLOC "@1"), 0);
+		rc = ctx->be.ops->managed_alloc(&ctx->be, 4096, &p[n]);
+		n += rc == 0;
+	}
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert_int_eq(rc, -ENOMEM);
+	ck_assert_ptr_null(p[n]);
+	ck_assert_msg(strstr(ctx->be.error, "uvm_copier=kernel"), "%s",
+		      ctx->be.error);
+	while (n > 0) {
+		n--;
+		ctx->be.ops->managed_free(&ctx->be, p[n], 4096);
+	}
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("cuda_copier");
+	TCase *tc = tcase_create("copier");
+
+	tcase_add_test(tc, the_copier_knows_managed_ranges_by_their_bounds);
+	tcase_add_test(tc, a_note_out_of_host_memory_keeps_the_others);
+	tcase_add_test(tc, the_copy_way_goes_by_the_kernel_and_keeps_the_bytes);
+	tcase_add_loop_test(tc, without_the_kernel_the_runtime_copies_stay, 0,
+			    2);
+	tcase_add_test(tc, a_failed_copy_kernel_loses_nothing);
+	tcase_add_test(tc,
+		       a_managed_range_the_copier_cannot_note_is_not_allocated);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return cuda_test_main(suite);
+}
