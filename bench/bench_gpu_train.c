@@ -28,7 +28,8 @@
  * loan's) loses none of what ran.
  *
  *   bench/bench_gpu_train [--shape compute|transfer|all|WxLxB]
- *       [--modes swap,uvm,uvm-copy,uvm-prefetch,uvm-copy-nokeep,uvm-mix]
+ *       [--modes swap,uvm,uvm-copy,uvm-prefetch,uvm-copy-nokeep,uvm-mix,
+ *                uvm-kernel,uvm-kernel-4,uvm-kernel-64]
  *       [--policies all|P,P,...] [--budgets 0.4,0.3]
  *       [--steps N] [--warmup N] [--append FILE] [--commit TEXT]
  *       [--goals] [--deadline S]

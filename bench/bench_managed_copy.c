@@ -33,6 +33,13 @@
  *    the held copy waits for that migration too, and whether the two
  *    overlap, which a plan mixing the two ways out per tensor needs.
  *
+ * Last, the way built since (uvm_copier=kernel, lib/backend/cuda_copier.h):
+ * the library's copy kernel, each way, at 4, 16 and 64 blocks a copy.
+ * Its rate alone against the copy engine's (the same bytes, device
+ * memory, the table above: the bound it is held to), how long its launch
+ * held the host, and beside the work: whether the two overlap, and how
+ * much longer the work took for the multiprocessors the copy took.
+ *
  *   bench/bench_managed_copy [--mib N]
  *
  * Exit status: 0, 1 on a CUDA error, 2 for a wrong option, 77 without a
@@ -49,6 +56,7 @@
 
 #include "clock.h"
 #include "cuda_check.h"
+#include "lib/backend/cuda_copier.h"
 
 #define ROUNDS 5
 /* Memsets of the work buffer queued before the copy: enough to outlast
@@ -356,6 +364,103 @@ static int ways_around(struct buffers *b)
 	return 0;
 }
 
+/* ---- the library's copy kernel ------------------------------------------ */
+
+/* One trial of the copy kernel: the copy alone, or (beside) with the work
+ * queued first on the compute stream; the work's time too. */
+static int kernel_once(struct buffers *b, struct tmm_cuda_copier *k,
+		       bool to_host, bool beside, struct around *r)
+{
+	double t0;
+
+	if (cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize") ||
+	    cuda_check(cudaEventRecord(b->w0, b->compute), "cudaEventRecord"))
+		return -1;
+	if (beside && queue_work(b))
+		return -1;
+	if (cuda_check(cudaEventRecord(b->w1, b->compute), "cudaEventRecord") ||
+	    cuda_check(cudaEventRecord(b->a, b->copy), "cudaEventRecord"))
+		return -1;
+	t0 = bench_now_s();
+	if (cuda_check(tmm_cuda_copier_launch(k, to_host ? b->host : b->managed,
+					      to_host ? b->managed : b->host,
+					      b->bytes, b->copy),
+		       "the copy kernel"))
+		return -1;
+	r->held_ms = (bench_now_s() - t0) * 1e3;
+	r->queue_ms = 0;
+	return cuda_check(cudaEventRecord(b->b, b->copy), "cudaEventRecord") ||
+	       trial_times(b, r);
+}
+
+/* The copy kernel's table: each way at each block count, against the copy
+ * engine's rate (dev_ms: the same bytes of device memory, each way). */
+static int by_kernel(struct buffers *b, int device, double work_ms,
+		     const double dev_ms[2])
+{
+	static const unsigned blocks[] = { 4, 16, 64 };
+	double gb = (double)b->bytes / 1e9;
+	char why[160] = "";
+
+	printf("\nBy the library's copy kernel (uvm_copier=kernel), managed "
+	       "memory on the device and the pinned buffer, best of %d:\n\n",
+	       ROUNDS);
+	printf("| way | blocks | copy ms | GB/s | copy engine GB/s | call ms | "
+	       "together ms | sum ms | overlap | work ms beside (alone "
+	       "%.2f) |\n|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
+	       work_ms);
+	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+		struct tmm_cuda_copier *k;
+
+		if (tmm_cuda_copier_open(&k, device, blocks[i], why,
+					 sizeof(why)) < 0 ||
+		    tmm_cuda_copier_note(k, b->managed, b->bytes) < 0) {
+			printf("| (no copy kernel: %s) |\n", why);
+			tmm_cuda_copier_close(k);
+			return 0;
+		}
+		for (int to_host = 1; to_host >= 0; to_host--) {
+			struct around alone = { 0 }, beside = { 0 }, r;
+
+			for (int n = 0; n < ROUNDS; n++) {
+				if (kernel_once(b, k, to_host, false, &r)) {
+					tmm_cuda_copier_close(k);
+					return -1;
+				}
+				least(&alone.copy_ms, r.copy_ms, n);
+				least(&alone.held_ms, r.held_ms, n);
+				if (kernel_once(b, k, to_host, true, &r)) {
+					tmm_cuda_copier_close(k);
+					return -1;
+				}
+				least(&beside.copy_ms, r.copy_ms, n);
+				least(&beside.other_ms, r.other_ms, n);
+				least(&beside.both_ms, r.both_ms, n);
+			}
+			printf("| %s | %u | %.2f | %.1f | %.1f | %.3f | %.2f | "
+			       "%.2f | %s | %.2f |\n",
+			       to_host ? "managed to host" : "host to managed",
+			       blocks[i], alone.copy_ms,
+			       gb / (alone.copy_ms / 1e3),
+			       gb / (dev_ms[to_host] / 1e3), alone.held_ms,
+			       beside.both_ms, alone.copy_ms + work_ms,
+			       beside.both_ms < 0.8 * (alone.copy_ms + work_ms)
+				       ? "yes"
+				       : "no",
+			       beside.other_ms);
+		}
+		tmm_cuda_copier_close(k);
+	}
+	printf("\n*copy engine GB/s*: cudaMemcpyAsync of device memory, the "
+	       "same bytes (the first table): the rate the kernel is held "
+	       "to.  *call ms*: the launch's hold on the host.  *together*: "
+	       "the work queued first, then the copy; *overlap*: under 0.8 "
+	       "of the sum.  *work ms beside*: the work's own time with the "
+	       "copy beside it, against alone: what the copy's blocks cost "
+	       "the kernels.\n");
+	return 0;
+}
+
 static int setup(struct buffers *b, size_t bytes)
 {
 	int device;
@@ -426,8 +531,8 @@ int main(int argc, char **argv)
 		{ "host to managed memory", true, false },
 	};
 	struct buffers b;
-	double work_ms = 0;
-	int n = 0, status = 1;
+	double work_ms = 0, dev_ms[2] = { 0, 0 };
+	int n = 0, device = 0, status = 1;
 	long mib = 64;
 
 	for (int i = 1; i < argc; i++) {
@@ -461,6 +566,8 @@ int main(int argc, char **argv)
 		if (best_of(&b, side, rows[r].to_host, false, &alone) ||
 		    best_of(&b, side, rows[r].to_host, true, &beside))
 			goto out;
+		if (!rows[r].managed)
+			dev_ms[rows[r].to_host] = alone.copy_ms;
 		/* Held: the call lasted half the copy or more. */
 		printf("| %s | %.2f | %.3f | %s | %.3f | %s |\n", rows[r].name,
 		       alone.copy_ms, alone.call_ms,
@@ -471,7 +578,9 @@ int main(int argc, char **argv)
 	printf("\n*held beside*: the call lasted half the copy or more with "
 	       "work on another stream; a call that waits for that work too "
 	       "lasts about %.2f ms more.\n", work_ms);
-	if (ways_around(&b))
+	if (ways_around(&b) ||
+	    cuda_check(cudaGetDevice(&device), "cudaGetDevice") ||
+	    by_kernel(&b, device, work_ms, dev_ms))
 		goto out;
 	status = 0;
 out:

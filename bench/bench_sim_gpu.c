@@ -23,10 +23,14 @@
  *
  *   bench/bench_sim_gpu [--profile P] [--shape compute|transfer|all]
  *                       [--model NAME [--batch N]]
- *                       [--modes swap,uvm,uvm-mix] [--budgets 0.4,0.3]
+ *                       [--modes swap,uvm,uvm-mix,uvm-kernel]
+ *                       [--budgets 0.4,0.3]
  *
  * uvm-mix is mode=uvm by uvm_swap_path=mix (the swaps that fit by
- * migration beside the copies, hints/uvm_mix.h), a table beside uvm's.
+ * migration beside the copies, hints/uvm_mix.h), a table beside uvm's;
+ * uvm-kernel is mode=uvm by copy with uvm_copier=kernel, whose copies
+ * hold no host (the multiprocessors the copy kernel takes are not
+ * modelled).
  *
  * A budget above 1 puts no memory pressure on the run (the H200 ran 2,
  * twice the peak, for mode=uvm's own cost).
@@ -264,8 +268,9 @@ static void usage(FILE *f)
 		   "             --models list), no H200 figure beside it\n"
 		   "  --batch    its batch (default 32)\n"
 		   "  --modes    swap, uvm, uvm-mix (mode=uvm by "
-		   "uvm_swap_path=mix), or a list\n"
-		   "             of them (default swap)\n"
+		   "uvm_swap_path=mix), uvm-kernel\n"
+		   "             (by copy, uvm_copier=kernel), or a list of "
+		   "them (default swap)\n"
 		   "  --budgets  fractions of the unconstrained peak, 0 < F "
 		   "<= 4; above 1, no memory pressure\n"
 		   "             (default 0.4,0.3)\n");
@@ -435,13 +440,15 @@ static void table(const struct tmm_sim_profile *p, const struct shape *sh,
 }
 
 /* The --modes a table can be asked for, each with the `mode` it runs:
- * uvm-mix is mode=uvm by uvm_swap_path=mix, beside uvm's own way. */
+ * uvm-mix is mode=uvm by uvm_swap_path=mix, beside uvm's own way, and
+ * uvm-kernel by copy with the copy kernel's copies (uvm_copier=kernel). */
 static const struct {
 	const char *name, *mode;
 } known_modes[] = {
 	{ "swap", "swap" },
 	{ "uvm", "uvm" },
 	{ "uvm-mix", "uvm,uvm_swap_path=mix" },
+	{ "uvm-kernel", "uvm,uvm_swap_path=copy,uvm_copier=kernel" },
 };
 
 #define N_MODES (sizeof(known_modes) / sizeof(known_modes[0]))
@@ -563,7 +570,7 @@ int main(int argc, char **argv)
 	}
 	if (!modes_known(modes)) {
 		fprintf(stderr, "bench_sim_gpu: --modes %s: a list of swap, "
-			"uvm and uvm-mix\n", modes);
+			"uvm, uvm-mix and uvm-kernel\n", modes);
 		return 2;
 	}
 	if (model)

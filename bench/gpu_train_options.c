@@ -25,7 +25,10 @@ static const struct shape known_shapes[] = {
  * (what counting the driver's work costs); auto: mode=auto, the mode the
  * library takes by itself (a uvm run for the free-memory check, as it may
  * be one); uvm-mix: by copy, with the swaps that fit by migration beside
- * the copies (hints/uvm_mix.h); each for a side by side. */
+ * the copies (hints/uvm_mix.h); uvm-kernel: by copy, the copies made by
+ * the library's copy kernel (uvm_copier=kernel, which holds no host),
+ * at its default 16 blocks, and at 4 and 64 (uvm-kernel-4, -64: what
+ * the blocks buy and cost); each for a side by side. */
 static const struct run_mode all_modes[MAX_MODES] = {
 	{ "swap", "mode=swap", false },
 	{ "uvm", "mode=uvm", true },
@@ -39,6 +42,12 @@ static const struct run_mode all_modes[MAX_MODES] = {
 	{ "uvm-counters", "mode=uvm,uvm_counters=on", true },
 	{ "auto", "mode=auto", true },
 	{ "uvm-mix", "mode=uvm,uvm_swap_path=mix", true },
+	{ "uvm-kernel", "mode=uvm,uvm_swap_path=copy,uvm_copier=kernel",
+	  true },
+	{ "uvm-kernel-4", "mode=uvm,uvm_swap_path=copy,uvm_copier=kernel,"
+			  "uvm_copier_blocks=4", true },
+	{ "uvm-kernel-64", "mode=uvm,uvm_swap_path=copy,uvm_copier=kernel,"
+			   "uvm_copier_blocks=64", true },
 };
 
 static const char *const all_policies[N_POLICIES] = {
@@ -66,7 +75,9 @@ static void usage(FILE *f)
 		"              copied out), uvm-nocupti (cupti=off),\n"
 		"              uvm-counters (uvm_counters=on), auto "
 		"(mode=auto),\n"
-		"              uvm-mix (uvm_swap_path=mix)\n"
+		"              uvm-mix (uvm_swap_path=mix), uvm-kernel\n"
+		"              (by copy, uvm_copier=kernel), uvm-kernel-4 and\n"
+		"              uvm-kernel-64 (the same, 4 or 64 blocks a copy)\n"
 		"  --policies  all (the default) or a list of: none, passive, "
 		"vdnn-conv,\n"
 		"              vdnn-all, checkpoint, superneurons, capuchin, "

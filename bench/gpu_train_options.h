@@ -26,7 +26,7 @@ struct run_mode {
 	bool uvm;
 };
 
-#define MAX_MODES 11
+#define MAX_MODES 14
 
 /* What the command line chose. */
 struct options {

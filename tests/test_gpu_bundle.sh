@@ -6,8 +6,8 @@
 # make): at most 32 MiB; the GPU programs in it, stripped programs and not
 # libtool wrappers; `ldd` on each, with the bundle's lib/, finds every
 # library but CUDA's (the GPU machine's, which run searches for); `run`
-# (and its --bench, --goals, --op-times and --mix) exits 77 where there is no
-# GPU, from any directory, writing no report or trace; `run --goals` and
+# (and its --bench, --goals, --op-times, --mix and --kernel) exits 77
+# where there is no GPU, from any directory, writing no report or trace; `run --goals` and
 # `run --op-times` take no arguments, and --help describes them; `run
 # --libs` finds every library here.  Skips (77) where the build has no
 # cuda backend or no GPU example (no cuBLAS or nvcc).  Ends with a
@@ -90,22 +90,28 @@ else
 	exits_with 77 --goals
 	exits_with 77 --op-times
 	exits_with 77 --mix
+	exits_with 77 --kernel
 	checks=$((checks + 1))
 	[ ! -e "$tmp/elsewhere/gpu-bench-report.md" ] &&
 	[ ! -e "$tmp/elsewhere/compute.trace" ] ||
-		fail "run --bench, --goals, --op-times or --mix wrote with no GPU"
+		fail "run --bench, --goals, --op-times, --mix or --kernel wrote" \
+		     "with no GPU"
 fi
 # --goals picks its runs itself: arguments are refused before anything
 # runs, GPU or not.
 exits_with 2 --goals --steps 4
 exits_with 2 --op-times --steps 4
 exits_with 2 --mix --steps 4
+exits_with 2 --kernel --steps 4
 checks=$((checks + 1))
 "$bundle/run" --help | grep -q -- '--op-times' ||
 	fail "run --help does not describe --op-times"
 checks=$((checks + 1))
 "$bundle/run" --help | grep -q -- '--mix' ||
 	fail "run --help does not describe --mix"
+checks=$((checks + 1))
+"$bundle/run" --help | grep -q -- '--kernel' ||
+	fail "run --help does not describe --kernel"
 checks=$((checks + 1))
 "$bundle/run" --help | grep -q -- 'Exit status' ||
 	fail "run --help stops before the exit status"

@@ -17,8 +17,9 @@
 # this bounds what the schedule loses, not what a GPU will show.  Last,
 # mode=uvm by a slow prefetch out, where auto must count that the backend
 # orders each prefetch after every eviction queued before it, and by copy,
-# where it must count that each copy holds the host, and by a mix of
-# copies and migrations, which must beat the copies alone.  Skips
+# where it must count that each copy holds the host, by a mix of
+# copies and migrations, which must beat the copies alone, and by the
+# library's copy kernel, which holds no host and must reach the bound.  Skips
 # (77) where the build has no cuda backend or no cuBLAS headers.
 . "$(dirname "$0")/lib.sh" || exit 99
 build=${top_builddir:-.}
@@ -123,17 +124,30 @@ auto_near_peers "$tmp/held" 1.1 ||
 # by migration on the migrate stream, holding the host no more, and the
 # step is shorter than by copy (13.3 against 11.7 ms here when written),
 # with every byte the same and no race.
+# By uvm_copier=kernel the copies are the library's kernel, launched on
+# the copy streams, which holds no host at all: the step is the bound's
+# (1.00x here when written, as swap mode's; the double's kernels share no
+# multiprocessors, so a GPU will give less).
 run_bench mix CUDAFAKE_KERNEL_COST=0.6 CUDAFAKE_HOST_PREFETCH_MBPS=1800 \
 	CUDAFAKE_DEVICE_PREFETCH_MBPS=5700 -- \
 	--shape 512x12x256 --steps 6 --warmup 2 --budgets 0.4 \
-	--modes uvm-copy,uvm-mix --policies auto
+	--modes uvm-copy,uvm-mix,uvm-kernel --policies auto
 checks=$((checks + 1))
 awk -F'|' '
-	$3 ~ /^ uvm-(copy|mix) $/ && $19 !~ /yes/ { bad = 1 }
+	$3 ~ /^ uvm-(copy|mix|kernel) $/ && $19 !~ /yes/ { bad = 1 }
 	$3 == " uvm-copy " { copy = $5 + 0 }
 	$3 == " uvm-mix " { mix = $5 + 0 }
 	END { exit !(!bad && copy > 0 && mix > 0 && mix <= 0.95 * copy) }' \
 	"$tmp/mix" ||
 	fail "auto by mix: not 5% under its step by copy, or not" \
 	     "bit-identical"
+checks=$((checks + 1))
+awk -F'|' '
+	$3 == " uvm-kernel " && $19 ~ /yes/ { kernel = $5 + 0; x = $6 + 0 }
+	$3 == " uvm-kernel " { bound = $18 + 0 }
+	$3 == " uvm-copy " { copy = $5 + 0 }
+	END { exit !(kernel > 0 && kernel <= 0.8 * copy && x > 0 &&
+		     x <= 1.05 * bound) }' "$tmp/mix" ||
+	fail "auto by the copy kernel: not 20% under its step by copy and" \
+	     "within 5% of its bound, or not bit-identical"
 summary
