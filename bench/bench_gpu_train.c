@@ -577,6 +577,24 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 			b->failed++;
 			same = false;
 		}
+		/* A row by the copy kernel says how much it copied, so that
+		 * one whose kernel could not be had (the context's warning
+		 * says why) is not read as the kernel's. */
+		if (strstr(mode->config, "uvm_copier=kernel")) {
+			double kernel_mb = PER_STEP(r, uvm_kernel_copy_bytes) /
+					   1e6;
+
+			snprintf(verdict + strlen(verdict),
+				 sizeof(verdict) - strlen(verdict),
+				 kernel_mb > 0 ? "; copy kernel %.1f MB"
+					       : "; no copy by the kernel",
+				 kernel_mb);
+			if (!(kernel_mb > 0) &&
+			    out_bytes(r) + in_bytes(r) > 0) {
+				b->failed++;
+				same = false;
+			}
+		}
 		print_row(b, policy, mode->name, budget_text, r, compute_ms,
 			  verdict);
 		noted.ms = median_ms(r);

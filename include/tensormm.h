@@ -502,7 +502,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 13
+#define TMM_STATS_VERSION 14
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -701,6 +701,12 @@ struct tmm_stats {
 					 * =mix), on a stream of their own */
 	uint64_t uvm_migrate_in_bytes;	/* ... and the bytes prefetched back
 					 * on that stream */
+	/* Version 14: uvm_copier=kernel. */
+	uint64_t uvm_kernel_copy_bytes; /* bytes of the copies to or from
+					 * managed memory that the library's
+					 * copy kernel made, either way
+					 * (TENSORMM_UVM_COPIER=kernel); 0
+					 * where cudaMemcpyAsync made them */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

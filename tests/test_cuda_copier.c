@@ -176,14 +176,28 @@ END_TEST
 
 START_TEST(the_copy_way_goes_by_the_kernel_and_keeps_the_bytes)
 {
-	tmm_ctx *ctx = make_ctx(",uvm_copier=kernel");
-	tmm_tensor t = make_tensor(ctx);
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	struct cudafake_calls c;
+	unsigned long launches;
+	tmm_ctx *ctx;
+	tmm_tensor t;
+
+	cudafake_calls(&c);
+	launches = c.kernel_copies;
+	ctx = make_ctx(",uvm_copier=kernel");
+	t = make_tensor(ctx);
 
 	ck_assert(!ctx->be.info.managed_copies_block_host);
 	ck_assert_msg(strstr(ctx->be.info.managed_copier, "copy kernel"), "%s",
 		      ctx->be.info.managed_copier);
 	ck_assert(round_trip(ctx, t));
 	ck_assert(round_trip(ctx, t));
+	/* tmm_stats counts the kernel's bytes: each launch copied t. */
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	cudafake_calls(&c);
+	ck_assert_uint_gt(st.uvm_kernel_copy_bytes, 0);
+	ck_assert_uint_eq(st.uvm_kernel_copy_bytes,
+			  (uint64_t)BYTES * (c.kernel_copies - launches));
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 	/* And by default, the runtime's copies, which hold the host. */
 	ctx = make_ctx("");
@@ -193,6 +207,8 @@ START_TEST(the_copy_way_goes_by_the_kernel_and_keeps_the_bytes)
 			     "uvm_copier=runtime"), "%s",
 		      ctx->be.info.managed_copier);
 	ck_assert(!round_trip(ctx, t));
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.uvm_kernel_copy_bytes, 0);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST

@@ -307,6 +307,22 @@ START_TEST(mlp_uvm_mix_with_a_plan)
 }
 END_TEST
 
+/* By the copy way with uvm_copier=kernel: the copies hold no host on the
+ * simulator, and every byte of them is counted as the copy kernel's. */
+START_TEST(mlp_uvm_by_the_copy_kernel)
+{
+	struct run got = { 0 };
+
+	check_run(0, "uvm,uvm_cap=driver,uvm_swap_path=copy,"
+		  "uvm_copier=kernel", 50, NULL, &got);
+	ck_assert_uint_gt(got.st.swap_out_bytes, 0);
+	ck_assert_uint_eq(got.st.uvm_prefetch_out_bytes, 0);
+	/* Each swap out and each swap in is one copy of its bytes. */
+	ck_assert_uint_eq(got.st.uvm_kernel_copy_bytes,
+			  got.st.swap_out_bytes + got.st.swap_in_bytes);
+}
+END_TEST
+
 START_TEST(mlp_at_100_percent) { check_fraction(0, 100); }
 END_TEST
 START_TEST(mlp_at_50_percent) { check_fraction(0, 50); }
@@ -526,6 +542,7 @@ int main(void)
 	tcase_add_test(mlp, a_peak_share_below_the_largest_op_stops_there);
 	tcase_add_test(mlp, mlp_uvm_by_copy_with_a_plan);
 	tcase_add_test(mlp, mlp_uvm_mix_with_a_plan);
+	tcase_add_test(mlp, mlp_uvm_by_the_copy_kernel);
 	tcase_add_test(mlp, mlp_uvm_by_copy_without_pinned_memory);
 	tcase_add_test(mlp, a_failed_training_names_its_failure);
 	tcase_add_test(gpt, gpt_at_100_percent);

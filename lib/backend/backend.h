@@ -110,6 +110,10 @@ struct tmm_managed_stats {
 	uint64_t eviction_bytes;  /* ... of which written back to the host */
 	uint64_t remote_bytes;	  /* accessed over the bus, not migrated */
 	uint64_t discard_bytes;	  /* dropped with no write-back */
+	uint64_t kernel_copy_bytes; /* copied to or from managed memory
+				     * by the library's copy kernel
+				     * (uvm_copier=kernel), either way:
+				     * the backend's own count */
 	uint64_t resident, resident_peak; /* device bytes holding pages */
 	uint64_t stall_ns;	  /* compute time lost to faults */
 };

@@ -21,6 +21,7 @@
 #include "backend.h"
 #include "backend_cuda_managed.h"
 #include "backend_cuda_mem.h"
+#include "cuda_copier.h"
 #include "cuda_timing.h"
 
 /*
@@ -504,7 +505,10 @@ int tmm_cuda_managed_stats(struct tmm_backend *be,
 	if (!st)
 		return 0;
 	memset(st, 0, sizeof(*st));
-	if (!s || !s->timing)
+	if (!s)
+		return 0;
+	st->kernel_copy_bytes = tmm_cuda_copier_bytes(s->copier);
+	if (!s->timing)
 		return 0;
 	tmm_cuda_timing_managed(s->timing, &um);
 	st->fault_batches = um.fault_groups;

@@ -193,8 +193,8 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	/* uvm_copier=kernel: the copies are kernels, which hold no host
 	 * (cuda_copier.h).  The multiprocessors they take from the
 	 * kernels beside them are not modelled. */
-	s->managed_copy_held = cfg->sim_managed_copy_held &&
-			       cfg->uvm_copier != TMM_UVM_COPIER_KERNEL;
+	s->copy_kernel = cfg->uvm_copier == TMM_UVM_COPIER_KERNEL;
+	s->managed_copy_held = cfg->sim_managed_copy_held && !s->copy_kernel;
 	/* Until the runtime sets a budget, managed pages may fill the
 	 * whole device. */
 	if (tmm_sim_uvm_create(&s->uvm, prof, s->capacity) < 0) {
@@ -347,10 +347,13 @@ static int sim_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 	if (!s->phantom)
 		memcpy(dst, src, bytes);
 	sim_queue_copy(s, engine, bytes, engine == TMM_ENGINE_H2D);
-	if (s->managed_copy_held &&
-	    (tmm_sim_uvm_contains(s->uvm, dst, bytes) ||
-	     tmm_sim_uvm_contains(s->uvm, src, bytes)))
-		sim_hold_host(s, s->t[engine]);
+	if (tmm_sim_uvm_contains(s->uvm, dst, bytes) ||
+	    tmm_sim_uvm_contains(s->uvm, src, bytes)) {
+		if (s->managed_copy_held)
+			sim_hold_host(s, s->t[engine]);
+		if (s->copy_kernel)
+			s->kernel_copy_bytes += bytes;
+	}
 	return 0;
 }
 

@@ -655,5 +655,6 @@ int tmm_sim_managed_stats(struct tmm_backend *be,
 		return tmm_backend_fail(be, -EINVAL,
 					"sim managed_stats: st is NULL");
 	tmm_sim_uvm_stats(sim_of(be)->uvm, st);
+	st->kernel_copy_bytes = sim_of(be)->kernel_copy_bytes;
 	return 0;
 }

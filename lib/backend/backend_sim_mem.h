@@ -65,6 +65,10 @@ struct sim {
 	/* sim_managed_copy=held: a copy with a managed end returns to the
 	 * host only once done, as CUDA's (copy_async, backend_sim.c). */
 	bool managed_copy_held;
+	/* uvm_copier=kernel: such copies are the copy kernel's, which
+	 * hold no host; their bytes, for managed_stats. */
+	bool copy_kernel;
+	uint64_t kernel_copy_bytes;
 	struct tmm_sim_counters c;
 	struct sim_map *maps;
 	size_t nmaps, maps_cap;

@@ -40,6 +40,7 @@ struct tmm_cuda_copier {
 	/* Sorted by lo, apart (allocations do not overlap). */
 	struct managed_range *ranges;
 	size_t n, cap;
+	unsigned long long bytes; /* launched so far */
 };
 
 static int refuse(char *why, size_t len, int rc, const char *fmt,
@@ -191,7 +192,15 @@ cudaError_t tmm_cuda_copier_launch(struct tmm_cuda_copier *c, void *dst,
 				 : want < c->blocks ? want : c->blocks), 1, 1 };
 	dim3 block = { COPIER_THREADS, 1, 1 };
 	void *args[] = { &dst, (void *)&src, &n };
+	cudaError_t e = cudaLaunchKernel((const void *)c->kernel, grid, block,
+					 args, 0, stream);
 
-	return cudaLaunchKernel((const void *)c->kernel, grid, block, args, 0,
-				stream);
+	if (e == cudaSuccess)
+		c->bytes += n;
+	return e;
+}
+
+unsigned long long tmm_cuda_copier_bytes(const struct tmm_cuda_copier *c)
+{
+	return c ? c->bytes : 0;
 }

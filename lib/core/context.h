@@ -210,6 +210,7 @@ struct tmm_counters {
 	/* Of those, the ones on the migrate engine beside the copy way
 	 * (TMM_ACT_MIGRATE), and the prefetches that brought them back. */
 	uint64_t uvm_migrate_out_bytes, uvm_migrate_in_bytes;
+	uint64_t uvm_kernel_copy_bytes; /* the backend's (managed_stats) */
 	uint64_t uvm_fault_ns;	/* the driver's fault path */
 	uint64_t split_ops, micro_ops, split_fallbacks; /* split.c */
 	uint64_t uvm_resident, uvm_resident_peak; /* device_in_use/peak in

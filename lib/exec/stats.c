@@ -154,6 +154,7 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->uvm_prefetch_out_bytes = c->uvm_prefetch_out_bytes;
 	s->uvm_migrate_out_bytes = c->uvm_migrate_out_bytes;
 	s->uvm_migrate_in_bytes = c->uvm_migrate_in_bytes;
+	s->uvm_kernel_copy_bytes = c->uvm_kernel_copy_bytes;
 	s->share_reservation = tmm_share_reservation(ctx);
 	s->share_budget_changes = c->share_budget_changes;
 	s->split_ops = c->split_ops;
@@ -282,6 +283,10 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 			"mix)\n",
 		     tmm_fmt_bytes(s->uvm_migrate_out_bytes, a, sizeof(a)),
 		     tmm_fmt_bytes(s->uvm_migrate_in_bytes, b, sizeof(b)));
+	if (s->uvm_kernel_copy_bytes)
+		emit(p, "  copier    %s copied to and from managed memory by "
+			"the library's copy kernel (uvm_copier=kernel)\n",
+		     tmm_fmt_bytes(s->uvm_kernel_copy_bytes, a, sizeof(a)));
 	if (s->clean_evictions)
 		emit(p, "  clean     %llu evictions (%s) copied nothing: the "
 			"host held their bytes\n",
@@ -409,6 +414,7 @@ static const struct {
 	U64_FIELD(link_d2h_mbps),     U64_FIELD(uvm_prefetch_h2d_mbps),
 	U64_FIELD(uvm_prefetch_d2h_mbps), U64_FIELD(uvm_prefetch_out_bytes),
 	U64_FIELD(uvm_migrate_out_bytes), U64_FIELD(uvm_migrate_in_bytes),
+	U64_FIELD(uvm_kernel_copy_bytes),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)

@@ -85,6 +85,7 @@ void tmm_uvm_sync_counters(struct tmm_ctx *ctx)
 	c->uvm_remote_bytes = st.remote_bytes;
 	c->uvm_discard_bytes = st.discard_bytes;
 	c->uvm_fault_ns = st.stall_ns;
+	c->uvm_kernel_copy_bytes = st.kernel_copy_bytes;
 	c->uvm_resident = st.resident;
 	/* The driver's peak is since open; after tmm_stats_reset_peak
 	 * only one above the mark it left is new, and otherwise what is
