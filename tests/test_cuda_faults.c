@@ -18,9 +18,11 @@
  *    one, from then on; a batch that cannot grow sends the prefetch at
  *    once.
  *  - Every cudaEventRecord and every cudaStreamWaitEvent of a swap-out,
- *    a swap-in and an op, in swap and in uvm mode, fails in turn: the
- *    step fails naming the call, and once the fault is gone the same
- *    context runs the steps again with every byte intact.
+ *    a swap-in and an op, in swap and in uvm mode (by prefetch, and by
+ *    copy with the copy kernel, whose every launch fails in turn too),
+ *    fails in turn: the step fails naming the call, and once the fault
+ *    is gone the same context runs the steps again with every byte
+ *    intact.
  */
 #include <check.h>
 #include <errno.h>
@@ -448,20 +450,31 @@ static void event_fault(const char *mode, const char *site, unsigned long n)
 
 START_TEST(every_failed_event_call_fails_cleanly)
 {
-	static const char *const modes[] = { "swap", "uvm" };
-	static const char *const sites[] = { "cudaEventRecord",
-					     "cudaStreamWaitEvent" };
+	/* mode=uvm by the copy kernel (uvm_copier=kernel) too, whose
+	 * launches fail in turn as well. */
+	static const char *const kernel = "uvm,uvm_swap_path=copy,"
+					  "uvm_copier=kernel";
+	static const struct {
+		const char *mode, *site;
+	} cases[] = {
+		{ "swap", "cudaEventRecord" },
+		{ "swap", "cudaStreamWaitEvent" },
+		{ "uvm", "cudaEventRecord" },
+		{ "uvm", "cudaStreamWaitEvent" },
+		{ kernel, "cudaEventRecord" },
+		{ kernel, "cudaStreamWaitEvent" },
+		{ kernel, "cudaLaunchKernel" },
+	};
 
-	for (unsigned m = 0; m < 2; m++) {
-		for (unsigned s = 0; s < 2; s++) {
-			unsigned long calls = event_calls(modes[m], sites[s]);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		unsigned long calls = event_calls(cases[c].mode,
+						  cases[c].site);
 
-			printf("%s: %lu calls of %s\n", modes[m], calls,
-			       sites[s]);
-			ck_assert_uint_gt(calls, 0);
-			for (unsigned long n = 1; n <= calls; n++)
-				event_fault(modes[m], sites[s], n);
-		}
+		printf("%s: %lu calls of %s\n", cases[c].mode, calls,
+		       cases[c].site);
+		ck_assert_uint_gt(calls, 0);
+		for (unsigned long n = 1; n <= calls; n++)
+			event_fault(cases[c].mode, cases[c].site, n);
 	}
 }
 END_TEST

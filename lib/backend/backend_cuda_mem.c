@@ -291,8 +291,9 @@ int tmm_cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 		e = tmm_cuda_copier_launch(s->copier, dst, src, bytes,
 					   s->stream[engine]);
 		if (e != cudaSuccess)
-			return tmm_cuda_fail(be, e, "the copy kernel (%zu "
-					     "bytes, %s; uvm_copier=kernel)",
+			return tmm_cuda_fail(be, e, "cudaLaunchKernel(the "
+					     "copy kernel, %zu bytes, %s; "
+					     "uvm_copier=kernel)",
 					     bytes, engine == TMM_ENGINE_H2D
 							    ? "H2D"
 							    : "D2H");
