@@ -4,12 +4,17 @@
  * the CUDA test double (tests/cudafake/): mode=uvm's copies of managed
  * memory made by the library's copy kernel, which holds no host.
  *
+ *  - each thread of the copy kernel (cuda_copy_kernel_body.h, which the
+ *    double runs for its launches too) copies its words and tail bytes
+ *    so that the grid copies every byte once and none beyond, at every
+ *    size and grid;
  *  - the copier knows managed memory by the ranges the backend noted,
  *    their ends exclusive, and takes only 16-byte aligned copies;
  *  - the build embedded the kernel: the double finds its entry in the
  *    PTX the backend loads;
  *  - a swap out and back by the copy way goes by the kernel and keeps
- *    the bytes; the device info says which copier runs;
+ *    the bytes; the device info says which copier runs, and tmm_stats
+ *    what it copied; its copy streams are first among kernels;
  *  - where the kernel cannot be had (the driver refuses the PTX, the
  *    device cannot reach host memory by its address) the runtime's
  *    copies stay, the device info says why and names the knob, and
@@ -31,7 +36,9 @@
 
 #include "cuda_main.h"
 #include "cudafake/cudafake.h"
+#include "lib/backend/backend_cuda_mem.h"
 #include "lib/backend/cuda_copier.h"
+#include "lib/backend/cuda_copy_kernel_body.h"
 #include "lib/base/fault.h"
 #include "lib/core/context.h"
 #include "lib/move/mover.h"
@@ -105,6 +112,61 @@ static bool round_trip(tmm_ctx *ctx, tmm_tensor t)
 		  (after.copies > before.copies));
 	return after.kernel_copies > before.kernel_copies;
 }
+
+/* The kernel's body over a whole grid, at sizes around its word, its
+ * four-word unrolling and its tail, and grids of one thread to more
+ * threads than words: every byte copied, the 64 after it untouched. */
+/* With the copy kernel its copy streams are at the device's greatest
+ * priority, so that its blocks do not wait behind a running kernel's;
+ * every other stream, and every stream without it, at the default. */
+static void expect_priorities(tmm_ctx *ctx, bool kernel)
+{
+	struct cuda_state *s = ctx->be.state;
+	int least, greatest, p;
+
+	ck_assert_int_eq(cudaDeviceGetStreamPriorityRange(&least, &greatest),
+			 cudaSuccess);
+	ck_assert_int_lt(greatest, least);
+	for (int i = 0; i < TMM_ENGINE_COUNT; i++) {
+		bool copy = i == TMM_ENGINE_H2D || i == TMM_ENGINE_D2H;
+
+		ck_assert_int_eq(cudaStreamGetPriority(s->stream[i], &p),
+				 cudaSuccess);
+		ck_assert_int_eq(p, kernel && copy ? greatest : 0);
+	}
+}
+
+START_TEST(the_kernel_grid_copies_every_byte_once)
+{
+	static const unsigned long long sizes[] = {
+		0, 1, 15, 16, 17, 63, 64, 65, 255, 4096, 4097, 65536 + 13,
+	};
+	static const unsigned long long grids[] = { 1, 3, 256, 1024, 4096 };
+	const size_t room = 65536 + 13 + 64;
+	uint8_t *src = aligned_alloc(16, room), *dst = aligned_alloc(16, room);
+
+	ck_assert(src && dst);
+	for (size_t i = 0; i < room; i++)
+		src[i] = (uint8_t)(i * 131 + 7);
+	for (size_t a = 0; a < sizeof(sizes) / sizeof(sizes[0]); a++)
+		for (size_t g = 0; g < sizeof(grids) / sizeof(grids[0]); g++) {
+			unsigned long long n = sizes[a], threads = grids[g];
+
+			memset(dst, 0xee, room);
+			for (unsigned long long t = 0; t < threads; t++)
+				tmm_copy_thread(t, threads, dst, src, n);
+			ck_assert_msg(memcmp(dst, src, n) == 0,
+				      "%llu bytes, %llu threads: wrong copy",
+				      n, threads);
+			for (size_t i = n; i < n + 64; i++)
+				ck_assert_msg(dst[i] == 0xee,
+					      "%llu bytes, %llu threads: byte "
+					      "%zu written", n, threads, i);
+		}
+	free(src);
+	free(dst);
+}
+END_TEST
 
 START_TEST(the_copier_knows_managed_ranges_by_their_bounds)
 {
@@ -190,6 +252,8 @@ START_TEST(the_copy_way_goes_by_the_kernel_and_keeps_the_bytes)
 	ck_assert(!ctx->be.info.managed_copies_block_host);
 	ck_assert_msg(strstr(ctx->be.info.managed_copier, "copy kernel"), "%s",
 		      ctx->be.info.managed_copier);
+	/* Its copy streams first among kernels, the compute stream not. */
+	expect_priorities(ctx, true);
 	ck_assert(round_trip(ctx, t));
 	ck_assert(round_trip(ctx, t));
 	/* tmm_stats counts the kernel's bytes: each launch copied t. */
@@ -206,6 +270,7 @@ START_TEST(the_copy_way_goes_by_the_kernel_and_keeps_the_bytes)
 	ck_assert_msg(strstr(ctx->be.info.managed_copier,
 			     "uvm_copier=runtime"), "%s",
 		      ctx->be.info.managed_copier);
+	expect_priorities(ctx, false);
 	ck_assert(!round_trip(ctx, t));
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
 	ck_assert_uint_eq(st.uvm_kernel_copy_bytes, 0);
@@ -294,6 +359,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("cuda_copier");
 	TCase *tc = tcase_create("copier");
 
+	tcase_add_test(tc, the_kernel_grid_copies_every_byte_once);
 	tcase_add_test(tc, the_copier_knows_managed_ranges_by_their_bounds);
 	tcase_add_test(tc, a_note_out_of_host_memory_keeps_the_others);
 	tcase_add_test(tc, the_copy_way_goes_by_the_kernel_and_keeps_the_bytes);

@@ -88,6 +88,30 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 			struct cuda_state *s);
 
 /*
+ * The priority of engine i's stream.  With uvm_copier=kernel the copy
+ * streams run the copy kernel: at the greatest priority its blocks take
+ * the first multiprocessors that free up, rather than wait behind every
+ * block of the kernel running on the compute stream, as a copy engine's
+ * copy would not.  A priority only orders kernels: the copy engines'
+ * copies are as before.  Else the default, the least.
+ */
+static int stream_priority(const struct tmm_config *cfg, int i)
+{
+	int least = 0, greatest = 0;
+
+	if (!cfg || cfg->mode == TMM_MODE_SWAP ||
+	    cfg->uvm_copier != TMM_UVM_COPIER_KERNEL ||
+	    (i != TMM_ENGINE_H2D && i != TMM_ENGINE_D2H))
+		return 0;
+	if (cudaDeviceGetStreamPriorityRange(&least, &greatest) !=
+	    cudaSuccess) {
+		(void)cudaGetLastError();
+		return 0;
+	}
+	return greatest;
+}
+
+/*
  * uvm_copier=kernel, for a context that may use managed memory: the copy
  * kernel (cuda_copier.h), so that copies with a managed end hold the host
  * no longer.  Where it cannot be had the runtime's copies stay, which
@@ -205,8 +229,9 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 
 	for (int i = 0; i < TMM_ENGINE_COUNT; i++) {
 		s->queued[i] = 1; /* unknown work: wait for it once */
-		e = cudaStreamCreateWithFlags(&s->stream[i],
-					      cudaStreamNonBlocking);
+		e = cudaStreamCreateWithPriority(&s->stream[i],
+						 cudaStreamNonBlocking,
+						 stream_priority(cfg, i));
 		if (e != cudaSuccess) {
 			s->stream[i] = NULL;
 			rc = tmm_cuda_fail(be, e, "cudaStreamCreateWithFlags");

@@ -18,39 +18,16 @@
  * cudaLibraryLoadData at open: the library stays C, and the driver
  * compiles the PTX for whatever GPU it finds.
  *
- * Both pointers are 16-byte aligned (cuda_copier.c launches it only
- * then): the bulk moves in 16-byte words, a grid-stride loop over them,
- * and the last bytes (fewer than 16) one per thread.
+ * What each thread copies is cuda_copy_kernel_body.h's, which the CUDA
+ * test double runs too.
  */
-#include <stdint.h>
+#include "cuda_copy_kernel_body.h"
 
 extern "C" __global__ void tmm_copy_kernel(void *dst, const void *src,
 					   unsigned long long bytes)
 {
-	const unsigned long long stride =
-		(unsigned long long)gridDim.x * blockDim.x;
-	const unsigned long long first =
-		(unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-	const unsigned long long words = bytes / 16;
-	uint4 *d = (uint4 *)dst;
-	const uint4 *s = (const uint4 *)src;
-	unsigned long long i = first;
-
-	/* Four loads in flight before their stores: a read of pinned host
-	 * memory waits a round trip over the link, and a thread that
-	 * waited for each word alone would move a quarter as much. */
-	for (; i + 3 * stride < words; i += 4 * stride) {
-		uint4 a = s[i], b = s[i + stride], c = s[i + 2 * stride],
-		      e = s[i + 3 * stride];
-
-		d[i] = a;
-		d[i + stride] = b;
-		d[i + 2 * stride] = c;
-		d[i + 3 * stride] = e;
-	}
-	for (; i < words; i += stride)
-		d[i] = s[i];
-	if (first < bytes % 16)
-		((unsigned char *)dst)[words * 16 + first] =
-			((const unsigned char *)src)[words * 16 + first];
+	tmm_copy_thread((unsigned long long)blockIdx.x * blockDim.x +
+				threadIdx.x,
+			(unsigned long long)gridDim.x * blockDim.x, dst, src,
+			bytes);
 }

@@ -32,6 +32,8 @@ struct CUstream_st {
 	int device;		/* made on; -1: a default stream, any */
 	bool blocking;		/* synchronises with the legacy stream */
 	bool live;
+	int priority;		/* as created: lower runs first; the
+				 * double only keeps it */
 	struct vclock vc;	/* everything ordered before its next op */
 	struct fake_op *head, *tail; /* queued, not yet run */
 	uint32_t cupti_id;	/* CUPTI's id for it, unique in its context */

@@ -8,9 +8,10 @@
  * The double runs no device code.  A library keeps the PTX text it was
  * given; a kernel is found only where that text has an entry of its
  * name (".entry NAME(") and the double has a host twin of that name:
- * the copy kernel's is a memmove of its bytes, queued as a kernel on the
- * launch's stream, so that it runs in the seeded order and the race
- * detector sees what it reads and writes.  A kernel launch never holds
+ * the copy kernel's runs the kernel's own body (cuda_copy_kernel_body.h)
+ * for every thread of the launch's grid, one after another, queued as a
+ * kernel on the launch's stream, so that it runs in the seeded order
+ * and the race detector sees what it reads and writes.  A kernel launch never holds
  * the host, whatever memory it touches.
  *
  * The `fault` tunable's sites (lib/base/fault.h): cudaLibraryLoadData,
@@ -24,6 +25,7 @@
 #include <string.h>
 
 #include "fake.h"
+#include "lib/backend/cuda_copy_kernel_body.h"
 #include "lib/base/fault.h"
 
 /* A library: the code it was loaded from. */
@@ -38,20 +40,23 @@ struct fake_kernel {
 			      cudaStream_t stream);
 };
 
-/* The copy kernel's launch: dst, src, bytes (cuda_copy_kernel.cu). */
+/* The copy kernel's launch: dst, src, bytes (cuda_copy_kernel.cu), and
+ * its grid's threads. */
 struct copy_launch {
 	void *dst;
 	const void *src;
 	size_t bytes;
+	unsigned long long threads;
 };
 
-/* The copy, when the double runs it; it frees its launch, as it runs
- * it once. */
+/* The copy, when the double runs it: the kernel's body for each thread
+ * of its grid.  It frees its launch, as it runs it once. */
 static void copy_twin(void *arg)
 {
 	struct copy_launch *l = arg;
 
-	memmove(l->dst, l->src, l->bytes);
+	for (unsigned long long t = 0; t < l->threads; t++)
+		tmm_copy_thread(t, l->threads, l->dst, l->src, l->bytes);
 	free(l);
 }
 
@@ -70,7 +75,12 @@ static cudaError_t launch_copy(void **args, dim3 grid, dim3 block,
 	l->dst = *(void **)args[0];
 	l->src = *(const void **)args[1];
 	l->bytes = (size_t)*(unsigned long long *)args[2];
-	if (!l->dst || !l->src) {
+	/* The kernel indexes its threads by x alone. */
+	l->threads = (unsigned long long)grid.x * block.x;
+	/* The kernel takes 16-byte words: a misaligned end would fault on
+	 * a GPU. */
+	if (!l->dst || !l->src ||
+	    (((uintptr_t)l->dst | (uintptr_t)l->src) & 15u)) {
 		free(l);
 		return fake_fail(cudaErrorInvalidValue);
 	}

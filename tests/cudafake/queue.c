@@ -148,6 +148,7 @@ struct CUstream_st *fake_stream_new(bool blocking, int device)
 			continue;
 		s->live = true;
 		s->blocking = blocking;
+		s->priority = 0;
 		s->device = device;
 		s->head = s->tail = NULL;
 		/* A new id for every new stream, so that a record of the

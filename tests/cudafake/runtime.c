@@ -496,6 +496,45 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
 	return *stream ? cudaSuccess : fail(cudaErrorMemoryAllocation);
 }
 
+/* CUDA's range on current GPUs: 0 the least, -5 the greatest (lower
+ * runs first). */
+#define FAKE_PRIORITY_LEAST 0
+#define FAKE_PRIORITY_GREATEST (-5)
+
+cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
+{
+	if (least)
+		*least = FAKE_PRIORITY_LEAST;
+	if (greatest)
+		*greatest = FAKE_PRIORITY_GREATEST;
+	return cudaSuccess;
+}
+
+/* A priority out of the range is clamped into it, as CUDA's is. */
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *stream,
+					 unsigned int flags, int priority)
+{
+	cudaError_t e = cudaStreamCreateWithFlags(stream, flags);
+
+	if (e == cudaSuccess)
+		fake_stream(*stream)->priority =
+			priority > FAKE_PRIORITY_LEAST ? FAKE_PRIORITY_LEAST
+			: priority < FAKE_PRIORITY_GREATEST
+				? FAKE_PRIORITY_GREATEST
+				: priority;
+	return e;
+}
+
+cudaError_t cudaStreamGetPriority(cudaStream_t stream, int *priority)
+{
+	struct CUstream_st *s = fake_stream(stream);
+
+	if (!s || !priority)
+		return fail(cudaErrorInvalidValue);
+	*priority = s->priority;
+	return cudaSuccess;
+}
+
 cudaError_t cudaStreamCreate(cudaStream_t *stream)
 {
 	return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
