@@ -521,7 +521,9 @@ int tmm_ctx_assemble(tmm_ctx **out, const char *config,
 			"%s)", ctx->uvm_copy_out ? "pinned copy" : "prefetch",
 			ctx->be.info.uvm_paths[0] ? ctx->be.info.uvm_paths
 						  : "the profile's");
-	/* Asked for and not had: only time is lost, but the user asked. */
+	/* What makes the copies of managed memory; a warning where
+	 * uvm_copier=kernel was asked for and not had (only time is lost,
+	 * but the user asked for it). */
 	if (ctx->mode == TMM_MODE_UVM && ctx->uvm_copy_out &&
 	    ctx->be.info.managed_copier[0])
 		tmm_log(ctx, ctx->cfg.uvm_copier == TMM_UVM_COPIER_KERNEL &&

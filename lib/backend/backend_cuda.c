@@ -234,7 +234,8 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 						 stream_priority(cfg, i));
 		if (e != cudaSuccess) {
 			s->stream[i] = NULL;
-			rc = tmm_cuda_fail(be, e, "cudaStreamCreateWithFlags");
+			rc = tmm_cuda_fail(be, e,
+					   "cudaStreamCreateWithPriority");
 			goto err;
 		}
 	}

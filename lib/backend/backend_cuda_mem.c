@@ -284,7 +284,6 @@ int tmm_cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 	if (bytes == 0)
 		return 0;
 	s->queued[engine]++;
-	/* Default: unified addressing tells the direction from the pointers. */
 	/* A managed end would hold the host until the copy has run: the
 	 * copy kernel, where it was asked for, holds nothing. */
 	if (tmm_cuda_copier_takes(s->copier, dst, src)) {
@@ -299,6 +298,7 @@ int tmm_cuda_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 							    : "D2H");
 		return 0;
 	}
+	/* Default: unified addressing tells the direction from the pointers. */
 	e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
 			    s->stream[engine]);
 	if (e != cudaSuccess)
