@@ -287,7 +287,8 @@ static double uvm_cell_limit(const char *shape, double budget)
 /*
  * auto in the other mode=uvm variants the call ran (uvm-copy, the copy
  * way out asked for, which auto takes by itself at the H200's rates;
- * uvm-counters, CUPTI's unified-memory counters on), against the limits
+ * uvm-counters, CUPTI's unified-memory counters on; uvm-kernel, the copy
+ * way by the library's copy kernel), against the limits
  * uvm+auto is held to: not goals, since auto's way is the one judged
  * above, but what taking another way would give, so that one call says
  * whether it would meet them.  Not counted among the missed.
@@ -314,7 +315,9 @@ static void print_other_ways(const struct goal_book *b,
 			    "call ran, against uvm+auto's limits, to say what "
 			    "taking that way would give (`uvm-copy`: out by "
 			    "copy, asked for; `uvm-counters`: CUPTI's "
-			    "unified-memory counters on).\n\n| cell | way | "
+			    "unified-memory counters on; `uvm-kernel`: by "
+			    "copy, made by the library's copy kernel).\n\n"
+			    "| cell | way | "
 			    "x | over swap+auto | within uvm's limits |\n"
 			    "|---|---|---:|---:|---|\n");
 		snprintf(cell, sizeof(cell), "%s %.0f%%", r->shape,

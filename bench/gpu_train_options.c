@@ -95,8 +95,8 @@ static void usage(FILE *f)
 		"(each shape at\n"
 		"              its goal budget: auto, tensile, capuchin, "
 		"tsplit in swap\n"
-		"              and uvm, auto by uvm-copy and uvm-counters, none "
-		"in uvm at\n"
+		"              and uvm, auto by uvm-copy, uvm-counters and "
+		"uvm-kernel, none in uvm at\n"
 		"              200%%), then a table of the goals, met or "
 		"not; not with\n"
 		"              --modes, --policies or --budgets\n"
@@ -323,6 +323,9 @@ unsigned gpu_train_cells(const struct options *o, const struct shape *sh,
 						    goal_peers[p], budget };
 	cells[n++] = (struct cell){ &all_modes[2], "auto", budget };
 	cells[n++] = (struct cell){ &all_modes[8], "auto", budget };
+	/* By the copy kernel (uvm_copier=kernel): whether it would meet
+	 * uvm's goals, side by side, in the same short call. */
+	cells[n++] = (struct cell){ &all_modes[11], "auto", budget };
 	cells[n++] = (struct cell){ &all_modes[1], "none", 2.0 };
 	return n;
 }

@@ -150,7 +150,8 @@ awk -F'|' '$3 == " uvm-copy " { n++; if ($17 + 0 >= $12 + 0) bad = 1 }
 # --goals: issue #19's runs only (at 30%, the goal budget of a shape
 # other than compute-bound), every one bit-identical, then the goals
 # table judged from them: auto against its peers in each mode, uvm over
-# swap, uvm with no pressure, and bit-identity over the 11 runs.
+# swap, uvm with no pressure, and bit-identity over the 12 runs (auto by
+# the copy kernel among them, which says what it copied).
 CUDAFAKE_RACES=abort TENSORMM_LOG=error \
 	"$prog" --shape 64x4x1024 --steps 4 --warmup 2 --goals \
 	>"$tmp/goals" 2>"$tmp/err"
@@ -167,8 +168,12 @@ for cell in "auto | swap | 30%" "tensile | swap | 30%" \
 		fail "--goals: no single bit-identical row for $cell"
 done
 checks=$((checks + 1))
-rows=$(grep -c '^| [a-z-]* | \(swap\|uvm\|uvm-copy\|uvm-counters\) | [0-9]*% (' "$tmp/goals")
-[ "$rows" -eq 11 ] || fail "--goals made $rows budgeted runs, not 11"
+[ "$(grep -c '^| auto | uvm-kernel | 30% (.*| yes; copy kernel [0-9.]* MB |$' \
+	"$tmp/goals")" -eq 1 ] ||
+	fail "--goals: no single bit-identical row by the copy kernel"
+checks=$((checks + 1))
+rows=$(grep -c '^| [a-z-]* | \(swap\|uvm\|uvm-copy\|uvm-counters\|uvm-kernel\) | [0-9]*% (' "$tmp/goals")
+[ "$rows" -eq 12 ] || fail "--goals made $rows budgeted runs, not 12"
 checks=$((checks + 1))
 grep -q "^### Issue #19's goals, from the runs above\$" "$tmp/goals" ||
 	fail "--goals printed no goals table"
@@ -182,14 +187,15 @@ for goal in "custom 30%: uvm+auto over swap+auto" \
 		fail "--goals: no judged row for \"$goal\""
 done
 checks=$((checks + 1))
-grep -q '^| every run bit-identical to the unconstrained one | 11 of 11 | all | yes |$' \
-	"$tmp/goals" || fail "--goals: bit-identity not 11 of 11"
+grep -q '^| every run bit-identical to the unconstrained one | 12 of 12 | all | yes |$' \
+	"$tmp/goals" || fail "--goals: bit-identity not 12 of 12"
 checks=$((checks + 1))
 grep -q '^[0-9][0-9]* goal(s) missed or not measured[.]$' "$tmp/goals" ||
 	fail "--goals: no count of the goals missed"
-# Below it, auto by the copy way and with the counters on, against uvm's
-# limits (a custom shape has no cell limit, so swap+auto's alone).
-for way in uvm-copy uvm-counters; do
+# Below it, auto by the copy way, with the counters on and by the copy
+# kernel, against uvm's limits (a custom shape has no cell limit, so
+# swap+auto's alone).
+for way in uvm-copy uvm-counters uvm-kernel; do
 	checks=$((checks + 1))
 	grep "^| custom 30% | $way | [0-9.]*x (.*, no cell limit | [0-9.]*x | " \
 		"$tmp/goals" | grep -q '| \(yes\|\*\*no\*\*\) |$' ||
