@@ -142,7 +142,8 @@ START_TEST(the_kernel_grid_copies_every_byte_once)
 		0, 1, 15, 16, 17, 63, 64, 65, 255, 4096, 4097, 65536 + 13,
 	};
 	static const unsigned long long grids[] = { 1, 3, 256, 1024, 4096 };
-	const size_t room = 65536 + 13 + 64;
+	/* aligned_alloc takes a multiple of its alignment. */
+	const size_t room = (65536 + 13 + 64 + 15) & ~(size_t)15;
 	uint8_t *src = aligned_alloc(16, room), *dst = aligned_alloc(16, room);
 
 	ck_assert(src && dst);
