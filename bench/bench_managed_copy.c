@@ -393,13 +393,43 @@ static int kernel_once(struct buffers *b, struct tmm_cuda_copier *k,
 	       trial_times(b, r);
 }
 
+/* One row of the copy kernel's table: one way, one block count, best of
+ * ROUNDS alone and beside the work (dev_ms: the copy engine's time for
+ * the same bytes that way). */
+static int kernel_row(struct buffers *b, struct tmm_cuda_copier *k,
+		      unsigned blocks, bool to_host, double work_ms,
+		      double dev_ms)
+{
+	struct around alone = { 0 }, beside = { 0 }, r;
+	double gb = (double)b->bytes / 1e9;
+
+	for (int n = 0; n < ROUNDS; n++) {
+		if (kernel_once(b, k, to_host, false, &r))
+			return -1;
+		least(&alone.copy_ms, r.copy_ms, n);
+		least(&alone.held_ms, r.held_ms, n);
+		if (kernel_once(b, k, to_host, true, &r))
+			return -1;
+		least(&beside.copy_ms, r.copy_ms, n);
+		least(&beside.other_ms, r.other_ms, n);
+		least(&beside.both_ms, r.both_ms, n);
+	}
+	printf("| %s | %u | %.2f | %.1f | %.1f | %.3f | %.2f | %.2f | %s | "
+	       "%.2f |\n", to_host ? "managed to host" : "host to managed",
+	       blocks, alone.copy_ms, gb / (alone.copy_ms / 1e3),
+	       gb / (dev_ms / 1e3), alone.held_ms, beside.both_ms,
+	       alone.copy_ms + work_ms,
+	       beside.both_ms < 0.8 * (alone.copy_ms + work_ms) ? "yes" : "no",
+	       beside.other_ms);
+	return 0;
+}
+
 /* The copy kernel's table: each way at each block count, against the copy
  * engine's rate (dev_ms: the same bytes of device memory, each way). */
 static int by_kernel(struct buffers *b, int device, double work_ms,
 		     const double dev_ms[2])
 {
 	static const unsigned blocks[] = { 4, 16, 64 };
-	double gb = (double)b->bytes / 1e9;
 	char why[160] = "";
 
 	printf("\nBy the library's copy kernel (uvm_copier=kernel), managed "
@@ -411,6 +441,7 @@ static int by_kernel(struct buffers *b, int device, double work_ms,
 	       work_ms);
 	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
 		struct tmm_cuda_copier *k;
+		int rc = 0;
 
 		if (tmm_cuda_copier_open(&k, device, blocks[i], why,
 					 sizeof(why)) < 0 ||
@@ -419,37 +450,12 @@ static int by_kernel(struct buffers *b, int device, double work_ms,
 			tmm_cuda_copier_close(k);
 			return 0;
 		}
-		for (int to_host = 1; to_host >= 0; to_host--) {
-			struct around alone = { 0 }, beside = { 0 }, r;
-
-			for (int n = 0; n < ROUNDS; n++) {
-				if (kernel_once(b, k, to_host, false, &r)) {
-					tmm_cuda_copier_close(k);
-					return -1;
-				}
-				least(&alone.copy_ms, r.copy_ms, n);
-				least(&alone.held_ms, r.held_ms, n);
-				if (kernel_once(b, k, to_host, true, &r)) {
-					tmm_cuda_copier_close(k);
-					return -1;
-				}
-				least(&beside.copy_ms, r.copy_ms, n);
-				least(&beside.other_ms, r.other_ms, n);
-				least(&beside.both_ms, r.both_ms, n);
-			}
-			printf("| %s | %u | %.2f | %.1f | %.1f | %.3f | %.2f | "
-			       "%.2f | %s | %.2f |\n",
-			       to_host ? "managed to host" : "host to managed",
-			       blocks[i], alone.copy_ms,
-			       gb / (alone.copy_ms / 1e3),
-			       gb / (dev_ms[to_host] / 1e3), alone.held_ms,
-			       beside.both_ms, alone.copy_ms + work_ms,
-			       beside.both_ms < 0.8 * (alone.copy_ms + work_ms)
-				       ? "yes"
-				       : "no",
-			       beside.other_ms);
-		}
+		for (int to_host = 1; rc == 0 && to_host >= 0; to_host--)
+			rc = kernel_row(b, k, blocks[i], to_host, work_ms,
+					dev_ms[to_host]);
 		tmm_cuda_copier_close(k);
+		if (rc)
+			return -1;
 	}
 	printf("\n*copy engine GB/s*: cudaMemcpyAsync of device memory, the "
 	       "same bytes (the first table): the rate the kernel is held "
