@@ -25,12 +25,17 @@
  *                       [--model NAME [--batch N]]
  *                       [--modes swap,uvm,uvm-mix,uvm-kernel]
  *                       [--budgets 0.4,0.3]
+ *   bench/bench_sim_gpu --kernel-grid [--profile P] [--shape S]
  *
  * uvm-mix is mode=uvm by uvm_swap_path=mix (the swaps that fit by
  * migration beside the copies, hints/uvm_mix.h), a table beside uvm's;
  * uvm-kernel is mode=uvm by copy with uvm_copier=kernel, whose copies
- * hold no host (the multiprocessors the copy kernel takes are not
- * modelled).
+ * hold no host, at the copy engines' rate and taking nothing of compute
+ * (the sim_copy_kernel_* tunables' defaults: the best a card could
+ * give).  --kernel-grid prints instead, for each shape at its goal
+ * budget, uvm+auto by the kernel at rates and shares of compute no GPU
+ * has measured yet, beside its peers, so that a card's measured rate
+ * and cost (bench_managed_copy) read off as a training's figure.
  *
  * A budget above 1 puts no memory pressure on the run (the H200 ran 2,
  * twice the peak, for mode=uvm's own cost).
@@ -273,7 +278,11 @@ static void usage(FILE *f)
 		   "them (default swap)\n"
 		   "  --budgets  fractions of the unconstrained peak, 0 < F "
 		   "<= 4; above 1, no memory pressure\n"
-		   "             (default 0.4,0.3)\n");
+		   "             (default 0.4,0.3)\n"
+		   "  --kernel-grid  instead, uvm+auto by the copy kernel at "
+		   "rates and shares of compute\n"
+		   "             no GPU has measured, at each shape's goal "
+		   "budget (compute 40%%, transfer 30%%)\n");
 }
 
 static bool parse_budgets(const char *s, double *b, unsigned *n)
@@ -482,6 +491,90 @@ static bool modes_known(const char *modes)
 	return true;
 }
 
+/*
+ * --kernel-grid: what the copy kernel's rate and its share of the
+ * multiprocessors, which no GPU has measured yet, would make of
+ * uvm+auto at the shape's goal budget (host ahead, as a GPU's), beside
+ * its peers in the same run: the unconstrained step (the bound: the
+ * copies can hide), swap+auto, and uvm+auto by the runtime's held
+ * copies and by mix.  Each cell is x over the unconstrained step, then
+ * over swap+auto; the goals: 1.25x (compute 40%) or 1.5x (transfer 30%)
+ * and 1.10x over swap+auto.
+ */
+static const double grid_gbps[] = { 0, 40, 27.65, 13.8 }; /* 0: pinned */
+static const double grid_sm[] = { 0, 0.06, 0.12, 0.24 };
+#define GRID_N(a) (sizeof(a) / sizeof((a)[0]))
+
+static double grid_x(const struct shape *sh, const char *base,
+		     uint64_t budget, const char *mode, const struct run *by)
+{
+	char config[512];
+	struct run r;
+
+	snprintf(config, sizeof(config),
+		 "%s,mode=%s,policy=auto,budget=%lluB", base, mode,
+		 (unsigned long long)budget);
+	if (!drive_one(sh, config, DRIVE_WS_BY_POLICY, &r))
+		exit(1);
+	return (double)r.ns / (double)by->ns;
+}
+
+static void kernel_grid(const struct tmm_sim_profile *p,
+			const struct shape *sh, double frac)
+{
+	char base[256], mode[512];
+	struct run free_run;
+	uint64_t budget;
+	double swap_x, goal = frac < 0.35 ? 1.5 : 1.25;
+
+	snprintf(base, sizeof(base), "backend=sim,sim_memory=phantom,"
+		 "sim_profile=%s,log=error,sim_host=ahead", p->name);
+	snprintf(mode, sizeof(mode), "%s,mode=swap,policy=none", base);
+	if (!drive_one(sh, mode, DRIVE_WS_BY_POLICY, &free_run))
+		exit(1);
+	budget = (uint64_t)((double)free_run.peak * frac);
+	swap_x = grid_x(sh, base, budget, "swap", &free_run);
+	printf("\n### %s shape at %.0f%%, uvm+auto by the copy kernel "
+	       "(simulated, host ahead)\n\n", sh->name, 100 * frac);
+	printf("Unconstrained %.1f ms (the bound); swap+auto %.2fx; "
+	       "uvm+auto by the runtime's held copies %.2fx, by mix %.2fx. "
+	       "Goals: %.2fx, and 1.10x over swap+auto.\n\n",
+	       free_run.ns / 1e6, swap_x,
+	       grid_x(sh, base, budget, "uvm,uvm_swap_path=copy", &free_run),
+	       grid_x(sh, base, budget, "uvm,uvm_swap_path=mix", &free_run),
+	       goal);
+	printf("| kernel GB/s \\ share of compute |");
+	for (size_t j = 0; j < GRID_N(grid_sm); j++)
+		printf(" %.2f |", grid_sm[j]);
+	printf("\n|---|");
+	for (size_t j = 0; j < GRID_N(grid_sm); j++)
+		printf("---:|");
+	printf("\n");
+	for (size_t i = 0; i < GRID_N(grid_gbps); i++) {
+		double gbps = grid_gbps[i] > 0 ? grid_gbps[i] : p->d2h_gbps;
+
+		printf("| %.1f%s |", gbps,
+		       grid_gbps[i] > 0 ? "" : " (the copy engines')");
+		for (size_t j = 0; j < GRID_N(grid_sm); j++) {
+			double x;
+
+			snprintf(mode, sizeof(mode),
+				 "uvm,uvm_swap_path=copy,uvm_copier=kernel,"
+				 "sim_copy_kernel_gbps=%g,"
+				 "sim_copy_kernel_sm=%g",
+				 grid_gbps[i], grid_sm[j]);
+			x = grid_x(sh, base, budget, mode, &free_run);
+			printf(" %s%.2f / %.2f%s |",
+			       x <= goal && x <= 1.10 * swap_x ? "**" : "", x,
+			       x / swap_x,
+			       x <= goal && x <= 1.10 * swap_x ? "**" : "");
+		}
+		printf("\n");
+	}
+	printf("\nEach cell: x over the unconstrained step / over "
+	       "swap+auto's; bold where both goals are met.\n");
+}
+
 /* The shape's table in each of `modes`, in the order of known_modes. */
 static void tables(const struct tmm_sim_profile *p, const struct shape *sh,
 		   const char *modes, const double *budgets, unsigned nb)
@@ -495,6 +588,7 @@ int main(int argc, char **argv)
 {
 	const char *profile = "h200-sxm-pcie5-141g", *shape = "all";
 	const char *modes = "swap", *model = NULL;
+	bool grid = false;
 	struct shape custom;
 	unsigned long batch = 32;
 	char *end;
@@ -510,6 +604,10 @@ int main(int argc, char **argv)
 		    strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
 			return 0;
+		}
+		if (strcmp(argv[i], "--kernel-grid") == 0) {
+			grid = true;
+			continue;
 		}
 		if (!v) {
 			usage(stderr);
@@ -572,6 +670,28 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_sim_gpu: --modes %s: a list of swap, "
 			"uvm, uvm-mix and uvm-kernel\n", modes);
 		return 2;
+	}
+	if (grid && model) {
+		fprintf(stderr, "bench_sim_gpu: --kernel-grid runs the two "
+			"shapes; give no --model\n");
+		return 2;
+	}
+	if (grid) {
+		printf("## The copy kernel's rate and cost, simulated: what "
+		       "uvm_copier=kernel would make of issue #19's goals "
+		       "(%s)\n\nSimulated times, each a run's step of median "
+		       "time among its steps %d to %d; the kernel's rate each "
+		       "way is sim_copy_kernel_gbps, its share of the compute "
+		       "rate while it runs sim_copy_kernel_sm "
+		       "(docs/uvm-model.md).\n", p->name, WARMUP + 1, STEPS);
+		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]);
+		     s++)
+			if (strcmp(shape, "all") == 0 ||
+			    strcmp(shape, shapes[s].name) == 0)
+				kernel_grid(p, &shapes[s], s == 0 ? 0.4 : 0.3);
+		printf("\nWall time: %.1f s (host).\n",
+		       bench_now_s() - t0);
+		return 0;
 	}
 	if (model)
 		printf("## %s on the simulator, host in lockstep and ahead\n\n",

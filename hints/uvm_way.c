@@ -26,7 +26,9 @@ static double pinned_ns_per_byte(const struct tmm_uvm_rates *r)
 
 double tmm_uvm_copy_way_ns_per_byte(const struct tmm_uvm_rates *r)
 {
-	return pinned_ns_per_byte(r) + per_byte(r->fresh_gbps, 0);
+	return per_byte(r->copy_d2h_gbps, per_byte(r->d2h_gbps, 0)) +
+	       per_byte(r->copy_h2d_gbps, per_byte(r->h2d_gbps, 0)) +
+	       per_byte(r->fresh_gbps, 0);
 }
 
 /* The prefetch round trip, in ns a byte; a prefetch's unknown rate is

@@ -25,6 +25,11 @@ struct tmm_uvm_rates {
 	double prefetch_d2h_gbps;  /* one to the host; 0: the pinned rate */
 	double fresh_gbps;	   /* fresh pages made on the device by a
 				    * prefetch; 0: free */
+	double copy_h2d_gbps;	   /* the copy way's copies of managed
+				    * memory, where they are not the
+				    * pinned copies (the library's copy
+				    * kernel); 0: the pinned rate */
+	double copy_d2h_gbps;
 };
 
 /*
@@ -38,9 +43,9 @@ bool tmm_uvm_way_copy(const struct tmm_uvm_rates *r,
 		      enum tmm_uvm_swap_path asked);
 
 /*
- * The copy way's round trip, in ns a byte: a pinned copy out, the fresh
- * pages its discarded range needs back on the device, and a pinned copy
- * in.
+ * The copy way's round trip, in ns a byte: a copy out, the fresh pages
+ * its discarded range needs back on the device, and a copy in, each copy
+ * at the copy way's rate (copy_*_gbps, else the pinned one).
  */
 double tmm_uvm_copy_way_ns_per_byte(const struct tmm_uvm_rates *r);
 

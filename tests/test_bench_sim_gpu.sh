@@ -77,8 +77,9 @@ check "auto by mix beats auto by copy" awk -F'|' '
 
 # By the copy kernel (uvm_copier=kernel) the simulator's copies hold no
 # host: uvm+auto at compute 40% runs at its bound, the copies queued
-# (1.00x when written; the multiprocessors the kernel takes are not
-# modelled, so this is what a GPU could reach at best).
+# (1.00x when written; at the tunables' defaults the kernel moves at the
+# copy engines' rate and takes no multiprocessors: what a GPU could
+# reach at best).
 "$bench" --shape compute --modes uvm,uvm-kernel --budgets 0.4 \
 	>"$tmp/out" 2>"$tmp/err"
 check "uvm and uvm-kernel run side by side" test $? -eq 0
@@ -88,6 +89,33 @@ check "auto by the copy kernel runs at its bound, under auto by copy" \
 	$2 == " auto " && $3 == " 40% " { x[k] = $7 + 0; b[k] = $10 + 0; n++ }
 	END { exit !(n == 2 && x[1] > 0 && x[1] < x[0] &&
 		     x[1] <= 1.02 * b[1]) }' "$tmp/out"
+# --kernel-grid: uvm+auto by the copy kernel at rates and shares of
+# compute no GPU has measured, beside its peers.  The transfer-bound
+# shape alone (seconds).  At the copy engines' rate and no share it
+# meets the goals; at the largest share the step grows as the rate
+# falls, and at either rate as the share grows (with no share, the
+# simulated transfer-bound step hides even the slowest kernel).
+"$bench" --kernel-grid --shape transfer >"$tmp/out" 2>"$tmp/err"
+check "the copy kernel's grid runs" test $? -eq 0
+check_failed() { cat "$tmp/err" "$tmp/out" >&2; }
+check "its peers are beside it" \
+	grep -q 'swap+auto [0-9.]*x; uvm+auto by the runtime.s held copies [0-9.]*x, by mix [0-9.]*x' \
+	"$tmp/out"
+check "a row per rate, a column per share" awk -F'|' '
+	/^\| [0-9.]+/ { n++; if (NF != 7) bad = 1 }
+	END { exit !(n == 4 && !bad) }' "$tmp/out"
+check "at the copy engines' rate and no share, the goals are met" \
+	grep -q "^| [0-9.]* (the copy engines') | \*\*1\.0[0-2] / " "$tmp/out"
+check "slower rates and larger shares cost more" awk -F'|' '
+	function x(c) { split(c, p, "/"); gsub(/[* ]/, "", p[1]);
+			return p[1] + 0 }
+	/^\| [0-9.]+/ { r++; for (c = 3; c <= 6; c++) v[r, c] = x($c) }
+	END { exit !(r == 4 && v[4, 6] > v[1, 6] && v[1, 6] > v[1, 3] &&
+		     v[4, 6] > v[4, 3]) }' "$tmp/out"
+check_failed() { :; }
+"$bench" --kernel-grid --model resnet50 >"$tmp/out" 2>"$tmp/err"
+check "the grid with a model is refused with 2" test $? -eq 2
+
 "$bench" --modes uvm,mix >"$tmp/out" 2>"$tmp/err"
 check "an unknown mode is refused with 2" test $? -eq 2
 check "the refusal lists the modes" \

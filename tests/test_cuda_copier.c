@@ -15,6 +15,9 @@
  *  - a swap out and back by the copy way goes by the kernel and keeps
  *    the bytes; the device info says which copier runs, and tmm_stats
  *    what it copied; its copy streams are first among kernels;
+ *  - the kernel's rate is measured at open, and the forecast moves the
+ *    copy way's bytes at it; where it cannot be measured, at the pinned
+ *    rates, and the device info says why;
  *  - where the kernel cannot be had (the driver refuses the PTX, the
  *    device cannot reach host memory by its address) the runtime's
  *    copies stay, the device info says why and names the knob, and
@@ -41,6 +44,7 @@
 #include "lib/backend/cuda_copy_kernel_body.h"
 #include "lib/base/fault.h"
 #include "lib/core/context.h"
+#include "lib/exec/guide_input.h"
 #include "lib/move/mover.h"
 #include "tensormm.h"
 
@@ -245,9 +249,11 @@ START_TEST(the_copy_way_goes_by_the_kernel_and_keeps_the_bytes)
 	tmm_ctx *ctx;
 	tmm_tensor t;
 
+	ctx = make_ctx(",uvm_copier=kernel");
+	/* After open: the copies that measured the kernel's rate there are
+	 * not counted as the program's. */
 	cudafake_calls(&c);
 	launches = c.kernel_copies;
-	ctx = make_ctx(",uvm_copier=kernel");
 	t = make_tensor(ctx);
 
 	ck_assert(!ctx->be.info.managed_copies_block_host);
@@ -275,6 +281,79 @@ START_TEST(the_copy_way_goes_by_the_kernel_and_keeps_the_bytes)
 	ck_assert(!round_trip(ctx, t));
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
 	ck_assert_uint_eq(st.uvm_kernel_copy_bytes, 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* Within a tenth of `want` GB/s. */
+static bool near_gbps(double got, double want)
+{
+	return got > 0.9 * want && got < 1.1 * want;
+}
+
+/* The copy kernel's rate is its own: measured at open, and the forecast
+ * moves the copy way's bytes at it.  On the double a copy moves 10 GB/s
+ * and the kernel CUDAFAKE_KERNEL_COPY_MBPS. */
+START_TEST(the_copy_kernels_rate_is_measured_at_open_and_planned_by)
+{
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
+	const struct tmm_device_info *info;
+	struct tmm_planner_input in;
+	tmm_ctx *ctx;
+
+	setenv("CUDAFAKE_KERNEL_COPY_MBPS", "2500", 1);
+	ctx = make_ctx(",uvm_copier=kernel");
+	unsetenv("CUDAFAKE_KERNEL_COPY_MBPS");
+	info = &ctx->be.info;
+	ck_assert_msg(near_gbps(info->kernel_copy_h2d_gbps, 2.5) &&
+			      near_gbps(info->kernel_copy_d2h_gbps, 2.5),
+		      "%.2f in, %.2f out", info->kernel_copy_h2d_gbps,
+		      info->kernel_copy_d2h_gbps);
+	ck_assert_msg(near_gbps(info->h2d_gbps, 10) &&
+			      near_gbps(info->d2h_gbps, 10),
+		      "%.2f, %.2f", info->h2d_gbps, info->d2h_gbps);
+	ck_assert_msg(strstr(info->managed_copier, "2.5 GB/s to the device") &&
+			      strstr(info->managed_copier, "measured at open"),
+		      "%s", info->managed_copier);
+	in = tmm_guide_planner_input(ctx, NULL);
+	ck_assert(in.moves_h2d_gbps == info->kernel_copy_h2d_gbps);
+	ck_assert(in.moves_d2h_gbps == info->kernel_copy_d2h_gbps);
+	ck_assert(!in.uvm_copies_serial);
+	/* Measuring copied nothing of the program's. */
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.uvm_kernel_copy_bytes, 0);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+
+	/* By the runtime's copies: no kernel rate, the pinned rates. */
+	ctx = make_ctx("");
+	info = &ctx->be.info;
+	ck_assert(info->kernel_copy_h2d_gbps == 0 &&
+		  info->kernel_copy_d2h_gbps == 0);
+	in = tmm_guide_planner_input(ctx, NULL);
+	ck_assert(in.moves_h2d_gbps == 0 && in.moves_d2h_gbps == 0);
+	ck_assert(in.uvm_copies_serial);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* Where the kernel's rate cannot be measured the kernel still copies,
+ * planned at the pinned rates, and the device info says why. */
+START_TEST(an_unmeasured_copy_kernel_is_planned_at_the_pinned_rates)
+{
+	tmm_ctx *ctx = make_ctx(",uvm_copier=kernel,fault=cudaLaunchKernel@1");
+	const struct tmm_device_info *info = &ctx->be.info;
+	tmm_tensor t;
+
+	ck_assert_int_eq(tmm_fault_set(""), 0);
+	ck_assert(!info->managed_copies_block_host);
+	ck_assert(info->kernel_copy_h2d_gbps == info->h2d_gbps &&
+		  info->kernel_copy_d2h_gbps == info->d2h_gbps);
+	ck_assert_msg(strstr(info->managed_copier, "measuring it failed") &&
+			      strstr(info->managed_copier,
+				     "cudaErrorLaunchFailure"),
+		      "%s", info->managed_copier);
+	t = make_tensor(ctx);
+	ck_assert(round_trip(ctx, t));
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
 END_TEST
@@ -367,6 +446,10 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, without_the_kernel_the_runtime_copies_stay, 0,
 			    2);
 	tcase_add_test(tc, a_failed_copy_kernel_loses_nothing);
+	tcase_add_test(tc,
+		       the_copy_kernels_rate_is_measured_at_open_and_planned_by);
+	tcase_add_test(tc,
+		       an_unmeasured_copy_kernel_is_planned_at_the_pinned_rates);
 	tcase_add_test(tc,
 		       a_managed_range_the_copier_cannot_note_is_not_allocated);
 	suite_add_tcase(s, tc);

@@ -51,6 +51,8 @@ static const struct {
 	{ TMM_T_SIM_SEED, "7", "18446744073709551615" },
 	{ TMM_T_SIM_HOST, "ahead", "lockstep" },
 	{ TMM_T_SIM_MANAGED_COPY, "queued", "held" },
+	{ TMM_T_SIM_COPY_KERNEL_GBPS, "27.5", "0" },
+	{ TMM_T_SIM_COPY_KERNEL_SM, "0.12", "0.9" },
 	{ TMM_T_HOST_NUMA_NODE, "0", "1023" },
 	{ TMM_T_PINNED_POOL, "256MiB", "4097" },
 	{ TMM_T_TRACE, "/tmp/env.trace", "/tmp/config.trace" },
@@ -187,7 +189,8 @@ START_TEST(test_unknown_key_in_config)
 		"replan_drift, "
 		"sim_profile, "
 		"sim_capacity, sim_memory, sim_jitter, sim_seed, sim_host, "
-		"sim_managed_copy, host_numa_node, pinned_pool, trace, trace_max, hints, "
+		"sim_managed_copy, sim_copy_kernel_gbps, sim_copy_kernel_sm, "
+		"host_numa_node, pinned_pool, trace, trace_max, hints, "
 		"hints_max, stats_shm, share, max_swap_rate, cupti, uvm_counters, "
 		"dl_path, uvm_swap_path, uvm_copier, uvm_copier_blocks, "
 		"uvm_fresh, uvm_cap, uvm_keep, "

@@ -14,11 +14,18 @@
 #include "hints/uvm_way.h"
 
 /* H200: pinned 55.3 each way; prefetch 31.6 in, 9.9 out; fresh 31.6. */
-static const struct tmm_uvm_rates h200 = { 55.3, 55.3, 31.6, 9.9, 31.6 };
+static const struct tmm_uvm_rates h200 = { 55.3, 55.3, 31.6, 9.9, 31.6,
+					   0, 0 };
 /* H100 SXM5: pinned 52.1 in, 54.9 out; prefetch 49.3, 8.7; fresh 90. */
-static const struct tmm_uvm_rates h100 = { 52.1, 54.9, 49.3, 8.7, 90.0 };
+static const struct tmm_uvm_rates h100 = { 52.1, 54.9, 49.3, 8.7, 90.0,
+					   0, 0 };
 /* No managed figures: prefetches at the pinned rates, fresh pages free. */
-static const struct tmm_uvm_rates plain = { 11.69, 12.9, 0, 0, 0 };
+static const struct tmm_uvm_rates plain = { 11.69, 12.9, 0, 0, 0, 0, 0 };
+/* The H200's, copied by a copy kernel (uvm_copier=kernel) at 20 GB/s in
+ * and 10 out: a rate no card has measured, slow enough to change the
+ * choice. */
+static const struct tmm_uvm_rates h200_kernel = { 55.3, 55.3, 31.6, 9.9,
+						  31.6, 20.0, 10.0 };
 
 #define NEAR(a, b) ((a) > (b) - 0.005 && (a) < (b) + 0.005)
 
@@ -31,6 +38,18 @@ START_TEST(the_copy_way_costs_its_copies_and_fresh_pages)
 	/* fresh pages free: the pinned round trip */
 	ck_assert(NEAR(tmm_uvm_copy_way_ns_per_byte(&plain),
 		       1 / 11.69 + 1 / 12.9));
+	/* by the copy kernel, its rates, not the pinned ones:
+	 * 1 / 10 + 1 / 20 + 1 / 31.6 = 0.1 + 0.05 + 0.031646 */
+	ck_assert(NEAR(tmm_uvm_copy_way_ns_per_byte(&h200_kernel), 0.1816));
+}
+END_TEST
+
+START_TEST(a_slow_copy_kernel_makes_the_copy_way_dear)
+{
+	/* 0.1816 against the prefetch's 0.1327: prefetch */
+	ck_assert(!tmm_uvm_way_copy(&h200_kernel, TMM_UVM_PATH_AUTO));
+	/* by copy, over swap mode's pinned round trip 0.036166: 5.02 */
+	ck_assert(NEAR(tmm_uvm_move_cost_ratio(&h200_kernel, true), 5.022));
 }
 END_TEST
 
@@ -109,6 +128,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, the_copy_way_costs_its_copies_and_fresh_pages);
+	tcase_add_test(tc, a_slow_copy_kernel_makes_the_copy_way_dear);
 	tcase_add_test(tc, the_rates_choose_the_way);
 	tcase_add_test(tc, the_cost_ratio_is_over_swap_modes_copies);
 	tcase_add_test(tc, auto_takes_each_mode_for_its_reason);

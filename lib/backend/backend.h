@@ -158,6 +158,13 @@ struct tmm_device_info {
 	 * they cannot be (uvm_paths says which). */
 	double uvm_prefetch_h2d_gbps, uvm_prefetch_d2h_gbps;
 	double uvm_fresh_gbps;
+	/* Where copies of managed memory go by the library's copy kernel
+	 * (uvm_copier=kernel, managed_copies_block_host false): its rates
+	 * each way, which the copy way's moves take instead of the pinned
+	 * copies'.  Measured at open on CUDA (managed_copier says how); the
+	 * sim_copy_kernel_gbps tunable or the pinned rates on the sim.  0
+	 * where the runtime's copies make them. */
+	double kernel_copy_h2d_gbps, kernel_copy_d2h_gbps;
 	/* A prefetch starts only once the work queued before it on every
 	 * stream has ended, the copy streams' included: CUDA's backend
 	 * orders it so (after_other_streams, backend_cuda_managed.c), the

@@ -293,6 +293,14 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 	info->copy_latency_ns = 10000;
 	tmm_cuda_link_measure(info, s->stream[TMM_ENGINE_H2D],
 			      s->stream[TMM_ENGINE_D2H]);
+	/* The copy kernel's own rate, for the forecast: its copies are
+	 * not the copy engines'. */
+	if (s->copier) {
+		tmm_cuda_link_measure_kernel(info, s->copier,
+					     s->stream[TMM_ENGINE_H2D],
+					     s->stream[TMM_ENGINE_D2H]);
+		tmm_cuda_copier_restart_count(s->copier);
+	}
 	if (info->concurrent_managed)
 		tmm_cuda_link_measure_managed(info, s->device,
 					      s->stream[TMM_ENGINE_H2D],

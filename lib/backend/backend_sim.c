@@ -191,9 +191,17 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	s->rng = cfg->sim_seed;
 	s->ahead = cfg->sim_host_ahead;
 	/* uvm_copier=kernel: the copies are kernels, which hold no host
-	 * (cuda_copier.h).  The multiprocessors they take from the
-	 * kernels beside them are not modelled. */
+	 * (cuda_copier.h), at a rate of their own and at a share of the
+	 * compute rate while they run: the tunables', since no GPU has
+	 * measured either yet. */
 	s->copy_kernel = cfg->uvm_copier == TMM_UVM_COPIER_KERNEL;
+	s->kernel_h2d_gbps = cfg->sim_copy_kernel_gbps > 0
+				     ? cfg->sim_copy_kernel_gbps
+				     : prof->h2d_gbps;
+	s->kernel_d2h_gbps = cfg->sim_copy_kernel_gbps > 0
+				     ? cfg->sim_copy_kernel_gbps
+				     : prof->d2h_gbps;
+	s->kernel_sm = cfg->sim_copy_kernel_sm;
 	s->managed_copy_held = cfg->sim_managed_copy_held && !s->copy_kernel;
 	/* Until the runtime sets a budget, managed pages may fill the
 	 * whole device. */
@@ -217,6 +225,10 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	 * Pascal or later GPU on Linux does. */
 	be->info.concurrent_managed = true;
 	be->info.managed_copies_block_host = s->managed_copy_held;
+	if (s->copy_kernel) {
+		be->info.kernel_copy_h2d_gbps = s->kernel_h2d_gbps;
+		be->info.kernel_copy_d2h_gbps = s->kernel_d2h_gbps;
+	}
 	be->info.managed_resident = true;
 	be->info.managed_limit_binds = true;
 	be->info.managed_counted = true;
@@ -274,13 +286,13 @@ static bool is_engine(enum tmm_engine e)
  * and the host has issued it (sim_host_now), and holds the engine until it
  * ends, later where it shares PCIe with a collective (sim_network.c).
  */
-static void sim_queue_copy(struct sim *s, enum tmm_engine e, uint64_t bytes,
-			   bool to_device)
+/* Queues a copy of `bytes` that takes `ns` on its own on engine e;
+ * returns when it starts. */
+static uint64_t sim_queue_copy_ns(struct sim *s, enum tmm_engine e,
+				  uint64_t bytes, bool to_device, uint64_t ns)
 {
 	uint64_t start = max_u64(s->t[e], sim_host_now(s));
-	uint64_t end = tmm_sim_net_copy_end(&s->net, s->prof, start,
-					    tmm_sim_copy_ns(s->prof, bytes,
-							    to_device));
+	uint64_t end = tmm_sim_net_copy_end(&s->net, s->prof, start, ns);
 	uint64_t d = end - start;
 
 	s->t[e] = end;
@@ -292,6 +304,66 @@ static void sim_queue_copy(struct sim *s, enum tmm_engine e, uint64_t bytes,
 		s->c.bytes_d2h += bytes;
 		s->c.copies_d2h++;
 	}
+	return start;
+}
+
+static void sim_queue_copy(struct sim *s, enum tmm_engine e, uint64_t bytes,
+			   bool to_device)
+{
+	(void)sim_queue_copy_ns(s, e, bytes, to_device,
+				tmm_sim_copy_ns(s->prof, bytes, to_device));
+}
+
+/* How long [lo, hi) and [a, b) share. */
+static uint64_t overlap_ns(uint64_t lo, uint64_t hi, uint64_t a, uint64_t b)
+{
+	uint64_t from = max_u64(lo, a), to = hi < b ? hi : b;
+
+	return to > from ? to - from : 0;
+}
+
+/*
+ * A copy by the copy kernel (uvm_copier=kernel), at its own rate.  Its
+ * blocks run on the multiprocessors the compute engine's kernels would
+ * take, so while it runs compute goes at 1 - kernel_sm of its rate: the
+ * compute work queued already ends kernel_sm of their overlap later, and
+ * an op queued later pays its own overlap (sim_kernel_sm_cost).  First
+ * order: the lengthened overlap is not charged again.
+ */
+static void sim_queue_kernel_copy(struct sim *s, enum tmm_engine e,
+				  uint64_t bytes, bool to_device)
+{
+	double gbps = to_device ? s->kernel_h2d_gbps : s->kernel_d2h_gbps;
+	uint64_t ns = s->prof->copy_latency_ns +
+		      (uint64_t)llround((double)bytes / gbps);
+	uint64_t start = sim_queue_copy_ns(s, e, bytes, to_device, ns);
+	uint64_t c = s->t[TMM_ENGINE_COMPUTE], extra;
+
+	s->kernel_copy_bytes += bytes;
+	if (start > s->kernel_hi[e])
+		s->kernel_lo[e] = start;
+	s->kernel_hi[e] = s->t[e];
+	if (!(s->kernel_sm > 0))
+		return;
+	extra = (uint64_t)llround(s->kernel_sm *
+				  (double)overlap_ns(start, s->t[e], 0, c));
+	s->t[TMM_ENGINE_COMPUTE] += extra;
+	s->c.busy_ns[TMM_ENGINE_COMPUTE] += extra;
+}
+
+/* What an op of `d` ns queued on compute now loses to the copy kernels
+ * running beside it (sim_queue_kernel_copy). */
+static uint64_t sim_kernel_sm_cost(const struct sim *s, uint64_t d)
+{
+	uint64_t at = s->t[TMM_ENGINE_COMPUTE], o = 0;
+
+	if (!s->copy_kernel || !(s->kernel_sm > 0))
+		return 0;
+	o += overlap_ns(at, at + d, s->kernel_lo[TMM_ENGINE_H2D],
+			s->kernel_hi[TMM_ENGINE_H2D]);
+	o += overlap_ns(at, at + d, s->kernel_lo[TMM_ENGINE_D2H],
+			s->kernel_hi[TMM_ENGINE_D2H]);
+	return (uint64_t)llround(s->kernel_sm * (double)(o < d ? o : d));
 }
 
 /* An injected failure of a copy (fault.h): nothing is copied or queued. */
@@ -346,14 +418,16 @@ static int sim_copy_async(struct tmm_backend *be, enum tmm_engine engine,
 	/* The bytes land at once; only the clock says when. */
 	if (!s->phantom)
 		memcpy(dst, src, bytes);
-	sim_queue_copy(s, engine, bytes, engine == TMM_ENGINE_H2D);
-	if (tmm_sim_uvm_contains(s->uvm, dst, bytes) ||
-	    tmm_sim_uvm_contains(s->uvm, src, bytes)) {
-		if (s->managed_copy_held)
-			sim_hold_host(s, s->t[engine]);
-		if (s->copy_kernel)
-			s->kernel_copy_bytes += bytes;
+	if (s->copy_kernel && (tmm_sim_uvm_contains(s->uvm, dst, bytes) ||
+			       tmm_sim_uvm_contains(s->uvm, src, bytes))) {
+		sim_queue_kernel_copy(s, engine, bytes,
+				      engine == TMM_ENGINE_H2D);
+		return 0;
 	}
+	sim_queue_copy(s, engine, bytes, engine == TMM_ENGINE_H2D);
+	if (s->managed_copy_held && (tmm_sim_uvm_contains(s->uvm, dst, bytes) ||
+				     tmm_sim_uvm_contains(s->uvm, src, bytes)))
+		sim_hold_host(s, s->t[engine]);
 	return 0;
 }
 
@@ -648,6 +722,7 @@ static int sim_kernel_end(struct tmm_backend *be, const struct tmm_cost *cost,
 			scale = SIM_JITTER_FLOOR;
 		d = (uint64_t)llround((double)d * scale);
 	}
+	d += sim_kernel_sm_cost(s, d);
 	s->last_end = s->t[TMM_ENGINE_COMPUTE] + d;
 	if (cost && cost->net_bytes > 0) {
 		rc = sim_collective(be, s, d, cost->net_bytes);

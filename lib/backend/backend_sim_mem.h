@@ -69,6 +69,13 @@ struct sim {
 	 * hold no host; their bytes, for managed_stats. */
 	bool copy_kernel;
 	uint64_t kernel_copy_bytes;
+	/* Its copies' rate each way (sim_copy_kernel_gbps, else the
+	 * profile's pinned rates), the share of the compute rate it takes
+	 * while it runs (sim_copy_kernel_sm), and when the copies it ran
+	 * last on each copy engine run, back to back: [lo, hi). */
+	double kernel_h2d_gbps, kernel_d2h_gbps;
+	double kernel_sm;
+	uint64_t kernel_lo[TMM_ENGINE_COUNT], kernel_hi[TMM_ENGINE_COUNT];
 	struct tmm_sim_counters c;
 	struct sim_map *maps;
 	size_t nmaps, maps_cap;

@@ -204,3 +204,9 @@ unsigned long long tmm_cuda_copier_bytes(const struct tmm_cuda_copier *c)
 {
 	return c ? c->bytes : 0;
 }
+
+void tmm_cuda_copier_restart_count(struct tmm_cuda_copier *c)
+{
+	if (c)
+		c->bytes = 0;
+}

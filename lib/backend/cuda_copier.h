@@ -57,8 +57,12 @@ void tmm_cuda_copier_forget(struct tmm_cuda_copier *c, const void *ptr);
  * memory noted, and both ends 16-byte aligned. */
 bool tmm_cuda_copier_takes(const struct tmm_cuda_copier *c, void *dst,
 			   const void *src);
-/* The bytes of the copies launched so far (0 for NULL). */
+/* The bytes of the copies launched since open or the last restart (0
+ * for NULL). */
 unsigned long long tmm_cuda_copier_bytes(const struct tmm_cuda_copier *c);
+/* Counts from 0 again: the copies that measured the kernel's rate at
+ * open (cuda_link.h) are none of the program's. */
+void tmm_cuda_copier_restart_count(struct tmm_cuda_copier *c);
 
 /* Queues the copy on `stream`; cudaLaunchKernel's error. */
 cudaError_t tmm_cuda_copier_launch(struct tmm_cuda_copier *c, void *dst,

@@ -15,10 +15,19 @@
  * pinned copy moved 55.  mode=uvm chooses how to evict by these rates, so
  * they are measured too: one managed buffer, timed as a prefetch makes
  * its pages on the device, sends them to the host and brings them back.
+ *
+ * And where mode=uvm copies managed memory by the library's own kernel
+ * (uvm_copier=kernel, cuda_copier.h), that kernel's rate is its own: it
+ * reads or writes pinned host memory over the link from a few blocks, a
+ * round trip a load, where a copy engine streams.  So it is timed the
+ * way the pinned copies are, between pinned and managed buffers, and the
+ * forecast moves the copy way's bytes at its rate (guide_input.c).
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "cuda_copier.h"
 #include "cuda_link.h"
 
 #define BIG ((size_t)32 << 20)
@@ -54,7 +63,9 @@ static cudaError_t time_on(issue_fn issue, const void *work,
 	return e;
 }
 
+/* A copy by the runtime (kernel NULL) or by the copy kernel. */
 struct copy_work {
+	struct tmm_cuda_copier *kernel;
 	void *dst;
 	const void *src;
 	size_t bytes;
@@ -64,15 +75,19 @@ static cudaError_t issue_copy(const void *work, cudaStream_t stream)
 {
 	const struct copy_work *c = work;
 
+	if (c->kernel)
+		return tmm_cuda_copier_launch(c->kernel, c->dst, c->src,
+					      c->bytes, stream);
 	return cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDefault,
 			       stream);
 }
 
 /* The time of one copy of `bytes` on `stream`, in ms, into *ms. */
-static cudaError_t time_copy(void *dst, const void *src, size_t bytes,
+static cudaError_t time_copy(struct tmm_cuda_copier *kernel, void *dst,
+			     const void *src, size_t bytes,
 			     cudaStream_t stream, float *ms)
 {
-	struct copy_work c = { dst, src, bytes };
+	struct copy_work c = { kernel, dst, src, bytes };
 
 	return time_on(issue_copy, &c, stream, ms);
 }
@@ -86,20 +101,22 @@ static cudaError_t time_copy(void *dst, const void *src, size_t bytes,
 #define ROUNDS 3
 
 /* GB/s and ns of latency of one direction, from the best times of small
- * and large copies; *flat set when the large were no slower (a clock
- * that tells nothing: cudaErrorUnknown returned). */
-static cudaError_t measure(void *dst, const void *src, cudaStream_t stream,
-			   double *gbps, uint64_t *latency_ns, bool *flat)
+ * and large copies (by `kernel`, or the runtime's where NULL); *flat set
+ * when the large were no slower (a clock that tells nothing:
+ * cudaErrorUnknown returned). */
+static cudaError_t measure(struct tmm_cuda_copier *kernel, void *dst,
+			   const void *src, cudaStream_t stream, double *gbps,
+			   uint64_t *latency_ns, bool *flat)
 {
 	float warm, small = 0, big = 0, ms;
-	cudaError_t e = time_copy(dst, src, SMALL, stream, &warm);
+	cudaError_t e = time_copy(kernel, dst, src, SMALL, stream, &warm);
 
 	for (int r = 0; e == cudaSuccess && r < ROUNDS; r++) {
-		e = time_copy(dst, src, SMALL, stream, &ms);
+		e = time_copy(kernel, dst, src, SMALL, stream, &ms);
 		if (e == cudaSuccess && (r == 0 || ms < small))
 			small = ms;
 		if (e == cudaSuccess)
-			e = time_copy(dst, src, BIG, stream, &ms);
+			e = time_copy(kernel, dst, src, BIG, stream, &ms);
 		if (e == cudaSuccess && (r == 0 || ms < big))
 			big = ms;
 	}
@@ -128,9 +145,9 @@ void tmm_cuda_link_measure(struct tmm_device_info *info,
 	if (e == cudaSuccess)
 		e = cudaMallocHost(&host, BIG);
 	if (e == cudaSuccess)
-		e = measure(dev, host, h2d, &in, &lat_in, &flat);
+		e = measure(NULL, dev, host, h2d, &in, &lat_in, &flat);
 	if (e == cudaSuccess)
-		e = measure(host, dev, d2h, &out, &lat_out, &flat);
+		e = measure(NULL, host, dev, d2h, &out, &lat_out, &flat);
 	if (dev)
 		(void)cudaFree(dev);
 	if (host)
@@ -154,6 +171,53 @@ void tmm_cuda_link_measure(struct tmm_device_info *info,
 		 "open)",
 		 in, out, (unsigned long long)info->copy_latency_ns,
 		 BIG >> 20, ROUNDS);
+}
+
+void tmm_cuda_link_measure_kernel(struct tmm_device_info *info,
+				  struct tmm_cuda_copier *kernel,
+				  cudaStream_t h2d, cudaStream_t d2h)
+{
+	void *managed = NULL, *host = NULL;
+	uint64_t latency_ns = 0;
+	double in = 0, out = 0;
+	bool flat = false;
+	size_t len = strlen(info->managed_copier);
+	cudaError_t e = cudaMallocManaged(&managed, BIG, cudaMemAttachGlobal);
+
+	/* Until measured, the pinned copies' rates. */
+	info->kernel_copy_h2d_gbps = info->h2d_gbps;
+	info->kernel_copy_d2h_gbps = info->d2h_gbps;
+	if (e == cudaSuccess)
+		e = cudaMallocHost(&host, BIG);
+	/* In first: the warming copy makes the managed pages on the device,
+	 * where the copy way's evictions find them. */
+	if (e == cudaSuccess)
+		e = measure(kernel, managed, host, h2d, &in, &latency_ns,
+			    &flat);
+	if (e == cudaSuccess)
+		e = measure(kernel, host, managed, d2h, &out, &latency_ns,
+			    &flat);
+	if (managed)
+		(void)cudaFree(managed);
+	if (host)
+		(void)cudaFreeHost(host);
+	if (e != cudaSuccess) {
+		(void)cudaGetLastError();
+		snprintf(info->managed_copier + len,
+			 sizeof(info->managed_copier) - len,
+			 "; its rate is the pinned copies', estimated "
+			 "(measuring it failed: %s)",
+			 flat ? "the large copies were no slower"
+			      : cudaGetErrorName(e));
+		return;
+	}
+	info->kernel_copy_h2d_gbps = in;
+	info->kernel_copy_d2h_gbps = out;
+	snprintf(info->managed_copier + len,
+		 sizeof(info->managed_copier) - len,
+		 ", %.1f GB/s to the device, %.1f GB/s to the host (%zu "
+		 "MiB, best of %d, measured at open)",
+		 in, out, BIG >> 20, ROUNDS);
 }
 
 #if CUDART_VERSION >= 12020

@@ -10,6 +10,8 @@
 
 #include "backend.h"
 
+struct tmm_cuda_copier;
+
 /*
  * Sets info's h2d_gbps, d2h_gbps and copy_latency_ns from timed pinned
  * copies on the streams given, and says how in info->link.  Where they
@@ -30,5 +32,18 @@ void tmm_cuda_link_measure(struct tmm_device_info *info,
  */
 void tmm_cuda_link_measure_managed(struct tmm_device_info *info, int device,
 				   cudaStream_t h2d, cudaStream_t d2h);
+
+/*
+ * Sets info's kernel_copy_h2d_gbps and kernel_copy_d2h_gbps from copies
+ * by `kernel` (uvm_copier=kernel) between one managed and one pinned
+ * buffer, timed as tmm_cuda_link_measure times the pinned copies, and
+ * adds the figures to info->managed_copier.  Where they cannot be
+ * measured, the pinned rates already in info stand in and
+ * info->managed_copier says why.  Call it after tmm_cuda_link_measure.
+ * Takes 32 MiB of managed and pinned memory for the while.
+ */
+void tmm_cuda_link_measure_kernel(struct tmm_device_info *info,
+				  struct tmm_cuda_copier *kernel,
+				  cudaStream_t h2d, cudaStream_t d2h);
 
 #endif /* TMM_CUDA_LINK_H */

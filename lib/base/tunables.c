@@ -123,6 +123,12 @@ static bool store_value(struct tmm_config *cfg, enum tmm_tunable_id id,
 	case TMM_T_SIM_MANAGED_COPY:
 		cfg->sim_managed_copy_held = v->choice == 0;
 		return true;
+	case TMM_T_SIM_COPY_KERNEL_GBPS:
+		cfg->sim_copy_kernel_gbps = v->d;
+		return true;
+	case TMM_T_SIM_COPY_KERNEL_SM:
+		cfg->sim_copy_kernel_sm = v->d;
+		return true;
 	case TMM_T_HOST_NUMA_NODE:
 		cfg->host_numa_node = (int)v->i;
 		return true;
@@ -579,6 +585,12 @@ void tmm_config_format(const struct tmm_config *cfg, enum tmm_tunable_id id,
 		break;
 	case TMM_T_SIM_MANAGED_COPY:
 		text_add_choice(&t, id, cfg->sim_managed_copy_held ? 0 : 1);
+		break;
+	case TMM_T_SIM_COPY_KERNEL_GBPS:
+		tmm_text_add_double(&t, cfg->sim_copy_kernel_gbps);
+		break;
+	case TMM_T_SIM_COPY_KERNEL_SM:
+		tmm_text_add_double(&t, cfg->sim_copy_kernel_sm);
 		break;
 	case TMM_T_HOST_NUMA_NODE:
 		tmm_text_add(&t, "%d", cfg->host_numa_node);

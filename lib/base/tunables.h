@@ -48,6 +48,10 @@ struct tmm_config {
 	bool sim_managed_copy_held; /* a simulated copy with a managed end
 				     * holds the host until done, as CUDA's
 				     * (backend_sim.c) */
+	double sim_copy_kernel_gbps; /* uvm_copier=kernel on the simulator:
+				      * its copies' rate; 0: the pinned */
+	double sim_copy_kernel_sm;   /* ... and the share of the compute
+				      * rate it takes while it runs */
 	int host_numa_node;    /* -1: the GPU's node, else local */
 	uint64_t pinned_pool;  /* bytes of free pinned host memory cached */
 	char trace[4096];      /* "" when off */

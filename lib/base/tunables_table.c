@@ -358,6 +358,34 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.since = "0.1",
 		.choices = sim_managed_copy_choices,
 	},
+	[TMM_T_SIM_COPY_KERNEL_GBPS] = {
+		.name = "sim_copy_kernel_gbps",
+		.env = "TENSORMM_SIM_COPY_KERNEL_GBPS",
+		.type = TMM_TYPE_DOUBLE,
+		.def = "0",
+		.accepted = "a number from 0 to 10000, such as 30",
+		.help = "uvm_copier=kernel on the simulator: the rate of the "
+			"copy kernel's copies each way, GB/s, which the "
+			"context's forecast takes too; 0 = the profile's "
+			"pinned copies' (no GPU has measured it yet)",
+		.since = "0.1",
+		.min = 0,
+		.max = 10000,
+	},
+	[TMM_T_SIM_COPY_KERNEL_SM] = {
+		.name = "sim_copy_kernel_sm",
+		.env = "TENSORMM_SIM_COPY_KERNEL_SM",
+		.type = TMM_TYPE_DOUBLE,
+		.def = "0",
+		.accepted = "a number from 0 to 0.9, such as 0.12",
+		.help = "uvm_copier=kernel on the simulator: the share of the "
+			"compute rate a copy kernel takes from the kernels "
+			"beside it while it runs (16 blocks of 132 "
+			"multiprocessors: about 0.12); 0 = none",
+		.since = "0.1",
+		.min = 0,
+		.max = 0.9,
+	},
 	[TMM_T_HOST_NUMA_NODE] = {
 		.name = "host_numa_node",
 		.env = "TENSORMM_HOST_NUMA_NODE",

@@ -71,6 +71,14 @@ struct tmm_planner_input tmm_guide_planner_input(const struct tmm_ctx *ctx,
 		in.migrate_h2d_gbps = d->uvm_prefetch_h2d_gbps;
 		in.migrate_d2h_gbps = d->uvm_prefetch_d2h_gbps;
 	}
+	/* By the copy kernel (uvm_copier=kernel), the copy way's tensors
+	 * leave and come back at its rates, measured at open: a few blocks
+	 * reading over the link need not match a copy engine. */
+	if (ctx->mode == TMM_MODE_UVM && ctx->uvm_copy_out &&
+	    !d->managed_copies_block_host) {
+		in.moves_h2d_gbps = d->kernel_copy_h2d_gbps;
+		in.moves_d2h_gbps = d->kernel_copy_d2h_gbps;
+	}
 	/* By prefetch, tensors leave and come back at the managed rates
 	 * (9.3-10.5 GB/s to the host on the H200, against 54 by pinned
 	 * copy): what auto prices its candidates at (plan_auto.c). */
@@ -90,5 +98,7 @@ struct tmm_uvm_rates tmm_guide_uvm_rates(const struct tmm_device_info *d)
 		.prefetch_h2d_gbps = d->uvm_prefetch_h2d_gbps,
 		.prefetch_d2h_gbps = d->uvm_prefetch_d2h_gbps,
 		.fresh_gbps = d->uvm_fresh_gbps,
+		.copy_h2d_gbps = d->kernel_copy_h2d_gbps,
+		.copy_d2h_gbps = d->kernel_copy_d2h_gbps,
 	};
 }

@@ -194,5 +194,10 @@ size_t fake_env_size(const char *name, size_t dflt);
  * accesses (0, the default, or not a positive number: a kernel takes only
  * the microsecond every operation takes). */
 size_t fake_kernel_cost(const struct fake_access *a, unsigned n);
+/* cudafake_launch with the kernel's cost in a copy's bytes (10 GB/s)
+ * given, rather than fake_kernel_cost's. */
+cudaError_t fake_launch_costed(cudaStream_t stream, void (*fn)(void *),
+			       void *arg, const struct cudafake_range *r,
+			       unsigned n, size_t cost);
 
 #endif /* CUDAFAKE_FAKE_H */

@@ -11,8 +11,10 @@
  * the copy kernel's runs the kernel's own body (cuda_copy_kernel_body.h)
  * for every thread of the launch's grid, one after another, queued as a
  * kernel on the launch's stream, so that it runs in the seeded order
- * and the race detector sees what it reads and writes.  A kernel launch never holds
- * the host, whatever memory it touches.
+ * and the race detector sees what it reads and writes.  A kernel launch
+ * never holds the host, whatever memory it touches.  On the double's
+ * clocks a copy kernel takes what a copy of its bytes takes, or runs at
+ * CUDAFAKE_KERNEL_COPY_MBPS.
  *
  * The `fault` tunable's sites (lib/base/fault.h): cudaLibraryLoadData,
  * and cudaLaunchKernel with copy.  CUDAFAKE_HOST_POINTER=0 makes a device
@@ -60,6 +62,16 @@ static void copy_twin(void *arg)
 	free(l);
 }
 
+/* The copy kernel's time, as the bytes a copy of that time moves: its
+ * own bytes (a copy engine's rate, 10 GB/s on the double's clock), or
+ * at CUDAFAKE_KERNEL_COPY_MBPS where that is set. */
+static size_t copy_cost(size_t bytes)
+{
+	size_t mbps = fake_env_size("CUDAFAKE_KERNEL_COPY_MBPS", 0);
+
+	return mbps ? (size_t)((double)bytes * 1e4 / (double)mbps) : bytes;
+}
+
 static cudaError_t launch_copy(void **args, dim3 grid, dim3 block,
 			       cudaStream_t stream)
 {
@@ -95,7 +107,7 @@ static cudaError_t launch_copy(void **args, dim3 grid, dim3 block,
 	}
 	r[0] = (struct cudafake_range){ l->src, l->bytes, false };
 	r[1] = (struct cudafake_range){ l->dst, l->bytes, true };
-	e = cudafake_launch(stream, copy_twin, l, r, 2);
+	e = fake_launch_costed(stream, copy_twin, l, r, 2, copy_cost(l->bytes));
 	if (e != cudaSuccess)
 		free(l);
 	return e;

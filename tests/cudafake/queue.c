@@ -662,6 +662,22 @@ cudaError_t cudafake_launch(cudaStream_t stream, void (*fn)(void *),
 			    unsigned n)
 {
 	struct fake_access a[16];
+
+	if (!fn || n > 16)
+		return cudaErrorInvalidValue;
+	for (unsigned i = 0; i < n; i++) {
+		a[i].lo = (uintptr_t)r[i].ptr;
+		a[i].hi = a[i].lo + r[i].bytes;
+	}
+	return fake_launch_costed(stream, fn, arg, r, n,
+				  fake_kernel_cost(a, n));
+}
+
+cudaError_t fake_launch_costed(cudaStream_t stream, void (*fn)(void *),
+			       void *arg, const struct cudafake_range *r,
+			       unsigned n, size_t cost)
+{
+	struct fake_access a[16];
 	struct fake_op *op;
 
 	if (!fn || n > 16)
@@ -681,6 +697,6 @@ cudaError_t cudafake_launch(cudaStream_t stream, void (*fn)(void *),
 		a[i].hi = a[i].lo + r[i].bytes;
 		a[i].use = r[i].write ? USE_WRITE : USE_READ;
 	}
-	op->bytes = fake_kernel_cost(a, n);
+	op->bytes = cost;
 	return fake_enqueue(op, a, n, "kernel", __builtin_return_address(0));
 }
