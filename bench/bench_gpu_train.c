@@ -472,7 +472,7 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 {
 	const struct options *o = b->o;
 	struct run *ref = calloc(1, sizeof(*ref)), *r = calloc(1, sizeof(*r));
-	char config[192], budget_text[64], why[300], verdict[128];
+	char config[192], budget_text[64], why[300], verdict[192];
 	struct cell cells[MAX_CELLS];
 	unsigned n_cells;
 	double compute_ms;
@@ -584,11 +584,18 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 			double kernel_mb = PER_STEP(r, uvm_kernel_copy_bytes) /
 					   1e6;
 
-			snprintf(verdict + strlen(verdict),
-				 sizeof(verdict) - strlen(verdict),
-				 kernel_mb > 0 ? "; copy kernel %.1f MB"
-					       : "; no copy by the kernel",
-				 kernel_mb);
+			if (kernel_mb > 0)
+				snprintf(verdict + strlen(verdict),
+					 sizeof(verdict) - strlen(verdict),
+					 "; copy kernel %.1f MB at %.1f GB/s "
+					 "in, %.1f out (measured at open)",
+					 kernel_mb,
+					 r->end.uvm_kernel_copy_h2d_mbps / 1e3,
+					 r->end.uvm_kernel_copy_d2h_mbps / 1e3);
+			else
+				snprintf(verdict + strlen(verdict),
+					 sizeof(verdict) - strlen(verdict),
+					 "; no copy by the kernel");
 			if (!(kernel_mb > 0) &&
 			    out_bytes(r) + in_bytes(r) > 0) {
 				b->failed++;

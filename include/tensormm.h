@@ -502,7 +502,7 @@ int tmm_rehearsal_end(tmm_ctx *ctx);
  * Statistics
  * ---------------------------------------------------------------------- */
 
-#define TMM_STATS_VERSION 14
+#define TMM_STATS_VERSION 15
 
 /* tmm_stats.plan_state: where the context is in the plan's life. */
 enum tmm_plan_state {
@@ -707,6 +707,14 @@ struct tmm_stats {
 					 * copy kernel made, either way
 					 * (TENSORMM_UVM_COPIER=kernel); 0
 					 * where cudaMemcpyAsync made them */
+	/* Version 15: the copy kernel's rates, which the planners price
+	 * mode=uvm's copies at where it makes them.  In MB/s: measured
+	 * on CUDA when the context was made (the pinned copies' where
+	 * they could not be: the log at level info says which);
+	 * TENSORMM_SIM_COPY_KERNEL_GBPS or the profile's on the
+	 * simulator; 0 where cudaMemcpyAsync makes the copies. */
+	uint64_t uvm_kernel_copy_h2d_mbps; /* into managed memory */
+	uint64_t uvm_kernel_copy_d2h_mbps; /* out of it */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

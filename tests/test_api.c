@@ -596,12 +596,14 @@ START_TEST(stats_print_text_and_json)
 	contains(json.buf, "\"simulated\":true");
 	contains(json.buf, "\"budget\":1048576");
 	contains(json.buf, "\"plan_divergences\":0");
-	contains(json.buf, "\"version\":14");
+	contains(json.buf, "\"version\":15");
 	contains(json.buf, "\"link_h2d_mbps\":11690,\"link_d2h_mbps\":12900,");
 	contains(json.buf, "\"uvm_prefetch_out_bytes\":0,");
 	contains(json.buf, "\"uvm_migrate_out_bytes\":0,"
 			   "\"uvm_migrate_in_bytes\":0,"
-			   "\"uvm_kernel_copy_bytes\":0,");
+			   "\"uvm_kernel_copy_bytes\":0,"
+			   "\"uvm_kernel_copy_h2d_mbps\":0,"
+			   "\"uvm_kernel_copy_d2h_mbps\":0,");
 	/* Nothing migrated, no copy kernel: no migrate or copier line. */
 	ck_assert_ptr_null(strstr(text.buf, "  migrate "));
 	ck_assert_ptr_null(strstr(text.buf, "  copier "));

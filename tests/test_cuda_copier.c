@@ -319,9 +319,14 @@ START_TEST(the_copy_kernels_rate_is_measured_at_open_and_planned_by)
 	ck_assert(in.moves_h2d_gbps == info->kernel_copy_h2d_gbps);
 	ck_assert(in.moves_d2h_gbps == info->kernel_copy_d2h_gbps);
 	ck_assert(!in.uvm_copies_serial);
-	/* Measuring copied nothing of the program's. */
+	/* tmm_stats says the rates; measuring copied nothing of the
+	 * program's. */
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
 	ck_assert_uint_eq(st.uvm_kernel_copy_bytes, 0);
+	ck_assert_uint_eq(st.uvm_kernel_copy_h2d_mbps,
+			  (uint64_t)(info->kernel_copy_h2d_gbps * 1e3 + 0.5));
+	ck_assert_uint_eq(st.uvm_kernel_copy_d2h_mbps,
+			  (uint64_t)(info->kernel_copy_d2h_gbps * 1e3 + 0.5));
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 
 	/* By the runtime's copies: no kernel rate, the pinned rates. */

@@ -133,6 +133,7 @@ END_TEST
  * prefetch's 1 / 9.9 + 1 / 31.6 = 0.133; by a kernel at 10 GB/s, 0.232. */
 START_TEST(the_context_plans_by_the_kernels_rate)
 {
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	struct tmm_planner_input in;
 	tmm_ctx *ctx;
 
@@ -147,6 +148,10 @@ START_TEST(the_context_plans_by_the_kernels_rate)
 	in = tmm_guide_planner_input(ctx, NULL);
 	ck_assert(in.moves_h2d_gbps == 10 && in.moves_d2h_gbps == 10);
 	ck_assert(!in.uvm_copies_serial);
+	/* And tmm_stats says it, in MB/s. */
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.uvm_kernel_copy_h2d_mbps, 10000);
+	ck_assert_uint_eq(st.uvm_kernel_copy_d2h_mbps, 10000);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 
 	/* Unset, the profile's pinned rates: the copy way, as before. */

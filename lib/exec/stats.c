@@ -155,6 +155,8 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->uvm_migrate_out_bytes = c->uvm_migrate_out_bytes;
 	s->uvm_migrate_in_bytes = c->uvm_migrate_in_bytes;
 	s->uvm_kernel_copy_bytes = c->uvm_kernel_copy_bytes;
+	s->uvm_kernel_copy_h2d_mbps = mbps(ctx->be.info.kernel_copy_h2d_gbps);
+	s->uvm_kernel_copy_d2h_mbps = mbps(ctx->be.info.kernel_copy_d2h_gbps);
 	s->share_reservation = tmm_share_reservation(ctx);
 	s->share_budget_changes = c->share_budget_changes;
 	s->split_ops = c->split_ops;
@@ -285,8 +287,14 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 		     tmm_fmt_bytes(s->uvm_migrate_in_bytes, b, sizeof(b)));
 	if (s->uvm_kernel_copy_bytes)
 		emit(p, "  copier    %s copied to and from managed memory by "
-			"the library's copy kernel (uvm_copier=kernel)\n",
-		     tmm_fmt_bytes(s->uvm_kernel_copy_bytes, a, sizeof(a)));
+			"the library's copy kernel (uvm_copier=kernel), at "
+			"%.1f GB/s in, %.1f out%s\n",
+		     tmm_fmt_bytes(s->uvm_kernel_copy_bytes, a, sizeof(a)),
+		     s->uvm_kernel_copy_h2d_mbps / 1e3,
+		     s->uvm_kernel_copy_d2h_mbps / 1e3,
+		     s->simulated ? " (sim_copy_kernel_gbps, or the "
+				    "profile's)"
+				  : " (measured at open where it could be)");
 	if (s->clean_evictions)
 		emit(p, "  clean     %llu evictions (%s) copied nothing: the "
 			"host held their bytes\n",
@@ -414,7 +422,8 @@ static const struct {
 	U64_FIELD(link_d2h_mbps),     U64_FIELD(uvm_prefetch_h2d_mbps),
 	U64_FIELD(uvm_prefetch_d2h_mbps), U64_FIELD(uvm_prefetch_out_bytes),
 	U64_FIELD(uvm_migrate_out_bytes), U64_FIELD(uvm_migrate_in_bytes),
-	U64_FIELD(uvm_kernel_copy_bytes),
+	U64_FIELD(uvm_kernel_copy_bytes), U64_FIELD(uvm_kernel_copy_h2d_mbps),
+	U64_FIELD(uvm_kernel_copy_d2h_mbps),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)
