@@ -3,12 +3,13 @@
  * backend_sim_mem.h — the simulated GPU's memory, as backend_sim.c sees
  * it, and the simulator's state.
  *
- * The simulator is two files: backend_sim.c (engines, clocks, open and
- * close, the ops table) and backend_sim_mem.c (allocations and managed
- * ranges).  struct sim spans both and is defined here, in the header of
- * the half that the other calls: backend_sim.c includes this header and
- * puts these functions in its ops table, while backend_sim_mem.c never
- * includes backend_sim.h nor calls back, so the halves make no loop.
+ * The simulator is three files: backend_sim.c (engines, clocks, open and
+ * close, the ops table), backend_sim_mem.c (allocations and managed
+ * ranges) and backend_sim_copy.c (copies).  struct sim spans them and is
+ * defined here, in the header of a part that backend_sim.c calls:
+ * backend_sim.c includes this header and puts these functions in its ops
+ * table, while the other two never include backend_sim.h nor call back,
+ * so the parts make no loop.
  *
  * Private to the simulator: the runtime reaches memory through backend.h's
  * ops, and tests through backend_sim.h.

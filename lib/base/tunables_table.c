@@ -364,10 +364,9 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.type = TMM_TYPE_DOUBLE,
 		.def = "0",
 		.accepted = "a number from 0 to 10000, such as 30",
-		.help = "uvm_copier=kernel on the simulator: the rate of the "
-			"copy kernel's copies each way, GB/s, which the "
-			"context's forecast takes too; 0 = the profile's "
-			"pinned copies' (no GPU has measured it yet)",
+		.help = "uvm_copier=kernel on the simulator: its copies' "
+			"rate each way, GB/s, which the forecast takes too; "
+			"0 = the profile's pinned copies' rate",
 		.since = "0.1",
 		.min = 0,
 		.max = 10000,
@@ -378,10 +377,9 @@ static const struct tmm_tunable table[TMM_TUNABLE_COUNT] = {
 		.type = TMM_TYPE_DOUBLE,
 		.def = "0",
 		.accepted = "a number from 0 to 0.9, such as 0.12",
-		.help = "uvm_copier=kernel on the simulator: the share of the "
-			"compute rate a copy kernel takes from the kernels "
-			"beside it while it runs (16 blocks of 132 "
-			"multiprocessors: about 0.12); 0 = none",
+		.help = "uvm_copier=kernel on the simulator: the share of "
+			"compute a copy kernel takes while it runs (16 "
+			"blocks of 132 multiprocessors: about 0.12)",
 		.since = "0.1",
 		.min = 0,
 		.max = 0.9,
