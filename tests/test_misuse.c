@@ -5,9 +5,8 @@
  * change the context mid-op (destroying the op's tensors or the context,
  * a nested tmm_run, iteration markers, ...) returns -EBUSY with a message
  * and changes nothing, while the calls that only read work; from a second
- * thread, every call returns -EBUSY while another thread is in one; and
- * four threads sharing one context, retrying what is refused, leave the
- * very bytes a single thread does.
+ * thread, every call returns -EBUSY while another thread is in one.
+ * Four threads sharing one context are test_misuse_threads.c's.
  */
 #include <check.h>
 #include <errno.h>
@@ -106,18 +105,12 @@ static tmm_op nested_op(struct probe *p)
 			 .user = p };
 }
 
-static void pattern(uint32_t *v, uint32_t salt)
-{
-	for (uint32_t k = 0; k < ELEMS; k++)
-		v[k] = k * 2654435761u ^ salt;
-}
-
-/* Asserts that t holds pattern(salt) + add. */
+/* Asserts that t holds toy_pattern(salt) + add. */
 static void holds(tmm_ctx *ctx, tmm_tensor t, uint32_t salt, uint32_t add)
 {
 	static uint32_t want[ELEMS], got[ELEMS];
 
-	pattern(want, salt);
+	toy_pattern(want, salt);
 	for (uint32_t k = 0; k < ELEMS; k++)
 		want[k] += add;
 	ck_assert_msg(tmm_tensor_read(ctx, t, 0, got, BYTES) == 0, "%s",
@@ -139,9 +132,9 @@ static void setup(void)
 					   "other", &P.other), 0);
 	ck_assert_int_eq(tmm_tensor_create(P.ctx, BYTES, TMM_ACTIVATION, "c",
 					   &P.c), 0);
-	pattern(v, 1);
+	toy_pattern(v, 1);
 	ck_assert_int_eq(tmm_tensor_write(P.ctx, P.a, 0, v, BYTES), 0);
-	pattern(v, 2);
+	toy_pattern(v, 2);
 	ck_assert_int_eq(tmm_tensor_write(P.ctx, P.other, 0, v, BYTES), 0);
 }
 
@@ -372,11 +365,11 @@ static int read_things(struct probe *p, void *const *in, void *const *out)
 	/* Another tensor, and the op's own input. */
 	ck_assert_int_eq(note(p, tmm_tensor_read(p->ctx, p->other, 0, v,
 						 BYTES)), 0);
-	pattern(want, 2);
+	toy_pattern(want, 2);
 	ck_assert_mem_eq(v, want, BYTES);
 	ck_assert_int_eq(note(p, tmm_tensor_read(p->ctx, p->a, 0, v, BYTES)),
 			 0);
-	pattern(want, 1);
+	toy_pattern(want, 1);
 	ck_assert_mem_eq(v, want, BYTES);
 	ck_assert_uint_eq(tmm_tensor_bytes(p->ctx, p->a), BYTES);
 	ck_assert_int_eq(note(p, tmm_stats_get(p->ctx, &st)), 0);
@@ -486,7 +479,7 @@ START_TEST(a_refused_drop_names_the_input)
 	ck_assert_int_eq(tmm_run(P.ctx, &op), 0);
 	b = tmm_tensor_find(P.ctx, P.b);
 	ck_assert_ptr_nonnull(b);
-	pattern(v, 3);
+	toy_pattern(v, 3);
 	ck_assert_int_eq(tmm_tensor_write(P.ctx, P.a, 0, v, BYTES), 0);
 	ck_assert_int_eq(tmm_recompute_check(P.ctx, b), -EINVAL);
 	contains(tmm_last_error(P.ctx),
@@ -624,157 +617,6 @@ START_TEST(second_thread_is_refused_while_in_a_call)
 }
 END_TEST
 
-/* ------------------------------------------------------------------------
- * Four threads on one context
- * ---------------------------------------------------------------------- */
-
-#define THREADS 4
-#define STEPS 400
-
-/* One thread's work: its own tensors in the shared context. */
-struct worker {
-	tmm_ctx *ctx;
-	unsigned index;
-	tmm_tensor x, y;
-	uint32_t read_sum;	/* of every read it made, in order */
-	unsigned long busy;	/* calls refused with -EBUSY, retried */
-	int bad_rc;		/* a return neither 0 nor -EBUSY */
-	char bad_msg[512];
-};
-
-/* Makes `call` until it is not refused; a return other than 0 or -EBUSY
- * stops the worker (asserted on the main thread). */
-#define RETRY(w, call) \
-	do { \
-		int rc_; \
-		while ((rc_ = (call)) == -EBUSY) { \
-			(w)->busy++; \
-			sched_yield(); \
-		} \
-		if (rc_ != 0) { \
-			(w)->bad_rc = rc_; \
-			snprintf((w)->bad_msg, sizeof((w)->bad_msg), \
-				 "%s: %s", #call, tmm_last_error((w)->ctx)); \
-			return; \
-		} \
-	} while (0)
-
-/*
- * STEPS steps of: a scratch tensor made and written, y = mix(x, scratch),
- * x = fill(y) in place of x, a read of y, the scratch destroyed.  Every
- * result depends on every earlier one, and the budget of the context is
- * short, so the mover evicts other threads' tensors under each op.
- */
-static void work(struct worker *w)
-{
-	static _Thread_local uint32_t v[ELEMS];
-
-	for (unsigned s = 0; s < STEPS && !w->bad_rc; s++) {
-		tmm_tensor t = TMM_TENSOR_NULL;
-		tmm_tensor in[2] = { w->x, TMM_TENSOR_NULL };
-		tmm_op mix = { .name = "mix", .inputs = in, .n_inputs = 2,
-			       .outputs = &w->y, .n_outputs = 1,
-			       .run = toy_mix };
-		tmm_op fill = { .name = "fill", .inputs = &w->y,
-				.n_inputs = 1, .outputs = &w->x,
-				.n_outputs = 1, .run = toy_fill };
-
-		RETRY(w, tmm_tensor_create(w->ctx, BYTES, TMM_SCRATCH, NULL,
-					   &t));
-		pattern(v, w->index * 1000 + s);
-		RETRY(w, tmm_tensor_write(w->ctx, t, 0, v, BYTES));
-		in[1] = t;
-		RETRY(w, tmm_run(w->ctx, &mix));
-		RETRY(w, tmm_run(w->ctx, &fill));
-		RETRY(w, tmm_tensor_read(w->ctx, w->y, 0, v, BYTES));
-		for (uint32_t k = 0; k < ELEMS; k++)
-			w->read_sum = w->read_sum * 31u + v[k];
-		RETRY(w, tmm_tensor_destroy(w->ctx, t));
-	}
-}
-
-static pthread_barrier_t start_line;
-
-static void *worker_main(void *arg)
-{
-	/* All at once: the calls of the four overlap from the first. */
-	pthread_barrier_wait(&start_line);
-	work(arg);
-	return NULL;
-}
-
-/* A context with THREADS workers' tensors, x written. */
-static tmm_ctx *workers_ctx(struct worker *w)
-{
-	static uint32_t v[ELEMS];
-	tmm_ctx *ctx;
-
-	/* Room for 8 of the 12 tensors live at a time. */
-	ck_assert_int_eq(tmm_ctx_create(&ctx, "backend=sim,sim_memory=backed,"
-					      "mode=swap,budget=128KiB"), 0);
-	for (unsigned i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){ .ctx = ctx, .index = i };
-		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
-						   "x", &w[i].x), 0);
-		ck_assert_int_eq(tmm_tensor_create(ctx, BYTES, TMM_ACTIVATION,
-						   "y", &w[i].y), 0);
-		pattern(v, 77 + i);
-		ck_assert_int_eq(tmm_tensor_write(ctx, w[i].x, 0, v, BYTES),
-				 0);
-	}
-	return ctx;
-}
-
-START_TEST(four_threads_share_one_context)
-{
-	static uint32_t got[ELEMS], want[ELEMS];
-	struct worker ref[THREADS], w[THREADS];
-	struct tmm_stats st = { .version = TMM_STATS_VERSION };
-	tmm_ctx *one = workers_ctx(ref), *shared = workers_ctx(w);
-	pthread_t tid[THREADS];
-	unsigned long busy = 0;
-
-	/* The reference: the same work, one worker after the other. */
-	for (unsigned i = 0; i < THREADS; i++) {
-		work(&ref[i]);
-		ck_assert_msg(ref[i].bad_rc == 0 && ref[i].busy == 0, "%s",
-			      ref[i].bad_msg);
-	}
-	ck_assert_int_eq(pthread_barrier_init(&start_line, NULL, THREADS),
-			 0);
-	for (unsigned i = 0; i < THREADS; i++)
-		ck_assert_int_eq(pthread_create(&tid[i], NULL, worker_main,
-						&w[i]), 0);
-	for (unsigned i = 0; i < THREADS; i++)
-		ck_assert_int_eq(pthread_join(tid[i], NULL), 0);
-	pthread_barrier_destroy(&start_line);
-	for (unsigned i = 0; i < THREADS; i++) {
-		ck_assert_msg(w[i].bad_rc == 0, "worker %u: %d, %s", i,
-			      w[i].bad_rc, w[i].bad_msg);
-		ck_assert_uint_eq(w[i].read_sum, ref[i].read_sum);
-		ck_assert_int_eq(tmm_tensor_read(shared, w[i].x, 0, got,
-						 BYTES), 0);
-		ck_assert_int_eq(tmm_tensor_read(one, ref[i].x, 0, want,
-						 BYTES), 0);
-		ck_assert_mem_eq(got, want, BYTES);
-		ck_assert_int_eq(tmm_tensor_read(shared, w[i].y, 0, got,
-						 BYTES), 0);
-		ck_assert_int_eq(tmm_tensor_read(one, ref[i].y, 0, want,
-						 BYTES), 0);
-		ck_assert_mem_eq(got, want, BYTES);
-		busy += w[i].busy;
-	}
-	/* The budget was short: tensors moved under the threads. */
-	ck_assert_int_eq(tmm_stats_get(shared, &st), 0);
-	ck_assert_uint_gt(st.swap_out_count + st.passive_evictions, 0);
-	ck_assert_uint_eq(st.ops, 2 * THREADS * STEPS);
-	printf("four_threads_share_one_context: %lu calls refused with "
-	       "-EBUSY and retried\n", busy);
-	ck_assert_int_eq(tmm_ctx_destroy(one), 0);
-	ck_assert_int_eq(tmm_ctx_destroy(shared), 0);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("misuse");
@@ -796,7 +638,6 @@ int main(void)
 	tcase_add_checked_fixture(threads, setup, teardown);
 	tcase_set_timeout(threads, 120);
 	tcase_add_test(threads, second_thread_is_refused_while_in_a_call);
-	tcase_add_test(threads, four_threads_share_one_context);
 	suite_add_tcase(s, inside);
 	suite_add_tcase(s, threads);
 	return check_run_all(srunner_create(s));

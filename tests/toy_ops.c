@@ -140,6 +140,12 @@ void toy_chain_step(tmm_ctx *ctx, tmm_tensor w, int chain)
 	ck_assert_int_eq(tmm_iteration_end(ctx), 0);
 }
 
+void toy_pattern(uint32_t *v, uint32_t salt)
+{
+	for (uint32_t k = 0; k < ELEMS; k++)
+		v[k] = k * 2654435761u ^ salt;
+}
+
 tmm_tensor toy_weight(tmm_ctx *ctx, uint32_t salt)
 {
 	static uint32_t v[ELEMS];

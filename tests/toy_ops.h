@@ -55,6 +55,9 @@ void toy_run(tmm_ctx *ctx, const char *name, unsigned flags, tmm_run_fn fn,
 #define TOY_CHAIN_MAX 64
 void toy_chain_step(tmm_ctx *ctx, tmm_tensor w, int chain);
 
+/* ELEMS words at v that depend on `salt`, each its own. */
+void toy_pattern(uint32_t *v, uint32_t salt);
+
 /* A PERSISTENT tensor "w" written with values that depend on `salt`. */
 tmm_tensor toy_weight(tmm_ctx *ctx, uint32_t salt);
 
