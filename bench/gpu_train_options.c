@@ -27,8 +27,9 @@ static const struct shape known_shapes[] = {
  * be one); uvm-mix: by copy, with the swaps that fit by migration beside
  * the copies (hints/uvm_mix.h); uvm-kernel: by copy, the copies made by
  * the library's copy kernel (uvm_copier=kernel, which holds no host),
- * at its default 16 blocks, and at 4 and 64 (uvm-kernel-4, -64: what
- * the blocks buy and cost); each for a side by side. */
+ * its blocks chosen at open by their measured rate (uvm_copier_blocks=0,
+ * the default), and at 4 and 64 (uvm-kernel-4, -64: what the blocks buy
+ * and cost); each for a side by side. */
 static const struct run_mode all_modes[MAX_MODES] = {
 	{ "swap", "mode=swap", false },
 	{ "uvm", "mode=uvm", true },

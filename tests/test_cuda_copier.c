@@ -17,7 +17,8 @@
  *    what it copied; its copy streams are first among kernels;
  *  - the kernel's rate is measured at open, and the forecast moves the
  *    copy way's bytes at it; where it cannot be measured, at the pinned
- *    rates, and the device info says why;
+ *    rates, and the device info says why; by default its blocks are the
+ *    fewest whose rate reaches the link's, else the fastest;
  *  - where the kernel cannot be had (the driver refuses the PTX, the
  *    device cannot reach host memory by its address) the runtime's
  *    copies stay, the device info says why and names the knob, and
@@ -341,8 +342,65 @@ START_TEST(the_copy_kernels_rate_is_measured_at_open_and_planned_by)
 }
 END_TEST
 
+/*
+ * uvm_copier_blocks=0 (the default): the fewest of 4, 8, 16, 32, 64
+ * blocks whose rate both ways reaches 90% of the pinned copies' (10 GB/s
+ * on the double), else the fastest; the copies then run that many.  On
+ * the double a block moves CUDAFAKE_KERNEL_BLOCK_MBPS, the kernel at
+ * most 10 GB/s:
+ *   3000 a block: 4 blocks 12 -> 10 GB/s, enough: 4;
+ *   700: 4 -> 2.8, 8 -> 5.6, 16 -> 11.2 -> 10, enough: 16;
+ *   100: 64 -> 6.4 at best, never enough: 64, at 6.4 GB/s.
+ * Asked for, a count is kept whatever the rates.
+ */
+START_TEST(the_copier_takes_the_fewest_blocks_the_link_needs)
+{
+	static const struct {
+		const char *per_block, *asked;
+		unsigned blocks;
+		double gbps;
+	} cases[] = {
+		{ "3000", "", 4, 10 },
+		{ "700", "", 16, 10 },
+		{ "100", "", 64, 6.4 },
+		{ "700", ",uvm_copier_blocks=8", 8, 5.6 },
+	};
+	const struct tmm_device_info *info;
+	struct cudafake_calls c;
+	char extra[64];
+	tmm_ctx *ctx;
+	tmm_tensor t;
+
+	snprintf(extra, sizeof(extra), ",uvm_copier=kernel%s",
+		 cases[_i].asked);
+	setenv("CUDAFAKE_KERNEL_BLOCK_MBPS", cases[_i].per_block, 1);
+	ctx = make_ctx(extra);
+	info = &ctx->be.info;
+	ck_assert_uint_eq(tmm_cuda_copier_blocks(
+				  ((struct cuda_state *)ctx->be.state)->copier),
+			  cases[_i].blocks);
+	ck_assert_msg(near_gbps(info->kernel_copy_h2d_gbps, cases[_i].gbps) &&
+			      near_gbps(info->kernel_copy_d2h_gbps,
+					cases[_i].gbps),
+		      "%.2f in, %.2f out", info->kernel_copy_h2d_gbps,
+		      info->kernel_copy_d2h_gbps);
+	ck_assert_msg(strstr(info->managed_copier, cases[_i].asked[0]
+				     ? "(uvm_copier_blocks)"
+				     : "uvm_copier_blocks=0: the fewest"),
+		      "%s", info->managed_copier);
+	/* A tensor of 256 KiB wants 64 blocks: it gets the count taken. */
+	t = make_tensor(ctx);
+	ck_assert(round_trip(ctx, t));
+	cudafake_calls(&c);
+	ck_assert_uint_eq(c.last_kernel_grid, cases[_i].blocks);
+	unsetenv("CUDAFAKE_KERNEL_BLOCK_MBPS");
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 /* Where the kernel's rate cannot be measured the kernel still copies,
- * planned at the pinned rates, and the device info says why. */
+ * at 16 blocks, planned at the pinned rates, and the device info says
+ * why. */
 START_TEST(an_unmeasured_copy_kernel_is_planned_at_the_pinned_rates)
 {
 	tmm_ctx *ctx = make_ctx(",uvm_copier=kernel,fault=cudaLaunchKernel@1");
@@ -355,8 +413,14 @@ START_TEST(an_unmeasured_copy_kernel_is_planned_at_the_pinned_rates)
 		  info->kernel_copy_d2h_gbps == info->d2h_gbps);
 	ck_assert_msg(strstr(info->managed_copier, "measuring it failed") &&
 			      strstr(info->managed_copier,
-				     "cudaErrorLaunchFailure"),
+				     "cudaErrorLaunchFailure") &&
+			      strstr(info->managed_copier, "not chosen"),
 		      "%s", info->managed_copier);
+	/* Its blocks were to be chosen by rate: 16, as before there was a
+	 * choice. */
+	ck_assert_uint_eq(tmm_cuda_copier_blocks(
+				  ((struct cuda_state *)ctx->be.state)->copier),
+			  16);
 	t = make_tensor(ctx);
 	ck_assert(round_trip(ctx, t));
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
@@ -455,6 +519,9 @@ static Suite *suite(void)
 		       the_copy_kernels_rate_is_measured_at_open_and_planned_by);
 	tcase_add_test(tc,
 		       an_unmeasured_copy_kernel_is_planned_at_the_pinned_rates);
+	tcase_add_loop_test(tc,
+			    the_copier_takes_the_fewest_blocks_the_link_needs,
+			    0, 4);
 	tcase_add_test(tc,
 		       a_managed_range_the_copier_cannot_note_is_not_allocated);
 	suite_add_tcase(s, tc);

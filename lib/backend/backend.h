@@ -203,7 +203,7 @@ struct tmm_device_info {
 				      * for a loader's message (dynlib.h) */
 	char link[160];		     /* how h2d/d2h_gbps were had ("" on the
 				      * sim: the profile's) */
-	char managed_copier[240];    /* what makes copies of managed
+	char managed_copier[320];    /* what makes copies of managed
 				      * memory on the copy streams, and
 				      * where uvm_copier=kernel was not
 				      * had, why ("" on the sim) */

@@ -143,10 +143,9 @@ static void cuda_copier_open(struct cuda_state *s,
 		return;
 	}
 	info->managed_copies_block_host = false;
+	/* Its blocks and rate follow when the link is measured. */
 	snprintf(info->managed_copier, sizeof(info->managed_copier),
-		 "the library's copy kernel, at most %u blocks a copy "
-		 "(uvm_copier=kernel, uvm_copier_blocks)",
-		 cfg->uvm_copier_blocks);
+		 "the library's copy kernel (uvm_copier=kernel)");
 }
 
 /* Resolves the device, then opens it with it current, and gives the
@@ -297,6 +296,7 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 	 * not the copy engines'. */
 	if (s->copier) {
 		tmm_cuda_link_measure_kernel(info, s->copier,
+					     cfg->uvm_copier_blocks,
 					     s->stream[TMM_ENGINE_H2D],
 					     s->stream[TMM_ENGINE_D2H]);
 		tmm_cuda_copier_restart_count(s->copier);

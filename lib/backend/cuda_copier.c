@@ -93,9 +93,19 @@ int tmm_cuda_copier_open(struct tmm_cuda_copier **out, int device,
 			      "cudaLibraryGetKernel(tmm_copy_kernel): %s",
 			      cudaGetErrorString(e));
 	}
-	c->blocks = blocks ? blocks : 1;
+	c->blocks = blocks ? blocks : 16;
 	*out = c;
 	return 0;
+}
+
+void tmm_cuda_copier_set_blocks(struct tmm_cuda_copier *c, unsigned blocks)
+{
+	c->blocks = blocks ? blocks : 1;
+}
+
+unsigned tmm_cuda_copier_blocks(const struct tmm_cuda_copier *c)
+{
+	return c ? c->blocks : 0;
 }
 
 void tmm_cuda_copier_close(struct tmm_cuda_copier *c)

@@ -37,13 +37,17 @@ extern const char tmm_cuda_copy_kernel_ptx[];
 
 /*
  * Loads the kernel for the current device, to run at most `blocks`
- * blocks a copy.  Returns 0 and *out, or a negative errno with *out
+ * blocks a copy (0: 16, until tmm_cuda_copier_set_blocks).  Returns 0 and *out, or a negative errno with *out
  * NULL and the reason in why: -ENOTSUP where it cannot be had (no PTX
  * in this build, the device cannot reach pinned host memory by its host
  * address, the driver refuses the PTX), -ENOMEM without host memory.
  */
 int tmm_cuda_copier_open(struct tmm_cuda_copier **out, int device,
 			 unsigned blocks, char *why, size_t why_len);
+/* The most blocks a copy runs from now on (at least 1), and so far. */
+void tmm_cuda_copier_set_blocks(struct tmm_cuda_copier *c, unsigned blocks);
+unsigned tmm_cuda_copier_blocks(const struct tmm_cuda_copier *c);
+
 /* Unloads the kernel; NULL is nothing to do. */
 void tmm_cuda_copier_close(struct tmm_cuda_copier *c);
 

@@ -173,12 +173,76 @@ void tmm_cuda_link_measure(struct tmm_device_info *info,
 		 BIG >> 20, ROUNDS);
 }
 
+/* The copy kernel's rate each way at its blocks now, into *in, *out. */
+static cudaError_t measure_kernel_rates(struct tmm_cuda_copier *kernel,
+					void *managed, void *host,
+					cudaStream_t h2d, cudaStream_t d2h,
+					double *in, double *out, bool *flat)
+{
+	uint64_t latency_ns = 0;
+	cudaError_t e = measure(kernel, managed, host, h2d, in, &latency_ns,
+				flat);
+
+	if (e == cudaSuccess)
+		e = measure(kernel, host, managed, d2h, out, &latency_ns,
+			    flat);
+	return e;
+}
+
+/*
+ * uvm_copier_blocks=0: the fewest blocks of KERNEL_BLOCKS whose rate both
+ * ways reaches KERNEL_ENOUGH of the pinned copies', else the fastest.
+ * More blocks than the link needs only take multiprocessors from the
+ * kernels beside the copies; fewer leave the link idle, since each
+ * thread waits a round trip over it for each load.
+ */
+static const unsigned KERNEL_BLOCKS[] = { 4, 8, 16, 32, 64 };
+#define KERNEL_ENOUGH 0.9
+
+static double slower(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+static cudaError_t choose_kernel_blocks(struct tmm_device_info *info,
+					struct tmm_cuda_copier *kernel,
+					void *managed, void *host,
+					cudaStream_t h2d, cudaStream_t d2h,
+					double *in, double *out, bool *flat)
+{
+	double enough = KERNEL_ENOUGH * slower(info->h2d_gbps, info->d2h_gbps);
+	double best_in = 0, best_out = 0, i = 0, o = 0;
+	unsigned best = 0;
+	cudaError_t e = cudaSuccess;
+
+	for (size_t k = 0; e == cudaSuccess &&
+			   k < sizeof(KERNEL_BLOCKS) / sizeof(KERNEL_BLOCKS[0]);
+	     k++) {
+		tmm_cuda_copier_set_blocks(kernel, KERNEL_BLOCKS[k]);
+		e = measure_kernel_rates(kernel, managed, host, h2d, d2h, &i,
+					 &o, flat);
+		if (e != cudaSuccess)
+			break;
+		if (!best || slower(i, o) > slower(best_in, best_out)) {
+			best = KERNEL_BLOCKS[k];
+			best_in = i;
+			best_out = o;
+		}
+		if (slower(best_in, best_out) >= enough)
+			break;
+	}
+	tmm_cuda_copier_set_blocks(kernel, best ? best : 16);
+	*in = best_in;
+	*out = best_out;
+	return e;
+}
+
 void tmm_cuda_link_measure_kernel(struct tmm_device_info *info,
 				  struct tmm_cuda_copier *kernel,
-				  cudaStream_t h2d, cudaStream_t d2h)
+				  unsigned blocks, cudaStream_t h2d,
+				  cudaStream_t d2h)
 {
 	void *managed = NULL, *host = NULL;
-	uint64_t latency_ns = 0;
 	double in = 0, out = 0;
 	bool flat = false;
 	size_t len = strlen(info->managed_copier);
@@ -191,22 +255,26 @@ void tmm_cuda_link_measure_kernel(struct tmm_device_info *info,
 		e = cudaMallocHost(&host, BIG);
 	/* In first: the warming copy makes the managed pages on the device,
 	 * where the copy way's evictions find them. */
-	if (e == cudaSuccess)
-		e = measure(kernel, managed, host, h2d, &in, &latency_ns,
-			    &flat);
-	if (e == cudaSuccess)
-		e = measure(kernel, host, managed, d2h, &out, &latency_ns,
-			    &flat);
+	if (e == cudaSuccess && blocks)
+		e = measure_kernel_rates(kernel, managed, host, h2d, d2h, &in,
+					 &out, &flat);
+	else if (e == cudaSuccess)
+		e = choose_kernel_blocks(info, kernel, managed, host, h2d, d2h,
+					 &in, &out, &flat);
 	if (managed)
 		(void)cudaFree(managed);
 	if (host)
 		(void)cudaFreeHost(host);
 	if (e != cudaSuccess) {
 		(void)cudaGetLastError();
+		if (!blocks)
+			tmm_cuda_copier_set_blocks(kernel, 16);
 		snprintf(info->managed_copier + len,
 			 sizeof(info->managed_copier) - len,
-			 "; its rate is the pinned copies', estimated "
-			 "(measuring it failed: %s)",
+			 ", at most %u blocks a copy%s; its rate is the pinned "
+			 "copies', estimated (measuring it failed: %s)",
+			 tmm_cuda_copier_blocks(kernel),
+			 blocks ? "" : " (uvm_copier_blocks=0, not chosen)",
 			 flat ? "the large copies were no slower"
 			      : cudaGetErrorName(e));
 		return;
@@ -215,8 +283,13 @@ void tmm_cuda_link_measure_kernel(struct tmm_device_info *info,
 	info->kernel_copy_d2h_gbps = out;
 	snprintf(info->managed_copier + len,
 		 sizeof(info->managed_copier) - len,
-		 ", %.1f GB/s to the device, %.1f GB/s to the host (%zu "
-		 "MiB, best of %d, measured at open)",
+		 ", at most %u blocks a copy%s, %.1f GB/s to the device, "
+		 "%.1f GB/s to the host (%zu MiB, best of %d, measured at "
+		 "open)",
+		 tmm_cuda_copier_blocks(kernel),
+		 blocks ? " (uvm_copier_blocks)"
+			: " (uvm_copier_blocks=0: the fewest of 4 to 64 to "
+			  "reach 90% of the pinned copies' rate)",
 		 in, out, BIG >> 20, ROUNDS);
 }
 

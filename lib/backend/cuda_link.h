@@ -37,13 +37,18 @@ void tmm_cuda_link_measure_managed(struct tmm_device_info *info, int device,
  * Sets info's kernel_copy_h2d_gbps and kernel_copy_d2h_gbps from copies
  * by `kernel` (uvm_copier=kernel) between one managed and one pinned
  * buffer, timed as tmm_cuda_link_measure times the pinned copies, and
- * adds the figures to info->managed_copier.  Where they cannot be
- * measured, the pinned rates already in info stand in and
- * info->managed_copier says why.  Call it after tmm_cuda_link_measure.
- * Takes 32 MiB of managed and pinned memory for the while.
+ * adds the blocks and figures to info->managed_copier.  With `blocks` 0
+ * (uvm_copier_blocks=0) it chooses the kernel's blocks first: the fewest
+ * of 4, 8, 16, 32 and 64 whose rate both ways reaches 90% of the pinned
+ * copies' (info's), else the fastest of them.  Where the rates cannot be
+ * measured, the pinned ones stand in, 16 blocks where they were to be
+ * chosen, and info->managed_copier says why.  Call it after
+ * tmm_cuda_link_measure.  Takes 32 MiB of managed and pinned memory for
+ * the while.
  */
 void tmm_cuda_link_measure_kernel(struct tmm_device_info *info,
 				  struct tmm_cuda_copier *kernel,
-				  cudaStream_t h2d, cudaStream_t d2h);
+				  unsigned blocks, cudaStream_t h2d,
+				  cudaStream_t d2h);
 
 #endif /* TMM_CUDA_LINK_H */

@@ -118,8 +118,9 @@ struct cudafake_calls {
 	/* cudaMemPrefetchBatchAsync calls, and the prefetches they
 	 * queued (not counted in prefetches) */
 	unsigned long prefetch_batches, batched_prefetches;
-	/* launches of the library's copy kernel (library.c), any way */
-	unsigned long kernel_copies;
+	/* launches of the library's copy kernel (library.c), any way, and
+	 * the blocks of the last one's grid */
+	unsigned long kernel_copies, last_kernel_grid;
 };
 void cudafake_calls(struct cudafake_calls *c);
 

@@ -14,7 +14,8 @@
  * and the race detector sees what it reads and writes.  A kernel launch
  * never holds the host, whatever memory it touches.  On the double's
  * clocks a copy kernel takes what a copy of its bytes takes, or runs at
- * CUDAFAKE_KERNEL_COPY_MBPS.
+ * CUDAFAKE_KERNEL_COPY_MBPS, and at most CUDAFAKE_KERNEL_BLOCK_MBPS a
+ * block of its grid.
  *
  * The `fault` tunable's sites (lib/base/fault.h): cudaLibraryLoadData,
  * and cudaLaunchKernel with copy.  CUDAFAKE_HOST_POINTER=0 makes a device
@@ -62,14 +63,22 @@ static void copy_twin(void *arg)
 	free(l);
 }
 
-/* The copy kernel's time, as the bytes a copy of that time moves: its
- * own bytes (a copy engine's rate, 10 GB/s on the double's clock), or
- * at CUDAFAKE_KERNEL_COPY_MBPS where that is set. */
-static size_t copy_cost(size_t bytes)
+/* The copy kernel's time for `bytes` over `blocks`, as the bytes a copy
+ * of that time moves: at a copy engine's rate (10 GB/s on the double's
+ * clock), or CUDAFAKE_KERNEL_COPY_MBPS where set; at most
+ * CUDAFAKE_KERNEL_BLOCK_MBPS a block where that is set, as a card's
+ * kernel is held to the loads its blocks have in flight. */
+static size_t copy_cost(size_t bytes, unsigned long long blocks)
 {
-	size_t mbps = fake_env_size("CUDAFAKE_KERNEL_COPY_MBPS", 0);
+	double mbps = (double)fake_env_size("CUDAFAKE_KERNEL_COPY_MBPS", 0);
+	double per_block = (double)fake_env_size("CUDAFAKE_KERNEL_BLOCK_MBPS",
+						 0);
 
-	return mbps ? (size_t)((double)bytes * 1e4 / (double)mbps) : bytes;
+	if (!(mbps > 0))
+		mbps = 1e4;
+	if (per_block > 0 && per_block * (double)blocks < mbps)
+		mbps = per_block * (double)blocks;
+	return (size_t)((double)bytes * 1e4 / mbps);
 }
 
 static cudaError_t launch_copy(void **args, dim3 grid, dim3 block,
@@ -97,6 +106,7 @@ static cudaError_t launch_copy(void **args, dim3 grid, dim3 block,
 		return fake_fail(cudaErrorInvalidValue);
 	}
 	fake_calls_count()->kernel_copies++;
+	fake_calls_count()->last_kernel_grid = grid.x;
 	if (fake_managed(l->src, 1) && !fake_managed(l->dst, 1)) {
 		fake_moves_out_count()->kernel_copies++;
 		fake_moves_out_count()->kernel_copy_bytes += l->bytes;
@@ -107,7 +117,8 @@ static cudaError_t launch_copy(void **args, dim3 grid, dim3 block,
 	}
 	r[0] = (struct cudafake_range){ l->src, l->bytes, false };
 	r[1] = (struct cudafake_range){ l->dst, l->bytes, true };
-	e = fake_launch_costed(stream, copy_twin, l, r, 2, copy_cost(l->bytes));
+	e = fake_launch_costed(stream, copy_twin, l, r, 2,
+			       copy_cost(l->bytes, grid.x));
 	if (e != cudaSuccess)
 		free(l);
 	return e;
