@@ -588,10 +588,13 @@ static int bench_shape(struct bench *b, const struct shape *sh)
 				snprintf(verdict + strlen(verdict),
 					 sizeof(verdict) - strlen(verdict),
 					 "; copy kernel %.1f MB at %.1f GB/s "
-					 "in, %.1f out (measured at open)",
+					 "in, %.1f out, %llu blocks (measured "
+					 "at open)",
 					 kernel_mb,
 					 r->end.uvm_kernel_copy_h2d_mbps / 1e3,
-					 r->end.uvm_kernel_copy_d2h_mbps / 1e3);
+					 r->end.uvm_kernel_copy_d2h_mbps / 1e3,
+					 (unsigned long long)r->end
+						 .uvm_kernel_copy_blocks);
 			else
 				snprintf(verdict + strlen(verdict),
 					 sizeof(verdict) - strlen(verdict),

@@ -715,6 +715,10 @@ struct tmm_stats {
 	 * simulator; 0 where cudaMemcpyAsync makes the copies. */
 	uint64_t uvm_kernel_copy_h2d_mbps; /* into managed memory */
 	uint64_t uvm_kernel_copy_d2h_mbps; /* out of it */
+	uint64_t uvm_kernel_copy_blocks;   /* the most blocks one copy runs
+					    * (TENSORMM_UVM_COPIER_BLOCKS, or
+					    * chosen at open by rate); 0 on
+					    * the simulator */
 };
 
 /* Fills *s.  Returns 0, -EBADF, or -EINVAL for an unknown s->version. */

@@ -73,7 +73,8 @@ START_TEST(stats_print_text_and_json)
 			   "\"uvm_migrate_in_bytes\":0,"
 			   "\"uvm_kernel_copy_bytes\":0,"
 			   "\"uvm_kernel_copy_h2d_mbps\":0,"
-			   "\"uvm_kernel_copy_d2h_mbps\":0,");
+			   "\"uvm_kernel_copy_d2h_mbps\":0,"
+			   "\"uvm_kernel_copy_blocks\":0");
 	/* Nothing migrated, no copy kernel: no migrate or copier line. */
 	ck_assert_ptr_null(strstr(text.buf, "  migrate "));
 	ck_assert_ptr_null(strstr(text.buf, "  copier "));

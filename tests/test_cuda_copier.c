@@ -355,6 +355,7 @@ END_TEST
  */
 START_TEST(the_copier_takes_the_fewest_blocks_the_link_needs)
 {
+	struct tmm_stats st = { .version = TMM_STATS_VERSION };
 	static const struct {
 		const char *per_block, *asked;
 		unsigned blocks;
@@ -393,6 +394,9 @@ START_TEST(the_copier_takes_the_fewest_blocks_the_link_needs)
 	ck_assert(round_trip(ctx, t));
 	cudafake_calls(&c);
 	ck_assert_uint_eq(c.last_kernel_grid, cases[_i].blocks);
+	/* tmm_stats says the count. */
+	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
+	ck_assert_uint_eq(st.uvm_kernel_copy_blocks, cases[_i].blocks);
 	unsetenv("CUDAFAKE_KERNEL_BLOCK_MBPS");
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }

@@ -165,6 +165,9 @@ struct tmm_device_info {
 	 * sim_copy_kernel_gbps tunable or the pinned rates on the sim.  0
 	 * where the runtime's copies make them. */
 	double kernel_copy_h2d_gbps, kernel_copy_d2h_gbps;
+	unsigned kernel_copy_blocks; /* ... the most blocks a copy of it
+				      * runs (CUDA's; 0 on the sim, which
+				      * has no blocks) */
 	/* A prefetch starts only once the work queued before it on every
 	 * stream has ended, the copy streams' included: CUDA's backend
 	 * orders it so (after_other_streams, backend_cuda_managed.c), the

@@ -269,6 +269,7 @@ void tmm_cuda_link_measure_kernel(struct tmm_device_info *info,
 		(void)cudaGetLastError();
 		if (!blocks)
 			tmm_cuda_copier_set_blocks(kernel, 16);
+		info->kernel_copy_blocks = tmm_cuda_copier_blocks(kernel);
 		snprintf(info->managed_copier + len,
 			 sizeof(info->managed_copier) - len,
 			 ", at most %u blocks a copy%s; its rate is the pinned "
@@ -281,6 +282,7 @@ void tmm_cuda_link_measure_kernel(struct tmm_device_info *info,
 	}
 	info->kernel_copy_h2d_gbps = in;
 	info->kernel_copy_d2h_gbps = out;
+	info->kernel_copy_blocks = tmm_cuda_copier_blocks(kernel);
 	snprintf(info->managed_copier + len,
 		 sizeof(info->managed_copier) - len,
 		 ", at most %u blocks a copy%s, %.1f GB/s to the device, "

@@ -157,6 +157,7 @@ int tmm_stats_fill(struct tmm_ctx *ctx, struct tmm_stats *s)
 	s->uvm_kernel_copy_bytes = c->uvm_kernel_copy_bytes;
 	s->uvm_kernel_copy_h2d_mbps = mbps(ctx->be.info.kernel_copy_h2d_gbps);
 	s->uvm_kernel_copy_d2h_mbps = mbps(ctx->be.info.kernel_copy_d2h_gbps);
+	s->uvm_kernel_copy_blocks = ctx->be.info.kernel_copy_blocks;
 	s->share_reservation = tmm_share_reservation(ctx);
 	s->share_budget_changes = c->share_budget_changes;
 	s->split_ops = c->split_ops;
@@ -295,6 +296,10 @@ static void print_text(struct printer *p, const struct tmm_stats *s)
 		     s->simulated ? " (sim_copy_kernel_gbps, or the "
 				    "profile's)"
 				  : " (measured at open where it could be)");
+	if (s->uvm_kernel_copy_blocks)
+		emit(p, "            at most %llu blocks a copy "
+			"(uvm_copier_blocks)\n",
+		     (unsigned long long)s->uvm_kernel_copy_blocks);
 	if (s->clean_evictions)
 		emit(p, "  clean     %llu evictions (%s) copied nothing: the "
 			"host held their bytes\n",
@@ -423,7 +428,7 @@ static const struct {
 	U64_FIELD(uvm_prefetch_d2h_mbps), U64_FIELD(uvm_prefetch_out_bytes),
 	U64_FIELD(uvm_migrate_out_bytes), U64_FIELD(uvm_migrate_in_bytes),
 	U64_FIELD(uvm_kernel_copy_bytes), U64_FIELD(uvm_kernel_copy_h2d_mbps),
-	U64_FIELD(uvm_kernel_copy_d2h_mbps),
+	U64_FIELD(uvm_kernel_copy_d2h_mbps), U64_FIELD(uvm_kernel_copy_blocks),
 };
 
 static void print_json(struct printer *p, const struct tmm_stats *s)
