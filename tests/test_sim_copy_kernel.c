@@ -26,12 +26,11 @@
 #include <stdio.h>
 
 #include "check_main.h"
-#include "drive.h"
+#include "sim_step.h"
 #include "lib/core/context.h"
 #include "lib/exec/guide_input.h"
 #include "tensormm.h"
 #include "test_sim.h"
-#include "zoo.h"
 
 /* p100-pcie3-16g: a TFLOP op, 1e12 / 9.3e12 s / 0.6 + 5000 ns launch;
  * 1 GiB by the kernel at 5 GB/s: 10000 ns + 2^30 / 5 ns. */
@@ -164,55 +163,8 @@ START_TEST(the_context_plans_by_the_kernels_rate)
 }
 END_TEST
 
-#define STEPS 7
-#define WARMUP 2
-
-/* A run's step of median time among those after the warm-up. */
-struct step {
-	uint64_t ns, out, in, peak;
-};
-
-static struct step median_step(const char *config)
-{
-	const struct zoo_model *m = zoo_find("mlp_compute");
-	struct zoo_args a = { 2048, 1 };
-	struct drive_opts o = { .config = config, .iterations = STEPS };
-	static struct drive_result r;
-	uint64_t ns[STEPS];
-	struct step s = { 0 };
-	unsigned n = STEPS - WARMUP, mid;
-	struct zgraph g;
-
-	ck_assert(m != NULL);
-	ck_assert_msg(zoo_build(m, &a, &g) == 0, "%s", g.errmsg);
-	zoo_drive(&g, &o, &r);
-	zg_free(&g);
-	ck_assert_msg(r.rc == 0 && r.done == STEPS, "%s: %s", config,
-		      r.error);
-	for (unsigned i = 0; i < n; i++)
-		ns[i] = r.it[WARMUP + i].ns;
-	/* n is small: an insertion sort */
-	for (unsigned i = 1; i < n; i++)
-		for (unsigned j = i; j > 0 && ns[j] < ns[j - 1]; j--) {
-			uint64_t t = ns[j];
-
-			ns[j] = ns[j - 1];
-			ns[j - 1] = t;
-		}
-	mid = n / 2;
-	s.ns = ns[mid];
-	for (unsigned i = WARMUP; i < r.done; i++)
-		if (r.it[i].ns == s.ns) {
-			s.out = r.it[i].swap_out_bytes;
-			s.in = r.it[i].swap_in_bytes;
-		}
-	for (unsigned i = 0; i < r.done; i++)
-		if (r.it[i].peak > s.peak)
-			s.peak = r.it[i].peak;
-	return s;
-}
-
-static struct step at_40(const struct step *free_run, const char *extra)
+static struct sim_step at_40(const struct sim_step *free_run,
+			     const char *extra)
 {
 	char config[384];
 
@@ -220,18 +172,18 @@ static struct step at_40(const struct step *free_run, const char *extra)
 		 SIM ",mode=uvm,policy=auto,uvm_swap_path=copy,"
 		     "uvm_copier=kernel,budget=%lluB%s",
 		 (unsigned long long)((double)free_run->peak * 0.4), extra);
-	return median_step(config);
+	return sim_median_step("mlp_compute", 2048, config);
 }
 
 START_TEST(a_training_pays_the_kernels_rate_and_share)
 {
 	/* Unconstrained: 16 GiB is four times the peak, and is less for
 	 * the pool to map than the whole card (valgrind's address space). */
-	struct step free_run = median_step(SIM ",mode=swap,policy=none,"
-					       "budget=16GiB");
-	struct step best = at_40(&free_run, "");
-	struct step shared = at_40(&free_run, ",sim_copy_kernel_sm=0.12");
-	struct step slow = at_40(&free_run, ",sim_copy_kernel_gbps=10");
+	struct sim_step free_run = sim_median_step(
+		"mlp_compute", 2048, SIM ",mode=swap,policy=none,budget=16GiB");
+	struct sim_step best = at_40(&free_run, "");
+	struct sim_step shared = at_40(&free_run, ",sim_copy_kernel_sm=0.12");
+	struct sim_step slow = at_40(&free_run, ",sim_copy_kernel_gbps=10");
 	/* The copies' time at the profile's 55.3 GB/s, and what a share of
 	 * 0.12 of compute costs while they run beside it. */
 	double copies_ns = (double)(best.out + best.in) / 55.3;

@@ -43,15 +43,12 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "drive.h"
+#include "sim_step.h"
 #include "tensormm.h"
-#include "zoo.h"
 
 #define SIM                                                                  \
 	"backend=sim,sim_memory=phantom,sim_profile=h200-sxm-pcie5-141g,"    \
 	"sim_host=ahead"
-#define STEPS 7	 /* a run, as bench_sim_gpu's */
-#define WARMUP 2 /* the measured step and the first guided one */
 #define TOLERANCE 0.25
 /* The card's pinned copies, each way (docs/gpu-h200-goals.md). */
 #define PINNED_GBPS 55.3
@@ -93,59 +90,16 @@ static const struct cell cells[] = {
 	{ "mlp_transfer", 8192, 2.0, "uvm", "none", 54.2, 54.1, NULL },
 };
 
-/* A run's step of median time among those after the warm-up. */
-struct step {
-	uint64_t ns, out, in, peak;
-};
-
-static struct step median_step(const char *model, unsigned batch,
-			       const char *config)
-{
-	const struct zoo_model *m = zoo_find(model);
-	struct zoo_args a = { batch, 1 };
-	struct drive_opts o = { .config = config, .iterations = STEPS };
-	static struct drive_result r;
-	unsigned order[STEPS - WARMUP], n = STEPS - WARMUP;
-	struct step s = { 0 };
-	struct zgraph g;
-
-	ck_assert(m != NULL);
-	ck_assert_msg(zoo_build(m, &a, &g) == 0, "%s", g.errmsg);
-	zoo_drive(&g, &o, &r);
-	zg_free(&g);
-	ck_assert_msg(r.rc == 0 && r.done == STEPS, "%s under %s: %s", model,
-		      config, r.error);
-	for (unsigned i = 0; i < n; i++)
-		order[i] = WARMUP + i;
-	/* n is small: an insertion sort by time */
-	for (unsigned i = 1; i < n; i++)
-		for (unsigned j = i; j > 0 &&
-				     r.it[order[j]].ns < r.it[order[j - 1]].ns;
-		     j--) {
-			unsigned t = order[j];
-
-			order[j] = order[j - 1];
-			order[j - 1] = t;
-		}
-	s.ns = r.it[order[n / 2]].ns;
-	s.out = r.it[order[n / 2]].swap_out_bytes;
-	s.in = r.it[order[n / 2]].swap_in_bytes;
-	for (unsigned i = 0; i < r.done; i++)
-		if (r.it[i].peak > s.peak)
-			s.peak = r.it[i].peak;
-	return s;
-}
-
 /* The unconstrained run of a model; its peak sets the budgets. */
-static struct step unconstrained(const char *model, unsigned batch)
+static struct sim_step unconstrained(const char *model, unsigned batch)
 {
-	return median_step(model, batch, SIM ",mode=swap,policy=none");
+	return sim_median_step(model, batch, SIM ",mode=swap,policy=none");
 }
 
-static struct step constrained(const char *model, unsigned batch,
-			       const struct step *free_run, double fraction,
-			       const char *mode, const char *policy,
-			       const char *extra)
+static struct sim_step constrained(const char *model, unsigned batch,
+				   const struct sim_step *free_run,
+				   double fraction, const char *mode,
+				   const char *policy, const char *extra)
 {
 	char config[384];
 
@@ -153,14 +107,14 @@ static struct step constrained(const char *model, unsigned batch,
 		 SIM, mode, policy,
 		 (unsigned long long)((double)free_run->peak * fraction),
 		 extra);
-	return median_step(model, batch, config);
+	return sim_median_step(model, batch, config);
 }
 
 START_TEST(each_cell_lands_near_the_h200)
 {
 	const struct cell *c = &cells[_i];
-	struct step free_run = unconstrained(c->model, c->batch);
-	struct step s = constrained(c->model, c->batch, &free_run,
+	struct sim_step free_run = unconstrained(c->model, c->batch);
+	struct sim_step s = constrained(c->model, c->batch, &free_run,
 				    c->fraction, c->mode, c->policy,
 				    c->extra ? c->extra : "");
 	double ratio = (double)s.ns / (double)free_run.ns;
@@ -183,8 +137,8 @@ END_TEST
  * or a budget fraction would mean other bytes. */
 START_TEST(the_compute_bound_step_takes_what_the_h200_took)
 {
-	struct step c = unconstrained("mlp_compute", 2048);
-	struct step t = unconstrained("mlp_transfer", 8192);
+	struct sim_step c = unconstrained("mlp_compute", 2048);
+	struct sim_step t = unconstrained("mlp_transfer", 8192);
 	double ms = (double)c.ns / 1e6;
 
 	ck_assert_uint_eq(c.peak >> 20, 3663);
@@ -206,12 +160,12 @@ END_TEST
 START_TEST(held_copies_add_up_as_on_the_h200)
 {
 	static const char *const policy[] = { "auto", "tensile" };
-	struct step free_run = unconstrained("mlp_compute", 2048);
+	struct sim_step free_run = unconstrained("mlp_compute", 2048);
 
 	for (unsigned p = 0; p < 2; p++) {
-		struct step held = constrained("mlp_compute", 2048, &free_run,
+		struct sim_step held = constrained("mlp_compute", 2048, &free_run,
 					       0.4, "uvm", policy[p], "");
-		struct step queued = constrained(
+		struct sim_step queued = constrained(
 			"mlp_compute", 2048, &free_run, 0.4, "uvm", policy[p],
 			",sim_managed_copy=queued");
 		double sum = (double)free_run.ns +
