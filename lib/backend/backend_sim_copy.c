@@ -71,7 +71,7 @@ static uint64_t overlap_ns(uint64_t lo, uint64_t hi, uint64_t a, uint64_t b)
  * blocks run on the multiprocessors the compute engine's kernels would
  * take, so while it runs compute goes at 1 - kernel_sm of its rate: the
  * compute work queued already ends kernel_sm of their overlap later, and
- * an op queued later pays its own overlap (sim_kernel_sm_cost).  First
+ * an op queued later pays its own overlap (tmm_sim_kernel_sm_cost).  First
  * order: the lengthened overlap is not charged again.
  */
 static void sim_queue_kernel_copy(struct sim *s, enum tmm_engine e,

@@ -22,6 +22,8 @@
  * round trip a load, where a copy engine streams.  So it is timed the
  * way the pinned copies are, between pinned and managed buffers, and the
  * forecast moves the copy way's bytes at its rate (guide_input.c).
+ * Unless a count is asked for, its blocks are chosen by the same timing:
+ * the fewest that bring the link near the pinned copies' rate.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -190,13 +192,13 @@ static cudaError_t measure_kernel_rates(struct tmm_cuda_copier *kernel,
 }
 
 /*
- * uvm_copier_blocks=0: the fewest blocks of KERNEL_BLOCKS whose rate both
+ * uvm_copier_blocks=0: the fewest blocks of blocks_tried whose rate both
  * ways reaches KERNEL_ENOUGH of the pinned copies', else the fastest.
  * More blocks than the link needs only take multiprocessors from the
  * kernels beside the copies; fewer leave the link idle, since each
  * thread waits a round trip over it for each load.
  */
-static const unsigned KERNEL_BLOCKS[] = { 4, 8, 16, 32, 64 };
+static const unsigned blocks_tried[] = { 4, 8, 16, 32, 64 };
 #define KERNEL_ENOUGH 0.9
 
 static double slower(double a, double b)
@@ -216,15 +218,15 @@ static cudaError_t choose_kernel_blocks(struct tmm_device_info *info,
 	cudaError_t e = cudaSuccess;
 
 	for (size_t k = 0; e == cudaSuccess &&
-			   k < sizeof(KERNEL_BLOCKS) / sizeof(KERNEL_BLOCKS[0]);
+			   k < sizeof(blocks_tried) / sizeof(blocks_tried[0]);
 	     k++) {
-		tmm_cuda_copier_set_blocks(kernel, KERNEL_BLOCKS[k]);
+		tmm_cuda_copier_set_blocks(kernel, blocks_tried[k]);
 		e = measure_kernel_rates(kernel, managed, host, h2d, d2h, &i,
 					 &o, flat);
 		if (e != cudaSuccess)
 			break;
 		if (!best || slower(i, o) > slower(best_in, best_out)) {
-			best = KERNEL_BLOCKS[k];
+			best = blocks_tried[k];
 			best_in = i;
 			best_out = o;
 		}
