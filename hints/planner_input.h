@@ -63,6 +63,11 @@ struct tmm_trial_device {
 	/* sim_managed_copy=held, as the run's: the twin's copies of managed
 	 * memory hold its host as the run's do (backend_sim.c). */
 	bool managed_copy_held;
+	/* uvm_copier=kernel, as the run's: the twin's copies of managed
+	 * memory are the copy kernel's, at the run's sim_copy_kernel_gbps,
+	 * taking its sim_copy_kernel_sm of compute (backend_sim_copy.c). */
+	bool copy_kernel;
+	double copy_kernel_gbps, copy_kernel_sm;
 };
 
 /* A passive eviction in a guided iteration: which tensor had to leave,

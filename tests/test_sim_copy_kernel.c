@@ -15,10 +15,12 @@
  *    it: the forecast moves the copy way's bytes at it, and
  *    uvm_swap_path=auto leaves the copy way where the kernel is slow;
  *  - a training of the compute-bound MLP of issue #19 at 40% of its
- *    peak (the H200's profile): at the copy engines' rate, with no
- *    share, the copies hide (the bound); a share lengthens the step by
- *    about that share of the time its copies run; a slow kernel makes
- *    the step at least its bytes at that rate.
+ *    peak (the H200's profile, tensile's plan): at the copy engines'
+ *    rate, with no share, the copies hide (the bound); a share
+ *    lengthens the step by about that share of the time its copies run;
+ *    a slow kernel makes the step at least its bytes at that rate;
+ *  - policy auto judges its plans on a twin that copies as the run does,
+ *    and so stays within 3% of tensile's step with a slow kernel.
  *
  * Expected times are worked out by hand in the comments.
  */
@@ -29,6 +31,7 @@
 #include "sim_step.h"
 #include "lib/core/context.h"
 #include "lib/exec/guide_input.h"
+#include "lib/twin/trial.h"
 #include "tensormm.h"
 #include "test_sim.h"
 
@@ -164,13 +167,13 @@ START_TEST(the_context_plans_by_the_kernels_rate)
 END_TEST
 
 static struct sim_step at_40(const struct sim_step *free_run,
-			     const char *extra)
+			     const char *extra, const char *policy)
 {
 	char config[384];
 
 	snprintf(config, sizeof(config),
-		 SIM ",mode=uvm,policy=auto,uvm_swap_path=copy,"
-		     "uvm_copier=kernel,budget=%lluB%s",
+		 SIM ",mode=uvm,policy=%s,uvm_swap_path=copy,"
+		     "uvm_copier=kernel,budget=%lluB%s", policy,
 		 (unsigned long long)((double)free_run->peak * 0.4), extra);
 	return sim_median_step("mlp_compute", 2048, config);
 }
@@ -181,9 +184,13 @@ START_TEST(a_training_pays_the_kernels_rate_and_share)
 	 * the pool to map than the whole card (valgrind's address space). */
 	struct sim_step free_run = sim_median_step(
 		"mlp_compute", 2048, SIM ",mode=swap,policy=none,budget=16GiB");
-	struct sim_step best = at_40(&free_run, "");
-	struct sim_step shared = at_40(&free_run, ",sim_copy_kernel_sm=0.12");
-	struct sim_step slow = at_40(&free_run, ",sim_copy_kernel_gbps=10");
+	/* Tensile's plan, which does not change with the kernel's rate or
+	 * share (auto's, judged on a twin that has them, does: below). */
+	struct sim_step best = at_40(&free_run, "", "tensile");
+	struct sim_step shared = at_40(&free_run, ",sim_copy_kernel_sm=0.12",
+				       "tensile");
+	struct sim_step slow = at_40(&free_run, ",sim_copy_kernel_gbps=10",
+				     "tensile");
 	/* The copies' time at the profile's 55.3 GB/s, and what a share of
 	 * 0.12 of compute costs while they run beside it. */
 	double copies_ns = (double)(best.out + best.in) / 55.3;
@@ -191,7 +198,7 @@ START_TEST(a_training_pays_the_kernels_rate_and_share)
 	double slow_bound = (double)(slow.out > slow.in ? slow.out : slow.in) /
 			    10.0;
 
-	printf("compute 40%%, uvm+auto by the copy kernel: unconstrained "
+	printf("compute 40%%, uvm+tensile by the copy kernel: unconstrained "
 	       "%.1f ms; at 55.3 GB/s %.1f ms (%.2fx), %.0f MB moved; with "
 	       "0.12 of compute %.1f ms (+%.1f ms, 0.12 of the copies' %.1f "
 	       "ms: %.1f); at 10 GB/s %.1f ms (bound %.1f)\n",
@@ -218,6 +225,40 @@ START_TEST(a_training_pays_the_kernels_rate_and_share)
 }
 END_TEST
 
+/*
+ * Auto judges its candidates on a twin of the run's device (auto_twin):
+ * a twin that copied by the copy engines took, for a kernel at 13.8 GB/s,
+ * a plan 10.6% slower than tensile's (93.8 ms against 84.8, host ahead);
+ * a twin by the run's kernel, its rate and share, takes one no slower
+ * than tensile's by more than the goal's 3%.
+ */
+START_TEST(auto_judges_plans_on_a_twin_that_copies_as_the_run)
+{
+	struct sim_step free_run = sim_median_step(
+		"mlp_compute", 2048, SIM ",mode=swap,policy=none,budget=16GiB");
+	const char *slow = ",sim_copy_kernel_gbps=13.8,sim_copy_kernel_sm=0.06";
+	struct sim_step by_auto = at_40(&free_run, slow, "auto");
+	struct sim_step by_tensile = at_40(&free_run, slow, "tensile");
+	struct tmm_trial_device dev;
+	tmm_ctx *ctx;
+
+	printf("compute 40%%, the kernel at 13.8 GB/s and 0.06 of compute: "
+	       "auto %.1f ms, tensile %.1f ms\n", (double)by_auto.ns / 1e6,
+	       (double)by_tensile.ns / 1e6);
+	ck_assert_msg((double)by_auto.ns <= 1.03 * (double)by_tensile.ns,
+		      "auto %.1f ms, tensile %.1f ms",
+		      (double)by_auto.ns / 1e6, (double)by_tensile.ns / 1e6);
+	/* The twin's device is the run's. */
+	ck_assert_int_eq(tmm_ctx_create(&ctx, SIM ",mode=uvm,uvm_copier=kernel,"
+					"sim_copy_kernel_gbps=13.8,"
+					"sim_copy_kernel_sm=0.06"), 0);
+	ck_assert_int_eq(tmm_guide_twin_device(ctx, &dev), 0);
+	ck_assert(dev.copy_kernel && !dev.managed_copy_held);
+	ck_assert(dev.copy_kernel_gbps == 13.8 && dev.copy_kernel_sm == 0.06);
+	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sim_copy_kernel");
@@ -230,6 +271,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_copy_of_device_memory_stays_the_copy_engines);
 	tcase_add_test(tc, the_context_plans_by_the_kernels_rate);
 	tcase_add_test(tc, a_training_pays_the_kernels_rate_and_share);
+	tcase_add_test(tc, auto_judges_plans_on_a_twin_that_copies_as_the_run);
 	suite_add_tcase(s, tc);
 	return s;
 }

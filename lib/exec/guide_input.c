@@ -32,6 +32,11 @@ int tmm_guide_twin_device(const struct tmm_ctx *ctx,
 	dev->host_ahead = ctx->cfg.sim_host_ahead;
 	/* The backend's: uvm_copier=kernel frees the host of them. */
 	dev->managed_copy_held = ctx->be.info.managed_copies_block_host;
+	/* ... and moves them at its own rate and cost, which a twin by the
+	 * copy engines would not see (auto then took plans for them). */
+	dev->copy_kernel = ctx->cfg.uvm_copier == TMM_UVM_COPIER_KERNEL;
+	dev->copy_kernel_gbps = ctx->cfg.sim_copy_kernel_gbps;
+	dev->copy_kernel_sm = ctx->cfg.sim_copy_kernel_sm;
 	return 0;
 }
 

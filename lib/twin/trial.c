@@ -78,6 +78,19 @@ static int twin_config(const struct tmm_trial_device *dev, char *buf,
 			val = tt[i].choices[dev->host_ahead ? 1 : 0];
 		else if (strcmp(key, "sim_managed_copy") == 0)
 			val = tt[i].choices[dev->managed_copy_held ? 0 : 1];
+		else if (strcmp(key, "uvm_copier") == 0)
+			val = tt[i].choices[dev->copy_kernel
+						    ? TMM_UVM_COPIER_KERNEL
+						    : TMM_UVM_COPIER_RUNTIME];
+		else if (strcmp(key, "sim_copy_kernel_gbps") == 0) {
+			snprintf(num, sizeof(num), "%.17g",
+				 dev->copy_kernel_gbps);
+			val = num;
+		} else if (strcmp(key, "sim_copy_kernel_sm") == 0) {
+			snprintf(num, sizeof(num), "%.17g",
+				 dev->copy_kernel_sm);
+			val = num;
+		}
 		else if (strcmp(key, "budget") == 0 ||
 			 strcmp(key, "sim_capacity") == 0) {
 			/* With its unit: a bare budget is refused. */
