@@ -196,6 +196,10 @@ int tmm_analysis_init(struct tmm_analysis *an,
 	an->clean_copies = in->clean_copies;
 	an->prefetch_after_evictions = in->prefetch_after_evictions;
 	an->uvm_copies_serial = in->uvm_copies_serial;
+	if (in->moves_compute_share > 0)
+		an->copy_compute_share = in->moves_compute_share < 1
+						 ? in->moves_compute_share
+						 : 1;
 	if (in->migrate_d2h_gbps > 0 && in->migrate_h2d_gbps > 0) {
 		an->migrate_out_ns_per_byte = 1.0 / in->migrate_d2h_gbps;
 		an->migrate_in_ns_per_byte = 1.0 / in->migrate_h2d_gbps;

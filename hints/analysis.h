@@ -46,6 +46,7 @@ struct tmm_analysis {
 	bool clean_copies;	/* in->clean_copies */
 	bool prefetch_after_evictions; /* in->prefetch_after_evictions */
 	bool uvm_copies_serial; /* in->uvm_copies_serial */
+	double copy_compute_share; /* in->moves_compute_share */
 	/* in->migrate_d2h_gbps and migrate_h2d_gbps, in ns a byte: the
 	 * migrate engine of a plan's TMM_ACT_MIGRATE swaps (uvm_mix.h); 0
 	 * where it has none. */

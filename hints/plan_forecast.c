@@ -240,6 +240,9 @@ struct timeline {
 	const struct tmm_analysis *an;
 	struct tensor_clock *tc;
 	uint64_t now, h2d_free, d2h_free;
+	/* When each copy engine's current run of back-to-back copies
+	 * began: it is busy over [lo, free). */
+	uint64_t h2d_lo, d2h_lo;
 	uint64_t migrate_free; /* the migrate engine (uvm_mix.h) */
 	uint64_t h2d_busy, d2h_busy; /* each engine's transfers, summed */
 	struct tmm_forecast *f;
@@ -267,6 +270,18 @@ static uint64_t in_start(const struct timeline *tl,
 	if (tl->an->prefetch_after_evictions && tl->d2h_free > start)
 		start = tl->d2h_free;
 	return start;
+}
+
+/* A copy of `ns` on the engine whose run began at *lo and ends at *free,
+ * from `start` (not before *free): when it ends. */
+static uint64_t queue_copy(uint64_t *lo, uint64_t *free_at, uint64_t *busy,
+			   uint64_t start, uint64_t ns)
+{
+	if (start > *free_at)
+		*lo = start;
+	*free_at = start + ns;
+	*busy += ns;
+	return *free_at;
 }
 
 /*
@@ -316,8 +331,7 @@ static void swap_in_on_demand(struct timeline *tl, uint32_t t)
 		return;
 	}
 
-	tl->h2d_free = start + ns;
-	tl->h2d_busy += ns;
+	queue_copy(&tl->h2d_lo, &tl->h2d_free, &tl->h2d_busy, start, ns);
 	tl->f->stall_ns += tl->h2d_free - tl->now;
 	tl->now = tl->h2d_free;
 }
@@ -394,9 +408,8 @@ static void fire(struct timeline *tl, const struct tmm_plan_action *a,
 			ns = tmm_swap_ns(tl->an, bytes, false);
 			start = tl->d2h_free > tl->now ? tl->d2h_free
 						       : tl->now;
-			tl->d2h_free = start + ns;
-			tl->d2h_busy += ns;
-			c->out_done = tl->d2h_free;
+			c->out_done = queue_copy(&tl->d2h_lo, &tl->d2h_free,
+						 &tl->d2h_busy, start, ns);
 			host_held_until(tl, c->out_done);
 		}
 		c->where = SWAPPED;
@@ -419,9 +432,8 @@ static void fire(struct timeline *tl, const struct tmm_plan_action *a,
 		}
 		start = in_start(tl, c);
 		ns = tmm_swap_ns(tl->an, bytes, true);
-		tl->h2d_free = start + ns;
-		tl->h2d_busy += ns;
-		c->ready_at = tl->h2d_free;
+		c->ready_at = queue_copy(&tl->h2d_lo, &tl->h2d_free,
+					 &tl->h2d_busy, start, ns);
 		c->prefetched = true;
 		host_held_until(tl, c->ready_at);
 		break;
@@ -431,6 +443,33 @@ static void fire(struct timeline *tl, const struct tmm_plan_action *a,
 	case TMM_ACT_TYPE_COUNT:
 		break;
 	}
+}
+
+/* How much of [a, b) falls in [lo, hi). */
+static uint64_t overlap(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi)
+{
+	uint64_t from = a > lo ? a : lo, to = b < hi ? b : hi;
+
+	return to > from ? to - from : 0;
+}
+
+/*
+ * What an op of `ns` starting now loses to copies that are kernels
+ * (copy_compute_share): their share of it over the time they run beside
+ * it, both directions counted, to first order (the slowdown's own
+ * overlap not charged again), as the simulator charges it
+ * (sim_copy_kernel_sm, backend_sim_copy.c).
+ */
+static uint64_t copier_cost(const struct timeline *tl, uint64_t ns)
+{
+	uint64_t o;
+
+	if (!(tl->an->copy_compute_share > 0))
+		return 0;
+	o = overlap(tl->now, tl->now + ns, tl->h2d_lo, tl->h2d_free) +
+	    overlap(tl->now, tl->now + ns, tl->d2h_lo, tl->d2h_free);
+	return (uint64_t)((double)(o < ns ? o : ns) *
+			  tl->an->copy_compute_share + 0.5);
 }
 
 /* The op whose accesses are [k, end): its tensors back, then its time. */
@@ -449,8 +488,11 @@ static void run_op(struct timeline *tl, uint32_t k, uint32_t end)
 			tl->tc[t].clean = false;
 	}
 	if (op != TMM_TRACE_NONE) {
-		tl->now += an->op_ns[op];
+		uint64_t slowed = copier_cost(tl, an->op_ns[op]);
+
+		tl->now += an->op_ns[op] + slowed;
 		tl->f->compute_ns += an->op_ns[op];
+		tl->f->copier_ns += slowed;
 	}
 }
 
@@ -563,7 +605,7 @@ int tmm_forecast_plan(const struct tmm_analysis *an, const struct tmm_plan *p,
 	if (wrap_late > tl.now)
 		f->stall_ns += wrap_late - tl.now;
 	f->total_ns = f->compute_ns + f->stall_ns + f->recompute_ns +
-		      f->split_ns + f->passive_ns;
+		      f->split_ns + f->passive_ns + f->copier_ns;
 	/* Iterations repeat: a copy engine with more to move than an
 	 * iteration lasts pushes its overflow into the next, which waits
 	 * for it, step after step.  The timeline above starts each engine

@@ -32,6 +32,8 @@ struct tmm_forecast {
 				* more to move than an iteration lasts */
 	uint64_t recompute_ns; /* ops run again for dropped tensors */
 	uint64_t split_ns;     /* launch overhead of micro-ops (TSPLIT) */
+	uint64_t copier_ns;    /* compute slowed by copies that are kernels
+				* beside it (an->copy_compute_share) */
 	uint64_t passive_ns;   /* estimate: what passive mode pays where the
 				* curve is over the budget */
 	uint64_t total_ns;     /* the iteration, all of the above */

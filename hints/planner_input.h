@@ -137,6 +137,14 @@ struct tmm_planner_input {
 	 */
 	double moves_h2d_gbps, moves_d2h_gbps;
 	/*
+	 * Where those moves are made by a kernel on the device (mode=uvm by
+	 * the library's copy kernel): the share of the compute rate, 0 to
+	 * 1, it takes while it runs beside compute.  The forecast slows each
+	 * op by it over the time copies run beside the op.  0: copy
+	 * engines, which take none.
+	 */
+	double moves_compute_share;
+	/*
 	 * mode=uvm by copy where the copies hold the host and the
 	 * uvm_swap_path tunable is mix: the rates of the device's
 	 * migrations of managed memory (prefetches), GB/s, at which the

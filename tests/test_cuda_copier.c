@@ -320,6 +320,15 @@ START_TEST(the_copy_kernels_rate_is_measured_at_open_and_planned_by)
 	ck_assert(in.moves_h2d_gbps == info->kernel_copy_h2d_gbps);
 	ck_assert(in.moves_d2h_gbps == info->kernel_copy_d2h_gbps);
 	ck_assert(!in.uvm_copies_serial);
+	/* Its blocks' share of the double's 132 multiprocessors is what
+	 * the forecast slows compute by while it copies. */
+	ck_assert(info->kernel_copy_blocks > 0);
+	ck_assert(info->kernel_copy_share ==
+		  (double)info->kernel_copy_blocks / 132);
+	ck_assert(in.moves_compute_share == info->kernel_copy_share);
+	ck_assert_msg(strstr(info->managed_copier, " of 132 multiprocessors, "
+						   "estimated"),
+		      "%s", info->managed_copier);
 	/* tmm_stats says the rates; measuring copied nothing of the
 	 * program's. */
 	ck_assert_int_eq(tmm_stats_get(ctx, &st), 0);
@@ -337,6 +346,7 @@ START_TEST(the_copy_kernels_rate_is_measured_at_open_and_planned_by)
 		  info->kernel_copy_d2h_gbps == 0);
 	in = tmm_guide_planner_input(ctx, NULL);
 	ck_assert(in.moves_h2d_gbps == 0 && in.moves_d2h_gbps == 0);
+	ck_assert(in.moves_compute_share == 0);
 	ck_assert(in.uvm_copies_serial);
 	ck_assert_int_eq(tmm_ctx_destroy(ctx), 0);
 }
@@ -351,7 +361,9 @@ END_TEST
  *   3000 a block: 4 blocks 12 -> 10 GB/s, enough: 4;
  *   700: 4 -> 2.8, 8 -> 5.6, 16 -> 11.2 -> 10, enough: 16;
  *   100: 64 -> 6.4 at best, never enough: 64, at 6.4 GB/s.
- * Asked for, a count is kept whatever the rates.
+ * Asked for, a count is kept whatever the rates.  On a device of 32
+ * multiprocessors (CUDAFAKE_SMS) the share of compute the forecast takes
+ * for the copies is the blocks over 32, at most 1.
  */
 START_TEST(the_copier_takes_the_fewest_blocks_the_link_needs)
 {
@@ -375,8 +387,12 @@ START_TEST(the_copier_takes_the_fewest_blocks_the_link_needs)
 	snprintf(extra, sizeof(extra), ",uvm_copier=kernel%s",
 		 cases[_i].asked);
 	setenv("CUDAFAKE_KERNEL_BLOCK_MBPS", cases[_i].per_block, 1);
+	setenv("CUDAFAKE_SMS", "32", 1);
 	ctx = make_ctx(extra);
+	unsetenv("CUDAFAKE_SMS");
 	info = &ctx->be.info;
+	ck_assert(info->kernel_copy_share ==
+		  (cases[_i].blocks < 32 ? cases[_i].blocks / 32.0 : 1));
 	ck_assert_uint_eq(tmm_cuda_copier_blocks(
 				  ((struct cuda_state *)ctx->be.state)->copier),
 			  cases[_i].blocks);

@@ -2,9 +2,10 @@
 /*
  * test_forecast.c — the forecast of a plan (hints/plan_forecast.c) on
  * small hand-made timelines with known answers: a late prefetch, a
- * prefetch ordered after every stream, a copy that holds the host, dead
- * and clean tensors that leave the link free, an engine busier than the
- * iteration, and how early prefetches land.  Split from test_planners.c,
+ * prefetch ordered after every stream, a copy that holds the host, copies
+ * by a kernel that slow compute, dead and clean tensors that leave the
+ * link free, an engine busier than the iteration, and how early
+ * prefetches land.  Split from test_planners.c,
  * which keeps the planners' own cases.
  */
 #include <check.h>
@@ -255,6 +256,57 @@ START_TEST(a_migrated_swap_does_not_hold_the_host)
 	ck_assert_uint_eq(stall[0], 1000 + 2 * s_ns - 3000);
 	ck_assert_uint_eq(stall[1], 1000 + 4 * s_ns - 3000);
 	ck_assert_uint_eq(stall[2], 2 * s_ns);
+}
+END_TEST
+
+/*
+ * Moves made by a kernel on the device (moves_compute_share, mode=uvm by
+ * the library's copy kernel) slow the ops they run beside by their share
+ * of the overlap.  A's swap as above, S = 1500: out over [1000, 2500),
+ * beside op 1; with share 1/2, op 1 ends at 2500, the prefetch runs over
+ * [2500, 4000), beside op 2, which ends at 4000 too, and op 3 waits for
+ * nothing: 500 + 500 ns slowed, no stall.  Share 0: no slowing, op 3
+ * waits 1000.  A share over 1 counts as 1: ops 1 and 2 take twice their
+ * time, and the prefetch, from 3000, is in by op 3 at 5000.
+ */
+START_TEST(copies_by_a_kernel_slow_the_ops_beside_them)
+{
+	static const double share[3] = { 0, 0.5, 3 };
+	static const uint64_t slowed[3] = { 0, 1000, 2000 };
+	static const uint64_t stall[3] = { 1000, 0, 0 };
+	struct builder b;
+	struct tmm_analysis an;
+	struct tmm_forecast f;
+	struct tmm_plan p;
+	struct tmm_planner_input in;
+	uint32_t a = a_read_three_ops_later(&b);
+
+	for (int i = 0; i < 3; i++) {
+		in = input(&b, 1ull << 30, 1000);
+		in.moves_compute_share = share[i];
+		ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+		ck_assert_uint_eq(tmm_swap_ns(&an, an.life[a].bytes, false),
+				  1500);
+		ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 1,
+					      b.tensors[a].key, 6, 0), 0);
+		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 3,
+					      b.tensors[a].key, 6, 0), 0);
+		ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
+		ck_assert_uint_eq(f.compute_ns, 4000);
+		ck_assert_uint_eq(f.copier_ns, slowed[i]);
+		ck_assert_uint_eq(f.stall_ns, stall[i]);
+		ck_assert_uint_eq(f.total_ns, 4000 + slowed[i] + stall[i]);
+		tmm_plan_free(&p);
+
+		/* With no moves, nothing is slowed. */
+		ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
+		ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
+		ck_assert_uint_eq(f.copier_ns, 0);
+		ck_assert_uint_eq(f.total_ns, 4000);
+		tmm_plan_free(&p);
+		tmm_analysis_free(&an);
+	}
 }
 END_TEST
 
@@ -540,6 +592,7 @@ int main(void)
 	tcase_add_test(tc, a_prefetch_after_every_stream_waits_for_earlier_evictions);
 	tcase_add_test(tc, a_copy_that_holds_the_host_is_not_hidden);
 	tcase_add_test(tc, a_migrated_swap_does_not_hold_the_host);
+	tcase_add_test(tc, copies_by_a_kernel_slow_the_ops_beside_them);
 	tcase_add_test(tc, a_dead_tensor_leaves_the_forecasts_link_free);
 	tcase_add_test(tc, a_clean_tensor_leaves_the_forecasts_link_free);
 	tcase_add_test(tc, an_engine_busier_than_the_iteration_sets_its_length);

@@ -168,6 +168,13 @@ struct tmm_device_info {
 	unsigned kernel_copy_blocks; /* ... the most blocks a copy of it
 				      * runs (CUDA's; 0 on the sim, which
 				      * has no blocks) */
+	/* ... and the share of the compute rate it takes while it runs
+	 * beside compute, 0 to 1: on CUDA estimated at open as its blocks
+	 * over the device's multiprocessors (each block of 256 threads
+	 * holds a place on one), on the sim the sim_copy_kernel_sm
+	 * tunable.  Policy auto's forecast slows compute by it while such
+	 * copies run (hints/plan_forecast.c). */
+	double kernel_copy_share;
 	/* A prefetch starts only once the work queued before it on every
 	 * stream has ended, the copy streams' included: CUDA's backend
 	 * orders it so (after_other_streams, backend_cuda_managed.c), the
@@ -206,7 +213,7 @@ struct tmm_device_info {
 				      * for a loader's message (dynlib.h) */
 	char link[160];		     /* how h2d/d2h_gbps were had ("" on the
 				      * sim: the profile's) */
-	char managed_copier[320];    /* what makes copies of managed
+	char managed_copier[384];    /* what makes copies of managed
 				      * memory on the copy streams, and
 				      * where uvm_copier=kernel was not
 				      * had, why ("" on the sim) */

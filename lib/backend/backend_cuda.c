@@ -148,6 +148,29 @@ static void cuda_copier_open(struct cuda_state *s,
 		 "the library's copy kernel (uvm_copier=kernel)");
 }
 
+/*
+ * The copy kernel's share of compute while it runs beside compute,
+ * estimated: each of its blocks holds a place on one multiprocessor, so
+ * a kernel beside it has up to that many fewer.  Not measured: a block
+ * that shares a multiprocessor with a compute kernel's takes less of it,
+ * and one that turns a kernel's last wave into two costs more.
+ */
+static void copier_share(struct tmm_device_info *info, int sms)
+{
+	size_t len = strlen(info->managed_copier);
+	double share;
+
+	if (sms <= 0 || !info->kernel_copy_blocks)
+		return;
+	share = (double)info->kernel_copy_blocks / sms;
+	info->kernel_copy_share = share < 1 ? share : 1;
+	snprintf(info->managed_copier + len,
+		 sizeof(info->managed_copier) - len,
+		 "; while it runs, about %.0f%% of compute (%u of %d "
+		 "multiprocessors, estimated)",
+		 100 * info->kernel_copy_share, info->kernel_copy_blocks, sms);
+}
+
 /* Resolves the device, then opens it with it current, and gives the
  * caller's current device back. */
 static int cuda_open(struct tmm_backend *be, const struct tmm_config *cfg)
@@ -300,6 +323,7 @@ static int cuda_open_on(struct tmm_backend *be, const struct tmm_config *cfg,
 					     s->stream[TMM_ENGINE_H2D],
 					     s->stream[TMM_ENGINE_D2H]);
 		tmm_cuda_copier_restart_count(s->copier);
+		copier_share(info, prop.multiProcessorCount);
 	}
 	if (info->concurrent_managed)
 		tmm_cuda_link_measure_managed(info, s->device,

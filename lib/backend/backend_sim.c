@@ -230,6 +230,7 @@ static int sim_open(struct tmm_backend *be, const struct tmm_config *cfg)
 	if (s->copy_kernel) {
 		be->info.kernel_copy_h2d_gbps = s->kernel_h2d_gbps;
 		be->info.kernel_copy_d2h_gbps = s->kernel_d2h_gbps;
+		be->info.kernel_copy_share = s->kernel_sm;
 	}
 	be->info.managed_resident = true;
 	be->info.managed_limit_binds = true;

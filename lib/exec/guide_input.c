@@ -78,11 +78,13 @@ struct tmm_planner_input tmm_guide_planner_input(const struct tmm_ctx *ctx,
 	}
 	/* By the copy kernel (uvm_copier=kernel), the copy way's tensors
 	 * leave and come back at its rates, measured at open: a few blocks
-	 * reading over the link need not match a copy engine. */
+	 * reading over the link need not match a copy engine; and its
+	 * blocks take their share of compute while they run. */
 	if (ctx->mode == TMM_MODE_UVM && ctx->uvm_copy_out &&
 	    !d->managed_copies_block_host) {
 		in.moves_h2d_gbps = d->kernel_copy_h2d_gbps;
 		in.moves_d2h_gbps = d->kernel_copy_d2h_gbps;
+		in.moves_compute_share = d->kernel_copy_share;
 	}
 	/* By prefetch, tensors leave and come back at the managed rates
 	 * (9.3-10.5 GB/s to the host on the H200, against 54 by pinned

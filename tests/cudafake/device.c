@@ -102,7 +102,9 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 	prop->totalGlobalMem = fake_memory();
 	prop->major = 9;
 	prop->minor = 0;
-	prop->multiProcessorCount = 1;
+	/* An H100's or H200's 132 unless asked: the copy kernel's share
+	 * of compute is estimated from it (backend_cuda.c). */
+	prop->multiProcessorCount = (int)fake_env_size("CUDAFAKE_SMS", 132);
 	prop->managedMemory = 1;
 	prop->concurrentManagedAccess = concurrent_managed();
 	/* GPU-c0c1c2c3-c4c5-c6c7-c8c9-cacbcccdcecf on device 0, its last
