@@ -158,6 +158,20 @@ uint32_t tmm_in_trigger(const struct tmm_analysis *an, uint32_t t,
 			uint32_t evict, uint32_t back);
 
 /*
+ * The latest in-trigger of a prefetch for access `back` that still helps:
+ * the last access before back's op (an op's accesses happen at once, so a
+ * prefetch fired inside back's own op comes after that op has brought the
+ * tensor back on demand), or `evict` where back's op follows it at once.
+ */
+static inline uint32_t tmm_last_in_trigger(const struct tmm_analysis *an,
+					   uint32_t evict, uint32_t back)
+{
+	uint32_t last = an->op_start[back] ? an->op_start[back] - 1 : 0;
+
+	return evict != TMM_TRACE_NONE && last < evict ? evict : last;
+}
+
+/*
  * The time a back-access would wait for a prefetch fired after
  * `in_trigger`: the part of the swap-in that the accesses between trigger
  * and back-access do not cover, plus any part of the swap-out still

@@ -238,7 +238,7 @@ static bool span_of(const struct tmm_analysis *an, const struct tmm_plan *p,
 		s->lo = other != TMM_TRACE_NONE	   ? other
 			: before != TMM_TRACE_NONE ? before
 						   : 0;
-		s->hi = a->back_access - 1;
+		s->hi = tmm_last_in_trigger(an, s->lo, a->back_access);
 		s->due = tmm_access_begin(an, a->back_access);
 		if (tmm_access_end(an, a->trigger) + s->ns > s->due)
 			s->due = tmm_access_end(an, a->trigger) + s->ns;

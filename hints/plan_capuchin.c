@@ -186,8 +186,10 @@ static int64_t next_swap(struct capuchin *cp, uint32_t *trigger,
 		e.in_trigger = tmm_in_trigger(an, c->tensor, c->evict, by);
 		/* Not within the peak: bring it back no earlier than the
 		 * curve has room for it, that is after the last access
-		 * before it is needed that has none. */
-		for (uint32_t k = by - 1; k > e.in_trigger; k--)
+		 * before it is needed that has none, and at the latest
+		 * before the op that needs it. */
+		for (uint32_t k = tmm_last_in_trigger(an, c->evict, by);
+		     k > e.in_trigger; k--)
 			if (cp->fit.curve[k] + bytes > an->target) {
 				e.in_trigger = k;
 				break;

@@ -150,9 +150,7 @@ static struct tmm_eviction pair(const struct tmm_analysis *an,
 	if (pf)
 		e.in_trigger = pf->trigger;
 	else
-		e.in_trigger = an->op_start[e.back] > e.evict
-				       ? an->op_start[e.back] - 1
-				       : e.evict;
+		e.in_trigger = tmm_last_in_trigger(an, e.evict, e.back);
 	return e;
 }
 

@@ -291,8 +291,10 @@ static int64_t price_swap(const struct tsplit *ts, uint32_t t,
 	if ((double)swap_cost(ts, k, sliced, o) / m >= bound)
 		return -1;
 	/* t is in the curve over its gap: where the curve is over the
-	 * target with it, it cannot be back yet. */
-	for (uint32_t j = back - 1; j > o->ev.in_trigger; j--)
+	 * target with it, it cannot be back yet; before back's op, it
+	 * must. */
+	for (uint32_t j = tmm_last_in_trigger(an, evict, back);
+	     j > o->ev.in_trigger; j--)
 		if (held(ts, j) > an->target) {
 			o->ev.in_trigger = j;
 			break;

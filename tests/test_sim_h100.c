@@ -55,11 +55,13 @@ static const struct cell cells[] = {
 	{ "mlp_compute", 2048, 0.4, "swap", "vdnn-all", 133.4 / 55.0 },
 	{ "mlp_compute", 2048, 0.4, "swap", "checkpoint", 163.1 / 55.0 },
 	{ "mlp_compute", 2048, 0.4, "swap", "superneurons", 133.5 / 55.0 },
-	{ "mlp_compute", 2048, 0.4, "swap", "tsplit", 143.3 / 55.0 },
 	{ "mlp_compute", 2048, 0.4, "uvm", "none", 627.0 / 55.0 },
 	{ "mlp_compute", 2048, 0.4, "uvm", "superneurons", 702.0 / 55.0 },
-	/* uvm tsplit (839.0 / 55.0) is not held: the GPU ran the tsplit
-	 * planner of then, whose plan this one no longer makes
+	/* tsplit (swap 143.3 / 55.0, uvm 839.0 / 55.0) is not held: the
+	 * GPU ran the tsplit planner of then, whose plan this one no
+	 * longer makes; the swap cell stayed in the band by chance until
+	 * tsplit's prefetches stopped firing inside the op that needs
+	 * their tensor (tmm_last_in_trigger), since when it runs 1.83x
 	 * (docs/gpu-h100.md). */
 	/* transfer-bound: --width 1024 --layers 24 --batch 8192, 30% */
 	{ "mlp_transfer", 8192, 0.3, "swap", "none", 103.5 / 55.0 },
