@@ -374,14 +374,12 @@ void tmm_eviction_span(const struct tmm_analysis *an,
 		*returns = an->op_start[e->back];
 	else if (e->back == TMM_TRACE_NONE)
 		*returns = an->life[e->tensor].to + 1;
-	else
-		*returns = an->op_end[e->in_trigger];
-	/* A prefetch fired inside the back-access's own op is too late:
-	 * the runtime brought the tensor back on demand as that op began
-	 * (tmm_last_in_trigger). */
-	if (!e->drop && e->back != TMM_TRACE_NONE &&
-	    e->in_trigger < e->back && *returns > an->op_start[e->back])
-		*returns = an->op_start[e->back];
+	else /* by back's op at the latest: on demand (tmm_last_in_trigger) */
+		*returns = e->in_trigger < e->back &&
+				   an->op_end[e->in_trigger] >
+					   an->op_start[e->back]
+			   ? an->op_start[e->back]
+			   : an->op_end[e->in_trigger];
 	if (*gone > *returns)
 		*gone = *returns;
 }

@@ -43,6 +43,18 @@ static uint32_t a_read_three_ops_later(struct builder *b)
 	return a;
 }
 
+/* A plan of one swap of A: out after op 0, prefetched after op 1, back
+ * for op 3 (accesses 1, 3 and 6). */
+static void swap_a_out_and_back(struct tmm_plan *p, const struct builder *b,
+				uint32_t a)
+{
+	ck_assert_int_eq(tmm_plan_init(p, &b->t, "t"), 0);
+	ck_assert_int_eq(tmm_plan_add(p, TMM_ACT_EVICT_SWAP, 1,
+				      b->tensors[a].key, 6, 0), 0);
+	ck_assert_int_eq(tmm_plan_add(p, TMM_ACT_PREFETCH, 3,
+				      b->tensors[a].key, 6, 0), 0);
+}
+
 /* The forecast of one swap on a known timeline.  A is written by op 0,
  * untouched by ops 1 and 2, read by op 3; every op takes 1000 ns and a
  * copy of A takes S each way, S = 1500 ns.  Out after op 0 (the copy ends
@@ -65,11 +77,7 @@ START_TEST(forecast_times_a_late_prefetch)
 	s_ns = tmm_swap_ns(&an, an.life[a].bytes, false);
 	ck_assert_uint_eq(s_ns, tmm_swap_ns(&an, an.life[a].bytes, true));
 
-	ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
-	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 1,
-				      b.tensors[a].key, 6, 0), 0);
-	ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 3,
-				      b.tensors[a].key, 6, 0), 0);
+	swap_a_out_and_back(&p, &b, a);
 	ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
 	ck_assert_uint_eq(f.compute_ns, 4000);
 	ck_assert_uint_eq(f.stall_ns, 1000 + s_ns + s_ns - 3000);
@@ -197,11 +205,7 @@ START_TEST(a_copy_that_holds_the_host_is_not_hidden)
 		s_ns = tmm_swap_ns(&an, an.life[a].bytes, false);
 		ck_assert_uint_eq(s_ns, tmm_swap_ns(&an, an.life[a].bytes,
 						    true));
-		ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
-		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 1,
-					      b.tensors[a].key, 6, 0), 0);
-		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 3,
-					      b.tensors[a].key, 6, 0), 0);
+		swap_a_out_and_back(&p, &b, a);
 		ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
 		ck_assert_uint_eq(f.compute_ns, 4000);
 		stall[serial] = f.stall_ns;
@@ -287,11 +291,7 @@ START_TEST(copies_by_a_kernel_slow_the_ops_beside_them)
 		ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
 		ck_assert_uint_eq(tmm_swap_ns(&an, an.life[a].bytes, false),
 				  1500);
-		ck_assert_int_eq(tmm_plan_init(&p, &b.t, "t"), 0);
-		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_EVICT_SWAP, 1,
-					      b.tensors[a].key, 6, 0), 0);
-		ck_assert_int_eq(tmm_plan_add(&p, TMM_ACT_PREFETCH, 3,
-					      b.tensors[a].key, 6, 0), 0);
+		swap_a_out_and_back(&p, &b, a);
 		ck_assert_int_eq(tmm_forecast_plan(&an, &p, &f), 0);
 		ck_assert_uint_eq(f.compute_ns, 4000);
 		ck_assert_uint_eq(f.copier_ns, slowed[i]);

@@ -39,11 +39,10 @@ struct fixture {
 	uint32_t x, a, bt, g;
 };
 
-static void build(struct fixture *f)
+/* Ops 0 to 3 above, up to the all-reduce. */
+static void build_to_the_collective(struct fixture *f)
 {
 	struct builder *b = &f->b;
-	uint32_t ab[2];
-	char err[256];
 
 	b_init(b);
 	f->x = b_tensor(b, 1000, false);
@@ -56,13 +55,27 @@ static void build(struct fixture *f)
 	b_op(b, 0, 3000, &f->g, 1, &f->g, 1);
 	b->ops[3].kind = TMM_OP_COLLECTIVE;
 	b->ops[3].net_bytes = 1e6;
-	b_op(b, 0, 1000, &f->x, 1, NULL, 0);
+}
+
+static void build_done(struct fixture *f)
+{
+	char err[256];
+
+	b_free_after_last_use(&f->b);
+	ck_assert_msg(tmm_trace_validate(&f->b.t, err, sizeof(err)) == 0,
+		      "%s", err);
+}
+
+static void build(struct fixture *f)
+{
+	uint32_t ab[2] = { 0, 0 };
+
+	build_to_the_collective(f);
 	ab[0] = f->a;
 	ab[1] = f->bt;
-	b_op(b, 0, 1000, ab, 2, NULL, 0);
-	b_free_after_last_use(b);
-	ck_assert_msg(tmm_trace_validate(&b->t, err, sizeof(err)) == 0, "%s",
-		      err);
+	b_op(&f->b, 0, 1000, &f->x, 1, NULL, 0);
+	b_op(&f->b, 0, 1000, ab, 2, NULL, 0);
+	build_done(f);
 }
 
 /*
@@ -79,28 +92,14 @@ static void build(struct fixture *f)
  */
 static void build_for_planners(struct fixture *f)
 {
-	struct builder *b = &f->b;
 	uint32_t c;
-	char err[256];
 
-	b_init(b);
-	f->x = b_tensor(b, 1000, false);
-	f->g = b_tensor(b, 1000, false);
-	f->a = b_tensor(b, 1000, true);
-	f->bt = b_tensor(b, 1000, true);
-	c = b_tensor(b, 1000, true);
-	b_op(b, 0, 1000, &f->x, 1, &f->a, 1);
-	b_op(b, 0, 1000, &f->x, 1, NULL, 0);
-	b_op(b, 0, 1000, &f->x, 1, &f->bt, 1);
-	b_op(b, 0, 3000, &f->g, 1, &f->g, 1);
-	b->ops[3].kind = TMM_OP_COLLECTIVE;
-	b->ops[3].net_bytes = 1e6;
-	b_op(b, 0, 1000, &f->x, 1, &c, 1);
-	b_op(b, 0, 1000, &f->a, 1, NULL, 0);
-	b_op(b, 0, 1000, &f->bt, 1, NULL, 0);
-	b_free_after_last_use(b);
-	ck_assert_msg(tmm_trace_validate(&b->t, err, sizeof(err)) == 0, "%s",
-		      err);
+	build_to_the_collective(f);
+	c = b_tensor(&f->b, 1000, true);
+	b_op(&f->b, 0, 1000, &f->x, 1, &c, 1);
+	b_op(&f->b, 0, 1000, &f->a, 1, NULL, 0);
+	b_op(&f->b, 0, 1000, &f->bt, 1, NULL, 0);
+	build_done(f);
 }
 
 /* The hand plan above. */
