@@ -650,6 +650,7 @@ int main(int argc, char **argv)
 	struct options o;
 	time_t now = time(NULL);
 	struct bench b = { .o = &o, .started = now };
+	unsigned most_rows = 1;
 	int n = 0, status;
 
 	memset(&o, 0, sizeof(o));
@@ -675,7 +676,10 @@ int main(int argc, char **argv)
 		return 1;
 	fprintf(stderr, "bench_gpu_train: pinned copies: host to device "
 		"%.1f GB/s, device to host %.1f GB/s\n", b.h2d, b.d2h);
-	if (mlp_gpu_blas_open())
+	for (unsigned s = 0; s < o.n_shapes; s++)
+		if (o.shapes[s].batch > most_rows)
+			most_rows = o.shapes[s].batch;
+	if (mlp_gpu_blas_open(most_rows))
 		return 1;
 	for (unsigned s = 0; s < o.n_shapes; s++)
 		if (bench_shape(&b, &o.shapes[s]))

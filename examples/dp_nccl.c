@@ -283,7 +283,7 @@ int dp_nccl_setup(const struct dp_comm *c, struct mlp_config *mc,
 		free(ns);
 		return NCCL_NO_DEVICE;
 	}
-	if (mlp_gpu_blas_open()) {
+	if (mlp_gpu_blas_open(mc->batch)) {
 		free(ns);
 		return NCCL_NO_BLAS;
 	}

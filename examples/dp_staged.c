@@ -260,7 +260,7 @@ int dp_staged_setup(const struct dp_comm *c, struct mlp_config *mc,
 			c->rank, device);
 		return STAGED_NO_DEVICE;
 	}
-	if (mlp_gpu_blas_open())
+	if (mlp_gpu_blas_open(mc->batch))
 		return STAGED_NO_BLAS;
 	mc->kernels = mlp_gpu_ops();
 	s->transport = &staged_transport;

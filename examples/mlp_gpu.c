@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 		printf("mlp_gpu: no CUDA device; skipped\n");
 		return 77;
 	}
-	if (mlp_gpu_blas_open())
+	if (mlp_gpu_blas_open(mc.batch))
 		return 1;
 
 	printf("libtensormm demo: an MLP (%u hidden layers of %u, batch %u) "

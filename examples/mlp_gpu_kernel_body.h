@@ -26,7 +26,7 @@
 #define MLP_HD
 #endif
 
-/* Threads per block of every kernel but softmax_xent's one thread. */
+/* Threads per block of every kernel but loss_mean's one thread. */
 #define MLP_GPU_THREADS 256u
 
 /* Blocks of MLP_GPU_THREADS threads that cover n outputs. */
@@ -58,49 +58,53 @@ static inline MLP_HD void mlp_body_relu_backward(uint64_t k, float *dz,
 		dz[k] = z[k] > 0.0f ? da[k] : 0.0f;
 }
 
-/* The whole loss in one thread: the batch is small, and the mean must add
- * in one order. */
-static inline MLP_HD void mlp_body_softmax_xent(float *loss, float *dlogits,
-						const float *logits,
-						const int32_t *labels,
-						unsigned b, unsigned o)
+/*
+ * Row r of the softmax cross-entropy: its softmax, its gradient (over
+ * the mean's b rows) into dlogits, and the log of its label's
+ * probability into row_log[r].  One thread a row, each row in column
+ * order.
+ */
+static inline MLP_HD void mlp_body_softmax_xent_row(uint64_t r,
+						    double *row_log,
+						    float *dlogits,
+						    const float *logits,
+						    const int32_t *labels,
+						    unsigned b, unsigned o)
+{
+	const float *l;
+	float *g;
+	float max, sum = 0.0f;
+
+	if (r >= b)
+		return;
+	l = logits + (size_t)r * o;
+	g = dlogits + (size_t)r * o;
+	max = l[0];
+	for (unsigned c = 1; c < o; c++)
+		if (l[c] > max)
+			max = l[c];
+	for (unsigned c = 0; c < o; c++) {
+		g[c] = expf(l[c] - max);
+		sum += g[c];
+	}
+	for (unsigned c = 0; c < o; c++) {
+		g[c] /= sum;
+		if ((int32_t)c == labels[r])
+			row_log[r] = log((double)g[c] + 1e-12);
+		g[c] = (g[c] - ((int32_t)c == labels[r])) / b;
+	}
+}
+
+/* The mean loss in one thread, the rows' terms taken in row order so
+ * that it adds up the same every run. */
+static inline MLP_HD void mlp_body_loss_mean(float *loss,
+					     const double *row_log, unsigned b)
 {
 	double total = 0.0;
 
-	for (unsigned r = 0; r < b; r++) {
-		const float *l = logits + (size_t)r * o;
-		float *g = dlogits + (size_t)r * o;
-		float max = l[0], sum = 0.0f;
-
-		for (unsigned c = 1; c < o; c++)
-			if (l[c] > max)
-				max = l[c];
-		for (unsigned c = 0; c < o; c++) {
-			g[c] = expf(l[c] - max);
-			sum += g[c];
-		}
-		for (unsigned c = 0; c < o; c++) {
-			g[c] /= sum;
-			if ((int32_t)c == labels[r])
-				total -= log((double)g[c] + 1e-12);
-			g[c] = (g[c] - ((int32_t)c == labels[r])) / b;
-		}
-	}
-	loss[0] = (float)(total / b);
-}
-
-/* Column c's sum over the b rows, added in row order. */
-static inline MLP_HD void mlp_body_column_sums(unsigned c, float *db,
-					       const float *dz, unsigned b,
-					       unsigned o)
-{
-	float s = 0.0f;
-
-	if (c >= o)
-		return;
 	for (unsigned r = 0; r < b; r++)
-		s += dz[(size_t)r * o + c];
-	db[c] = s;
+		total -= row_log[r];
+	loss[0] = (float)(total / b);
 }
 
 static inline MLP_HD void mlp_body_sgd_momentum(uint64_t k, float *w,

@@ -5,9 +5,10 @@
  *
  * Each kernel finds its thread's index and runs the body of
  * mlp_gpu_kernel_body.h, the same source the CUDA test double's host
- * twins run (tests/mlp_gpu_twins.c).  The softmax loss and the column
- * sums loop over their rows in one thread per output, in the same order
- * every run: no atomics, no reduction trees whose shape could vary.
+ * twins run (tests/mlp_gpu_twins.c).  The softmax takes a thread a row,
+ * and the mean loss adds the rows' terms in one thread, in the same
+ * order every run: no atomics, no reduction trees whose shape could
+ * vary.  The bias gradients are cuBLAS's (mlp_gpu_train.c).
  */
 #include <cuda_runtime.h>
 
@@ -35,22 +36,23 @@ __global__ static void relu_backward(float *dz, const float *z,
 			       dz, z, da, n);
 }
 
-/* One thread: the batch is small, and the mean must add in one order. */
-__global__ static void softmax_xent(float *loss, float *dlogits,
-				    const float *logits,
-				    const int32_t *labels, unsigned b,
-				    unsigned o)
+__global__ static void softmax_xent_rows(double *row_log, float *dlogits,
+					 const float *logits,
+					 const int32_t *labels, unsigned b,
+					 unsigned o)
+{
+	mlp_body_softmax_xent_row((uint64_t)blockIdx.x * blockDim.x +
+					  threadIdx.x,
+				  row_log, dlogits, logits, labels, b, o);
+}
+
+/* One thread: the mean must add in one order. */
+__global__ static void loss_mean(float *loss, const double *row_log,
+				 unsigned b)
 {
 	if (blockIdx.x != 0 || threadIdx.x != 0)
 		return;
-	mlp_body_softmax_xent(loss, dlogits, logits, labels, b, o);
-}
-
-__global__ static void column_sums(float *db, const float *dz, unsigned b,
-				   unsigned o)
-{
-	mlp_body_column_sums(blockIdx.x * blockDim.x + threadIdx.x, db, dz, b,
-			     o);
+	mlp_body_loss_mean(loss, row_log, b);
 }
 
 __global__ static void sgd_momentum(float *w, float *v, const float *g,
@@ -91,20 +93,19 @@ int mlp_gpu_relu_backward(float *dz, const float *z, const float *da,
 	return launched();
 }
 
-int mlp_gpu_softmax_xent(float *loss, float *dlogits, const float *logits,
-			 const int32_t *labels, unsigned b, unsigned o,
-			 void *stream)
+int mlp_gpu_softmax_xent(float *loss, float *dlogits, double *row_log,
+			 const float *logits, const int32_t *labels,
+			 unsigned b, unsigned o, void *stream)
 {
-	softmax_xent<<<1, 1, 0, (cudaStream_t)stream>>>(loss, dlogits, logits,
-							labels, b, o);
-	return launched();
-}
+	int e;
 
-int mlp_gpu_column_sums(float *db, const float *dz, unsigned b, unsigned o,
-			void *stream)
-{
-	column_sums<<<mlp_gpu_blocks_for(o), MLP_GPU_THREADS, 0,
-		      (cudaStream_t)stream>>>(db, dz, b, o);
+	softmax_xent_rows<<<mlp_gpu_blocks_for(b), MLP_GPU_THREADS, 0,
+			    (cudaStream_t)stream>>>(row_log, dlogits, logits,
+						    labels, b, o);
+	e = launched();
+	if (e)
+		return e;
+	loss_mean<<<1, 1, 0, (cudaStream_t)stream>>>(loss, row_log, b);
 	return launched();
 }
 

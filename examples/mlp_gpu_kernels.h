@@ -26,13 +26,11 @@ int mlp_gpu_relu(float *a, const float *z, uint64_t n, void *stream);
 /* dz = da where z > 0, else 0. */
 int mlp_gpu_relu_backward(float *dz, const float *z, const float *da,
 			  uint64_t n, void *stream);
-/* Mean softmax cross-entropy of b rows of o logits: loss[0], dlogits. */
-int mlp_gpu_softmax_xent(float *loss, float *dlogits, const float *logits,
-			 const int32_t *labels, unsigned b, unsigned o,
-			 void *stream);
-/* db[c] = sum over the b rows of dz[r][c]. */
-int mlp_gpu_column_sums(float *db, const float *dz, unsigned b, unsigned o,
-			void *stream);
+/* Mean softmax cross-entropy of b rows of o logits: loss[0], dlogits;
+ * row_log is device scratch of b doubles (each row's term). */
+int mlp_gpu_softmax_xent(float *loss, float *dlogits, double *row_log,
+			 const float *logits, const int32_t *labels,
+			 unsigned b, unsigned o, void *stream);
 /* v = momentum v + g; w -= lr v, n elements. */
 int mlp_gpu_sgd_momentum(float *w, float *v, const float *g, uint64_t n,
 			 float lr, float momentum, void *stream);

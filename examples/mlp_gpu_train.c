@@ -6,8 +6,9 @@
  * mlp_gpu_kernels.cu, and one training run.
  *
  * Determinism: every kernel computes each output in one thread in a
- * fixed order, and cuBLAS gives bit-identical results run to run on one
- * GPU for a fixed configuration: one handle on the runtime's compute
+ * fixed order, and cuBLAS (the matrix products and the bias gradients)
+ * gives bit-identical results run to run on one GPU for a fixed
+ * configuration: one handle on the runtime's compute
  * stream, one workspace of our own (cublasSetWorkspace), atomics not
  * allowed, default (not TF32) math.
  * CUBLAS_WORKSPACE_CONFIG=:4096:8 is set when unset, which is what cuBLAS
@@ -33,6 +34,19 @@ static cublasHandle_t blas;
 static void *blas_ws;
 static void *blas_stream; /* the stream the handle was last set to */
 
+/*
+ * Device scratch of the loss and the bias gradients, ours as cuBLAS's
+ * workspace is, made with it before any context takes its budget, for
+ * the largest batch asked or seen: a column of ones, since a bias
+ * gradient is dZᵀ·1, a product cuBLAS spreads over the device (a thread
+ * a column adding the rows in turn ran 1024 columns on 4 blocks), and
+ * each row's log-probability of its label, which the loss adds up in
+ * one thread after a thread a row made them.
+ */
+static float *ones;
+static double *row_log;
+static unsigned scratch_rows;
+
 /* ---- op callbacks ----------------------------------------------------- */
 
 /* Reports a failed CUDA launch, naming it; returns -EIO for tmm_run. */
@@ -53,6 +67,48 @@ static int blas_failed(const char *what, cublasStatus_t st)
 	fprintf(stderr, "mlp_gpu: %s: %s (%s)\n", what,
 		cublasGetStatusString(st), cublasGetStatusName(st));
 	return st == CUBLAS_STATUS_ALLOC_FAILED ? -ENOMEM : -EIO;
+}
+
+static void scratch_free(void)
+{
+	cudaFree(ones);
+	cudaFree(row_log);
+	ones = NULL;
+	row_log = NULL;
+	scratch_rows = 0;
+}
+
+/* The scratch for b rows.  cudaFree waits for the device, so no kernel
+ * still reads the smaller one it replaces. */
+static int scratch_for(unsigned b)
+{
+	cudaError_t e;
+	float *h;
+
+	if (b <= scratch_rows)
+		return 0;
+	scratch_free();
+	h = malloc((size_t)b * sizeof(float));
+	if (!h)
+		return -ENOMEM;
+	for (unsigned r = 0; r < b; r++)
+		h[r] = 1.0f;
+	e = cudaMalloc((void **)&ones, (size_t)b * sizeof(float));
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&row_log, (size_t)b * sizeof(double));
+	if (e == cudaSuccess)
+		e = cudaMemcpy(ones, h, (size_t)b * sizeof(float),
+			       cudaMemcpyHostToDevice);
+	free(h);
+	if (e == cudaSuccess) {
+		scratch_rows = b;
+		return 0;
+	}
+	fprintf(stderr, "mlp_gpu: scratch of the loss and bias gradients "
+		"(%zu bytes): %s (%s)\n", (size_t)b * 12,
+		cudaGetErrorString(e), cudaGetErrorName(e));
+	scratch_free();
+	return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
 }
 
 /*
@@ -128,25 +184,29 @@ static int gpu_softmax_xent(void *const *in, void *const *out, void *user,
 			    void *stream)
 {
 	const struct mlp_dims *d = user;
+	int rc = scratch_for(d->b);
 
-	return launch_failed("softmax_xent",
-			     mlp_gpu_softmax_xent(out[0], out[1], in[0], in[1],
-						  d->b, d->o, stream));
+	return rc ? rc
+		  : launch_failed("softmax_xent",
+				  mlp_gpu_softmax_xent(out[0], out[1], row_log,
+						       in[0], in[1], d->b,
+						       d->o, stream));
 }
 
-/* dW = Xᵀ·dZ, dbias = Σ dZ, and (has_dx) dX = dZ·Wᵀ */
+/* dW = Xᵀ·dZ, dbias = dZᵀ·1 (the sums of dZ's columns), and (has_dx)
+ * dX = dZ·Wᵀ */
 static int gpu_fc_backward(void *const *in, void *const *out, void *user,
 			   void *stream)
 {
 	const struct mlp_dims *d = user;
-	int rc;
+	int rc = scratch_for(d->b);
 
-	rc = gemm(CUBLAS_OP_N, CUBLAS_OP_T, d->o, d->i, d->b, in[2], d->o,
-		  in[0], d->i, 0.0f, out[0], d->o, stream);
 	if (rc == 0)
-		rc = launch_failed("column_sums",
-				   mlp_gpu_column_sums(out[1], in[2], d->b,
-						       d->o, stream));
+		rc = gemm(CUBLAS_OP_N, CUBLAS_OP_T, d->o, d->i, d->b, in[2],
+			  d->o, in[0], d->i, 0.0f, out[0], d->o, stream);
+	if (rc == 0)
+		rc = gemm(CUBLAS_OP_N, CUBLAS_OP_N, d->o, 1, d->b, in[2],
+			  d->o, ones, d->b, 0.0f, out[1], d->o, stream);
 	if (rc == 0 && d->has_dx)
 		rc = gemm(CUBLAS_OP_T, CUBLAS_OP_N, d->i, d->b, d->o, in[1],
 			  d->o, in[2], d->o, 0.0f, out[2], d->i, stream);
@@ -175,7 +235,7 @@ static const struct mlp_kernels gpu_kernels = {
 /* ---- one run -------------------------------------------------------- */
 
 /* Sets cuBLAS up for reproducible results (see the header comment). */
-int mlp_gpu_blas_open(void)
+int mlp_gpu_blas_open(unsigned batch)
 {
 	cudaError_t e;
 	int rc;
@@ -192,13 +252,14 @@ int mlp_gpu_blas_open(void)
 	if (rc == 0)
 		rc = blas_failed("cublasSetMathMode",
 				 cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
-	return rc;
+	return rc ? rc : scratch_for(batch);
 }
 
 void mlp_gpu_blas_close(void)
 {
 	cublasDestroy(blas);
 	cudaFree(blas_ws);
+	scratch_free();
 	blas = NULL;
 	blas_ws = NULL;
 	blas_stream = NULL;

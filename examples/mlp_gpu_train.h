@@ -28,9 +28,12 @@ struct mlp_gpu_result {
 
 /*
  * Makes the one cuBLAS handle and its workspace, set up for reproducible
- * results (mlp_gpu_train.c); 0, or 1 with the failing call on stderr.
+ * results, and the ops' device scratch for batches of up to `batch` rows
+ * (12 bytes a row; an op with more rows makes more at its call), all
+ * outside the contexts' budgets, so before them (mlp_gpu_train.c);
+ * 0, or nonzero with the failing call on stderr.  The close frees them.
  */
-int mlp_gpu_blas_open(void);
+int mlp_gpu_blas_open(unsigned batch);
 void mlp_gpu_blas_close(void);
 
 /*

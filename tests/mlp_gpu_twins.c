@@ -31,8 +31,8 @@ enum kernel {
 	K_FILL_ROWS,
 	K_RELU,
 	K_RELU_BACKWARD,
-	K_SOFTMAX_XENT,
-	K_COLUMN_SUMS,
+	K_SOFTMAX_XENT_ROWS,
+	K_LOSS_MEAN,
 	K_SGD_MOMENTUM,
 };
 
@@ -42,6 +42,7 @@ struct launch {
 	float *out0, *out1;
 	const float *in0, *in1;
 	const int32_t *labels;
+	double *row_log;
 	unsigned b, o;
 	uint64_t n;
 	float lr, momentum;
@@ -66,14 +67,14 @@ static void twin(void *arg)
 			mlp_body_relu_backward(t, l->out0, l->in0, l->in1,
 					       l->n);
 			break;
-		case K_SOFTMAX_XENT:
-			/* <<<1, 1>>>: the kernel's one thread. */
-			mlp_body_softmax_xent(l->out0, l->out1, l->in0,
-					      l->labels, l->b, l->o);
+		case K_SOFTMAX_XENT_ROWS:
+			mlp_body_softmax_xent_row(t, l->row_log, l->out1,
+						  l->in0, l->labels, l->b,
+						  l->o);
 			break;
-		case K_COLUMN_SUMS:
-			mlp_body_column_sums((unsigned)t, l->out0, l->in0,
-					     l->b, l->o);
+		case K_LOSS_MEAN:
+			/* <<<1, 1>>>: the kernel's one thread. */
+			mlp_body_loss_mean(l->out0, l->row_log, l->b);
 			break;
 		case K_SGD_MOMENTUM:
 			mlp_body_sgd_momentum(t, l->out0, l->out1, l->in0,
@@ -165,42 +166,39 @@ int mlp_gpu_relu_backward(float *dz, const float *z, const float *da,
 	return launch(l, r, 3, stream);
 }
 
-int mlp_gpu_softmax_xent(float *loss, float *dlogits, const float *logits,
-			 const int32_t *labels, unsigned b, unsigned o,
-			 void *stream)
+int mlp_gpu_softmax_xent(float *loss, float *dlogits, double *row_log,
+			 const float *logits, const int32_t *labels,
+			 unsigned b, unsigned o, void *stream)
 {
 	uint64_t n = (uint64_t)b * o;
-	struct launch *l = new_launch(K_SOFTMAX_XENT, 1);
+	size_t logs = (size_t)b * sizeof(double);
+	struct launch *l = new_launch(K_SOFTMAX_XENT_ROWS, grid(b));
 	struct cudafake_range r[] = {
 		READS(logits, F(n)), READS(labels, (size_t)b * sizeof(int32_t)),
-		WRITES(loss, F(1)), WRITES(dlogits, F(n)),
+		WRITES(dlogits, F(n)), WRITES(row_log, logs),
 	};
+	struct cudafake_range m[] = { READS(row_log, logs),
+				      WRITES(loss, F(1)) };
+	int e;
 
 	if (l) {
-		l->out0 = loss;
 		l->out1 = dlogits;
+		l->row_log = row_log;
 		l->in0 = logits;
 		l->labels = labels;
 		l->b = b;
 		l->o = o;
 	}
-	return launch(l, r, 4, stream);
-}
-
-int mlp_gpu_column_sums(float *db, const float *dz, unsigned b, unsigned o,
-			void *stream)
-{
-	struct launch *l = new_launch(K_COLUMN_SUMS, grid(o));
-	struct cudafake_range r[] = { READS(dz, F((uint64_t)b * o)),
-				      WRITES(db, F(o)) };
-
+	e = launch(l, r, 4, stream);
+	if (e)
+		return e;
+	l = new_launch(K_LOSS_MEAN, 1);
 	if (l) {
-		l->out0 = db;
-		l->in0 = dz;
+		l->out0 = loss;
+		l->row_log = row_log;
 		l->b = b;
-		l->o = o;
 	}
-	return launch(l, r, 2, stream);
+	return launch(l, m, 2, stream);
 }
 
 int mlp_gpu_sgd_momentum(float *w, float *v, const float *g, uint64_t n,

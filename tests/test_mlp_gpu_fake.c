@@ -17,7 +17,8 @@
  * shapes are small (mlp_gpu's --layers 4 --batch 16 --steps 4: its
  * largest op, the first layer's backward, still fits in 30% of the
  * peak, as no kernel of mlp_gpu splits) so that the test takes seconds.
- * A failed sgemm (the fault site cublasSgemm) stops a run cleanly, and
+ * A failed sgemm (the fault site cublasSgemm) and a failed allocation
+ * of the ops' device scratch (cudaMalloc) stop a run cleanly, and
  * the double's sgemm is checked against cuBLAS's definition and by the
  * race detector.
  */
@@ -33,6 +34,7 @@
 
 #include "cuda_main.h"
 #include "cudafake/cudafake.h"
+#include "lib/base/fault.h"
 #include "mlp_gpu_train.h"
 #include "mlp_model.h"
 #include "tensormm.h"
@@ -96,7 +98,7 @@ static void every_policy(const char *mode)
 	unsigned failed = 0;
 
 	small(&mc);
-	ck_assert_int_eq(mlp_gpu_blas_open(), 0);
+	ck_assert_int_eq(mlp_gpu_blas_open(16), 0);
 	reference(&mc, &ref);
 	budget = (unsigned long long)((double)ref.peak * 0.3);
 	for (size_t p = 0; p < N_POLICIES; p++) {
@@ -156,7 +158,7 @@ START_TEST(failed_sgemm_stops_the_run)
 	char cfg[256];
 
 	small(&mc);
-	ck_assert_int_eq(mlp_gpu_blas_open(), 0);
+	ck_assert_int_eq(mlp_gpu_blas_open(16), 0);
 	reference(&mc, &ref);
 	snprintf(cfg, sizeof(cfg), "backend=cuda,mode=swap,budget=%lluB,"
 		 "policy=none,fault=cublasSgemm@7," QUIET,
@@ -173,6 +175,63 @@ START_TEST(failed_sgemm_stops_the_run)
 	ck_assert_uint_eq(cudafake_races(), 0);
 	ck_assert(same(&ref, &r, mc.steps));
 	release(&r);
+	release(&ref);
+	mlp_gpu_blas_close();
+}
+END_TEST
+
+/*
+ * The ops' device scratch (the loss's per-row terms and the ones the bias
+ * gradients are products with), made at their first call: where its
+ * cudaMalloc fails, the op fails with -ENOMEM and the run stops, and the
+ * next run, which makes it, is bit-identical to the reference.  Each
+ * of the first six counts of the fault tunable's site cudaMalloc is
+ * tried (the context's own allocations come first, and fail the context
+ * or are let go; the later counts come after the run's last): two of
+ * them fail an op, the scratch's.
+ */
+START_TEST(failed_scratch_allocation_stops_the_run)
+{
+	struct mlp_gpu_result ref = { 0 }, r = { 0 };
+	struct mlp_config mc;
+	char cfg[256];
+	unsigned hits = 0;
+
+	small(&mc);
+	ck_assert_int_eq(mlp_gpu_blas_open(16), 0);
+	reference(&mc, &ref);
+	for (unsigned n = 1; n <= 6; n++) {
+		bool made;
+		int rc;
+
+		/* A fresh handle with scratch for one row: the ops make
+		 * room for the batch's 16 at their first call. */
+		mlp_gpu_blas_close();
+		ck_assert_int_eq(mlp_gpu_blas_open(1), 0);
+		snprintf(cfg, sizeof(cfg), "backend=cuda,mode=swap,budget=90%%,"
+			 "policy=none,fault=cudaMalloc@%u," QUIET, n);
+		cudafake_reset(1);
+		rc = mlp_gpu_train(cfg, &mc, &r, NULL);
+		/* The count goes on past the context: stop it there. */
+		ck_assert_int_eq(tmm_fault_set(""), 0);
+		made = r.losses != NULL; /* the context was made */
+		release(&r);
+		ck_assert_uint_eq(cudafake_races(), 0);
+		if (!made)
+			continue;
+		if (rc == 0)
+			continue; /* let go, or past every allocation */
+		ck_assert_int_eq(rc, -ENOMEM);
+		hits++;
+		cudafake_reset(1);
+		ck_assert_int_eq(mlp_gpu_train("backend=cuda,mode=swap,"
+					       "budget=90%,policy=none," QUIET,
+					       &mc, &r, NULL),
+				 0);
+		ck_assert(same(&ref, &r, mc.steps));
+		release(&r);
+	}
+	ck_assert_uint_ge(hits, 2);
 	release(&ref);
 	mlp_gpu_blas_close();
 }
@@ -340,6 +399,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, swap_mode_trains_bit_identically);
 	tcase_add_test(tc, uvm_mode_trains_bit_identically);
 	tcase_add_test(tc, failed_sgemm_stops_the_run);
+	tcase_add_test(tc, failed_scratch_allocation_stops_the_run);
 	tcase_add_test(tc, sgemm_computes_as_cublas_defines);
 	tcase_add_test(tc, sgemm_races_are_reported);
 	suite_add_tcase(s, tc);

@@ -127,7 +127,7 @@ static void no_more_calls_than_swap(const char *policy, unsigned percent)
 	char cfg[256];
 	unsigned bad = 0;
 
-	ck_assert_int_eq(mlp_gpu_blas_open(), 0);
+	ck_assert_int_eq(mlp_gpu_blas_open(16), 0);
 	steady_step("backend=cuda,mode=swap,budget=90%,policy=none," QUIET,
 		    swap, &ref);
 	ck_assert_uint_eq(ref.swap_outs, 0);

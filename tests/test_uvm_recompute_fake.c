@@ -151,7 +151,7 @@ static void both(const char *cap, struct step *none, struct step *ckpt)
 	static struct run ref;
 	char cfg[256];
 
-	ck_assert_int_eq(mlp_gpu_blas_open(), 0);
+	ck_assert_int_eq(mlp_gpu_blas_open(64), 0);
 	train("backend=cuda,mode=swap,budget=90%,policy=none," QUIET, LONG,
 	      &ref);
 	ck_assert_uint_eq(ref.st.swap_out_count, 0);
