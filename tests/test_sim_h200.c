@@ -21,8 +21,9 @@
  *    ran its unconstrained step in 54.1 ms where the profile's roofline
  *    gives 32.2 (the compute-bound one: 53.4 against 59.2).  Likely,
  *    not measured: its GEMMs are a quarter the size, and
- *    examples/mlp_gpu's bias gradients and loss are kernels of few
- *    threads whose time grows with the batch, while the simulator
+ *    examples/mlp_gpu's bias gradients and loss were kernels of few
+ *    threads whose time grows with the batch (no longer, since
+ *    2b8fe7e; not measured on a GPU since), while the simulator
  *    prices every op by one efficiency; so its transfer-bound step has
  *    room to hide what the card's could not (1.00x in swap mode against
  *    1.41x there, where the card waited 16 ms a step for late
