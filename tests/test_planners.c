@@ -505,6 +505,52 @@ START_TEST(no_prefetch_fires_inside_the_op_that_needs_it)
 END_TEST
 
 /*
+ * A swap's span ends where its tensor is back on the device: after its
+ * prefetch's trigger op, but never later than the start of the op that
+ * needs it, which brings it back on demand when the prefetch comes too
+ * late (a plan read from a file may have one: tmm_last_in_trigger bounds
+ * only the planners').  Op 3 reads A and B (accesses 6 and 7).
+ */
+START_TEST(a_swap_is_back_by_the_op_that_needs_it)
+{
+	struct builder b;
+	struct tmm_analysis an;
+	struct tmm_planner_input in;
+	uint32_t x, a, bt, y, ab[2], gone, returns;
+
+	b_init(&b);
+	x = b_tensor(&b, 256, false);
+	a = b_tensor(&b, 1024, true);
+	bt = b_tensor(&b, 1024, true);
+	y = b_tensor(&b, 256, true);
+	b_op(&b, TMM_OP_PURE, 10, &x, 1, &a, 1);  /* accesses 0, 1 */
+	b_op(&b, TMM_OP_PURE, 10, &x, 1, &bt, 1); /* 2, 3 */
+	b_op(&b, TMM_OP_PURE, 10, &x, 1, &y, 1);  /* 4, 5 */
+	ab[0] = bt;
+	ab[1] = a;
+	b_op(&b, 0, 10, ab, 2, NULL, 0);	   /* 6, 7 */
+	b_free_after_last_use(&b);
+	in = input(&b, 1 << 20, 10);
+	ck_assert_int_eq(tmm_analysis_init(&an, &in), 0);
+	ck_assert_uint_eq(tmm_last_in_trigger(&an, 1, 7), 5);
+	{
+		/* Prefetched after op 1: back from op 2 on. */
+		struct tmm_eviction e = { .tensor = a, .evict = 1, .back = 7,
+					  .in_trigger = 3 };
+
+		tmm_eviction_span(&an, &e, &gone, &returns);
+		ck_assert_uint_eq(gone, 2);
+		ck_assert_uint_eq(returns, 4);
+		/* After access 6, inside op 3: on demand as op 3 starts. */
+		e.in_trigger = 6;
+		tmm_eviction_span(&an, &e, &gone, &returns);
+		ck_assert_uint_eq(returns, 6);
+	}
+	tmm_analysis_free(&an);
+}
+END_TEST
+
+/*
  * A planner that runs out of host memory fails with -ENOMEM and a
  * message, whatever *out held before: the caller's plan is typically an
  * uninitialised local (issue #21: `auto` failing in its analysis left it
@@ -671,6 +717,7 @@ int main(void)
 	tcase_add_test(tc, liveness_returns_idle_memory);
 	tcase_add_test(tc, every_planner_makes_a_valid_plan);
 	tcase_add_test(tc, no_prefetch_fires_inside_the_op_that_needs_it);
+	tcase_add_test(tc, a_swap_is_back_by_the_op_that_needs_it);
 	tcase_add_test(tc, a_planner_out_of_memory_frees_only_its_own);
 	tcase_add_test(tc, auto_keeps_the_best_forecast);
 	suite_add_tcase(s, tc);
