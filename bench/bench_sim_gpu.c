@@ -34,8 +34,10 @@
  * (the sim_copy_kernel_* tunables' defaults: the best a card could
  * give).  --kernel-grid prints instead, for each shape at its goal
  * budget, uvm+auto by the kernel at rates and shares of compute no GPU
- * has measured yet, beside its peers, so that a card's measured rate
- * and cost (bench_managed_copy) read off as a training's figure.
+ * has measured yet, beside its peers, auto judging its plans on the
+ * twin and by its forecast alone (as on a GPU), so that a card's
+ * measured rate and cost (bench_managed_copy) read off as a training's
+ * figure.
  *
  * A budget above 1 puts no memory pressure on the run (the H200 ran 2,
  * twice the peak, for mode=uvm's own cost).
@@ -499,7 +501,8 @@ static bool modes_known(const char *modes)
  * copies can hide), swap+auto, and uvm+auto by the runtime's held
  * copies and by mix.  Each cell is x over the unconstrained step, then
  * over swap+auto; the goals: 1.25x (compute 40%) or 1.5x (transfer 30%)
- * and 1.10x over swap+auto.
+ * and 1.10x over swap+auto.  Two tables: auto judging its plans on the
+ * twin, and by its forecast alone, as on a GPU.
  */
 static const double grid_gbps[] = { 0, 40, 27.65, 13.8 }; /* 0: pinned */
 static const double grid_sm[] = { 0, 0.06, 0.12, 0.24 };
@@ -517,6 +520,52 @@ static double grid_x(const struct shape *sh, const char *base,
 	if (!drive_one(sh, config, DRIVE_WS_BY_POLICY, &r))
 		exit(1);
 	return (double)r.ns / (double)by->ns;
+}
+
+/*
+ * One table of the grid: auto judging its candidates on the twin of the
+ * simulated device, as the simulator's auto does, or (twin false) by its
+ * forecast alone, as it does on a GPU (auto_twin=off).
+ */
+static void grid_table(const struct tmm_sim_profile *p,
+		       const struct shape *sh, const char *base,
+		       uint64_t budget, const struct run *free_run,
+		       double swap_x, double goal, bool twin)
+{
+	char mode[512];
+
+	printf("%s:\n\n", twin ? "Auto judging its plans on the twin "
+				 "(the simulator's own)"
+			       : "Auto by its forecast alone, as on a GPU "
+				 "(auto_twin=off)");
+	printf("| kernel GB/s \\ share of compute |");
+	for (size_t j = 0; j < GRID_N(grid_sm); j++)
+		printf(" %.2f |", grid_sm[j]);
+	printf("\n|---|");
+	for (size_t j = 0; j < GRID_N(grid_sm); j++)
+		printf("---:|");
+	printf("\n");
+	for (size_t i = 0; i < GRID_N(grid_gbps); i++) {
+		double gbps = grid_gbps[i] > 0 ? grid_gbps[i] : p->d2h_gbps;
+
+		printf("| %.1f%s |", gbps,
+		       grid_gbps[i] > 0 ? "" : " (the copy engines')");
+		for (size_t j = 0; j < GRID_N(grid_sm); j++) {
+			double x;
+
+			snprintf(mode, sizeof(mode),
+				 "uvm,uvm_swap_path=copy,uvm_copier=kernel,"
+				 "sim_copy_kernel_gbps=%g,"
+				 "sim_copy_kernel_sm=%g,auto_twin=%s",
+				 grid_gbps[i], grid_sm[j], twin ? "on" : "off");
+			x = grid_x(sh, base, budget, mode, free_run);
+			printf(" %s%.2f / %.2f%s |",
+			       x <= goal && x <= 1.10 * swap_x ? "**" : "", x,
+			       x / swap_x,
+			       x <= goal && x <= 1.10 * swap_x ? "**" : "");
+		}
+		printf("\n");
+	}
 }
 
 static void kernel_grid(const struct tmm_sim_profile *p,
@@ -543,34 +592,9 @@ static void kernel_grid(const struct tmm_sim_profile *p,
 	       grid_x(sh, base, budget, "uvm,uvm_swap_path=copy", &free_run),
 	       grid_x(sh, base, budget, "uvm,uvm_swap_path=mix", &free_run),
 	       goal);
-	printf("| kernel GB/s \\ share of compute |");
-	for (size_t j = 0; j < GRID_N(grid_sm); j++)
-		printf(" %.2f |", grid_sm[j]);
-	printf("\n|---|");
-	for (size_t j = 0; j < GRID_N(grid_sm); j++)
-		printf("---:|");
+	grid_table(p, sh, base, budget, &free_run, swap_x, goal, true);
 	printf("\n");
-	for (size_t i = 0; i < GRID_N(grid_gbps); i++) {
-		double gbps = grid_gbps[i] > 0 ? grid_gbps[i] : p->d2h_gbps;
-
-		printf("| %.1f%s |", gbps,
-		       grid_gbps[i] > 0 ? "" : " (the copy engines')");
-		for (size_t j = 0; j < GRID_N(grid_sm); j++) {
-			double x;
-
-			snprintf(mode, sizeof(mode),
-				 "uvm,uvm_swap_path=copy,uvm_copier=kernel,"
-				 "sim_copy_kernel_gbps=%g,"
-				 "sim_copy_kernel_sm=%g",
-				 grid_gbps[i], grid_sm[j]);
-			x = grid_x(sh, base, budget, mode, &free_run);
-			printf(" %s%.2f / %.2f%s |",
-			       x <= goal && x <= 1.10 * swap_x ? "**" : "", x,
-			       x / swap_x,
-			       x <= goal && x <= 1.10 * swap_x ? "**" : "");
-		}
-		printf("\n");
-	}
+	grid_table(p, sh, base, budget, &free_run, swap_x, goal, false);
 	printf("\nEach cell: x over the unconstrained step / over "
 	       "swap+auto's; bold where both goals are met.\n");
 }

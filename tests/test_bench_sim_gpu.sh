@@ -90,7 +90,8 @@ check "auto by the copy kernel runs at its bound, under auto by copy" \
 	END { exit !(n == 2 && x[1] > 0 && x[1] < x[0] &&
 		     x[1] <= 1.02 * b[1]) }' "$tmp/out"
 # --kernel-grid: uvm+auto by the copy kernel at rates and shares of
-# compute no GPU has measured, beside its peers.  The transfer-bound
+# compute no GPU has measured, beside its peers, judged on the twin and
+# by the forecast alone (as on a GPU).  The transfer-bound
 # shape alone (seconds).  At the copy engines' rate and no share it
 # meets the goals; at the largest share the step grows as the rate
 # falls, and at either rate as the share grows (with no share, the
@@ -101,17 +102,25 @@ check_failed() { cat "$tmp/err" "$tmp/out" >&2; }
 check "its peers are beside it" \
 	grep -q 'swap+auto [0-9.]*x; uvm+auto by the runtime.s held copies [0-9.]*x, by mix [0-9.]*x' \
 	"$tmp/out"
-check "a row per rate, a column per share" awk -F'|' '
+check "two tables, on the twin and by the forecast alone" awk '
+	/^Auto judging its plans on the twin/ { t++ }
+	/^Auto by its forecast alone, as on a GPU \(auto_twin=off\)/ { f++ }
+	END { exit !(t == 1 && f == 1) }' "$tmp/out"
+check "in each a row per rate, a column per share" awk -F'|' '
 	/^\| [0-9.]+/ { n++; if (NF != 7) bad = 1 }
-	END { exit !(n == 4 && !bad) }' "$tmp/out"
+	END { exit !(n == 8 && !bad) }' "$tmp/out"
 check "at the copy engines' rate and no share, the goals are met" \
-	grep -q "^| [0-9.]* (the copy engines') | \*\*1\.0[0-2] / " "$tmp/out"
-check "slower rates and larger shares cost more" awk -F'|' '
+	test "$(grep -c "^| [0-9.]* (the copy engines') | \*\*1\.0[0-2] / " \
+		"$tmp/out")" -eq 2
+check "slower rates and larger shares cost more, in both" awk -F'|' '
 	function x(c) { split(c, p, "/"); gsub(/[* ]/, "", p[1]);
 			return p[1] + 0 }
 	/^\| [0-9.]+/ { r++; for (c = 3; c <= 6; c++) v[r, c] = x($c) }
-	END { exit !(r == 4 && v[4, 6] > v[1, 6] && v[1, 6] > v[1, 3] &&
-		     v[4, 6] > v[4, 3]) }' "$tmp/out"
+	END { for (t = 0; t <= 4; t += 4)
+		if (!(v[t + 4, 6] > v[t + 1, 6] && v[t + 1, 6] > v[t + 1, 3] &&
+		      v[t + 4, 6] > v[t + 4, 3]))
+			exit 1
+	      exit !(r == 8) }' "$tmp/out"
 check_failed() { :; }
 "$bench" --kernel-grid --model resnet50 >"$tmp/out" 2>"$tmp/err"
 check "the grid with a model is refused with 2" test $? -eq 2
