@@ -88,12 +88,13 @@ static int scratch_for(unsigned b)
 	if (b <= scratch_rows)
 		return 0;
 	scratch_free();
+	/* The host's column of ones, short of memory, fails as the
+	 * device's would. */
 	h = malloc((size_t)b * sizeof(float));
-	if (!h)
-		return -ENOMEM;
-	for (unsigned r = 0; r < b; r++)
+	for (unsigned r = 0; h && r < b; r++)
 		h[r] = 1.0f;
-	e = cudaMalloc((void **)&ones, (size_t)b * sizeof(float));
+	e = h ? cudaMalloc((void **)&ones, (size_t)b * sizeof(float))
+	      : cudaErrorMemoryAllocation;
 	if (e == cudaSuccess)
 		e = cudaMalloc((void **)&row_log, (size_t)b * sizeof(double));
 	if (e == cudaSuccess)
